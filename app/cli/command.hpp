@@ -1,0 +1,34 @@
+// Subcommands register themselves: each cmd_*.cpp adds a static Registration, so adding a
+// command touches no other file.
+#pragma once
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace wb::cli {
+
+struct Global {
+  std::string catalog;  // --catalog
+  std::string data_dir; // --data-dir
+};
+
+// Adds a subcommand to `app` and returns what to run when it is the one chosen.
+using Setup = std::function<std::function<int()>(CLI::App& app, Global& g)>;
+
+struct Registration {
+  Registration(std::string name, Setup setup);
+};
+
+struct Registered {
+  std::string name;
+  Setup setup;
+};
+std::vector<Registered>& registry();
+
+// Raised for usage and environment problems: main prints it and exits 4.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+} // namespace wb::cli

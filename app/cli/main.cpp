@@ -1,0 +1,294 @@
+// warpbook: the command line. Every subcommand is a thin call into app/core.
+#include "core/catalog.hpp"
+#include "core/check.hpp"
+#include "core/compile.hpp"
+#include "core/report_json.hpp"
+#include "core/roofline.hpp"
+#include "command.hpp"
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <fmt/format.h>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <unistd.h>
+
+#ifdef WARPBOOK_HAVE_GUI
+#include "gui/gui.hpp"
+#endif
+
+namespace {
+
+using namespace wb;
+
+constexpr int kExitUsage = 4;
+
+const char* kExitCodes = R"(
+Exit codes:
+  0  passed
+  1  wrong answer
+  2  compile error
+  3  runtime fault (illegal address, trap, timeout, deadlock, ...)
+  4  usage or environment error (no such puzzle, no GPU for --backend cuda, ...))";
+
+using cli::Global;
+using cli::UsageError;
+
+std::string read_text(const std::string& path, bool& ok) {
+  std::ifstream in(path, std::ios::binary);
+  ok = bool(in);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Catalog load(const Global& g, bool quiet = false) {
+  Catalog c = load_catalog(default_catalog_root(g.catalog));
+  if (!quiet)
+    for (auto& e : c.errors) fmt::print(stderr, "warning: {}\n", e.str());
+  return c;
+}
+
+const Puzzle& find(const Catalog& c, const std::string& key) {
+  if (const Puzzle* p = c.find_puzzle(key)) return *p;
+  std::string ids;
+  for (auto& p : c.puzzles) ids += fmt::format("{}{}", ids.empty() ? "" : ", ", p.id);
+  throw UsageError(fmt::format("no puzzle '{}' in {} (there are: {})", key, c.root.string(), ids));
+}
+
+std::unique_ptr<Backend> backend_or_throw(const std::string& kind) {
+  std::string why;
+  auto b = make_backend(kind, why);
+  if (!b) throw UsageError(fmt::format("backend '{}' cannot run here: {}", kind, why));
+  return b;
+}
+
+void print_diagnostics(const std::vector<Diagnostic>& diags) {
+  for (auto& d : diags) fmt::print("{}\n", d.str());
+}
+
+// Human-readable report: verdict first, then what went wrong, then the figures.
+void print_report(const CheckReport& r) {
+  fmt::print("{} on {} ({}), seed {}\n", r.puzzle, r.device.name, r.device.backend, r.seed);
+  print_diagnostics(r.diagnostics);
+  for (auto& c : r.cases) {
+    fmt::print("  {:<6} {}{}", c.verdict == Verdict::passed ? "ok" : "FAIL", c.label, c.perf ? " [perf size]" : "");
+    fmt::print("  ({:.1f} ms)\n", c.ms);
+    for (auto& p : c.problems) fmt::print("         {}\n", p);
+    for (auto& b : c.buffers)
+      for (size_t i = 1; i < b.first.size() && c.verdict == Verdict::wrong_answer; ++i) {
+        auto& m = b.first[i];
+        fmt::print("           {}[{}]: got {:.7g}, expected {:.7g}{} ({})\n", b.name, m.index, m.actual, m.expected,
+                   m.unwritten ? " (unwritten)" : "", m.owner);
+      }
+    if (!c.printf_output.empty()) fmt::print("         printf:\n{}\n", c.printf_output);
+  }
+  if (r.sim_perf) {
+    fmt::print("  simulator counters at {}:\n", r.sim_perf->label);
+    for (auto& [k, v] : r.sim_perf->counters.total) fmt::print("    {:<32} {:.6g}\n", k, v);
+  }
+  if (r.perf) {
+    const PerfReport& p = *r.perf;
+    if (p.timing.ok)
+      fmt::print("  time {:.2f} us (median of {}, {}; min {:.2f}, p90 {:.2f})  {:.1f} GB/s  {:.1f} GFLOP/s  "
+                 "{:.0f}% of speed of light ({}-bound){}\n",
+                 p.timing.median_us, p.timing.samples_us.size(), p.timing.method, p.timing.min_us, p.timing.p90_us,
+                 p.gbps, p.gflops, 100 * p.speed_of_light, p.bound, p.medal.empty() ? "" : "  medal: " + p.medal);
+    for (auto& f : p.flags) fmt::print("  note: {}\n", f);
+  }
+  fmt::print("{}: {}\n", verdict_name(r.verdict), r.summary);
+}
+
+int cmd_list(const Global& g) {
+  Catalog c = load(g);
+  for (auto& l : c.lessons) fmt::print("lesson {:<36} {}\n", l.id, l.title);
+  for (auto& p : c.puzzles)
+    fmt::print("puzzle {:<36} {} (level {}{})\n", p.id, p.title, p.level, p.demo ? ", demo" : "");
+  if (!c.errors.empty()) fmt::print("{} problem(s) in the catalog (printed above)\n", c.errors.size());
+  return 0;
+}
+
+int cmd_show(const Global& g, const std::string& key) {
+  Catalog c = load(g);
+  const Puzzle& p = find(c, key);
+  bool ok;
+  fmt::print("{}\n", read_text(p.readme.string(), ok));
+  fmt::print("kernel: extern \"C\" __global__ void {}(", p.kernel_name);
+  for (size_t i = 0; i < p.kernel_args.size(); ++i) {
+    const std::string& a = p.kernel_args[i];
+    std::string type;
+    if (auto b = p.buffer(a)) type = fmt::format("{}{}*", b->is_input() ? "const " : "", dtype_ctype(b->type));
+    else if (auto s = p.scalar(a)) type = std::string(dtype_ctype(s->type));
+    fmt::print("{}{} {}", i ? ", " : "", type, a);
+  }
+  fmt::print(")\nstarter: {}\n", p.starter.string());
+  return 0;
+}
+
+int cmd_compile(const Global& g, const std::string& key, const std::string& file, const std::string& ptx_out,
+                const std::string& arch) {
+  Catalog c = load(g);
+  const Puzzle& p = find(c, key);
+  bool ok;
+  std::string src = read_text(file, ok);
+  if (!ok) throw UsageError(fmt::format("cannot read {}", file));
+  std::vector<Diagnostic> diags;
+  std::map<std::string, int64_t> defines;
+  for (auto& t : p.tunables) defines[t.name] = t.default_value;
+  for (auto& t : parse_tune_lines(src, file, diags)) defines[t.name] = t.value;
+  CompileOptions co;
+  co.arch = arch;
+  co.defines = defines;
+  co.ptxas_report = true;
+  Program prog = compile_source(src, file, co);
+  require_kernels(prog, p.kernel_names());
+  for (auto& d : prog.diagnostics) diags.push_back(d);
+  print_diagnostics(diags);
+  for (auto& r : prog.resources)
+    fmt::print("{}: {} registers, {} bytes shared, {} bytes stack, spills {} B stored / {} B loaded\n", r.name,
+               r.registers, r.shared_bytes, r.local_bytes, r.spill_stores, r.spill_loads);
+  if (!ptx_out.empty() && !prog.ptx.empty()) {
+    std::ofstream(ptx_out) << prog.ptx;
+    fmt::print("wrote {} ({} bytes of PTX)\n", ptx_out, prog.ptx.size());
+  }
+  fmt::print("{} in {:.0f} ms ({})\n", prog.ok ? "compiled" : "compile failed", prog.compile_ms, arch);
+  return prog.ok ? 0 : 2;
+}
+
+int cmd_check(const Global& g, const std::string& key, const std::string& file, const std::string& backend_kind,
+              bool json, uint64_t seed, const Env* sizes, bool no_time) {
+  Catalog c = load(g, json);
+  const Puzzle& p = find(c, key);
+  bool ok;
+  std::string src = read_text(file, ok);
+  if (!ok) throw UsageError(fmt::format("cannot read {}", file));
+  auto backend = backend_or_throw(backend_kind);
+  CheckOptions opt;
+  opt.seed = seed;
+  opt.time = !no_time;
+  if (!json && isatty(2))
+    opt.progress = [](const std::string& s, int, int) { fmt::print(stderr, "\r\x1b[K{}...", s); };
+  CheckReport r = sizes ? run_puzzle(p, src, file, *backend, *sizes, opt) : check_puzzle(p, src, file, *backend, opt);
+  if (opt.progress) fmt::print(stderr, "\r\x1b[K");
+  if (json) fmt::print("{}\n", report_to_json(r));
+  else print_report(r);
+  return exit_code(r.verdict);
+}
+
+int cmd_devices() {
+  fmt::print("NVRTC {}\n", nvrtc_version().empty() ? "not available" : nvrtc_version());
+  std::string why;
+  if (auto b = make_cuda_backend(why)) {
+    const DeviceInfo& d = b->info();
+    fmt::print("cuda: {} (sm_{}{}), {} SMs, {:.0f} MiB L2, {:.1f} GiB, driver {}, UUID {}\n", d.name, d.cc_major,
+               d.cc_minor, d.sm_count, d.l2_bytes / 1048576.0, d.memory_bytes / 1073741824.0, d.driver, d.uuid);
+    if (const GpuProfile* prof = profile_for_device(d))
+      fmt::print("      datasheet ({}): {:.0f} GB/s DRAM, {:.1f} TFLOP/s FP32, {:.0f} TFLOP/s FP16 tensor\n",
+                 prof->name, prof->dram_gbps, prof->fp32_gflops / 1e3, prof->fp16_tc_gflops / 1e3);
+  } else {
+    fmt::print("cuda: not available: {}\n", why);
+  }
+  if (auto s = make_sim_backend(why)) fmt::print("sim:  {}\n", s->info().name);
+  else fmt::print("sim:  not available: {}\n", why);
+  return 0;
+}
+
+} // namespace
+
+namespace wb::cli {
+std::vector<Registered>& registry() {
+  static std::vector<Registered> r;
+  return r;
+}
+Registration::Registration(std::string name, Setup setup) { registry().push_back({std::move(name), std::move(setup)}); }
+} // namespace wb::cli
+
+int main(int argc, char** argv) {
+  CLI::App app{"Warpbook: learn to write fast GPU kernels.\nWith no subcommand, opens the window."};
+  app.footer(kExitCodes);
+  Global g;
+  app.add_option("--catalog", g.catalog, "folder holding puzzles/ and lessons/ (default: $WARPBOOK_CATALOG, else the built-in one)");
+  app.add_option("--data-dir", g.data_dir, "where the workspace and the progress database live");
+
+  auto* list = app.add_subcommand("list", "list lessons and puzzles");
+  std::string puzzle, file, backend = "auto", ptx_out, arch = "compute_80";
+  bool json = false, no_time = false;
+  uint64_t seed = 0;
+  std::vector<std::string> size_args;
+
+  auto* show = app.add_subcommand("show", "print a puzzle's statement and kernel signature");
+  show->add_option("PUZZLE", puzzle, "puzzle id (01-vector-add, 01) or folder")->required();
+
+  auto* compile = app.add_subcommand("compile", "compile a kernel file with NVRTC and print diagnostics and resources");
+  compile->add_option("PUZZLE", puzzle)->required();
+  compile->add_option("FILE", file)->required();
+  compile->add_option("--ptx", ptx_out, "write the PTX here");
+  compile->add_option("--arch", arch, "compute_XY or sm_XY")->capture_default_str();
+
+  auto add_run_opts = [&](CLI::App* s) {
+    s->add_option("PUZZLE", puzzle)->required();
+    s->add_option("FILE", file)->required();
+    s->add_option("--backend", backend, "cuda, sim or auto")->check(CLI::IsMember({"cuda", "sim", "auto"}))->capture_default_str();
+    s->add_flag("--json", json, "print the report as JSON");
+    s->add_option("--seed", seed, "input seed (default: fresh each run; the report says which)");
+    s->add_flag("--no-time", no_time, "skip timing");
+  };
+  auto* check = app.add_subcommand("check", "check a kernel against every case; time it on a GPU");
+  add_run_opts(check);
+  auto* run = app.add_subcommand("run", "run one case at the sizes given, with its figures");
+  add_run_opts(run);
+  run->add_option("--size", size_args, "NAME=VALUE, once per size")->required();
+
+  auto* devices = app.add_subcommand("devices", "show the GPU, the simulator and their ceilings");
+  std::vector<std::pair<CLI::App*, std::function<int()>>> extra;
+  for (auto& r : cli::registry()) {
+    size_t before = app.get_subcommands({}).size();
+    auto action = r.setup(app, g);
+    auto subs = app.get_subcommands({});
+    if (subs.size() > before) extra.emplace_back(subs.back(), std::move(action));
+  }
+  app.require_subcommand(0, 1);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : kExitUsage;
+  }
+  try {
+    if (*list) return cmd_list(g);
+    if (*show) return cmd_show(g, puzzle);
+    if (*compile) return cmd_compile(g, puzzle, file, ptx_out, arch);
+    if (*check) return cmd_check(g, puzzle, file, backend, json, seed, nullptr, no_time);
+    if (*run) {
+      Env sizes;
+      for (auto& s : size_args) {
+        auto eq = s.find('=');
+        if (eq == std::string::npos) throw UsageError(fmt::format("--size {}: write NAME=VALUE", s));
+        try {
+          sizes[s.substr(0, eq)] = std::stoll(s.substr(eq + 1));
+        } catch (...) {
+          throw UsageError(fmt::format("--size {}: VALUE must be an integer", s));
+        }
+      }
+      return cmd_check(g, puzzle, file, backend, json, seed, &sizes, no_time);
+    }
+    if (*devices) return cmd_devices();
+    for (auto& [sub, action] : extra)
+      if (*sub) return action();
+#ifdef WARPBOOK_HAVE_GUI
+    return run_gui(argc, argv, g.catalog, g.data_dir);
+#else
+    fmt::print("{}\n", app.help());
+    return 0;
+#endif
+  } catch (const UsageError& e) {
+    fmt::print(stderr, "warpbook: {}\n", e.what());
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "warpbook: {}\n", e.what());
+    return kExitUsage;
+  }
+}

@@ -1,0 +1,172 @@
+// The interface every backend implements: the CUDA driver (backend/cuda.cpp) and the PTX
+// simulator (backend/sim/). The checker prepares host images of every buffer, a backend makes
+// device copies, runs the launches, and hands the images back; all judging happens in check.cpp.
+#pragma once
+#include "compile.hpp"
+#include "dtype.hpp"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace wb {
+
+struct Dim3 {
+  uint32_t x = 1, y = 1, z = 1;
+  uint64_t count() const { return uint64_t(x) * y * z; }
+};
+
+// One buffer as the device sees it: `image` is guard + data + guard bytes. The kernel gets a
+// pointer to the data, which is 256-byte aligned on every backend; the guard bands hold a known
+// pattern that the checker inspects afterwards.
+struct HostBuffer {
+  std::string name;
+  DType type = DType::f32;
+  size_t data_bytes = 0;
+  size_t guard_bytes = 0;
+  std::vector<std::byte> image; // guard_bytes + data_bytes + guard_bytes
+  std::byte* data() { return image.data() + guard_bytes; }
+  const std::byte* data() const { return image.data() + guard_bytes; }
+};
+
+struct KernelArg {
+  enum class Kind { buffer, scalar } kind = Kind::scalar;
+  int buffer = -1;                  // index into the plan's buffers
+  std::array<std::byte, 8> value{}; // scalar bytes, little-endian
+  uint32_t size = 0;                // scalar size in bytes
+  std::string name;
+};
+
+struct Launch {
+  std::string kernel;
+  Dim3 grid, block;
+  uint32_t shared_bytes = 0; // dynamic
+  std::vector<KernelArg> args;
+};
+
+struct RunPlan {
+  const Program* program = nullptr;
+  std::vector<HostBuffer>* buffers = nullptr; // in: initial images; out: images after the run
+  std::vector<Launch> launches;
+  double timeout_s = 10;           // wall clock for the whole run
+  uint64_t instruction_budget = 0; // simulator: warp instructions per launch; 0 = scaled default
+  bool shuffle_warps = false;      // simulator: vary warp order to shake out races
+  uint64_t seed = 0;
+  bool counters = true; // simulator: gather counters (a little slower)
+};
+
+enum class FaultKind {
+  none,
+  launch_config,    // bad grid/block/shared-memory configuration
+  out_of_resources, // too many registers/threads for the launch
+  out_of_bounds,    // simulator: access outside every allocation (names thread and buffer)
+  illegal_address,  // GPU: CUDA_ERROR_ILLEGAL_ADDRESS (sticky)
+  misaligned,       // misaligned address
+  trap,             // __trap(), or an illegal instruction
+  assertion,        // device-side assert
+  timeout,          // wall clock or instruction budget exhausted (an infinite loop?)
+  deadlock,         // simulator: a barrier some threads never reach
+  race,             // simulator: shared-memory race
+  unsupported,      // simulator: an instruction it does not implement (names the PTX line)
+  memory_limit,     // a request for more memory than the device or host allows
+  no_device,        // the backend cannot run here (no driver, no GPU)
+  internal,         // a bug in Warpbook: say so plainly
+};
+std::string_view fault_name(FaultKind k);
+
+struct Fault {
+  FaultKind kind = FaultKind::none;
+  std::string message;  // one sentence a learner can act on
+  int source_line = 0;  // learner's line when known
+  int launch = -1;      // which launch of the plan
+  bool sticky = false;  // the device context is unusable afterwards (GPU)
+  explicit operator bool() const { return kind != FaultKind::none; }
+};
+
+// Counters from the simulator (and anything else a backend counts), by name, per launch total and
+// per learner source line. Names: warp_instructions, thread_instructions, active_lane_efficiency,
+// divergent_branches, global_load_requests, global_store_requests, global_load_sectors,
+// global_load_ideal_sectors, global_store_sectors, global_store_ideal_sectors,
+// shared_wavefronts, shared_bank_conflicts, flops_f32, flops_f16, flops_f64, flops_tensor,
+// special_ops, bytes_loaded, bytes_stored, atomics, max_global_loads_per_thread,
+// max_global_stores_per_thread.
+struct Counters {
+  std::map<std::string, double> total;
+  std::map<int, std::map<std::string, double>> by_line;
+  bool empty() const { return total.empty(); }
+};
+
+// A thread that wrote an element (simulator only): index into the output's elements -> (block, thread).
+struct Writer {
+  Dim3 block, thread;
+};
+
+struct RunResult {
+  Fault fault;
+  Counters counters;
+  std::string printf_output; // bounded
+  bool printf_truncated = false;
+  std::vector<std::string> warnings; // races found when not fatal, etc.
+  // Optional, simulator: the last writer of each element of each output, by buffer index.
+  std::map<int, std::vector<Writer>> writers;
+  double run_ms = 0; // wall clock spent in run()
+};
+
+struct TimingOptions {
+  int warmup = 3;
+  int min_reps = 10;
+  double min_total_ms = 100;
+  bool flush_l2 = true;
+};
+
+struct Timing {
+  bool ok = false;
+  std::string method; // "events" or "graph"
+  std::vector<double> samples_us;
+  double median_us = 0, min_us = 0, max_us = 0, p10_us = 0, p90_us = 0;
+  Fault fault;
+};
+
+struct DeviceInfo {
+  std::string backend; // "cuda" or "sim"
+  std::string name;    // "NVIDIA H200", or "simulator (modelling H200)"
+  std::string uuid;
+  std::string driver;  // "13.0"
+  int cc_major = 0, cc_minor = 0;
+  int sm_count = 0;
+  int64_t l2_bytes = 0;
+  int64_t memory_bytes = 0;
+  int clock_khz = 0, memory_clock_khz = 0, bus_width_bits = 0;
+  int max_shared_per_block_optin = 0;
+  std::string arch() const; // "sm_90", or "compute_80" when there is no device
+};
+
+class Backend {
+public:
+  virtual ~Backend() = default;
+  virtual const DeviceInfo& info() const = 0;
+  // Compile options suited to this backend (arch).
+  virtual CompileOptions compile_options() const = 0;
+  // Uploads every buffer image, runs the launches in order, downloads every image.
+  virtual RunResult run(const RunPlan& plan) = 0;
+  // Times the plan's launches (the images stay on the device between reps); GPU only.
+  virtual Timing time(const RunPlan& plan, const TimingOptions& opt) {
+    Timing t;
+    t.fault = {FaultKind::no_device, "this backend does not time kernels"};
+    return t;
+  }
+  // After a sticky fault the backend must be thrown away (GPU context poisoned).
+  virtual bool usable() const { return true; }
+};
+
+// Factories. Each returns nullptr and sets `why` when the backend cannot run here.
+std::unique_ptr<Backend> make_cuda_backend(std::string& why);
+std::unique_ptr<Backend> make_sim_backend(std::string& why);
+// "cuda", "sim", or "auto" (the GPU when there is one, else the simulator).
+std::unique_ptr<Backend> make_backend(const std::string& kind, std::string& why);
+
+} // namespace wb

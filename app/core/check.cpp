@@ -1,0 +1,551 @@
+#include "check.hpp"
+
+#include "roofline.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <fmt/format.h>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+namespace wb {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+constexpr size_t kGuardBytes = 4096; // a multiple of 256, so every data pointer stays aligned
+constexpr uint8_t kGuardByte = 0xcd;
+constexpr size_t kFirstMismatches = 8;
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string sizes_label(const Env& e) {
+  std::string s;
+  for (auto& [k, v] : e) s += fmt::format("{}{}={}", s.empty() ? "" : " ", k, v);
+  return s;
+}
+
+std::string dim3_str(const Dim3& d) { return fmt::format("({},{},{})", d.x, d.y, d.z); }
+
+// The launch limits every CUDA GPU since compute capability 3.0 shares; checked here so that both
+// backends give the same verdict.
+std::string launch_problem(const Launch& l) {
+  if (l.block.x == 0 || l.block.y == 0 || l.block.z == 0 || l.grid.x == 0 || l.grid.y == 0 || l.grid.z == 0)
+    return fmt::format("kernel '{}' launched with an empty grid {} or block {}", l.kernel, dim3_str(l.grid),
+                       dim3_str(l.block));
+  if (l.block.count() > 1024)
+    return fmt::format("a block of {} threads {}: a block can have at most 1024 threads", l.block.count(),
+                       dim3_str(l.block));
+  if (l.block.z > 64) return fmt::format("block.z = {}: at most 64", l.block.z);
+  if (l.grid.y > 65535 || l.grid.z > 65535)
+    return fmt::format("grid {}: grid.y and grid.z can be at most 65535", dim3_str(l.grid));
+  return {};
+}
+
+struct Prepared {
+  std::vector<HostBuffer> buffers;
+  std::vector<Launch> launches;
+  std::vector<int64_t> counts;
+  std::vector<std::vector<int64_t>> shapes;
+  std::string problem; // a puzzle or launch problem found while preparing
+  FaultKind problem_kind = FaultKind::none;
+};
+
+Dim3 eval_dim(const std::array<Expr, 3>& d, const Env& env) {
+  auto v = [&](int i) -> uint32_t {
+    int64_t x = d[i].empty() ? 1 : d[i].eval(env);
+    if (x < 0 || x > int64_t(UINT32_MAX)) throw ExprError(fmt::format("dimension {} is out of range", x), 0);
+    return uint32_t(x);
+  };
+  return {v(0), v(1), v(2)};
+}
+
+std::vector<Launch> make_launches(const Puzzle& p, const Env& env) {
+  std::vector<Launch> out;
+  for (auto& ld : p.launches) {
+    Launch l;
+    l.kernel = ld.kernel;
+    l.grid = eval_dim(ld.grid, env);
+    l.block = eval_dim(ld.block, env);
+    l.shared_bytes = ld.shared_bytes.empty() ? 0 : uint32_t(ld.shared_bytes.eval(env));
+    for (auto& a : ld.args) {
+      KernelArg ka;
+      ka.name = a;
+      for (size_t i = 0; i < p.buffers.size(); ++i)
+        if (p.buffers[i].name == a) ka.kind = KernelArg::Kind::buffer, ka.buffer = int(i);
+      if (ka.kind == KernelArg::Kind::scalar) {
+        const ScalarDecl* s = p.scalar(a);
+        double v = s->number ? *s->number : s->expr ? double(s->expr->eval(env)) : double(env.at(s->name));
+        ka.size = uint32_t(dtype_size(s->type));
+        if (!is_float(s->type)) {
+          int64_t iv = s->expr ? s->expr->eval(env) : env.at(s->name);
+          std::memcpy(ka.value.data(), &iv, ka.size); // little-endian: the low bytes
+        } else {
+          store_element(s->type, ka.value.data(), v);
+        }
+      }
+      l.args.push_back(ka);
+    }
+    out.push_back(std::move(l));
+  }
+  return out;
+}
+
+// Buffers for one case: inputs from their generators, outputs poisoned (or initialised when
+// in/out), guard bands around all of them.
+Prepared prepare(const Puzzle& p, const Case& c, const Env& env, uint64_t seed, uint64_t case_index) {
+  Prepared pr;
+  for (auto& b : p.buffers) {
+    HostBuffer hb;
+    hb.name = b.name;
+    hb.type = b.type;
+    int64_t n = b.count.eval(env);
+    pr.counts.push_back(n);
+    std::vector<int64_t> shape;
+    for (auto& s : b.shape) shape.push_back(s.eval(env));
+    pr.shapes.push_back(shape);
+    hb.data_bytes = size_t(n) * dtype_size(b.type);
+    hb.guard_bytes = kGuardBytes;
+    hb.image.assign(hb.data_bytes + 2 * kGuardBytes, std::byte{kGuardByte});
+    std::span<std::byte> data(hb.data(), hb.data_bytes);
+    const Generator* gen = b.init ? &*b.init : nullptr;
+    if (auto it = c.init.find(b.name); it != c.init.end()) gen = &it->second;
+    if (gen && !b.scratch) gen->fill(b.type, data, seed, stream_id(b.name, case_index), env);
+    else std::fill(data.begin(), data.end(), std::byte{poison_byte(b.type)});
+    pr.buffers.push_back(std::move(hb));
+  }
+  pr.launches = make_launches(p, env);
+  return pr;
+}
+
+std::vector<int64_t> unravel(int64_t i, const std::vector<int64_t>& shape) {
+  std::vector<int64_t> c(shape.size());
+  for (size_t k = shape.size(); k-- > 0;) {
+    int64_t d = std::max<int64_t>(1, shape[k]);
+    c[k] = i % d;
+    i /= d;
+  }
+  return c;
+}
+
+std::string coords_str(const std::vector<int64_t>& c) {
+  std::string s;
+  for (auto v : c) s += fmt::format("{}{}", s.empty() ? "" : ",", v);
+  return s;
+}
+
+std::string fmt_value(double v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
+  return fmt::format("{:.7g}", v);
+}
+
+// Compares one output; fills the report and returns the number wrong.
+void compare_output(BufferReport& br, const BufferDecl& decl, const HostBuffer& expected,
+                    const HostBuffer& actual, int64_t count, const std::vector<int64_t>& shape,
+                    double rtol, double atol, const Launch& launch, const std::vector<Writer>* writers) {
+  size_t es = dtype_size(decl.type);
+  bool poisoned = !decl.init; // in/out buffers start with data, so "unwritten" means nothing there
+  std::vector<std::byte> poison(es, std::byte{poison_byte(decl.type)});
+  int64_t rows = 1, cols = count;
+  if (shape.size() >= 2) {
+    cols = shape.back();
+    rows = cols ? count / cols : 0;
+  } else {
+    cols = std::min<int64_t>(count, 64);
+    rows = cols ? (count + cols - 1) / cols : 0;
+  }
+  br.heat_rows = int(std::min<int64_t>(rows, 64));
+  br.heat_cols = int(std::min<int64_t>(cols, 64));
+  std::vector<float> heat_n(size_t(br.heat_rows) * br.heat_cols, 0.f), heat_tot(heat_n.size(), 0.f);
+  for (int64_t i = 0; i < count; ++i) {
+    const std::byte* pe = expected.data() + i * es;
+    const std::byte* pa = actual.data() + i * es;
+    double e = load_element(decl.type, pe), a = load_element(decl.type, pa);
+    bool unwritten = poisoned && std::memcmp(pa, poison.data(), es) == 0 && std::memcmp(pe, poison.data(), es) != 0;
+    bool ok = !unwritten && within_tolerance(e, a, rtol, atol);
+    int64_t r = i / std::max<int64_t>(1, cols), cc = i % std::max<int64_t>(1, cols);
+    if (!heat_n.empty()) {
+      size_t cell = size_t(r * br.heat_rows / std::max<int64_t>(1, rows)) * br.heat_cols +
+                    size_t(cc * br.heat_cols / std::max<int64_t>(1, cols));
+      heat_tot[cell] += 1;
+      if (!ok) heat_n[cell] += 1;
+    }
+    if (ok) continue;
+    ++br.wrong;
+    if (unwritten) ++br.unwritten;
+    else {
+      if (!std::isfinite(a) && std::isfinite(e)) ++br.nan_wrong;
+      double abs_err = std::fabs(a - e);
+      if (std::isnan(abs_err)) abs_err = INFINITY;
+      br.max_abs_err = std::max(br.max_abs_err, abs_err);
+      br.max_rel_err = std::max(br.max_rel_err, e != 0 ? abs_err / std::fabs(e) : abs_err);
+    }
+    if (br.first.size() < kFirstMismatches) {
+      Mismatch m;
+      m.index = i;
+      if (!shape.empty()) m.coords = unravel(i, shape);
+      m.expected = e;
+      m.actual = a;
+      m.unwritten = unwritten;
+      if (writers && size_t(i) < writers->size() && (*writers)[i].block.x != UINT32_MAX)
+        m.owner = fmt::format("thread {} of block {}", dim3_str((*writers)[i].thread), dim3_str((*writers)[i].block));
+      else
+        m.owner = owner_by_layout(i, shape, launch.grid, launch.block, count);
+      br.first.push_back(std::move(m));
+    }
+  }
+  br.heat.resize(heat_n.size());
+  for (size_t k = 0; k < heat_n.size(); ++k) br.heat[k] = heat_tot[k] > 0 ? heat_n[k] / heat_tot[k] : 0.f;
+}
+
+// First damaged byte of a guard band, or -1.
+int64_t guard_damage(const std::byte* p, size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    if (p[i] != std::byte{kGuardByte}) return int64_t(i);
+  return -1;
+}
+
+std::string mismatch_sentence(const BufferReport& br) {
+  const Mismatch& m = br.first.front();
+  std::string where = m.coords.empty() ? fmt::format("{}[{}]", br.name, m.index)
+                                       : fmt::format("{}[{}]", br.name, coords_str(m.coords));
+  if (m.unwritten)
+    return fmt::format("{} of {} elements of {} were never written (first: {}, {})", br.unwritten, br.count,
+                       br.name, where, m.owner);
+  return fmt::format("{} of {} elements of {} are wrong (first: {} = {}, expected {}, {}; max abs error {}, max rel error {})",
+                     br.wrong, br.count, br.name, where, fmt_value(m.actual), fmt_value(m.expected), m.owner,
+                     fmt_value(br.max_abs_err), fmt_value(br.max_rel_err));
+}
+
+struct Programs {
+  Program learner, reference;
+};
+
+// Runs the reference and the learner on one case and judges the learner's outputs.
+CaseReport run_case(const Puzzle& p, const Case& c, const Env& learner_env, const Env& ref_env, Programs& progs,
+                    Backend& backend, uint64_t seed, uint64_t case_index, const CheckOptions& opt, bool counters) {
+  auto t0 = Clock::now();
+  CaseReport cr;
+  cr.sizes = c.sizes;
+  cr.label = c.label.empty() ? sizes_label(c.sizes) : fmt::format("{} ({})", c.label, sizes_label(c.sizes));
+  auto fail = [&](Verdict v, const std::string& msg) {
+    if (cr.verdict == Verdict::passed) cr.verdict = v, cr.message = msg;
+    cr.problems.push_back(msg);
+  };
+
+  Prepared learner, ref;
+  try {
+    learner = prepare(p, c, learner_env, seed, case_index);
+    ref = prepare(p, c, ref_env, seed, case_index);
+  } catch (const ExprError& e) {
+    fail(Verdict::usage_error, fmt::format("the puzzle's sizes do not evaluate: {}", e.what()));
+    return cr;
+  }
+  if (!learner.launches.empty()) cr.grid = learner.launches[0].grid, cr.block = learner.launches[0].block;
+  for (auto& l : learner.launches)
+    if (auto why = launch_problem(l); !why.empty()) {
+      cr.fault = {FaultKind::launch_config, why};
+      fail(Verdict::runtime_fault, why);
+      cr.ms = ms_since(t0);
+      return cr;
+    }
+
+  // The reference first, on its own copy of the inputs.
+  RunPlan rp;
+  rp.program = &progs.reference;
+  rp.buffers = &ref.buffers;
+  rp.launches = ref.launches;
+  rp.timeout_s = opt.case_timeout_s;
+  rp.seed = seed;
+  rp.counters = false;
+  RunResult rr = backend.run(rp);
+  if (rr.fault) {
+    cr.fault = rr.fault;
+    fail(Verdict::usage_error, fmt::format("the puzzle's reference kernel failed (a bug in the puzzle, not in your "
+                                           "code): {}: {}", fault_name(rr.fault.kind), rr.fault.message));
+    cr.ms = ms_since(t0);
+    return cr;
+  }
+
+  std::vector<HostBuffer> original = learner.buffers;
+  RunPlan lp = rp;
+  lp.program = &progs.learner;
+  lp.buffers = &learner.buffers;
+  lp.launches = learner.launches;
+  lp.counters = counters;
+  lp.shuffle_warps = opt.shuffle_warps;
+  RunResult lr = backend.run(lp);
+  cr.counters = std::move(lr.counters);
+  cr.printf_output = std::move(lr.printf_output);
+  for (auto& w : lr.warnings) cr.problems.push_back(w);
+  if (lr.fault) {
+    cr.fault = lr.fault;
+    std::string where = lr.fault.source_line > 0 ? fmt::format(" (line {})", lr.fault.source_line) : "";
+    fail(Verdict::runtime_fault, fmt::format("{}: {}{}", fault_name(lr.fault.kind), lr.fault.message,
+                                             lr.fault.message.find("line") == std::string::npos ? where : ""));
+  }
+
+  auto [def_rtol, def_atol] = std::pair{0.0, 0.0};
+  for (size_t i = 0; i < p.buffers.size(); ++i) {
+    const BufferDecl& d = p.buffers[i];
+    const HostBuffer& got = learner.buffers[i];
+    BufferReport br;
+    br.name = d.name;
+    br.dtype = std::string(dtype_name(d.type));
+    br.count = learner.counts[i];
+    br.shape = learner.shapes[i];
+    // Guards: a write past either end of any buffer.
+    int64_t before = guard_damage(got.image.data(), got.guard_bytes);
+    int64_t after = guard_damage(got.data() + got.data_bytes, got.guard_bytes);
+    if (before >= 0) {
+      br.guard_before_damaged = true;
+      br.guard_first_offset = int64_t(got.guard_bytes) - before;
+      fail(Verdict::wrong_answer, fmt::format("something wrote before the start of {} ({} bytes before it)", d.name,
+                                              br.guard_first_offset));
+    }
+    if (after >= 0) {
+      br.guard_after_damaged = true;
+      br.guard_first_offset = after;
+      fail(Verdict::wrong_answer, fmt::format("something wrote past the end of {} (element {}, {} bytes past its "
+                                              "end): check the bounds guard",
+                                              d.name, br.count + after / int64_t(dtype_size(d.type)), after));
+    }
+    if (d.is_input() && !lr.fault) {
+      const HostBuffer& orig = original[i];
+      if (std::memcmp(orig.data(), got.data(), got.data_bytes) != 0) {
+        size_t es = dtype_size(d.type);
+        int64_t k = 0;
+        while (k < br.count && std::memcmp(orig.data() + k * es, got.data() + k * es, es) == 0) ++k;
+        br.input_clobbered = true;
+        br.clobbered_index = k;
+        fail(Verdict::wrong_answer, fmt::format("the kernel changed its input {} (first at {}[{}]): inputs must stay "
+                                                "as they were",
+                                                d.name, d.name, k));
+      }
+    }
+    if (d.output && !lr.fault) {
+      auto [rt, at] = default_tolerance(d.type);
+      double rtol = p.rtol.value_or(rt), atol = p.atol.value_or(at);
+      auto wit = lr.writers.find(int(i));
+      compare_output(br, d, ref.buffers[i], got, br.count, br.shape, rtol, atol, learner.launches.front(),
+                     wit == lr.writers.end() ? nullptr : &wit->second);
+      if (br.wrong) fail(Verdict::wrong_answer, mismatch_sentence(br));
+    }
+    (void)def_rtol, (void)def_atol;
+    cr.buffers.push_back(std::move(br));
+  }
+  // Budgets (simulator counters).
+  for (auto& [name, limit] : p.budget) {
+    std::string counter = name == "global_loads_per_thread" ? "max_global_loads_per_thread"
+                                                            : "max_global_stores_per_thread";
+    auto it = cr.counters.total.find(counter);
+    if (it != cr.counters.total.end() && it->second > double(limit))
+      fail(Verdict::wrong_answer, fmt::format("over budget: a thread made {} global {} where the puzzle allows {}",
+                                              it->second, name == "global_loads_per_thread" ? "loads" : "stores", limit));
+  }
+  cr.ms = ms_since(t0);
+  return cr;
+}
+
+} // namespace
+
+bool within_tolerance(double e, double a, double rtol, double atol) {
+  if (std::isnan(e) || std::isnan(a)) return std::isnan(e) && std::isnan(a);
+  if (std::isinf(e) || std::isinf(a)) return e == a;
+  return std::fabs(a - e) <= atol + rtol * std::fabs(e);
+}
+
+std::string owner_by_layout(int64_t index, const std::vector<int64_t>& shape, const Dim3& grid, const Dim3& block,
+                            int64_t count) {
+  if (shape.size() == 2 && grid.y > 1) {
+    int64_t r = index / std::max<int64_t>(1, shape[1]), c = index % std::max<int64_t>(1, shape[1]);
+    return fmt::format("thread ({},{},0) of block ({},{},0) by layout", c % block.x, r % block.y, c / block.x,
+                       r / block.y);
+  }
+  if (int64_t(grid.x) == count && grid.y == 1)
+    return fmt::format("block ({},0,0) by layout", index);
+  if (shape.size() == 2 && int64_t(grid.x) == shape[0])
+    return fmt::format("block ({},0,0) by layout", index / std::max<int64_t>(1, shape[1]));
+  int64_t b = index / std::max<uint32_t>(1, block.x);
+  if (b >= int64_t(grid.x)) return "a grid-stride iteration (by layout)";
+  return fmt::format("thread ({},0,0) of block ({},0,0) by layout", index % block.x, b);
+}
+
+namespace {
+
+CheckReport check_impl(const Puzzle& p, const std::string& source, const std::string& file, Backend& backend,
+                       const CheckOptions& opt, const Env* run_sizes) {
+  auto t_start = Clock::now();
+  CheckReport rep;
+  rep.puzzle = p.id;
+  rep.file = file;
+  rep.device = backend.info();
+  rep.seed = opt.seed ? opt.seed : std::random_device{}() * 0x100000001ull + std::random_device{}();
+  auto progress = [&](const std::string& s, int k, int n) {
+    if (opt.progress) opt.progress(s, k, n);
+  };
+  auto finish = [&]() {
+    rep.total_ms = ms_since(t_start);
+    return rep;
+  };
+
+  // Tunables: the puzzle's defaults, overridden by the learner's @tune lines.
+  progress("compiling", 0, 1);
+  auto t0 = Clock::now();
+  std::vector<TuneLine> tunes = parse_tune_lines(source, file, rep.diagnostics);
+  std::map<std::string, int64_t> tune;
+  for (auto& t : p.tunables) tune[t.name] = t.default_value;
+  std::map<std::string, int64_t> ref_tune = tune;
+  for (auto& t : tunes) {
+    const Tunable* decl = p.tunable(t.name);
+    if (!decl) {
+      std::string known;
+      for (auto& k : p.tunables) known += fmt::format("{}{}", known.empty() ? "" : ", ", k.name);
+      rep.diagnostics.push_back({file, t.line, 1, Diagnostic::Severity::error,
+                                 fmt::format("@tune {}: this puzzle has no tunable '{}'{}", t.name, t.name,
+                                             known.empty() ? " (it has none)" : fmt::format(" (it has {})", known))});
+    } else if (auto why = decl->reject_reason(t.value); !why.empty()) {
+      rep.diagnostics.push_back({file, t.line, 1, Diagnostic::Severity::error, "@tune " + why});
+    } else {
+      tune[t.name] = t.value;
+    }
+  }
+  rep.tunables = tune;
+
+  Programs progs;
+  CompileOptions co = backend.compile_options();
+  co.defines = tune;
+  progs.learner = compile_source(source, file, co);
+  require_kernels(progs.learner, p.kernel_names());
+  for (auto& d : progs.learner.diagnostics) rep.diagnostics.push_back(d);
+  rep.resources = progs.learner.resources;
+  rep.phases_ms.emplace_back("compile", ms_since(t0));
+  bool errors = std::any_of(rep.diagnostics.begin(), rep.diagnostics.end(),
+                            [](auto& d) { return d.severity == Diagnostic::Severity::error; });
+  if (errors || !progs.learner.ok) {
+    rep.verdict = Verdict::compile_error;
+    for (auto& d : rep.diagnostics)
+      if (d.severity == Diagnostic::Severity::error) {
+        rep.summary = d.str();
+        break;
+      }
+    return finish();
+  }
+
+  t0 = Clock::now();
+  CompileOptions rco = backend.compile_options();
+  rco.defines = ref_tune;
+  progs.reference = compile_source(read_file(p.reference), p.reference.filename().string(), rco);
+  require_kernels(progs.reference, p.kernel_names());
+  rep.phases_ms.emplace_back("compile reference", ms_since(t0));
+  if (!progs.reference.ok) {
+    rep.verdict = Verdict::usage_error;
+    rep.summary = fmt::format("the puzzle's reference.cu does not compile: {}",
+                              progs.reference.diagnostics.empty() ? progs.reference.log
+                                                                  : progs.reference.diagnostics.front().str());
+    return finish();
+  }
+
+  std::vector<Case> cases;
+  bool is_gpu = rep.device.backend == "cuda";
+  if (run_sizes) {
+    Case c;
+    c.sizes = *run_sizes;
+    cases.push_back(c);
+  } else {
+    cases = p.cases;
+    if (opt.perf_case && is_gpu && p.perf) cases.push_back(*p.perf);
+  }
+  for (size_t i = 0; i < cases.size(); ++i) {
+    progress(fmt::format("case {} of {}", i + 1, cases.size()), int(i), int(cases.size()));
+    CaseReport cr = run_case(p, cases[i], p.env(cases[i], tune), p.env(cases[i], ref_tune), progs, backend,
+                             rep.seed, i, opt, !is_gpu);
+    cr.perf = p.perf && !run_sizes && i == p.cases.size();
+    rep.phases_ms.emplace_back(fmt::format("case {}", cr.label), cr.ms);
+    rep.cases.push_back(std::move(cr));
+    const CaseReport& last = rep.cases.back();
+    if (last.verdict != Verdict::passed) {
+      if (rep.verdict == Verdict::passed) {
+        rep.verdict = last.verdict;
+        rep.summary = fmt::format("case {}: {}", last.label, last.message);
+      }
+      if (opt.stop_at_first_failure || last.fault.sticky || !backend.usable()) break;
+    }
+  }
+
+  // The simulator's counters at the [sim_perf] size (a correctness run too).
+  if (!is_gpu && !run_sizes && opt.perf_case && p.sim_perf && rep.verdict == Verdict::passed) {
+    progress("counting", 0, 1);
+    CaseReport cr = run_case(p, *p.sim_perf, p.env(*p.sim_perf, tune), p.env(*p.sim_perf, ref_tune), progs, backend,
+                             rep.seed, cases.size(), opt, true);
+    cr.label = "sim_perf " + cr.label;
+    rep.phases_ms.emplace_back(cr.label, cr.ms);
+    if (cr.verdict != Verdict::passed && rep.verdict == Verdict::passed) {
+      rep.verdict = cr.verdict;
+      rep.summary = fmt::format("case {}: {}", cr.label, cr.message);
+    }
+    rep.sim_perf = std::move(cr);
+  }
+
+  // Timing on the GPU: the perf size, or the run's own size.
+  const Case* timed = run_sizes ? &cases[0] : p.perf ? &*p.perf : nullptr;
+  if (is_gpu && opt.time && timed && rep.verdict == Verdict::passed && backend.usable()) {
+    progress("timing", 0, 1);
+    t0 = Clock::now();
+    Env env = p.env(*timed, tune);
+    Prepared pr = prepare(p, *timed, env, rep.seed, 1000);
+    RunPlan tp;
+    tp.program = &progs.learner;
+    tp.buffers = &pr.buffers;
+    tp.launches = pr.launches;
+    tp.timeout_s = opt.case_timeout_s;
+    PerfReport perf;
+    perf.sizes = timed->sizes;
+    perf.timing = backend.time(tp, opt.timing);
+    Ceilings ceil;
+    if (const GpuProfile* prof = profile_for_device(rep.device)) ceil = datasheet_ceilings(*prof, p.cost_precision);
+    score_perf(perf, p, ceil);
+    rep.phases_ms.emplace_back("timing", ms_since(t0));
+    if (perf.timing.fault) {
+      rep.verdict = Verdict::runtime_fault;
+      rep.summary = fmt::format("timing: {}: {}", fault_name(perf.timing.fault.kind), perf.timing.fault.message);
+    }
+    rep.perf = std::move(perf);
+  }
+
+  if (rep.verdict == Verdict::passed) {
+    rep.summary = fmt::format("passed {} case{}", rep.cases.size(), rep.cases.size() == 1 ? "" : "s");
+    if (rep.perf && rep.perf->timing.ok)
+      rep.summary += fmt::format("; {:.1f} us, {:.0f} GB/s, {:.0f}% of speed of light{}", rep.perf->timing.median_us,
+                                 rep.perf->gbps, 100 * rep.perf->speed_of_light,
+                                 rep.perf->medal.empty() ? "" : ", " + rep.perf->medal);
+  }
+  return finish();
+}
+
+} // namespace
+
+CheckReport check_puzzle(const Puzzle& p, const std::string& source, const std::string& file, Backend& backend,
+                         const CheckOptions& opt) {
+  return check_impl(p, source, file, backend, opt, nullptr);
+}
+
+CheckReport run_puzzle(const Puzzle& p, const std::string& source, const std::string& file, Backend& backend,
+                       const Env& sizes, const CheckOptions& opt) {
+  return check_impl(p, source, file, backend, opt, &sizes);
+}
+
+} // namespace wb

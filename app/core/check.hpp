@@ -1,0 +1,42 @@
+// The check pipeline: compile the learner's file and the reference, run every case on a backend,
+// compare, time the perf case, and produce a CheckReport.
+#pragma once
+#include "backend.hpp"
+#include "puzzle.hpp"
+#include "report.hpp"
+
+#include <functional>
+
+namespace wb {
+
+struct CheckOptions {
+  uint64_t seed = 0;    // 0: a fresh random seed (reported, so a failure can be replayed)
+  bool time = true;     // time the perf case where the backend can
+  bool perf_case = true; // check the [perf] size too (GPU) / run [sim_perf] (simulator)
+  bool stop_at_first_failure = false;
+  TimingOptions timing;
+  double case_timeout_s = 10;
+  bool shuffle_warps = false;
+  // Called as work progresses ("compiling", "case 2 of 7", "timing"), for the runner and the GUI.
+  std::function<void(const std::string& phase, int done, int total)> progress;
+};
+
+// Judges `source` (the learner's file, named `file`) against `puzzle` on `backend`.
+CheckReport check_puzzle(const Puzzle& puzzle, const std::string& source, const std::string& file,
+                         Backend& backend, const CheckOptions& opt);
+
+// One case at given sizes (`warpbook run`), with its figures; the reference is still compared.
+CheckReport run_puzzle(const Puzzle& puzzle, const std::string& source, const std::string& file,
+                       Backend& backend, const Env& sizes, const CheckOptions& opt);
+
+// Element comparison, exposed for tests: passes when |a - e| <= atol + rtol * |e|, or both are
+// NaN, or both are the same infinity. NaN never passes where the reference is finite.
+bool within_tolerance(double expected, double actual, double rtol, double atol);
+
+// The thread that owns element `index` of an output under a launch, by layout (GPU; the simulator
+// records the real writer): 2-D shapes map (row, col) to (y, x); one element per block maps to
+// the block; otherwise index = block.x * blockDim.x + thread.x.
+std::string owner_by_layout(int64_t index, const std::vector<int64_t>& shape, const Dim3& grid,
+                            const Dim3& block, int64_t count);
+
+} // namespace wb

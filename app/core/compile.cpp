@@ -1,0 +1,312 @@
+#include "compile.hpp"
+
+#include <chrono>
+#include <cstdlib>
+#include <fmt/format.h>
+#include <mutex>
+#include <nvrtc.h>
+#include <regex>
+#include <sstream>
+
+namespace wb {
+
+std::string_view severity_name(Diagnostic::Severity s) {
+  switch (s) {
+  case Diagnostic::Severity::error: return "error";
+  case Diagnostic::Severity::warning: return "warning";
+  default: return "note";
+  }
+}
+
+std::string Diagnostic::str() const {
+  std::string where = file;
+  if (line > 0) where += fmt::format(":{}", line);
+  if (line > 0 && column > 0) where += fmt::format(":{}", column);
+  return fmt::format("{}: {}: {}", where, severity_name(severity), message);
+}
+
+namespace {
+
+// What NVRTC lacks and learners reach for. The prelude goes before the learner's source, then a
+// #line puts the learner's line numbers back.
+constexpr const char* kPrelude = R"(#ifndef INFINITY
+#define INFINITY __int_as_float(0x7f800000)
+#endif
+#ifndef NAN
+#define NAN __int_as_float(0x7fffffff)
+#endif
+)";
+
+// Headers NVRTC cannot open (host C library ones), answered with what device code needs of them.
+const std::pair<const char*, const char*> kShims[] = {
+    {"cfloat", R"(#pragma once
+#define FLT_MAX 3.402823466e+38f
+#define FLT_MIN 1.175494351e-38f
+#define FLT_EPSILON 1.192092896e-07f
+#define DBL_MAX 1.7976931348623158e+308
+#define DBL_MIN 2.2250738585072014e-308
+#define DBL_EPSILON 2.2204460492503131e-16
+)"},
+    {"climits", R"(#pragma once
+#define CHAR_BIT 8
+#define SCHAR_MIN (-128)
+#define SCHAR_MAX 127
+#define UCHAR_MAX 255
+#define SHRT_MIN (-32768)
+#define SHRT_MAX 32767
+#define USHRT_MAX 65535
+#define INT_MIN (-2147483647 - 1)
+#define INT_MAX 2147483647
+#define UINT_MAX 4294967295u
+#define LLONG_MIN (-9223372036854775807LL - 1)
+#define LLONG_MAX 9223372036854775807LL
+#define ULLONG_MAX 18446744073709551615ULL
+)"},
+    {"cassert", R"(#pragma once
+extern "C" __device__ void __assertfail(const char*, const char*, unsigned, const char*, unsigned long);
+#define assert(e) ((e) ? (void)0 : __assertfail(#e, __FILE__, __LINE__, __func__, 1))
+)"},
+    {"cstdio", "#pragma once\n"},
+    {"cuda_runtime.h", "#pragma once\n"},
+    {"cmath", "#pragma once\n"},
+    {"math.h", "#pragma once\n"},
+};
+const std::pair<const char*, const char*> kAliases[] = {
+    {"float.h", "cfloat"}, {"limits.h", "climits"}, {"assert.h", "cassert"}, {"stdio.h", "cstdio"}};
+
+std::string cuda_include_dir() {
+  if (const char* e = std::getenv("WARPBOOK_CUDA_INCLUDE"); e && *e) return e;
+  if (const char* e = std::getenv("CUDA_HOME"); e && *e) return std::string(e) + "/include";
+  std::string d = WARPBOOK_CUDA_INCLUDE;
+  auto semi = d.find(';');
+  return semi == std::string::npos ? d : d.substr(0, semi);
+}
+
+std::vector<std::string> ptx_entries(const std::string& ptx) {
+  std::vector<std::string> out;
+  static const std::regex re(R"(\.entry\s+([A-Za-z_$][\w$]*))");
+  for (std::sregex_iterator it(ptx.begin(), ptx.end(), re), end; it != end; ++it) out.push_back((*it)[1]);
+  return out;
+}
+
+// ptxas -v lines: "Compiling entry function 'k' for 'sm_90'", "Function properties for k",
+// "N bytes stack frame, N bytes spill stores, N bytes spill loads", "Used N registers, ... N bytes smem".
+std::vector<KernelResources> parse_ptxas_report(const std::string& log) {
+  std::vector<KernelResources> out;
+  static const std::regex entry(R"(Compiling entry function '([^']+)')");
+  static const std::regex frame(R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
+  static const std::regex used(R"(Used (\d+) registers)");
+  static const std::regex smem(R"((\d+) bytes smem)");
+  std::istringstream in(log);
+  std::string line;
+  KernelResources* cur = nullptr;
+  while (std::getline(in, line)) {
+    std::smatch m;
+    if (std::regex_search(line, m, entry)) {
+      out.push_back({});
+      out.back().name = m[1];
+      cur = &out.back();
+    } else if (cur && std::regex_search(line, m, frame)) {
+      cur->local_bytes = std::stoi(m[1]);
+      cur->spill_stores = std::stoi(m[2]);
+      cur->spill_loads = std::stoi(m[3]);
+    } else if (cur && std::regex_search(line, m, used)) {
+      cur->registers = std::stoi(m[1]);
+      cur->shared_bytes = std::regex_search(line, m, smem) ? std::stoi(m[1]) : 0; // ptxas omits 0
+    }
+  }
+  return out;
+}
+
+struct NvrtcResult {
+  nvrtcResult status = NVRTC_SUCCESS;
+  std::string log, ptx;
+  std::vector<char> cubin;
+};
+
+NvrtcResult run_nvrtc(const std::string& text, const std::string& file,
+                      const std::vector<std::string>& options, bool want_cubin) {
+  NvrtcResult r;
+  std::vector<const char*> hdr_src, hdr_names;
+  for (auto& [n, s] : kShims) hdr_names.push_back(n), hdr_src.push_back(s);
+  for (auto& [alias, target] : kAliases) {
+    hdr_names.push_back(alias);
+    for (auto& [n, s] : kShims)
+      if (std::string_view(n) == target) hdr_src.push_back(s);
+  }
+  nvrtcProgram prog;
+  r.status = nvrtcCreateProgram(&prog, text.c_str(), file.c_str(), int(hdr_src.size()),
+                                hdr_src.data(), hdr_names.data());
+  if (r.status != NVRTC_SUCCESS) {
+    r.log = fmt::format("nvrtcCreateProgram: {}", nvrtcGetErrorString(r.status));
+    return r;
+  }
+  std::vector<const char*> opts;
+  for (auto& o : options) opts.push_back(o.c_str());
+  r.status = nvrtcCompileProgram(prog, int(opts.size()), opts.data());
+  size_t n = 0;
+  nvrtcGetProgramLogSize(prog, &n);
+  r.log.resize(n);
+  if (n) nvrtcGetProgramLog(prog, r.log.data());
+  while (!r.log.empty() && r.log.back() == '\0') r.log.pop_back();
+  if (r.status == NVRTC_SUCCESS) {
+    nvrtcGetPTXSize(prog, &n);
+    r.ptx.resize(n);
+    nvrtcGetPTX(prog, r.ptx.data());
+    while (!r.ptx.empty() && r.ptx.back() == '\0') r.ptx.pop_back();
+    if (want_cubin && nvrtcGetCUBINSize(prog, &n) == NVRTC_SUCCESS && n) {
+      r.cubin.resize(n);
+      nvrtcGetCUBIN(prog, r.cubin.data());
+    }
+  }
+  nvrtcDestroyProgram(&prog);
+  return r;
+}
+
+int find_line(const std::string& source, const std::string& needle) {
+  size_t pos = source.find(needle);
+  if (pos == std::string::npos) return 0;
+  return int(std::count(source.begin(), source.begin() + pos, '\n')) + 1;
+}
+
+} // namespace
+
+std::vector<Diagnostic> parse_nvrtc_log(const std::string& log) {
+  std::vector<Diagnostic> out;
+  static const std::regex head(
+      R"(^(.*)\((\d+)\): (catastrophic error|error|warning|remark)(?: #[\w-]+)?: (.*)$)");
+  std::vector<std::string> lines;
+  std::istringstream in(log);
+  for (std::string l; std::getline(in, l);) {
+    if (!l.empty() && l.back() == '\r') l.pop_back();
+    lines.push_back(l);
+  }
+  for (size_t i = 0; i < lines.size(); ++i) {
+    std::smatch m;
+    if (!std::regex_match(lines[i], m, head)) continue;
+    Diagnostic d;
+    d.file = m[1];
+    d.line = std::stoi(m[2]);
+    std::string sev = m[3];
+    d.severity = sev == "warning" ? Diagnostic::Severity::warning
+                 : sev == "remark" ? Diagnostic::Severity::note
+                                   : Diagnostic::Severity::error;
+    d.message = m[4];
+    // NVRTC echoes the source line indented by two spaces and puts a caret under the column.
+    if (i + 2 < lines.size()) {
+      const std::string& caret = lines[i + 2];
+      size_t pos = caret.find('^');
+      if (pos != std::string::npos && caret.find_first_not_of(' ') == pos && pos >= 2)
+        d.column = int(pos - 2) + 1;
+    }
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+std::vector<TuneLine> parse_tune_lines(const std::string& source, const std::string& file,
+                                       std::vector<Diagnostic>& diags) {
+  std::vector<TuneLine> out;
+  static const std::regex tune(R"(^\s*//\s*@tune\b(.*)$)");
+  static const std::regex assign(R"(^\s*([A-Za-z_]\w*)\s*=\s*(-?\d+)\s*$)");
+  std::istringstream in(source);
+  int n = 0;
+  for (std::string l; std::getline(in, l);) {
+    ++n;
+    std::smatch m;
+    if (!std::regex_search(l, m, tune)) continue;
+    std::string rest = m[1];
+    std::smatch a;
+    if (std::regex_match(rest, a, assign)) {
+      try {
+        out.push_back({a[1], std::stoll(a[2]), n});
+        continue;
+      } catch (...) {
+      }
+    }
+    diags.push_back({file, n, int(l.find("@tune")) + 1, Diagnostic::Severity::error,
+                     "malformed @tune line: write it as `// @tune NAME=VALUE`, e.g. `// @tune BLOCK=256`"});
+  }
+  return out;
+}
+
+Program compile_source(const std::string& source, const std::string& file, const CompileOptions& opt) {
+  auto t0 = std::chrono::steady_clock::now();
+  Program p;
+  p.file = file;
+  p.arch = opt.arch;
+  std::vector<std::string> options = {"--gpu-architecture=" + opt.arch, "-lineinfo", "-std=c++17",
+                                      "-I" + cuda_include_dir(), "-DWARPBOOK=1"};
+  for (auto& [k, v] : opt.defines) options.push_back(fmt::format("-D{}={}", k, v));
+  for (auto& e : opt.extra) options.push_back(e);
+  bool real_arch = opt.arch.rfind("sm_", 0) == 0;
+  if (real_arch && opt.ptxas_report) options.push_back("--ptxas-options=-v");
+  std::string text = fmt::format("{}#line 1 \"{}\"\n{}", kPrelude, file, source);
+
+  NvrtcResult r = run_nvrtc(text, file, options, real_arch);
+  p.log = r.log;
+  p.diagnostics = parse_nvrtc_log(r.log);
+  if (r.status != NVRTC_SUCCESS && r.status != NVRTC_ERROR_COMPILATION)
+    p.diagnostics.push_back({file, 0, 0, Diagnostic::Severity::error,
+                             fmt::format("NVRTC failed: {}", nvrtcGetErrorString(r.status))});
+  if (r.status == NVRTC_ERROR_COMPILATION &&
+      std::none_of(p.diagnostics.begin(), p.diagnostics.end(),
+                   [](auto& d) { return d.severity == Diagnostic::Severity::error; }))
+    p.diagnostics.push_back({file, 0, 0, Diagnostic::Severity::error,
+                             "the compile failed: " + (r.log.empty() ? std::string("no log") : r.log)});
+  p.ok = r.status == NVRTC_SUCCESS;
+  p.ptx = std::move(r.ptx);
+  p.cubin = std::move(r.cubin);
+  p.entries = ptx_entries(p.ptx);
+  if (real_arch && opt.ptxas_report) p.resources = parse_ptxas_report(r.log);
+  // No GPU: build once more for the matching real arch just to read ptxas's resource report.
+  if (p.ok && !real_arch && opt.ptxas_report) {
+    std::vector<std::string> o2 = options;
+    o2[0] = "--gpu-architecture=sm_" + opt.arch.substr(opt.arch.find('_') + 1);
+    o2.push_back("--ptxas-options=-v");
+    p.resources = parse_ptxas_report(run_nvrtc(text, file, o2, true).log);
+  }
+  p.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return p;
+}
+
+bool require_kernels(Program& p, const std::vector<std::string>& names) {
+  bool all = true;
+  for (auto& name : names) {
+    if (std::find(p.entries.begin(), p.entries.end(), name) != p.entries.end()) continue;
+    all = false;
+    std::string mangled = fmt::format("_Z{}{}", name.size(), name);
+    auto it = std::find_if(p.entries.begin(), p.entries.end(),
+                           [&](const std::string& e) { return e.rfind(mangled, 0) == 0; });
+    Diagnostic d{p.file, 0, 0, Diagnostic::Severity::error, ""};
+    if (it != p.entries.end()) {
+      d.message = fmt::format(
+          "kernel '{}' is not declared extern \"C\", so NVRTC gave it the C++ name '{}' and Warpbook "
+          "cannot find it: write `extern \"C\" __global__ void {}(...)`",
+          name, *it, name);
+    } else if (p.ptx.find(fmt::format(".func {}", name)) != std::string::npos ||
+               p.ptx.find(fmt::format(" {}(", mangled)) != std::string::npos ||
+               p.ptx.find(mangled) != std::string::npos) {
+      d.message = fmt::format("'{}' is a device function, not a kernel: declare it "
+                              "`extern \"C\" __global__ void {}(...)`",
+                              name, name);
+    } else {
+      std::string found;
+      for (auto& e : p.entries) found += fmt::format("{}'{}'", found.empty() ? "" : ", ", e);
+      d.message = found.empty()
+                      ? fmt::format("no kernel named '{}': the file defines no __global__ function", name)
+                      : fmt::format("no kernel named '{}' (the file defines {}); the puzzle calls `{}`", name, found, name);
+    }
+    p.diagnostics.push_back(std::move(d));
+  }
+  if (!all) p.ok = false;
+  return all;
+}
+
+std::string nvrtc_version() {
+  int major = 0, minor = 0;
+  if (nvrtcVersion(&major, &minor) != NVRTC_SUCCESS) return {};
+  return fmt::format("{}.{}", major, minor);
+}
+
+} // namespace wb

@@ -1,0 +1,150 @@
+#include "generate.hpp"
+
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <fmt/format.h>
+
+namespace wb {
+
+uint64_t mix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+uint64_t stream_id(std::string_view name, uint64_t case_index) {
+  uint64_t h = 1469598103934665603ull; // FNV-1a: stable across machines and compilers
+  for (char c : name) h = (h ^ uint8_t(c)) * 1099511628211ull;
+  return mix64(h ^ mix64(case_index));
+}
+
+double GenArg::eval(const Env& env) const {
+  if (auto d = std::get_if<double>(&value)) return *d;
+  return double(std::get<Expr>(value).eval(env));
+}
+
+namespace {
+
+struct Spec {
+  std::string_view kind;
+  size_t min_args, max_args;
+  std::string_view usage;
+};
+constexpr Spec kSpecs[] = {
+    {"uniform", 2, 2, "uniform(lo, hi)"},     {"normal", 0, 2, "normal(mean, std)"},
+    {"randint", 2, 2, "randint(lo, hi)"},     {"skewed", 2, 3, "skewed(lo, hi, power)"},
+    {"arange", 0, 2, "arange(start, step)"},  {"const", 1, 1, "const(value)"},
+    {"zeros", 0, 0, "zeros"},                 {"ones", 0, 0, "ones"},
+    {"ties", 3, 3, "ties(lo, hi, k)"},
+};
+
+std::string trim(std::string_view s) {
+  size_t a = 0, b = s.size();
+  while (a < b && std::isspace(static_cast<unsigned char>(s[a]))) ++a;
+  while (b > a && std::isspace(static_cast<unsigned char>(s[b - 1]))) --b;
+  return std::string(s.substr(a, b - a));
+}
+
+GenArg parse_arg(const std::string& text) {
+  // A plain number (int, float, exponent) is a literal; anything else is a size expression.
+  const char* b = text.c_str();
+  char* e = nullptr;
+  double d = std::strtod(b, &e);
+  if (e != b && *e == '\0' && std::isfinite(d)) return GenArg{d};
+  return GenArg{Expr::parse(text)};
+}
+
+// A uniform double in [0, 1) from 53 random bits: exact.
+double unit(uint64_t bits) { return double(bits >> 11) * 0x1.0p-53; }
+
+} // namespace
+
+Generator Generator::parse(std::string_view text) {
+  Generator g;
+  g.text = trim(text);
+  std::string_view s = g.text;
+  size_t open = s.find('(');
+  std::string kind = trim(s.substr(0, open));
+  const Spec* spec = nullptr;
+  for (const auto& sp : kSpecs)
+    if (sp.kind == kind) spec = &sp;
+  if (!spec) {
+    std::string known;
+    for (const auto& sp : kSpecs) known += fmt::format("{}{}", known.empty() ? "" : ", ", sp.usage);
+    throw ExprError(fmt::format("unknown generator '{}' (known: {})", kind, known), 1);
+  }
+  g.kind = kind;
+  if (open != std::string_view::npos) {
+    if (s.back() != ')') throw ExprError(fmt::format("'{}': expected ')' at the end", s), int(s.size()));
+    std::string_view inner = s.substr(open + 1, s.size() - open - 2);
+    // Split on commas at depth 0 (size expressions may hold min(a, b)).
+    int depth = 0;
+    size_t start = 0;
+    std::vector<std::string> parts;
+    for (size_t i = 0; i <= inner.size(); ++i) {
+      if (i == inner.size() || (inner[i] == ',' && depth == 0)) {
+        parts.push_back(trim(inner.substr(start, i - start)));
+        start = i + 1;
+      } else if (inner[i] == '(') ++depth;
+      else if (inner[i] == ')') --depth;
+    }
+    if (parts.size() == 1 && parts[0].empty()) parts.clear();
+    for (auto& p : parts) {
+      if (p.empty()) throw ExprError(fmt::format("'{}': empty argument", s), int(open + 2));
+      g.args.push_back(parse_arg(p));
+    }
+  }
+  if (g.args.size() < spec->min_args || g.args.size() > spec->max_args)
+    throw ExprError(fmt::format("'{}': expected {}", s, spec->usage), int(open + 1));
+  return g;
+}
+
+void Generator::fill(DType t, std::span<std::byte> out, uint64_t seed, uint64_t stream,
+                     const Env& env) const {
+  size_t es = dtype_size(t);
+  size_t n = out.size() / es;
+  std::vector<double> a;
+  for (const auto& arg : args) a.push_back(arg.eval(env));
+  auto arg = [&](size_t i, double def) { return i < a.size() ? a[i] : def; };
+  uint64_t key = mix64(seed ^ mix64(stream));
+  auto rnd = [&](uint64_t i, uint64_t j) { return mix64(key ^ mix64(i * 16 + j)); };
+  bool integer = !is_float(t);
+  for (size_t i = 0; i < n; ++i) {
+    double v = 0;
+    if (kind == "uniform") {
+      double lo = a[0], hi = a[1];
+      if (integer) v = std::floor(lo) + double(rnd(i, 0) % uint64_t(std::max(1.0, hi - lo + 1)));
+      else v = lo + (hi - lo) * unit(rnd(i, 0));
+    } else if (kind == "normal") {
+      double sum = 0;
+      for (int j = 0; j < 12; ++j) sum += unit(rnd(i, j));
+      v = arg(0, 0) + arg(1, 1) * (sum - 6.0);
+    } else if (kind == "randint") {
+      double lo = a[0], hi = a[1];
+      v = lo + double(rnd(i, 0) % uint64_t(std::max(1.0, hi - lo)));
+    } else if (kind == "skewed") {
+      double lo = a[0], hi = a[1], p = arg(2, 4);
+      double u = unit(rnd(i, 0));
+      double w = u;
+      for (int k = 1; k < int(p); ++k) w *= u; // integer powers only: exact everywhere
+      v = std::floor(lo + (hi - lo) * w);
+    } else if (kind == "arange") {
+      v = arg(0, 0) + double(i) * arg(1, 1);
+    } else if (kind == "const") {
+      v = a[0];
+    } else if (kind == "zeros") {
+      v = 0;
+    } else if (kind == "ones") {
+      v = 1;
+    } else if (kind == "ties") {
+      double lo = a[0], hi = a[1], k = std::max(1.0, a[2]);
+      double step = k > 1 ? (hi - lo) / (k - 1) : 0;
+      v = lo + step * double(rnd(i, 0) % uint64_t(k));
+    }
+    store_element(t, out.data() + i * es, v);
+  }
+}
+
+} // namespace wb

@@ -1,0 +1,46 @@
+// Seeded input generators: `init = "uniform(-1, 1)"` in puzzle.toml. Values come from a
+// counter-based hash of (seed, stream, element index), computed with exactly rounded operations
+// only (+ - * / and sqrt), so every machine and every backend sees the same bytes.
+//
+//   uniform(lo, hi)        floats in [lo, hi); integers in [lo, hi] for integer buffers
+//   normal(mean, std)      Irwin-Hall approximation (sum of 12 uniforms), bounded to mean +- 6 std
+//   randint(lo, hi)        integers in [lo, hi)
+//   skewed(lo, hi, power)  integers in [lo, hi) drawn as lo + (hi-lo) * u^power: heavy at lo
+//   arange(start, step)    start + i * step
+//   const(v)               every element v (also `zeros`, `ones`)
+//   ties(lo, hi, k)        floats from only k distinct values in [lo, hi]: many equal elements
+//
+// Arguments are numbers or size expressions ("randint(0, bins)").
+#pragma once
+#include "dtype.hpp"
+#include "expr.hpp"
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace wb {
+
+struct GenArg {
+  std::variant<double, Expr> value;
+  double eval(const Env& env) const;
+};
+
+struct Generator {
+  std::string kind; // uniform normal randint skewed arange const ties
+  std::vector<GenArg> args;
+  std::string text;
+
+  static Generator parse(std::string_view text); // throws ExprError naming what is wrong
+  // Fill `out` (count * dtype_size(t) bytes) for one buffer of one case.
+  void fill(DType t, std::span<std::byte> out, uint64_t seed, uint64_t stream, const Env& env) const;
+};
+
+// A stable 64-bit stream id for a buffer name, so adding a buffer leaves the others' values alone.
+uint64_t stream_id(std::string_view name, uint64_t case_index);
+// splitmix64, the mixing step every generator shares.
+uint64_t mix64(uint64_t x);
+
+} // namespace wb
