@@ -4,6 +4,7 @@
 #include "core/compile.hpp"
 #include "core/report_json.hpp"
 #include "core/roofline.hpp"
+#include "core/store.hpp"
 #include "command.hpp"
 
 #include <CLI/CLI.hpp>
@@ -177,16 +178,41 @@ int cmd_check(const Global& g, const std::string& key, const std::string& file, 
   return exit_code(r.verdict);
 }
 
-int cmd_devices() {
+// What `warpbook` does where no window can open: the catalog, then a full check of the first
+// puzzle's solution on the best backend here, so a fresh install shows the whole pipeline working.
+int cmd_main_job(const Global& g) {
+  cmd_list(g);
+  Catalog c = load(g, true);
+  if (c.puzzles.empty()) return 0;
+  const Puzzle& p = c.puzzles.front();
+  fmt::print("\n$ warpbook check {} {}\n", p.id, p.solution.string());
+  return cmd_check(g, p.id, p.solution.string(), "auto", false, 0, nullptr, false);
+}
+
+int cmd_devices(const Global& g) {
   fmt::print("NVRTC {}\n", nvrtc_version().empty() ? "not available" : nvrtc_version());
   std::string why;
   if (auto b = make_cuda_backend(why)) {
     const DeviceInfo& d = b->info();
     fmt::print("cuda: {} (sm_{}{}), {} SMs, {:.0f} MiB L2, {:.1f} GiB, driver {}, UUID {}\n", d.name, d.cc_major,
                d.cc_minor, d.sm_count, d.l2_bytes / 1048576.0, d.memory_bytes / 1073741824.0, d.driver, d.uuid);
-    if (const GpuProfile* prof = profile_for_device(d))
-      fmt::print("      datasheet ({}): {:.0f} GB/s DRAM, {:.1f} TFLOP/s FP32, {:.0f} TFLOP/s FP16 tensor\n",
-                 prof->name, prof->dram_gbps, prof->fp32_gflops / 1e3, prof->fp16_tc_gflops / 1e3);
+    // Measured (warpbook probe, this UUID and driver) beside the datasheet of the matching profile.
+    const GpuProfile* prof = profile_for_device(d);
+    std::vector<MeasuredCeiling> measured;
+    try {
+      fs::path db = Store::default_path(g.data_dir);
+      if (fs::exists(db)) measured = Store::open(db)->ceilings(d.uuid, d.driver);
+    } catch (const std::exception& e) {
+      fmt::print("      (the store could not be read: {})\n", e.what());
+    }
+    fmt::print("      {:<22} {:>13} {:>13} {:>6}   datasheet: {}\n", "ceiling", "measured", "datasheet", "ratio",
+               prof ? prof->name : "none matches this GPU");
+    for (auto& r : ceiling_rows(measured, prof))
+      fmt::print("      {:<22} {:>13} {:>13} {:>6}\n", r.label, rate_text(r.measured, r.unit),
+                 rate_text(r.datasheet, r.unit),
+                 r.measured > 0 && r.datasheet > 0 ? fmt::format("{:.0f}%", 100 * r.measured / r.datasheet) : "");
+    if (measured.empty()) fmt::print("      nothing measured on this device and driver yet: run `warpbook probe`\n");
+    else fmt::print("      measured {} by `warpbook probe`\n", measured.front().measured_at);
   } else {
     fmt::print("cuda: not available: {}\n", why);
   }
@@ -275,15 +301,16 @@ int main(int argc, char** argv) {
       }
       return cmd_check(g, puzzle, file, backend, json, seed, &sizes, no_time);
     }
-    if (*devices) return cmd_devices();
+    if (*devices) return cmd_devices(g);
     for (auto& [sub, action] : extra)
       if (*sub) return action();
 #ifdef WARPBOOK_HAVE_GUI
-    return run_gui(argc, argv, g.catalog, g.data_dir);
-#else
-    fmt::print("{}\n", app.help());
-    return 0;
+    const char* display = std::getenv("DISPLAY");
+    const char* wayland = std::getenv("WAYLAND_DISPLAY");
+    if ((display && *display) || (wayland && *wayland)) return run_gui(argc, argv, g.catalog, g.data_dir);
+    fmt::print("No display: showing the catalog and checking puzzle 01's solution instead of opening the window.\n\n");
 #endif
+    return cmd_main_job(g);
   } catch (const UsageError& e) {
     fmt::print(stderr, "warpbook: {}\n", e.what());
     return kExitUsage;

@@ -118,8 +118,9 @@ struct RunResult {
 
 struct TimingOptions {
   int warmup = 3;
+  // Stop once both hold: at least min_reps launches and min_total_ms of kernel time.
   int min_reps = 10;
-  double min_total_ms = 100;
+  double min_total_ms = 25;
   bool flush_l2 = true;
 };
 
@@ -159,7 +160,11 @@ public:
     t.fault = {FaultKind::no_device, "this backend does not time kernels"};
     return t;
   }
-  // After a sticky fault the backend must be thrown away (GPU context poisoned).
+  // Registers, shared memory, stack and the most threads per block, from the driver where there
+  // is one; otherwise what the compile's ptxas report says.
+  virtual std::vector<KernelResources> kernel_resources(const Program& p) { return p.resources; }
+  // After a sticky fault the backend must be thrown away: on a GPU the whole process's CUDA state
+  // is poisoned, so the runner process must end and a fresh one start.
   virtual bool usable() const { return true; }
 };
 

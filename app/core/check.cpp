@@ -1,5 +1,6 @@
 #include "check.hpp"
 
+#include "parallel.hpp"
 #include "roofline.hpp"
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <thread>
 
 namespace wb {
 
@@ -152,7 +154,7 @@ std::string fmt_value(double v) {
   return fmt::format("{:.7g}", v);
 }
 
-// Compares one output; fills the report and returns the number wrong.
+// Compares one output and fills the report. Runs on every core: perf sizes have 2^26 elements.
 void compare_output(BufferReport& br, const BufferDecl& decl, const HostBuffer& expected,
                     const HostBuffer& actual, int64_t count, const std::vector<int64_t>& shape,
                     double rtol, double atol, const Launch& launch, const std::vector<Writer>* writers) {
@@ -169,46 +171,70 @@ void compare_output(BufferReport& br, const BufferDecl& decl, const HostBuffer& 
   }
   br.heat_rows = int(std::min<int64_t>(rows, 64));
   br.heat_cols = int(std::min<int64_t>(cols, 64));
-  std::vector<float> heat_n(size_t(br.heat_rows) * br.heat_cols, 0.f), heat_tot(heat_n.size(), 0.f);
-  for (int64_t i = 0; i < count; ++i) {
-    const std::byte* pe = expected.data() + i * es;
-    const std::byte* pa = actual.data() + i * es;
-    double e = load_element(decl.type, pe), a = load_element(decl.type, pa);
-    bool unwritten = poisoned && std::memcmp(pa, poison.data(), es) == 0 && std::memcmp(pe, poison.data(), es) != 0;
-    bool ok = !unwritten && within_tolerance(e, a, rtol, atol);
-    int64_t r = i / std::max<int64_t>(1, cols), cc = i % std::max<int64_t>(1, cols);
-    if (!heat_n.empty()) {
-      size_t cell = size_t(r * br.heat_rows / std::max<int64_t>(1, rows)) * br.heat_cols +
-                    size_t(cc * br.heat_cols / std::max<int64_t>(1, cols));
-      heat_tot[cell] += 1;
-      if (!ok) heat_n[cell] += 1;
+  size_t cells = size_t(br.heat_rows) * br.heat_cols;
+  struct Part {
+    int64_t wrong = 0, unwritten = 0, nan_wrong = 0;
+    double max_abs = 0, max_rel = 0;
+    std::vector<Mismatch> first;
+    std::vector<float> heat_n, heat_tot;
+  };
+  std::vector<Part> parts(std::max(1u, std::thread::hardware_concurrency()));
+  int used = parallel_chunks(count, [&](int t, int64_t begin, int64_t end) {
+    Part& part = parts[t];
+    part.heat_n.assign(cells, 0.f);
+    part.heat_tot.assign(cells, 0.f);
+    for (int64_t i = begin; i < end; ++i) {
+      const std::byte* pe = expected.data() + i * es;
+      const std::byte* pa = actual.data() + i * es;
+      double e = load_element(decl.type, pe), a = load_element(decl.type, pa);
+      bool unwritten = poisoned && std::memcmp(pa, poison.data(), es) == 0 && std::memcmp(pe, poison.data(), es) != 0;
+      bool ok = !unwritten && within_tolerance(e, a, rtol, atol);
+      if (cells) {
+        int64_t r = i / std::max<int64_t>(1, cols), cc = i % std::max<int64_t>(1, cols);
+        size_t cell = size_t(r * br.heat_rows / std::max<int64_t>(1, rows)) * br.heat_cols +
+                      size_t(cc * br.heat_cols / std::max<int64_t>(1, cols));
+        part.heat_tot[cell] += 1;
+        if (!ok) part.heat_n[cell] += 1;
+      }
+      if (ok) continue;
+      ++part.wrong;
+      if (unwritten) ++part.unwritten;
+      else {
+        if (!std::isfinite(a) && std::isfinite(e)) ++part.nan_wrong;
+        double abs_err = std::fabs(a - e);
+        if (std::isnan(abs_err)) abs_err = INFINITY;
+        part.max_abs = std::max(part.max_abs, abs_err);
+        part.max_rel = std::max(part.max_rel, e != 0 ? abs_err / std::fabs(e) : abs_err);
+      }
+      if (part.first.size() < kFirstMismatches) {
+        Mismatch m;
+        m.index = i;
+        if (!shape.empty()) m.coords = unravel(i, shape);
+        m.expected = e;
+        m.actual = a;
+        m.unwritten = unwritten;
+        if (writers && size_t(i) < writers->size() && (*writers)[i].block.x != UINT32_MAX)
+          m.owner = fmt::format("thread {} of block {}", dim3_str((*writers)[i].thread), dim3_str((*writers)[i].block));
+        else
+          m.owner = owner_by_layout(i, shape, launch.grid, launch.block, count);
+        part.first.push_back(std::move(m));
+      }
     }
-    if (ok) continue;
-    ++br.wrong;
-    if (unwritten) ++br.unwritten;
-    else {
-      if (!std::isfinite(a) && std::isfinite(e)) ++br.nan_wrong;
-      double abs_err = std::fabs(a - e);
-      if (std::isnan(abs_err)) abs_err = INFINITY;
-      br.max_abs_err = std::max(br.max_abs_err, abs_err);
-      br.max_rel_err = std::max(br.max_rel_err, e != 0 ? abs_err / std::fabs(e) : abs_err);
-    }
-    if (br.first.size() < kFirstMismatches) {
-      Mismatch m;
-      m.index = i;
-      if (!shape.empty()) m.coords = unravel(i, shape);
-      m.expected = e;
-      m.actual = a;
-      m.unwritten = unwritten;
-      if (writers && size_t(i) < writers->size() && (*writers)[i].block.x != UINT32_MAX)
-        m.owner = fmt::format("thread {} of block {}", dim3_str((*writers)[i].thread), dim3_str((*writers)[i].block));
-      else
-        m.owner = owner_by_layout(i, shape, launch.grid, launch.block, count);
-      br.first.push_back(std::move(m));
-    }
+  });
+  std::vector<float> heat_n(cells, 0.f), heat_tot(cells, 0.f);
+  for (int t = 0; t < used; ++t) {
+    Part& part = parts[t];
+    br.wrong += part.wrong;
+    br.unwritten += part.unwritten;
+    br.nan_wrong += part.nan_wrong;
+    br.max_abs_err = std::max(br.max_abs_err, part.max_abs);
+    br.max_rel_err = std::max(br.max_rel_err, part.max_rel);
+    for (auto& m : part.first)
+      if (br.first.size() < kFirstMismatches) br.first.push_back(std::move(m));
+    for (size_t k = 0; k < part.heat_n.size(); ++k) heat_n[k] += part.heat_n[k], heat_tot[k] += part.heat_tot[k];
   }
-  br.heat.resize(heat_n.size());
-  for (size_t k = 0; k < heat_n.size(); ++k) br.heat[k] = heat_tot[k] > 0 ? heat_n[k] / heat_tot[k] : 0.f;
+  br.heat.resize(cells);
+  for (size_t k = 0; k < cells; ++k) br.heat[k] = heat_tot[k] > 0 ? heat_n[k] / heat_tot[k] : 0.f;
 }
 
 // First damaged byte of a guard band, or -1.
@@ -249,7 +275,8 @@ CaseReport run_case(const Puzzle& p, const Case& c, const Env& learner_env, cons
   Prepared learner, ref;
   try {
     learner = prepare(p, c, learner_env, seed, case_index);
-    ref = prepare(p, c, ref_env, seed, case_index);
+    ref.buffers = learner.buffers; // the same inputs; only the launch may differ (tunables)
+    ref.launches = make_launches(p, ref_env);
   } catch (const ExprError& e) {
     fail(Verdict::usage_error, fmt::format("the puzzle's sizes do not evaluate: {}", e.what()));
     return cr;
@@ -280,7 +307,6 @@ CaseReport run_case(const Puzzle& p, const Case& c, const Env& learner_env, cons
     return cr;
   }
 
-  std::vector<HostBuffer> original = learner.buffers;
   RunPlan lp = rp;
   lp.program = &progs.learner;
   lp.buffers = &learner.buffers;
@@ -298,7 +324,6 @@ CaseReport run_case(const Puzzle& p, const Case& c, const Env& learner_env, cons
                                              lr.fault.message.find("line") == std::string::npos ? where : ""));
   }
 
-  auto [def_rtol, def_atol] = std::pair{0.0, 0.0};
   for (size_t i = 0; i < p.buffers.size(); ++i) {
     const BufferDecl& d = p.buffers[i];
     const HostBuffer& got = learner.buffers[i];
@@ -324,7 +349,7 @@ CaseReport run_case(const Puzzle& p, const Case& c, const Env& learner_env, cons
                                               d.name, br.count + after / int64_t(dtype_size(d.type)), after));
     }
     if (d.is_input() && !lr.fault) {
-      const HostBuffer& orig = original[i];
+      const HostBuffer& orig = ref.buffers[i]; // the reference leaves its inputs as they were
       if (std::memcmp(orig.data(), got.data(), got.data_bytes) != 0) {
         size_t es = dtype_size(d.type);
         int64_t k = 0;
@@ -344,7 +369,6 @@ CaseReport run_case(const Puzzle& p, const Case& c, const Env& learner_env, cons
                      wit == lr.writers.end() ? nullptr : &wit->second);
       if (br.wrong) fail(Verdict::wrong_answer, mismatch_sentence(br));
     }
-    (void)def_rtol, (void)def_atol;
     cr.buffers.push_back(std::move(br));
   }
   // Budgets (simulator counters).
@@ -431,7 +455,7 @@ CheckReport check_impl(const Puzzle& p, const std::string& source, const std::st
   progs.learner = compile_source(source, file, co);
   require_kernels(progs.learner, p.kernel_names());
   for (auto& d : progs.learner.diagnostics) rep.diagnostics.push_back(d);
-  rep.resources = progs.learner.resources;
+  rep.resources = progs.learner.ok ? backend.kernel_resources(progs.learner) : progs.learner.resources;
   rep.phases_ms.emplace_back("compile", ms_since(t0));
   bool errors = std::any_of(rep.diagnostics.begin(), rep.diagnostics.end(),
                             [](auto& d) { return d.severity == Diagnostic::Severity::error; });
@@ -498,11 +522,17 @@ CheckReport check_impl(const Puzzle& p, const std::string& source, const std::st
       rep.summary = fmt::format("case {}: {}", cr.label, cr.message);
     }
     rep.sim_perf = std::move(cr);
+    // The modelled roofline point: counted work against a real GPU's datasheet.
+    const GpuProfile* model = find_profile(opt.model_gpu);
+    if (rep.sim_perf->verdict == Verdict::passed && !rep.sim_perf->counters.empty())
+      rep.perf = modelled_perf(p, *rep.sim_perf, model ? *model : model_profile(rep.device));
   }
 
   // Timing on the GPU: the perf size, or the run's own size.
   const Case* timed = run_sizes ? &cases[0] : p.perf ? &*p.perf : nullptr;
-  if (is_gpu && opt.time && timed && rep.verdict == Verdict::passed && backend.usable()) {
+  const bool judged_ok = rep.verdict == Verdict::passed ||
+                         (opt.time_wrong_answers && rep.verdict == Verdict::wrong_answer);
+  if (is_gpu && opt.time && timed && judged_ok && backend.usable()) {
     progress("timing", 0, 1);
     t0 = Clock::now();
     Env env = p.env(*timed, tune);
@@ -515,9 +545,7 @@ CheckReport check_impl(const Puzzle& p, const std::string& source, const std::st
     PerfReport perf;
     perf.sizes = timed->sizes;
     perf.timing = backend.time(tp, opt.timing);
-    Ceilings ceil;
-    if (const GpuProfile* prof = profile_for_device(rep.device)) ceil = datasheet_ceilings(*prof, p.cost_precision);
-    score_perf(perf, p, ceil);
+    score_perf(perf, p, device_ceilings(rep.device, p.cost_precision, opt.data_dir));
     rep.phases_ms.emplace_back("timing", ms_since(t0));
     if (perf.timing.fault) {
       rep.verdict = Verdict::runtime_fault;

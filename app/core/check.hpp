@@ -17,6 +17,15 @@ struct CheckOptions {
   TimingOptions timing;
   double case_timeout_s = 10;
   bool shuffle_warps = false;
+  // Where the store lives (--data-dir); empty: the default data directory. Timed checks score
+  // against the ceilings `warpbook probe` measured on this device when the store has them.
+  std::string data_dir;
+  // Time the perf case even when the answer is wrong (not after a fault): `warpbook roofline
+  // --run` places the puzzles' starters on the chart this way.
+  bool time_wrong_answers = false;
+  // The GPU the simulator's modelled roofline point uses (a gpu_profiles() key, "h100-sxm");
+  // empty: the one the simulator's device name names, else the H200.
+  std::string model_gpu;
   // Called as work progresses ("compiling", "case 2 of 7", "timing"), for the runner and the GUI.
   std::function<void(const std::string& phase, int done, int total)> progress;
 };

@@ -62,10 +62,7 @@ const std::pair<const char*, const char*> kShims[] = {
 #define LLONG_MAX 9223372036854775807LL
 #define ULLONG_MAX 18446744073709551615ULL
 )"},
-    {"cassert", R"(#pragma once
-extern "C" __device__ void __assertfail(const char*, const char*, unsigned, const char*, unsigned long);
-#define assert(e) ((e) ? (void)0 : __assertfail(#e, __FILE__, __LINE__, __func__, 1))
-)"},
+    {"cassert", "#pragma once\n"}, // NVRTC defines assert() itself
     {"cstdio", "#pragma once\n"},
     {"cuda_runtime.h", "#pragma once\n"},
     {"cmath", "#pragma once\n"},

@@ -155,11 +155,11 @@ int64_t eval_node(const Expr::Node& n, const Env& env, const std::string& text) 
   auto err = [&](const std::string& m) -> ExprError {
     return ExprError(fmt::format("{} in \"{}\"", m, text), n.column);
   };
-  auto checked = [&](bool overflow, int64_t r) {
+  int64_t r = 0;
+  auto checked = [&](bool overflow) {
     if (overflow) throw err("64-bit overflow");
     return r;
   };
-  int64_t r = 0;
   switch (n.kind) {
   case K::number: return n.value;
   case K::name: {
@@ -169,15 +169,15 @@ int64_t eval_node(const Expr::Node& n, const Env& env, const std::string& text) 
   }
   case K::neg: {
     int64_t a = eval_node(*n.a, env, text);
-    return checked(__builtin_sub_overflow(int64_t(0), a, &r), r);
+    return checked(__builtin_sub_overflow(int64_t(0), a, &r));
   }
   default: break;
   }
   int64_t a = eval_node(*n.a, env, text), b = eval_node(*n.b, env, text);
   switch (n.kind) {
-  case K::add: return checked(__builtin_add_overflow(a, b, &r), r);
-  case K::sub: return checked(__builtin_sub_overflow(a, b, &r), r);
-  case K::mul: return checked(__builtin_mul_overflow(a, b, &r), r);
+  case K::add: return checked(__builtin_add_overflow(a, b, &r));
+  case K::sub: return checked(__builtin_sub_overflow(a, b, &r));
+  case K::mul: return checked(__builtin_mul_overflow(a, b, &r));
   case K::div:
   case K::mod:
   case K::cdiv:

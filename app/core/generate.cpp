@@ -1,5 +1,7 @@
 #include "generate.hpp"
 
+#include "parallel.hpp"
+
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
@@ -111,7 +113,8 @@ void Generator::fill(DType t, std::span<std::byte> out, uint64_t seed, uint64_t 
   uint64_t key = mix64(seed ^ mix64(stream));
   auto rnd = [&](uint64_t i, uint64_t j) { return mix64(key ^ mix64(i * 16 + j)); };
   bool integer = !is_float(t);
-  for (size_t i = 0; i < n; ++i) {
+  parallel_chunks(int64_t(n), [&](int, int64_t begin, int64_t end) {
+  for (size_t i = size_t(begin); i < size_t(end); ++i) {
     double v = 0;
     if (kind == "uniform") {
       double lo = a[0], hi = a[1];
@@ -145,6 +148,7 @@ void Generator::fill(DType t, std::span<std::byte> out, uint64_t seed, uint64_t 
     }
     store_element(t, out.data() + i * es, v);
   }
+  });
 }
 
 } // namespace wb

@@ -360,7 +360,6 @@ std::optional<Puzzle> load_puzzle(const fs::path& dir, const fs::path& solutions
       for (size_t i = 0; i < arr->size(); ++i) {
         const toml::table& t = *arr->get(i)->as_table();
         std::string key = fmt::format("buffer[{}]", i);
-        c.only_keys(t, key, {"name", "type", "count", "shape", "init", "output", "scratch"});
         BufferDecl b;
         b.line = int(t.source().begin.line);
         if (auto s = c.str(t, "name", key + ".name", true)) {
@@ -368,6 +367,7 @@ std::optional<Puzzle> load_puzzle(const fs::path& dir, const fs::path& solutions
           key = fmt::format("buffer '{}'", b.name);
           declare(b.name, key + ".name", *t.get("name"));
         }
+        c.only_keys(t, key, {"name", "type", "count", "shape", "init", "output", "scratch"});
         if (auto d = dtype(c, t, key + ".type")) b.type = *d;
         if (const toml::node* sn = t.get("shape")) {
           if (const toml::array* a = sn->as_array(); a && !a->empty() && a->size() <= 4) {

@@ -1,0 +1,60 @@
+// The check every puzzle must pass on a backend: its reference and its solution pass, its
+// starter fails. Shared by the sim tests (CI) and the gpu tests (the device machine).
+#pragma once
+#include "core/catalog.hpp"
+#include "core/check.hpp"
+#include "core/report_json.hpp"
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+#include <fstream>
+#include <sstream>
+
+namespace wb::test {
+
+inline std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+inline const Catalog& builtin_catalog() {
+  static Catalog c = load_catalog(WARPBOOK_SOURCE_ROOT);
+  return c;
+}
+
+inline std::string describe(const CheckReport& r) {
+  std::string s = fmt::format("{} [{}] {}: {}", r.file, r.device.backend, verdict_name(r.verdict), r.summary);
+  for (auto& d : r.diagnostics) s += "\n  " + d.str();
+  return s;
+}
+
+// Runs reference, solution and starter of every puzzle; `on_result` sees each report.
+template <class F> void check_every_puzzle(Backend& backend, const CheckOptions& opt, F on_result) {
+  const Catalog& cat = builtin_catalog();
+  REQUIRE_FALSE(cat.puzzles.empty());
+  for (const Puzzle& p : cat.puzzles) {
+    struct Item {
+      const char* role;
+      fs::path file;
+      bool should_pass;
+    };
+    for (const Item& it : {Item{"reference", p.reference, true}, Item{"solution", p.solution, true},
+                           Item{"starter", p.starter, p.demo}}) {
+      CAPTURE(p.id);
+      CAPTURE(it.role);
+      if (!fs::exists(it.file)) {
+        FAIL_CHECK(fmt::format("{} has no {} ({})", p.id, it.role, it.file.string()));
+        continue;
+      }
+      CheckReport r = check_puzzle(p, read_file(it.file), it.file.filename().string(), backend, opt);
+      if (it.should_pass) CHECK_MESSAGE(r.verdict == Verdict::passed, describe(r));
+      else CHECK_MESSAGE((r.verdict == Verdict::wrong_answer || r.verdict == Verdict::runtime_fault), describe(r));
+      on_result(p, it.role, r);
+      if (!backend.usable()) return;
+    }
+  }
+}
+
+} // namespace wb::test

@@ -1,0 +1,116 @@
+#include "core/dtype.hpp"
+#include "core/generate.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <doctest/doctest.h>
+#include <vector>
+
+using namespace wb;
+
+TEST_CASE("dtype names round-trip") {
+  for (auto n : {"f64", "f32", "f16", "bf16", "fp8e4m3", "fp8e5m2", "i64", "i32", "u32", "i16", "i8", "u8"}) {
+    auto t = parse_dtype(n);
+    REQUIRE(t);
+    CHECK(dtype_name(*t) == n);
+  }
+  CHECK_FALSE(parse_dtype("float"));
+  CHECK(dtype_size(DType::bf16) == 2);
+  CHECK(dtype_size(DType::fp8e4m3) == 1);
+}
+
+TEST_CASE("f16 conversion rounds to nearest even like cvt.rn.f16.f32") {
+  CHECK(f32_to_f16_bits(1.0f) == 0x3c00);
+  CHECK(f32_to_f16_bits(-2.0f) == 0xc000);
+  CHECK(f32_to_f16_bits(65504.0f) == 0x7bff);
+  CHECK(f32_to_f16_bits(65520.0f) == 0x7c00); // rounds up to Inf
+  CHECK(f32_to_f16_bits(65519.0f) == 0x7bff);
+  CHECK(f32_to_f16_bits(5.960464477539063e-08f) == 0x0001); // smallest subnormal
+  CHECK(f32_to_f16_bits(2.980232238769531e-08f) == 0x0000); // half of it: ties to even (0)
+  CHECK(f32_to_f16_bits(1.0f + 1.0f / 2048) == 0x3c00);       // tie -> even
+  CHECK(f32_to_f16_bits(1.0f + 3.0f / 2048) == 0x3c02);       // tie -> even (up)
+  CHECK((f32_to_f16_bits(NAN) & 0x7c00) == 0x7c00);
+  for (uint32_t h = 0; h < 0x7c00; ++h) CHECK(f32_to_f16_bits(f16_bits_to_f32(uint16_t(h))) == h);
+}
+
+TEST_CASE("bf16 and fp8 conversions") {
+  CHECK(f32_to_bf16_bits(1.0f) == 0x3f80);
+  CHECK(f32_to_bf16_bits(1.00390625f) == 0x3f80); // tie -> even
+  CHECK(f32_to_bf16_bits(1.01171875f) == 0x3f82);
+  CHECK(e4m3_bits_to_f32(0x7e) == 448.0f);
+  CHECK(f32_to_e4m3_bits(1000.0f) == 0x7e); // saturates
+  CHECK(f32_to_e4m3_bits(-1000.0f) == 0xfe);
+  CHECK(f32_to_e4m3_bits(NAN) == 0x7f);
+  CHECK(std::isnan(e4m3_bits_to_f32(0x7f)));
+  CHECK(e4m3_bits_to_f32(0x01) == std::ldexp(1.0f, -9)); // smallest subnormal
+  CHECK(f32_to_e5m2_bits(57344.0f) == 0x7b);
+  CHECK(f32_to_e5m2_bits(1e9f) == 0x7b);
+  CHECK(std::isinf(e5m2_bits_to_f32(0x7c)));
+  for (uint32_t b = 0; b < 0x7f; ++b) CHECK(f32_to_e4m3_bits(e4m3_bits_to_f32(uint8_t(b))) == b);
+  for (uint32_t b = 0; b < 0x7c; ++b) CHECK(f32_to_e5m2_bits(e5m2_bits_to_f32(uint8_t(b))) == b);
+}
+
+TEST_CASE("integer stores wrap like a C cast; poison makes float outputs NaN") {
+  std::byte buf[8];
+  store_element(DType::u8, buf, 257);
+  CHECK(load_element(DType::u8, buf) == 1);
+  store_element(DType::i8, buf, -129);
+  CHECK(load_element(DType::i8, buf) == 127);
+  for (auto t : {DType::f64, DType::f32, DType::f16, DType::bf16, DType::fp8e4m3, DType::fp8e5m2}) {
+    std::memset(buf, poison_byte(t), sizeof buf);
+    CHECK(std::isnan(load_element(t, buf)));
+  }
+}
+
+TEST_CASE("generators: seeded, deterministic, in range") {
+  Env env{{"bins", 256}};
+  auto fill = [&](const char* spec, DType t, size_t n, uint64_t seed, uint64_t stream = 1) {
+    std::vector<std::byte> out(n * dtype_size(t));
+    Generator::parse(spec).fill(t, out, seed, stream, env);
+    std::vector<double> v;
+    for (size_t i = 0; i < n; ++i) v.push_back(load_element(t, out.data() + i * dtype_size(t)));
+    return v;
+  };
+  auto a = fill("uniform(-1, 1)", DType::f32, 10000, 42);
+  CHECK(a == fill("uniform(-1, 1)", DType::f32, 10000, 42));
+  CHECK(a != fill("uniform(-1, 1)", DType::f32, 10000, 43));
+  CHECK(a != fill("uniform(-1, 1)", DType::f32, 10000, 42, 2));
+  double lo = 1, hi = -1, sum = 0;
+  for (double x : a) lo = std::min(lo, x), hi = std::max(hi, x), sum += x;
+  CHECK(lo >= -1);
+  CHECK(hi < 1);
+  CHECK(lo < -0.99);
+  CHECK(hi > 0.99);
+  CHECK(std::fabs(sum / a.size()) < 0.05);
+  // Golden values: the same bytes on every machine. (A change here changes every puzzle's inputs.)
+  CHECK(mix64(0) == 0xe220a8397b1dcdafull); // splitmix64's published first output
+  auto g = fill("uniform(0, 1)", DType::f64, 2, 1, 7);
+  CHECK(g[0] == 0x1.b0f3a8f0cb6e3p-1);
+  CHECK(g[1] == 0x1.53228f13d9cbap-2);
+  auto r = fill("randint(0, bins)", DType::i32, 5000, 9);
+  for (double x : r) CHECK((x >= 0 && x < 256));
+  auto s = fill("skewed(0, 256, 8)", DType::i32, 5000, 9);
+  int low = 0;
+  for (double x : s) low += x < 16;
+  CHECK(low > 2500); // most mass near the low end: atomics contend
+  auto ar = fill("arange(3, 2)", DType::i32, 4, 0);
+  CHECK(ar == std::vector<double>{3, 5, 7, 9});
+  auto n = fill("normal(0, 1)", DType::f32, 20000, 5);
+  double m = 0, v = 0;
+  for (double x : n) m += x;
+  m /= double(n.size());
+  for (double x : n) v += (x - m) * (x - m);
+  v /= double(n.size());
+  CHECK(std::fabs(m) < 0.05);
+  CHECK(v == doctest::Approx(1.0).epsilon(0.05));
+  auto t = fill("ties(0, 1, 3)", DType::f32, 1000, 5);
+  for (double x : t) CHECK((x == 0 || x == 0.5 || x == 1));
+}
+
+TEST_CASE("generator specs are validated") {
+  CHECK_THROWS_WITH_AS(Generator::parse("gaussian(0, 1)"), doctest::Contains("unknown generator"), ExprError);
+  CHECK_THROWS_WITH_AS(Generator::parse("uniform(1)"), doctest::Contains("uniform(lo, hi)"), ExprError);
+  CHECK_THROWS_AS(Generator::parse("randint(0, bins +)"), ExprError);
+  CHECK_NOTHROW(Generator::parse("randint(0, min(bins, 10))"));
+  CHECK_NOTHROW(Generator::parse("zeros"));
+}
