@@ -43,7 +43,7 @@ template <class F> void check_every_puzzle(Backend& backend, const CheckOptions&
     for (const Item& it : {Item{"reference", p.reference, true}, Item{"solution", p.solution, true},
                            Item{"starter", p.starter, p.demo}}) {
       CAPTURE(p.id);
-      CAPTURE(it.role);
+      CAPTURE(std::string(it.role));
       if (!fs::exists(it.file)) {
         FAIL_CHECK(fmt::format("{} has no {} ({})", p.id, it.role, it.file.string()));
         continue;

@@ -2,6 +2,8 @@
 // the starter fails. Prints each solution's figures: time, GB/s, speed of light, medal.
 #include "common/puzzle_suite.hpp"
 
+#include <cstdlib>
+
 using namespace wb;
 
 TEST_CASE("every puzzle on the GPU: reference and solution pass and are timed; the starter fails") {
@@ -9,18 +11,25 @@ TEST_CASE("every puzzle on the GPU: reference and solution pass and are timed; t
   auto gpu = make_cuda_backend(why);
   REQUIRE_MESSAGE(gpu, why);
   CheckOptions opt;
-  std::vector<std::string> table;
+  std::vector<std::string> table, short_of_gold;
   test::check_every_puzzle(*gpu, opt, [&](const Puzzle& p, const char* role, const CheckReport& r) {
     std::string figures;
     if (r.perf && r.perf->timing.ok)
       figures = fmt::format("{:9.2f} us {:8.1f} GB/s {:9.1f} GFLOP/s {:5.1f}% SOL {}", r.perf->timing.median_us,
                             r.perf->gbps, r.perf->gflops, 100 * r.perf->speed_of_light, r.perf->medal);
     table.push_back(fmt::format("{:<24} {:<9} {:<13} {}", p.id, role, verdict_name(r.verdict), figures));
-    if (std::string(role) == "solution" && r.verdict == Verdict::passed && r.perf) {
-      CHECK_MESSAGE(r.perf->medal == "gold", fmt::format("{} solution: {:.1f}% of speed of light, medal '{}'", p.id,
-                                                         100 * r.perf->speed_of_light, r.perf->medal));
+    if (std::string(role) == "solution" && r.verdict == Verdict::passed && r.perf && !p.demo) {
+      bool gold = r.perf->medal == "gold";
+      if (!gold) short_of_gold.push_back(fmt::format("{} ({:.1f}% of speed of light, {})", p.id,
+                                                     100 * r.perf->speed_of_light, r.perf->medal));
     }
   });
   fmt::print("\n{:<24} {:<9} {:<13} figures at the perf size\n", "puzzle", "file", "verdict");
   for (auto& l : table) fmt::print("{}\n", l);
+  // Every solution must earn its gold bar (the content issue's bar). Reported as its own ctest
+  // entry, label "medals", so the engine's pass/fail stays readable on its own.
+  if (std::getenv("WARPBOOK_REQUIRE_GOLD"))
+    for (auto& s : short_of_gold) FAIL_CHECK("solution short of gold: " << s);
+  else
+    for (auto& s : short_of_gold) MESSAGE("solution short of gold: " << s);
 }
