@@ -19,12 +19,14 @@ struct ProbeArgs {
   std::string kernels;
 };
 
-std::string rate(double v, const std::string& unit) { return rate_text(v, unit); }
+std::string rate(double v, const std::string& unit) {
+  return rate_text(v, unit);
+}
 
 nlohmann::json result_json(const ProbeResult& r) {
-  return {{"metric", r.metric},     {"label", r.label},         {"unit", r.unit},
-          {"best", r.best},         {"median", r.median},       {"datasheet", r.datasheet},
-          {"samples", r.samples},   {"launch_us", r.launch_us}, {"kernel", r.kernel},
+  return {{"metric", r.metric},   {"label", r.label},         {"unit", r.unit},
+          {"best", r.best},       {"median", r.median},       {"datasheet", r.datasheet},
+          {"samples", r.samples}, {"launch_us", r.launch_us}, {"kernel", r.kernel},
           {"skipped", r.skipped}};
 }
 
@@ -72,46 +74,50 @@ int run_probe(const cli::Global& g, const ProbeArgs& a) {
     return 0;
   }
 
-  fmt::print("{} (sm_{}{}, {} SMs, {:.0f} MiB L2), driver {}, {}\n", s.device.name, s.device.cc_major,
-             s.device.cc_minor, s.device.sm_count, s.device.l2_bytes / 1048576.0, s.device.driver,
-             s.device.uuid);
+  fmt::print("{} (sm_{}{}, {} SMs, {:.0f} MiB L2), driver {}, {}\n", s.device.name,
+             s.device.cc_major, s.device.cc_minor, s.device.sm_count, s.device.l2_bytes / 1048576.0,
+             s.device.driver, s.device.uuid);
   const GpuProfile* prof = find_profile(s.profile);
   fmt::print("datasheet: {}\n\n", prof ? prof->name : "none (no profile matches this GPU)");
-  fmt::print("{:<48} {:>13} {:>13} {:>13} {:>7}  {}\n", "probe", "best", "median", "datasheet", "ratio",
-             "kernel (launch)");
+  fmt::print("{:<48} {:>13} {:>13} {:>13} {:>7}  {}\n", "probe", "best", "median", "datasheet",
+             "ratio", "kernel (launch)");
   for (auto& r : s.results) {
     if (!r.ok()) {
       fmt::print("{:<48} {:>13}  {}\n", r.label, "-", r.skipped);
       continue;
     }
     std::string ratio = r.datasheet > 0 ? fmt::format("{:.0f}%", 100 * r.best / r.datasheet) : "";
-    fmt::print("{:<48} {:>13} {:>13} {:>13} {:>7}  {} ({:.0f} us x {})\n", r.label, rate(r.best, r.unit),
-               rate(r.median, r.unit), rate(r.datasheet, r.unit), ratio, r.kernel, r.launch_us, r.samples);
+    fmt::print("{:<48} {:>13} {:>13} {:>13} {:>7}  {} ({:.0f} us x {})\n", r.label,
+               rate(r.best, r.unit), rate(r.median, r.unit), rate(r.datasheet, r.unit), ratio,
+               r.kernel, r.launch_us, r.samples);
   }
   if (!s.variants.empty()) {
     fmt::print("\nDRAM variants:\n");
     for (auto& r : s.variants)
-      fmt::print("  {:<22} {:>13} best {:>13} median  ({:.0f} us x {})\n", r.kernel, rate(r.best, r.unit),
-                 rate(r.median, r.unit), r.launch_us, r.samples);
+      fmt::print("  {:<22} {:>13} best {:>13} median  ({:.0f} us x {})\n", r.kernel,
+                 rate(r.best, r.unit), rate(r.median, r.unit), r.launch_us, r.samples);
   }
-  fmt::print("\n{:.0f} ms in all (compile {:.0f} ms, clock ramp {:.0f} ms)\n", s.total_ms, s.compile_ms,
-             s.ramp_ms);
+  fmt::print("\n{:.0f} ms in all (compile {:.0f} ms, clock ramp {:.0f} ms)\n", s.total_ms,
+             s.compile_ms, s.ramp_ms);
   if (!saved.empty())
-    fmt::print("kept {} ceilings for {} / driver {} in {}\n", ceilings.size(), s.device.uuid, s.device.driver,
-               saved);
+    fmt::print("kept {} ceilings for {} / driver {} in {}\n", ceilings.size(), s.device.uuid,
+               s.device.driver, saved);
   return 0;
 }
 
 cli::Registration reg("probe", [](CLI::App& app, cli::Global& g) -> std::function<int()> {
   auto a = std::make_shared<ProbeArgs>();
-  auto* sub = app.add_subcommand("probe", "measure this GPU's ceilings (DRAM, L2, shared memory, FP32, FP64, "
-                                          "tensor cores) and keep them for scoring");
+  auto* sub = app.add_subcommand(
+      "probe", "measure this GPU's ceilings (DRAM, L2, shared memory, FP32, FP64, "
+               "tensor cores) and keep them for scoring");
   sub->add_flag("--json", a->json, "print the results as JSON");
   sub->add_flag("--no-save", a->no_save, "measure only; keep nothing in the store");
   sub->add_flag("--variants", a->variants, "also print every DRAM kernel variant tried");
   sub->add_flag("--no-wgmma", a->no_wgmma, "skip the sm_90a wgmma probes");
-  sub->add_option("--ms", a->ms, "GPU milliseconds of timed launches per probe")->capture_default_str();
-  sub->add_option("--kernels", a->kernels, "the probe source (default: kernels/probes.cu beside the catalog)");
+  sub->add_option("--ms", a->ms, "GPU milliseconds of timed launches per probe")
+      ->capture_default_str();
+  sub->add_option("--kernels", a->kernels,
+                  "the probe source (default: kernels/probes.cu beside the catalog)");
   return [a, &g] { return run_probe(g, *a); };
 });
 

@@ -39,7 +39,9 @@ bool same_file(const std::string& a, const fs::path& b) {
   return ec1 || ec2 ? fs::path(a) == b : ca == cb;
 }
 
-std::string short_id(const std::string& id) { return id.substr(0, id.find('-')); }
+std::string short_id(const std::string& id) {
+  return id.substr(0, id.find('-'));
+}
 
 // One row of the table and (when it has one) one point of the chart.
 struct Row {
@@ -49,15 +51,18 @@ struct Row {
   bool modelled = false;
   RoofPoint point() const {
     std::string label = fmt::format("{} {}", short_id(puzzle), kind);
-    if (verdict != "passed") label += " (wrong)";
-    else if (sol > 0) label += fmt::format(", {:.0f}%", 100 * sol);
+    if (verdict != "passed")
+      label += " (wrong)";
+    else if (sol > 0)
+      label += fmt::format(", {:.0f}%", 100 * sol);
     return {label, intensity, gflops, modelled ? "modelled" : kind};
   }
 };
 
 Row row_from(const CheckReport& r, const std::string& kind) {
   Row w;
-  w.puzzle = r.puzzle, w.kind = kind, w.verdict = std::string(verdict_name(r.verdict)), w.file = r.file;
+  w.puzzle = r.puzzle, w.kind = kind, w.verdict = std::string(verdict_name(r.verdict)),
+  w.file = r.file;
   if (r.perf && (r.perf->timing.ok || r.perf->modelled)) {
     const PerfReport& p = *r.perf;
     w.time_us = p.timing.ok ? p.timing.median_us : 0;
@@ -70,7 +75,8 @@ Row row_from(const CheckReport& r, const std::string& kind) {
 Row row_from(const Attempt& a, const std::string& kind) {
   Row w;
   w.puzzle = a.puzzle, w.kind = kind, w.verdict = a.verdict, w.file = a.file;
-  w.time_us = a.time_us, w.gbps = a.gbps, w.gflops = a.gflops, w.intensity = a.intensity, w.sol = a.sol;
+  w.time_us = a.time_us, w.gbps = a.gbps, w.gflops = a.gflops, w.intensity = a.intensity,
+  w.sol = a.sol;
   w.medal = a.medal, w.modelled = a.modelled;
   return w;
 }
@@ -99,12 +105,14 @@ int run_roofline(const cli::Global& g, const RooflineArgs& a) {
   std::string why;
   if (a.run) {
     backend = make_backend(a.backend, why);
-    if (!backend) throw cli::UsageError(fmt::format("backend '{}' cannot run here: {}", a.backend, why));
+    if (!backend)
+      throw cli::UsageError(fmt::format("backend '{}' cannot run here: {}", a.backend, why));
     device = backend->info();
   } else if (!a.device.empty()) {
     for (auto& d : store->measured_devices())
       if (d.uuid == a.device) device.uuid = d.uuid, device.driver = d.driver, device.name = d.name;
-    if (device.uuid.empty()) throw cli::UsageError(fmt::format("--device {}: no ceilings stored for it", a.device));
+    if (device.uuid.empty())
+      throw cli::UsageError(fmt::format("--device {}: no ceilings stored for it", a.device));
     device.backend = "cuda";
   } else if (auto cuda = a.backend == "sim" ? nullptr : make_cuda_backend(why)) {
     device = cuda->info();
@@ -117,8 +125,11 @@ int run_roofline(const cli::Global& g, const RooflineArgs& a) {
     device.name = "simulator";
   }
   const bool sim = device.backend == "sim";
-  const GpuProfile* prof = chosen ? chosen : sim ? &model_profile(device) : profile_for_device(device);
-  std::vector<MeasuredCeiling> measured = sim ? std::vector<MeasuredCeiling>{} : store->ceilings(device.uuid, device.driver);
+  const GpuProfile* prof = chosen ? chosen
+                           : sim  ? &model_profile(device)
+                                  : profile_for_device(device);
+  std::vector<MeasuredCeiling> measured =
+      sim ? std::vector<MeasuredCeiling>{} : store->ceilings(device.uuid, device.driver);
 
   // The points.
   std::vector<Row> rows;
@@ -126,7 +137,8 @@ int run_roofline(const cli::Global& g, const RooflineArgs& a) {
     if (a.run) {
       std::vector<std::pair<fs::path, std::string>> files;
       std::error_code ec;
-      if (!p->solution.empty() && fs::is_regular_file(p->solution, ec)) files.emplace_back(p->solution, "solution");
+      if (!p->solution.empty() && fs::is_regular_file(p->solution, ec))
+        files.emplace_back(p->solution, "solution");
       if (!a.no_starters) files.emplace_back(p->starter, "starter");
       for (auto& [file, kind] : files) {
         bool ok;
@@ -155,7 +167,7 @@ int run_roofline(const cli::Global& g, const RooflineArgs& a) {
       if (!sim && at.device_uuid != device.uuid) continue;
       if (std::find(seen.begin(), seen.end(), at.file) != seen.end()) continue;
       seen.push_back(at.file);
-      std::string kind = same_file(at.file, p->solution) ? "solution"
+      std::string kind = same_file(at.file, p->solution)  ? "solution"
                          : same_file(at.file, p->starter) ? "starter"
                                                           : "attempt";
       if (kind == "starter" && a.no_starters) continue;
@@ -164,28 +176,33 @@ int run_roofline(const cli::Global& g, const RooflineArgs& a) {
   }
 
   // The table.
-  fmt::print("{}{}\n", sim ? "modelled on " : "", sim ? (prof ? prof->name : "no GPU profile") : device.name);
-  fmt::print("{:<16} {:<9} {:<14} {:>10} {:>9} {:>11} {:>8} {:>6}  {}\n", "puzzle", "kernel", "verdict",
-             sim ? "-" : "time us", "GB/s", "GFLOP/s", "FLOP/B", "SOL", "medal");
+  fmt::print("{}{}\n", sim ? "modelled on " : "",
+             sim ? (prof ? prof->name : "no GPU profile") : device.name);
+  fmt::print("{:<16} {:<9} {:<14} {:>10} {:>9} {:>11} {:>8} {:>6}  {}\n", "puzzle", "kernel",
+             "verdict", sim ? "-" : "time us", "GB/s", "GFLOP/s", "FLOP/B", "SOL", "medal");
   for (auto& r : rows)
-    fmt::print("{:<16} {:<9} {:<14} {:>10.1f} {:>9.0f} {:>11.1f} {:>8.3f} {:>5.0f}%  {}\n", r.puzzle, r.kind,
-               r.verdict, r.time_us, r.gbps, r.gflops, r.intensity, 100 * r.sol, r.medal);
+    fmt::print("{:<16} {:<9} {:<14} {:>10.1f} {:>9.0f} {:>11.1f} {:>8.3f} {:>5.0f}%  {}\n",
+               r.puzzle, r.kind, r.verdict, r.time_us, r.gbps, r.gflops, r.intensity, 100 * r.sol,
+               r.medal);
   if (rows.empty())
-    fmt::print("(no attempts with a roofline point{}: run `warpbook roofline --run`, or check some kernels)\n",
+    fmt::print("(no attempts with a roofline point{}: run `warpbook roofline --run`, or check some "
+               "kernels)\n",
                sim ? "" : " on this device");
 
   RooflineChart chart;
   chart.roofs = device_roofs(measured, prof);
-  for (auto& r : rows) chart.points.push_back(r.point());
+  for (auto& r : rows)
+    if (r.intensity > 0 && r.gflops > 0) chart.points.push_back(r.point());
   chart.title = !a.title.empty() ? a.title
-                : sim      ? fmt::format("Roofline modelled on the {}", prof ? prof->name : "datasheet")
-                           : fmt::format("{}: roofline", device.name);
+                : sim ? fmt::format("Roofline modelled on the {}", prof ? prof->name : "datasheet")
+                      : fmt::format("{}: roofline", device.name);
   if (sim)
     chart.subtitle = "simulator: counted FLOPs and bytes at the [sim_perf] size, placed on the "
                      "attainable bound of the datasheet roofs (dashed)";
   else if (!measured.empty())
-    chart.subtitle = fmt::format("solid: measured by warpbook probe {} (driver {}); dashed: datasheet",
-                                 measured.front().measured_at.substr(0, 10), device.driver);
+    chart.subtitle =
+        fmt::format("solid: measured by warpbook probe {} (driver {}); dashed: datasheet",
+                    measured.front().measured_at.substr(0, 10), device.driver);
   else
     chart.subtitle = "dashed: datasheet (run `warpbook probe` to add measured roofs)";
 
@@ -204,17 +221,21 @@ int run_roofline(const cli::Global& g, const RooflineArgs& a) {
 
 cli::Registration reg("roofline", [](CLI::App& app, cli::Global& g) -> std::function<int()> {
   auto a = std::make_shared<RooflineArgs>();
-  auto* sub = app.add_subcommand("roofline", "draw the roofline chart: the device's ceilings and the puzzles' "
-                                             "latest attempts (SVG, PNG, table)");
+  auto* sub = app.add_subcommand("roofline",
+                                 "draw the roofline chart: the device's ceilings and the puzzles' "
+                                 "latest attempts (SVG, PNG, table)");
   sub->add_option("PUZZLE", a->puzzles, "puzzles to show (default: all)");
   sub->add_option("--svg", a->svg, "write the chart as SVG");
   sub->add_option("--png", a->png, "write the chart as PNG");
-  sub->add_flag("--run", a->run, "check the reference solutions and the starters now (and keep the attempts)");
+  sub->add_flag("--run", a->run,
+                "check the reference solutions and the starters now (and keep the attempts)");
   sub->add_flag("--no-starters", a->no_starters, "leave the starters out");
-  sub->add_option("--backend", a->backend, "cuda, sim or auto (with --run; sim draws modelled points)")
+  sub->add_option("--backend", a->backend,
+                  "cuda, sim or auto (with --run; sim draws modelled points)")
       ->check(CLI::IsMember({"cuda", "sim", "auto"}))
       ->capture_default_str();
-  sub->add_option("--gpu", a->gpu, "the GPU profile for datasheet roofs and the simulator's model (h200, l4, ...)");
+  sub->add_option("--gpu", a->gpu,
+                  "the GPU profile for datasheet roofs and the simulator's model (h200, l4, ...)");
   sub->add_option("--device", a->device, "draw the stored ceilings of this device UUID");
   sub->add_option("--title", a->title, "the chart's title");
   sub->add_option("--width", a->width, "pixels")->capture_default_str();

@@ -73,10 +73,18 @@ std::string esc(const std::string& s) {
   std::string o;
   for (char ch : s) {
     switch (ch) {
-    case '&': o += "&amp;"; break;
-    case '<': o += "&lt;"; break;
-    case '>': o += "&gt;"; break;
-    case '"': o += "&quot;"; break;
+    case '&':
+      o += "&amp;";
+      break;
+    case '<':
+      o += "&lt;";
+      break;
+    case '>':
+      o += "&gt;";
+      break;
+    case '"':
+      o += "&quot;";
+      break;
     default:
       // XML 1.0 forbids most control characters.
       if (static_cast<unsigned char>(ch) >= 0x20 || ch == '\t' || ch == '\n') o += ch;
@@ -85,19 +93,24 @@ std::string esc(const std::string& s) {
   return o;
 }
 
-std::string hex(Rgb c) { return fmt::format("#{:02x}{:02x}{:02x}", c.r, c.g, c.b); }
+std::string hex(Rgb c) {
+  return fmt::format("#{:02x}{:02x}{:02x}", c.r, c.g, c.b);
+}
 
 } // namespace
 
 std::string Roof::label() const {
-  return fmt::format("{} {} {}", name, value_text(value, kind), measured ? "measured" : "datasheet");
+  return fmt::format("{} {} {}", name, value_text(value, kind),
+                     measured ? "measured" : "datasheet");
 }
 
-std::vector<Roof> device_roofs(const std::vector<MeasuredCeiling>& measured, const GpuProfile* prof) {
+std::vector<Roof> device_roofs(const std::vector<MeasuredCeiling>& measured,
+                               const GpuProfile* prof) {
   std::vector<Roof> out;
   for (auto& f : kFamilies)
     for (auto& m : measured)
-      if (m.metric == f.metric && m.value > 0) out.push_back({f.kind, f.metric, f.name, m.value, true});
+      if (m.metric == f.metric && m.value > 0)
+        out.push_back({f.kind, f.metric, f.name, m.value, true});
   if (prof) {
     auto add = [&](const char* metric, const char* name) {
       const Family* f = family_of(metric);
@@ -205,8 +218,9 @@ ChartGeometry chart_geometry(const RooflineChart& c) {
   for (auto& p : c.points) {
     bool above = false;
     if (dram >= 0 && p.intensity > 0) {
-      double bound = attainable_gflops(p.intensity, c.roofs[dram].value,
-                                       p_main > 0 ? p_main : std::numeric_limits<double>::infinity());
+      double bound =
+          attainable_gflops(p.intensity, c.roofs[dram].value,
+                            p_main > 0 ? p_main : std::numeric_limits<double>::infinity());
       above = p.gflops > 1.05 * bound;
     }
     g.above_roof.push_back(above);
@@ -221,23 +235,26 @@ std::vector<Shape> chart_shapes(const RooflineChart& c, int width, int height) {
   const double legend_w = std::min(260.0, W * 0.3);
   const double L = 78, R = W - legend_w, T = 70, B = H - 56;
   auto px = [&](double x) {
-    return L + (std::log10(x) - std::log10(g.x_lo)) / (std::log10(g.x_hi) - std::log10(g.x_lo)) * (R - L);
+    return L + (std::log10(x) - std::log10(g.x_lo)) / (std::log10(g.x_hi) - std::log10(g.x_lo)) *
+                   (R - L);
   };
   auto py = [&](double y) {
-    return B - (std::log10(y) - std::log10(g.y_lo)) / (std::log10(g.y_hi) - std::log10(g.y_lo)) * (B - T);
+    return B - (std::log10(y) - std::log10(g.y_lo)) / (std::log10(g.y_hi) - std::log10(g.y_lo)) *
+                   (B - T);
   };
-  const Rgb ink{34, 34, 34}, grey{110, 110, 110}, grid_major{221, 221, 221}, grid_minor{240, 240, 240},
-      white{255, 255, 255};
+  const Rgb ink{34, 34, 34}, grey{110, 110, 110}, grid_major{221, 221, 221},
+      grid_minor{240, 240, 240}, white{255, 255, 255};
   auto line = [&](double x0, double y0, double x1, double y1, Rgb col, double w, bool dashed,
                   std::string role, std::string title = {}) {
     Shape s;
     s.type = Shape::Type::line;
     s.x0 = x0, s.y0 = y0, s.x1 = x1, s.y1 = y1;
-    s.stroke = col, s.width = w, s.dashed = dashed, s.role = std::move(role), s.title = std::move(title);
+    s.stroke = col, s.width = w, s.dashed = dashed, s.role = std::move(role),
+    s.title = std::move(title);
     out.push_back(std::move(s));
   };
-  auto text = [&](double x, double y, std::string t, double size, Rgb col, int anchor, std::string role,
-                  bool bold = false) {
+  auto text = [&](double x, double y, std::string t, double size, Rgb col, int anchor,
+                  std::string role, bool bold = false) {
     Shape s;
     s.type = Shape::Type::text;
     s.x0 = x, s.y0 = y, s.text = std::move(t), s.size = size, s.fill = col, s.anchor = anchor;
@@ -248,7 +265,8 @@ std::vector<Shape> chart_shapes(const RooflineChart& c, int width, int height) {
                     std::string role, std::string title = {}) {
     Shape s;
     s.type = Shape::Type::circle;
-    s.x0 = x, s.y0 = y, s.radius = r, s.fill = fill, s.filled = filled, s.stroke = stroke, s.width = w;
+    s.x0 = x, s.y0 = y, s.radius = r, s.fill = fill, s.filled = filled, s.stroke = stroke,
+    s.width = w;
     s.role = std::move(role), s.title = std::move(title);
     out.push_back(std::move(s));
   };
@@ -262,7 +280,8 @@ std::vector<Shape> chart_shapes(const RooflineChart& c, int width, int height) {
       double yy = y + k * (size + 2);
       Box b{left - 1, yy - size, left + w + 1, yy + 3};
       if (b.y0 < T || b.y1 > B) continue;
-      bool clash = std::any_of(placed.begin(), placed.end(), [&](auto& o) { return o.overlaps(b); });
+      bool clash =
+          std::any_of(placed.begin(), placed.end(), [&](auto& o) { return o.overlaps(b); });
       if (!clash) {
         placed.push_back(b);
         return yy;
@@ -276,7 +295,8 @@ std::vector<Shape> chart_shapes(const RooflineChart& c, int width, int height) {
   {
     Shape bg;
     bg.type = Shape::Type::rect;
-    bg.x0 = 0, bg.y0 = 0, bg.x1 = W, bg.y1 = H, bg.fill = white, bg.filled = true, bg.stroked = false;
+    bg.x0 = 0, bg.y0 = 0, bg.x1 = W, bg.y1 = H, bg.fill = white, bg.filled = true,
+    bg.stroked = false;
     bg.role = "background";
     out.push_back(bg);
   }
@@ -286,12 +306,14 @@ std::vector<Shape> chart_shapes(const RooflineChart& c, int width, int height) {
   // Grid and ticks.
   for (auto& t : g.x_ticks) {
     double x = px(t.value);
-    line(x, T, x, B, t.major ? grid_major : grid_minor, 1, false, t.major ? "grid major" : "grid minor");
+    line(x, T, x, B, t.major ? grid_major : grid_minor, 1, false,
+         t.major ? "grid major" : "grid minor");
     if (!t.label.empty()) text(x, B + 17, t.label, 11, ink, 0, "tick x");
   }
   for (auto& t : g.y_ticks) {
     double y = py(t.value);
-    line(L, y, R, y, t.major ? grid_major : grid_minor, 1, false, t.major ? "grid major" : "grid minor");
+    line(L, y, R, y, t.major ? grid_major : grid_minor, 1, false,
+         t.major ? "grid major" : "grid minor");
     if (!t.label.empty()) text(L - 6, y + 4, t.label, 11, ink, 1, "tick y");
   }
   {
@@ -301,7 +323,8 @@ std::vector<Shape> chart_shapes(const RooflineChart& c, int width, int height) {
     frame.filled = false, frame.role = "frame";
     out.push_back(frame);
   }
-  text((L + R) / 2, B + 38, "arithmetic intensity (FLOP per byte of DRAM traffic)", 12, ink, 0, "axis-title x");
+  text((L + R) / 2, B + 38, "arithmetic intensity (FLOP per byte of DRAM traffic)", 12, ink, 0,
+       "axis-title x");
   text(L - 6, T - 10, "FLOP/s", 12, ink, 1, "axis-title y");
 
   // Roofs: datasheet (dashed) under measured (solid).
@@ -311,11 +334,11 @@ std::vector<Shape> chart_shapes(const RooflineChart& c, int width, int height) {
       if (r.measured != (pass == 1)) continue;
       std::string role = fmt::format("roof {} {}", r.measured ? "measured" : "datasheet",
                                      r.kind == Roof::Kind::memory ? "memory" : "compute");
-      line(px(s.x0), py(s.y0), px(s.x1), py(s.y1), roof_color(r), r.measured ? 2.2 : 1.6, !r.measured,
-           role, r.label());
+      line(px(s.x0), py(s.y0), px(s.x1), py(s.y1), roof_color(r), r.measured ? 2.2 : 1.6,
+           !r.measured, role, r.label());
     }
   // Labels of the main roofs, on the chart: compute ones over their right end, memory ones under
-  // their line a third of the way across (the line rises away from the text).
+  // their line near its left end (the line rises away from the text; points sit further right).
   for (auto& s : g.segments) {
     const Roof& r = c.roofs[s.roof];
     if (!g.main_roof[s.roof]) continue;
@@ -325,8 +348,9 @@ std::vector<Shape> chart_shapes(const RooflineChart& c, int width, int height) {
       text(R - 4, y, t, 11, roof_color(r), 1, "roof-label");
     } else {
       double lx0 = px(s.x0), lx1 = px(s.x1);
-      double x = lx0 + std::min(0.33 * (R - L), 0.5 * (lx1 - lx0));
-      double xd = std::pow(10.0, std::log10(g.x_lo) + (x - L) / (R - L) * std::log10(g.x_hi / g.x_lo));
+      double x = lx0 + std::min(0.04 * (R - L), 0.5 * (lx1 - lx0));
+      double xd =
+          std::pow(10.0, std::log10(g.x_lo) + (x - L) / (R - L) * std::log10(g.x_hi / g.x_lo));
       double y = place(x + 6, py(r.value * xd) + 15, t, 11, -1);
       text(x + 6, y, t, 11, roof_color(r), -1, "roof-label");
     }
@@ -345,19 +369,21 @@ std::vector<Shape> chart_shapes(const RooflineChart& c, int width, int height) {
   for (size_t i = 0; i < c.points.size(); ++i) {
     const RoofPoint& p = c.points[i];
     if (!(p.intensity > 0) || !(p.gflops > 0)) continue;
-    double x = px(std::clamp(p.intensity, g.x_lo, g.x_hi)), y = py(std::clamp(p.gflops, g.y_lo, g.y_hi));
+    double x = px(std::clamp(p.intensity, g.x_lo, g.x_hi)),
+           y = py(std::clamp(p.gflops, g.y_lo, g.y_hi));
     bool above = i < g.above_roof.size() && g.above_roof[i];
     std::string tip = fmt::format("{}: {:.3g} FLOP/B, {}FLOP/s{}", p.label, p.intensity,
                                   si_number(p.gflops * 1e9), above ? " (above the roof)" : "");
     if (above) circle(x, y, 9, white, false, {214, 39, 40}, 1.5, "flag above-roof");
     bool hollow = p.kind == "modelled";
-    circle(x, y, 5.5, point_color(p.kind), !hollow, hollow ? point_color(p.kind) : white, hollow ? 2 : 1.2,
-           "point " + (p.kind.empty() ? std::string("attempt") : p.kind), tip);
+    circle(x, y, 5.5, point_color(p.kind), !hollow, hollow ? point_color(p.kind) : white,
+           hollow ? 2 : 1.2, "point " + (p.kind.empty() ? std::string("attempt") : p.kind), tip);
   }
   for (size_t i = 0; i < c.points.size(); ++i) {
     const RoofPoint& p = c.points[i];
     if (!(p.intensity > 0) || !(p.gflops > 0)) continue;
-    double x = px(std::clamp(p.intensity, g.x_lo, g.x_hi)), y = py(std::clamp(p.gflops, g.y_lo, g.y_hi));
+    double x = px(std::clamp(p.intensity, g.x_lo, g.x_hi)),
+           y = py(std::clamp(p.gflops, g.y_lo, g.y_hi));
     bool above = i < g.above_roof.size() && g.above_roof[i];
     std::string t = p.label + (above ? " (!)" : "");
     double ly = place(x + 9, y + 4, t, 11, -1);
@@ -372,22 +398,25 @@ std::vector<Shape> chart_shapes(const RooflineChart& c, int width, int height) {
     if (!(r.value > 0)) continue;
     line(lx, ly - 4, lx + 26, ly - 4, roof_color(r), r.measured ? 2.2 : 1.6, !r.measured,
          fmt::format("legend roof {}", r.measured ? "measured" : "datasheet"));
-    text(lx + 32, ly, fmt::format("{} {}", r.name, value_text(r.value, r.kind)), 11, ink, -1, "legend");
+    text(lx + 32, ly, fmt::format("{} {}", r.name, value_text(r.value, r.kind)), 11, ink, -1,
+         "legend");
     ly += 15;
     text(lx + 32, ly, r.measured ? "measured" : "datasheet", 9.5, grey, -1, "legend");
     ly += 16;
   }
   std::vector<std::string> kinds;
   for (auto& p : c.points)
-    if (std::find(kinds.begin(), kinds.end(), p.kind) == kinds.end()) kinds.push_back(p.kind);
+    if (p.intensity > 0 && p.gflops > 0 &&
+        std::find(kinds.begin(), kinds.end(), p.kind) == kinds.end())
+      kinds.push_back(p.kind);
   if (!kinds.empty()) {
     ly += 6;
     text(lx, ly, "Kernels", 12, ink, -1, "legend", true);
     ly += 18;
     for (auto& k : kinds) {
       bool hollow = k == "modelled";
-      circle(lx + 13, ly - 4, 5, point_color(k), !hollow, hollow ? point_color(k) : white, hollow ? 2 : 1.2,
-             "legend point");
+      circle(lx + 13, ly - 4, 5, point_color(k), !hollow, hollow ? point_color(k) : white,
+             hollow ? 2 : 1.2, "legend point");
       text(lx + 32, ly, k.empty() ? "attempt" : k, 11, ink, -1, "legend");
       ly += 17;
     }
@@ -401,16 +430,17 @@ std::vector<Shape> chart_shapes(const RooflineChart& c, int width, int height) {
 }
 
 std::string chart_svg(const RooflineChart& c, int width, int height) {
-  std::string s = fmt::format(
-      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
-      "font-family=\"DejaVu Sans, Verdana, sans-serif\">\n",
-      width, height);
+  std::string s = fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                              "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" "
+                              "height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
+                              "font-family=\"DejaVu Sans, Verdana, sans-serif\">\n",
+                              width, height);
   s += fmt::format("<title>{}</title>\n", esc(c.title.empty() ? "Roofline" : c.title));
   for (const Shape& sh : chart_shapes(c, width, height)) {
     std::string cls = sh.role.empty() ? "" : fmt::format(" class=\"{}\"", esc(sh.role));
-    std::string stroke = sh.stroked ? fmt::format(" stroke=\"{}\" stroke-width=\"{:.2f}\"", hex(sh.stroke), sh.width)
-                                    : " stroke=\"none\"";
+    std::string stroke =
+        sh.stroked ? fmt::format(" stroke=\"{}\" stroke-width=\"{:.2f}\"", hex(sh.stroke), sh.width)
+                   : " stroke=\"none\"";
     std::string fill = sh.filled ? fmt::format(" fill=\"{}\"", hex(sh.fill)) : " fill=\"none\"";
     std::string dash = sh.dashed ? " stroke-dasharray=\"7 5\"" : "";
     std::string body;
@@ -418,30 +448,35 @@ std::string chart_svg(const RooflineChart& c, int width, int height) {
     switch (sh.type) {
     case Shape::Type::line:
       tag = "line";
-      body = fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\"{}{}{}", sh.x0, sh.y0, sh.x1,
-                         sh.y1, stroke, dash, cls);
+      body = fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\"{}{}{}",
+                         sh.x0, sh.y0, sh.x1, sh.y1, stroke, dash, cls);
       break;
     case Shape::Type::rect:
       tag = "rect";
-      body = fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\"{}{}{}", sh.x0, sh.y0,
-                         sh.x1 - sh.x0, sh.y1 - sh.y0, fill, stroke, cls);
+      body = fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\"{}{}{}",
+                         sh.x0, sh.y0, sh.x1 - sh.x0, sh.y1 - sh.y0, fill, stroke, cls);
       break;
     case Shape::Type::circle:
       tag = "circle";
-      body = fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"{:.1f}\"{}{}{}", sh.x0, sh.y0, sh.radius, fill,
-                         stroke, cls);
+      body = fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"{:.1f}\"{}{}{}", sh.x0, sh.y0,
+                         sh.radius, fill, stroke, cls);
       break;
     case Shape::Type::text:
       tag = "text";
-      body = fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"{:.1f}\" fill=\"{}\"{}{}{}>{}", sh.x0, sh.y0,
-                         sh.size, hex(sh.fill),
-                         sh.anchor == 0 ? " text-anchor=\"middle\"" : sh.anchor > 0 ? " text-anchor=\"end\"" : "",
-                         sh.bold ? " font-weight=\"bold\"" : "", cls, esc(sh.text));
+      body =
+          fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"{:.1f}\" fill=\"{}\"{}{}{}>{}",
+                      sh.x0, sh.y0, sh.size, hex(sh.fill),
+                      sh.anchor == 0  ? " text-anchor=\"middle\""
+                      : sh.anchor > 0 ? " text-anchor=\"end\""
+                                      : "",
+                      sh.bold ? " font-weight=\"bold\"" : "", cls, esc(sh.text));
       s += body + "</text>\n";
       continue;
     }
-    if (sh.title.empty()) s += body + "/>\n";
-    else s += fmt::format("{}><title>{}</title></{}>\n", body, esc(sh.title), tag);
+    if (sh.title.empty())
+      s += body + "/>\n";
+    else
+      s += fmt::format("{}><title>{}</title></{}>\n", body, esc(sh.title), tag);
   }
   s += "</svg>\n";
   return s;

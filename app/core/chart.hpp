@@ -44,10 +44,11 @@ struct RooflineChart {
   std::vector<RoofPoint> points;
 };
 
-// Roofs for a device: every measured ceiling of DRAM, L2, shared memory, FP32, FP64 and the FP16 and
-// BF16 tensor cores (solid), and the datasheet's DRAM, shared memory, FP32, FP64 and FP16/BF16
+// Roofs for a device: every measured ceiling of DRAM, L2, shared memory, FP32, FP64 and the FP16
+// and BF16 tensor cores (solid), and the datasheet's DRAM, shared memory, FP32, FP64 and FP16/BF16
 // tensor figures (dashed). Either argument may be empty / nullptr.
-std::vector<Roof> device_roofs(const std::vector<MeasuredCeiling>& measured, const GpuProfile* prof);
+std::vector<Roof> device_roofs(const std::vector<MeasuredCeiling>& measured,
+                               const GpuProfile* prof);
 
 // The chart in data coordinates (intensity, GFLOP/s).
 struct ChartGeometry {
@@ -85,12 +86,12 @@ struct Shape {
   bool stroked = true, filled = false;
   bool dashed = false;
   double opacity = 1;
-  std::string text;   // text
-  double size = 12;   // font size in pixels
-  int anchor = -1;    // text: -1 start, 0 middle, 1 end (x0 is that point; y0 the baseline)
+  std::string text; // text
+  double size = 12; // font size in pixels
+  int anchor = -1;  // text: -1 start, 0 middle, 1 end (x0 is that point; y0 the baseline)
   bool bold = false;
-  std::string role;   // SVG class: "roof measured memory", "point solution", "ridge", "grid" ...
-  std::string title;  // a tooltip (SVG <title>)
+  std::string role;  // SVG class: "roof measured memory", "point solution", "ridge", "grid" ...
+  std::string title; // a tooltip (SVG <title>)
 };
 
 std::vector<Shape> chart_shapes(const RooflineChart& c, int width = 1000, int height = 640);

@@ -49,9 +49,12 @@ public:
   // A segment `w` pixels wide; coverage from the distance of each pixel centre to the segment.
   void segment(double x0, double y0, double x1, double y1, double w, Rgb c, double opacity) {
     const double hw = w / 2;
-    int xa = int(std::floor(std::min(x0, x1) - hw - 1)), xb = int(std::ceil(std::max(x0, x1) + hw + 1));
-    int ya = int(std::floor(std::min(y0, y1) - hw - 1)), yb = int(std::ceil(std::max(y0, y1) + hw + 1));
-    xa = std::max(xa, 0), ya = std::max(ya, 0), xb = std::min(xb, w_ - 1), yb = std::min(yb, h_ - 1);
+    int xa = int(std::floor(std::min(x0, x1) - hw - 1)),
+        xb = int(std::ceil(std::max(x0, x1) + hw + 1));
+    int ya = int(std::floor(std::min(y0, y1) - hw - 1)),
+        yb = int(std::ceil(std::max(y0, y1) + hw + 1));
+    xa = std::max(xa, 0), ya = std::max(ya, 0), xb = std::min(xb, w_ - 1),
+    yb = std::min(yb, h_ - 1);
     const double dx = x1 - x0, dy = y1 - y0, len2 = dx * dx + dy * dy;
     for (int y = ya; y <= yb; ++y)
       for (int x = xa; x <= xb; ++x) {
@@ -70,8 +73,8 @@ public:
     if (len <= 0) return;
     for (double t = 0; t < len; t += 12) {
       double e = std::min(t + 7, len);
-      segment(s.x0 + dx * t / len, s.y0 + dy * t / len, s.x0 + dx * e / len, s.y0 + dy * e / len, s.width,
-              s.stroke, s.opacity);
+      segment(s.x0 + dx * t / len, s.y0 + dy * t / len, s.x0 + dx * e / len, s.y0 + dy * e / len,
+              s.width, s.stroke, s.opacity);
     }
   }
 
@@ -83,7 +86,8 @@ public:
       for (int x = xa; x <= xb; ++x) {
         double d = std::hypot(x + 0.5 - s.x0, y + 0.5 - s.y0);
         if (s.filled) blend(x, y, s.fill, std::clamp(r + 0.5 - d, 0.0, 1.0) * s.opacity);
-        if (s.stroked) blend(x, y, s.stroke, std::clamp(hw + 0.5 - std::fabs(d - r), 0.0, 1.0) * s.opacity);
+        if (s.stroked)
+          blend(x, y, s.stroke, std::clamp(hw + 0.5 - std::fabs(d - r), 0.0, 1.0) * s.opacity);
       }
   }
 
@@ -127,7 +131,8 @@ std::vector<int> codepoints(const std::string& s) {
       continue;
     }
     int cp = n == 0 ? c : c & (0x3f >> n);
-    for (int k = 1; k <= n; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + size_t(k)]) & 0x3f);
+    for (int k = 1; k <= n; ++k)
+      cp = (cp << 6) | (static_cast<unsigned char>(s[i + size_t(k)]) & 0x3f);
     out.push_back(cp);
     i += size_t(n) + 1;
   }
@@ -156,7 +161,8 @@ public:
       int adv = 0, lsb = 0;
       stbtt_GetCodepointHMetrics(&info_, cps[i], &adv, &lsb);
       w += adv * scale;
-      if (i + 1 < cps.size()) w += stbtt_GetCodepointKernAdvance(&info_, cps[i], cps[i + 1]) * scale;
+      if (i + 1 < cps.size())
+        w += stbtt_GetCodepointKernAdvance(&info_, cps[i], cps[i + 1]) * scale;
     }
     double x = s.anchor < 0 ? s.x0 : s.anchor == 0 ? s.x0 - w / 2 : s.x0 - w;
     for (int pass = 0; pass < (s.bold ? 2 : 1); ++pass) {
@@ -167,8 +173,8 @@ public:
         // Render at the pen's sub-pixel offset so that spacing stays even.
         float shift = float(pen - std::floor(pen));
         int bw = 0, bh = 0, xoff = 0, yoff = 0;
-        unsigned char* bmp = stbtt_GetCodepointBitmapSubpixel(&info_, scale, scale, shift, 0.f, cps[i], &bw,
-                                                              &bh, &xoff, &yoff);
+        unsigned char* bmp = stbtt_GetCodepointBitmapSubpixel(&info_, scale, scale, shift, 0.f,
+                                                              cps[i], &bw, &bh, &xoff, &yoff);
         if (bmp) {
           int ox = int(std::floor(pen)) + xoff, oy = int(std::lround(s.y0)) + yoff;
           for (int r = 0; r < bh; ++r)
@@ -177,7 +183,8 @@ public:
           stbtt_FreeBitmap(bmp, nullptr);
         }
         pen += adv * scale;
-        if (i + 1 < cps.size()) pen += stbtt_GetCodepointKernAdvance(&info_, cps[i], cps[i + 1]) * scale;
+        if (i + 1 < cps.size())
+          pen += stbtt_GetCodepointKernAdvance(&info_, cps[i], cps[i + 1]) * scale;
       }
     }
   }
@@ -192,11 +199,14 @@ private:
 
 std::string chart_font_path() {
   std::error_code ec;
-  if (const char* e = std::getenv("WARPBOOK_FONT"); e && *e && std::filesystem::is_regular_file(e, ec))
+  if (const char* e = std::getenv("WARPBOOK_FONT");
+      e && *e && std::filesystem::is_regular_file(e, ec))
     return e;
-  for (const char* p : {"/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf", "/usr/share/fonts/TTF/DejaVuSans.ttf",
-                        "/usr/share/fonts/dejavu/DejaVuSans.ttf", "/usr/share/fonts/dejavu-sans-fonts/DejaVuSans.ttf",
-                        "/usr/local/share/fonts/DejaVuSans.ttf"})
+  for (const char* p :
+       {"/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf", "/usr/share/fonts/TTF/DejaVuSans.ttf",
+        "/usr/share/fonts/dejavu/DejaVuSans.ttf",
+        "/usr/share/fonts/dejavu-sans-fonts/DejaVuSans.ttf",
+        "/usr/local/share/fonts/DejaVuSans.ttf"})
     if (std::filesystem::is_regular_file(p, ec)) return p;
   return {};
 }
@@ -211,9 +221,15 @@ Image render_chart(const RooflineChart& c, int width, int height) {
 #endif
   for (const Shape& s : chart_shapes(c, width, height)) {
     switch (s.type) {
-    case Shape::Type::line: cv.line(s); break;
-    case Shape::Type::circle: cv.circle(s); break;
-    case Shape::Type::rect: cv.rect(s); break;
+    case Shape::Type::line:
+      cv.line(s);
+      break;
+    case Shape::Type::circle:
+      cv.circle(s);
+      break;
+    case Shape::Type::rect:
+      cv.rect(s);
+      break;
     case Shape::Type::text:
 #if WB_HAVE_STB
       if (img.has_text) font.draw(cv, s);
@@ -227,7 +243,8 @@ Image render_chart(const RooflineChart& c, int width, int height) {
   return img;
 }
 
-bool write_chart_png(const RooflineChart& c, const std::string& path, std::string& why, int width, int height) {
+bool write_chart_png(const RooflineChart& c, const std::string& path, std::string& why, int width,
+                     int height) {
 #if WB_HAVE_STB
   Image img = render_chart(c, width, height);
   if (!stbi_write_png(path.c_str(), img.width, img.height, 3, img.rgb.data(), img.width * 3)) {

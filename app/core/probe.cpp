@@ -277,8 +277,8 @@ ProbeSuite run_probes(const ProbeOptions& opt) {
     if (opt.progress) opt.progress(s);
   };
 
-  fs::path src_path = opt.kernels_file.empty() ? find_probe_source(opt.catalog)
-                                               : fs::path(opt.kernels_file);
+  fs::path src_path =
+      opt.kernels_file.empty() ? find_probe_source(opt.catalog) : fs::path(opt.kernels_file);
   if (src_path.empty() || !fs::is_regular_file(src_path)) {
     suite.error = "kernels/probes.cu was not found (looked beside the catalog and in the source "
                   "tree)";
@@ -286,48 +286,60 @@ ProbeSuite run_probes(const ProbeOptions& opt) {
   }
   const std::string source = read_text(src_path);
 
-  // The backend gives the device's identity exactly as the checks see it (UUID, driver).
+  // The compute capability, straight from the driver (no context yet), so that compiling can
+  // start while the context is created.
   std::string why;
-  auto backend = make_cuda_backend(why);
-  if (!backend) {
-    suite.error = "no GPU: " + why;
-    return suite;
-  }
-  suite.device = backend->info();
-  const GpuProfile* prof = profile_for_device(suite.device);
-  if (prof) suite.profile = prof->key;
   const cuda::Driver* drv = cuda::driver(why);
-  if (!drv) {
-    suite.error = why;
+  CUdevice dev = 0;
+  int cc = 0;
+  if (drv && drv->cuInit(0) == CUDA_SUCCESS && drv->cuDeviceGet(&dev, 0) == CUDA_SUCCESS) {
+    int major = 0, minor = 0;
+    drv->cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+    drv->cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+    cc = major * 10 + minor;
+  }
+  if (!drv || cc == 0) {
+    suite.error = "no GPU: " + (why.empty() ? std::string("the driver found no CUDA device") : why);
     return suite;
   }
-  const int cc = suite.device.cc_major * 10 + suite.device.cc_minor;
   const bool hopper = cc == 90;
   const bool want_wgmma = hopper && opt.wgmma;
   // sm_90a (arch-specific features) on Hopper, so the wgmma kernels exist.
   const std::string arch = hopper ? "sm_90a" : fmt::format("sm_{}", cc);
 
-  // The wgmma programs take ptxas several hundred milliseconds each: build them on their own
-  // threads while the other probes run.
+  // Three programs at once: ptxas spends a few hundred milliseconds on each wgmma kernel, and all
+  // of it overlaps the context's creation and the first probes.
   progress("compiling");
-  double wgmma_compile_ms = 0;
+  std::future<Compiled> f_main = std::async(std::launch::async, compile_part, source, arch, 0);
   std::future<Compiled> f_bf16, f_f16;
   if (want_wgmma) {
     f_bf16 = std::async(std::launch::async, compile_part, source, arch, 1);
     f_f16 = std::async(std::launch::async, compile_part, source, arch, 2);
   }
-  Compiled main_prog = compile_part(source, arch, 0);
+  auto wait_all = [&] {
+    for (auto* f : {&f_main, &f_bf16, &f_f16})
+      if (f->valid()) f->wait();
+  };
+  double wgmma_compile_ms = 0;
+
+  // The backend gives the device's identity exactly as the checks see it (UUID, driver).
+  auto backend = make_cuda_backend(why);
+  if (!backend) {
+    suite.error = "no GPU: " + why;
+    wait_all();
+    return suite;
+  }
+  suite.device = backend->info();
+  const GpuProfile* prof = profile_for_device(suite.device);
+  if (prof) suite.profile = prof->key;
+  Compiled main_prog = f_main.get();
   if (!main_prog.program.ok) {
     suite.error = "the probes do not compile: " + first_error(main_prog.program);
-    if (f_bf16.valid()) f_bf16.wait();
-    if (f_f16.valid()) f_f16.wait();
+    wait_all();
     return suite;
   }
 
   try {
-    CUdevice dev = 0;
-    if (CUresult r = drv->cuDeviceGet(&dev, 0); r != CUDA_SUCCESS)
-      throw ProbeError("opening device 0: " + drv->error(r));
     Gpu gpu(*drv, dev);
     CUmodule mod = gpu.load(main_prog.program);
     Runner run{gpu, opt};
@@ -355,7 +367,8 @@ ProbeSuite run_probes(const ProbeOptions& opt) {
         t.push_back(gpu.once(f, grid, kBlock, a));
         const size_t n = t.size();
         if (ms_since(t0) > 100 && n >= 3 &&
-            std::max({t[n - 1], t[n - 2], t[n - 3]}) < 1.01 * std::min({t[n - 1], t[n - 2], t[n - 3]}))
+            std::max({t[n - 1], t[n - 2], t[n - 3]}) <
+                1.01 * std::min({t[n - 1], t[n - 2], t[n - 3]}))
           break;
       }
       suite.ramp_ms = ms_since(t0);
@@ -441,23 +454,29 @@ ProbeSuite run_probes(const ProbeOptions& opt) {
     struct Variant {
       const char* kernel;
       int unroll;
-      int streams; // arrays touched: read 1, copy 2, triad 3
+      int streams;       // arrays touched: read 1, copy 2, triad 3
+      bool flat = false; // one step per thread and as many blocks as that takes, instead of a
+                         // resident grid striding over the arrays
     };
     auto dram_probe = [&](const char* metric, const char* label, std::vector<Variant> vs) {
       progress(label);
       ProbeResult best = make_result(metric, label, prof);
       for (auto& v : vs) {
         CUfunction f = gpu.function(mod, v.kernel);
-        const unsigned grid = grid_for(f);
         // Every thread runs the same number of steps: n a multiple of one grid-wide step.
-        const long unit = long(grid) * kBlock * v.unroll;
+        const long per_block = long(kBlock) * v.unroll;
+        const unsigned grid = v.flat ? unsigned(n4 / per_block) : grid_for(f);
+        const long unit = long(grid) * per_block;
         const long n = n4 / unit * unit;
         Args a;
-        if (v.streams == 1) a.add(a_buf).add(n).add(never).add(sink);
-        else if (v.streams == 2) a.add(a_buf).add(b_buf).add(n);
-        else a.add(c_buf).add(a_buf).add(b_buf).add(0.5f).add(n);
+        if (v.streams == 1)
+          a.add(a_buf).add(n).add(never).add(sink);
+        else if (v.streams == 2)
+          a.add(a_buf).add(b_buf).add(n);
+        else
+          a.add(c_buf).add(a_buf).add(b_buf).add(0.5f).add(n);
         ProbeResult r = make_result(metric, label, prof);
-        r.kernel = v.kernel;
+        r.kernel = std::string(v.kernel) + (v.flat ? " (flat)" : "");
         r = run.measure(r, f, grid, a, 16.0 * double(n) * v.streams, 1.0 / double(vs.size()));
         if (opt.variants) suite.variants.push_back(r);
         if (r.best > best.best) best = r;
@@ -465,11 +484,19 @@ ProbeSuite run_probes(const ProbeOptions& opt) {
       add(best);
     };
     dram_probe(metric::dram_read, "DRAM read stream",
-               {{"dram_read_u4", 4, 1}, {"dram_read_u8", 8, 1}});
+               {{"dram_read_u4", 4, 1}, {"dram_read_u8", 8, 1}, {"dram_read_u4", 4, 1, true}});
     dram_probe(metric::dram_copy, "DRAM copy y = x",
-               {{"dram_copy_u4", 4, 2}, {"dram_copy_u4_cs", 4, 2}, {"dram_copy_u8_cs", 8, 2}});
+               {{"dram_copy_u4", 4, 2},
+                {"dram_copy_u4_cs", 4, 2},
+                {"dram_copy_u8_cs", 8, 2},
+                {"dram_copy_u4", 4, 2, true},
+                {"dram_copy_u4_cs", 4, 2, true}});
     dram_probe(metric::dram_triad, "DRAM triad a = b + s*c",
-               {{"dram_triad_u2", 2, 3}, {"dram_triad_u4", 4, 3}, {"dram_triad_u4_cs", 4, 3}});
+               {{"dram_triad_u2", 2, 3},
+                {"dram_triad_u4", 4, 3},
+                {"dram_triad_u4_cs", 4, 3},
+                {"dram_triad_u4", 4, 3, true},
+                {"dram_triad_u4_cs", 4, 3, true}});
 
     // -- L2: a window of half the L2, warmed by one pass, reread `reps` times per launch.
     {
@@ -524,8 +551,7 @@ ProbeSuite run_probes(const ProbeOptions& opt) {
   } catch (const std::exception& e) {
     suite.error = e.what();
   }
-  if (f_bf16.valid()) f_bf16.wait();
-  if (f_f16.valid()) f_f16.wait();
+  wait_all();
   suite.compile_ms = std::max(main_prog.ms, wgmma_compile_ms);
   suite.total_ms = ms_since(t_start);
   return suite;

@@ -15,11 +15,11 @@
 namespace wb {
 
 struct ProbeResult {
-  std::string metric; // roofline.hpp's metric names: "dram_triad_gbps", "fp32_gflops", ...
-  std::string label;  // "DRAM triad a = b + s*c"
-  std::string unit;   // "GB/s", "GFLOP/s", "GOP/s"
-  double best = 0;    // from the fastest launch
-  double median = 0;  // from the median launch
+  std::string metric;   // roofline.hpp's metric names: "dram_triad_gbps", "fp32_gflops", ...
+  std::string label;    // "DRAM triad a = b + s*c"
+  std::string unit;     // "GB/s", "GFLOP/s", "GOP/s"
+  double best = 0;      // from the fastest launch
+  double median = 0;    // from the median launch
   double datasheet = 0; // the matching profile's figure; 0 when there is none
   int samples = 0;      // timed launches
   double launch_us = 0; // median duration of one launch
@@ -41,14 +41,14 @@ struct ProbeOptions {
 
 struct ProbeSuite {
   DeviceInfo device;
-  std::string profile;                // the matching GpuProfile's key; empty when none
-  std::vector<ProbeResult> results;   // one per metric, in a fixed order
-  std::vector<ProbeResult> variants;  // every DRAM variant (ProbeOptions::variants)
-  std::string error;                  // the suite could not run (no GPU, compile failure ...)
-  double total_ms = 0;                // wall clock of run_probes, context creation included
-  double compile_ms = 0;              // wall clock until every program was compiled
-  double ramp_ms = 0;                 // clock ramp before the first timed launch
-  double ramp_start_mhz_ratio = 0;    // ramp: first launch's time over the last one's
+  std::string profile;               // the matching GpuProfile's key; empty when none
+  std::vector<ProbeResult> results;  // one per metric, in a fixed order
+  std::vector<ProbeResult> variants; // every DRAM variant (ProbeOptions::variants)
+  std::string error;                 // the suite could not run (no GPU, compile failure ...)
+  double total_ms = 0;               // wall clock of run_probes, context creation included
+  double compile_ms = 0;             // wall clock until every program was compiled
+  double ramp_ms = 0;                // clock ramp before the first timed launch
+  double ramp_start_mhz_ratio = 0;   // ramp: first launch's time over the last one's
   bool ok() const { return error.empty(); }
   const ProbeResult* find(std::string_view metric) const;
 };

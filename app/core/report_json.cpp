@@ -108,7 +108,8 @@ Verdict verdict_from(const std::string& s) {
 CaseReport case_from(const json& j) {
   CaseReport c;
   c.label = j.value("label", "");
-  for (auto& [k, v] : j.value("sizes", json::object()).items()) c.sizes[k] = v.get<int64_t>();
+  const json sizes = j.value("sizes", json::object()); // .items() of a temporary would dangle
+  for (auto& [k, v] : sizes.items()) c.sizes[k] = v.get<int64_t>();
   c.perf = j.value("perf", false);
   c.verdict = verdict_from(j.value("verdict", "passed"));
   c.message = j.value("message", "");
@@ -237,7 +238,8 @@ CheckReport report_from_json(const std::string& text) {
   if (j.contains("perf")) {
     const json& p = j["perf"];
     PerfReport pr;
-    for (auto& [k, v] : p.value("sizes", json::object()).items()) pr.sizes[k] = v.get<int64_t>();
+    const json sizes = p.value("sizes", json::object()); // .items() of a temporary would dangle
+    for (auto& [k, v] : sizes.items()) pr.sizes[k] = v.get<int64_t>();
     if (p.contains("timing")) pr.timing = timing_from(p["timing"]);
     pr.bytes = p.value("bytes", 0.0);
     pr.flops = p.value("flops", 0.0);

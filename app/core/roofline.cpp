@@ -76,18 +76,26 @@ const GpuProfile* find_profile(std::string_view key) {
 }
 
 const GpuProfile* profile_for_device(const DeviceInfo& d) {
-  std::string n = lower(d.name);
-  auto has = [&](const char* s) { return n.find(s) != std::string::npos; };
+  // Whole words of the name, so that "L40" is not taken for an "L4".
+  std::vector<std::string> words;
+  std::string w;
+  for (char c : lower(d.name) + " ") {
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      w += c;
+    else if (!w.empty())
+      words.push_back(std::move(w)), w.clear();
+  }
+  auto has = [&](const char* s) { return std::find(words.begin(), words.end(), s) != words.end(); };
   if (has("h200")) return find_profile("h200");
   if (has("h100")) return find_profile("h100-sxm");
   if (has("a100"))
-    return find_profile(d.memory_bytes > (int64_t(60) << 30) || has("80gb") ? "a100-80gb"
-                                                                             : "a100-40gb");
+    return find_profile(has("80gb") || d.memory_bytes > (int64_t(60) << 30) ? "a100-80gb"
+                                                                            : "a100-40gb");
   if (has("l40s")) return find_profile("l40s");
   if (has("4090")) return find_profile("rtx4090");
   if (has("3090")) return find_profile("rtx3090");
-  if (has(" l4") || n == "l4") return find_profile("l4");
-  if (has(" t4") || n == "t4") return find_profile("t4");
+  if (has("l4")) return find_profile("l4");
+  if (has("t4")) return find_profile("t4");
   return nullptr;
 }
 
@@ -144,12 +152,13 @@ Ceilings merge_ceilings(const std::vector<MeasuredCeiling>& measured, const GpuP
     if (m.metric == metric::dram) c.dram_gbps = m.value, c.dram_measured = true;
     if (m.metric == cm) c.compute_gflops = m.value, c.compute_measured = true;
   }
-  if (c.dram_measured && c.compute_measured) c.source = "measured";
+  if (c.dram_measured && c.compute_measured)
+    c.source = "measured";
   else if (c.dram_measured)
     c.source = p ? fmt::format("measured DRAM, datasheet compute ({})", p->name) : "measured DRAM";
   else if (c.compute_measured)
-    c.source = p ? fmt::format("measured compute, datasheet DRAM ({})", p->name)
-                 : "measured compute";
+    c.source =
+        p ? fmt::format("measured compute, datasheet DRAM ({})", p->name) : "measured compute";
   return c;
 }
 
@@ -280,9 +289,12 @@ void score_perf(PerfReport& r, const Puzzle& p, const Ceilings& c) {
   double t_cmp = c.compute_gflops > 0 ? r.flops / (c.compute_gflops * 1e3) : 0;
   r.bound = t_cmp > t_mem ? "compute" : "memory";
   r.speed_of_light = std::max(t_mem, t_cmp) / t_us;
-  if (r.speed_of_light >= p.gold) r.medal = "gold";
-  else if (r.speed_of_light >= p.silver) r.medal = "silver";
-  else if (r.speed_of_light >= p.bronze) r.medal = "bronze";
+  if (r.speed_of_light >= p.gold)
+    r.medal = "gold";
+  else if (r.speed_of_light >= p.silver)
+    r.medal = "silver";
+  else if (r.speed_of_light >= p.bronze)
+    r.medal = "bronze";
   // 5% of slack: a measured roof is itself a median of noisy samples.
   if (c.dram_gbps > 0 && r.gbps > 1.05 * c.dram_gbps)
     r.flags.push_back(fmt::format("{:.0f} GB/s is above the DRAM roof ({:.0f} GB/s): either "
@@ -308,8 +320,8 @@ PerfReport modelled_perf(const Puzzle& p, const CaseReport& sim, const GpuProfil
     auto it = sim.counters.total.find(name);
     return it == sim.counters.total.end() ? 0.0 : it->second;
   };
-  const double f32 = counter("flops_f32"), f16 = counter("flops_f16"),
-               f64 = counter("flops_f64"), tensor = counter("flops_tensor");
+  const double f32 = counter("flops_f32"), f16 = counter("flops_f16"), f64 = counter("flops_f64"),
+               tensor = counter("flops_tensor");
   r.flops = f32 + f16 + f64 + tensor;
   r.bytes = counter("bytes_loaded") + counter("bytes_stored");
   r.intensity = r.bytes > 0 ? r.flops / r.bytes : 0;
@@ -319,9 +331,10 @@ PerfReport modelled_perf(const Puzzle& p, const CaseReport& sim, const GpuProfil
 
   // Tensor FLOPs run at the rate of the puzzle's precision when that is a tensor one, else FP16;
   // half-precision arithmetic outside the tensor cores is taken at the FP32 rate.
-  const bool tensor_precision = p.cost_precision != "f32" && p.cost_precision != "f64" &&
-                                p.cost_precision != "int";
-  const double tc = tensor_precision ? compute_ceiling(prof, p.cost_precision) : prof.fp16_tc_gflops;
+  const bool tensor_precision =
+      p.cost_precision != "f32" && p.cost_precision != "f64" && p.cost_precision != "int";
+  const double tc =
+      tensor_precision ? compute_ceiling(prof, p.cost_precision) : prof.fp16_tc_gflops;
   auto t_of = [](double work, double rate) { return rate > 0 ? work / (rate * 1e3) : 0.0; };
   const double t_mem = t_of(r.bytes, prof.dram_gbps);
   const double t_cmp =
@@ -344,8 +357,8 @@ PerfReport modelled_perf(const Puzzle& p, const CaseReport& sim, const GpuProfil
     cost_flops = p.cost_flops.empty() ? 0 : double(p.cost_flops.eval(env));
   } catch (const std::exception&) {
   }
-  const double t_min = std::max(t_of(cost_bytes, prof.dram_gbps),
-                                t_of(cost_flops, r.compute_ceiling_gflops));
+  const double t_min =
+      std::max(t_of(cost_bytes, prof.dram_gbps), t_of(cost_flops, r.compute_ceiling_gflops));
   r.speed_of_light = t_min / t_model;
   if (cost_bytes > 0 && r.bytes > 1.5 * cost_bytes)
     r.flags.push_back(fmt::format("the kernel moved {:.1f}x the bytes the puzzle needs ({} "

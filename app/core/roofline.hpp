@@ -76,7 +76,7 @@ std::string metric_unit(std::string_view metric);
 struct Ceilings {
   double dram_gbps = 0;
   double compute_gflops = 0; // for the precision asked for
-  std::string source;        // "datasheet NVIDIA H200 SXM", "measured", "measured DRAM, datasheet compute"
+  std::string source; // "datasheet NVIDIA H200 SXM", "measured", "measured DRAM, datasheet compute"
   bool dram_measured = false, compute_measured = false;
 };
 // Compute ceiling for a puzzle's [cost] precision: f32 -> FP32 FMA, f16/bf16/tf32/fp8/i8 ->

@@ -3,6 +3,7 @@
 #include "catalog.hpp"
 #include "check.hpp"
 #include "compile.hpp"
+#include "probe.hpp"
 #include "report_json.hpp"
 
 #include <cerrno>
@@ -96,6 +97,7 @@ std::string to_json(const Request& r) {
     j["backend"] = r.backend;
     j["seed"] = r.seed;
     j["time"] = r.time;
+    if (!r.model_gpu.empty()) j["model_gpu"] = r.model_gpu;
   }
   if (r.op == Op::probe) j["backend"] = r.backend;
   if (!r.sizes.empty()) {
@@ -124,6 +126,7 @@ Request request_from_json(const std::string& line) {
   r.backend = j.value("backend", "auto");
   r.seed = j.value("seed", uint64_t(0));
   r.time = j.value("time", true);
+  r.model_gpu = j.value("model_gpu", "");
   r.target = j.value("target", uint64_t(0));
   if (j.contains("sizes") && j["sizes"].is_object())
     for (auto& [k, v] : j["sizes"].items()) r.sizes[k] = v.get<int64_t>();
@@ -159,10 +162,17 @@ std::string to_json(const Event& e) {
     if (e.cancelled) j["cancelled"] = true;
     if (e.runner_died) j["runner_died"] = true;
     if (e.report) j["report"] = json::parse(report_to_json(*e.report, -1));
-    if (!e.probe.empty()) {
-      json p = json::array();
-      for (auto& f : e.probe) p.push_back({{"name", f.name}, {"value", f.value}, {"unit", f.unit}});
-      j["probe"] = p;
+    if (!e.probe.empty() || !e.ceilings.empty()) {
+      auto list = [](const std::vector<ProbeFigure>& v) {
+        json p = json::array();
+        for (auto& f : v)
+          p.push_back({{"metric", f.metric}, {"label", f.label}, {"unit", f.unit}, {"best", f.best},
+                       {"median", f.median}, {"datasheet", f.datasheet}, {"skipped", f.skipped}});
+        return p;
+      };
+      j["probe"] = list(e.probe);
+      j["ceilings"] = list(e.ceilings);
+      j["probe_device"] = json::parse(device_to_json(e.probe_device));
     }
     break;
   }
@@ -200,9 +210,16 @@ Event event_from_json(const std::string& line) {
   e.cancelled = j.value("cancelled", false);
   e.runner_died = j.value("runner_died", false);
   if (j.contains("report") && j["report"].is_object()) e.report = report_from_json(j["report"].dump());
-  if (j.contains("probe") && j["probe"].is_array())
-    for (auto& f : j["probe"])
-      e.probe.push_back({f.value("name", ""), f.value("value", 0.0), f.value("unit", "")});
+  auto list = [&](const char* key, std::vector<ProbeFigure>& out) {
+    if (j.contains(key) && j[key].is_array())
+      for (auto& f : j[key])
+        out.push_back({f.value("metric", ""), f.value("label", ""), f.value("unit", ""),
+                       f.value("best", 0.0), f.value("median", 0.0), f.value("datasheet", 0.0),
+                       f.value("skipped", "")});
+  };
+  list("probe", e.probe);
+  list("ceilings", e.ceilings);
+  if (j.contains("probe_device")) e.probe_device = device_from_json(j["probe_device"].dump());
   return e;
 }
 
@@ -332,6 +349,7 @@ private:
     CheckOptions o;
     o.seed = r.seed;
     o.time = r.time;
+    o.model_gpu = r.model_gpu;
     uint64_t id = r.id;
     o.progress = [this, id](const std::string& phase, int done, int total) {
       {
@@ -405,9 +423,29 @@ private:
       res.ok = true;
       return;
     }
-    case Op::probe:
-      // The probe suite is the roofline issue's; until it is wired here the window says so.
-      throw std::runtime_error("this runner cannot measure ceilings yet (no probe suite in this build)");
+    case Op::probe: {
+      ProbeOptions po;
+      po.catalog = opt_.catalog;
+      uint64_t id = r.id;
+      po.progress = [this, id](const std::string& phase) {
+        Event e;
+        e.id = id;
+        e.kind = EventKind::progress;
+        e.phase = phase;
+        emit(e);
+      };
+      // The driver allows one context per process to own the GPU comfortably: drop ours first.
+      backends_.erase("cuda");
+      backends_.erase("auto");
+      ProbeSuite suite = run_probes(po);
+      if (!suite.ok()) throw std::runtime_error(suite.error);
+      for (auto& p : suite.results)
+        res.probe.push_back({p.metric, p.label, p.unit, p.best, p.median, p.datasheet, p.skipped});
+      for (auto& c : suite_ceilings(suite)) res.ceilings.push_back({c.metric, c.name, c.unit, c.value, c.median, 0, {}});
+      res.probe_device = suite.device;
+      res.ok = true;
+      return;
+    }
     case Op::cancel: return; // handled on the reading thread
     }
   }

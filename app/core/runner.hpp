@@ -51,15 +51,19 @@ struct Request {
   std::string backend = "auto"; // cuda, sim, auto
   uint64_t seed = 0;
   bool time = true;
+  std::string model_gpu; // the GPU profile the simulator's roofline point models ("h200")
   Env sizes;           // run
   uint64_t target = 0; // cancel
 };
 
-// A ceiling measured by a probe, as the runner reports it.
+// A ceiling measured by a probe (probe.hpp's ProbeResult), as the runner reports it; the window
+// keeps them in its own store, so a remote runner's GPU gets its ceilings on the laptop.
 struct ProbeFigure {
-  std::string name; // "dram", "fp32", ...
-  double value = 0;
+  std::string metric; // "dram_gbps", "fp32_gflops", ...
+  std::string label;
   std::string unit; // "GB/s", "GFLOP/s"
+  double best = 0, median = 0, datasheet = 0;
+  std::string skipped; // why it was not measured
 };
 
 // What a backend kind looks like from the runner's machine.
@@ -91,7 +95,9 @@ struct Event {
   bool cancelled = false;
   bool runner_died = false; // made by the client: the runner ended before answering
   std::optional<CheckReport> report;
-  std::vector<ProbeFigure> probe;
+  std::vector<ProbeFigure> probe;  // a probe's figures, and the ceilings to store
+  std::vector<ProbeFigure> ceilings;
+  DeviceInfo probe_device;         // the device they were measured on
   double elapsed_ms = 0; // client side: from send to this event
 };
 

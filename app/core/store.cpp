@@ -43,6 +43,10 @@ CREATE TABLE IF NOT EXISTS attempts(
   report_json TEXT NOT NULL DEFAULT '',
   created_at TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS attempts_by_puzzle ON attempts(puzzle, id);
+CREATE TABLE IF NOT EXISTS notes(
+  key TEXT PRIMARY KEY,
+  value TEXT NOT NULL,
+  updated_at TEXT NOT NULL);
 PRAGMA user_version = 1;
 )sql";
 
@@ -98,6 +102,11 @@ const char* kAttemptColumns =
     "id, puzzle, file, source, backend, device, device_uuid, verdict, seed, time_us, gbps, "
     "gflops, intensity, sol, medal, modelled, report_json, created_at";
 
+// The same columns without the two big texts, for lists and charts of many attempts.
+const char* kAttemptLightColumns =
+    "id, puzzle, file, '', backend, device, device_uuid, verdict, seed, time_us, gbps, "
+    "gflops, intensity, sol, medal, modelled, '', created_at";
+
 Attempt attempt_from(const Stmt& s) {
   Attempt a;
   a.id = s.integer(0);
@@ -140,9 +149,9 @@ std::unique_ptr<Store> Store::open(const fs::path& db_file) {
   std::error_code ec;
   if (db_file.has_parent_path()) fs::create_directories(db_file.parent_path(), ec);
   sqlite3* db = nullptr;
-  int rc = sqlite3_open_v2(db_file.string().c_str(), &db,
-                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                           nullptr);
+  int rc =
+      sqlite3_open_v2(db_file.string().c_str(), &db,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     std::string why = db ? sqlite3_errmsg(db) : "out of memory";
     sqlite3_close(db);
@@ -171,7 +180,9 @@ void Store::exec(const char* sql) const {
   }
 }
 
-CheckReport Attempt::report() const { return report_from_json(report_json); }
+CheckReport Attempt::report() const {
+  return report_from_json(report_json);
+}
 
 int64_t Store::record_attempt(const CheckReport& r, const std::string& source) {
   double time_us = 0, gbps = 0, gflops = 0, intensity = 0, sol = 0;
@@ -222,6 +233,48 @@ std::vector<Attempt> Store::attempts(const std::string& puzzle, int limit) const
   if (!puzzle.empty()) s.bind(1, puzzle);
   std::vector<Attempt> out;
   while (s.step()) out.push_back(attempt_from(s));
+  return out;
+}
+
+std::vector<Attempt> Store::attempt_summaries(const std::string& puzzle, int limit) const {
+  std::string sql = fmt::format("SELECT {} FROM attempts{} ORDER BY id DESC{}",
+                                kAttemptLightColumns, puzzle.empty() ? "" : " WHERE puzzle = ?",
+                                limit > 0 ? fmt::format(" LIMIT {}", limit) : "");
+  Stmt s(db_, sql);
+  if (!puzzle.empty()) s.bind(1, puzzle);
+  std::vector<Attempt> out;
+  while (s.step()) out.push_back(attempt_from(s));
+  return out;
+}
+
+std::optional<Attempt> Store::attempt(int64_t id) const {
+  Stmt s(db_, fmt::format("SELECT {} FROM attempts WHERE id = ?", kAttemptColumns));
+  s.bind(1, id);
+  if (s.step()) return attempt_from(s);
+  return std::nullopt;
+}
+
+void Store::set_note(const std::string& key, const std::string& value) {
+  Stmt s(db_, fmt::format("INSERT INTO notes(key, value, updated_at) VALUES (?, ?, {}) "
+                          "ON CONFLICT(key) DO UPDATE SET value = excluded.value, "
+                          "updated_at = excluded.updated_at",
+                          kNow));
+  s.bind(1, key).bind(2, value).step();
+}
+
+std::optional<std::string> Store::note(const std::string& key) const {
+  Stmt s(db_, "SELECT value FROM notes WHERE key = ?");
+  s.bind(1, key);
+  if (s.step()) return s.text(0);
+  return std::nullopt;
+}
+
+std::vector<std::pair<std::string, std::string>> Store::notes(const std::string& prefix) const {
+  // A range scan on the primary key: keys from `prefix` up to `prefix` followed by the last byte.
+  Stmt s(db_, "SELECT key, value FROM notes WHERE key >= ?1 AND key < ?2 ORDER BY key");
+  s.bind(1, prefix).bind(2, prefix + "\xff");
+  std::vector<std::pair<std::string, std::string>> out;
+  while (s.step()) out.emplace_back(s.text(0), s.text(1));
   return out;
 }
 

@@ -19,6 +19,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 struct sqlite3;
@@ -37,12 +38,18 @@ fs::path data_dir(const std::string& override_dir = {});
 
 // One ceiling measured on one device under one driver.
 struct MeasuredCeiling {
-  std::string metric;       // roofline.hpp's metric names: "dram_gbps", "fp32_gflops", ...
-  double value = 0;         // from the fastest sample: what the hardware allows
-  double median = 0;        // from the median sample
-  std::string unit;         // "GB/s", "GFLOP/s", "GOP/s"
-  std::string name;         // the device's name, for people reading the table
-  std::string measured_at;  // UTC, "2026-11-21T10:42:07.123Z" (filled by the store)
+  std::string metric;      // roofline.hpp's metric names: "dram_gbps", "fp32_gflops", ...
+  double value = 0;        // from the fastest sample: what the hardware allows
+  double median = 0;       // from the median sample
+  std::string unit;        // "GB/s", "GFLOP/s", "GOP/s"
+  std::string name;        // the device's name, for people reading the table
+  std::string measured_at; // UTC, "2026-11-21T10:42:07.123Z" (filled by the store)
+
+  MeasuredCeiling() = default;
+  MeasuredCeiling(std::string metric, double value, double median, std::string unit,
+                  std::string name = {}, std::string measured_at = {})
+      : metric(std::move(metric)), value(value), median(median), unit(std::move(unit)),
+        name(std::move(name)), measured_at(std::move(measured_at)) {}
 };
 
 // A device (by UUID and driver) that has stored ceilings.
@@ -64,8 +71,8 @@ struct Attempt {
   uint64_t seed = 0;
   // Timed GPU runs: median time and figures; simulator: the modelled point (time_us 0).
   double time_us = 0, gbps = 0, gflops = 0, intensity = 0;
-  double sol = 0;      // speed of light, fraction (0 when not timed or modelled)
-  std::string medal;   // "", "bronze", "silver", "gold"
+  double sol = 0;    // speed of light, fraction (0 when not timed or modelled)
+  std::string medal; // "", "bronze", "silver", "gold"
   bool modelled = false;
   std::string report_json; // report_to_json() of the whole CheckReport
   std::string created_at;  // UTC, ISO 8601
@@ -93,6 +100,10 @@ public:
   int64_t record_attempt(const CheckReport& r, const std::string& source);
   // Attempts, newest first; `puzzle` empty: every puzzle; `limit` 0: all.
   std::vector<Attempt> attempts(const std::string& puzzle = {}, int limit = 0) const;
+  // As attempts(), without `source` and `report_json` (cheap: for lists, progress and charts).
+  std::vector<Attempt> attempt_summaries(const std::string& puzzle = {}, int limit = 0) const;
+  // One attempt by id, in full.
+  std::optional<Attempt> attempt(int64_t id) const;
   // The newest attempt of `puzzle` whose file name is `file` (any file when empty), optionally
   // only on one device (by UUID) and only those with a roofline point.
   std::optional<Attempt> latest_attempt(const std::string& puzzle, const std::string& file = {},
@@ -105,6 +116,13 @@ public:
   std::vector<MeasuredCeiling> ceilings(const std::string& uuid, const std::string& driver) const;
   // Every device with stored ceilings, the most recently measured first.
   std::vector<MeasuredDevice> measured_devices() const;
+
+  // Small pieces of a learner's progress that are not attempts, by key: the window keeps quiz
+  // answers ("quiz/0004-the-roofline#2") and hints revealed ("hints/01-vector-add") here.
+  void set_note(const std::string& key, const std::string& value);
+  std::optional<std::string> note(const std::string& key) const;
+  // Every note whose key starts with `prefix`, by key.
+  std::vector<std::pair<std::string, std::string>> notes(const std::string& prefix) const;
 
 private:
   explicit Store(sqlite3* db, fs::path path) : db_(db), path_(std::move(path)) {}

@@ -1,0 +1,574 @@
+// The execution engine: warp scheduling inside a warp (min-pc groups), barriers, shared-memory
+// race detection, the block loop, and launches with blocks spread over worker threads.
+#include "exec.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+#include <thread>
+
+namespace wb::sim {
+
+int h_nop(Exec&, Warp&, const Inst&, uint32_t) { return kNext; }
+
+int h_unsupported(Exec& x, Warp& w, const Inst& in, uint32_t m) {
+  const InstInfo& inf = info_of(x, in);
+  std::string src = inf.line > 0 ? ", from source line " + std::to_string(inf.line) : "";
+  return raise_fault(x, FaultKind::unsupported,
+                     "the simulator cannot run `" + inf.opcode + "` (PTX line " + std::to_string(inf.ptx_line) + src +
+                         "): " + inf.note,
+                     inf.line);
+}
+
+// ---- scheduling inside a warp ----
+
+bool reschedule(Exec& x, Warp& w) {
+  for (uint32_t mm = w.active; mm; mm &= mm - 1) w.lane_pc[std::countr_zero(mm)] = w.pc;
+  w.active = 0;
+  uint32_t cand = w.run;
+  bool forced = false;
+  if (!cand) {
+    if (!w.wsync) {
+      w.resched_pc = kNoPc;
+      return false;
+    }
+    // Nobody else can arrive: let the lowest parked warp-synchronous group go on its own.
+    cand = w.wsync;
+    forced = true;
+  }
+  uint64_t best = ~0ull;
+  for (uint32_t mm = cand; mm; mm &= mm - 1) {
+    int l = std::countr_zero(mm);
+    uint64_t key = (uint64_t(0xffff - w.depth[l]) << 32) | w.lane_pc[l];
+    best = std::min(best, key);
+  }
+  uint32_t pc = uint32_t(best);
+  uint16_t d = uint16_t(0xffff - (best >> 32));
+  uint32_t group = 0;
+  for (uint32_t mm = cand; mm; mm &= mm - 1) {
+    int l = std::countr_zero(mm);
+    if (w.lane_pc[l] == pc && w.depth[l] == d) group |= 1u << l;
+  }
+  if (forced) {
+    w.wsync &= ~group;
+    w.run |= group;
+    w.force_partial = true;
+  } else if (w.wsync) {
+    uint32_t ws = 0;
+    for (uint32_t mm = w.wsync; mm; mm &= mm - 1) {
+      int l = std::countr_zero(mm);
+      if (w.lane_pc[l] == pc && w.depth[l] == d) ws |= 1u << l;
+    }
+    w.wsync &= ~ws;
+    w.run |= ws;
+    group |= ws;
+  }
+  w.active = group;
+  w.pc = pc;
+  uint32_t resched = kNoPc;
+  for (uint32_t mm = (w.run | w.wsync) & ~group; mm; mm &= mm - 1) {
+    int l = std::countr_zero(mm);
+    if (w.depth[l] == d && w.lane_pc[l] > pc) resched = std::min(resched, w.lane_pc[l]);
+  }
+  w.resched_pc = resched;
+  (void)x;
+  return true;
+}
+
+// ---- barriers ----
+
+int check_barriers(Exec& x) {
+  Block& B = *x.B;
+  auto& warps = *B.warps;
+  for (int id = 0; id < 16; ++id) {
+    if (!B.arrived[id]) continue;
+    uint32_t expected = B.expected[id] ? B.expected[id] : B.nthreads - B.exited;
+    if (B.arrived[id] < expected) continue;
+    // Every thread that must arrive has: release. Threads of one barrier waiting at different
+    // instructions are reported (a __syncthreads() in a branch not all threads take).
+    uint32_t pc0 = kNoPc, pc1 = kNoPc, n0 = 0, n1 = 0;
+    std::string who0, who1;
+    for (uint32_t wi = 0; wi < B.nwarps; ++wi) {
+      Warp& w = warps[wi];
+      for (uint32_t mm = w.bar; mm; mm &= mm - 1) {
+        int l = std::countr_zero(mm);
+        if (w.bar_id[l] != id) continue;
+        if (pc0 == kNoPc || w.lane_pc[l] == pc0) {
+          if (pc0 == kNoPc) who0 = thread_name(x, w, l);
+          pc0 = w.lane_pc[l];
+          ++n0;
+        } else {
+          if (pc1 == kNoPc) who1 = thread_name(x, w, l), pc1 = w.lane_pc[l];
+          ++n1;
+        }
+      }
+    }
+    if (pc1 != kNoPc) {
+      int l0 = x.P->info[pc0].line, l1 = x.P->info[pc1].line;
+      return raise_fault(x, FaultKind::deadlock,
+                         "deadlock in " + block_name(x) + ": its threads wait at different barriers, " + std::to_string(n0) +
+                             " threads (" + who0 + ", ...) at line " + std::to_string(l0) + " and " + std::to_string(n1) +
+                             " threads (" + who1 + ", ...) at line " + std::to_string(l1) +
+                             "; every thread of a block must reach the same __syncthreads() (is one inside a branch that "
+                             "not all threads take?)",
+                         l0);
+    }
+    for (uint32_t wi = 0; wi < B.nwarps; ++wi) {
+      Warp& w = warps[wi];
+      uint32_t lanes = 0;
+      for (uint32_t mm = w.bar; mm; mm &= mm - 1) {
+        int l = std::countr_zero(mm);
+        if (w.bar_id[l] == id) lanes |= 1u << l;
+      }
+      if (!lanes) continue;
+      if (pc0 != kNoPc) {
+        const Inst& bi = x.code[pc0];
+        if (bi.aux == 2 && bi.r[0] != kNoRow) {
+          uint64_t* d = w.row(bi.r[0]);
+          each_lane(lanes, [&](int l) { d[l] = B.red_popc[id]; });
+        } else if (bi.aux == 3 || bi.aux == 4) {
+          bool v = bi.aux == 3 ? B.red_all[id] : B.red_any[id];
+          w.p[bi.pd] = (w.p[bi.pd] & ~lanes) | (v ? lanes : 0);
+        }
+      }
+      for (uint32_t mm = lanes; mm; mm &= mm - 1) ++w.lane_pc[std::countr_zero(mm)];
+      w.bar &= ~lanes;
+      w.run |= lanes;
+    }
+    B.arrived[id] = 0;
+    B.expected[id] = 0;
+    B.red_popc[id] = 0;
+    B.red_all[id] = true;
+    B.red_any[id] = false;
+    B.epoch = ++x.epoch_base; // a new interval for race detection
+  }
+  return kNext;
+}
+
+// ---- shared-memory races ----
+
+namespace {
+std::string shared_elem_name(const Exec& x, uint64_t off, uint32_t n) {
+  for (auto& s : x.P->shared_syms) {
+    uint64_t end = s.dynamic ? x.B->shared_size : uint64_t(s.offset) + s.size;
+    if (off >= s.offset && off < end)
+      return s.name + "[" + std::to_string((off - s.offset) / std::max<uint32_t>(n, 1)) + "]";
+  }
+  return "shared offset " + std::to_string(off);
+}
+std::string lane_thread(const Exec& x, uint32_t warp, uint32_t lane) {
+  uint32_t t = warp * 32 + lane;
+  const Dim3& b = x.L->block;
+  return "thread (" + std::to_string(t % b.x) + "," + std::to_string((t / b.x) % b.y) + "," +
+         std::to_string(t / (b.x * b.y)) + ")";
+}
+} // namespace
+
+int shared_race_check(Exec& x, Warp& w, const Inst& in, int lane, uint64_t a, uint32_t n, bool write,
+                      const std::byte* newval) {
+  uint32_t epoch = x.B->epoch;
+  uint16_t me = uint16_t(w.index);
+  uint32_t pc = pc_of(x, in);
+  for (uint64_t wd = a >> 2; wd <= (a + n - 1) >> 2; ++wd) {
+    if (wd >= x.shared_meta.size()) break;
+    WordAccess& m = x.shared_meta[wd];
+    const char* kind = nullptr;
+    uint32_t other_pc = 0, other_warp = 0, other_lane = 0;
+    if (write) {
+      if (m.w_epoch == epoch && m.w_warp != me) {
+        // Writing the value already there is harmless (e.g. many threads setting a flag).
+        uint64_t lo = std::max<uint64_t>(wd * 4, a), hi = std::min<uint64_t>(wd * 4 + 4, a + n);
+        if (std::memcmp(x.B->shared + lo, newval + (lo - a), hi - lo) != 0) {
+          kind = "wrote";
+          other_pc = m.w_pc, other_warp = m.w_warp, other_lane = m.w_lane;
+        }
+      }
+      if (!kind && m.r_epoch == epoch && m.r_warp != me) {
+        kind = "read";
+        other_pc = m.r_pc, other_warp = m.r_warp == 0xffff ? 0xffff : m.r_warp, other_lane = m.r_lane;
+      }
+      if (!kind) {
+        m.w_epoch = epoch;
+        m.w_warp = me;
+        m.w_lane = uint8_t(lane);
+        m.w_pc = pc;
+      }
+    } else {
+      if (m.w_epoch == epoch && m.w_warp != me) {
+        kind = "wrote";
+        other_pc = m.w_pc, other_warp = m.w_warp, other_lane = m.w_lane;
+      } else if (m.r_epoch != epoch) {
+        m.r_epoch = epoch;
+        m.r_warp = me;
+        m.r_lane = uint8_t(lane);
+        m.r_pc = pc;
+      } else if (m.r_warp != me) {
+        m.r_warp = 0xffff;
+      }
+    }
+    if (kind) {
+      const InstInfo& inf = info_of(x, in);
+      int oline = x.P->info[other_pc].line;
+      std::string other = other_warp == 0xffff ? "other warps" : lane_thread(x, other_warp, other_lane) + " (warp " + std::to_string(other_warp) + ")";
+      if (other_warp == 0xffff) other_warp = 0;
+      std::string msg = "shared-memory race in " + block_name(x) + " on " + shared_elem_name(x, wd * 4, n) + ": " +
+                        thread_name(x, w, lane) + " (warp " + std::to_string(w.index) + ") " + (write ? "wrote" : "read") +
+                        " it" + at_line(inf.line) + " after " + other + " " + kind + " it" + at_line(oline) +
+                        ", with no __syncthreads() between them";
+      return raise_fault(x, FaultKind::race, msg, inf.line);
+    }
+  }
+  return kNext;
+}
+
+// ---- warps and blocks ----
+
+namespace {
+
+uint64_t special_value(const Exec& x, const Warp& w, Special s, int lane) {
+  const LaunchCtx& L = *x.L;
+  const Block& B = *x.B;
+  uint32_t t = w.tid0 + uint32_t(lane);
+  switch (s) {
+  case Special::tid_x: return t % L.block.x;
+  case Special::tid_y: return (t / L.block.x) % L.block.y;
+  case Special::tid_z: return t / (L.block.x * L.block.y);
+  case Special::ntid_x: return L.block.x;
+  case Special::ntid_y: return L.block.y;
+  case Special::ntid_z: return L.block.z;
+  case Special::ctaid_x: return B.idx.x;
+  case Special::ctaid_y: return B.idx.y;
+  case Special::ctaid_z: return B.idx.z;
+  case Special::nctaid_x: return L.grid.x;
+  case Special::nctaid_y: return L.grid.y;
+  case Special::nctaid_z: return L.grid.z;
+  case Special::laneid: return uint32_t(lane);
+  case Special::warpid: return w.index;
+  case Special::nwarpid: return B.nwarps;
+  case Special::smid: return 0;
+  case Special::nsmid: return 1;
+  case Special::gridid: return uint64_t(L.launch_index);
+  case Special::lanemask_eq: return 1u << lane;
+  case Special::lanemask_le: return uint32_t((uint64_t(2) << lane) - 1);
+  case Special::lanemask_lt: return (1u << lane) - 1;
+  case Special::lanemask_ge: return ~((1u << lane) - 1);
+  case Special::lanemask_gt: return uint32_t(~((uint64_t(2) << lane) - 1));
+  case Special::dynamic_smem_size: return L.dyn_shared;
+  case Special::total_smem_size: return B.shared_size;
+  default: return 0;
+  }
+}
+
+void init_warp(Exec& x, Warp& w, uint32_t index) {
+  const Program& P = *x.P;
+  const Block& B = *x.B;
+  w.index = index;
+  w.tid0 = index * kWarpSize;
+  uint32_t n = std::min<uint32_t>(kWarpSize, B.nthreads - w.tid0);
+  w.live = n == kWarpSize ? kFull : ((1u << n) - 1);
+  w.run = w.live;
+  w.bar = w.wsync = 0;
+  w.active = w.live;
+  w.pc = P.entry_pc;
+  w.resched_pc = kNoPc;
+  w.force_partial = w.warned_partial = false;
+  w.executed = 0;
+  std::fill(std::begin(w.depth), std::end(w.depth), uint16_t(0));
+  std::fill(std::begin(w.lane_pc), std::end(w.lane_pc), P.entry_pc);
+  std::fill(std::begin(w.gloads), std::end(w.gloads), 0u);
+  std::fill(std::begin(w.gstores), std::end(w.gstores), 0u);
+  for (auto& [row, s] : P.specials) {
+    uint64_t* d = w.row(row);
+    for (int l = 0; l < kWarpSize; ++l) d[l] = special_value(x, w, s, l);
+  }
+  for (uint32_t row : P.zero_rows) std::memset(w.row(row), 0, sizeof(uint64_t) * kWarpSize);
+  for (uint32_t p = 0; p < P.npreds; ++p) w.p[p] = 0;
+  for (int16_t p : P.true_preds) w.p[p] = kFull;
+}
+
+template <bool Count> int run_warp(Exec& x, Warp& w, uint32_t slice) {
+  const Inst* code = x.code;
+  uint32_t n = 0;
+  int rc = kNext;
+  while (n < slice) {
+    const Inst& in = code[w.pc];
+    uint32_t m = w.active;
+    if (in.guard >= 0) m &= w.p[in.guard] ^ in.guard_xor;
+    if constexpr (Count) {
+      InstCount& c = x.ic[w.pc];
+      ++c.warp;
+      c.lanes += lanes_in(m);
+    }
+    ++n;
+    rc = in.fn(x, w, in, m);
+    if (rc == kNext) {
+      if (++w.pc >= w.resched_pc && !reschedule(x, w)) {
+        rc = kYield;
+        break;
+      }
+      continue;
+    }
+    if (rc == kJumped) {
+      rc = kNext;
+      continue;
+    }
+    break;
+  }
+  w.executed += n;
+  x.executed += n;
+  if (rc != kStop && w.executed > x.L->warp_budget && w.live) {
+    const InstInfo& inf = x.P->info[std::min<size_t>(w.pc, x.P->info.size() - 1)];
+    int l = w.active ? std::countr_zero(w.active) : std::countr_zero(w.live);
+    return raise_fault(x, FaultKind::timeout,
+                       "the kernel seems stuck in an endless loop: warp " + std::to_string(w.index) + " of " + block_name(x) +
+                           " ran more than " + std::to_string(x.L->warp_budget) + " instructions (" + thread_name(x, w, l) +
+                           " was" + at_line(inf.line) + ")",
+                       inf.line);
+  }
+  return rc;
+}
+
+// A block none of whose warps can run although some threads are alive.
+int report_stuck(Exec& x) {
+  Block& B = *x.B;
+  std::string where;
+  int line = 0;
+  for (uint32_t wi = 0; wi < B.nwarps && where.empty(); ++wi) {
+    Warp& w = (*B.warps)[wi];
+    if (w.bar) {
+      int l = std::countr_zero(w.bar);
+      line = x.P->info[w.lane_pc[l]].line;
+      where = thread_name(x, w, l) + " waits at the barrier" + at_line(line);
+    }
+  }
+  uint32_t waiting = 0;
+  for (uint32_t wi = 0; wi < B.nwarps; ++wi) waiting += lanes_in((*B.warps)[wi].bar);
+  return raise_fault(x, FaultKind::deadlock,
+                     "deadlock in " + block_name(x) + ": " + std::to_string(waiting) + " threads wait at a barrier that the other " +
+                         std::to_string(B.nthreads - B.exited - waiting) + " live threads never reach (" + where + ")",
+                     line);
+}
+
+void finish_block(Exec& x, Block& B) {
+  for (uint32_t wi = 0; wi < B.nwarps; ++wi) {
+    Warp& w = x.warps[wi];
+    for (int l = 0; l < kWarpSize; ++l) {
+      x.max_gloads = std::max(x.max_gloads, w.gloads[l]);
+      x.max_gstores = std::max(x.max_gstores, w.gstores[l]);
+    }
+  }
+  if (!B.printf_out.empty() || B.printf_truncated) {
+    std::lock_guard lk(x.L->mu);
+    constexpr size_t kMax = 64 * 1024;
+    if (x.L->printf_bytes < kMax) {
+      std::string s = std::move(B.printf_out);
+      if (x.L->printf_bytes + s.size() > kMax) {
+        s.resize(kMax - x.L->printf_bytes);
+        x.L->printf_truncated = true;
+      }
+      x.L->printf_bytes += s.size();
+      x.L->printf_by_block[B.linear] = std::move(s);
+    } else {
+      x.L->printf_truncated = true;
+    }
+    if (B.printf_truncated) x.L->printf_truncated = true;
+  }
+}
+
+template <bool Count> void run_block(Exec& x, uint64_t linear) {
+  LaunchCtx& L = *x.L;
+  Block B;
+  B.linear = linear;
+  B.idx.x = uint32_t(linear % L.grid.x);
+  B.idx.y = uint32_t((linear / L.grid.x) % L.grid.y);
+  B.idx.z = uint32_t(linear / (uint64_t(L.grid.x) * L.grid.y));
+  B.nthreads = uint32_t(L.block.count());
+  B.nwarps = (B.nthreads + kWarpSize - 1) / kWarpSize;
+  B.warps = &x.warps;
+  B.shared = x.shared_mem.data();
+  B.shared_size = uint32_t(x.shared_mem.size());
+  // Shared memory starts out as garbage on a GPU; a NaN/-1 pattern makes reads of it visible.
+  std::memset(B.shared, 0xff, B.shared_size);
+  x.B = &B;
+  B.epoch = ++x.epoch_base;
+  for (uint32_t i = 0; i < B.nwarps; ++i) init_warp(x, x.warps[i], i);
+  std::vector<uint32_t> order(B.nwarps);
+  std::iota(order.begin(), order.end(), 0u);
+  uint32_t slice = L.shuffle ? 16 : 4096;
+  uint32_t rounds = 0;
+  for (;;) {
+    if (L.shuffle) {
+      for (uint32_t i = B.nwarps; i > 1; --i) std::swap(order[i - 1], order[x.next_rand() % i]);
+    }
+    bool progress = false, alive = false;
+    for (uint32_t wi : order) {
+      Warp& w = x.warps[wi];
+      if (!w.live) continue;
+      alive = true;
+      if (!w.active && !reschedule(x, w)) continue;
+      uint32_t s = L.shuffle ? 1 + uint32_t(x.next_rand() % slice) : slice;
+      int rc = run_warp<Count>(x, w, s);
+      progress = true;
+      if (rc == kStop) return;
+    }
+    if (!alive) break;
+    if (!progress) {
+      report_stuck(x);
+      return;
+    }
+    if (L.stop.load(std::memory_order_relaxed)) return;
+    if ((++rounds & 15) == 0) {
+      uint64_t total = L.executed.fetch_add(x.executed, std::memory_order_relaxed) + x.executed;
+      x.executed = 0;
+      bool over = total > L.budget, late = std::chrono::steady_clock::now() > L.deadline;
+      if (over || late) {
+        // Say where a thread of this block was: most likely inside the loop that never ends.
+        std::string where;
+        int line = 0;
+        for (uint32_t wi = 0; wi < B.nwarps && where.empty(); ++wi) {
+          Warp& w = x.warps[wi];
+          uint32_t lanes = w.active ? w.active : w.run;
+          if (!lanes) continue;
+          int l = std::countr_zero(lanes);
+          uint32_t pc = (w.active >> l) & 1 ? w.pc : w.lane_pc[l];
+          line = x.P->info[std::min<size_t>(pc, x.P->info.size() - 1)].line;
+          where = " (" + thread_name(x, w, l) + " of " + block_name(x) + " was" + at_line(line) + ")";
+        }
+        raise_fault(x, FaultKind::timeout,
+                    std::string("the kernel seems stuck in an endless loop: ") +
+                        (over ? "the launch ran more than " + std::to_string(L.budget) + " warp instructions"
+                              : "it ran past the time limit") +
+                        " without finishing" + where,
+                    line);
+        return;
+      }
+    }
+  }
+  finish_block(x, B);
+}
+
+void setup_exec(Exec& x, LaunchCtx& L) {
+  const Program& P = *L.P;
+  x.L = &L;
+  x.P = &P;
+  x.code = P.code.data();
+  x.count = L.count;
+  x.track_races = true;
+  x.rng ^= L.seed * 0x9e3779b97f4a7c15ull + 1;
+  uint32_t nthreads = uint32_t(L.block.count());
+  uint32_t nwarps = (nthreads + kWarpSize - 1) / kWarpSize;
+  x.warps.resize(nwarps);
+  size_t lpt = P.local_per_thread;
+  x.local_mem.assign(size_t(nwarps) * kWarpSize * lpt, std::byte{0});
+  for (uint32_t i = 0; i < nwarps; ++i) {
+    Warp& w = x.warps[i];
+    w.regs.assign(size_t(P.nrows) * kWarpSize, 0);
+    w.preds.assign(std::max<uint32_t>(P.npreds, 1), 0);
+    w.r = w.regs.data();
+    w.p = w.preds.data();
+    for (auto& [row, v] : P.consts) std::fill(w.r + size_t(row) * kWarpSize, w.r + size_t(row + 1) * kWarpSize, v);
+    w.local = x.local_mem.data() + size_t(i) * kWarpSize * lpt;
+    if (P.uses_calls) w.stack.assign(size_t(kWarpSize) * P.max_depth, CallFrame{});
+  }
+  uint32_t shared = P.dyn_shared_offset + L.dyn_shared;
+  if (L.dyn_shared == 0) shared = P.static_shared;
+  x.shared_mem.assign(shared, std::byte{0});
+  x.shared_meta.assign((shared + 3) / 4, WordAccess{});
+  if (L.count) x.ic.assign(P.code.size(), InstCount{});
+}
+
+void worker(LaunchCtx& L, Exec& x, uint64_t nblocks) {
+  setup_exec(x, L);
+  for (;;) {
+    if (L.stop.load(std::memory_order_relaxed)) break;
+    uint64_t b = L.next_block.fetch_add(1, std::memory_order_relaxed);
+    if (b >= nblocks) break;
+    if (L.count) run_block<true>(x, b);
+    else run_block<false>(x, b);
+  }
+  L.executed.fetch_add(x.executed, std::memory_order_relaxed);
+  x.executed = 0;
+}
+
+} // namespace
+
+Pool::Pool(unsigned threads) {
+  for (unsigned i = 0; i < threads; ++i) {
+    threads_.emplace_back([this, i] {
+      uint64_t seen = 0;
+      for (;;) {
+        std::unique_lock lk(mu_);
+        cv_.wait(lk, [&] { return quit_ || gen_ != seen; });
+        if (quit_) return;
+        seen = gen_;
+        if (i + 1 >= want_) continue; // not needed this time
+        const auto* job = job_;
+        lk.unlock();
+        (*job)(i + 1);
+        lk.lock();
+        if (--left_ == 0) done_.notify_all();
+      }
+    });
+  }
+}
+
+Pool::~Pool() {
+  {
+    std::lock_guard lk(mu_);
+    quit_ = true;
+  }
+  cv_.notify_all();
+  for (auto& t : threads_) t.join();
+}
+
+void Pool::run(unsigned n, const std::function<void(unsigned)>& f) {
+  n = std::max(1u, std::min(n, size()));
+  if (n > 1) {
+    std::lock_guard lk(mu_);
+    job_ = &f;
+    want_ = n;
+    left_ = n - 1;
+    ++gen_;
+  }
+  if (n > 1) cv_.notify_all();
+  f(0);
+  if (n > 1) {
+    std::unique_lock lk(mu_);
+    done_.wait(lk, [&] { return left_ == 0; });
+    job_ = nullptr;
+  }
+}
+
+void run_launch(LaunchCtx& L, Pool& pool, unsigned max_workers, LaunchTotals& out) {
+  uint64_t nblocks = L.grid.count();
+  unsigned nw = unsigned(std::min<uint64_t>(max_workers ? max_workers : pool.size(), nblocks));
+  nw = std::max(1u, std::min(nw, pool.size()));
+  std::vector<Exec> ex(nw);
+  pool.run(nw, [&](unsigned i) { worker(L, ex[i], nblocks); });
+  // Merge what the workers counted.
+  if (L.count) {
+    out.ic.assign(L.P->code.size(), InstCount{});
+    for (auto& x : ex) {
+      for (size_t i = 0; i < x.ic.size(); ++i) {
+        InstCount& a = out.ic[i];
+        const InstCount& b = x.ic[i];
+        a.warp += b.warp;
+        a.lanes += b.lanes;
+        a.g_req += b.g_req;
+        a.g_sect += b.g_sect;
+        a.g_ideal += b.g_ideal;
+        a.g_bytes += b.g_bytes;
+        a.s_wave += b.s_wave;
+        a.s_ideal += b.s_ideal;
+        a.divergent += b.divergent;
+      }
+    }
+  }
+  for (auto& x : ex) {
+    out.max_gloads = std::max(out.max_gloads, x.max_gloads);
+    out.max_gstores = std::max(out.max_gstores, x.max_gstores);
+    for (auto& w : x.warnings) L.warnings.push_back(w);
+  }
+}
+
+} // namespace wb::sim

@@ -1,0 +1,41 @@
+// Running one launch of a decoded kernel (exec.cpp).
+#pragma once
+#include "machine.hpp"
+
+#include <condition_variable>
+#include <functional>
+#include <thread>
+
+namespace wb::sim {
+
+// What a launch's workers counted, merged.
+struct LaunchTotals {
+  std::vector<InstCount> ic; // per instruction
+  uint32_t max_gloads = 0, max_gstores = 0;
+};
+
+// A small pool of worker threads, kept between runs (starting threads costs more than running
+// a small kernel).
+class Pool {
+public:
+  explicit Pool(unsigned threads);
+  ~Pool();
+  unsigned size() const { return unsigned(threads_.size()) + 1; }
+  // Calls f(0) here and f(1..n-1) on pool threads; returns when all are done. n <= size().
+  void run(unsigned n, const std::function<void(unsigned)>& f);
+
+private:
+  std::vector<std::thread> threads_;
+  std::mutex mu_;
+  std::condition_variable cv_, done_;
+  const std::function<void(unsigned)>* job_ = nullptr;
+  unsigned want_ = 0, left_ = 0;
+  uint64_t gen_ = 0;
+  bool quit_ = false;
+};
+
+// Runs every block of L's grid on up to `max_workers` threads of `pool` (0: all). Faults, printf
+// output and warnings are left in L.
+void run_launch(LaunchCtx& L, Pool& pool, unsigned max_workers, LaunchTotals& out);
+
+} // namespace wb::sim

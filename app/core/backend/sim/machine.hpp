@@ -1,0 +1,374 @@
+// The PTX simulator's machine model: decoded instructions, the decoded kernel (Program), the
+// simulated address space (Memory), and the run-time state of warps, blocks and worker threads.
+//
+// Execution model (see docs/simulator.md): a warp runs its lanes in lockstep. Every lane has its
+// own pc; the warp executes the group of runnable lanes with the deepest call depth and, among
+// those, the smallest pc ("min-pc" scheduling). Lanes that branch apart are parked and rejoin the
+// group as soon as it reaches their pc, which reconverges if/else and loops with `break` at their
+// join points for the code layouts NVRTC produces. Warp-synchronous instructions (shfl.sync,
+// vote.sync, bar.warp.sync, ...) wait until every live lane of their mask has arrived.
+#pragma once
+#include "app/core/backend.hpp"
+#include "fp.hpp"
+
+#include <atomic>
+#include <bit>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace wb::sim {
+
+constexpr int kWarpSize = 32;
+constexpr uint32_t kFull = 0xffffffffu;
+constexpr uint32_t kNoRow = 0xffffffffu;
+constexpr uint32_t kNoPc = 0xffffffffu;
+
+// Simulated address-space layout. Generic addresses in a window map to the block's shared memory
+// or the thread's local memory; everything else is global.
+constexpr uint64_t kSharedWindow = 0x00007e0000000000ull;
+constexpr uint64_t kLocalWindow = 0x00007e1000000000ull;
+constexpr uint64_t kWindowSize = 1ull << 32;
+constexpr uint64_t kModuleVarBase = 0x00007f0000000000ull;
+constexpr uint64_t kBufferBase = 0x00007f1000000000ull;
+constexpr uint64_t kNullPage = 1ull << 16; // addresses below this are "a null pointer"
+
+enum class Ty : uint8_t {
+  none, b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64,
+  f16, f16x2, bf16, bf16x2, f32, f64, tf32, pred, e4m3x2, e5m2x2, e4m3, e5m2
+};
+int ty_bytes(Ty t);
+bool ty_signed(Ty t);
+bool ty_float(Ty t);
+Ty parse_ty(std::string_view s);
+std::string_view ty_name(Ty t);
+
+enum class Space : uint8_t { generic, global, shared, local, kparam, fparam, konst };
+
+// What an instruction contributes to the counters, fixed at decode time.
+enum class MemKind : uint8_t { none, load, store, atomic };
+struct InstInfo {
+  std::string opcode;   // as written in the PTX
+  int line = 0;         // learner's source line
+  int ptx_line = 0;
+  uint8_t flops = 0;    // per active thread
+  uint8_t flop_prec = 0; // 0 none, 1 f32, 2 f16, 3 f64
+  uint16_t tensor_flops_per_warp_k = 0; // tensor flops per warp instruction / 1024
+  bool special = false; // special-function unit op (ex2, lg2, sin, cos, rsqrt, rcp.approx, tanh...)
+  MemKind mem = MemKind::none;
+  bool branch = false;
+  std::string note; // why an instruction is unsupported
+};
+
+struct Exec;
+struct Warp;
+struct Inst;
+// A handler executes one instruction for the lanes in `mask` (active lanes whose guard holds).
+// It returns what the warp loop does next.
+using ExecFn = int (*)(Exec&, Warp&, const Inst&, uint32_t mask);
+enum : int {
+  kNext = 0,   // fall through to pc + 1
+  kJumped = 1, // the handler set the warp's pc / group itself
+  kYield = 2,  // the warp cannot go on now (barrier, all lanes exited)
+  kStop = 3,   // a fault: stop the launch
+};
+
+struct Inst {
+  ExecFn fn = nullptr;
+  uint32_t r[6] = {kNoRow, kNoRow, kNoRow, kNoRow, kNoRow, kNoRow}; // register rows
+  int64_t imm = 0;     // address displacement, or a constant
+  uint32_t target = 0; // branch target pc, callee index, side-table offset
+  uint32_t aux = 0;    // family-specific
+  int16_t guard = -1;  // guard predicate index
+  int16_t pd = -1;     // destination predicate
+  int16_t pd2 = -1;    // second destination predicate (setp p|q, shfl d|p)
+  int16_t ps = -1;     // source predicate (selp, setp's combining predicate, vote)
+  uint32_t guard_xor = 0;
+  uint32_t ps_xor = 0;
+  Ty ty = Ty::none, ty2 = Ty::none;
+  Rnd rnd = Rnd::none;
+  uint8_t sub = 0;   // comparison, mode, atomic op, ...
+  uint8_t flags = 0; // kFtz, kSat, ...
+  Space space = Space::generic;
+  uint8_t width = 0; // bytes per element accessed
+  uint8_t vec = 1;   // elements per access
+};
+enum : uint8_t { kFtz = 1, kSat = 2, kRelu = 4, kSatFinite = 8, kNaN = 16, kApprox = 32, kWide = 64 };
+
+struct SharedSym {
+  std::string name; // demangled for messages
+  uint32_t offset = 0, size = 0;
+  bool dynamic = false;
+};
+
+struct FuncInfo {
+  std::string name;
+  uint32_t entry_pc = 0, end_pc = 0;
+  uint32_t frame_row = kNoRow; // per-lane local address of this function's frame
+  uint32_t frame_size = 0;     // bytes of local memory per activation
+  uint32_t row_lo = 0, row_hi = 0; // the function's own register rows [lo, hi)
+  uint32_t pred_lo = 0, pred_hi = 0;
+  bool recursive = false;      // on a call cycle: registers are saved in the frame
+  uint32_t save_offset = 0;    // where in its frame the caller-visible registers are saved
+  std::vector<uint32_t> param_off, param_size; // callee-side parameter slots in its frame
+  std::vector<uint32_t> ret_off, ret_size;
+  int builtin = 0; // 1 vprintf, 2 __assertfail, 3 malloc, 4 free, -1 undefined external
+};
+
+struct CallSite {
+  uint32_t callee = 0;
+  std::vector<uint32_t> arg_off, arg_size; // caller-side slots (in the caller's frame)
+  std::vector<uint32_t> ret_off, ret_size;
+  uint32_t caller = 0;
+};
+
+enum class Special : uint8_t {
+  tid_x, tid_y, tid_z, ntid_x, ntid_y, ntid_z, ctaid_x, ctaid_y, ctaid_z, nctaid_x, nctaid_y,
+  nctaid_z, laneid, warpid, nwarpid, smid, nsmid, gridid, lanemask_eq, lanemask_le, lanemask_lt,
+  lanemask_ge, lanemask_gt, dynamic_smem_size, total_smem_size, zero
+};
+
+// A kernel decoded for execution.
+struct Program {
+  std::string kernel;
+  std::vector<Inst> code;
+  std::vector<InstInfo> info;
+  std::vector<uint32_t> lists;  // vector operands: rows, referenced by Inst::target/aux
+  std::vector<CallSite> calls;
+  std::vector<FuncInfo> funcs;  // [0] is the kernel
+  uint32_t nrows = 0, npreds = 0;
+  std::vector<std::pair<uint32_t, uint64_t>> consts; // constant rows: value broadcast to 32 lanes
+  std::vector<int16_t> true_preds;                  // predicates that are constant true
+  std::vector<std::pair<uint32_t, Special>> specials;
+  std::vector<uint32_t> zero_rows; // rows that must start at zero (frame registers)
+  uint32_t entry_pc = 0;
+  struct Param {
+    std::string name;
+    uint32_t offset = 0, size = 0;
+  };
+  std::vector<Param> params;
+  uint32_t param_bytes = 0;
+  uint32_t static_shared = 0, dyn_shared_offset = 0, dyn_shared_align = 16;
+  std::vector<SharedSym> shared_syms;
+  uint32_t local_per_thread = 0; // bytes of local memory a thread needs (frames, call params)
+  int max_depth = 1;
+  bool uses_calls = false;
+  int reqntid[3] = {0, 0, 0};
+  int maxntid[3] = {0, 0, 0};
+  std::vector<std::string> warnings; // found while decoding
+};
+
+// One allocation in the simulated global space: a plan buffer (guard + data + guard) or a
+// module-scope variable (.global / .const).
+struct Region {
+  uint64_t base = 0, data_lo = 0, data_hi = 0, end = 0;
+  std::byte* host = nullptr; // host copy of [base, end)
+  int buffer = -1;           // plan buffer index; -1 for module variables
+  std::string name;
+  DType dtype = DType::u8;
+  uint32_t elem = 1, elem_shift = 0; // element bytes (a power of two) and its log2
+  bool readonly = false;
+  uint64_t* writers = nullptr; // per element: (block << 11 | thread) + 1, 0 unwritten (atomic_ref)
+  size_t nelem = 0;
+};
+
+class Memory {
+public:
+  std::vector<std::unique_ptr<Region>> regions; // sorted by base
+  std::vector<std::unique_ptr<std::byte[], void (*)(void*)>> storage;
+  Region* add(uint64_t base, uint64_t data_off, uint64_t data_bytes, uint64_t image_bytes);
+  // Zeroed memory that lives as long as this Memory.
+  void* alloc_zeroed(size_t bytes);
+  void sort();
+  // The region whose image contains [a, a+n), or nullptr.
+  Region* find(uint64_t a) const;
+  // The region nearest to `a` (for messages), or nullptr.
+  Region* nearest(uint64_t a) const;
+};
+
+// Per-instruction counters, one array per worker thread, merged at the end of a launch.
+struct InstCount {
+  uint64_t warp = 0, lanes = 0;
+  uint64_t g_req = 0, g_sect = 0, g_ideal = 0, g_bytes = 0;
+  uint64_t s_wave = 0, s_ideal = 0;
+  uint64_t divergent = 0;
+};
+
+struct CallFrame {
+  uint32_t ret_pc;
+  uint32_t site;
+  uint32_t frame; // this activation's frame base (local address)
+};
+
+struct Warp {
+  uint64_t* r = nullptr; // [rows][32]
+  uint32_t* p = nullptr; // [preds] lane masks
+  std::vector<uint64_t> regs;
+  std::vector<uint32_t> preds;
+  uint32_t pc = 0;
+  uint32_t active = 0;     // lanes executing at pc now
+  uint32_t resched_pc = kNoPc;
+  uint32_t live = 0;       // lanes that exist and have not exited
+  uint32_t run = 0;        // runnable lanes (includes `active`)
+  uint32_t bar = 0;        // lanes waiting at a CTA barrier
+  uint32_t wsync = 0;      // lanes parked at a warp-synchronous instruction
+  bool force_partial = false;
+  bool warned_partial = false;
+  uint32_t lane_pc[kWarpSize] = {};
+  uint16_t depth[kWarpSize] = {};
+  uint8_t bar_id[kWarpSize] = {};
+  uint32_t index = 0;    // warp index within the block
+  uint32_t tid0 = 0;     // linear thread index of lane 0
+  uint64_t executed = 0; // warp instructions executed (per-warp budget)
+  uint32_t gloads[kWarpSize] = {}, gstores[kWarpSize] = {};
+  std::vector<CallFrame> stack; // [lane * max_depth + d]
+  std::byte* local = nullptr;   // this warp's local memory: lane l at local + l * local_per_thread
+  uint64_t* row(uint32_t i) { return r + size_t(i) * kWarpSize; }
+  uint64_t rv(uint32_t i, int lane) const { return r[size_t(i) * kWarpSize + lane]; }
+};
+
+// Shared-memory race tracking, one record per 4-byte word.
+struct WordAccess {
+  uint32_t w_epoch = 0, r_epoch = 0;
+  uint32_t w_pc = 0, r_pc = 0;
+  uint16_t w_warp = 0, r_warp = 0; // r_warp 0xffff: read by several warps this epoch
+  uint8_t w_lane = 0, r_lane = 0;
+};
+
+struct LaunchCtx;
+
+struct Block {
+  Dim3 idx;
+  uint64_t linear = 0;
+  std::vector<Warp>* warps = nullptr;
+  uint32_t nwarps = 0, nthreads = 0;
+  std::byte* shared = nullptr;
+  uint32_t shared_size = 0;
+  uint32_t exited = 0;
+  uint32_t arrived[16] = {};
+  uint32_t expected[16] = {}; // 0: all non-exited threads
+  uint32_t epoch = 0;
+  uint32_t red_popc[16] = {};
+  bool red_all[16] = {true, true, true, true, true, true, true, true,
+                      true, true, true, true, true, true, true, true};
+  bool red_any[16] = {};
+  std::string printf_out;
+  bool printf_truncated = false;
+};
+
+// A worker thread's state: reused across the blocks it runs.
+struct Exec {
+  LaunchCtx* L = nullptr;
+  const Program* P = nullptr;
+  const Inst* code = nullptr;
+  Block* B = nullptr;
+  std::vector<Warp> warps;
+  std::vector<std::byte> shared_mem;
+  std::vector<WordAccess> shared_meta;
+  std::vector<std::byte> local_mem;
+  std::vector<InstCount> ic;
+  bool count = true;
+  bool track_races = true;
+  Region* last = nullptr; // the last region hit (fast path)
+  uint32_t epoch_base = 0;
+  uint64_t executed = 0;
+  uint32_t max_gloads = 0, max_gstores = 0;
+  uint64_t rng = 0x9e3779b97f4a7c15ull;
+  std::vector<std::string> warnings;
+  uint64_t next_rand() {
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+  }
+};
+
+// Shared by all workers of a launch.
+struct LaunchCtx {
+  const Program* P = nullptr;
+  Memory* mem = nullptr;
+  Dim3 grid, block;
+  uint32_t dyn_shared = 0;
+  std::vector<std::byte> params;
+  int launch_index = 0;
+  bool count = true;
+  bool shuffle = false;
+  uint64_t seed = 0;
+  uint64_t budget = 0;          // warp instructions for the launch
+  uint64_t warp_budget = 0;     // warp instructions for any one warp
+  std::chrono::steady_clock::time_point deadline;
+  std::atomic<uint64_t> executed{0};
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> next_block{0};
+  std::mutex mu;
+  Fault fault;
+  uint64_t fault_block = ~0ull;
+  std::vector<std::string> warnings;
+  std::map<uint64_t, std::string> printf_by_block;
+  size_t printf_bytes = 0;
+  bool printf_truncated = false;
+  const std::vector<HostBuffer>* buffers = nullptr;
+};
+
+// ---- helpers shared by the handler files ----
+
+// Lane count of a mask. Inline bit arithmetic: without -mpopcnt, std::popcount is a library call,
+// and this runs once per warp instruction.
+inline uint32_t lanes_in(uint32_t m) {
+  if (m == kFull) return 32;
+  m = m - ((m >> 1) & 0x55555555u);
+  m = (m & 0x33333333u) + ((m >> 2) & 0x33333333u);
+  return (((m + (m >> 4)) & 0x0f0f0f0fu) * 0x01010101u) >> 24;
+}
+
+template <class F> inline void each_lane(uint32_t m, F&& f) {
+  if (m == kFull) {
+    for (int l = 0; l < kWarpSize; ++l) f(l);
+  } else {
+    while (m) {
+      int l = std::countr_zero(m);
+      m &= m - 1;
+      f(l);
+    }
+  }
+}
+
+// Thread / block coordinates for messages.
+std::string thread_name(const Exec& x, const Warp& w, int lane);
+std::string block_name(const Exec& x);
+// Records a fault for the launch (the first one, by block order, wins) and asks every worker to stop.
+int raise_fault(Exec& x, FaultKind k, std::string msg, int line);
+// "at line N" / "" when unknown.
+std::string at_line(int line);
+const InstInfo& info_of(const Exec& x, const Inst& in);
+uint32_t pc_of(const Exec& x, const Inst& in);
+
+// Scheduling (exec.cpp): recompute the warp's active group; false when no lane can run now.
+bool reschedule(Exec& x, Warp& w);
+// A barrier completed or a thread exited: release what can be released (exec.cpp).
+int check_barriers(Exec& x);
+
+// Memory access (memory.cpp). Each returns a host pointer, or nullptr after raising a fault.
+std::byte* global_ptr(Exec& x, Warp& w, const Inst& in, int lane, uint64_t a, uint32_t n, bool write);
+std::byte* shared_ptr(Exec& x, Warp& w, const Inst& in, int lane, uint64_t a, uint32_t n, bool write);
+std::byte* local_ptr(Exec& x, Warp& w, const Inst& in, int lane, uint64_t a, uint32_t n, bool write);
+// Generic address: sets `space` to where it went.
+std::byte* generic_ptr(Exec& x, Warp& w, const Inst& in, int lane, uint64_t a, uint32_t n, bool write,
+                       Space& space);
+// Reads a NUL-terminated string at a generic address (printf, assert), bounded.
+std::string read_cstring(Exec& x, Warp& w, int lane, uint64_t generic, size_t max = 4096);
+void note_writer(Exec& x, Warp& w, int lane, Region* r, uint64_t a);
+inline void store_writer(uint64_t* slot, uint64_t v) {
+  std::atomic_ref<uint64_t>(*slot).store(v, std::memory_order_relaxed);
+}
+// Race check for one shared access of `n` bytes at offset `a` (exec.cpp).
+int shared_race_check(Exec& x, Warp& w, const Inst& in, int lane, uint64_t a, uint32_t n, bool write,
+                      const std::byte* newval);
+
+} // namespace wb::sim

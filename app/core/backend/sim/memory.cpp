@@ -1,0 +1,258 @@
+// The simulated address space: regions for plan buffers and module variables, the slow paths of
+// address translation, and the messages for out-of-bounds, null and misaligned accesses.
+#include "machine.hpp"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+
+namespace wb::sim {
+
+Region* Memory::add(uint64_t base, uint64_t data_off, uint64_t data_bytes, uint64_t image_bytes) {
+  auto r = std::make_unique<Region>();
+  r->base = base;
+  r->data_lo = base + data_off;
+  r->data_hi = r->data_lo + data_bytes;
+  r->end = base + image_bytes;
+  size_t n = size_t(std::max<uint64_t>(image_bytes, 1));
+  size_t alloc = (n + 255) / 256 * 256;
+  // 256-byte alignment on the host too, so host and simulated addresses share their alignment
+  // (std::atomic_ref needs naturally aligned objects).
+  void* p = std::aligned_alloc(256, alloc);
+  std::memset(p, 0, alloc);
+  storage.emplace_back(static_cast<std::byte*>(p), &std::free);
+  r->host = static_cast<std::byte*>(p);
+  regions.push_back(std::move(r));
+  return regions.back().get();
+}
+
+void* Memory::alloc_zeroed(size_t bytes) {
+  size_t alloc = (std::max<size_t>(bytes, 1) + 255) / 256 * 256;
+  void* p = std::aligned_alloc(256, alloc);
+  std::memset(p, 0, alloc);
+  storage.emplace_back(static_cast<std::byte*>(p), &std::free);
+  return p;
+}
+
+void Memory::sort() {
+  std::sort(regions.begin(), regions.end(), [](auto& a, auto& b) { return a->base < b->base; });
+}
+
+Region* Memory::find(uint64_t a) const {
+  auto it = std::upper_bound(regions.begin(), regions.end(), a, [](uint64_t v, auto& r) { return v < r->base; });
+  if (it == regions.begin()) return nullptr;
+  Region* r = (it - 1)->get();
+  return a < r->end ? r : nullptr;
+}
+
+Region* Memory::nearest(uint64_t a) const {
+  Region* best = nullptr;
+  uint64_t bd = ~0ull;
+  for (auto& r : regions) {
+    uint64_t d = a < r->data_lo ? r->data_lo - a : (a >= r->data_hi ? a - r->data_hi : 0);
+    if (d < bd) {
+      bd = d;
+      best = r.get();
+    }
+  }
+  return best;
+}
+
+const InstInfo& info_of(const Exec& x, const Inst& in) { return x.P->info[&in - x.code]; }
+uint32_t pc_of(const Exec& x, const Inst& in) { return uint32_t(&in - x.code); }
+
+std::string at_line(int line) { return line > 0 ? " at line " + std::to_string(line) : ""; }
+
+std::string thread_name(const Exec& x, const Warp& w, int lane) {
+  uint32_t t = w.tid0 + uint32_t(lane);
+  const Dim3& b = x.L->block;
+  uint32_t tx = t % b.x, ty = (t / b.x) % b.y, tz = t / (b.x * b.y);
+  return "thread (" + std::to_string(tx) + "," + std::to_string(ty) + "," + std::to_string(tz) + ")";
+}
+std::string block_name(const Exec& x) {
+  const Dim3& i = x.B->idx;
+  return "block (" + std::to_string(i.x) + "," + std::to_string(i.y) + "," + std::to_string(i.z) + ")";
+}
+
+int raise_fault(Exec& x, FaultKind k, std::string msg, int line) {
+  std::lock_guard lk(x.L->mu);
+  uint64_t blk = x.B ? x.B->linear : 0;
+  if (!x.L->fault || blk < x.L->fault_block) {
+    x.L->fault.kind = k;
+    x.L->fault.message = std::move(msg);
+    x.L->fault.source_line = line;
+    x.L->fault.launch = x.L->launch_index;
+    x.L->fault_block = blk;
+  }
+  x.L->stop.store(true, std::memory_order_relaxed);
+  return kStop;
+}
+
+namespace {
+
+std::string hex(uint64_t a) {
+  char b[32];
+  std::snprintf(b, sizeof b, "0x%" PRIx64, a);
+  return b;
+}
+std::string who(const Exec& x, const Warp& w, int lane) { return thread_name(x, w, lane) + " of " + block_name(x); }
+const char* verb(bool write) { return write ? "wrote" : "read"; }
+
+// "c[1027], 4 bytes past its end" / "c[-1], 4 bytes before its start"
+std::string describe_in_region(const Region& r, uint64_t a, uint32_t n) {
+  int64_t off = int64_t(a - r.data_lo);
+  int64_t idx = off >= 0 ? off / int64_t(r.elem) : -((-off + int64_t(r.elem) - 1) / int64_t(r.elem));
+  std::string s = r.name + "[" + std::to_string(idx) + "]";
+  if (a + n > r.data_hi && a >= r.data_lo) {
+    s += ", " + std::to_string(a + n - r.data_hi) + " bytes past its end";
+  } else if (a < r.data_lo) {
+    s += ", " + std::to_string(r.data_lo - a) + " bytes before its start";
+  }
+  uint64_t count = (r.data_hi - r.data_lo) / std::max<uint32_t>(r.elem, 1);
+  s += " (" + r.name + " has " + std::to_string(count) + " element" + (count == 1 ? "" : "s") + ")";
+  return s;
+}
+
+} // namespace
+
+std::byte* global_ptr(Exec& x, Warp& w, const Inst& in, int lane, uint64_t a, uint32_t n, bool write) {
+  const InstInfo& inf = info_of(x, in);
+  if ((a & (n - 1)) != 0) {
+    Region* r = x.L->mem->find(a);
+    std::string where = r ? " (" + describe_in_region(*r, a, n) + ")" : "";
+    raise_fault(x, FaultKind::misaligned,
+                who(x, w, lane) + " " + verb(write) + " " + std::to_string(n) + " bytes at address " + hex(a) + where +
+                    ", which is not " + std::to_string(n) + "-byte aligned" + at_line(inf.line),
+                inf.line);
+    return nullptr;
+  }
+  if (a < kNullPage) {
+    raise_fault(x, FaultKind::out_of_bounds,
+                who(x, w, lane) + " " + verb(write) + " through a null pointer (address " + hex(a) + ")" + at_line(inf.line),
+                inf.line);
+    return nullptr;
+  }
+  Region* r = x.L->mem->find(a);
+  if (r && a >= r->data_lo && a + n <= r->data_hi) {
+    if (write && r->readonly) {
+      raise_fault(x, FaultKind::illegal_address,
+                  who(x, w, lane) + " wrote to __constant__ memory (" + r->name + ")" + at_line(inf.line), inf.line);
+      return nullptr;
+    }
+    x.last = r;
+    return r->host + (a - r->base);
+  }
+  if (r) {
+    // Inside a guard band: the access lands (as it would on a GPU, corrupting the band, which the
+    // checker inspects) and is reported.
+    std::byte* p = a + n <= r->end ? r->host + (a - r->base) : nullptr;
+    raise_fault(x, FaultKind::out_of_bounds,
+                who(x, w, lane) + " " + verb(write) + " " + describe_in_region(*r, a, n) + at_line(inf.line), inf.line);
+    if (p && write) return p; // let the caller store it, then stop
+    return nullptr;
+  }
+  Region* nb = x.L->mem->nearest(a);
+  std::string near;
+  if (nb) near = "; the nearest buffer is " + describe_in_region(*nb, a, n);
+  raise_fault(x, FaultKind::out_of_bounds,
+              who(x, w, lane) + " " + verb(write) + " address " + hex(a) + ", outside every buffer" + near + at_line(inf.line),
+              inf.line);
+  return nullptr;
+}
+
+std::byte* shared_ptr(Exec& x, Warp& w, const Inst& in, int lane, uint64_t a, uint32_t n, bool write) {
+  const InstInfo& inf = info_of(x, in);
+  uint32_t size = x.B->shared_size;
+  if ((a & (n - 1)) != 0) {
+    raise_fault(x, FaultKind::misaligned,
+                who(x, w, lane) + " " + verb(write) + " " + std::to_string(n) + " bytes of shared memory at offset " +
+                    std::to_string(int64_t(a)) + ", which is not " + std::to_string(n) + "-byte aligned" + at_line(inf.line),
+                inf.line);
+    return nullptr;
+  }
+  if (a + n <= size && a < size) return x.B->shared + a;
+  std::string what;
+  const SharedSym* last = nullptr;
+  for (auto& s : x.P->shared_syms)
+    if (!last || s.offset >= last->offset) last = &s;
+  if (int64_t(a) < 0) {
+    what = std::to_string(-int64_t(a)) + " bytes before the start of shared memory";
+  } else {
+    what = std::to_string(a + n - size) + " bytes past the end of the block's " + std::to_string(size) + " bytes of shared memory";
+    if (last) {
+      if (last->dynamic) what += " (the dynamic array " + last->name + " has " + std::to_string(size - last->offset) + " bytes: is the launch's shared-memory size right?)";
+      else what += " (the last array is " + last->name + ")";
+    }
+  }
+  raise_fault(x, FaultKind::out_of_bounds,
+              who(x, w, lane) + " " + verb(write) + " shared memory at offset " + std::to_string(int64_t(a)) + ", " + what + at_line(inf.line),
+              inf.line);
+  return nullptr;
+}
+
+std::byte* local_ptr(Exec& x, Warp& w, const Inst& in, int lane, uint64_t a, uint32_t n, bool write) {
+  const InstInfo& inf = info_of(x, in);
+  uint32_t size = x.P->local_per_thread;
+  if ((a & (n - 1)) != 0) {
+    raise_fault(x, FaultKind::misaligned,
+                who(x, w, lane) + " " + verb(write) + " " + std::to_string(n) + " bytes of local memory at offset " +
+                    std::to_string(int64_t(a)) + ", which is not " + std::to_string(n) + "-byte aligned" + at_line(inf.line),
+                inf.line);
+    return nullptr;
+  }
+  if (a < size && a + n <= size) return w.local + size_t(lane) * size + a;
+  raise_fault(x, FaultKind::out_of_bounds,
+              who(x, w, lane) + " " + verb(write) + " local memory (its stack) at offset " + std::to_string(int64_t(a)) +
+                  ", outside its " + std::to_string(size) + " bytes: an array on the stack indexed out of range?" + at_line(inf.line),
+              inf.line);
+  return nullptr;
+}
+
+std::byte* generic_ptr(Exec& x, Warp& w, const Inst& in, int lane, uint64_t a, uint32_t n, bool write, Space& space) {
+  if (a - kSharedWindow < kWindowSize) {
+    space = Space::shared;
+    return shared_ptr(x, w, in, lane, a - kSharedWindow, n, write);
+  }
+  if (a - kLocalWindow < kWindowSize) {
+    space = Space::local;
+    return local_ptr(x, w, in, lane, a - kLocalWindow, n, write);
+  }
+  space = Space::global;
+  Region* r = x.last;
+  if (r && a >= r->data_lo && a + n <= r->data_hi && (a & (n - 1)) == 0 && !(write && r->readonly))
+    return r->host + (a - r->base);
+  return global_ptr(x, w, in, lane, a, n, write);
+}
+
+std::string read_cstring(Exec& x, Warp& w, int lane, uint64_t a, size_t max) {
+  std::string s;
+  for (size_t i = 0; i < max; ++i) {
+    uint64_t p = a + i;
+    const std::byte* h = nullptr;
+    if (p - kSharedWindow < kWindowSize) {
+      uint64_t o = p - kSharedWindow;
+      if (o < x.B->shared_size) h = x.B->shared + o;
+    } else if (p - kLocalWindow < kWindowSize) {
+      uint64_t o = p - kLocalWindow;
+      if (o < x.P->local_per_thread) h = w.local + size_t(lane) * x.P->local_per_thread + o;
+    } else if (Region* r = x.L->mem->find(p)) {
+      h = r->host + (p - r->base);
+    }
+    if (!h) break;
+    char c = char(*h);
+    if (!c) break;
+    s += c;
+  }
+  return s;
+}
+
+void note_writer(Exec& x, Warp& w, int lane, Region* r, uint64_t a) {
+  if (!r->writers) return;
+  size_t idx = (a - r->data_lo) >> r->elem_shift;
+  if (idx >= r->nelem) return;
+  uint64_t t = w.tid0 + uint64_t(lane);
+  store_writer(&r->writers[idx], ((x.B->linear << 11) | t) + 1);
+}
+
+} // namespace wb::sim

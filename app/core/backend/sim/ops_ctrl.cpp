@@ -1,0 +1,419 @@
+// Control flow: branches (with divergence), calls and returns (per-lane call stacks, frames in
+// local memory), exit, trap, CTA barriers, and the builtins NVRTC calls: vprintf (printf) and
+// __assertfail (assert).
+#include "ops_common.hpp"
+
+#include <cinttypes>
+#include <cstdio>
+
+namespace wb::sim {
+namespace {
+
+// Lanes that leave (exit, or return from the kernel).
+void exit_lanes(Exec& x, Warp& w, uint32_t m) {
+  w.live &= ~m;
+  w.run &= ~m;
+  w.active &= ~m;
+  x.B->exited += lanes_in(m);
+}
+
+// After lanes changed state: continue with the remaining active lanes at pc + 1, or pick a new
+// group. Returns the handler result.
+int continue_or_reschedule(Exec& x, Warp& w) {
+  if (w.active) {
+    ++w.pc;
+    if (w.pc >= w.resched_pc) {
+      if (!reschedule(x, w)) return kYield;
+    }
+    return kJumped;
+  }
+  if (!reschedule(x, w)) return kYield;
+  return kJumped;
+}
+
+int h_bra(Exec& x, Warp& w, const Inst& in, uint32_t m) {
+  uint32_t act = w.active;
+  uint32_t fall = act & ~m;
+  if (!fall) {
+    w.pc = in.target;
+    if (w.pc >= w.resched_pc && !reschedule(x, w)) return kYield;
+    return kJumped;
+  }
+  if (!m) {
+    ++w.pc;
+    if (w.pc >= w.resched_pc && !reschedule(x, w)) return kYield;
+    return kJumped;
+  }
+  if (x.count) ++x.ic[pc_of(x, in)].divergent;
+  uint32_t next = w.pc + 1;
+  for (uint32_t mm = act; mm; mm &= mm - 1) {
+    int l = std::countr_zero(mm);
+    w.lane_pc[l] = ((m >> l) & 1) ? in.target : next;
+  }
+  w.active = 0; // pcs are saved per lane
+  if (!reschedule(x, w)) return kYield;
+  return kJumped;
+}
+
+int h_exit(Exec& x, Warp& w, const Inst& in, uint32_t m) {
+  exit_lanes(x, w, m);
+  if (check_barriers(x) != kNext) return kStop;
+  return continue_or_reschedule(x, w);
+}
+
+int stack_overflow(Exec& x, Warp& w, const Inst& in, int lane) {
+  const InstInfo& inf = info_of(x, in);
+  return raise_fault(x, FaultKind::out_of_resources,
+                     thread_name(x, w, lane) + " of " + block_name(x) + " overflowed its stack: the calls nest deeper than " +
+                         std::to_string(x.P->max_depth - 1) + " levels or use more than " +
+                         std::to_string(x.P->local_per_thread) + " bytes of stack (unbounded recursion?)" + at_line(inf.line),
+                     inf.line);
+}
+
+int h_call(Exec& x, Warp& w, const Inst& in, uint32_t m) {
+  const Program& P = *x.P;
+  const CallSite& cs = P.calls[in.target];
+  const FuncInfo& callee = P.funcs[cs.callee];
+  const FuncInfo& caller = P.funcs[cs.caller];
+  const uint32_t lpt = P.local_per_thread;
+  const int md = P.max_depth;
+  uint64_t* cframe = w.row(caller.frame_row);
+  for (uint32_t mm = m; mm; mm &= mm - 1) {
+    int l = std::countr_zero(mm);
+    int d = w.depth[l];
+    uint64_t nf = cframe[l] + caller.frame_size;
+    if (d + 1 >= md || nf + callee.frame_size > lpt) return stack_overflow(x, w, in, l);
+    std::byte* lp = w.local + size_t(l) * lpt;
+    if (callee.recursive) { // keep the activation that may be live below us
+      std::byte* s = lp + nf + callee.save_offset;
+      for (uint32_t r = callee.row_lo; r < callee.row_hi; ++r, s += 8) std::memcpy(s, &w.row(r)[l], 8);
+      for (uint32_t p = callee.pred_lo; p < callee.pred_hi; ++p, ++s) *s = std::byte((w.p[p] >> l) & 1);
+    }
+    for (size_t i = 0; i < cs.arg_off.size() && i < callee.param_off.size(); ++i)
+      std::memcpy(lp + nf + callee.param_off[i], lp + cframe[l] + cs.arg_off[i], std::min(cs.arg_size[i], callee.param_size[i]));
+    w.stack[size_t(l) * md + d] = {w.pc + 1, in.target, uint32_t(nf)};
+    w.row(callee.frame_row)[l] = nf;
+    w.depth[l] = uint16_t(d + 1);
+    w.lane_pc[l] = callee.entry_pc;
+  }
+  uint32_t stay = w.active & ~m;
+  for (uint32_t mm = stay; mm; mm &= mm - 1) w.lane_pc[std::countr_zero(mm)] = w.pc + 1;
+  w.active = 0;
+  if (!reschedule(x, w)) return kYield;
+  return kJumped;
+}
+
+int h_ret(Exec& x, Warp& w, const Inst& in, uint32_t m) {
+  const Program& P = *x.P;
+  const uint32_t lpt = P.local_per_thread;
+  const int md = P.max_depth;
+  uint32_t leave = 0;
+  for (uint32_t mm = m; mm; mm &= mm - 1) {
+    int l = std::countr_zero(mm);
+    int d = w.depth[l];
+    if (d == 0) {
+      leave |= 1u << l;
+      continue;
+    }
+    const CallFrame& f = w.stack[size_t(l) * md + d - 1];
+    const CallSite& cs = P.calls[f.site];
+    const FuncInfo& callee = P.funcs[cs.callee];
+    const FuncInfo& caller = P.funcs[cs.caller];
+    std::byte* lp = w.local + size_t(l) * lpt;
+    // The callee's frame sits right above its caller's (the frame row may be shared when a
+    // function calls itself, so the bases come from the call record).
+    uint64_t mine = f.frame, theirs = f.frame - caller.frame_size;
+    for (size_t i = 0; i < cs.ret_off.size() && i < callee.ret_off.size(); ++i)
+      std::memcpy(lp + theirs + cs.ret_off[i], lp + mine + callee.ret_off[i], std::min(cs.ret_size[i], callee.ret_size[i]));
+    if (callee.recursive) {
+      std::byte* s = lp + mine + callee.save_offset;
+      for (uint32_t r = callee.row_lo; r < callee.row_hi; ++r, s += 8) std::memcpy(&w.row(r)[l], s, 8);
+      for (uint32_t p = callee.pred_lo; p < callee.pred_hi; ++p, ++s)
+        w.p[p] = (w.p[p] & ~(1u << l)) | (uint32_t(*s & std::byte(1)) << l);
+    }
+    w.depth[l] = uint16_t(d - 1);
+    w.lane_pc[l] = f.ret_pc;
+  }
+  uint32_t returned = m & ~leave;
+  uint32_t stay = w.active & ~m;
+  for (uint32_t mm = stay; mm; mm &= mm - 1) w.lane_pc[std::countr_zero(mm)] = w.pc + 1;
+  if (leave) exit_lanes(x, w, leave);
+  (void)returned;
+  w.active = 0;
+  if (leave && check_barriers(x) != kNext) return kStop;
+  if (!reschedule(x, w)) return kYield;
+  return kJumped;
+}
+
+int h_trap(Exec& x, Warp& w, const Inst& in, uint32_t m) {
+  if (!m) return kNext;
+  const InstInfo& inf = info_of(x, in);
+  int l = std::countr_zero(m);
+  return raise_fault(x, FaultKind::trap,
+                     thread_name(x, w, l) + " of " + block_name(x) + " executed a trap (__trap())" + at_line(inf.line), inf.line);
+}
+
+// ---- barriers ----
+// bar.sync / barrier.sync a{, b}; bar.arrive a, b; bar.red.{popc,and,or} d, a{, b}, {!}c.
+// r[1]: barrier id row, r[2]: thread count row (or kNoRow); aux: 0 sync, 1 arrive, 2 red.popc,
+// 3 red.and, 4 red.or; r[0]/pd: reduction destination; ps: reduction predicate.
+int h_bar(Exec& x, Warp& w, const Inst& in, uint32_t m) {
+  if (!m) return kNext;
+  int l0 = std::countr_zero(m);
+  uint32_t id = uint32_t(w.row(in.r[1])[l0]) & 15;
+  uint32_t count = in.r[2] != kNoRow ? uint32_t(w.row(in.r[2])[l0]) : 0;
+  Block& B = *x.B;
+  if (count) B.expected[id] = count;
+  B.arrived[id] += lanes_in(m);
+  if (in.aux >= 2) { // reduction contributions
+    uint32_t p = (w.p[in.ps] ^ in.ps_xor) & m;
+    B.red_popc[id] += lanes_in(p);
+    if (p != m) B.red_all[id] = false;
+    if (p) B.red_any[id] = true;
+  }
+  if (in.aux == 1) { // arrive: no wait
+    if (check_barriers(x) != kNext) return kStop;
+    ++w.pc;
+    if (w.pc >= w.resched_pc && !reschedule(x, w)) return kYield;
+    return kJumped;
+  }
+  for (uint32_t mm = m; mm; mm &= mm - 1) {
+    int l = std::countr_zero(mm);
+    w.lane_pc[l] = w.pc;
+    w.bar_id[l] = uint8_t(id);
+  }
+  w.bar |= m;
+  w.run &= ~m;
+  uint32_t stay = w.active & ~m;
+  for (uint32_t mm = stay; mm; mm &= mm - 1) w.lane_pc[std::countr_zero(mm)] = w.pc + 1;
+  w.active = 0;
+  if (check_barriers(x) != kNext) return kStop;
+  if (!reschedule(x, w)) return kYield;
+  return kJumped;
+}
+
+// ---- builtins ----
+
+uint64_t read_frame_u64(Warp& w, const Program& P, int l, uint64_t frame, uint32_t off, uint32_t size) {
+  uint64_t v = 0;
+  std::memcpy(&v, w.local + size_t(l) * P.local_per_thread + frame + off, std::min<uint32_t>(size, 8));
+  return v;
+}
+
+// Formats one printf call. Arguments sit in a local buffer, each aligned to its size; floats were
+// promoted to double.
+std::string format_printf(Exec& x, Warp& w, int l, const std::string& fmt, uint64_t args) {
+  std::string out;
+  uint64_t off = 0;
+  auto arg = [&](uint32_t size) -> uint64_t {
+    off = (off + size - 1) / size * size;
+    uint64_t a = args + off;
+    off += size;
+    uint64_t v = 0;
+    if (a - kLocalWindow < kWindowSize) {
+      uint64_t o = a - kLocalWindow;
+      if (o + size <= x.P->local_per_thread) std::memcpy(&v, w.local + size_t(l) * x.P->local_per_thread + o, size);
+    } else if (Region* r = x.L->mem->find(a)) {
+      if (a + size <= r->end) std::memcpy(&v, r->host + (a - r->base), size);
+    }
+    return v;
+  };
+  for (size_t i = 0; i < fmt.size(); ++i) {
+    char c = fmt[i];
+    if (c != '%') {
+      out += c;
+      continue;
+    }
+    if (i + 1 < fmt.size() && fmt[i + 1] == '%') {
+      out += '%';
+      ++i;
+      continue;
+    }
+    std::string spec = "%";
+    size_t j = i + 1;
+    while (j < fmt.size() && std::strchr("-+ #0", fmt[j])) spec += fmt[j++];
+    auto star_or_digits = [&]() {
+      if (j < fmt.size() && fmt[j] == '*') {
+        spec += std::to_string(int32_t(arg(4)));
+        ++j;
+      }
+      while (j < fmt.size() && std::isdigit((unsigned char)fmt[j])) spec += fmt[j++];
+    };
+    star_or_digits();
+    if (j < fmt.size() && fmt[j] == '.') {
+      spec += fmt[j++];
+      star_or_digits();
+    }
+    int longs = 0;
+    while (j < fmt.size() && std::strchr("hlLqjzt", fmt[j])) {
+      if (fmt[j] == 'l' || fmt[j] == 'L' || fmt[j] == 'q' || fmt[j] == 'j' || fmt[j] == 'z' || fmt[j] == 't') ++longs;
+      ++j;
+    }
+    if (j >= fmt.size()) break;
+    char conv = fmt[j];
+    i = j;
+    char buf[512];
+    switch (conv) {
+    case 'd': case 'i': {
+      int64_t v = longs ? int64_t(arg(8)) : int64_t(int32_t(arg(4)));
+      std::snprintf(buf, sizeof buf, (spec + "lld").c_str(), (long long)v);
+      out += buf;
+      break;
+    }
+    case 'u': case 'x': case 'X': case 'o': case 'c': {
+      uint64_t v = longs ? arg(8) : uint32_t(arg(4));
+      if (conv == 'c') std::snprintf(buf, sizeof buf, (spec + "c").c_str(), int(uint8_t(v)));
+      else std::snprintf(buf, sizeof buf, (spec + "ll" + conv).c_str(), (unsigned long long)v);
+      out += buf;
+      break;
+    }
+    case 'f': case 'F': case 'e': case 'E': case 'g': case 'G': case 'a': case 'A': {
+      double v = f64(arg(8));
+      std::snprintf(buf, sizeof buf, (spec + conv).c_str(), v);
+      out += buf;
+      break;
+    }
+    case 's': {
+      uint64_t p = arg(8);
+      std::string s = p ? read_cstring(x, w, l, p, 1024) : "(null)";
+      std::snprintf(buf, sizeof buf, (spec + "s").c_str(), s.c_str());
+      out += buf;
+      break;
+    }
+    case 'p': {
+      std::snprintf(buf, sizeof buf, "0x%" PRIx64, arg(8));
+      out += buf;
+      break;
+    }
+    default: out += spec + conv; break;
+    }
+  }
+  return out;
+}
+
+int h_vprintf(Exec& x, Warp& w, const Inst& in, uint32_t m) {
+  const Program& P = *x.P;
+  const CallSite& cs = P.calls[in.target];
+  const FuncInfo& caller = P.funcs[cs.caller];
+  const uint64_t* cframe = w.row(caller.frame_row);
+  for (uint32_t mm = m; mm; mm &= mm - 1) {
+    int l = std::countr_zero(mm);
+    if (cs.arg_off.size() < 2) break;
+    uint64_t fmt = read_frame_u64(w, P, l, cframe[l], cs.arg_off[0], cs.arg_size[0]);
+    uint64_t args = read_frame_u64(w, P, l, cframe[l], cs.arg_off[1], cs.arg_size[1]);
+    std::string f = read_cstring(x, w, l, fmt, 4096);
+    std::string s = format_printf(x, w, l, f, args);
+    if (x.B->printf_out.size() < 65536) x.B->printf_out += s;
+    else x.B->printf_truncated = true;
+    if (!cs.ret_off.empty()) {
+      int32_t n = int32_t(s.size());
+      std::memcpy(w.local + size_t(l) * P.local_per_thread + cframe[l] + cs.ret_off[0], &n, std::min<uint32_t>(cs.ret_size[0], 4));
+    }
+  }
+  return kNext;
+}
+
+int h_assertfail(Exec& x, Warp& w, const Inst& in, uint32_t m) {
+  if (!m) return kNext;
+  const Program& P = *x.P;
+  const CallSite& cs = P.calls[in.target];
+  const FuncInfo& caller = P.funcs[cs.caller];
+  int l = std::countr_zero(m);
+  uint64_t fr = w.row(caller.frame_row)[l];
+  auto argv = [&](size_t i) { return i < cs.arg_off.size() ? read_frame_u64(w, P, l, fr, cs.arg_off[i], cs.arg_size[i]) : 0; };
+  std::string msg = read_cstring(x, w, l, argv(0), 1024);
+  std::string func = read_cstring(x, w, l, argv(3), 256);
+  const InstInfo& inf = info_of(x, in);
+  int line = inf.line > 0 ? inf.line : int(uint32_t(argv(2)));
+  std::string where = func.empty() ? "" : " in " + func;
+  return raise_fault(x, FaultKind::assertion,
+                     "assertion `" + msg + "` failed" + where + ": " + thread_name(x, w, l) + " of " + block_name(x) + at_line(line),
+                     line);
+}
+
+int h_call_unsupported(Exec& x, Warp& w, const Inst& in, uint32_t m) {
+  if (!m) return kNext;
+  const Program& P = *x.P;
+  const CallSite& cs = P.calls[in.target];
+  const FuncInfo& callee = P.funcs[cs.callee];
+  const InstInfo& inf = info_of(x, in);
+  std::string what = callee.builtin == 3 || callee.builtin == 4 ? "device-side malloc/free" : "the external function " + callee.name;
+  return raise_fault(x, FaultKind::unsupported,
+                     "the simulator does not support " + what + " (PTX line " + std::to_string(inf.ptx_line) + ")" + at_line(inf.line),
+                     inf.line);
+}
+
+} // namespace
+
+bool decode_ctrl(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Instr& in) {
+  const std::string& b = o.base;
+  if (b == "bra") {
+    o.only({"uni"});
+    need_ops(in, 1);
+    if (op(in, 0).kind != ptx::Operand::Kind::ident) throw Unsupported("bra needs a label");
+    I.target = D.label_pc(op(in, 0).name);
+    I.fn = h_bra;
+    info.branch = true;
+    return true;
+  }
+  if (b == "exit") {
+    I.fn = h_exit;
+    return true;
+  }
+  if (b == "ret") {
+    I.fn = h_ret;
+    return true;
+  }
+  if (b == "trap") {
+    I.fn = h_trap;
+    return true;
+  }
+  if (b == "brkpt" || b == "nanosleep" || b == "pmevent") {
+    I.fn = h_nop;
+    return true;
+  }
+  if (b == "call") {
+    o.only({"uni"});
+    I.target = D.call_site(in);
+    const FuncInfo& f = D.P.funcs[D.P.calls[I.target].callee];
+    switch (f.builtin) {
+    case 0: I.fn = h_call; break;
+    case 1: I.fn = h_vprintf; break;
+    case 2: I.fn = h_assertfail; break;
+    default: I.fn = h_call_unsupported; break;
+    }
+    return true;
+  }
+  if (b == "bar" || b == "barrier") {
+    // bar.sync / bar.cta.sync / barrier.sync{.aligned} / bar.arrive / bar.red.{popc,and,or}
+    if (o.has("warp")) return false; // bar.warp.sync: a warp collective (ops_warp.cpp)
+    o.only({"sync", "arrive", "red", "popc", "and", "or", "cta", "aligned"});
+    bool red = o.has("red");
+    size_t k = 0;
+    if (red) {
+      if (o.has("popc")) {
+        I.aux = 2;
+        I.r[0] = D.dst(op(in, k++));
+      } else {
+        I.aux = o.has("and") ? 3 : 4;
+        I.pd = D.pred(op(in, k++));
+      }
+    } else if (o.has("arrive")) {
+      I.aux = 1;
+    }
+    I.r[1] = D.row(op(in, k++), Ty::u32);
+    size_t rest = in.ops.size() - k;
+    if (red) {
+      if (rest == 2) I.r[2] = D.row(op(in, k++), Ty::u32);
+      I.ps = D.pred(op(in, k++), &I.ps_xor);
+    } else if (rest == 1) {
+      I.r[2] = D.row(op(in, k++), Ty::u32);
+    }
+    if (k != in.ops.size()) throw Unsupported(b + " has the wrong number of operands");
+    I.fn = h_bar;
+    return true;
+  }
+  return false;
+}
+
+} // namespace wb::sim

@@ -1,0 +1,610 @@
+// Loads, stores, atomics and the other memory instructions; coalescing (32-byte sectors) and
+// shared-memory bank (wavefront) counters; shared-memory race checks.
+#include "ops_common.hpp"
+
+#include <algorithm>
+#include <atomic>
+
+namespace wb::sim {
+
+namespace {
+
+const uint64_t kZeroRow[kWarpSize] = {};
+
+inline const uint64_t* base_row(Warp& w, const Inst& in) { return in.r[1] != kNoRow ? w.row(in.r[1]) : kZeroRow; }
+
+// Distinct values among s[0..n): neighbouring lanes usually share a sector, and a warp touches
+// few distinct sectors, so a short list beats sorting.
+uint32_t count_distinct(const uint64_t* s, int n) {
+  uint64_t uniq[kWarpSize * 4];
+  int nu = 0;
+  uint64_t last = ~0ull;
+  for (int i = 0; i < n; ++i) {
+    uint64_t v = s[i];
+    if (v == last) continue;
+    last = v;
+    bool seen = false;
+    for (int j = nu - 1; j >= 0; --j)
+      if (uniq[j] == v) {
+        seen = true;
+        break;
+      }
+    if (!seen) uniq[nu++] = v;
+  }
+  return uint32_t(nu);
+}
+
+// Shared-memory wavefronts for one warp access (32 banks of 4 bytes): each phase of lanes is
+// served in as many wavefronts as the most distinct 4-byte words any one bank must deliver
+// (the same word to many lanes is a broadcast). 8-byte accesses are served per half-warp and
+// 16-byte accesses per quarter-warp, as the hardware does.
+uint32_t shared_wavefronts(const uint64_t* addr, uint32_t m, uint32_t n, uint32_t& ideal) {
+  uint32_t phases = n <= 4 ? 1 : n / 4;
+  uint32_t per = kWarpSize / phases;
+  uint32_t words = std::max<uint32_t>(1, n / 4);
+  uint32_t total = 0;
+  ideal = 0;
+  for (uint32_t ph = 0; ph < phases; ++ph) {
+    uint32_t lanes = per == 32 ? kFull : ((1u << per) - 1);
+    uint32_t pm = m & (lanes << (ph * per));
+    if (!pm) continue;
+    ++ideal;
+    uint8_t cnt[32] = {};
+    uint64_t list[32][8];
+    uint32_t worst = 1;
+    bool overflow = false;
+    for (uint32_t mm = pm; mm; mm &= mm - 1) {
+      int l = std::countr_zero(mm);
+      for (uint32_t k = 0; k < words; ++k) {
+        uint64_t wd = (addr[l] >> 2) + k;
+        uint32_t bank = uint32_t(wd & 31);
+        bool dup = false;
+        for (uint32_t i = 0; i < std::min<uint32_t>(cnt[bank], 8); ++i)
+          if (list[bank][i] == wd) dup = true;
+        if (dup) continue;
+        if (cnt[bank] < 8) list[bank][cnt[bank]] = wd;
+        else overflow = true;
+        ++cnt[bank];
+        worst = std::max<uint32_t>(worst, cnt[bank]);
+      }
+    }
+    if (overflow) { // more than 8 distinct words in a bank: count exactly
+      worst = 0;
+      for (uint32_t bank = 0; bank < 32; ++bank) {
+        uint64_t v[kWarpSize * 4];
+        int k = 0;
+        for (uint32_t mm = pm; mm; mm &= mm - 1) {
+          int l = std::countr_zero(mm);
+          for (uint32_t j = 0; j < words; ++j) {
+            uint64_t wd = (addr[l] >> 2) + j;
+            if ((wd & 31) == bank) v[k++] = wd;
+          }
+        }
+        worst = std::max(worst, count_distinct(v, k));
+      }
+    }
+    total += worst;
+  }
+  return total;
+}
+
+// Loaded bytes -> register value (sub-word signed types sign-extend into 32 bits).
+inline uint64_t load_value(const std::byte* p, uint32_t width, bool sign) {
+  switch (width) {
+  case 1: {
+    uint8_t v;
+    std::memcpy(&v, p, 1);
+    return sign ? uint32_t(int32_t(int8_t(v))) : v;
+  }
+  case 2: {
+    uint16_t v;
+    std::memcpy(&v, p, 2);
+    return sign ? uint32_t(int32_t(int16_t(v))) : v;
+  }
+  case 4: {
+    uint32_t v;
+    std::memcpy(&v, p, 4);
+    return v;
+  }
+  default: {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    return v;
+  }
+  }
+}
+inline void store_value(std::byte* p, uint64_t v, uint32_t width) { std::memcpy(p, &v, width); }
+
+inline uint32_t dst_row(const Exec& x, const Inst& in, int k) { return in.vec == 1 ? in.r[0] : x.P->lists[in.target + k]; }
+
+// ---- loads and stores ----
+
+template <Space S, bool Store> int h_access(Exec& x, Warp& w, const Inst& in, uint32_t m) {
+  if (!m) return kNext;
+  const uint64_t* base = base_row(w, in);
+  const uint32_t width = in.width, vec = in.vec, n = width * vec;
+  const bool sign = in.flags & kSat; // reused: sign-extend sub-word loads
+  uint64_t gaddr[kWarpSize], saddr[kWarpSize];
+  int ng = 0, nsh = 0;
+  uint32_t gmask = 0, smask = 0;
+  for (uint32_t mm = m; mm; mm &= mm - 1) {
+    int l = std::countr_zero(mm);
+    uint64_t a = base[l] + uint64_t(in.imm);
+    std::byte* p;
+    Space sp = S;
+    if constexpr (S == Space::global) {
+      Region* r = x.last;
+      if (r && a >= r->data_lo && a + n <= r->data_hi && (a & (n - 1)) == 0 && !(Store && r->readonly))
+        p = r->host + (a - r->base);
+      else p = global_ptr(x, w, in, l, a, n, Store);
+    } else if constexpr (S == Space::shared) {
+      if (a + n <= x.B->shared_size && a < x.B->shared_size && (a & (n - 1)) == 0) p = x.B->shared + a;
+      else p = shared_ptr(x, w, in, l, a, n, Store);
+    } else if constexpr (S == Space::local) {
+      uint32_t size = x.P->local_per_thread;
+      if (a + n <= size && a < size && (a & (n - 1)) == 0) p = w.local + size_t(l) * size + a;
+      else p = local_ptr(x, w, in, l, a, n, Store);
+    } else if constexpr (S == Space::konst) {
+      p = global_ptr(x, w, in, l, a, n, Store);
+    } else {
+      p = generic_ptr(x, w, in, l, a, n, Store, sp);
+    }
+    if (!p) return kStop;
+    if (sp == Space::shared && x.track_races) {
+      std::byte nv[16];
+      if (Store)
+        for (uint32_t k = 0; k < vec; ++k) store_value(nv + k * width, w.rv(dst_row(x, in, k), l), width);
+      if (shared_race_check(x, w, in, l, uint64_t(p - x.B->shared), n, Store, Store ? nv : nullptr) != kNext)
+        return kStop;
+    }
+    for (uint32_t k = 0; k < vec; ++k) {
+      uint32_t row = dst_row(x, in, k);
+      if constexpr (Store) store_value(p + k * width, w.rv(row, l), width);
+      else w.row(row)[l] = load_value(p + k * width, width, sign);
+    }
+    if (sp == Space::global) {
+      if constexpr (Store) {
+        if (x.last && x.last->writers && a >= x.last->data_lo && a < x.last->data_hi) note_writer(x, w, l, x.last, a);
+        ++w.gstores[l];
+      } else {
+        ++w.gloads[l];
+      }
+      gaddr[ng++] = a >> 5;
+      gmask |= 1u << l;
+    } else if (sp == Space::shared) {
+      saddr[l] = uint64_t(p - x.B->shared);
+      smask |= 1u << l;
+      ++nsh;
+    }
+  }
+  if (x.L->stop.load(std::memory_order_relaxed)) return kStop; // e.g. after a guard-band write
+  if (x.count) {
+    InstCount& c = x.ic[pc_of(x, in)];
+    if (ng) {
+      c.g_req += 1;
+      c.g_bytes += uint64_t(ng) * n;
+      c.g_ideal += (uint64_t(ng) * n + 31) / 32;
+      if (n > 32) {
+        c.g_sect += uint64_t(ng) * ((n + 31) / 32); // never for PTX's widest (16-byte) accesses
+      } else {
+        c.g_sect += count_distinct(gaddr, ng);
+      }
+    }
+    if (nsh) {
+      uint32_t ideal;
+      c.s_wave += shared_wavefronts(saddr, smask, n, ideal);
+      c.s_ideal += ideal;
+    }
+  }
+  return kNext;
+}
+
+// The common case, specialised: a scalar global load or store of W bytes.
+template <bool Store, uint32_t W> int h_global1(Exec& x, Warp& w, const Inst& in, uint32_t m) {
+  if (!m) return kNext;
+  const uint64_t* base = base_row(w, in);
+  uint64_t* reg = w.row(in.r[0]);
+  const bool sign = in.flags & kSat;
+  const uint64_t disp = uint64_t(in.imm);
+  uint64_t seg[kWarpSize];
+  int ng = 0;
+  Region* r = x.last;
+  uint64_t lo = 1, hi = 0;
+  auto refresh = [&] {
+    r = x.last;
+    if (r && !(Store && r->readonly)) lo = r->data_lo, hi = r->data_hi;
+    else lo = 1, hi = 0;
+  };
+  refresh();
+  for (uint32_t mm = m; mm; mm &= mm - 1) {
+    int l = std::countr_zero(mm);
+    uint64_t a = base[l] + disp;
+    std::byte* p;
+    if (a >= lo && a + W <= hi && (a & (W - 1)) == 0) {
+      p = r->host + (a - r->base);
+    } else {
+      p = global_ptr(x, w, in, l, a, W, Store);
+      if (!p) return kStop;
+      refresh();
+    }
+    if constexpr (Store) {
+      std::memcpy(p, &reg[l], W);
+      Region* wr = x.last;
+      if (wr && wr->writers && a >= wr->data_lo && a < wr->data_hi) {
+        uint64_t t = w.tid0 + uint64_t(l);
+        store_writer(&wr->writers[(a - wr->data_lo) >> wr->elem_shift], ((x.B->linear << 11) | t) + 1);
+      }
+      ++w.gstores[l];
+    } else {
+      reg[l] = load_value(p, W, sign);
+      ++w.gloads[l];
+    }
+    seg[ng++] = a >> 5;
+  }
+  if (x.L->stop.load(std::memory_order_relaxed)) return kStop; // e.g. after a guard-band write
+  if (x.count) {
+    InstCount& c = x.ic[pc_of(x, in)];
+    c.g_req += 1;
+    c.g_bytes += uint64_t(ng) * W;
+    c.g_ideal += (uint64_t(ng) * W + 31) / 32;
+    c.g_sect += count_distinct(seg, ng);
+  }
+  return kNext;
+}
+
+template <bool Store> ExecFn pick_global1(uint32_t w) {
+  switch (w) {
+  case 1: return &h_global1<Store, 1>;
+  case 2: return &h_global1<Store, 2>;
+  case 4: return &h_global1<Store, 4>;
+  case 8: return &h_global1<Store, 8>;
+  default: return nullptr;
+  }
+}
+
+// ld.param of a kernel parameter: the same bytes for every lane.
+int h_ld_kparam(Exec& x, Warp& w, const Inst& in, uint32_t m) {
+  const std::vector<std::byte>& P = x.L->params;
+  for (uint32_t k = 0; k < in.vec; ++k) {
+    uint64_t off = uint64_t(in.imm) + k * in.width;
+    uint64_t v = 0;
+    if (off + in.width <= P.size()) v = load_value(P.data() + off, in.width, in.flags & kSat);
+    uint64_t* d = w.row(dst_row(x, in, k));
+    each_lane(m, [&](int l) { d[l] = v; });
+  }
+  return kNext;
+}
+// ld.param through a register holding a kernel-parameter address.
+int h_ld_kparam_reg(Exec& x, Warp& w, const Inst& in, uint32_t m) {
+  const std::vector<std::byte>& P = x.L->params;
+  const uint64_t* base = base_row(w, in);
+  for (uint32_t mm = m; mm; mm &= mm - 1) {
+    int l = std::countr_zero(mm);
+    for (uint32_t k = 0; k < in.vec; ++k) {
+      uint64_t off = base[l] + uint64_t(in.imm) + k * in.width;
+      if (off + in.width > P.size()) {
+        const InstInfo& inf = info_of(x, in);
+        return raise_fault(x, FaultKind::out_of_bounds,
+                           thread_name(x, w, l) + " of " + block_name(x) + " read past the kernel's parameters" + at_line(inf.line),
+                           inf.line);
+      }
+      w.row(dst_row(x, in, k))[l] = load_value(P.data() + off, in.width, in.flags & kSat);
+    }
+  }
+  return kNext;
+}
+
+template <bool Store> ExecFn pick_access(Space s) {
+  switch (s) {
+  case Space::global: return &h_access<Space::global, Store>;
+  case Space::shared: return &h_access<Space::shared, Store>;
+  case Space::local: return &h_access<Space::local, Store>;
+  case Space::konst: return &h_access<Space::konst, Store>;
+  default: return &h_access<Space::generic, Store>;
+  }
+}
+
+// ---- atomics ----
+enum AtomOp : uint8_t { aadd, amin, amax, ainc, adec, aand, aor, axor, aexch, acas };
+
+template <class T> T atom_apply(AtomOp op, T old, T b) {
+  if constexpr (std::is_same_v<T, float>) {
+    switch (op) {
+    case aadd: return ftz32(ftz32(old) + ftz32(b)); // atom.add.f32 flushes subnormals
+    case amin: return std::fmin(old, b);
+    case amax: return std::fmax(old, b);
+    case aexch: return b;
+    default: return old;
+    }
+  } else if constexpr (std::is_same_v<T, double>) {
+    switch (op) {
+    case aadd: return old + b;
+    case amin: return std::fmin(old, b);
+    case amax: return std::fmax(old, b);
+    case aexch: return b;
+    default: return old;
+    }
+  } else {
+    using U = std::make_unsigned_t<T>;
+    switch (op) {
+    case aadd: return T(U(old) + U(b));
+    case amin: return old < b ? old : b;
+    case amax: return old > b ? old : b;
+    case ainc: return U(old) >= U(b) ? T(0) : T(U(old) + 1);
+    case adec: return (U(old) == 0 || U(old) > U(b)) ? b : T(U(old) - 1);
+    case aand: return T(old & b);
+    case aor: return T(old | b);
+    case axor: return T(old ^ b);
+    case aexch: return b;
+    default: return old;
+    }
+  }
+}
+
+// Half-precision packed atomics (add on f16x2 / bf16x2 and scalar f16/bf16) on raw bits.
+uint32_t half_add_bits(uint32_t a, uint32_t b, bool bf, bool x2) {
+  const FFmt& f = bf ? kBF16 : kF16;
+  auto one = [&](uint16_t x, uint16_t y) {
+    double s;
+    int t = two_sum_tail(fmt_to_double(x, f), fmt_to_double(y, f), s);
+    return uint32_t(std::isnan(s) ? f.canon_nan : round_double(s, t, f, {Rnd::rn}));
+  };
+  uint32_t r = one(uint16_t(a), uint16_t(b));
+  if (x2) r |= one(uint16_t(a >> 16), uint16_t(b >> 16)) << 16;
+  return r;
+}
+
+template <class T> uint64_t atomic_rmw(std::byte* p, AtomOp op, uint64_t bv, uint64_t cv, bool concurrent, Ty ty) {
+  using Bits = std::conditional_t<sizeof(T) == 8, uint64_t, std::conditional_t<sizeof(T) == 4, uint32_t, uint16_t>>;
+  Bits* q = reinterpret_cast<Bits*>(p);
+  auto compute = [&](Bits old) -> Bits {
+    if (ty == Ty::f16x2 || ty == Ty::bf16x2 || ty == Ty::f16 || ty == Ty::bf16) {
+      if (op == aadd) return Bits(half_add_bits(uint32_t(old), uint32_t(bv), ty == Ty::bf16x2 || ty == Ty::bf16, ty == Ty::f16x2 || ty == Ty::bf16x2));
+      if (op == aexch) return Bits(bv);
+      if (op == acas) return old == Bits(bv) ? Bits(cv) : old;
+      return old;
+    }
+    if (op == acas) return old == Bits(bv) ? Bits(cv) : old;
+    T o = get<T>(uint64_t(old)), b = get<T>(bv);
+    return Bits(put<T>(atom_apply<T>(op, o, b)));
+  };
+  if (!concurrent) {
+    Bits old = *q;
+    *q = compute(old);
+    return old;
+  }
+  std::atomic_ref<Bits> ref(*q);
+  Bits old = ref.load(std::memory_order_relaxed);
+  while (!ref.compare_exchange_weak(old, compute(old), std::memory_order_acq_rel, std::memory_order_relaxed)) {
+  }
+  return old;
+}
+
+using RmwFn = uint64_t (*)(std::byte*, AtomOp, uint64_t, uint64_t, bool, Ty);
+
+RmwFn pick_rmw(Ty t) {
+  switch (t) {
+  case Ty::u32: case Ty::b32: return &atomic_rmw<uint32_t>;
+  case Ty::s32: return &atomic_rmw<int32_t>;
+  case Ty::u64: case Ty::b64: return &atomic_rmw<uint64_t>;
+  case Ty::s64: return &atomic_rmw<int64_t>;
+  case Ty::f32: return &atomic_rmw<float>;
+  case Ty::f64: return &atomic_rmw<double>;
+  case Ty::f16x2: case Ty::bf16x2: return &atomic_rmw<uint32_t>;
+  case Ty::f16: case Ty::bf16: case Ty::b16: case Ty::u16: return &atomic_rmw<uint16_t>;
+  default: return nullptr;
+  }
+}
+
+// atom / red: in.r[0] dest (kNoRow for red), r[1] address base, r[2] b, r[3] c (cas); sub = op.
+int h_atom(Exec& x, Warp& w, const Inst& in, uint32_t m) {
+  if (!m) return kNext;
+  const uint64_t* base = base_row(w, in);
+  const uint64_t* b = w.row(in.r[2]);
+  const uint64_t* c = in.r[3] != kNoRow ? w.row(in.r[3]) : b;
+  RmwFn rmw = pick_rmw(in.ty);
+  uint32_t n = in.width;
+  uint64_t gaddr[kWarpSize];
+  int ng = 0;
+  for (uint32_t mm = m; mm; mm &= mm - 1) {
+    int l = std::countr_zero(mm);
+    uint64_t a = base[l] + uint64_t(in.imm);
+    Space sp = in.space;
+    std::byte* p;
+    if (in.space == Space::global) p = global_ptr(x, w, in, l, a, n, true);
+    else if (in.space == Space::shared) p = shared_ptr(x, w, in, l, a, n, true);
+    else p = generic_ptr(x, w, in, l, a, n, true, sp);
+    if (!p || x.L->stop.load(std::memory_order_relaxed)) return kStop;
+    if (sp == Space::local) {
+      const InstInfo& inf = info_of(x, in);
+      return raise_fault(x, FaultKind::illegal_address,
+                         thread_name(x, w, l) + " of " + block_name(x) + " used an atomic on local memory" + at_line(inf.line),
+                         inf.line);
+    }
+    // Shared memory belongs to one block, which one worker runs: no other thread can race.
+    uint64_t old = rmw(p, AtomOp(in.sub), b[l], c[l], sp == Space::global, in.ty);
+    if (in.r[0] != kNoRow) w.row(in.r[0])[l] = old;
+    if (sp == Space::global) {
+      gaddr[ng++] = a >> 5;
+      if (x.last && x.last->writers && a >= x.last->data_lo && a < x.last->data_hi) note_writer(x, w, l, x.last, a);
+    }
+  }
+  if (x.count && ng) {
+    InstCount& ic = x.ic[pc_of(x, in)];
+    ic.g_req += 1;
+    ic.g_sect += count_distinct(gaddr, ng);
+    ic.g_ideal += (uint64_t(ng) * n + 31) / 32;
+  }
+  return kNext;
+}
+
+// cp.async.{ca,cg}.shared.global [dst], [src], cp-size{, src-size}: done synchronously.
+int h_cp_async(Exec& x, Warp& w, const Inst& in, uint32_t m) {
+  const uint64_t* dst = w.row(in.r[0]);
+  const uint64_t* src = w.row(in.r[1]);
+  const uint64_t* srcsz = in.r[2] != kNoRow ? w.row(in.r[2]) : nullptr;
+  uint32_t n = in.width;
+  uint64_t gaddr[kWarpSize], saddr[kWarpSize];
+  int ng = 0;
+  uint32_t smask = 0;
+  for (uint32_t mm = m; mm; mm &= mm - 1) {
+    int l = std::countr_zero(mm);
+    uint64_t da = dst[l] + uint64_t(in.imm), sa = src[l] + uint64_t(int64_t(in.aux));
+    uint32_t take = srcsz ? std::min<uint32_t>(uint32_t(srcsz[l]), n) : n;
+    std::byte* d = shared_ptr(x, w, in, l, da, n, true);
+    if (!d) return kStop;
+    std::byte buf[16] = {};
+    if (take) {
+      std::byte* s = global_ptr(x, w, in, l, sa, n, false);
+      if (!s) return kStop;
+      std::memcpy(buf, s, take);
+      gaddr[ng++] = sa >> 5;
+      ++w.gloads[l];
+    }
+    if (x.track_races && shared_race_check(x, w, in, l, da, n, true, buf) != kNext) return kStop;
+    std::memcpy(d, buf, n);
+    saddr[l] = da;
+    smask |= 1u << l;
+  }
+  if (x.count) {
+    InstCount& ic = x.ic[pc_of(x, in)];
+    if (ng) {
+      ic.g_req += 1;
+      ic.g_sect += count_distinct(gaddr, ng);
+      ic.g_ideal += (uint64_t(ng) * n + 31) / 32;
+      ic.g_bytes += uint64_t(ng) * n;
+    }
+    if (smask) {
+      uint32_t ideal;
+      ic.s_wave += shared_wavefronts(saddr, smask, n, ideal);
+      ic.s_ideal += ideal;
+    }
+  }
+  return kNext;
+}
+
+int h_zero_dst(Exec&, Warp& w, const Inst& in, uint32_t m) { // createpolicy: an opaque policy value
+  uint64_t* d = w.row(in.r[0]);
+  each_lane(m, [&](int l) { d[l] = 0; });
+  return kNext;
+}
+
+} // namespace
+
+bool decode_mem(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Instr& in) {
+  const std::string& b = o.base;
+  if (b == "ld" || b == "ldu" || b == "st") {
+    bool store = b == "st";
+    o.only({"v2", "v4", "v8", "mmio", "unified"});
+    Ty t = o.last_type();
+    if (t == Ty::none) throw Unsupported(b + " needs a type");
+    need_ops(in, 2);
+    I.vec = uint8_t(o.vec());
+    I.width = uint8_t(ty_bytes(t));
+    if (I.width == 16 || I.width * I.vec > 16) throw Unsupported("accesses wider than 16 bytes");
+    if (t == Ty::s8 || t == Ty::s16) I.flags |= kSat; // sign-extend
+    const auto& val = op(in, store ? 1 : 0);
+    const auto& ad = op(in, store ? 0 : 1);
+    Space declared = o.space();
+    Dec::Addr a = D.addr(ad, declared);
+    I.space = a.space;
+    I.r[1] = a.base;
+    I.imm = a.disp;
+    if (I.vec > 1 || val.kind == ptx::Operand::Kind::vec) {
+      I.target = store ? D.vec_rows(val, t, I.vec) : D.vec_rows(val, t, I.vec);
+      if (!store) {
+        // destinations must be registers (or sinks)
+        for (auto& e : val.elems)
+          if (e.kind != ptx::Operand::Kind::sink) D.dst(e);
+      }
+      if (I.vec == 1) I.vec = uint8_t(val.elems.size());
+    } else {
+      I.r[0] = store ? D.row(val, t) : D.dst(val);
+    }
+    if (a.space == Space::kparam) {
+      if (store) throw Unsupported("stores to kernel parameters");
+      I.fn = a.base == kNoRow ? h_ld_kparam : h_ld_kparam_reg;
+      return true;
+    }
+    if (a.space == Space::fparam) throw Unsupported("parameter access");
+    I.fn = store ? pick_access<true>(a.space) : pick_access<false>(a.space);
+    if (a.space == Space::global && I.vec == 1 && val.kind != ptx::Operand::Kind::vec)
+      if (ExecFn f = store ? pick_global1<true>(I.width) : pick_global1<false>(I.width)) I.fn = f;
+    if (a.space == Space::global || a.space == Space::generic) info.mem = store ? MemKind::store : MemKind::load;
+    return true;
+  }
+  if (b == "atom" || b == "red") {
+    bool red = b == "red";
+    o.only({"add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas", "noftz"});
+    static const std::pair<const char*, AtomOp> ops[] = {{"add", aadd}, {"min", amin}, {"max", amax},
+                                                         {"inc", ainc}, {"dec", adec}, {"and", aand},
+                                                         {"or", aor},   {"xor", axor}, {"exch", aexch},
+                                                         {"cas", acas}};
+    int which = -1;
+    for (auto& [n, k] : ops)
+      if (o.has(n)) which = k;
+    if (which < 0) throw Unsupported(b + " needs an operation");
+    Ty t = o.last_type();
+    if (!pick_rmw(t)) throw Unsupported(b + " of type ." + std::string(ty_name(t)));
+    if ((t == Ty::f32 || t == Ty::f64) && which != aadd && which != aexch && which != amin && which != amax)
+      throw Unsupported(b + " with this operation on a float type");
+    I.sub = uint8_t(which);
+    I.ty = t;
+    I.width = uint8_t(ty_bytes(t));
+    I.space = o.space();
+    if (I.space != Space::global && I.space != Space::shared && I.space != Space::generic)
+      throw Unsupported(b + " in this state space");
+    size_t k = 0;
+    if (!red) I.r[0] = D.dst(op(in, k++));
+    Dec::Addr a = D.addr(op(in, k++), I.space);
+    I.space = a.space;
+    I.r[1] = a.base;
+    I.imm = a.disp;
+    I.r[2] = D.row(op(in, k++), t);
+    if (which == acas) I.r[3] = D.row(op(in, k++), t);
+    if (k != in.ops.size()) throw Unsupported(b + " has the wrong number of operands");
+    I.fn = h_atom;
+    info.mem = MemKind::atomic;
+    return true;
+  }
+  if (b == "cp") {
+    if (o.has("async")) {
+      if (o.has("commit_group") || o.has("wait_group") || o.has("wait_all")) {
+        I.fn = h_nop;
+        return true;
+      }
+      if (o.has("bulk") || o.has("mbarrier")) throw Unsupported("cp.async.bulk / mbarrier forms");
+      if (!o.has("shared") && !o.has("shared::cta")) throw Unsupported("cp.async to a space other than shared");
+      I.r[0] = kNoRow;
+      Dec::Addr da = D.addr(op(in, 0), Space::shared);
+      Dec::Addr sa = D.addr(op(in, 1), Space::global);
+      if (da.base == kNoRow || sa.base == kNoRow) throw Unsupported("cp.async with absolute addresses");
+      I.r[0] = da.base;
+      I.imm = da.disp;
+      I.r[1] = sa.base;
+      I.aux = uint32_t(int32_t(sa.disp));
+      const auto& sz = op(in, 2);
+      if (sz.kind != ptx::Operand::Kind::integer) throw Unsupported("cp.async size must be a constant");
+      I.width = uint8_t(sz.bits);
+      if (in.ops.size() > 3 && op(in, 3).kind != ptx::Operand::Kind::integer) I.r[2] = D.row(op(in, 3), Ty::u32);
+      else if (in.ops.size() > 3) I.r[2] = D.const_row(op(in, 3).bits);
+      I.fn = h_cp_async;
+      info.mem = MemKind::load;
+      return true;
+    }
+    return false;
+  }
+  if (b == "prefetch" || b == "prefetchu" || b == "fence" || b == "membar" || b == "discard" ||
+      b == "applypriority" || b == "griddepcontrol") {
+    I.fn = h_nop;
+    return true;
+  }
+  if (b == "createpolicy") {
+    I.r[0] = D.dst(op(in, 0));
+    I.fn = h_zero_dst;
+    return true;
+  }
+  return false;
+}
+
+} // namespace wb::sim

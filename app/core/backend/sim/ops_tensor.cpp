@@ -1,0 +1,380 @@
+// Tensor-core instructions as warp collectives: wmma.load / wmma.mma / wmma.store (fragment layout
+// is opaque in PTX, so the simulator picks one: element (lane * E + i) mod size of the row-major
+// matrix, duplicated across lanes when the fragment holds more than one copy), mma.sync
+// m16n8k16 / m16n8k8 with the fragment layouts the PTX ISA specifies, and ldmatrix.
+// Products of f16/bf16 inputs are exact in double; the sums are accumulated in double and rounded
+// once, which matches the GPU to within a few ulp (the tensor cores truncate inner sums).
+#include "ops_common.hpp"
+
+#include <algorithm>
+
+namespace wb::sim {
+namespace {
+
+enum class FT : uint8_t { f16, bf16, f32, f64, s32, tf32 };
+
+double elem_value(uint32_t bitsv, FT t) {
+  switch (t) {
+  case FT::f16: return fmt_to_double(uint16_t(bitsv), kF16);
+  case FT::bf16: return fmt_to_double(uint16_t(bitsv), kBF16);
+  case FT::tf32:
+  case FT::f32: return f32(bitsv);
+  case FT::s32: return double(int32_t(bitsv));
+  default: return 0;
+  }
+}
+int elem_bytes(FT t) { return t == FT::f16 || t == FT::bf16 ? 2 : 4; }
+
+// Fragment: the 32-bit registers of each lane; 16-bit elements are packed two per register.
+struct Frag {
+  const uint32_t* rows;
+  int nregs;
+  FT t;
+  int per_lane() const { return elem_bytes(t) == 2 ? nregs * 2 : nregs; }
+  uint32_t get(Warp& w, int lane, int i) const {
+    if (elem_bytes(t) == 2) return uint32_t(w.row(rows[i / 2])[lane] >> (16 * (i % 2))) & 0xffff;
+    return uint32_t(w.row(rows[i])[lane]);
+  }
+  void set(Warp& w, int lane, int i, uint32_t v) const {
+    if (elem_bytes(t) == 2) {
+      uint64_t& r = w.row(rows[i / 2])[lane];
+      int sh = 16 * (i % 2);
+      r = (r & ~(0xffffull << sh)) | (uint64_t(v & 0xffff) << sh);
+      r &= 0xffffffffull;
+    } else {
+      w.row(rows[i])[lane] = v;
+    }
+  }
+};
+
+// wmma: which (row, col) of an R x C matrix element i of lane l holds.
+inline void wmma_pos(int l, int i, int E, int R, int C, int& r, int& c) {
+  int idx = (l * E + i) % (R * C);
+  r = idx / C;
+  c = idx % C;
+}
+
+struct Shape {
+  int m, n, k;
+};
+bool parse_shape(const Opc& o, Shape& s) {
+  for (auto& md : o.mods) {
+    int m, n, k;
+    if (std::sscanf(md.c_str(), "m%dn%dk%d", &m, &n, &k) == 3) {
+      s = {m, n, k};
+      return true;
+    }
+  }
+  return false;
+}
+
+// aux layout for wmma.load/store: bits 0..7 which (0 a, 1 b, 2 c/d), bit 8 col-major,
+// bits 16..23 element type; in.target: register list; in.vec: count; r[1] base; r[2] stride.
+int h_wmma_ldst(Exec& x, Warp& w, const Inst& in, uint32_t m) {
+  if (!m) return kNext;
+  int which = in.aux & 0xff;
+  bool col = (in.aux >> 8) & 1;
+  FT t = FT((in.aux >> 16) & 0xff);
+  bool store = in.sub;
+  int R, C;
+  int M = int(in.imm >> 48) & 0xff, N = int(in.imm >> 40) & 0xff, K = int(in.imm >> 32) & 0xff;
+  if (which == 0) R = M, C = K;
+  else if (which == 1) R = K, C = N;
+  else R = M, C = N;
+  int64_t disp = int64_t(int32_t(uint32_t(in.imm)));
+  Frag f{x.P->lists.data() + in.target, int(in.vec), t};
+  int E = f.per_lane();
+  int eb = elem_bytes(t);
+  const uint64_t* base = w.row(in.r[1]);
+  const uint64_t* stride = in.r[2] != kNoRow ? w.row(in.r[2]) : nullptr;
+  uint64_t sect[kWarpSize * 16];
+  int ns = 0;
+  for (uint32_t mm = m; mm; mm &= mm - 1) {
+    int l = std::countr_zero(mm);
+    uint64_t ld = stride ? uint32_t(stride[l]) : uint64_t(col ? R : C);
+    for (int i = 0; i < E; ++i) {
+      int r, c;
+      wmma_pos(l, i, E, R, C, r, c);
+      uint64_t off = col ? (uint64_t(c) * ld + r) : (uint64_t(r) * ld + c);
+      uint64_t a = base[l] + uint64_t(disp) + off * eb;
+      Space sp = in.space;
+      std::byte* p;
+      if (in.space == Space::global) p = global_ptr(x, w, in, l, a, eb, store);
+      else if (in.space == Space::shared) p = shared_ptr(x, w, in, l, a, eb, store);
+      else p = generic_ptr(x, w, in, l, a, eb, store, sp);
+      if (!p) return kStop;
+      if (store) {
+        uint32_t v = f.get(w, l, i);
+        std::memcpy(p, &v, eb);
+        if (sp == Space::global && x.last && x.last->writers && a >= x.last->data_lo && a < x.last->data_hi)
+          note_writer(x, w, l, x.last, a);
+      } else {
+        uint32_t v = 0;
+        std::memcpy(&v, p, eb);
+        f.set(w, l, i, v);
+      }
+      if (sp == Space::global && ns < int(sizeof sect / sizeof sect[0])) sect[ns++] = a >> 5;
+    }
+  }
+  if (x.count && ns) {
+    InstCount& c = x.ic[pc_of(x, in)];
+    c.g_req += 1;
+    std::sort(sect, sect + ns);
+    c.g_sect += uint64_t(std::unique(sect, sect + ns) - sect);
+    c.g_ideal += (uint64_t(R) * C * eb + 31) / 32;
+    c.g_bytes += uint64_t(R) * C * eb;
+  }
+  return kNext;
+}
+
+// Matrix multiply shared by wmma.mma and mma.sync: gather A, B, C; D = A * B + C.
+struct MmaDesc {
+  int M, N, K;
+  FT at, bt, ct, dt;
+  bool satfinite;
+};
+uint32_t round_out(double v, FT t, bool satf) {
+  switch (t) {
+  case FT::f16: return uint32_t(round_double(v, 0, kF16, {Rnd::rn, satf}));
+  case FT::bf16: return uint32_t(round_double(v, 0, kBF16, {Rnd::rn, satf}));
+  case FT::s32: {
+    double c = std::min(std::max(v, -2147483648.0), 2147483647.0);
+    return uint32_t(int32_t(c));
+  }
+  default: return uint32_t(bits(std::isnan(v) ? std::bit_cast<float>(0x7fffffffu) : float(v)));
+  }
+}
+
+// mma.sync fragment positions (PTX ISA "Matrix fragments for mma.m16n8k16 / m16n8k8").
+inline void mma_a_pos(int K, int l, int i, int& r, int& c) {
+  int g = l >> 2, t = l & 3;
+  if (K == 16) {
+    int reg = i / 2, h = i % 2;
+    r = g + 8 * (reg % 2);
+    c = 2 * t + h + 8 * (reg / 2);
+  } else { // k8
+    int reg = i / 2, h = i % 2;
+    r = g + 8 * reg;
+    c = 2 * t + h;
+  }
+}
+inline void mma_b_pos(int l, int i, int& k, int& n) {
+  int g = l >> 2, t = l & 3;
+  int reg = i / 2, h = i % 2;
+  k = 2 * t + h + 8 * reg;
+  n = g;
+}
+inline void mma_c_pos(int l, int i, int& r, int& c) {
+  int g = l >> 2, t = l & 3;
+  r = g + 8 * (i / 2);
+  c = 2 * t + (i % 2);
+}
+
+// aux: 0 wmma, 1 mma.sync; in.r[0..3]: list offsets of d, a, b, c; in.imm: packed counts;
+// in.target: index of the MmaDesc in the program's side table (decoded into in.width/vec/...).
+int h_mma(Exec& x, Warp& w, const Inst& in, uint32_t m) {
+  bool wm = in.aux == 0;
+  int M = int(in.imm >> 48) & 0xff, N = int(in.imm >> 40) & 0xff, K = int(in.imm >> 32) & 0xff;
+  int nd = int(in.imm >> 24) & 0xff, na = int(in.imm >> 16) & 0xff, nb = int(in.imm >> 8) & 0xff, nc = int(in.imm) & 0xff;
+  FT at = FT(in.sub & 0xf), ct = FT(in.sub >> 4), dt = FT(in.flags & 0xf);
+  bool satf = in.flags & 0x10;
+  const uint32_t* L = x.P->lists.data();
+  Frag fa{L + in.r[1], na, at}, fb{L + in.r[2], nb, at}, fc{L + in.r[3], nc, ct}, fd{L + in.r[0], nd, dt};
+  double A[32 * 16], B[16 * 32], Cm[32 * 32];
+  std::fill(A, A + M * K, 0.0);
+  std::fill(B, B + K * N, 0.0);
+  std::fill(Cm, Cm + M * N, 0.0);
+  // Gather from every lane (the collective needs the whole warp's registers).
+  for (int l = 0; l < kWarpSize; ++l) {
+    for (int i = 0; i < fa.per_lane(); ++i) {
+      int r, c;
+      if (wm) wmma_pos(l, i, fa.per_lane(), M, K, r, c);
+      else mma_a_pos(K, l, i, r, c);
+      A[r * K + c] = elem_value(fa.get(w, l, i), at);
+    }
+    for (int i = 0; i < fb.per_lane(); ++i) {
+      int k, n;
+      if (wm) wmma_pos(l, i, fb.per_lane(), K, N, k, n);
+      else mma_b_pos(l, i, k, n);
+      B[k * N + n] = elem_value(fb.get(w, l, i), at);
+    }
+    for (int i = 0; i < fc.per_lane(); ++i) {
+      int r, c;
+      if (wm) wmma_pos(l, i, fc.per_lane(), M, N, r, c);
+      else mma_c_pos(l, i, r, c);
+      Cm[r * N + c] = elem_value(fc.get(w, l, i), ct);
+    }
+  }
+  double D[32 * 32];
+  for (int r = 0; r < M; ++r)
+    for (int c = 0; c < N; ++c) {
+      double acc = 0;
+      for (int k = 0; k < K; ++k) acc += A[r * K + k] * B[k * N + c];
+      D[r * N + c] = acc + Cm[r * N + c];
+    }
+  for (uint32_t mm = m | w.active; mm; mm &= mm - 1) {
+    int l = std::countr_zero(mm);
+    for (int i = 0; i < fd.per_lane(); ++i) {
+      int r, c;
+      if (wm) wmma_pos(l, i, fd.per_lane(), M, N, r, c);
+      else mma_c_pos(l, i, r, c);
+      fd.set(w, l, i, round_out(D[r * N + c], dt, satf));
+    }
+  }
+  return kNext;
+}
+
+// ldmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}.shared.b16: list at target (vec regs), r[1] base.
+int h_ldmatrix(Exec& x, Warp& w, const Inst& in, uint32_t m) {
+  int num = in.vec;
+  bool trans = in.aux;
+  const uint32_t* dst = x.P->lists.data() + in.target;
+  const uint64_t* base = w.row(in.r[1]);
+  uint16_t mat[4][8][8];
+  for (int i = 0; i < num; ++i) {
+    for (int r = 0; r < 8; ++r) {
+      int src = 8 * i + r;
+      uint64_t a = base[src] + uint64_t(in.imm);
+      Space sp = Space::shared;
+      std::byte* p = in.space == Space::shared ? shared_ptr(x, w, in, src, a, 16, false)
+                                               : generic_ptr(x, w, in, src, a, 16, false, sp);
+      if (!p) return kStop;
+      std::memcpy(mat[i][r], p, 16);
+    }
+  }
+  for (uint32_t mm = m; mm; mm &= mm - 1) {
+    int t = std::countr_zero(mm);
+    for (int i = 0; i < num; ++i) {
+      uint32_t lo, hi;
+      if (!trans) {
+        lo = mat[i][t / 4][2 * (t % 4)];
+        hi = mat[i][t / 4][2 * (t % 4) + 1];
+      } else {
+        lo = mat[i][2 * (t % 4)][t / 4];
+        hi = mat[i][2 * (t % 4) + 1][t / 4];
+      }
+      w.row(dst[i])[t] = lo | (hi << 16);
+    }
+  }
+  if (x.count) {
+    InstCount& c = x.ic[pc_of(x, in)];
+    c.s_wave += uint64_t(num);
+    c.s_ideal += uint64_t(num);
+  }
+  return kNext;
+}
+
+FT ft_of(Ty t) {
+  switch (t) {
+  case Ty::f16: case Ty::f16x2: return FT::f16;
+  case Ty::bf16: case Ty::bf16x2: return FT::bf16;
+  case Ty::f32: return FT::f32;
+  case Ty::s32: return FT::s32;
+  case Ty::tf32: return FT::tf32;
+  default: throw Unsupported("tensor-core type ." + std::string(ty_name(t)));
+  }
+}
+
+} // namespace
+
+bool decode_tensor(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Instr& in) {
+  const std::string& b = o.base;
+  if (b == "wmma") {
+    Shape s;
+    if (!parse_shape(o, s)) throw Unsupported("wmma without a shape");
+    if (!((s.m == 16 && s.n == 16 && s.k == 16) || (s.m == 32 && s.n == 8 && s.k == 16) ||
+          (s.m == 8 && s.n == 32 && s.k == 16)))
+      throw Unsupported("wmma shape m" + std::to_string(s.m) + "n" + std::to_string(s.n) + "k" + std::to_string(s.k));
+    uint64_t shape_bits = (uint64_t(s.m) << 48) | (uint64_t(s.n) << 40) | (uint64_t(s.k) << 32);
+    if (o.has("load") || o.has("store")) {
+      bool store = o.has("store");
+      int which = o.has("a") ? 0 : o.has("b") ? 1 : 2;
+      Ty t = o.last_type();
+      FT ft = ft_of(t);
+      size_t k = 0;
+      const ptx::Operand* regs;
+      const ptx::Operand* addr;
+      if (store) {
+        addr = &op(in, k++);
+        regs = &op(in, k++);
+      } else {
+        regs = &op(in, k++);
+        addr = &op(in, k++);
+      }
+      Dec::Addr a = D.addr(*addr, o.space());
+      if (a.base == kNoRow) a.base = D.const_row(0);
+      I.r[1] = a.base;
+      I.space = a.space;
+      I.imm = int64_t(shape_bits | uint32_t(int32_t(a.disp)));
+      if (k < in.ops.size()) I.r[2] = D.row(op(in, k++), Ty::u32);
+      I.target = D.vec_rows(*regs, Ty::b32, -1);
+      I.vec = uint8_t(regs->kind == ptx::Operand::Kind::vec ? regs->elems.size() : 1);
+      I.aux = uint32_t(which) | (o.has("col") ? 0x100u : 0u) | (uint32_t(ft) << 16);
+      I.sub = store;
+      I.fn = h_wmma_ldst;
+      info.mem = a.space == Space::global || a.space == Space::generic ? (store ? MemKind::store : MemKind::load) : MemKind::none;
+      return true;
+    }
+    if (o.has("mma")) {
+      // wmma.mma.sync.aligned.alayout.blayout.shape.dtype.ctype (f16) or .dtype.atype.btype.ctype
+      if (o.types.size() != 2 && o.types.size() != 4) throw Unsupported("wmma.mma type list");
+      FT dt = ft_of(o.types.front()), ct = ft_of(o.types.back());
+      FT at = o.types.size() == 4 ? ft_of(o.types[1]) : FT::f16;
+      if (at == FT::s32 || at == FT::tf32) throw Unsupported("integer/tf32 wmma");
+      need_ops(in, 4);
+      I.r[0] = D.vec_rows(op(in, 0), Ty::b32, -1);
+      I.r[1] = D.vec_rows(op(in, 1), Ty::b32, -1);
+      I.r[2] = D.vec_rows(op(in, 2), Ty::b32, -1);
+      I.r[3] = D.vec_rows(op(in, 3), Ty::b32, -1);
+      auto cnt = [&](size_t i) { return uint64_t(op(in, i).kind == ptx::Operand::Kind::vec ? op(in, i).elems.size() : 1); };
+      I.imm = int64_t(shape_bits | (cnt(0) << 24) | (cnt(1) << 16) | (cnt(2) << 8) | cnt(3));
+      I.sub = uint8_t(uint8_t(at) | (uint8_t(ct) << 4));
+      I.flags = uint8_t(uint8_t(dt) | (o.has("satfinite") ? 0x10 : 0));
+      I.aux = 0;
+      I.fn = h_mma;
+      info.tensor_flops_per_warp_k = uint16_t(2 * s.m * s.n * s.k / 1024);
+      return true;
+    }
+    throw Unsupported("this wmma form");
+  }
+  if (b == "mma") {
+    o.only({"row", "col", "m16n8k16", "m16n8k8", "satfinite"});
+    Shape s;
+    if (!parse_shape(o, s) || s.m != 16 || s.n != 8 || (s.k != 16 && s.k != 8))
+      throw Unsupported("mma shape (only m16n8k16 and m16n8k8 are simulated)");
+    if (!o.has("row") || !o.has("col")) throw Unsupported("mma layouts other than .row.col");
+    if (o.types.size() != 4) throw Unsupported("mma type list");
+    FT dt = ft_of(o.types[0]), at = ft_of(o.types[1]), ct = ft_of(o.types[3]);
+    if (at != FT::f16 && at != FT::bf16) throw Unsupported("mma with ." + std::string(ty_name(o.types[1])) + " inputs");
+    need_ops(in, 4);
+    for (int i = 0; i < 4; ++i) I.r[i] = D.vec_rows(op(in, size_t(i)), Ty::b32, -1);
+    auto cnt = [&](size_t i) { return uint64_t(op(in, i).kind == ptx::Operand::Kind::vec ? op(in, i).elems.size() : 1); };
+    uint64_t shape_bits = (uint64_t(s.m) << 48) | (uint64_t(s.n) << 40) | (uint64_t(s.k) << 32);
+    I.imm = int64_t(shape_bits | (cnt(0) << 24) | (cnt(1) << 16) | (cnt(2) << 8) | cnt(3));
+    I.sub = uint8_t(uint8_t(at) | (uint8_t(ct) << 4));
+    I.flags = uint8_t(uint8_t(dt) | (o.has("satfinite") ? 0x10 : 0));
+    I.aux = 1;
+    I.fn = h_mma;
+    info.tensor_flops_per_warp_k = uint16_t(2 * s.m * s.n * s.k / 1024);
+    return true;
+  }
+  if (b == "ldmatrix") {
+    o.only({"m8n8", "x1", "x2", "x4", "trans"});
+    if (o.last_type() != Ty::b16) throw Unsupported("ldmatrix of non-b16 elements");
+    need_ops(in, 2);
+    I.vec = uint8_t(o.has("x4") ? 4 : o.has("x2") ? 2 : 1);
+    I.target = D.vec_rows(op(in, 0), Ty::b32, I.vec);
+    for (auto& e : op(in, 0).elems) D.dst(e);
+    Dec::Addr a = D.addr(op(in, 1), o.space());
+    if (a.base == kNoRow) a.base = D.const_row(0);
+    I.r[1] = a.base;
+    I.imm = a.disp;
+    I.space = a.space;
+    I.aux = o.has("trans");
+    I.fn = h_ldmatrix;
+    return true;
+  }
+  return false;
+}
+
+} // namespace wb::sim

@@ -1,0 +1,370 @@
+// The simulator as a Backend: lays out the plan's buffers in the simulated address space, checks
+// each launch's configuration, runs it (exec.cpp), and turns the per-instruction counts into the
+// named counters, per launch total and per learner source line.
+#include "decode.hpp"
+#include "exec.hpp"
+#include "sim.hpp"
+
+#include <array>
+#include <bit>
+#include <chrono>
+#include <functional>
+#include <list>
+#include <thread>
+
+namespace wb {
+namespace sim {
+namespace {
+
+size_t dtype_bytes(DType t) {
+  switch (t) {
+  case DType::f64: case DType::i64: return 8;
+  case DType::f32: case DType::i32: case DType::u32: return 4;
+  case DType::f16: case DType::bf16: case DType::i16: return 2;
+  default: return 1;
+  }
+}
+
+Fault launch_fault(FaultKind k, std::string msg, int launch) {
+  Fault f;
+  f.kind = k;
+  f.message = std::move(msg);
+  f.launch = launch;
+  return f;
+}
+
+enum Ctr : int {
+  cWarp, cThread, cDivergent, cLdReq, cStReq, cLdSect, cLdIdeal, cStSect, cStIdeal, cWave, cConflict,
+  cF32, cF16, cF64, cTensor, cSpecial, cBytesLd, cBytesSt, cAtomics, kNumCounters
+};
+const char* const kCounterNames[kNumCounters] = {
+    "warp_instructions",      "thread_instructions",       "divergent_branches",
+    "global_load_requests",   "global_store_requests",     "global_load_sectors",
+    "global_load_ideal_sectors", "global_store_sectors",   "global_store_ideal_sectors",
+    "shared_wavefronts",      "shared_bank_conflicts",     "flops_f32",
+    "flops_f16",              "flops_f64",                 "flops_tensor",
+    "special_ops",            "bytes_loaded",              "bytes_stored",
+    "atomics"};
+
+std::string dims(const Dim3& d) {
+  return "(" + std::to_string(d.x) + "," + std::to_string(d.y) + "," + std::to_string(d.z) + ")";
+}
+
+} // namespace
+
+struct Simulator::Impl {
+  explicit Impl(unsigned workers) : pool(workers ? workers - 1 : std::max(1u, std::thread::hardware_concurrency()) - 1) {}
+  Pool pool;
+  std::mutex mu;
+  // A few recently used modules, by PTX text: decoding happens once per module and kernel.
+  std::list<std::pair<std::string, std::shared_ptr<ModuleImage>>> cache;
+  std::shared_ptr<ModuleImage> module(const std::string& ptx) {
+    std::lock_guard lk(mu);
+    for (auto it = cache.begin(); it != cache.end(); ++it) {
+      if (it->first == ptx) {
+        cache.splice(cache.begin(), cache, it);
+        return cache.front().second;
+      }
+    }
+    std::shared_ptr<ModuleImage> m(load_module(ptx).release());
+    cache.emplace_front(ptx, m);
+    if (cache.size() > 8) cache.pop_back();
+    return m;
+  }
+};
+
+Simulator::Simulator(SimOptions o) : opt_(o), impl_(std::make_unique<Impl>(o.workers)) {}
+Simulator::~Simulator() = default;
+
+RunResult Simulator::run(const RunPlan& plan) {
+  auto t0 = std::chrono::steady_clock::now();
+  RunResult res;
+  auto done = [&]() -> RunResult& {
+    res.run_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    return res;
+  };
+  if (!plan.program || plan.program->ptx.empty()) {
+    res.fault = launch_fault(FaultKind::internal, "the simulator was given no PTX to run", -1);
+    return done();
+  }
+  std::shared_ptr<ModuleImage> mod = impl_->module(plan.program->ptx);
+  if (!mod->error.empty()) {
+    res.fault = launch_fault(FaultKind::unsupported,
+                             "the simulator could not read the PTX (PTX line " + std::to_string(mod->error_line) +
+                                 "): " + mod->error,
+                             -1);
+    return done();
+  }
+
+  // ---- memory: module variables and the plan's buffers ----
+  Memory mem;
+  for (auto& v : mod->vars) {
+    if (v.space != "global" && v.space != "const") continue;
+    Region* r = mem.add(v.addr, 0, v.size, std::max<uint64_t>(v.size, 1));
+    r->name = v.pretty;
+    r->elem = std::max<uint32_t>(1, v.elem);
+    r->elem_shift = uint32_t(std::countr_zero(r->elem));
+    r->readonly = v.space == "const";
+    if (!v.init.empty()) std::memcpy(r->host, v.init.data(), std::min<size_t>(v.init.size(), v.size));
+  }
+  std::vector<HostBuffer>* bufs = plan.buffers;
+  std::vector<Region*> buf_region;
+  uint64_t next = kBufferBase;
+  if (bufs) {
+    for (size_t i = 0; i < bufs->size(); ++i) {
+      HostBuffer& hb = (*bufs)[i];
+      size_t img = hb.image.size();
+      size_t guard = hb.guard_bytes;
+      if (img < guard + hb.data_bytes) img = guard + hb.data_bytes; // tolerate a short image
+      uint64_t data_addr = (next + guard + 255) / 256 * 256;
+      uint64_t base = data_addr - guard;
+      Region* r = mem.add(base, guard, hb.data_bytes, img);
+      r->buffer = int(i);
+      r->name = hb.name.empty() ? "buffer " + std::to_string(i) : hb.name;
+      r->dtype = hb.type;
+      r->elem = uint32_t(dtype_bytes(hb.type));
+      r->elem_shift = uint32_t(std::countr_zero(r->elem));
+      if (!hb.image.empty()) std::memcpy(r->host, hb.image.data(), hb.image.size());
+      r->nelem = hb.data_bytes / r->elem;
+      if (opt_.track_writers && r->nelem) r->writers = static_cast<uint64_t*>(mem.alloc_zeroed(r->nelem * 8));
+      buf_region.push_back(r);
+      next = (base + img + 65536 + 255) / 256 * 256; // a gap so stray addresses are "outside"
+    }
+  }
+  mem.sort();
+
+  auto deadline = t0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                           std::chrono::duration<double>(plan.timeout_s > 0 ? plan.timeout_s : 10.0));
+  std::map<std::string, double>& tot = res.counters.total;
+  uint32_t max_loads = 0, max_stores = 0;
+  std::map<int, std::array<double, kNumCounters>> lines; // summed over the plan's launches
+
+  for (size_t li = 0; li < plan.launches.size(); ++li) {
+    const Launch& la = plan.launches[li];
+    int launch = int(li);
+    std::string why;
+    const Program* P = get_program(*mod, la.kernel, why);
+    if (!P) {
+      res.fault = launch_fault(FaultKind::launch_config, why, launch);
+      break;
+    }
+    for (auto& w : P->warnings) res.warnings.push_back(w);
+    // ---- launch configuration ----
+    const Dim3& g = la.grid;
+    const Dim3& b = la.block;
+    std::string bad;
+    if (b.x == 0 || b.y == 0 || b.z == 0 || g.x == 0 || g.y == 0 || g.z == 0)
+      bad = "a grid or block dimension is 0 (grid " + dims(g) + ", block " + dims(b) + ")";
+    else if (b.count() > 1024 || b.x > 1024 || b.y > 1024 || b.z > 64)
+      bad = "a block has at most 1024 threads (x, y <= 1024, z <= 64); this launch asks for " + dims(b);
+    else if (g.x > 2147483647u || g.y > 65535 || g.z > 65535)
+      bad = "the grid " + dims(g) + " is larger than the GPU allows (x < 2^31, y and z <= 65535)";
+    else if (P->reqntid[0] && (b.x != uint32_t(P->reqntid[0]) || b.y != uint32_t(std::max(1, P->reqntid[1])) ||
+                               b.z != uint32_t(std::max(1, P->reqntid[2]))))
+      bad = "the kernel requires blocks of exactly (" + std::to_string(P->reqntid[0]) + "," +
+            std::to_string(std::max(1, P->reqntid[1])) + "," + std::to_string(std::max(1, P->reqntid[2])) + ") threads";
+    else if (P->maxntid[0] && b.count() > uint64_t(P->maxntid[0]) * std::max(1, P->maxntid[1]) * std::max(1, P->maxntid[2]))
+      bad = "the kernel was compiled for at most " + std::to_string(uint64_t(P->maxntid[0]) * std::max(1, P->maxntid[1]) * std::max(1, P->maxntid[2])) +
+            " threads per block (__launch_bounds__)";
+    uint64_t smem = uint64_t(la.shared_bytes ? P->dyn_shared_offset : P->static_shared) + la.shared_bytes;
+    if (bad.empty() && smem > opt_.max_shared_bytes)
+      bad = "the block needs " + std::to_string(smem) + " bytes of shared memory (" + std::to_string(P->static_shared) +
+            " static + " + std::to_string(la.shared_bytes) + " dynamic), more than the " +
+            std::to_string(opt_.max_shared_bytes) + " a block can have";
+    if (!bad.empty()) {
+      res.fault = launch_fault(FaultKind::launch_config, "launch " + std::to_string(li + 1) + " of " + la.kernel + ": " + bad, launch);
+      break;
+    }
+    // ---- parameters ----
+    if (la.args.size() != P->params.size()) {
+      res.fault = launch_fault(FaultKind::launch_config,
+                               la.kernel + " takes " + std::to_string(P->params.size()) + " arguments, the launch passes " +
+                                   std::to_string(la.args.size()),
+                               launch);
+      break;
+    }
+    LaunchCtx L;
+    L.P = P;
+    L.mem = &mem;
+    L.grid = g;
+    L.block = b;
+    L.dyn_shared = la.shared_bytes;
+    L.launch_index = launch;
+    L.count = plan.counters;
+    L.shuffle = plan.shuffle_warps;
+    L.seed = plan.seed;
+    L.buffers = bufs;
+    L.deadline = deadline;
+    uint64_t warps = g.count() * ((b.count() + 31) / 32);
+    L.budget = plan.instruction_budget ? plan.instruction_budget : 400'000'000ull + 4'000'000ull * warps;
+    L.warp_budget = plan.instruction_budget ? plan.instruction_budget : 100'000'000ull;
+    L.params.assign(P->param_bytes, std::byte{0});
+    std::string argerr;
+    for (size_t k = 0; k < la.args.size(); ++k) {
+      const KernelArg& a = la.args[k];
+      const Program::Param& p = P->params[k];
+      uint64_t v = 0;
+      uint32_t size = 8;
+      if (a.kind == KernelArg::Kind::buffer) {
+        if (!bufs || a.buffer < 0 || size_t(a.buffer) >= buf_region.size()) {
+          argerr = "argument " + std::to_string(k + 1) + " names a buffer that does not exist";
+          break;
+        }
+        v = buf_region[size_t(a.buffer)]->data_lo;
+      } else {
+        size = a.size ? a.size : p.size;
+        std::memcpy(&v, a.value.data(), std::min<size_t>(8, size));
+      }
+      if (p.size != size && !(a.kind == KernelArg::Kind::scalar && size < p.size)) {
+        argerr = "argument " + std::to_string(k + 1) + (a.name.empty() ? "" : " (" + a.name + ")") + " has " +
+                 std::to_string(size) + " bytes but the kernel's parameter " + std::to_string(k + 1) + " has " +
+                 std::to_string(p.size);
+        break;
+      }
+      std::memcpy(L.params.data() + p.offset, &v, std::min<size_t>(p.size, 8));
+    }
+    if (!argerr.empty()) {
+      res.fault = launch_fault(FaultKind::launch_config, la.kernel + ": " + argerr, launch);
+      break;
+    }
+
+    LaunchTotals T;
+    run_launch(L, impl_->pool, opt_.workers, T);
+
+    // ---- results of the launch ----
+    for (auto& [blk, s] : L.printf_by_block) {
+      if (res.printf_output.size() + s.size() > 64 * 1024) {
+        res.printf_output.append(s, 0, 64 * 1024 - std::min<size_t>(res.printf_output.size(), 64 * 1024));
+        res.printf_truncated = true;
+        break;
+      }
+      res.printf_output += s;
+    }
+    if (L.printf_truncated) res.printf_truncated = true;
+    for (auto& w : L.warnings)
+      if (res.warnings.size() < 50) res.warnings.push_back(w);
+    if (plan.counters) {
+      // Sum per line into fixed arrays first; names are attached once at the end.
+      for (size_t i = 0; i < T.ic.size(); ++i) {
+        const InstCount& c = T.ic[i];
+        if (!c.warp) continue;
+        const InstInfo& inf = P->info[i];
+        auto& v = lines[inf.line];
+        v[cWarp] += double(c.warp);
+        v[cThread] += double(c.lanes);
+        v[cDivergent] += double(c.divergent);
+        if (inf.flops) v[inf.flop_prec == 1 ? cF32 : inf.flop_prec == 3 ? cF64 : cF16] += double(c.lanes) * inf.flops;
+        if (inf.tensor_flops_per_warp_k) v[cTensor] += double(c.warp) * inf.tensor_flops_per_warp_k * 1024.0;
+        if (inf.special) v[cSpecial] += double(c.lanes);
+        if (inf.mem == MemKind::load) {
+          v[cLdReq] += double(c.g_req);
+          v[cLdSect] += double(c.g_sect);
+          v[cLdIdeal] += double(c.g_ideal);
+          v[cBytesLd] += double(c.g_bytes);
+        } else if (inf.mem == MemKind::store) {
+          v[cStReq] += double(c.g_req);
+          v[cStSect] += double(c.g_sect);
+          v[cStIdeal] += double(c.g_ideal);
+          v[cBytesSt] += double(c.g_bytes);
+        } else if (inf.mem == MemKind::atomic) {
+          v[cAtomics] += double(c.lanes);
+        }
+        v[cWave] += double(c.s_wave);
+        v[cConflict] += double(c.s_wave - std::min(c.s_wave, c.s_ideal));
+      }
+      max_loads = std::max(max_loads, T.max_gloads);
+      max_stores = std::max(max_stores, T.max_gstores);
+    }
+    if (L.fault) {
+      res.fault = L.fault;
+      res.fault.launch = launch;
+      break;
+    }
+  }
+  if (plan.counters) {
+    std::array<double, kNumCounters> sum{};
+    for (auto& [line, v] : lines) {
+      auto& m = res.counters.by_line[line];
+      for (int k = 0; k < kNumCounters; ++k) {
+        sum[size_t(k)] += v[size_t(k)];
+        if (v[size_t(k)] != 0) m[kCounterNames[k]] = v[size_t(k)];
+      }
+      if (v[cWarp] > 0) m["active_lane_efficiency"] = v[cThread] / (32.0 * v[cWarp]);
+    }
+    // Every name is present in the totals, so consumers can rely on it.
+    for (int k = 0; k < kNumCounters; ++k) tot[kCounterNames[k]] = sum[size_t(k)];
+    tot["active_lane_efficiency"] = sum[cWarp] > 0 ? sum[cThread] / (32.0 * sum[cWarp]) : 0.0;
+    tot["max_global_loads_per_thread"] = max_loads;
+    tot["max_global_stores_per_thread"] = max_stores;
+  }
+
+  // ---- copy every image back (guard bands included) ----
+  if (bufs) {
+    for (size_t i = 0; i < bufs->size(); ++i) {
+      HostBuffer& hb = (*bufs)[i];
+      Region* r = buf_region[i];
+      size_t n = std::min<size_t>(hb.image.size(), r->end - r->base);
+      if (n) std::memcpy(hb.image.data(), r->host, n);
+      if (r->writers) {
+        bool any = false;
+        for (size_t k = 0; k < r->nelem && !any; ++k) any = r->writers[k] != 0;
+        if (!any) continue;
+        std::vector<Writer> wv(r->nelem);
+        const Launch* last = plan.launches.empty() ? nullptr : &plan.launches.back();
+        for (size_t k = 0; k < r->nelem; ++k) {
+          uint64_t v = r->writers[k];
+          if (!v) {
+            wv[k].block = Dim3{0, 0, 0}; // never written
+            wv[k].thread = Dim3{0, 0, 0};
+            continue;
+          }
+          --v;
+          uint64_t blk = v >> 11, t = v & 2047;
+          // The last launch that wrote decides the geometry; launches of a plan usually share it.
+          const Dim3 gd = last ? last->grid : Dim3{};
+          const Dim3 bd = last ? last->block : Dim3{};
+          wv[k].block = Dim3{uint32_t(blk % gd.x), uint32_t((blk / gd.x) % gd.y), uint32_t(blk / (uint64_t(gd.x) * gd.y))};
+          wv[k].thread = Dim3{uint32_t(t % bd.x), uint32_t((t / bd.x) % bd.y), uint32_t(t / (uint64_t(bd.x) * bd.y))};
+        }
+        res.writers[int(i)] = std::move(wv);
+      }
+    }
+  }
+  return done();
+}
+
+namespace {
+
+class SimBackend final : public Backend {
+public:
+  SimBackend() {
+    info_.backend = "sim";
+    info_.name = "PTX simulator";
+    info_.driver = "";
+    info_.cc_major = 8;
+    info_.cc_minor = 0;
+    info_.sm_count = int(std::max(1u, std::thread::hardware_concurrency()));
+    info_.max_shared_per_block_optin = int(sim_.options().max_shared_bytes);
+  }
+  const DeviceInfo& info() const override { return info_; }
+  CompileOptions compile_options() const override {
+    CompileOptions o;
+    o.arch = "compute_80";
+    return o;
+  }
+  RunResult run(const RunPlan& plan) override { return sim_.run(plan); }
+
+private:
+  DeviceInfo info_;
+  Simulator sim_;
+};
+
+} // namespace
+} // namespace sim
+
+std::unique_ptr<Backend> make_sim_backend(std::string& why) {
+  (void)why;
+  return std::make_unique<sim::SimBackend>();
+}
+
+} // namespace wb

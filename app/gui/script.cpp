@@ -1,0 +1,465 @@
+#include "script.hpp"
+
+#include "app.hpp"
+
+#include <GLFW/glfw3.h>
+#include <chrono>
+#include <csignal>
+#include <fmt/format.h>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stb_image_write.h>
+
+namespace wb::gui {
+
+namespace {
+
+double steady_s() {
+  using namespace std::chrono;
+  return duration<double>(steady_clock::now().time_since_epoch()).count();
+}
+
+std::string trim(const std::string& s) {
+  size_t a = s.find_first_not_of(" \t\r");
+  size_t b = s.find_last_not_of(" \t\r");
+  return a == std::string::npos ? std::string() : s.substr(a, b - a + 1);
+}
+
+int key_code(const std::string& k) {
+  if (k == "enter") return GLFW_KEY_ENTER;
+  if (k == "tab") return GLFW_KEY_TAB;
+  if (k == "backspace") return GLFW_KEY_BACKSPACE;
+  if (k == "delete") return GLFW_KEY_DELETE;
+  if (k == "left") return GLFW_KEY_LEFT;
+  if (k == "right") return GLFW_KEY_RIGHT;
+  if (k == "up") return GLFW_KEY_UP;
+  if (k == "down") return GLFW_KEY_DOWN;
+  if (k == "home") return GLFW_KEY_HOME;
+  if (k == "end") return GLFW_KEY_END;
+  if (k == "pageup") return GLFW_KEY_PAGE_UP;
+  if (k == "pagedown") return GLFW_KEY_PAGE_DOWN;
+  if (k == "escape") return GLFW_KEY_ESCAPE;
+  if (k.size() == 1 && std::isalpha(static_cast<unsigned char>(k[0]))) return std::toupper(k[0]);
+  return -1;
+}
+
+// What a screenshot looks like, to tell a drawn window from a blank one.
+struct ShotStats {
+  int distinct = 0;      // distinct colours among a sample of pixels
+  double non_bg = 0;     // fraction of pixels unlike the top-left one
+};
+
+ShotStats stats_of(const std::vector<unsigned char>& rgba, int w, int h) {
+  ShotStats s;
+  std::vector<uint32_t> seen;
+  uint32_t bg = rgba.empty() ? 0 : (uint32_t(rgba[0]) << 16 | uint32_t(rgba[1]) << 8 | rgba[2]);
+  long differ = 0, total = 0;
+  for (int y = 0; y < h; y += 3)
+    for (int x = 0; x < w; x += 3) {
+      const unsigned char* p = &rgba[(size_t(y) * size_t(w) + size_t(x)) * 4];
+      uint32_t c = uint32_t(p[0]) << 16 | uint32_t(p[1]) << 8 | p[2];
+      ++total;
+      differ += c != bg;
+      if (seen.size() < 4096 && std::find(seen.begin(), seen.end(), c) == seen.end()) seen.push_back(c);
+    }
+  s.distinct = int(seen.size());
+  s.non_bg = total ? double(differ) / double(total) : 0;
+  return s;
+}
+
+} // namespace
+
+void rss_kib(long& now, long& peak) {
+  now = peak = -1;
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) now = std::atol(line.c_str() + 6);
+    if (line.rfind("VmHWM:", 0) == 0) peak = std::atol(line.c_str() + 6);
+  }
+}
+
+bool Script::load(const std::string& path, std::string& error) {
+  std::ifstream in(path);
+  if (!in) {
+    error = "cannot read the script " + path;
+    return false;
+  }
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    line = trim(line);
+    if (line.empty() || line[0] == '#') continue;
+    size_t sp = line.find(' ');
+    Cmd c;
+    c.line = n;
+    c.verb = line.substr(0, sp);
+    c.rest = sp == std::string::npos ? "" : trim(line.substr(sp + 1));
+    cmds_.push_back(std::move(c));
+  }
+  if (cmds_.empty()) {
+    error = "the script " + path + " has no commands";
+    return false;
+  }
+  return true;
+}
+
+void Script::fail(const std::string& why) {
+  ++failures_;
+  fmt::print("script:{}: FAIL {} {}: {}\n", cmds_[pc_].line, cmds_[pc_].verb, cmds_[pc_].rest, why);
+  std::fflush(stdout);
+}
+
+void Script::ok(const std::string& what) {
+  fmt::print("script:{}: {}\n", cmds_[pc_].line, what);
+  std::fflush(stdout);
+}
+
+void Script::first_frame(double ms, double exec_ms) {
+  first_frame_ms_ = ms;
+  first_frame_exec_ms_ = exec_ms;
+  if (active()) {
+    fmt::print("first_frame_ms={:.1f} (since the window code started), {:.0f} (since exec)\n", ms, exec_ms);
+    std::fflush(stdout);
+  }
+}
+
+void Script::before_frame(App& app, ImGuiIO& io) {
+  // Release keys pressed last frame.
+  for (int k : held_keys_) io.KeysDown[k] = false;
+  held_keys_.clear();
+  if (held_ctrl_) io.KeyCtrl = false, io.KeysDown[GLFW_KEY_LEFT_CONTROL] = false, held_ctrl_ = false;
+  if (held_shift_) io.KeyShift = false, io.KeysDown[GLFW_KEY_LEFT_SHIFT] = false, held_shift_ = false;
+  while (active()) {
+    if (frame_in_cmd_ == 0) cmd_started_ = steady_s();
+    bool finished = step(app, io);
+    if (!finished) {
+      ++frame_in_cmd_;
+      return;
+    }
+    ++pc_;
+    frame_in_cmd_ = 0;
+    if (pc_ >= cmds_.size()) finished_ = true;
+    // Input injected by a command must be seen by a frame before the next command runs.
+    if (!held_keys_.empty() || held_ctrl_) return;
+  }
+}
+
+bool Script::step(App& app, ImGuiIO& io) {
+  const Cmd& c = cmds_[pc_];
+  const std::string& v = c.verb;
+  double waited = steady_s() - cmd_started_;
+  auto timeout_arg = [&](double def) { return c.rest.empty() ? def : std::atof(c.rest.c_str()); };
+
+  if (v == "open") {
+    std::istringstream ss(c.rest);
+    std::string kind, id;
+    ss >> kind >> id;
+    if (kind == "puzzle") open_puzzle(app, id);
+    else if (kind == "lesson") open_lesson(app, id);
+    else fail("open puzzle ID or open lesson ID");
+    if (kind == "puzzle" && (!app.puzzle.puzzle || app.puzzle.puzzle->id.rfind(id, 0) != 0)) fail("did not open");
+    return true;
+  }
+  if (v == "tab") {
+    app.reading_tab_request = c.rest == "puzzle" ? 1 : 0;
+    return true;
+  }
+  if (v == "run") {
+    seq_mark_ = app.results.results_seq;
+    run_check(app);
+    return true;
+  }
+  if (v == "click") {
+    auto it = app.marks.rects.find(c.rest);
+    if (it == app.marks.rects.end()) {
+      if (frame_in_cmd_ > 10) {
+        fail("no button marked '" + c.rest + "' on screen");
+        return true;
+      }
+      return false;
+    }
+    ImVec4 r = it->second;
+    ImVec2 p((r.x + r.z) * 0.5f, (r.y + r.w) * 0.5f);
+    // Four frames: move there, press, release, let it settle.
+    io.MousePos = p;
+    io.MouseDown[0] = frame_in_cmd_ == 1;
+    if (frame_in_cmd_ == 0) seq_mark_ = app.results.results_seq;
+    return frame_in_cmd_ >= 3;
+  }
+  if (v == "key") {
+    std::string combo = c.rest, k;
+    bool ctrl = false, shift = false;
+    std::istringstream ss(combo);
+    std::string part;
+    while (std::getline(ss, part, '+')) {
+      if (part == "ctrl") ctrl = true;
+      else if (part == "shift") shift = true;
+      else k = part;
+    }
+    int code = key_code(k);
+    if (code < 0) {
+      fail("unknown key " + k);
+      return true;
+    }
+    seq_mark_ = app.results.results_seq;
+    io.KeysDown[code] = true;
+    held_keys_.push_back(code);
+    if (ctrl) io.KeyCtrl = true, io.KeysDown[GLFW_KEY_LEFT_CONTROL] = true, held_ctrl_ = true;
+    if (shift) io.KeyShift = true, io.KeysDown[GLFW_KEY_LEFT_SHIFT] = true, held_shift_ = true;
+    return true;
+  }
+  if (v == "focus-editor") {
+    app.puzzle.focus_editor = true;
+    return frame_in_cmd_ >= 1;
+  }
+  if (v == "type") {
+    if (frame_in_cmd_ == 0) {
+      app.puzzle.focus_editor = true;
+      return false;
+    }
+    std::string t = c.rest;
+    for (size_t i; (i = t.find("\\n")) != std::string::npos;) t.replace(i, 2, "\n");
+    // Newlines come as the Enter key; everything else as characters.
+    size_t nl = t.find('\n');
+    io.AddInputCharactersUTF8(t.substr(0, nl).c_str());
+    if (nl != std::string::npos) {
+      io.KeysDown[GLFW_KEY_ENTER] = true;
+      held_keys_.push_back(GLFW_KEY_ENTER);
+    }
+    return true;
+  }
+  if (v == "load") {
+    auto t = read_file(c.rest);
+    if (!t) fail("cannot read " + c.rest);
+    else {
+      app.puzzle.text.replace_all(*t);
+      app.puzzle.last_edit = app.now;
+    }
+    return true;
+  }
+  if (v == "write-disk") {
+    auto t = read_file(c.rest);
+    if (!t || app.puzzle.file.path().empty()) fail("cannot read " + c.rest + " or no file open");
+    else write_file_atomic(app.puzzle.file.path(), *t);
+    return true;
+  }
+  if (v == "resolve") {
+    if (c.rest == "mine") keep_mine(app);
+    else take_disk(app);
+    return true;
+  }
+  if (v == "wait-result") {
+    if (app.results.results_seq > seq_mark_ && !(app.run && !app.run->reference)) {
+      std::string verdict = app.results.report ? std::string(verdict_name(app.results.report->verdict))
+                                               : app.results.runner_died ? "runner_died" : "error";
+      ok(fmt::format("result after {:.1f} s: {} {}", waited, verdict,
+                     app.results.report ? app.results.report->summary : app.results.error));
+      return true;
+    }
+    if (waited > timeout_arg(600)) {
+      fail("no result in time");
+      return true;
+    }
+    return false;
+  }
+  if (v == "wait-idle") {
+    if (!app.run && !app.queued_reference && app.device.hello) return true;
+    if (waited > timeout_arg(600)) {
+      fail("still busy");
+      return true;
+    }
+    return false;
+  }
+  if (v == "wait-hello") {
+    if (app.device.hello) {
+      ok(fmt::format("runner said hello after {:.2f} s", waited));
+      return true;
+    }
+    if (waited > timeout_arg(60)) {
+      fail("no hello from the runner: " + app.device.exit_note);
+      return true;
+    }
+    return false;
+  }
+  if (v == "wait") return waited >= std::atof(c.rest.c_str());
+  if (v == "frames") return frame_in_cmd_ >= std::atoi(c.rest.c_str());
+  if (v == "expect") {
+    std::istringstream ss(c.rest);
+    std::string what, arg;
+    ss >> what;
+    std::getline(ss, arg);
+    arg = trim(arg);
+    if (what == "verdict") {
+      std::string got = app.results.report ? std::string(verdict_name(app.results.report->verdict))
+                        : app.results.runner_died ? "runner_died"
+                        : app.results.cancelled   ? "cancelled"
+                                                  : "none";
+      if (got != arg) fail(fmt::format("verdict is {} ({})", got, app.results.report ? app.results.report->summary : app.results.error));
+      else ok("verdict " + got);
+    } else if (what == "attempts") {
+      int n = app.puzzle.puzzle && app.progress.count(app.puzzle.puzzle->id) ? app.progress[app.puzzle.puzzle->id].attempts : 0;
+      if (n != std::atoi(arg.c_str())) fail(fmt::format("{} attempts in the store", n));
+      else ok(fmt::format("{} attempts in the store", n));
+    } else if (what == "markers-at-least") {
+      int n = int(app.puzzle.editor.markers.size());
+      if (n < std::atoi(arg.c_str())) fail(fmt::format("{} markers", n));
+      else ok(fmt::format("{} markers, first on line {}: {}", n, app.puzzle.editor.markers[0].line,
+                          app.puzzle.editor.markers[0].message));
+    } else if (what == "conflict") {
+      bool want = arg == "true";
+      if (app.puzzle.conflict != want) fail(fmt::format("conflict is {}", app.puzzle.conflict));
+      else ok(fmt::format("conflict is {}", want));
+    } else if (what == "file-contains") {
+      auto t = read_file(app.puzzle.file.path());
+      if (!t || t->find(arg) == std::string::npos) fail("the file on disk does not contain it");
+      else ok("the file on disk contains it");
+    } else if (what == "editor-contains") {
+      if (app.puzzle.text.text().find(arg) == std::string::npos) fail("the editor does not contain it");
+      else ok("the editor contains it");
+    } else if (what == "runner-restarted") {
+      if (app.runner->starts() < 2) fail(fmt::format("the runner started {} time(s)", app.runner->starts()));
+      else ok(fmt::format("the runner started {} times", app.runner->starts()));
+    } else {
+      fail("unknown expectation " + what);
+    }
+    return true;
+  }
+  if (v == "kill-runner" || v == "kill-runner-busy") {
+    bool ready = v == "kill-runner" || (app.run && !app.run->reference && app.run->phase != "starting");
+    if (!ready) {
+      if (waited > 120) {
+        fail("nothing ran");
+        return true;
+      }
+      return false;
+    }
+    pid_t pid = app.runner->pid();
+    if (pid <= 0) fail("no runner is running");
+    else {
+      ::kill(pid, SIGKILL);
+      ok(fmt::format("sent SIGKILL to the runner (pid {}) during '{}'", pid, app.run ? app.run->phase : "idle"));
+    }
+    seq_mark_ = app.results.results_seq;
+    return true;
+  }
+  if (v == "screenshot") {
+    shot_ = c.rest;
+    return true;
+  }
+  if (v == "state") {
+    nlohmann::json j;
+    j["open_item"] = app.settings.open_item;
+    j["puzzle"] = app.puzzle.puzzle ? app.puzzle.puzzle->id : "";
+    j["verdict"] = app.results.report ? std::string(verdict_name(app.results.report->verdict)) : "";
+    j["summary"] = app.results.report ? app.results.report->summary : "";
+    j["error"] = app.results.error;
+    j["runner_died"] = app.results.runner_died;
+    j["runner_exit"] = app.device.exit_note;
+    j["runner_starts"] = app.runner->starts();
+    j["markers"] = app.puzzle.editor.markers.size();
+    j["file"] = app.puzzle.file.path().string();
+    j["editor_lines"] = app.puzzle.text.line_count();
+    int attempts = 0;
+    if (app.store) attempts = int(app.store->attempt_summaries().size());
+    j["store_attempts"] = attempts;
+    nlohmann::json prog = nlohmann::json::object();
+    for (auto& [k, p] : app.progress) prog[k] = {{"attempts", p.attempts}, {"passed", p.passed}, {"medal", p.medal}};
+    j["progress"] = prog;
+    j["first_frame_ms"] = first_frame_ms_;
+    j["first_frame_since_exec_ms"] = first_frame_exec_ms_;
+    j["fps"] = fps_;
+    j["frame_ms"] = frame_ms_;
+    long rss, peak;
+    rss_kib(rss, peak);
+    j["rss_kib"] = rss;
+    j["peak_rss_kib"] = peak;
+    j["roofline_points"] = app.roof.panel.points.size();
+    std::ofstream(c.rest) << j.dump(2) << "\n";
+    ok("wrote " + c.rest);
+    return true;
+  }
+  if (v == "bench-load") {
+    int lines = std::max(1, std::atoi(c.rest.c_str()));
+    std::string text;
+    const std::string& base = app.puzzle.text.text();
+    for (int i = 0; i < lines; ++i) {
+      if (i) text += '\n';
+      text += fmt::format("  acc = fmaf(a[i + {}], b[i + {}], acc);  // line {} of a long kernel", i, i, i + 1);
+    }
+    app.puzzle.text.replace_all(base + "\n" + text);
+    app.puzzle.last_edit = app.now;
+    ok(fmt::format("the editor holds {} lines", app.puzzle.text.line_count()));
+    return true;
+  }
+  if (v == "bench-points") {
+    int n = std::max(0, std::atoi(c.rest.c_str()));
+    app.roof.bench_points.clear();
+    uint64_t x = 88172645463325252ull;
+    for (int i = 0; i < n; ++i) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      double fi = double(x % 10000) / 10000.0;
+      double fp = double((x >> 20) % 10000) / 10000.0;
+      ChartPoint p;
+      p.intensity = std::pow(10.0, -2 + 4 * fi);
+      p.gflops = std::pow(10.0, 1 + 4 * fp);
+      p.label = fmt::format("attempt {}", i + 1);
+      p.tooltip = "synthetic (benchmark)";
+      app.roof.bench_points.push_back(p);
+    }
+    app.roof.dirty = true;
+    ok(fmt::format("{} roofline points", n));
+    return true;
+  }
+  if (v == "bench-frames") {
+    int n = std::max(1, std::atoi(c.rest.c_str()));
+    if (frame_in_cmd_ == 0) {
+      bench_start_ = steady_s();
+      return false;
+    }
+    if (frame_in_cmd_ < n) return false;
+    double dt = steady_s() - bench_start_;
+    frame_ms_ = 1e3 * dt / n;
+    fps_ = n / dt;
+    long rss, peak;
+    rss_kib(rss, peak);
+    ok(fmt::format("fps={:.1f} frame_ms={:.2f} over {} frames; rss_mib={:.1f} peak_rss_mib={:.1f}", fps_, frame_ms_,
+                   n, rss / 1024.0, peak / 1024.0));
+    return true;
+  }
+  if (v == "print") {
+    ok(c.rest);
+    return true;
+  }
+  if (v == "quit") {
+    finished_ = true;
+    return true;
+  }
+  fail("unknown command");
+  return true;
+}
+
+void Script::after_render(App& app, int w, int h) {
+  if (shot_.empty()) return;
+  std::vector<unsigned char> px(size_t(w) * size_t(h) * 4);
+  glPixelStorei(GL_PACK_ALIGNMENT, 1);
+  glReadPixels(0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, px.data());
+  // OpenGL's rows go bottom-up; PNG's top-down.
+  std::vector<unsigned char> flipped(px.size());
+  for (int y = 0; y < h; ++y)
+    std::memcpy(&flipped[size_t(y) * size_t(w) * 4], &px[size_t(h - 1 - y) * size_t(w) * 4], size_t(w) * 4);
+  for (size_t i = 3; i < flipped.size(); i += 4) flipped[i] = 255;
+  ShotStats s = stats_of(flipped, w, h);
+  if (!stbi_write_png(shot_.c_str(), w, h, 4, flipped.data(), w * 4)) {
+    ++failures_;
+    fmt::print("script: FAIL cannot write {}\n", shot_);
+  } else {
+    fmt::print("screenshot {} {}x{} colours={} drawn={:.0f}%\n", shot_, w, h, s.distinct, 100 * s.non_bg);
+  }
+  std::fflush(stdout);
+  shot_.clear();
+}
+
+} // namespace wb::gui

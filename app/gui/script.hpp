@@ -1,0 +1,74 @@
+// The scripted test mode: `warpbook --script FILE` drives the real window, one command per line,
+// for the GUI tests and the benchmark. Commands act the way a learner does (clicks and keys are
+// injected as ImGui input, over several frames) or call the same actions the buttons call.
+//
+//   open puzzle 01-vector-add      open lesson 0001-programs-not-threads     tab puzzle|lesson
+//   click NAME                     a marked button: run, cancel, compile, hint, solution, ...
+//   key ctrl+enter                 key presses: ctrl/shift + enter tab backspace delete a..z ...
+//   type TEXT                      characters into the editor (it takes focus)
+//   load FILE                      replace the editor's text with FILE's (an undoable edit)
+//   write-disk FILE                another editor writes FILE's text into the learner's file
+//   run                            what Ctrl+Enter does
+//   wait-result [S]   wait-idle [S]   wait-hello [S]   wait S   frames N
+//   expect verdict V | attempts N | markers-at-least N | conflict true|false |
+//          file-contains TEXT | editor-contains TEXT | runner-restarted
+//   resolve mine|disk              answer the "changed on disk" question
+//   kill-runner                    SIGKILL the runner now; kill-runner-busy: once a check runs
+//   screenshot FILE.png            this frame, read back with glReadPixels
+//   state FILE.json                what the window knows (verdicts, store rows, figures)
+//   bench-load LINES   bench-points N   bench-frames N       the benchmark's pieces
+//   print TEXT   quit
+//
+// Lines starting with # are comments. The exit code is 0 when every expectation held.
+#pragma once
+#include <string>
+#include <vector>
+
+struct ImGuiIO;
+
+namespace wb::gui {
+
+struct App;
+
+class Script {
+public:
+  bool load(const std::string& path, std::string& error);
+  bool active() const { return !cmds_.empty() && !finished_; }
+  bool done() const { return finished_; }
+  int exit_code() const { return failures_ ? 1 : 0; }
+
+  void before_frame(App& app, ImGuiIO& io); // runs commands; injects input for this frame
+  void after_render(App& app, int fb_w, int fb_h); // screenshots
+  void first_frame(double ms_since_run_gui, double ms_since_exec);
+
+private:
+  struct Cmd {
+    int line = 0;
+    std::string verb, rest;
+  };
+  bool step(App& app, ImGuiIO& io); // true: the command finished
+  void fail(const std::string& why);
+  void ok(const std::string& what);
+
+  std::vector<Cmd> cmds_;
+  size_t pc_ = 0;
+  bool finished_ = false;
+  int failures_ = 0;
+  int frame_in_cmd_ = 0;
+  double cmd_started_ = 0;
+  int seq_mark_ = 0;
+  std::string shot_; // screenshot wanted after this frame's render
+  // Keys held for an injected press, released next frame.
+  std::vector<int> held_keys_;
+  bool held_ctrl_ = false, held_shift_ = false;
+  // Figures.
+  double first_frame_ms_ = -1, first_frame_exec_ms_ = -1;
+  double fps_ = 0, frame_ms_ = 0;
+  int bench_frames_ = 0;
+  double bench_start_ = 0;
+};
+
+// Resident memory of this process, in KiB: now and at its peak.
+void rss_kib(long& now, long& peak);
+
+} // namespace wb::gui

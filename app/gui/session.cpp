@@ -1,0 +1,676 @@
+// What the window does, as opposed to how it looks: opening lessons and puzzles, keeping the
+// learner's file on disk, talking to the runner, recording attempts. Views and the script mode
+// call these; none of them blocks on compile or run work (that is the runner's).
+#include "app.hpp"
+#include "gui.hpp"
+
+#include "core/roofline.hpp"
+
+#include <algorithm>
+#include <csignal>
+#include <fmt/format.h>
+#include <spawn.h>
+
+extern char** environ;
+
+namespace wb::gui {
+
+namespace {
+
+std::string read_or_empty(const fs::path& p) {
+  auto t = read_file(p);
+  return t ? *t : std::string();
+}
+
+// hints.md: "## 1", "## 2", ... sections, in order; text before the first is ignored.
+std::vector<std::string> split_hints(const std::string& md) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  bool in = false;
+  std::string cur;
+  while (pos <= md.size()) {
+    size_t nl = md.find('\n', pos);
+    if (nl == std::string::npos) nl = md.size();
+    std::string line = md.substr(pos, nl - pos);
+    pos = nl + 1;
+    if (line.rfind("## ", 0) == 0) {
+      if (in) out.push_back(cur);
+      cur.clear();
+      in = true;
+      continue;
+    }
+    if (in) cur += line + "\n";
+  }
+  if (in) out.push_back(cur);
+  for (auto& h : out) {
+    while (!h.empty() && (h.back() == '\n' || h.back() == ' ')) h.pop_back();
+    while (!h.empty() && h.front() == '\n') h.erase(h.begin());
+  }
+  return out;
+}
+
+std::string workspace_name(const Puzzle& p) { return "workspace/" + p.id + ".cu"; }
+std::string solution_name(const Puzzle& p) { return "solutions/" + p.id + ".cu"; }
+bool is_solution_file(const std::string& f) { return f.rfind("solutions/", 0) == 0; }
+
+void note(App& app, std::string text) {
+  app.notices.push_back(std::move(text));
+  if (app.notices.size() > 50) app.notices.erase(app.notices.begin());
+}
+
+void set_note(App& app, const std::string& key, const std::string& value) {
+  if (!app.store) return;
+  try {
+    app.store->set_note(key, value);
+  } catch (const std::exception& e) {
+    app.store_error = e.what();
+  }
+}
+
+int medal_rank(const std::string& m) { return m == "gold" ? 3 : m == "silver" ? 2 : m == "bronze" ? 1 : 0; }
+
+// Markers and gutter figures for the editor from a report.
+void apply_report_to_editor(App& app, const CheckReport& r) {
+  PuzzleState& ps = app.puzzle;
+  ps.editor.markers.clear();
+  for (auto& d : r.diagnostics)
+    ps.editor.markers.push_back({std::max(1, d.line), d.column, int(d.severity), d.message});
+  for (auto& c : r.cases)
+    if (c.fault && c.fault.source_line > 0)
+      ps.editor.markers.push_back({c.fault.source_line, 0, 0,
+                                   fmt::format("{} ({}): {}", fault_name(c.fault.kind), c.label, c.fault.message)});
+  // Per-line counters: the [sim_perf] run when there was one, else the last case that ran.
+  const Counters* counters = nullptr;
+  if (r.sim_perf && !r.sim_perf->counters.by_line.empty()) counters = &r.sim_perf->counters;
+  else
+    for (auto it = r.cases.rbegin(); it != r.cases.rend(); ++it)
+      if (!it->counters.by_line.empty()) {
+        counters = &it->counters;
+        break;
+      }
+  ps.editor.figures = counters && app.settings.gutter_counters ? gutter_figures(counters->by_line)
+                                                              : std::map<int, GutterFigure>{};
+}
+
+void send_hello_if_needed(App& app) {
+  if (app.runner->running()) return;
+  runner::Request h;
+  h.op = runner::Op::hello;
+  app.runner->send(h, 60);
+}
+
+uint64_t send(App& app, runner::Request r, double timeout) {
+  send_hello_if_needed(app);
+  return app.runner->send(std::move(r), timeout);
+}
+
+void send_reference(App& app, const RunState& ref) {
+  runner::Request r;
+  r.op = runner::Op::check;
+  r.puzzle = ref.puzzle;
+  r.file = ref.file;
+  r.source = ref.source;
+  r.backend = app.settings.backend;
+  r.model_gpu = app.settings.gpu_profile;
+  RunState st = ref;
+  st.id = send(app, r, app.settings.request_timeout_s);
+  st.started = app.now;
+  app.run = st;
+}
+
+// The reference solution's point for the roofline: checked once per puzzle and backend, when the
+// runner has nothing else to do.
+void maybe_queue_reference(App& app) {
+  const Puzzle* p = app.puzzle.puzzle;
+  if (!p || !app.store || app.queued_reference) return;
+  std::error_code ec;
+  if (p->solution.empty() || !fs::exists(p->solution, ec)) return;
+  const runner::BackendStatus* dev = app.device.active();
+  if (!dev) return;
+  try {
+    for (auto& a : app.store->attempt_summaries(p->id, 200))
+      if (a.file == solution_name(*p) && a.backend == dev->kind && a.has_point()) return;
+  } catch (...) {
+    return;
+  }
+  RunState ref;
+  ref.reference = true;
+  ref.op = runner::Op::check;
+  ref.puzzle = p->id;
+  ref.file = solution_name(*p);
+  ref.source = read_or_empty(p->solution);
+  app.queued_reference = ref;
+}
+
+void finish_run(App& app, const runner::Event& e) {
+  RunState run = *app.run;
+  app.run.reset();
+  if (run.reference) {
+    if (e.ok && e.report && app.store) {
+      try {
+        app.store->record_attempt(*e.report, run.source);
+      } catch (const std::exception& ex) {
+        app.store_error = ex.what();
+      }
+      app.roof.dirty = true;
+    }
+    return;
+  }
+  ResultsState& res = app.results;
+  int seq = res.results_seq;
+  res = {};
+  res.results_seq = seq + 1;
+  res.elapsed_ms = e.elapsed_ms;
+  res.when = "just now";
+  if (!e.ok || !e.report) {
+    res.error = e.text.empty() ? "the runner gave no answer" : e.text;
+    res.runner_died = e.runner_died;
+    res.cancelled = e.cancelled;
+    return;
+  }
+  res.report = *e.report;
+  res.compile_only = run.op == runner::Op::compile;
+  if (app.puzzle.puzzle && app.puzzle.puzzle->id == run.puzzle) apply_report_to_editor(app, *res.report);
+  if (run.op == runner::Op::check && app.store) {
+    try {
+      res.attempt = app.store->record_attempt(*res.report, run.source);
+    } catch (const std::exception& ex) {
+      app.store_error = ex.what();
+    }
+    refresh_progress(app);
+    app.roof.dirty = true;
+    maybe_queue_reference(app);
+  }
+  // A failing case is the one to look at first.
+  for (size_t i = 0; i < res.report->cases.size(); ++i)
+    if (res.report->cases[i].verdict != Verdict::passed) {
+      res.selected_case = int(i);
+      break;
+    }
+}
+
+void start_request(App& app, runner::Op op) {
+  PuzzleState& ps = app.puzzle;
+  if (!ps.puzzle) return;
+  if (app.run && !app.run->reference) return; // one at a time; the button shows Cancel
+  if (app.run && app.run->reference) {
+    // The learner comes first: drop the background reference check.
+    app.runner->cancel(app.run->id);
+    app.queued_reference = *app.run;
+    app.run.reset();
+  }
+  save_now(app); // the file on disk is what was checked, always
+  runner::Request r;
+  r.op = op;
+  r.puzzle = ps.puzzle->id;
+  r.file = workspace_name(*ps.puzzle);
+  r.source = ps.text.text();
+  r.backend = app.settings.backend;
+  r.model_gpu = app.settings.gpu_profile;
+  RunState st;
+  st.op = op;
+  st.puzzle = r.puzzle;
+  st.source = r.source;
+  st.file = r.file;
+  st.started = app.now;
+  st.phase = "starting";
+  st.id = send(app, r, app.settings.request_timeout_s);
+  app.run = st;
+}
+
+} // namespace
+
+const runner::BackendStatus* DeviceState::active() const {
+  // What "auto" picks in the runner: the GPU when there is one.
+  for (auto& b : backends)
+    if (b.kind == "cuda" && b.available) return &b;
+  for (auto& b : backends)
+    if (b.kind == "sim" && b.available) return &b;
+  return nullptr;
+}
+
+void Marks::add(const std::string& name) {
+  ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+  rects[name] = ImVec4(a.x, a.y, b.x, b.y);
+}
+
+std::string verdict_title(const std::string& v) {
+  if (v == "passed") return "Passed";
+  if (v == "wrong_answer") return "Wrong answer";
+  if (v == "compile_error") return "Compile error";
+  if (v == "runtime_fault") return "Runtime fault";
+  if (v == "usage_error") return "Cannot run";
+  return v;
+}
+
+void apply_runner_settings(App& app) {
+  runner::ClientOptions o = app.runner->options();
+  o.command = launch_options().runner.empty() ? app.settings.runner_command : launch_options().runner;
+  o.timeout_s = app.settings.request_timeout_s;
+  app.runner->set_options(o);
+  app.device.hello = false;
+  app.device.backends.clear();
+  send_hello_if_needed(app);
+}
+
+void init_app(App& app, const std::string& catalog, const std::string& data_dir_arg) {
+  app.catalog_arg = catalog;
+  app.data_dir = wb::data_dir(data_dir_arg).string();
+  std::error_code ec;
+  fs::create_directories(app.data_dir, ec);
+  app.settings_path = fs::path(app.data_dir) / "window.ini";
+  app.settings = load_settings(app.settings_path);
+  app.saved_settings = app.settings;
+  for (auto& w : app.settings.warnings) note(app, fmt::format("{}: {}", app.settings_path.string(), w));
+
+  fs::path root = default_catalog_root(catalog);
+  app.catalog = load_catalog(root);
+  for (auto& e : app.catalog.errors) app.log.push_back("catalog: " + e.str());
+  if (!app.catalog.errors.empty())
+    note(app, fmt::format("{} problem(s) in the catalog: see View > Runner log", app.catalog.errors.size()));
+
+  try {
+    app.store = Store::open(Store::default_path(app.data_dir));
+  } catch (const std::exception& e) {
+    app.store_error = e.what();
+    note(app, fmt::format("progress will not be kept: {}", e.what()));
+  }
+  app.workspace = std::make_unique<Workspace>(fs::path(app.data_dir) / "workspace");
+
+  runner::ClientOptions o;
+  o.command = launch_options().runner.empty() ? app.settings.runner_command : launch_options().runner;
+  o.catalog = fs::absolute(root, ec).string();
+  o.timeout_s = app.settings.request_timeout_s;
+  app.runner = std::make_unique<runner::Client>(o);
+  send_hello_if_needed(app); // the device shows up while the first frames draw
+
+  refresh_progress(app);
+  // Reopen what was open, on the tab that was showing.
+  int tab = app.settings.reading_tab;
+  if (!app.settings.open_lesson.empty()) open_lesson(app, app.settings.open_lesson);
+  const std::string& item = app.settings.open_item;
+  if (item.rfind("puzzle:", 0) == 0) open_puzzle(app, item.substr(7));
+  else if (item.rfind("lesson:", 0) == 0) open_lesson(app, item.substr(7));
+  if (!app.lesson.lesson && !app.puzzle.puzzle) {
+    if (!app.catalog.lessons.empty()) open_lesson(app, app.catalog.lessons.front().id);
+    else if (!app.catalog.puzzles.empty()) open_puzzle(app, app.catalog.puzzles.front().id);
+  } else if ((tab == 0 && app.lesson.lesson) || (tab == 1 && app.puzzle.puzzle)) {
+    app.settings.reading_tab = tab;
+    app.reading_tab_request = tab;
+  }
+}
+
+void shutdown_app(App& app) {
+  save_now(app);
+  std::string why = save_settings(app.settings, app.settings_path);
+  if (!why.empty()) fmt::print(stderr, "warpbook: {}\n", why);
+  app.runner.reset(); // kills the runner
+}
+
+void refresh_progress(App& app) {
+  app.progress.clear();
+  if (!app.store) return;
+  try {
+    for (auto& a : app.store->attempt_summaries()) {
+      if (is_solution_file(a.file)) continue; // reference checks are not the learner's
+      PuzzleProgress& p = app.progress[a.puzzle];
+      ++p.attempts;
+      p.passed |= a.verdict == "passed";
+      if (medal_rank(a.medal) > medal_rank(p.medal)) p.medal = a.medal;
+      p.best_sol = std::max(p.best_sol, a.sol);
+    }
+    app.lessons_read.clear();
+    for (auto& [k, v] : app.store->notes("read/")) app.lessons_read[k.substr(5)] = true;
+  } catch (const std::exception& e) {
+    app.store_error = e.what();
+  }
+}
+
+void open_lesson(App& app, const std::string& id) {
+  const Lesson* l = app.catalog.find_lesson(id);
+  if (!l) {
+    note(app, fmt::format("no lesson '{}' in the catalog", id));
+    return;
+  }
+  LessonState& ls = app.lesson;
+  ls = {};
+  ls.lesson = l;
+  ls.doc = parse_markdown(l->body);
+  ls.view.fonts = app.fonts.md();
+  ls.view.on_link = [&app](const std::string& url) { open_link(app, url); };
+  fs::path root = app.catalog.root;
+  ls.view.image = [&app, root](const std::string& src) { return app.textures.get(root / src); };
+  // Answers given before.
+  ls.view.quizzes.resize(ls.doc.quizzes.size());
+  if (app.store) {
+    try {
+      for (auto& [k, v] : app.store->notes("quiz/" + l->id + "#")) {
+        size_t hash = k.rfind('#');
+        int n = std::atoi(k.c_str() + hash + 1) - 1;
+        if (n < 0 || n >= int(ls.view.quizzes.size()) || v.empty()) continue;
+        auto& q = ls.view.quizzes[size_t(n)];
+        q.chosen.clear();
+        for (char c : v.substr(0, v.find(';'))) q.chosen.push_back(c == '1');
+        q.checked = q.chosen.size() == ls.doc.quizzes[size_t(n)].choices.size();
+      }
+    } catch (...) {
+    }
+  }
+  std::string lid = l->id;
+  ls.view.on_quiz = [&app, lid](int quiz, const std::vector<bool>& chosen, bool right) {
+    std::string bits;
+    for (bool b : chosen) bits += b ? '1' : '0';
+    set_note(app, fmt::format("quiz/{}#{}", lid, quiz + 1), bits + (right ? ";right" : ";wrong"));
+  };
+  set_note(app, "read/" + l->id, "1");
+  app.lessons_read[l->id] = true;
+  app.settings.open_lesson = l->id;
+  if (!app.puzzle.puzzle) app.settings.open_item = "lesson:" + l->id;
+  app.settings.reading_tab = 0;
+  app.reading_tab_request = 0;
+}
+
+void open_puzzle(App& app, const std::string& id) {
+  const Puzzle* p = app.catalog.find_puzzle(id);
+  if (!p) {
+    note(app, fmt::format("no puzzle '{}' in the catalog", id));
+    return;
+  }
+  if (app.puzzle.puzzle == p) {
+    app.settings.reading_tab = 1;
+    app.reading_tab_request = 1;
+    return;
+  }
+  save_now(app); // the previous puzzle's file
+  PuzzleState& ps = app.puzzle;
+  ps = {};
+  ps.puzzle = p;
+  ps.statement = parse_markdown(read_or_empty(p->readme));
+  ps.statement_view.fonts = app.fonts.md();
+  ps.statement_view.on_link = [&app](const std::string& url) { open_link(app, url); };
+  fs::path root = app.catalog.root;
+  ps.statement_view.image = [&app, root](const std::string& src) { return app.textures.get(root / src); };
+  ps.hints = split_hints(read_or_empty(p->hints));
+  for (auto& h : ps.hints) ps.hint_docs.push_back(parse_markdown(h));
+  ps.hints_view.fonts = app.fonts.md();
+  ps.hints_view.on_link = ps.statement_view.on_link;
+  if (app.store) {
+    try {
+      if (auto n = app.store->note("hints/" + p->id)) ps.hints_shown = std::clamp(std::atoi(n->c_str()), 0, int(ps.hints.size()));
+    } catch (...) {
+    }
+  }
+  ps.editor.font = app.fonts.mono;
+  ps.editor.tab_width = app.settings.tab_width;
+  std::string err;
+  fs::path f = app.workspace->ensure(*p, err);
+  if (f.empty()) {
+    note(app, "cannot make your file: " + err);
+    ps.save_error = err;
+    ps.text.set_text(read_or_empty(p->starter));
+  } else if (!ps.file.open(f)) {
+    ps.save_error = "cannot read " + f.string();
+    ps.text.set_text(read_or_empty(p->starter));
+  } else {
+    ps.text.set_text(ps.file.synced_text());
+    ps.synced_version = ps.text.version();
+  }
+  ps.next_disk_check = app.now + 0.5;
+  // Results from before belong to another puzzle; show this one's latest attempt instead.
+  int seq = app.results.results_seq;
+  app.results = ResultsState{};
+  app.results.results_seq = seq;
+  if (app.store) {
+    try {
+      if (auto a = app.store->latest_attempt(p->id, workspace_name(*p))) show_attempt(app, a->id);
+    } catch (...) {
+    }
+  }
+  app.queued_reference.reset();
+  if (app.progress.count(p->id)) maybe_queue_reference(app);
+  app.roof.dirty = true;
+  app.settings.open_item = "puzzle:" + p->id;
+  app.settings.reading_tab = 1;
+  if (!p->lesson.empty() && (!app.lesson.lesson || app.lesson.lesson->id != p->lesson) &&
+      app.catalog.find_lesson(p->lesson)) {
+    open_lesson(app, p->lesson);
+    app.settings.open_item = "puzzle:" + p->id;
+    app.settings.reading_tab = 1;
+  }
+  app.reading_tab_request = 1;
+}
+
+void open_link(App& app, const std::string& url) {
+  if (url.rfind("puzzle:", 0) == 0) return open_puzzle(app, url.substr(7));
+  if (url.rfind("lesson:", 0) == 0) return open_lesson(app, url.substr(7));
+  if (url.rfind("http://", 0) == 0 || url.rfind("https://", 0) == 0) {
+    // The system's browser; never wait for it.
+    pid_t pid;
+    const char* argv[] = {"xdg-open", url.c_str(), nullptr};
+    if (posix_spawnp(&pid, "xdg-open", nullptr, nullptr, const_cast<char**>(argv), environ) != 0)
+      note(app, "cannot open a browser for " + url);
+    else
+      note(app, "opened " + url + " in the browser");
+    return;
+  }
+  note(app, "a link Warpbook cannot follow: " + url);
+}
+
+bool save_now(App& app) {
+  PuzzleState& ps = app.puzzle;
+  if (!ps.puzzle || ps.file.path().empty() || ps.conflict) return false;
+  if (ps.text.version() == ps.synced_version) return true;
+  std::string why = ps.file.save(ps.text.text());
+  if (!why.empty()) {
+    ps.save_error = why;
+    return false;
+  }
+  ps.save_error.clear();
+  ps.synced_version = ps.text.version();
+  ps.saved_at = app.now;
+  return true;
+}
+
+void keep_mine(App& app) {
+  PuzzleState& ps = app.puzzle;
+  ps.conflict = false;
+  ps.file.accept_disk();
+  ps.synced_version = 0; // force the write
+  save_now(app);
+}
+
+void take_disk(App& app) {
+  PuzzleState& ps = app.puzzle;
+  ps.conflict = false;
+  ps.text.replace_all(ps.file.disk_text()); // undoable: the learner's version is one Ctrl+Z away
+  ps.file.accept_disk();
+  ps.synced_version = ps.text.version();
+}
+
+void reset_to_starter(App& app) {
+  PuzzleState& ps = app.puzzle;
+  if (!ps.puzzle) return;
+  ps.text.replace_all(read_or_empty(ps.puzzle->starter));
+  ps.last_edit = app.now;
+  save_now(app);
+}
+
+void reveal_hint(App& app) {
+  PuzzleState& ps = app.puzzle;
+  if (!ps.puzzle || ps.hints_shown >= int(ps.hints.size())) return;
+  ++ps.hints_shown;
+  set_note(app, "hints/" + ps.puzzle->id, std::to_string(ps.hints_shown));
+}
+
+void show_solution(App& app) {
+  PuzzleState& ps = app.puzzle;
+  if (!ps.puzzle) return;
+  ps.solution = read_or_empty(ps.puzzle->solution);
+  if (ps.solution.empty()) ps.solution = "// This catalog has no solution for this puzzle.";
+  ps.solution_shown = true;
+  set_note(app, "solution/" + ps.puzzle->id, "shown");
+}
+
+void run_check(App& app) { start_request(app, runner::Op::check); }
+void run_compile(App& app) { start_request(app, runner::Op::compile); }
+
+void cancel_run(App& app) {
+  if (!app.run) return;
+  app.run->cancelling = true;
+  app.runner->cancel(app.run->id);
+}
+
+void measure_ceilings(App& app) {
+  if (app.device.probe_id) return;
+  runner::Request r;
+  r.op = runner::Op::probe;
+  r.backend = "cuda";
+  app.device.probe_error.clear();
+  app.device.probe_phase = "starting";
+  app.device.probe_id = send(app, r, 120);
+}
+
+void show_attempt(App& app, int64_t id) {
+  if (!app.store) return;
+  try {
+    auto a = app.store->attempt(id);
+    if (!a) return;
+    ResultsState& res = app.results;
+    int seq = res.results_seq;
+    res = {};
+    res.results_seq = seq;
+    res.report = a->report();
+    res.attempt = a->id;
+    res.when = a->created_at;
+    if (app.puzzle.puzzle && app.puzzle.puzzle->id == a->puzzle && !is_solution_file(a->file))
+      apply_report_to_editor(app, *res.report);
+    for (size_t i = 0; i < res.report->cases.size(); ++i)
+      if (res.report->cases[i].verdict != Verdict::passed) {
+        res.selected_case = int(i);
+        break;
+      }
+    app.roof.dirty = true;
+  } catch (const std::exception& e) {
+    note(app, fmt::format("cannot show attempt {}: {}", id, e.what()));
+  }
+}
+
+std::string runner_state_text(const App& app) {
+  if (!app.runner) return "no runner";
+  if (app.runner->running()) {
+    if (!app.device.hello) return "runner starting";
+    const runner::BackendStatus* b = app.device.active();
+    if (!b) return "runner ready, but no backend can run here";
+    return fmt::format("runner ready: {}", b->device.name.empty() ? b->kind : b->device.name);
+  }
+  if (!app.device.exit_note.empty()) return "runner ended: " + app.device.exit_note;
+  return "runner not started";
+}
+
+void tick(App& app, double now) {
+  app.now = now;
+  // The runner's news.
+  for (auto& e : app.runner->poll()) {
+    switch (e.kind) {
+    case runner::EventKind::hello:
+      app.device.hello = true;
+      app.device.version = e.version;
+      app.device.backends = e.backends;
+      app.device.runner_starts = app.runner->starts();
+      if (const auto* b = app.device.active(); b && b->kind == "cuda" && app.store) {
+        try {
+          app.device.measured = app.store->ceilings(b->device.uuid, b->device.driver);
+        } catch (...) {
+        }
+      }
+      app.roof.dirty = true;
+      if (app.progress.count(app.puzzle.puzzle ? app.puzzle.puzzle->id : "")) maybe_queue_reference(app);
+      break;
+    case runner::EventKind::progress:
+      if (app.run && e.id == app.run->id) {
+        app.run->phase = e.phase;
+        app.run->done = e.done;
+        app.run->total = e.total;
+      } else if (e.id == app.device.probe_id) {
+        app.device.probe_phase = e.phase;
+      }
+      break;
+    case runner::EventKind::log:
+      app.log.push_back(e.text);
+      if (app.log.size() > 1000) app.log.erase(app.log.begin(), app.log.begin() + 200);
+      break;
+    case runner::EventKind::result:
+      if (app.run && e.id == app.run->id) finish_run(app, e);
+      else if (e.id == app.device.probe_id) {
+        app.device.probe_id = 0;
+        app.device.probe_phase.clear();
+        if (!e.ok) app.device.probe_error = e.text;
+        else {
+          app.device.probe = e.probe;
+          std::vector<MeasuredCeiling> keep;
+          for (auto& c : e.ceilings) keep.push_back({c.metric, c.best, c.median, c.unit, e.probe_device.name, {}});
+          if (app.store) {
+            try {
+              app.store->save_ceilings(e.probe_device, keep);
+              app.device.measured = app.store->ceilings(e.probe_device.uuid, e.probe_device.driver);
+            } catch (const std::exception& ex) {
+              app.device.probe_error = ex.what();
+            }
+          }
+          app.roof.dirty = true;
+        }
+      }
+      break;
+    case runner::EventKind::exited:
+      app.device.exit_note = e.text;
+      app.device.exit_at = now;
+      app.device.hello = false;
+      note(app, "runner: " + e.text);
+      break;
+    }
+  }
+  if (!app.run && app.queued_reference) {
+    RunState ref = *app.queued_reference;
+    app.queued_reference.reset();
+    if (app.puzzle.puzzle && app.puzzle.puzzle->id == ref.puzzle) send_reference(app, ref);
+  }
+
+  // The learner's file: autosave after a pause in typing; notice edits made elsewhere.
+  PuzzleState& ps = app.puzzle;
+  if (ps.puzzle && !ps.file.path().empty()) {
+    bool dirty = ps.text.version() != ps.synced_version;
+    if (dirty && !ps.conflict && now - ps.last_edit >= app.settings.autosave_s) save_now(app);
+    if (now >= ps.next_disk_check) {
+      ps.next_disk_check = now + 0.5;
+      switch (ps.file.check()) {
+      case WatchedFile::Change::none: break;
+      case WatchedFile::Change::removed:
+        ps.synced_version = 0; // written again at the next save
+        break;
+      case WatchedFile::Change::external:
+        if (ps.conflict) break;
+        if (ps.text.version() == ps.synced_version) {
+          ps.text.replace_all(ps.file.disk_text());
+          ps.file.accept_disk();
+          ps.synced_version = ps.text.version();
+          note(app, fmt::format("{} changed on disk: reloaded (Ctrl+Z brings back what was here)",
+                                ps.file.path().filename().string()));
+        } else {
+          ps.conflict = true;
+        }
+        break;
+      }
+    }
+  }
+
+  // Settings: written when they change, at most twice a second.
+  if (now >= app.next_settings_save) {
+    app.next_settings_save = now + 0.5;
+    if (settings_text(app.settings) != settings_text(app.saved_settings)) {
+      save_settings(app.settings, app.settings_path);
+      app.saved_settings = app.settings;
+    }
+  }
+}
+
+} // namespace wb::gui

@@ -1,0 +1,538 @@
+#!/usr/bin/env python3
+"""Draws the lessons' pictures.
+
+    python3 assets/lessons/make_pictures.py
+
+Writes assets/lessons/NAME.svg for every picture (Python standard library only) and, where
+ImageMagick's `convert` is on the PATH, rasterises each one to assets/lessons/NAME.png (drawn at
+twice the size and scaled down, so lines and text are smooth). The lessons show the PNGs; the SVGs
+are the source. Every figure here is computed, not typed: change a number and run it again.
+"""
+import math
+import os
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+BLUE, ORANGE, RED, TEAL = "#4C78A8", "#F58518", "#E45756", "#72B7B2"
+GREEN, YELLOW, PURPLE, PINK = "#54A24B", "#EECA3B", "#B279A2", "#FF9DA6"
+BROWN, GREY, INK, MUTED = "#9D755D", "#BAB0AC", "#1F2430", "#5B6270"
+LIGHT = "#EEF1F5"
+PALETTE = [BLUE, ORANGE, GREEN, RED, PURPLE, TEAL, YELLOW, BROWN]
+FONT = "DejaVu Sans"
+MONO = "DejaVu Sans Mono"
+
+
+def esc(s):
+    return str(s).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def mix(color, alpha):
+    """color blended over white with the given opacity, as #RRGGBB."""
+    r, g, b = (int(color[i:i + 2], 16) for i in (1, 3, 5))
+    return "#%02X%02X%02X" % tuple(round(255 + (v - 255) * alpha) for v in (r, g, b))
+
+
+class Svg:
+    def __init__(self, w, h):
+        self.w, self.h = w, h
+        self.items = []
+
+    def rect(self, x, y, w, h, fill="none", stroke=INK, sw=1.0, rx=0, dash=None, opacity=None):
+        extra = f' stroke-dasharray="{dash}"' if dash else ""
+        if opacity is not None and fill != "none":
+            fill = mix(fill, opacity)  # blended here: not every SVG rasteriser honours fill-opacity
+        self.items.append(
+            f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h:.1f}" rx="{rx}" '
+            f'fill="{fill}" stroke="{stroke}" stroke-width="{sw}"{extra}/>')
+
+    def line(self, x1, y1, x2, y2, stroke=INK, sw=1.5, dash=None):
+        extra = f' stroke-dasharray="{dash}"' if dash else ""
+        self.items.append(
+            f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="{stroke}" '
+            f'stroke-width="{sw}"{extra}/>')
+
+    def polyline(self, pts, stroke=INK, sw=1.5, dash=None):
+        extra = f' stroke-dasharray="{dash}"' if dash else ""
+        p = " ".join(f"{x:.1f},{y:.1f}" for x, y in pts)
+        self.items.append(f'<polyline points="{p}" fill="none" stroke="{stroke}" stroke-width="{sw}"{extra}/>')
+
+    def polygon(self, pts, fill=INK, stroke="none", sw=1.0):
+        p = " ".join(f"{x:.1f},{y:.1f}" for x, y in pts)
+        self.items.append(f'<polygon points="{p}" fill="{fill}" stroke="{stroke}" stroke-width="{sw}"/>')
+
+    def circle(self, x, y, r, fill=INK, stroke="none", sw=1.0):
+        self.items.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{r}" fill="{fill}" stroke="{stroke}" stroke-width="{sw}"/>')
+
+    def arrow(self, x1, y1, x2, y2, stroke=INK, sw=1.5, head=7, dash=None):
+        ang = math.atan2(y2 - y1, x2 - x1)
+        bx, by = x2 - head * math.cos(ang), y2 - head * math.sin(ang)
+        self.line(x1, y1, bx, by, stroke, sw, dash)
+        left = (bx + head * 0.5 * math.sin(ang), by - head * 0.5 * math.cos(ang))
+        right = (bx - head * 0.5 * math.sin(ang), by + head * 0.5 * math.cos(ang))
+        self.polygon([(x2, y2), left, right], fill=stroke)
+
+    def text(self, x, y, s, size=14, fill=INK, anchor="start", bold=False, mono=False, italic=False):
+        fam = MONO if mono else FONT
+        wt = ' font-weight="bold"' if bold else ""
+        it = ' font-style="italic"' if italic else ""
+        self.items.append(
+            f'<text x="{x:.1f}" y="{y:.1f}" font-family="{fam}" font-size="{size}" fill="{fill}" '
+            f'stroke="none" text-anchor="{anchor}"{wt}{it}>{esc(s)}</text>')
+
+    def save(self, name):
+        body = "\n".join(self.items)
+        svg = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{self.w}" height="{self.h}" '
+               f'viewBox="0 0 {self.w} {self.h}">\n<rect width="{self.w}" height="{self.h}" fill="#FFFFFF"/>\n'
+               f'{body}\n</svg>\n')
+        path = os.path.join(HERE, name + ".svg")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(svg)
+        return path
+
+
+# --------------------------------------------------------------------------------------------
+# 0001: a grid of blocks of threads covering an array, with the last block sticking out.
+def grid_blocks_threads():
+    B, nblocks, n = 8, 4, 27
+    cell, gap, x0 = 24, 18, 30
+    bw = B * cell
+    W = x0 * 2 + nblocks * bw + (nblocks - 1) * gap
+    s = Svg(W, 300)
+    s.text(x0, 26, "grid = cdiv(n, BLOCK) = cdiv(27, 8) = 4 blocks of BLOCK = 8 threads", 15, bold=True)
+    for b in range(nblocks):
+        bx = x0 + b * (bw + gap)
+        s.rect(bx - 6, 44, bw + 12, 118, fill=LIGHT, stroke=MUTED, rx=8)
+        s.text(bx + bw / 2, 64, f"blockIdx.x = {b}", 14, anchor="middle", bold=True)
+        s.text(bx, 90, "threadIdx.x", 11, fill=MUTED)
+        for t in range(B):
+            i = b * B + t
+            cx = bx + t * cell
+            idle = i >= n
+            color = GREY if idle else PALETTE[b]
+            s.rect(cx + 1, 96, cell - 2, 24, fill=color, stroke="#FFFFFF", sw=1, opacity=0.35 if idle else 0.9)
+            s.text(cx + cell / 2, 113, t, 12, fill="#FFFFFF" if not idle else MUTED, anchor="middle")
+            # the array element this thread owns
+            s.line(cx + cell / 2, 122, cx + cell / 2, 186, stroke=GREY if idle else color, sw=1.2,
+                   dash="3,3" if idle else None)
+        s.text(bx, 150, f"i = {b} * 8 + threadIdx.x", 11, fill=MUTED, mono=True)
+    # the array
+    s.text(x0, 182, "global index i = blockIdx.x * blockDim.x + threadIdx.x", 12, fill=MUTED, mono=True)
+    for b in range(nblocks):
+        bx = x0 + b * (bw + gap)
+        for t in range(B):
+            i = b * B + t
+            cx = bx + t * cell
+            if i < n:
+                s.rect(cx + 1, 188, cell - 2, 26, fill="#FFFFFF", stroke=INK, sw=1)
+                s.text(cx + cell / 2, 206, i, 10, anchor="middle")
+            else:
+                s.rect(cx + 1, 188, cell - 2, 26, fill="#FFFFFF", stroke=RED, sw=1, dash="3,2")
+                s.text(cx + cell / 2, 206, "×", 13, fill=RED, anchor="middle")
+    # highlight block 2, thread 5 -> i = 21
+    bx = x0 + 2 * (bw + gap) + 5 * cell
+    s.rect(bx - 1, 94, cell + 2, 28, stroke=INK, sw=2.5)
+    s.rect(bx - 1, 186, cell + 2, 30, stroke=INK, sw=2.5)
+    s.text(bx + cell / 2, 240, "block 2, thread 5 → i = 2 × 8 + 5 = 21", 13, anchor="middle")
+    lastx = x0 + 3 * (bw + gap) + 3 * cell
+    s.text(lastx + 2.5 * cell, 240, "i ≥ n = 27:", 13, fill=RED, anchor="middle")
+    s.text(lastx + 2.5 * cell, 258, "no element; the guard", 13, fill=RED, anchor="middle")
+    s.text(lastx + 2.5 * cell, 276, "if (i < n) skips them", 13, fill=RED, anchor="middle")
+    s.text(x0, 290, "Every thread runs the same code; only blockIdx and threadIdx differ.", 13, fill=MUTED)
+    return s.save("grid-blocks-threads")
+
+
+# 0002: a 2-D grid over a 10 x 13 matrix with 4 x 4 blocks; threads past the edge are guarded.
+def grid_2d():
+    rows, cols, bx_, by_ = 10, 13, 4, 4
+    gx, gy = -(-cols // bx_), -(-rows // by_)
+    c = 30
+    x0, y0 = 120, 80
+    W = x0 + gx * bx_ * c + 300
+    H = y0 + gy * by_ * c + 70
+    s = Svg(W, H)
+    s.text(20, 28, f"rows = {rows}, cols = {cols}, block = ({bx_}, {by_}) → grid = (cdiv({cols}, {bx_}), cdiv({rows}, {by_})) = ({gx}, {gy})",
+           15, bold=True)
+    s.arrow(x0, 52, x0 + 160, 52, stroke=MUTED)
+    s.text(x0 + 168, 57, "x: col = blockIdx.x * blockDim.x + threadIdx.x  (contiguous in memory)", 12, fill=MUTED)
+    s.arrow(x0 - 40, y0, x0 - 40, y0 + 160, stroke=MUTED)
+    s.text(x0 - 48, y0 + 180, "y: row", 12, fill=MUTED, anchor="middle")
+    for r in range(gy * by_):
+        for q in range(gx * bx_):
+            inside = r < rows and q < cols
+            b = (r // by_) * gx + (q // bx_)
+            color = PALETTE[b % len(PALETTE)]
+            s.rect(x0 + q * c + 1, y0 + r * c + 1, c - 2, c - 2, fill=color if inside else "#FFFFFF",
+                   stroke=color if inside else RED, sw=1, opacity=0.55 if inside else None,
+                   dash=None if inside else "3,2")
+            if not inside:
+                s.text(x0 + q * c + c / 2, y0 + r * c + c / 2 + 5, "×", 13, fill=RED, anchor="middle")
+    for j in range(gy):
+        for i in range(gx):
+            s.rect(x0 + i * bx_ * c, y0 + j * by_ * c, bx_ * c, by_ * c, stroke=INK, sw=2)
+            s.text(x0 + i * bx_ * c + 4, y0 + j * by_ * c + 13, f"({i},{j})", 10, fill=INK)
+    s.rect(x0, y0, cols * c, rows * c, stroke=INK, sw=3.0, dash="8,4")
+    tx = x0 + gx * bx_ * c + 24
+    s.text(tx, y0 + 20, "dashed: the matrix (10 × 13)", 13)
+    s.text(tx, y0 + 44, "(i,j): blockIdx = (x, y)", 13)
+    s.text(tx, y0 + 68, "× : a thread with no element", 13, fill=RED)
+    s.text(tx, y0 + 100, "grid covers 12 × 16 = 192 threads", 13, fill=MUTED)
+    s.text(tx, y0 + 120, "for 130 elements: 62 idle", 13, fill=MUTED)
+    s.text(tx, y0 + 152, "if (row < rows && col < cols)", 13, mono=True)
+    s.text(tx, y0 + 172, "  out[row * cols + col] = ...", 13, mono=True)
+    return s.save("grid-2d")
+
+
+# 0002: grid-stride loop: 2 blocks x 4 threads = 8 threads cover 22 elements in 3 passes.
+def grid_stride():
+    n, T = 22, 8
+    c, x0 = 34, 30
+    W = x0 * 2 + 24 * c
+    s = Svg(W, 200)
+    s.text(x0, 26, "for (i = tid; i < n; i += gridDim.x * blockDim.x)   with 2 blocks × 4 threads = 8 threads, n = 22", 14, bold=True)
+    for p in range(3):
+        s.text(x0 + p * T * c + T * c / 2, 58, f"pass {p}: i = tid + {p * T}", 12, fill=MUTED, anchor="middle")
+        s.line(x0 + p * T * c, 64, x0 + p * T * c, 130, stroke=GREY, dash="4,3")
+    for i in range(24):
+        t = i % T
+        inside = i < n
+        col = PALETTE[t]
+        s.rect(x0 + i * c + 1, 70, c - 2, 30, fill=col if inside else "#FFFFFF", stroke=col if inside else RED,
+               opacity=0.8 if inside else None, dash=None if inside else "3,2")
+        s.text(x0 + i * c + c / 2, 90, i if inside else "×", 12, fill="#FFFFFF" if inside else RED, anchor="middle")
+        s.text(x0 + i * c + c / 2, 120, f"t{t}", 11, fill=col, anchor="middle")
+    s.text(x0, 150, "Colour = the thread (tid = blockIdx.x * blockDim.x + threadIdx.x) that handles the element.", 13)
+    s.text(x0, 172, "Neighbouring threads still touch neighbouring elements in every pass, so each pass is coalesced.", 13, fill=MUTED)
+    s.text(x0, 192, "Threads 6 and 7 find i = 22, 23 ≥ n in the last pass and leave the loop.", 13, fill=MUTED)
+    return s.save("grid-stride")
+
+
+# 0003: coalesced versus strided: sectors touched by one warp's 4-byte loads.
+def coalesced_vs_strided():
+    lane, x0 = 24, 40
+    W = x0 * 2 + 32 * lane
+    s = Svg(W, 470)
+
+    def lanes(y, color):
+        for l in range(32):
+            s.rect(x0 + l * lane + 1, y, lane - 2, 22, fill=color, stroke="#FFFFFF", opacity=0.9)
+            s.text(x0 + l * lane + lane / 2, y + 15, l, 9, fill="#FFFFFF", anchor="middle")
+
+    s.text(x0, 26, "Coalesced: lane k reads in[base + k]  (4-byte floats)", 15, bold=True)
+    lanes(40, BLUE)
+    # 4 sectors of 8 floats, drawn at one float per lane width
+    for sec in range(4):
+        sx = x0 + sec * 8 * lane
+        s.rect(sx + 1, 120, 8 * lane - 2, 34, fill=BLUE, stroke=INK, sw=1.5, opacity=0.25)
+        s.text(sx + 4 * lane, 142, f"sector {sec}: 32 bytes, all used", 12, anchor="middle")
+    for l in range(32):
+        cx = x0 + l * lane + lane / 2
+        s.arrow(cx, 63, cx, 119, stroke=BLUE, sw=1.0, head=5)
+    s.text(x0, 180, "1 request → 4 sectors = 128 bytes moved for 128 bytes used: 100% efficient", 13, bold=True, fill=BLUE)
+
+    s.text(x0, 230, "Strided: lane k reads in[base + 32 * k]  (consecutive lanes 128 bytes apart)", 15, bold=True)
+    lanes(244, RED)
+    # 32 sectors, each drawn compressed to one lane width: 8 slivers of 4 bytes, one used
+    for l in range(32):
+        sx = x0 + l * lane + 1
+        for k in range(8):
+            used = k == 0
+            s.rect(sx + k * (lane - 2) / 8, 330, (lane - 2) / 8, 34, fill=RED if used else "#FFFFFF",
+                   stroke="none", opacity=0.9 if used else None)
+        s.rect(sx, 330, lane - 2, 34, stroke=INK, sw=1.2)
+        cx = x0 + l * lane + lane / 2
+        s.arrow(cx, 267, sx + 1.5, 329, stroke=RED, sw=1.0, head=5)
+    s.text(x0, 384, "each box: a different 32-byte sector (drawn narrower), of which 4 bytes are used", 12, fill=MUTED)
+    s.text(x0, 410, "1 request → 32 sectors = 1024 bytes moved for 128 bytes used: 12.5% efficient", 13, bold=True, fill=RED)
+    s.text(x0, 440, "The simulator reports this as global_load_sectors / global_load_requests: 4 versus 32.", 13)
+    s.text(x0, 460, "On a GPU the wasted 7/8 of each sector still crosses the memory bus.", 13, fill=MUTED)
+    return s.save("coalesced-vs-strided")
+
+
+# 0004: roofline of the H200 with two compute roofs.
+def roofline():
+    W, H = 900, 560
+    L, R, T, B = 90, 40, 50, 70
+    xmin, xmax = -2, 4      # log10 FLOP/byte
+    ymin, ymax = -1, 3.3    # log10 TFLOP/s
+    s = Svg(W, H)
+
+    def X(v):
+        return L + (math.log10(v) - xmin) / (xmax - xmin) * (W - L - R)
+
+    def Y(v):
+        return H - B - (math.log10(v) - ymin) / (ymax - ymin) * (H - T - B)
+
+    s.text(L, 28, "Roofline of an H200: attainable TFLOP/s = min(peak, intensity × 4.8 TB/s)", 15, bold=True)
+    for e in range(xmin, xmax + 1):
+        x = X(10 ** e)
+        s.line(x, T, x, H - B, stroke="#E3E6EA", sw=1)
+        lab = {-2: "0.01", -1: "0.1", 0: "1", 1: "10", 2: "100", 3: "1000", 4: "10000"}[e]
+        s.text(x, H - B + 20, lab, 12, fill=MUTED, anchor="middle")
+    for e in range(ymin, 4):
+        if 10 ** e > 10 ** ymax:
+            continue
+        y = Y(10 ** e)
+        s.line(L, y, W - R, y, stroke="#E3E6EA", sw=1)
+        s.text(L - 8, y + 4, {-1: "0.1", 0: "1", 1: "10", 2: "100", 3: "1000"}[e], 12, fill=MUTED, anchor="end")
+    s.rect(L, T, W - L - R, H - T - B, stroke=MUTED, sw=1)
+    s.text((L + W - R) / 2, H - 22, "arithmetic intensity (FLOP per byte of DRAM traffic, log scale)", 13, anchor="middle")
+    s.text(18, T - 12, "TFLOP/s (log)", 13)
+
+    bw = 4.8  # TB/s
+    fp32, bf16 = 67.0, 989.0
+    # memory roof up to the tensor ridge
+    pts = []
+    for k in range(0, 101):
+        v = 10 ** (xmin + k * (xmax - xmin) / 100)
+        p = v * bw
+        if p > bf16:
+            break
+        if p >= 10 ** ymin:
+            pts.append((X(v), Y(p)))
+    pts.append((X(bf16 / bw), Y(bf16)))
+    s.polyline(pts, stroke=BLUE, sw=3)
+    s.polyline([(X(fp32 / bw), Y(fp32)), (X(10 ** xmax), Y(fp32))], stroke=ORANGE, sw=3)
+    s.polyline([(X(bf16 / bw), Y(bf16)), (X(10 ** xmax), Y(bf16))], stroke=PURPLE, sw=3)
+    s.polyline([(X(fp32 / bw), Y(fp32)), (X(fp32 / bw), Y(10 ** ymin))], stroke=ORANGE, sw=1, dash="4,4")
+    s.polyline([(X(bf16 / bw), Y(bf16)), (X(bf16 / bw), Y(10 ** ymin))], stroke=PURPLE, sw=1, dash="4,4")
+    s.text(X(fp32 / bw) + 6, Y(10 ** ymin) - 8, f"ridge {fp32 / bw:.0f}", 12, fill=ORANGE)
+    s.text(X(bf16 / bw) + 6, Y(10 ** ymin) - 8, f"ridge {bf16 / bw:.0f}", 12, fill=PURPLE)
+    s.text(W - R - 6, Y(fp32) - 8, "FP32 CUDA cores: 67 TFLOP/s", 13, fill=ORANGE, bold=True, anchor="end")
+    s.text(W - R - 6, Y(bf16) - 8, "BF16 tensor cores: 989 TFLOP/s", 13, fill=PURPLE, bold=True, anchor="end")
+    s.text(X(0.012), Y(3.0), "HBM3e: 4.8 TB/s", 13, fill=BLUE, bold=True)
+    s.text(X(0.012), Y(3.0) + 18, "slope 1: twice the intensity,", 12, fill=BLUE)
+    s.text(X(0.012), Y(3.0) + 34, "twice the FLOP/s", 12, fill=BLUE)
+    s.text(X(0.012), Y(400), "A kernel's point sits on or below the roof;", 12, fill=MUTED)
+    s.text(X(0.012), Y(400) + 16, "the gap is the speed it leaves unused.", 12, fill=MUTED)
+
+    def point(v, perf, label, color, dx=8, dy=-8, anchor="start"):
+        s.circle(X(v), Y(perf), 6, fill=color, stroke="#FFFFFF", sw=1.5)
+        s.text(X(v) + dx, Y(perf) + dy, label, 12, fill=color, anchor=anchor)
+
+    point(1 / 12, bw / 12, "vector add (1/12)", GREEN, dx=10, dy=18)
+    point(5 / 8, 5 / 8 * bw, "softmax (0.6)", GREEN, dx=10, dy=18)
+    sg = 2 * 4096 ** 3 / (3 * 4096 ** 2 * 4)
+    point(sg, fp32, f"SGEMM 4096³ ({sg:.0f})", RED, dx=0, dy=22, anchor="middle")
+    hg = 2 * 8192 ** 3 / (3 * 8192 ** 2 * 2)
+    point(hg, 785, "cuBLAS BF16 8192³", RED, dx=30, dy=24, anchor="end")
+    s.text(X(hg) + 30, Y(785) + 40, f"({hg:.0f}), measured ≈ 785", 12, fill=RED, anchor="end")
+    return s.save("roofline")
+
+
+# 0005: shared-memory tree reduction with sequential addressing, 16 values.
+def reduction_tree():
+    n, c, x0, y0, dy = 16, 44, 150, 60, 76
+    W = x0 + n * c + 40
+    s = Svg(W, y0 + 4 * dy + 50)
+    s.text(20, 28, "Tree reduction in shared memory, 16 values:  if (t < stride) s[t] += s[t + stride];", 15, bold=True)
+    vals = [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3]
+    level = 0
+    while True:
+        y = y0 + level * dy
+        live = n >> level
+        label = "start" if level == 0 else f"after stride {live}"
+        s.text(x0 - 16, y + 21, label, 13, anchor="end", fill=MUTED)
+        for i in range(n):
+            active = i < live
+            if live == 1 and not active:
+                continue
+            s.rect(x0 + i * c + 2, y, c - 4, 30, fill=PALETTE[0] if active else "#FFFFFF",
+                   stroke=INK if active else "#D5D9DF", opacity=0.85 if active else None, sw=1)
+            s.text(x0 + i * c + c / 2, y + 20, vals[i] if active else "", 13,
+                   fill="#FFFFFF" if active else GREY, anchor="middle")
+        if live == 1:
+            s.text(x0 + c + 8, y + 21, f"s[0] = {vals[0]}: the block's sum, after log2(16) = 4 steps and 15 additions", 13)
+            break
+        half = live // 2
+        ny = y + dy
+        for i in range(half):
+            s.arrow(x0 + (i + half) * c + c / 2, y + 31, x0 + i * c + c / 2 + 6, ny - 2, stroke=ORANGE, sw=1.2, head=6)
+            s.arrow(x0 + i * c + c / 2, y + 31, x0 + i * c + c / 2, ny - 2, stroke=GREY, sw=1.0, head=5)
+        s.text(x0 + n * c - 4, ny - 10, f"threads t < {half} add s[t + {half}]; __syncthreads()", 11, fill=MUTED, anchor="end", mono=True)
+        vals = [vals[i] + vals[i + half] if i < half else vals[i] for i in range(n)]
+        level += 1
+    return s.save("reduction-tree")
+
+
+# 0006: shared-memory banks: reading a column of a 32x32 tile, unpadded and padded.
+def bank_conflicts():
+    c, rows = 12, 8
+    pw = 32 * c
+    gap = 70
+    x0, y0 = 40, 96
+    W = x0 * 2 + 2 * pw + gap
+    s = Svg(W, y0 + rows * c + 150)
+    s.text(x0, 26, "A warp reads column 0 of a 32 × 32 float tile: lane r reads tile[r][0]", 15, bold=True)
+    for p, (pad, title) in enumerate([(32, "__shared__ float tile[32][32];"), (33, "__shared__ float tile[32][33];")]):
+        px = x0 + p * (pw + gap)
+        s.text(px, 56, title, 13, mono=True, bold=True)
+        s.text(px, 76, "bank →  0" + " " * 36 + "31", 11, fill=MUTED, mono=True)
+        hit = [0] * 32
+        for r in range(rows):
+            for k in range(32):
+                addr = r * pad + k  # the word at bank position k of this drawn row
+                s.rect(px + k * c, y0 + r * c, c, c, fill="#FFFFFF", stroke="#D5D9DF", sw=0.6)
+        # the elements of column 0: word address r * pad
+        for r in range(32):
+            addr = r * pad
+            bank = addr % 32
+            hit[bank] += 1
+            if r < rows:
+                # draw in the row band of the word's position: word addr -> (addr // 32, addr % 32)
+                rr = addr // 32
+                if rr < rows:
+                    s.rect(px + bank * c, y0 + rr * c, c, c, fill=RED if pad == 32 else GREEN, stroke=INK, sw=0.8)
+        s.text(px, y0 + rows * c + 18, "rows of 32 banks (4 bytes each); first 8 of 33 shown" if pad == 33 else
+               "rows of 32 banks (4 bytes each); first 8 shown", 11, fill=MUTED)
+        worst = max(hit)
+        if pad == 32:
+            s.text(px, y0 + rows * c + 46, "tile[r][0] is word 32·r → bank 0 for every r", 13)
+            s.text(px, y0 + rows * c + 68, f"32 lanes in one bank: {worst}-way conflict", 13, fill=RED, bold=True)
+            s.text(px, y0 + rows * c + 90, "→ 32 wavefronts, one after another", 13, fill=RED)
+        else:
+            s.text(px, y0 + rows * c + 46, "tile[r][0] is word 33·r → bank r mod 32", 13)
+            s.text(px, y0 + rows * c + 68, f"one lane per bank: conflict-free", 13, fill=GREEN, bold=True)
+            s.text(px, y0 + rows * c + 90, "→ 1 wavefront; costs 32 floats of padding", 13, fill=GREEN)
+    s.text(x0, y0 + rows * c + 130, "bank = (byte address / 4) mod 32.  The same address in many lanes is a broadcast, not a conflict.", 13, fill=MUTED)
+    return s.save("bank-conflicts")
+
+
+# 0007: bytes per element, unfused against fused.
+def fusion_bytes():
+    bars = [
+        ("softmax, x read three times (max, sum, write)", 16, RED),
+        ("softmax, row kept on chip or online (3, 12)", 8, GREEN),
+        ("h = x + r, then RMSNorm(h) in a second kernel", 24, RED),
+        ("h = x + r and RMSNorm fused, both written (14)", 16, GREEN),
+    ]
+    L, x0, scale = 30, 390, 18
+    W = x0 + 24 * scale + 150
+    s = Svg(W, 60 + len(bars) * 54 + 60)
+    s.text(L, 28, "DRAM bytes per element (f32), and the time for 8192 × 8192 elements at 4.8 TB/s", 15, bold=True)
+    for k, (label, b, col) in enumerate(bars):
+        y = 56 + k * 54
+        s.text(x0 - 12, y + 22, label, 13, anchor="end")
+        s.rect(x0, y + 4, b * scale, 28, fill=col, stroke="none", opacity=0.85)
+        us = b * 8192 * 8192 / 4.8e12 * 1e6
+        s.text(x0 + b * scale + 8, y + 23, f"{b} B  →  {us:.0f} µs", 13, bold=True)
+    for b in range(0, 25, 4):
+        s.line(x0 + b * scale, 52, x0 + b * scale, 56 + len(bars) * 54, stroke="#E3E6EA", sw=1)
+    yb = 60 + len(bars) * 54
+    s.text(L, yb + 10, "Fusion does not make the arithmetic faster; it removes trips to DRAM.", 13, fill=MUTED)
+    s.text(L, yb + 32, "The numbers in brackets are the puzzles where you build the fused form.", 13, fill=MUTED)
+    return s.save("fusion-bytes")
+
+
+# 0008: tiled matmul: a block's C tile, the A and B strips it reads, one BK step highlighted.
+def tiled_matmul():
+    W, H = 780, 650
+    s = Svg(W, H)
+    u = 26  # pixels per 32 elements
+    M, N, K = 12, 12, 8  # in units of 32
+    ax, by = 60, 40
+    bx = ax + K * u + 40
+    ay = by + K * u + 30
+    cx, cy = bx, ay
+    s.text(20, 24, "C[BM × BN] += A[BM × BK] · B[BK × BN], step by step along K", 15, bold=True)
+    # A (M x K)
+    s.rect(ax, ay, K * u, M * u, fill=LIGHT, stroke=INK, sw=1.5)
+    s.text(ax + K * u / 2, ay + M * u + 22, "A  (M × K)", 14, anchor="middle", bold=True)
+    # B (K x N)
+    s.rect(bx, by, N * u, K * u, fill=LIGHT, stroke=INK, sw=1.5)
+    s.text(bx + N * u + 10, by + K * u / 2, "B  (K × N)", 14, bold=True)
+    # C (M x N)
+    s.rect(cx, cy, N * u, M * u, fill=LIGHT, stroke=INK, sw=1.5)
+    s.text(cx + N * u + 10, cy + M * u / 2, "C  (M × N)", 14, bold=True)
+    # the block's tile of C: rows 4..7, cols 8..11 (in 32s) -> BM = BN = 128
+    tr, tc, tb = 4, 8, 4
+    s.rect(cx + tc * u, cy + tr * u, tb * u, tb * u, fill=RED, stroke=INK, sw=2, opacity=0.75)
+    s.text(cx + tc * u + tb * u / 2, cy + tr * u + tb * u / 2 + 5, "BM × BN", 13, fill="#FFFFFF", anchor="middle", bold=True)
+    # A strip and B strip
+    s.rect(ax, ay + tr * u, K * u, tb * u, fill=BLUE, stroke=INK, sw=1.5, opacity=0.3)
+    s.rect(bx + tc * u, by, tb * u, K * u, fill=ORANGE, stroke=INK, sw=1.5, opacity=0.3)
+    # current k step: chunk 2 (BK = 32)
+    k = 2
+    s.rect(ax + k * u, ay + tr * u, u, tb * u, fill=BLUE, stroke=INK, sw=2, opacity=0.9)
+    s.rect(bx + tc * u, by + k * u, tb * u, u, fill=ORANGE, stroke=INK, sw=2, opacity=0.9)
+    s.text(ax + k * u + u / 2, ay + tr * u - 8, "BK", 12, anchor="middle", bold=True, fill=BLUE)
+    s.text(bx + tc * u - 8, by + k * u + u / 2 + 4, "BK", 12, anchor="end", bold=True, fill=ORANGE)
+    s.arrow(ax + k * u + u, ay + tr * u + tb * u / 2, cx + tc * u - 4, cy + tr * u + tb * u / 2, stroke=BLUE, sw=2)
+    s.arrow(bx + tc * u + tb * u / 2, by + k * u + u, cx + tc * u + tb * u / 2, cy + tr * u - 4, stroke=ORANGE, sw=2)
+    s.arrow(ax + 10, ay + tr * u + tb * u + 14, ax + K * u - 10, ay + tr * u + tb * u + 14, stroke=MUTED, sw=1.5)
+    s.text(ax + 10, ay + tr * u + tb * u + 32, "k-loop: K / BK steps", 12, fill=MUTED)
+    # notes
+    nx, ny = 20, 60
+    notes = [
+        ("One block owns one BM × BN tile of C.", INK),
+        ("Each step: load A's BM × BK and B's BK × BN", INK),
+        ("into shared memory, __syncthreads(),", INK),
+        ("then every thread does BK multiply-adds", INK),
+        ("for each of its outputs, __syncthreads().", INK),
+        ("Each A element is read N / BN times,", MUTED),
+        ("each B element M / BM times, not N and M.", MUTED),
+    ]
+    for i, (t, col) in enumerate(notes):
+        s.text(nx, ny + i * 20, t, 12, fill=col)
+    return s.save("tiled-matmul")
+
+
+# 0008: register tile: one thread computes a TM x TN patch from TM values of A and TN of B.
+def register_tile():
+    W, H = 760, 370
+    s = Svg(W, H)
+    c = 28
+    TM = TN = 8
+    ax, ay = 60, 90
+    bx, by = ax + 2 * c, 40
+    s.text(20, 24, "Register tile: per k, a thread loads TM + TN = 16 values and does TM × TN = 64 FMAs", 15, bold=True)
+    for i in range(TM):
+        s.rect(ax, ay + i * c, c, c, fill=BLUE, stroke="#FFFFFF", opacity=0.85)
+    s.text(ax + c / 2, ay + TM * c + 20, "a[0..7]", 12, anchor="middle", fill=BLUE, mono=True)
+    for j in range(TN):
+        s.rect(bx + j * c, by, c, c, fill=ORANGE, stroke="#FFFFFF", opacity=0.85)
+    s.text(bx + TN * c + 8, by + 19, "b[0..7]", 12, fill=ORANGE, mono=True)
+    for i in range(TM):
+        for j in range(TN):
+            s.rect(bx + j * c, ay + i * c, c, c, fill=RED, stroke="#FFFFFF", opacity=0.25 + 0.05 * ((i + j) % 2))
+    s.text(bx + TN * c / 2, ay + TM * c / 2 + 5, "acc[8][8]", 13, anchor="middle", mono=True, bold=True)
+    tx = bx + TN * c + 40
+    lines = [
+        "for each k in the shared tile:",
+        "  a[i] = As[k][ty*8 + i]   (8 loads)",
+        "  b[j] = Bs[k][tx*8 + j]   (8 loads)",
+        "  acc[i][j] += a[i] * b[j] (64 FMAs)",
+    ]
+    for i, t in enumerate(lines):
+        s.text(tx, 110 + i * 22, t, 12.5, mono=True)
+    s.text(tx, 220, "1 shared load per 4 FMAs, against 2 loads per", 13, fill=MUTED)
+    s.text(tx, 240, "FMA when each thread owns one output: 8× less", 13, fill=MUTED)
+    s.text(tx, 260, "shared-memory traffic for the same work.", 13, fill=MUTED)
+    return s.save("register-tile")
+
+
+PICTURES = [grid_blocks_threads, grid_2d, grid_stride, coalesced_vs_strided, roofline, reduction_tree,
+            bank_conflicts, fusion_bytes, tiled_matmul, register_tile]
+
+
+def main():
+    only = set(sys.argv[1:])
+    convert = shutil.which("convert")
+    for fn in PICTURES:
+        path = fn()
+        name = os.path.splitext(os.path.basename(path))[0]
+        if only and name not in only:
+            continue
+        if convert:
+            png = os.path.splitext(path)[0] + ".png"
+            subprocess.run([convert, "-density", "192", "-background", "white", path, "-resize", "50%",
+                            "-strip", "-depth", "8", png], check=True)
+            print("wrote", os.path.relpath(png, os.path.dirname(os.path.dirname(HERE))))
+        else:
+            print("wrote", os.path.relpath(path), "(no ImageMagick `convert`: PNG not made)")
+
+
+if __name__ == "__main__":
+    main()

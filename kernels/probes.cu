@@ -1,0 +1,386 @@
+// Roofline probes: small kernels that each run one unit of the GPU flat out, so that `warpbook
+// probe` can measure the ceilings a learner's kernel is scored against (DESIGN.md, "Measurement
+// and the roofline"). Warpbook compiles this file with NVRTC at run time, for the device's own
+// architecture (sm_90a on compute capability 9.0, so that the wgmma probe exists there), and
+// times every kernel with CUDA events; app/core/probe.cpp says how big each launch is and how
+// its bytes or operations are counted.
+//
+//   warpbook probe            run the suite, print the table, keep the ceilings
+//   warpbook devices          measured ceilings beside the datasheet's
+//
+// Every kernel takes `never`, a value no result can equal, and writes its result only if it does:
+// the compiler cannot drop the work, and nothing is written. Blocks are 256 threads (BS).
+
+#define BS 256
+
+// Warpbook builds three programs from this file at once, on separate threads, because ptxas
+// spends a few hundred milliseconds on each wgmma kernel: WB_PART 0 holds everything but wgmma,
+// 1 the bf16 wgmma kernel, 2 the f16 one. Without WB_PART (nvcc by hand) all of it is built.
+#ifndef WB_PART
+#define WB_PART_MAIN 1
+#define WB_PART_WGMMA_BF16 1
+#define WB_PART_WGMMA_F16 1
+#else
+#define WB_PART_MAIN (WB_PART == 0)
+#define WB_PART_WGMMA_BF16 (WB_PART == 1)
+#define WB_PART_WGMMA_F16 (WB_PART == 2)
+#endif
+
+typedef unsigned long long u64;
+
+// ---- helpers ------------------------------------------------------------------------------------
+
+// Streaming loads: read once, so keep them out of L1 (they still pass through L2).
+__device__ __forceinline__ float4 ld_stream(const float4* p) {
+  float4 v;
+  asm("ld.global.nc.L1::no_allocate.v4.f32 {%0, %1, %2, %3}, [%4];"
+      : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+      : "l"(p));
+  return v;
+}
+
+// L2 loads (cache-global: L2 only). Volatile: the L2 probe reads the same addresses on every
+// pass, and the compiler must not keep them in registers.
+__device__ __forceinline__ float4 ld_l2(const float4* p) {
+  float4 v;
+  asm volatile("ld.global.cg.v4.f32 {%0, %1, %2, %3}, [%4];"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+               : "l"(p));
+  return v;
+}
+
+// Streaming store (evict first): the output is never read back.
+__device__ __forceinline__ void st_stream(float4* p, float4 v) {
+  asm volatile("st.global.cs.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(v.x), "f"(v.y), "f"(v.z),
+               "f"(v.w)
+               : "memory");
+}
+
+__device__ __forceinline__ void add4(float4& a, float4 b) {
+  a.x += b.x, a.y += b.y, a.z += b.z, a.w += b.w;
+}
+
+__device__ __forceinline__ void sink_if(float s, float never, float* sink) {
+  if (s == never) sink[blockIdx.x * blockDim.x + threadIdx.x] = s;
+}
+
+#if WB_PART_MAIN
+
+// Random-looking, never-zero data: zeros can run faster than real data (less switching).
+extern "C" __global__ void __launch_bounds__(BS) wb_fill(float4* x, long n4, unsigned seed) {
+  const long stride = (long)gridDim.x * BS;
+  for (long i = (long)blockIdx.x * BS + threadIdx.x; i < n4; i += stride) {
+    unsigned h = (unsigned)i * 2654435761u ^ seed;
+    h ^= h >> 15, h *= 2246822519u, h ^= h >> 13;
+    float f = 0.25f + (float)(h & 0xffffu) * (1.0f / 65536.0f);
+    x[i] = make_float4(f, 1.0f - f, f * 0.5f, f + 0.125f);
+  }
+}
+
+// ---- DRAM -------------------------------------------------------------------------------------
+// Each block handles U*BS consecutive float4 per step of a grid-stride loop: U independent 16-byte
+// loads in flight per thread before the first use. The host makes n4 a multiple of
+// gridDim.x * BS * U, so every thread runs the same number of steps and none is left over.
+
+template <int U>
+__device__ __forceinline__ void dram_read_body(const float4* __restrict__ x, long n4, float never,
+                                               float* sink) {
+  float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+  const long step = (long)gridDim.x * BS * U;
+  for (long i = (long)blockIdx.x * BS * U + threadIdx.x; i + (U - 1) * BS < n4; i += step) {
+    float4 v[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) v[u] = ld_stream(x + i + u * BS);
+#pragma unroll
+    for (int u = 0; u < U; ++u) add4(acc, v[u]);
+  }
+  sink_if(acc.x + acc.y + acc.z + acc.w, never, sink);
+}
+
+template <int U, bool CS>
+__device__ __forceinline__ void dram_copy_body(const float4* __restrict__ x, float4* __restrict__ y,
+                                               long n4) {
+  const long step = (long)gridDim.x * BS * U;
+  for (long i = (long)blockIdx.x * BS * U + threadIdx.x; i + (U - 1) * BS < n4; i += step) {
+    float4 v[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) v[u] = ld_stream(x + i + u * BS);
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      if (CS)
+        st_stream(y + i + u * BS, v[u]);
+      else
+        y[i + u * BS] = v[u];
+    }
+  }
+}
+
+// STREAM's triad: a = b + s * c (two reads, one write).
+template <int U, bool CS>
+__device__ __forceinline__ void dram_triad_body(float4* __restrict__ a,
+                                                const float4* __restrict__ b,
+                                                const float4* __restrict__ c, float s, long n4) {
+  const long step = (long)gridDim.x * BS * U;
+  for (long i = (long)blockIdx.x * BS * U + threadIdx.x; i + (U - 1) * BS < n4; i += step) {
+    float4 vb[U], vc[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) vb[u] = ld_stream(b + i + u * BS);
+#pragma unroll
+    for (int u = 0; u < U; ++u) vc[u] = ld_stream(c + i + u * BS);
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      float4 r = make_float4(vb[u].x + s * vc[u].x, vb[u].y + s * vc[u].y, vb[u].z + s * vc[u].z,
+                             vb[u].w + s * vc[u].w);
+      if (CS)
+        st_stream(a + i + u * BS, r);
+      else
+        a[i + u * BS] = r;
+    }
+  }
+}
+
+#define WB_READ(name, U)                                                                           \
+  extern "C" __global__ void __launch_bounds__(BS)                                                 \
+      name(const float4* __restrict__ x, long n4, float never, float* sink) {                      \
+    dram_read_body<U>(x, n4, never, sink);                                                         \
+  }
+#define WB_COPY(name, U, CS)                                                                       \
+  extern "C" __global__ void __launch_bounds__(BS)                                                 \
+      name(const float4* __restrict__ x, float4* __restrict__ y, long n4) {                        \
+    dram_copy_body<U, CS>(x, y, n4);                                                               \
+  }
+#define WB_TRIAD(name, U, CS)                                                                      \
+  extern "C" __global__ void __launch_bounds__(BS)                                                 \
+      name(float4* __restrict__ a, const float4* __restrict__ b, const float4* __restrict__ c,     \
+           float s, long n4) {                                                                     \
+    dram_triad_body<U, CS>(a, b, c, s, n4);                                                        \
+  }
+
+WB_READ(dram_read_u4, 4)
+WB_READ(dram_read_u8, 8)
+WB_COPY(dram_copy_u4, 4, false)
+WB_COPY(dram_copy_u4_cs, 4, true)
+WB_COPY(dram_copy_u8_cs, 8, true)
+WB_TRIAD(dram_triad_u2, 2, false)
+WB_TRIAD(dram_triad_u4, 4, false)
+WB_TRIAD(dram_triad_u4_cs, 4, true)
+
+// ---- L2 ---------------------------------------------------------------------------------------
+// `reps` passes over a window of about half the L2, which the first pass leaves resident; every
+// block rereads its own slice, cache-global (through L2, not L1).
+extern "C" __global__ void __launch_bounds__(BS)
+    l2_read(const float4* __restrict__ x, long n4, int reps, float never, float* sink) {
+  float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+  const long step = (long)gridDim.x * BS * 4;
+  for (int r = 0; r < reps; ++r) {
+    for (long i = (long)blockIdx.x * BS * 4 + threadIdx.x; i + 3 * BS < n4; i += step) {
+      float4 v0 = ld_l2(x + i), v1 = ld_l2(x + i + BS), v2 = ld_l2(x + i + 2 * BS),
+             v3 = ld_l2(x + i + 3 * BS);
+      add4(acc, v0), add4(acc, v1), add4(acc, v2), add4(acc, v3);
+    }
+  }
+  sink_if(acc.x + acc.y + acc.z + acc.w, never, sink);
+}
+
+// ---- shared memory ----------------------------------------------------------------------------
+// 16-byte loads, each warp reading 32 consecutive float4 (512 bytes, no bank conflict). The index
+// moves every iteration so that no load is loop-invariant.
+#define WB_SMEM_F4 2048 // 32 KiB
+extern "C" __global__ void __launch_bounds__(BS) shared_read(int iters, float never, float* sink) {
+  __shared__ float4 s[WB_SMEM_F4];
+  for (int i = threadIdx.x; i < WB_SMEM_F4; i += BS)
+    s[i] = make_float4(0.5f + i, 0.25f * i, 1.0f - i, 2.0f + i);
+  __syncthreads();
+  float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+  unsigned base = threadIdx.x;
+  for (int it = 0; it < iters; ++it) {
+    float4 v[8];
+#pragma unroll
+    for (int u = 0; u < 8; ++u) v[u] = s[(base + u * BS) & (WB_SMEM_F4 - 1)];
+#pragma unroll
+    for (int u = 0; u < 8; ++u) add4(acc, v[u]);
+    base += 32;
+  }
+  sink_if(acc.x + acc.y + acc.z + acc.w, never, sink);
+}
+
+// ---- FP32 and FP64 ----------------------------------------------------------------------------
+// 8 independent FMA chains per thread, the loop body unrolled 16 times, so that the issue slots go
+// to FMAs and not to the loop. x = x * a + b with a just under 1 stays finite.
+extern "C" __global__ void __launch_bounds__(BS)
+    fma_f32(int iters, float a, float b, float never, float* sink) {
+  float x[8];
+#pragma unroll
+  for (int c = 0; c < 8; ++c) x[c] = threadIdx.x * 1e-3f + c;
+  for (int i = 0; i < iters; ++i) {
+#pragma unroll
+    for (int u = 0; u < 16; ++u)
+#pragma unroll
+      for (int c = 0; c < 8; ++c) x[c] = fmaf(x[c], a, b);
+  }
+  float s = 0.f;
+#pragma unroll
+  for (int c = 0; c < 8; ++c) s += x[c];
+  sink_if(s, never, sink);
+}
+
+extern "C" __global__ void __launch_bounds__(BS)
+    fma_f64(int iters, double a, double b, float never, float* sink) {
+  double x[8];
+#pragma unroll
+  for (int c = 0; c < 8; ++c) x[c] = threadIdx.x * 1e-3 + c;
+  for (int i = 0; i < iters; ++i) {
+#pragma unroll
+    for (int u = 0; u < 8; ++u)
+#pragma unroll
+      for (int c = 0; c < 8; ++c) x[c] = fma(x[c], a, b);
+  }
+  double s = 0.0;
+#pragma unroll
+  for (int c = 0; c < 8; ++c) s += x[c];
+  sink_if((float)s, never, sink);
+}
+
+// ---- tensor cores: mma.sync (compute capability 8.0 and later) --------------------------------
+// Register-resident: the operands never change, 8 independent accumulators per warp keep the
+// tensor pipe busy. One m16n8k16 is 2*16*8*16 = 4096 FLOPs per warp; one m16n8k32 (int8) is 8192.
+
+// Small positive values with varied low bits (f16 and bf16 alike read these as about 2^-7).
+__device__ __forceinline__ unsigned operand_bits(unsigned k, unsigned high) {
+  unsigned lo = high | ((threadIdx.x * 7u + k * 13u) & 0x7fu);
+  unsigned hi = high | ((threadIdx.x * 11u + k * 5u) & 0x7fu);
+  return lo | (hi << 16);
+}
+
+#define WB_MMA16(name, type, high)                                                                 \
+  extern "C" __global__ void __launch_bounds__(BS) name(int iters, float never, float* sink) {     \
+    float d[8][4];                                                                                 \
+    _Pragma("unroll") for (int k = 0; k < 8; ++k) d[k][0] = d[k][1] = d[k][2] = d[k][3] = 0.f;     \
+    WB_MMA16_BODY(type, high)                                                                      \
+    float s = 0.f;                                                                                 \
+    _Pragma("unroll") for (int k = 0; k < 8; ++k) s += d[k][0] + d[k][1] + d[k][2] + d[k][3];      \
+    sink_if(s, never, sink);                                                                       \
+  }
+
+#if __CUDA_ARCH__ >= 800
+#define WB_MMA16_BODY(type, high)                                                                  \
+  unsigned a0 = operand_bits(0, high), a1 = operand_bits(1, high), a2 = operand_bits(2, high),     \
+           a3 = operand_bits(3, high), b0 = operand_bits(4, high), b1 = operand_bits(5, high);     \
+  for (int i = 0; i < iters; ++i) {                                                                \
+    _Pragma("unroll") for (int k = 0; k < 8; ++k) asm volatile(                                    \
+        "mma.sync.aligned.m16n8k16.row.col.f32." type "." type ".f32 {%0, %1, %2, %3}, "           \
+        "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};" : "+f"(d[k][0]),                           \
+        "+f"(d[k][1]), "+f"(d[k][2]), "+f"(d[k][3]) : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), \
+        "r"(b1));                                                                                  \
+  }
+#else
+#define WB_MMA16_BODY(type, high)
+#endif
+
+WB_MMA16(mma_f16, "f16", 0x2000u)
+WB_MMA16(mma_bf16, "bf16", 0x3c00u)
+
+extern "C" __global__ void __launch_bounds__(BS) mma_s8(int iters, float never, float* sink) {
+  int d[8][4];
+#pragma unroll
+  for (int k = 0; k < 8; ++k) d[k][0] = d[k][1] = d[k][2] = d[k][3] = 0;
+#if __CUDA_ARCH__ >= 800
+  unsigned a0 = operand_bits(0, 0x0100u), a1 = operand_bits(1, 0x0100u),
+           a2 = operand_bits(2, 0x0100u), a3 = operand_bits(3, 0x0100u),
+           b0 = operand_bits(4, 0x0100u), b1 = operand_bits(5, 0x0100u);
+  for (int i = 0; i < iters; ++i) {
+#pragma unroll
+    for (int k = 0; k < 8; ++k)
+      asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, "
+                   "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+                   : "+r"(d[k][0]), "+r"(d[k][1]), "+r"(d[k][2]), "+r"(d[k][3])
+                   : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+  }
+#endif
+  int s = 0;
+#pragma unroll
+  for (int k = 0; k < 8; ++k) s += d[k][0] ^ d[k][1] ^ d[k][2] ^ d[k][3];
+  sink_if((float)s, never, sink);
+}
+
+#endif // WB_PART_MAIN
+
+// ---- tensor cores: wgmma (sm_90a only) ----------------------------------------------------------
+// Each warpgroup (128 threads) issues m64n256k16 with A (64x16) and B (256x16) in shared memory and
+// a 64x256 FP32 accumulator in registers (128 per thread): 2*64*256*16 = 524288 FLOPs each, four
+// per commit group. Two warpgroups per block, one block per SM. The tiles never change: this
+// measures the tensor cores, not the loads that would feed them.
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+
+// Shared-memory matrix descriptor, no swizzle: start address, leading-dimension byte offset
+// (between the two 8x8 core matrices along K) and stride byte offset (between 8-row groups),
+// each in units of 16 bytes.
+__device__ __forceinline__ u64 smem_desc(unsigned addr) {
+  return (u64)((addr & 0x3ffffu) >> 4) | ((u64)(128 >> 4) << 16) | ((u64)(256 >> 4) << 32);
+}
+
+#define WB_WGMMA_REGS                                                                              \
+  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                        \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "               \
+  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "               \
+  "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "               \
+  "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "               \
+  "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "               \
+  "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "   \
+  "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, "     \
+  "%127}"
+
+#define WB_R8(i)                                                                                   \
+  "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]),      \
+      "+f"(d[i + 6]), "+f"(d[i + 7])
+
+#define WB_WGMMA(type)                                                                             \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"                                       \
+               "wgmma.mma_async.sync.aligned.m64n256k16.f32." type "." type " " WB_WGMMA_REGS      \
+               ", %128, %129, p, 1, 1, 0, 0;\n}\n"                                                 \
+               : WB_R8(0), WB_R8(8), WB_R8(16), WB_R8(24), WB_R8(32), WB_R8(40), WB_R8(48),        \
+                 WB_R8(56), WB_R8(64), WB_R8(72), WB_R8(80), WB_R8(88), WB_R8(96), WB_R8(104),     \
+                 WB_R8(112), WB_R8(120)                                                            \
+               : "l"(da), "l"(db), "r"(1))
+
+#define WB_WGMMA_KERNEL_BODY(type, high)                                                           \
+  __shared__ __align__(1024) unsigned short tile[(64 + 256) * 16];                                 \
+  for (int i = threadIdx.x; i < (64 + 256) * 16; i += blockDim.x)                                  \
+    tile[i] = (unsigned short)(high | ((i * 37) & 0x7f));                                          \
+  /* Written by ordinary stores, read by the tensor cores (the async proxy). */                    \
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");                                     \
+  __syncthreads();                                                                                 \
+  const unsigned base = (unsigned)__cvta_generic_to_shared(tile);                                  \
+  const u64 da = smem_desc(base), db = smem_desc(base + 64 * 16 * 2);                              \
+  float d[128];                                                                                    \
+  _Pragma("unroll") for (int k = 0; k < 128; ++k) d[k] = 0.f;                                      \
+  for (int i = 0; i < iters; ++i) {                                                                \
+    /* Orders the accumulators' registers before this group, as ptxas would otherwise insert. */   \
+    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");                                        \
+    WB_WGMMA(type);                                                                                \
+    WB_WGMMA(type);                                                                                \
+    WB_WGMMA(type);                                                                                \
+    WB_WGMMA(type);                                                                                \
+    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");                                 \
+    /* One group in flight while the next is issued. */                                            \
+    asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");                                 \
+  }                                                                                                \
+  asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");                                   \
+  float s = 0.f;                                                                                   \
+  _Pragma("unroll") for (int k = 0; k < 128; ++k) s += d[k];                                       \
+  sink_if(s, never, sink);
+
+#if WB_PART_WGMMA_BF16
+extern "C" __global__ void __launch_bounds__(256, 1)
+    wgmma_bf16(int iters, float never, float* sink) {
+  WB_WGMMA_KERNEL_BODY("bf16", 0x3c00)
+}
+#endif
+#if WB_PART_WGMMA_F16
+extern "C" __global__ void __launch_bounds__(256, 1)
+    wgmma_f16(int iters, float never, float* sink) {
+  WB_WGMMA_KERNEL_BODY("f16", 0x2000)
+}
+#endif
+
+#endif

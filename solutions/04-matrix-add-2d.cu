@@ -1,0 +1,56 @@
+// Solution · 04 matrix add on a 2-D grid
+//
+// What: c = a + b for a rows x cols row-major matrix. Blocks of 32 x 8 threads; each thread owns
+// VEC = 8 columns of one row, as two float4 chunks that sit a warp-width apart, so every load
+// instruction of a warp covers 512 contiguous bytes.
+// Run:  warpbook check 04-matrix-add-2d solutions/04-matrix-add-2d.cu
+//
+// Why it is fast: 12 bytes move per FLOP, so only the memory system matters. Little's law says
+// the H200 needs about 4.8 TB/s x ~0.7 us = 3.4 MB in flight, some 25 KB per SM. With one float
+// per thread and 2048 threads per SM there are only 16 KB of loads in flight; with VEC = 8 and
+// float4 there are 64 KB, and a quarter of the load instructions per byte. All loads are issued
+// before any add or store (the __restrict__ pointers let the compiler keep them together).
+// A row starts 16-byte aligned exactly when cols is a multiple of 4 (the buffers themselves are
+// 256-byte aligned); other widths take the scalar path, which is still coalesced.
+//
+// Napkin maths: 805 MB at 4.8 TB/s = 168 us on the H200 (gold is 75%: 224 us).
+// Measured on the H200: pending.
+// @tune BX=32
+// @tune BY=8
+// @tune VEC=8
+
+extern "C" __global__ void matrix_add(const float* __restrict__ a, const float* __restrict__ b,
+                                      float* __restrict__ c, int rows, int cols) {
+  int row = blockIdx.y * blockDim.y + threadIdx.y;
+  if (row >= rows) return;
+  long long base = (long long)row * cols;
+  int block_col = blockIdx.x * blockDim.x * VEC;
+
+  if (VEC % 4 == 0 && (cols & 3) == 0) {
+    constexpr int CH = VEC / 4 > 0 ? VEC / 4 : 1; // float4 chunks per thread
+    float4 x[CH], y[CH];
+#pragma unroll
+    for (int q = 0; q < CH; ++q) {
+      int col = block_col + (q * blockDim.x + threadIdx.x) * 4;
+      if (col < cols) { // cols % 4 == 0, so col + 3 < cols as well
+        x[q] = *reinterpret_cast<const float4*>(a + base + col);
+        y[q] = *reinterpret_cast<const float4*>(b + base + col);
+      }
+    }
+#pragma unroll
+    for (int q = 0; q < CH; ++q) {
+      int col = block_col + (q * blockDim.x + threadIdx.x) * 4;
+      if (col < cols)
+        *reinterpret_cast<float4*>(c + base + col) =
+            make_float4(x[q].x + y[q].x, x[q].y + y[q].y, x[q].z + y[q].z, x[q].w + y[q].w);
+    }
+  } else {
+    // Scalar path: element q of the thread sits q * blockDim.x columns further, so a warp still
+    // touches 32 neighbouring floats per instruction.
+#pragma unroll
+    for (int q = 0; q < VEC; ++q) {
+      int col = block_col + q * blockDim.x + threadIdx.x;
+      if (col < cols) c[base + col] = a[base + col] + b[base + col];
+    }
+  }
+}

@@ -1,0 +1,144 @@
+// Solution · 11 inclusive scan (single pass, decoupled look-back)
+//
+// What: tiles of 256 threads x 16 items = 4096 floats. scan_reduce only zeroes the workspace
+// (a ticket counter and one 64-bit status word per tile); scan_sums does nothing; scan_final does
+// the whole scan in one pass:
+//   1. thread 0 takes a ticket (atomicAdd) so that tiles are processed in launch order;
+//   2. each thread loads its 16 consecutive elements as 4 float4s and scans them in registers;
+//   3. the 256 thread totals are scanned with __shfl_up_sync inside each warp, and the 8 warp
+//      totals by warp 0: the tile's total is known;
+//   4. warp 0 publishes (AGGREGATE, total) in the tile's status word, then looks back over the
+//      status words of the 32 preceding tiles at once, summing aggregates until a lane sees an
+//      INCLUSIVE prefix; it publishes (INCLUSIVE, prefix + total) for the tiles after it;
+//   5. every thread adds the tile's prefix and its own offset and stores 4 float4s.
+// Run:  warpbook check 11-inclusive-scan solutions/11-inclusive-scan.cu
+//
+// Why: a scan must read x and write y, 8 bytes per element; the classic three-pass plans move 12
+// or 16. The look-back lets a tile learn its prefix from its predecessors while they are still
+// working, without a second pass over memory. Flag and value share one 64-bit word, written with
+// one store and read with volatile loads, so a reader never sees a flag without its value. The
+// ticket makes the tile order the launch order, so a block only ever waits on blocks that already
+// run; that is what makes the spin-wait safe. The inputs are whole numbers, so the result is exact.
+//
+// Napkin maths: 1.07 GB at 4.8 TB/s = 224 us on the H200 (gold is 65%: 344 us).
+// Measured on the H200: pending.
+// @tune BLOCK=256
+// @tune ITEMS=16
+
+#define TILE (BLOCK * ITEMS)
+#define NWARPS (BLOCK / 32)
+#define FLAG_AGGREGATE 1ull
+#define FLAG_INCLUSIVE 2ull
+
+// Workspace layout, as 64-bit words: [0] ticket counter, [1 + t] status of tile t.
+__device__ __forceinline__ unsigned long long pack(unsigned long long flag, float v) {
+  return (flag << 32) | (unsigned long long)__float_as_uint(v);
+}
+
+extern "C" __global__ void scan_reduce(const float* __restrict__ x, float* __restrict__ sums, int n) {
+  // Zero the ticket and every status word: one word per tile, and word 0 for block 0.
+  unsigned long long* ws = reinterpret_cast<unsigned long long*>(sums);
+  if (threadIdx.x == 0) ws[blockIdx.x + 1] = 0ull;
+  if (blockIdx.x == 0 && threadIdx.x == 0) ws[0] = 0ull;
+}
+
+extern "C" __global__ void scan_sums(float* sums, int tiles) {}
+
+extern "C" __global__ void scan_final(const float* __restrict__ x, float* __restrict__ y, float* sums, int n) {
+  __shared__ unsigned int tile_s;
+  __shared__ float warp_incl[NWARPS];
+  __shared__ float prefix_s;
+  unsigned long long* ws = reinterpret_cast<unsigned long long*>(sums);
+  volatile unsigned long long* status = ws + 1;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+
+  if (threadIdx.x == 0) tile_s = atomicAdd(reinterpret_cast<unsigned int*>(sums), 1u);
+  __syncthreads();
+  const unsigned int tile = tile_s;
+  const long long first = (long long)tile * TILE + (long long)threadIdx.x * ITEMS;
+
+  // 2. Load and scan this thread's ITEMS elements.
+  float v[ITEMS];
+  if (ITEMS % 4 == 0 && first + ITEMS <= n) {
+#pragma unroll
+    for (int q = 0; q < ITEMS / 4; ++q) {
+      float4 f = reinterpret_cast<const float4*>(x + first)[q];
+      v[4 * q] = f.x, v[4 * q + 1] = f.y, v[4 * q + 2] = f.z, v[4 * q + 3] = f.w;
+    }
+  } else {
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) v[j] = first + j < n ? x[first + j] : 0.0f;
+  }
+#pragma unroll
+  for (int j = 1; j < ITEMS; ++j) v[j] += v[j - 1];
+  const float mine = v[ITEMS - 1];
+
+  // 3. Scan the thread totals: inside the warp, then across warps.
+  float incl = mine;
+#pragma unroll
+  for (int d = 1; d < 32; d <<= 1) {
+    float t = __shfl_up_sync(0xffffffffu, incl, d);
+    if (lane >= d) incl += t;
+  }
+  if (lane == 31) warp_incl[warp] = incl;
+  __syncthreads();
+  if (warp == 0) {
+    float w = lane < NWARPS ? warp_incl[lane] : 0.0f;
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+      float t = __shfl_up_sync(0xffffffffu, w, d);
+      if (lane >= d) w += t;
+    }
+    if (lane < NWARPS) warp_incl[lane] = w;
+  }
+  __syncthreads();
+  const float tile_total = warp_incl[NWARPS - 1];
+  const float offset = (warp > 0 ? warp_incl[warp - 1] : 0.0f) + (incl - mine);
+
+  // 4. Publish and look back (warp 0).
+  if (warp == 0) {
+    if (tile == 0) {
+      if (lane == 0) {
+        status[0] = pack(FLAG_INCLUSIVE, tile_total);
+        prefix_s = 0.0f;
+      }
+    } else {
+      if (lane == 0) status[tile] = pack(FLAG_AGGREGATE, tile_total);
+      float prefix = 0.0f;
+      long long pred = (long long)tile - 1 - lane; // lane k watches tile - 1 - k
+      while (true) {
+        unsigned long long s = pred >= 0 ? status[pred] : pack(FLAG_INCLUSIVE, 0.0f);
+        while (__any_sync(0xffffffffu, (s >> 32) == 0ull)) {
+          if ((s >> 32) == 0ull) s = status[pred];
+        }
+        unsigned int inclusive = __ballot_sync(0xffffffffu, (s >> 32) == FLAG_INCLUSIVE);
+        int stop = inclusive ? __ffs(inclusive) - 1 : 32; // nearest predecessor with a full prefix
+        float val = lane <= stop ? __uint_as_float((unsigned int)s) : 0.0f;
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) val += __shfl_xor_sync(0xffffffffu, val, o);
+        prefix += val;
+        if (inclusive) break;
+        pred -= 32;
+      }
+      if (lane == 0) {
+        status[tile] = pack(FLAG_INCLUSIVE, prefix + tile_total);
+        prefix_s = prefix;
+      }
+    }
+  }
+  __syncthreads();
+
+  // 5. Add the offsets and store.
+  const float add = prefix_s + offset;
+#pragma unroll
+  for (int j = 0; j < ITEMS; ++j) v[j] += add;
+  if (ITEMS % 4 == 0 && first + ITEMS <= n) {
+#pragma unroll
+    for (int q = 0; q < ITEMS / 4; ++q)
+      reinterpret_cast<float4*>(y + first)[q] = make_float4(v[4 * q], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3]);
+  } else {
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j)
+      if (first + j < n) y[first + j] = v[j];
+  }
+}
