@@ -39,6 +39,22 @@ __device__ __forceinline__ float4 ld_stream(const float4* p) {
   return v;
 }
 
+// The same with a hint to fetch the whole 256-byte L2 line pair from DRAM (sm_80 and later).
+__device__ __forceinline__ float4 ld_stream_pf(const float4* p) {
+#if __CUDA_ARCH__ >= 800
+  float4 v;
+  asm("ld.global.nc.L1::no_allocate.L2::256B.v4.f32 {%0, %1, %2, %3}, [%4];"
+      : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+      : "l"(p));
+  return v;
+#else
+  return ld_stream(p);
+#endif
+}
+template <bool PF> __device__ __forceinline__ float4 ld_dram(const float4* p) {
+  return PF ? ld_stream_pf(p) : ld_stream(p);
+}
+
 // L2 loads (cache-global: L2 only). Volatile: the L2 probe reads the same addresses on every
 // pass, and the compiler must not keep them in registers.
 __device__ __forceinline__ float4 ld_l2(const float4* p) {
@@ -80,9 +96,11 @@ extern "C" __global__ void __launch_bounds__(BS) wb_fill(float4* x, long n4, uns
 // ---- DRAM -------------------------------------------------------------------------------------
 // Each block handles U*BS consecutive float4 per step of a grid-stride loop: U independent 16-byte
 // loads in flight per thread before the first use. The host makes n4 a multiple of
-// gridDim.x * BS * U, so every thread runs the same number of steps and none is left over.
+// gridDim.x * BS * U, so every thread runs the same number of steps and none is left over; a grid
+// that covers the arrays ("flat") makes that one step per thread. CS: streaming stores; PF: the
+// 256-byte L2 prefetch hint on loads. The host tries several and keeps the fastest.
 
-template <int U>
+template <int U, bool PF>
 __device__ __forceinline__ void dram_read_body(const float4* __restrict__ x, long n4, float never,
                                                float* sink) {
   float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
@@ -90,21 +108,21 @@ __device__ __forceinline__ void dram_read_body(const float4* __restrict__ x, lon
   for (long i = (long)blockIdx.x * BS * U + threadIdx.x; i + (U - 1) * BS < n4; i += step) {
     float4 v[U];
 #pragma unroll
-    for (int u = 0; u < U; ++u) v[u] = ld_stream(x + i + u * BS);
+    for (int u = 0; u < U; ++u) v[u] = ld_dram<PF>(x + i + u * BS);
 #pragma unroll
     for (int u = 0; u < U; ++u) add4(acc, v[u]);
   }
   sink_if(acc.x + acc.y + acc.z + acc.w, never, sink);
 }
 
-template <int U, bool CS>
+template <int U, bool CS, bool PF>
 __device__ __forceinline__ void dram_copy_body(const float4* __restrict__ x, float4* __restrict__ y,
                                                long n4) {
   const long step = (long)gridDim.x * BS * U;
   for (long i = (long)blockIdx.x * BS * U + threadIdx.x; i + (U - 1) * BS < n4; i += step) {
     float4 v[U];
 #pragma unroll
-    for (int u = 0; u < U; ++u) v[u] = ld_stream(x + i + u * BS);
+    for (int u = 0; u < U; ++u) v[u] = ld_dram<PF>(x + i + u * BS);
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       if (CS)
@@ -116,7 +134,7 @@ __device__ __forceinline__ void dram_copy_body(const float4* __restrict__ x, flo
 }
 
 // STREAM's triad: a = b + s * c (two reads, one write).
-template <int U, bool CS>
+template <int U, bool CS, bool PF>
 __device__ __forceinline__ void dram_triad_body(float4* __restrict__ a,
                                                 const float4* __restrict__ b,
                                                 const float4* __restrict__ c, float s, long n4) {
@@ -124,9 +142,9 @@ __device__ __forceinline__ void dram_triad_body(float4* __restrict__ a,
   for (long i = (long)blockIdx.x * BS * U + threadIdx.x; i + (U - 1) * BS < n4; i += step) {
     float4 vb[U], vc[U];
 #pragma unroll
-    for (int u = 0; u < U; ++u) vb[u] = ld_stream(b + i + u * BS);
+    for (int u = 0; u < U; ++u) vb[u] = ld_dram<PF>(b + i + u * BS);
 #pragma unroll
-    for (int u = 0; u < U; ++u) vc[u] = ld_stream(c + i + u * BS);
+    for (int u = 0; u < U; ++u) vc[u] = ld_dram<PF>(c + i + u * BS);
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       float4 r = make_float4(vb[u].x + s * vc[u].x, vb[u].y + s * vc[u].y, vb[u].z + s * vc[u].z,
@@ -139,31 +157,32 @@ __device__ __forceinline__ void dram_triad_body(float4* __restrict__ a,
   }
 }
 
-#define WB_READ(name, U)                                                                           \
+#define WB_READ(name, U, PF)                                                                       \
   extern "C" __global__ void __launch_bounds__(BS)                                                 \
       name(const float4* __restrict__ x, long n4, float never, float* sink) {                      \
-    dram_read_body<U>(x, n4, never, sink);                                                         \
+    dram_read_body<U, PF>(x, n4, never, sink);                                                     \
   }
-#define WB_COPY(name, U, CS)                                                                       \
+#define WB_COPY(name, U, CS, PF)                                                                   \
   extern "C" __global__ void __launch_bounds__(BS)                                                 \
       name(const float4* __restrict__ x, float4* __restrict__ y, long n4) {                        \
-    dram_copy_body<U, CS>(x, y, n4);                                                               \
+    dram_copy_body<U, CS, PF>(x, y, n4);                                                           \
   }
-#define WB_TRIAD(name, U, CS)                                                                      \
+#define WB_TRIAD(name, U, CS, PF)                                                                  \
   extern "C" __global__ void __launch_bounds__(BS)                                                 \
       name(float4* __restrict__ a, const float4* __restrict__ b, const float4* __restrict__ c,     \
            float s, long n4) {                                                                     \
-    dram_triad_body<U, CS>(a, b, c, s, n4);                                                        \
+    dram_triad_body<U, CS, PF>(a, b, c, s, n4);                                                    \
   }
 
-WB_READ(dram_read_u4, 4)
-WB_READ(dram_read_u8, 8)
-WB_COPY(dram_copy_u4, 4, false)
-WB_COPY(dram_copy_u4_cs, 4, true)
-WB_COPY(dram_copy_u8_cs, 8, true)
-WB_TRIAD(dram_triad_u2, 2, false)
-WB_TRIAD(dram_triad_u4, 4, false)
-WB_TRIAD(dram_triad_u4_cs, 4, true)
+WB_READ(dram_read_u4, 4, false)
+WB_READ(dram_read_u4_pf, 4, true)
+WB_COPY(dram_copy_u4_cs, 4, true, false)
+WB_COPY(dram_copy_u8_cs, 8, true, false)
+WB_COPY(dram_copy_u4_cs_pf, 4, true, true)
+WB_COPY(dram_copy_u8_cs_pf, 8, true, true)
+WB_TRIAD(dram_triad_u4_cs, 4, true, false)
+WB_TRIAD(dram_triad_u4_cs_pf, 4, true, true)
+WB_TRIAD(dram_triad_u8_cs_pf, 8, true, true)
 
 // ---- L2 ---------------------------------------------------------------------------------------
 // `reps` passes over a window of about half the L2, which the first pass leaves resident; every

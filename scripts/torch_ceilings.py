@@ -13,8 +13,10 @@ import sys
 def rate(v, unit):
     if not v:
         return "-"
-    big = {"GB/s": "TB/s", "GOP/s": "TOP/s"}.get(unit, "TFLOP/s")
-    return f"{v / 1000:.3g} {big}" if v >= 1000 else f"{v:.3g} {unit}"
+    prefix = unit[1:]  # "B/s", "FLOP/s", "OP/s"
+    if v >= 1e6:
+        return f"{v / 1e6:.3g} P{prefix}"
+    return f"{v / 1000:.3g} T{prefix}" if v >= 1000 else f"{v:.3g} {unit}"
 
 
 def compare(probe_path, torch_path):

@@ -4,13 +4,14 @@
 // (a ticket counter and one 64-bit status word per tile); scan_sums does nothing; scan_final does
 // the whole scan in one pass:
 //   1. thread 0 takes a ticket (atomicAdd) so that tiles are processed in launch order;
-//   2. each thread loads its 16 consecutive elements as 4 float4s and scans them in registers;
-//   3. the 256 thread totals are scanned with __shfl_up_sync inside each warp, and the 8 warp
-//      totals by warp 0: the tile's total is known;
+//   2. each warp loads its 512 consecutive elements as 4 rounds of 32 float4s (every load
+//      instruction covers 512 contiguous bytes) and scans them round by round: 4 elements in the
+//      lane, the 32 lane totals with __shfl_up_sync, plus the carry of the earlier rounds;
+//   3. the 8 warp totals are scanned by warp 0: the tile's total is known;
 //   4. warp 0 publishes (AGGREGATE, total) in the tile's status word, then looks back over the
 //      status words of the 32 preceding tiles at once, summing aggregates until a lane sees an
 //      INCLUSIVE prefix; it publishes (INCLUSIVE, prefix + total) for the tiles after it;
-//   5. every thread adds the tile's prefix and its own offset and stores 4 float4s.
+//   5. every thread adds the tile's prefix and its warp's offset and stores its 4 float4s.
 // Run:  warpbook check 11-inclusive-scan solutions/11-inclusive-scan.cu
 //
 // Why: a scan must read x and write y, 8 bytes per element; the classic three-pass plans move 12
@@ -27,6 +28,10 @@
 
 #define TILE (BLOCK * ITEMS)
 #define NWARPS (BLOCK / 32)
+#define VECS (ITEMS / 4)   // float4 rounds per thread
+#if ITEMS % 4 != 0
+#error "this solution loads float4s: ITEMS must be a multiple of 4"
+#endif
 #define FLAG_AGGREGATE 1ull
 #define FLAG_INCLUSIVE 2ull
 
@@ -52,35 +57,50 @@ extern "C" __global__ void scan_final(const float* __restrict__ x, float* __rest
   volatile unsigned long long* status = ws + 1;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 
+  // 1. A ticket: tiles are handed out in the order blocks start.
   if (threadIdx.x == 0) tile_s = atomicAdd(reinterpret_cast<unsigned int*>(sums), 1u);
   __syncthreads();
   const unsigned int tile = tile_s;
-  const long long first = (long long)tile * TILE + (long long)threadIdx.x * ITEMS;
 
-  // 2. Load and scan this thread's ITEMS elements.
-  float v[ITEMS];
-  if (ITEMS % 4 == 0 && first + ITEMS <= n) {
+  // 2. Warp w owns 32 * ITEMS consecutive elements of the tile, read as VECS rounds of 32 float4s:
+  //    round q of lane l is the float4 at (q * 32 + l), so every load instruction covers 512
+  //    contiguous bytes.
+  const long long warp_base4 = ((long long)tile * TILE + (long long)warp * 32 * ITEMS) / 4;
+  const long long full4 = n / 4; // float4s that lie entirely below n
+  float4 v[VECS];
 #pragma unroll
-    for (int q = 0; q < ITEMS / 4; ++q) {
-      float4 f = reinterpret_cast<const float4*>(x + first)[q];
-      v[4 * q] = f.x, v[4 * q + 1] = f.y, v[4 * q + 2] = f.z, v[4 * q + 3] = f.w;
+  for (int q = 0; q < VECS; ++q) {
+    long long i4 = warp_base4 + q * 32 + lane;
+    if (i4 < full4) {
+      v[q] = reinterpret_cast<const float4*>(x)[i4];
+    } else {
+      long long e = 4 * i4;
+      v[q].x = e < n ? x[e] : 0.0f;
+      v[q].y = e + 1 < n ? x[e + 1] : 0.0f;
+      v[q].z = e + 2 < n ? x[e + 2] : 0.0f;
+      v[q].w = e + 3 < n ? x[e + 3] : 0.0f;
     }
-  } else {
-#pragma unroll
-    for (int j = 0; j < ITEMS; ++j) v[j] = first + j < n ? x[first + j] : 0.0f;
   }
-#pragma unroll
-  for (int j = 1; j < ITEMS; ++j) v[j] += v[j - 1];
-  const float mine = v[ITEMS - 1];
 
-  // 3. Scan the thread totals: inside the warp, then across warps.
-  float incl = mine;
+  // 3. Scan the warp's segment round by round: 4 elements in the lane, the 32 lane totals with
+  //    __shfl_up_sync, plus the running total of the earlier rounds. Then the warp totals.
+  float carry = 0.0f;
 #pragma unroll
-  for (int d = 1; d < 32; d <<= 1) {
-    float t = __shfl_up_sync(0xffffffffu, incl, d);
-    if (lane >= d) incl += t;
+  for (int q = 0; q < VECS; ++q) {
+    v[q].y += v[q].x;
+    v[q].z += v[q].y;
+    v[q].w += v[q].z;
+    float incl = v[q].w;
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+      float t = __shfl_up_sync(0xffffffffu, incl, d);
+      if (lane >= d) incl += t;
+    }
+    float add = carry + incl - v[q].w;
+    v[q].x += add, v[q].y += add, v[q].z += add, v[q].w += add;
+    carry += __shfl_sync(0xffffffffu, incl, 31);
   }
-  if (lane == 31) warp_incl[warp] = incl;
+  if (lane == 0) warp_incl[warp] = carry;
   __syncthreads();
   if (warp == 0) {
     float w = lane < NWARPS ? warp_incl[lane] : 0.0f;
@@ -93,7 +113,7 @@ extern "C" __global__ void scan_final(const float* __restrict__ x, float* __rest
   }
   __syncthreads();
   const float tile_total = warp_incl[NWARPS - 1];
-  const float offset = (warp > 0 ? warp_incl[warp - 1] : 0.0f) + (incl - mine);
+  const float warp_offset = warp > 0 ? warp_incl[warp - 1] : 0.0f;
 
   // 4. Publish and look back (warp 0).
   if (warp == 0) {
@@ -128,17 +148,20 @@ extern "C" __global__ void scan_final(const float* __restrict__ x, float* __rest
   }
   __syncthreads();
 
-  // 5. Add the offsets and store.
-  const float add = prefix_s + offset;
+  // 5. Add the tile's prefix and the warp's offset; store as loaded.
+  const float add = prefix_s + warp_offset;
 #pragma unroll
-  for (int j = 0; j < ITEMS; ++j) v[j] += add;
-  if (ITEMS % 4 == 0 && first + ITEMS <= n) {
-#pragma unroll
-    for (int q = 0; q < ITEMS / 4; ++q)
-      reinterpret_cast<float4*>(y + first)[q] = make_float4(v[4 * q], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3]);
-  } else {
-#pragma unroll
-    for (int j = 0; j < ITEMS; ++j)
-      if (first + j < n) y[first + j] = v[j];
+  for (int q = 0; q < VECS; ++q) {
+    v[q].x += add, v[q].y += add, v[q].z += add, v[q].w += add;
+    long long i4 = warp_base4 + q * 32 + lane;
+    if (i4 < full4) {
+      reinterpret_cast<float4*>(y)[i4] = v[q];
+    } else {
+      long long e = 4 * i4;
+      if (e < n) y[e] = v[q].x;
+      if (e + 1 < n) y[e + 1] = v[q].y;
+      if (e + 2 < n) y[e + 2] = v[q].z;
+      if (e + 3 < n) y[e + 3] = v[q].w;
+    }
   }
 }

@@ -121,8 +121,16 @@ int run_roofline(const cli::Global& g, const RooflineArgs& a) {
     device.uuid = devs[0].uuid, device.driver = devs[0].driver, device.name = devs[0].name;
     device.backend = "cuda";
   } else {
-    device.backend = "sim";
-    device.name = "simulator";
+    // Nothing probed: the GPU of the newest timed attempt, if any, with its datasheet roofs.
+    for (auto& at : store->attempts({}, 200))
+      if (at.backend == "cuda" && at.has_point() && a.backend != "sim") {
+        device = at.report().device;
+        break;
+      }
+    if (device.backend != "cuda") {
+      device.backend = "sim";
+      device.name = "simulator";
+    }
   }
   const bool sim = device.backend == "sim";
   const GpuProfile* prof = chosen ? chosen

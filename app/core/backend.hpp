@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace wb {
@@ -20,6 +21,21 @@ struct Dim3 {
   uint64_t count() const { return uint64_t(x) * y * z; }
 };
 
+// An allocator that leaves new bytes uninitialised: perf-size images are hundreds of MiB, and
+// the checker writes every byte itself, on every core, so zero-filling first would only cost.
+template <class T> struct UninitAllocator : std::allocator<T> {
+  template <class U> struct rebind {
+    using other = UninitAllocator<U>;
+  };
+  UninitAllocator() = default;
+  template <class U> UninitAllocator(const UninitAllocator<U>&) noexcept {}
+  template <class U> void construct(U* p) noexcept { ::new (static_cast<void*>(p)) U; }
+  template <class U, class... A> void construct(U* p, A&&... a) {
+    ::new (static_cast<void*>(p)) U(std::forward<A>(a)...);
+  }
+};
+using Bytes = std::vector<std::byte, UninitAllocator<std::byte>>;
+
 // One buffer as the device sees it: `image` is guard + data + guard bytes. The kernel gets a
 // pointer to the data, which is 256-byte aligned on every backend; the guard bands hold a known
 // pattern that the checker inspects afterwards.
@@ -28,7 +44,7 @@ struct HostBuffer {
   DType type = DType::f32;
   size_t data_bytes = 0;
   size_t guard_bytes = 0;
-  std::vector<std::byte> image; // guard_bytes + data_bytes + guard_bytes
+  Bytes image; // guard_bytes + data_bytes + guard_bytes
   std::byte* data() { return image.data() + guard_bytes; }
   const std::byte* data() const { return image.data() + guard_bytes; }
 };

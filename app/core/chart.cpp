@@ -211,7 +211,10 @@ ChartGeometry chart_geometry(const RooflineChart& c) {
       if (r.kind != Roof::Kind::compute || !g.main_roof[i] || !(r.value > 0)) continue;
       p_main = std::max(p_main, r.value);
       double x = ridge_point(r.value, c.roofs[dram].value);
-      if (x >= g.x_lo && x <= g.x_hi && r.value >= g.y_lo && r.value <= g.y_hi)
+      // Roofs within 3% of each other (FP16 and BF16 tensor) share one ridge marker.
+      bool twin = std::any_of(g.ridges.begin(), g.ridges.end(),
+                              [&](auto& o) { return std::fabs(o.intensity / x - 1) < 0.03; });
+      if (!twin && x >= g.x_lo && x <= g.x_hi && r.value >= g.y_lo && r.value <= g.y_hi)
         g.ridges.push_back({size_t(dram), i, x, r.value});
     }
   }
@@ -272,24 +275,40 @@ std::vector<Shape> chart_shapes(const RooflineChart& c, int width, int height) {
   };
   // Labels placed so far (pixels), so later ones step aside.
   std::vector<Box> placed;
-  auto place = [&](double x, double y, const std::string& t, double size, int anchor) {
-    double w = text_width(t, size);
-    double left = anchor < 0 ? x : anchor == 0 ? x - w / 2 : x - w;
-    static const double steps[] = {0, 1, -1, 2, -2, 3, -3, 4};
-    for (double k : steps) {
-      double yy = y + k * (size + 2);
-      Box b{left - 1, yy - size, left + w + 1, yy + 3};
-      if (b.y0 < T || b.y1 > B) continue;
-      bool clash =
-          std::any_of(placed.begin(), placed.end(), [&](auto& o) { return o.overlaps(b); });
-      if (!clash) {
-        placed.push_back(b);
-        return yy;
-      }
-    }
-    placed.push_back({left - 1, y - size, left + w + 1, y + 3});
-    return y;
+  // The first of the candidate spots (nudged up or down by up to a few lines) where the text
+  // overlaps no label or marker placed so far.
+  struct Spot {
+    double x, y;
+    int anchor;
   };
+  auto place = [&](std::initializer_list<Spot> spots, const std::string& t, double size) {
+    const double w = text_width(t, size);
+    auto box = [&](const Spot& s, double yy) {
+      double left = s.anchor < 0 ? s.x : s.anchor == 0 ? s.x - w / 2 : s.x - w;
+      return Box{left - 1, yy - size, left + w + 1, yy + 3};
+    };
+    // Every spot unmoved first, then every spot one line off, and so on.
+    for (int k = 0; k <= 8; ++k)
+      for (const Spot& s : spots) {
+        double yy = s.y + (k % 2 ? 1 : -1) * ((k + 1) / 2) * (size + 2);
+        Box b = box(s, yy);
+        if (b.y0 < T || b.y1 > B || b.x0 < L || b.x1 > R) continue;
+        if (std::any_of(placed.begin(), placed.end(), [&](auto& o) { return o.overlaps(b); }))
+          continue;
+        placed.push_back(b);
+        return Spot{s.x, yy, s.anchor};
+      }
+    const Spot& s = *spots.begin();
+    placed.push_back(box(s, s.y));
+    return s;
+  };
+  // The points' markers are in the way of every label.
+  for (auto& p : c.points)
+    if (p.intensity > 0 && p.gflops > 0) {
+      double x = px(std::clamp(p.intensity, g.x_lo, g.x_hi)),
+             y = py(std::clamp(p.gflops, g.y_lo, g.y_hi));
+      placed.push_back({x - 6, y - 6, x + 6, y + 6});
+    }
 
   // Background, title.
   {
@@ -344,15 +363,17 @@ std::vector<Shape> chart_shapes(const RooflineChart& c, int width, int height) {
     if (!g.main_roof[s.roof]) continue;
     std::string t = fmt::format("{} {}", r.name, value_text(r.value, r.kind));
     if (r.kind == Roof::Kind::compute) {
-      double y = place(R - 4, py(s.y0) - 5, t, 11, 1);
-      text(R - 4, y, t, 11, roof_color(r), 1, "roof-label");
+      Spot sp = place({{R - 4, py(s.y0) - 5, 1}, {R - 4, py(s.y0) + 15, 1}}, t, 11);
+      text(sp.x, sp.y, t, 11, roof_color(r), sp.anchor, "roof-label");
     } else {
-      double lx0 = px(s.x0), lx1 = px(s.x1);
-      double x = lx0 + std::min(0.04 * (R - L), 0.5 * (lx1 - lx0));
+      // Above and to the left of a point on the line: the line falls away under the text. The
+      // point sits one label's width in from where the line enters the chart.
+      double w = text_width(t, 11);
+      double x = std::min(px(s.x0) + w + 12, px(s.x1));
       double xd =
           std::pow(10.0, std::log10(g.x_lo) + (x - L) / (R - L) * std::log10(g.x_hi / g.x_lo));
-      double y = place(x + 6, py(r.value * xd) + 15, t, 11, -1);
-      text(x + 6, y, t, 11, roof_color(r), -1, "roof-label");
+      Spot sp = place({{x - 4, py(r.value * xd) - 6, 1}}, t, 11);
+      text(sp.x, sp.y, t, 11, roof_color(r), sp.anchor, "roof-label");
     }
   }
   // Ridge points of the main DRAM roof.
@@ -362,8 +383,8 @@ std::vector<Shape> chart_shapes(const RooflineChart& c, int width, int height) {
            fmt::format("ridge point: {} meets {} at {:.3g} FLOP/byte", c.roofs[rd.memory_roof].name,
                        c.roofs[rd.compute_roof].name, rd.intensity));
     std::string t = fmt::format("ridge {:.3g} FLOP/B", rd.intensity);
-    double ly = place(x + 7, y + 15, t, 10, -1);
-    text(x + 7, ly, t, 10, grey, -1, "ridge-label");
+    Spot sp = place({{x + 7, y + 15, -1}, {x - 7, y + 15, 1}}, t, 10);
+    text(sp.x, sp.y, t, 10, grey, sp.anchor, "ridge-label");
   }
   // Points, then their labels.
   for (size_t i = 0; i < c.points.size(); ++i) {
@@ -386,8 +407,8 @@ std::vector<Shape> chart_shapes(const RooflineChart& c, int width, int height) {
            y = py(std::clamp(p.gflops, g.y_lo, g.y_hi));
     bool above = i < g.above_roof.size() && g.above_roof[i];
     std::string t = p.label + (above ? " (!)" : "");
-    double ly = place(x + 9, y + 4, t, 11, -1);
-    text(x + 9, ly, t, 11, ink, -1, "point-label");
+    Spot sp = place({{x + 9, y + 4, -1}, {x - 9, y + 4, 1}}, t, 11);
+    text(sp.x, sp.y, t, 11, ink, sp.anchor, "point-label");
   }
 
   // Legend.

@@ -112,6 +112,9 @@ Image render_chart(const RooflineChart& c, int width = 1000, int height = 640);
 bool write_chart_png(const RooflineChart& c, const std::string& path, std::string& why,
                      int width = 1000, int height = 640);
 
+// False when this build has no PNG writer and no text rasteriser (stb was not found at build time).
+bool chart_png_supported();
+
 // The TrueType font the PNG uses: $WARPBOOK_FONT, else DejaVu Sans where Debian and others keep
 // it. Empty when none is found.
 std::string chart_font_path();

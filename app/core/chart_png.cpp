@@ -197,6 +197,8 @@ private:
 
 } // namespace
 
+bool chart_png_supported() { return WB_HAVE_STB != 0; }
+
 std::string chart_font_path() {
   std::error_code ec;
   if (const char* e = std::getenv("WARPBOOK_FONT");

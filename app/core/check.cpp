@@ -65,6 +65,23 @@ struct Prepared {
   FaultKind problem_kind = FaultKind::none;
 };
 
+std::vector<HostBuffer> copy_buffers(const std::vector<HostBuffer>& from) {
+  std::vector<HostBuffer> to(from.size());
+  for (size_t i = 0; i < from.size(); ++i) {
+    to[i].name = from[i].name;
+    to[i].type = from[i].type;
+    to[i].data_bytes = from[i].data_bytes;
+    to[i].guard_bytes = from[i].guard_bytes;
+    to[i].image.resize(from[i].image.size());
+    const std::byte* src = from[i].image.data();
+    std::byte* dst = to[i].image.data();
+    parallel_chunks(int64_t(from[i].image.size()), [&](int, int64_t lo, int64_t hi) {
+      std::memcpy(dst + lo, src + lo, size_t(hi - lo));
+    }, 1 << 22);
+  }
+  return to;
+}
+
 Dim3 eval_dim(const std::array<Expr, 3>& d, const Env& env) {
   auto v = [&](int i) -> uint32_t {
     int64_t x = d[i].empty() ? 1 : d[i].eval(env);
@@ -120,12 +137,17 @@ Prepared prepare(const Puzzle& p, const Case& c, const Env& env, uint64_t seed, 
     pr.shapes.push_back(shape);
     hb.data_bytes = size_t(n) * dtype_size(b.type);
     hb.guard_bytes = kGuardBytes;
-    hb.image.assign(hb.data_bytes + 2 * kGuardBytes, std::byte{kGuardByte});
+    hb.image.resize(hb.data_bytes + 2 * kGuardBytes);
+    std::memset(hb.image.data(), kGuardByte, kGuardBytes);
+    std::memset(hb.data() + hb.data_bytes, kGuardByte, kGuardBytes);
     std::span<std::byte> data(hb.data(), hb.data_bytes);
     const Generator* gen = b.init ? &*b.init : nullptr;
     if (auto it = c.init.find(b.name); it != c.init.end()) gen = &it->second;
     if (gen && !b.scratch) gen->fill(b.type, data, seed, stream_id(b.name, case_index), env);
-    else std::fill(data.begin(), data.end(), std::byte{poison_byte(b.type)});
+    else
+      parallel_chunks(int64_t(data.size()), [&](int, int64_t lo, int64_t hi) {
+        std::memset(data.data() + lo, poison_byte(b.type), size_t(hi - lo));
+      }, 1 << 22);
     pr.buffers.push_back(std::move(hb));
   }
   pr.launches = make_launches(p, env);
@@ -275,8 +297,16 @@ CaseReport run_case(const Puzzle& p, const Case& c, const Env& learner_env, cons
   Prepared learner, ref;
   try {
     learner = prepare(p, c, learner_env, seed, case_index);
-    ref.buffers = learner.buffers; // the same inputs; only the launch may differ (tunables)
-    ref.launches = make_launches(p, ref_env);
+    // The reference runs with the puzzle's default tunables. When no buffer's size depends on a
+    // tunable it gets a copy of the same inputs; otherwise (workspaces sized by BLOCK) its own.
+    bool same_sizes = true;
+    for (auto& b : p.buffers) same_sizes = same_sizes && b.count.eval(learner_env) == b.count.eval(ref_env);
+    if (same_sizes) {
+      ref.buffers = copy_buffers(learner.buffers);
+      ref.launches = make_launches(p, ref_env);
+    } else {
+      ref = prepare(p, c, ref_env, seed, case_index);
+    }
   } catch (const ExprError& e) {
     fail(Verdict::usage_error, fmt::format("the puzzle's sizes do not evaluate: {}", e.what()));
     return cr;
@@ -546,6 +576,7 @@ CheckReport check_impl(const Puzzle& p, const std::string& source, const std::st
     perf.sizes = timed->sizes;
     perf.timing = backend.time(tp, opt.timing);
     score_perf(perf, p, device_ceilings(rep.device, p.cost_precision, opt.data_dir));
+    if (rep.verdict != Verdict::passed) perf.medal.clear(); // timed only for the chart
     rep.phases_ms.emplace_back("timing", ms_since(t0));
     if (perf.timing.fault) {
       rep.verdict = Verdict::runtime_fault;

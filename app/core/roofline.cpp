@@ -217,8 +217,12 @@ std::vector<CeilingRow> ceiling_rows(const std::vector<MeasuredCeiling>& measure
 
 std::string rate_text(double v, std::string_view unit) {
   if (!(v > 0)) return "-";
-  std::string big = unit == "GB/s" ? "TB/s" : unit == "GOP/s" ? "TOP/s" : "TFLOP/s";
-  return v >= 1000 ? fmt::format("{:.3g} {}", v / 1000, big) : fmt::format("{:.3g} {}", v, unit);
+  const bool bytes = unit == "GB/s", ops = unit == "GOP/s";
+  if (v >= 1e6)
+    return fmt::format("{:.3g} {}", v / 1e6, bytes ? "PB/s" : ops ? "POP/s" : "PFLOP/s");
+  if (v >= 1e3)
+    return fmt::format("{:.3g} {}", v / 1e3, bytes ? "TB/s" : ops ? "TOP/s" : "TFLOP/s");
+  return fmt::format("{:.3g} {}", v, unit);
 }
 
 double ridge_point(double compute_gflops, double memory_gbps) {

@@ -508,7 +508,7 @@ std::string describe_wait_status(int status) {
     int sig = WTERMSIG(status);
     const char* name = sigabbrev_np(sig);
     const char* what = strsignal(sig);
-    return fmt::format("killed by signal {} (SIG{}: {}){}", sig, name ? name : "?", what ? what : "",
+    return fmt::format("was killed by signal {} (SIG{}: {}){}", sig, name ? name : "?", what ? what : "",
                        WCOREDUMP(status) ? ", core dumped" : "");
   }
   return fmt::format("ended with status {}", status);
@@ -576,7 +576,10 @@ void Client::start_locked() {
     args.push_back("runner");
   } else {
     // Through the shell, so that "ssh gpu-box warpbook runner" or "cd x && ./warpbook runner" work.
-    args = {"/bin/sh", "-c", opt_.command};
+    // A simple command replaces the shell (exec), so the pid we hold is the runner's (or ssh's).
+    bool simple = opt_.command.find_first_of(";&|<>`$()\n") == std::string::npos &&
+                  opt_.command.rfind("exec ", 0) != 0;
+    args = {"/bin/sh", "-c", simple ? "exec " + opt_.command : opt_.command};
   }
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());

@@ -66,6 +66,7 @@ struct PuzzleState {
   WatchedFile file;
   uint64_t synced_version = 0; // the text version that is on disk
   double last_edit = 0;        // when the text last changed (s)
+  double first_unsaved_edit = 0; // when the oldest edit not yet on disk was made (0: none)
   double next_disk_check = 0;
   bool conflict = false; // changed on disk and here: the learner chooses
   std::string save_error;

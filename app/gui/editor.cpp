@@ -210,8 +210,13 @@ void TextModel::apply(TextPos a, TextPos b, std::string_view with, int kind, Tex
 }
 
 void TextModel::replace_selection(std::string_view with, int kind) {
-  // A word boundary ends a typing run, so undo takes back a word at a time.
-  if (kind == 1 && with.size() == 1 && !is_word(with[0])) break_coalescing();
+  // A new word starts a new typing run, so undo takes back a word (and the spaces after it) at a
+  // time.
+  if (kind == 1 && !with.empty()) {
+    bool word = is_word(with[0]);
+    if (word && !last_typed_word_) break_coalescing();
+    last_typed_word_ = is_word(with.back());
+  }
   if (has_selection()) break_coalescing();
   apply(anchor_, cursor_, with, kind, {}, true);
 }
@@ -618,7 +623,7 @@ EditorFrame draw_editor(const char* id, TextModel& m, EditorView& v) {
   int digits = std::max(3, int(std::log10(std::max(1, n))) + 1);
   float marker_w = char_w * 2;
   float numbers_w = char_w * float(digits + 1);
-  float figures_w = v.figures.empty() ? 0 : char_w * 15;
+  float figures_w = v.figures.empty() ? 0 : char_w * 12;
   float gutter_w = marker_w + numbers_w + figures_w + char_w;
 
   if (v.goto_line > 0) ImGui::SetNextWindowFocus();
@@ -642,14 +647,18 @@ EditorFrame draw_editor(const char* id, TextModel& m, EditorView& v) {
   int first = std::max(0, int(scroll_y / line_h));
   int last = std::min(n - 1, first + int(view_h / line_h) + 1);
   for (int i = first; i <= last; ++i) max_w = std::max(max_w, x_of(font, fsize, lines[size_t(i)], int(lines[size_t(i)].size())));
-  float content_w = gutter_w + std::max(max_w + char_w * 4, win_size.x - gutter_w);
-  float content_h = float(n) * line_h + view_h * 0.5f;
+  float inner_w = win_size.x - (win->ScrollbarY ? ImGui::GetStyle().ScrollbarSize : 0);
+  // Wider than the window only when a line is: no horizontal scrollbar otherwise.
+  float content_w = std::max(gutter_w + max_w + char_w * 4, inner_w);
+  float content_h = float(n) * line_h;
+  if (content_h > view_h) content_h += view_h * 0.5f; // the last line may scroll up to the middle
   ImGui::SetCursorPos(ImVec2(0, 0));
   ImGui::InvisibleButton("##text", ImVec2(content_w, content_h));
   bool hovered = ImGui::IsItemHovered();
   bool active = ImGui::IsItemActive();
   ImVec2 origin(win_pos.x + gutter_w - scroll_x, win_pos.y - scroll_y); // top-left of line 0's text
   v.origin_x = origin.x;
+  v.gutter_w = gutter_w;
   v.origin_y = origin.y;
   v.line_height = line_h;
   v.char_w = char_w;
@@ -823,7 +832,7 @@ EditorFrame draw_editor(const char* id, TextModel& m, EditorView& v) {
       if (sev == 0) dl->AddCircleFilled(c, r, kSevColor[0]);
       else dl->AddTriangleFilled(ImVec2(c.x, c.y - r), ImVec2(c.x + r, c.y + r), ImVec2(c.x - r, c.y + r), kSevColor[sev]);
       ImVec2 ha(win_pos.x, y), hb(win_pos.x + marker_w + numbers_w, y + line_h);
-      if (ImGui::IsWindowHovered() && ImGui::IsMouseHoveringRect(ha, hb)) {
+      if (ImGui::IsWindowHovered(ImGuiHoveredFlags_AllowWhenBlockedByActiveItem) && ImGui::IsMouseHoveringRect(ha, hb)) {
         v.hovered_marker_line = i + 1;
         ImGui::BeginTooltip();
         for (auto* mk : it->second)
@@ -842,7 +851,7 @@ EditorFrame draw_editor(const char* id, TextModel& m, EditorView& v) {
       float fx = win_pos.x + marker_w + numbers_w + char_w * 0.5f;
       dl->AddText(font, fsize * 0.85f, ImVec2(fx, ty + fsize * 0.1f), badness_color(f.badness), f.text.c_str());
       ImVec2 ha(fx, y), hb(fx + figures_w, y + line_h);
-      if (!f.tooltip.empty() && ImGui::IsWindowHovered() && ImGui::IsMouseHoveringRect(ha, hb)) {
+      if (!f.tooltip.empty() && ImGui::IsWindowHovered(ImGuiHoveredFlags_AllowWhenBlockedByActiveItem) && ImGui::IsMouseHoveringRect(ha, hb)) {
         ImGui::BeginTooltip();
         ImGui::TextUnformatted(fmt::format("line {} on the simulator:", i + 1).c_str());
         ImGui::TextUnformatted(f.tooltip.c_str());

@@ -100,6 +100,7 @@ private:
   int preferred_x_ = -1; // column kept while moving up and down
   std::vector<Edit> undo_, redo_;
   bool coalesce_ = false;
+  bool last_typed_word_ = false;
   uint64_t version_ = 0;
 };
 
@@ -129,7 +130,7 @@ struct EditorView {
   // Ask the widget to show this 1-based line (and put the cursor at its column) next frame.
   int goto_line = 0, goto_column = 0;
   // Filled while drawing, for tests and scripts: where the text area starts, the line height.
-  float origin_x = 0, origin_y = 0, line_height = 0, char_w = 0;
+  float origin_x = 0, origin_y = 0, line_height = 0, char_w = 0, gutter_w = 0;
   int first_visible = 0, last_visible = 0;
   int hovered_marker_line = 0;
 };

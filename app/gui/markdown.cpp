@@ -673,22 +673,33 @@ void draw_markdown(const MdDoc& doc, MdView& v, float width) {
       }
       ImFont* mono = f.mono;
       float lh = std::floor(mono->FontSize * 1.3f);
-      int n = 1 + int(std::count(blk.code.begin(), blk.code.end(), '\n'));
-      float h = float(n) * lh + 12;
+      // Long lines wrap (at spaces where possible) rather than disappear past the edge.
+      float avail = std::max(40.f, width - indent - 16);
+      std::vector<std::pair<size_t, size_t>> vis;
+      for (size_t pos = 0; pos <= blk.code.size();) {
+        size_t nl = blk.code.find('\n', pos);
+        if (nl == std::string::npos) nl = blk.code.size();
+        size_t a = pos;
+        do {
+          const char* e = mono->CalcWordWrapPositionA(1.0f, blk.code.data() + a, blk.code.data() + nl, avail);
+          size_t b = size_t(e - blk.code.data());
+          if (b <= a) b = std::min(nl, a + 1);
+          vis.emplace_back(a, b);
+          a = b;
+          while (a < nl && blk.code[a] == ' ' && vis.back().second != nl) ++a;
+        } while (a < nl);
+        pos = nl + 1;
+      }
+      float h = float(vis.size()) * lh + 12;
       ImVec2 a(o.x + indent, o.y), b(o.x + width, o.y + h);
       bool visible = b.y >= clip_min.y && a.y <= clip_max.y;
       if (visible) {
         ImDrawList* dl = ImGui::GetWindowDrawList();
         dl->AddRectFilled(a, b, IM_COL32(0, 0, 0, 90), 4);
         dl->PushClipRect(a, b, true);
-        size_t pos = 0;
-        for (int li = 0; li < n; ++li) {
-          size_t nl = blk.code.find('\n', pos);
-          if (nl == std::string::npos) nl = blk.code.size();
+        for (size_t li = 0; li < vis.size(); ++li)
           dl->AddText(mono, mono->FontSize, ImVec2(a.x + 8, a.y + 6 + float(li) * lh), IM_COL32(215, 215, 200, 255),
-                      blk.code.data() + pos, blk.code.data() + nl);
-          pos = nl + 1;
-        }
+                      blk.code.data() + vis[li].first, blk.code.data() + vis[li].second);
         dl->PopClipRect();
         // Copy the block: lessons say what to run.
         ImGui::SetCursorScreenPos(ImVec2(b.x - 48, a.y + 3));

@@ -123,11 +123,26 @@ void draw_roofline_chart(RoofPanel& p, ImVec2 size, ImFont* small) {
     if (r.measured) dl->AddLine(p0, p1, c, w);
     else dashed(dl, p0, p1, c, w);
   }
+  // Labels never overlap: each takes the first free spot going down from where it wants to be.
+  std::vector<ImVec4> placed;
+  auto place = [&](ImVec2 want, const std::string& t, ImU32 col) {
+    ImVec2 sz = small->CalcTextSizeA(fs, FLT_MAX, 0, t.c_str());
+    for (int tries = 0; tries < 6; ++tries) {
+      ImVec4 r(want.x, want.y, want.x + sz.x, want.y + sz.y);
+      bool clash = false;
+      for (auto& o : placed) clash |= r.x < o.z && o.x < r.z && r.y < o.w && o.y < r.w;
+      if (!clash) {
+        placed.push_back(r);
+        dl->AddText(small, fs, want, col, t.c_str());
+        return;
+      }
+      want.y += sz.y + 1;
+    }
+  };
   for (auto& r : g.ridges) {
     ImVec2 q = ax.to_px(r.intensity, r.gflops);
     dl->AddCircle(q, 4, IM_COL32(255, 255, 255, 200), 12, 1.5f);
-    std::string t = fmt::format("ridge {:.3g}", r.intensity);
-    dl->AddText(small, fs, ImVec2(q.x + 5, q.y + 3), IM_COL32(210, 210, 210, 220), t.c_str());
+    place(ImVec2(q.x + 5, q.y + 3), fmt::format("ridge {:.3g}", r.intensity), IM_COL32(210, 210, 210, 220));
   }
   // Roof names, placed at the right edge where each roof leaves the chart.
   for (size_t i = 0; i < p.chart.roofs.size(); ++i) {
@@ -145,7 +160,7 @@ void draw_roofline_chart(RoofPanel& p, ImVec2 size, ImFont* small) {
       q = ax.to_px(x, r.value * x);
       q = ImVec2(q.x + 2, q.y - fs - 2);
     }
-    dl->AddText(small, fs, q, roof_color(r.metric), t.c_str());
+    place(q, t, roof_color(r.metric));
   }
 
   // Points: the trail fades with age (oldest faintest), then the reference, then the current.
@@ -155,7 +170,9 @@ void draw_roofline_chart(RoofPanel& p, ImVec2 size, ImFont* small) {
   ImVec2 mouse = ImGui::GetIO().MousePos;
   int best = -1;
   float best_d = 8 * 8;
-  for (int pass = 0; pass < 3; ++pass)
+  // Trail first, then the reference, then the current point on top (its label placed first).
+  const int order[3] = {ChartPoint::trail, ChartPoint::reference, ChartPoint::current};
+  for (int pass : order)
     for (size_t i = 0; i < p.points.size(); ++i) {
       const ChartPoint& pt = p.points[i];
       if (int(pt.kind) != pass || !(pt.intensity > 0) || !(pt.gflops > 0)) continue;
@@ -169,11 +186,11 @@ void draw_roofline_chart(RoofPanel& p, ImVec2 size, ImFont* small) {
         float r = 6;
         dl->AddQuadFilled(ImVec2(q.x, q.y - r), ImVec2(q.x + r, q.y), ImVec2(q.x, q.y + r), ImVec2(q.x - r, q.y),
                           IM_COL32(150, 150, 150, 255));
-        dl->AddText(small, fs, ImVec2(q.x + 8, q.y - fs * 0.5f), IM_COL32(190, 190, 190, 255), pt.label.c_str());
+        place(ImVec2(q.x + 8, q.y - fs * 0.5f), pt.label, IM_COL32(190, 190, 190, 255));
       } else {
         dl->AddCircleFilled(q, 7, IM_COL32(80, 220, 120, 255), 16);
         dl->AddCircle(q, 7, IM_COL32(255, 255, 255, 255), 16, 1.5f);
-        dl->AddText(small, fs, ImVec2(q.x + 10, q.y - fs * 0.5f), IM_COL32(235, 255, 235, 255), pt.label.c_str());
+        place(ImVec2(q.x + 10, q.y - fs * 0.5f), pt.label, IM_COL32(235, 255, 235, 255));
       }
       if (hovered) {
         float dx = mouse.x - q.x, dy = mouse.y - q.y;

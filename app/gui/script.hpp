@@ -10,7 +10,7 @@
 //   write-disk FILE                another editor writes FILE's text into the learner's file
 //   run                            what Ctrl+Enter does
 //   wait-result [S]   wait-idle [S]   wait-hello [S]   wait S   frames N
-//   expect verdict V | attempts N | markers-at-least N | conflict true|false |
+//   expect verdict V|failed | attempts N | markers-at-least N | conflict true|false |
 //          file-contains TEXT | editor-contains TEXT | runner-restarted
 //   resolve mine|disk              answer the "changed on disk" question
 //   kill-runner                    SIGKILL the runner now; kill-runner-busy: once a check runs

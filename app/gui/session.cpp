@@ -639,7 +639,14 @@ void tick(App& app, double now) {
   PuzzleState& ps = app.puzzle;
   if (ps.puzzle && !ps.file.path().empty()) {
     bool dirty = ps.text.version() != ps.synced_version;
-    if (dirty && !ps.conflict && now - ps.last_edit >= app.settings.autosave_s) save_now(app);
+    // A pause in typing saves; so does typing that never pauses, at least every 2 s.
+    if (!dirty) ps.first_unsaved_edit = 0;
+    else if (ps.first_unsaved_edit == 0) ps.first_unsaved_edit = now;
+    if (dirty && !ps.conflict &&
+        (now - ps.last_edit >= app.settings.autosave_s || now - ps.first_unsaved_edit >= 2.0)) {
+      save_now(app);
+      ps.first_unsaved_edit = 0;
+    }
     if (now >= ps.next_disk_check) {
       ps.next_disk_check = now + 0.5;
       switch (ps.file.check()) {

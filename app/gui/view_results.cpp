@@ -118,8 +118,9 @@ void buffer_details(const CaseReport& c, const BufferReport& b) {
 void case_details(App& app, const CaseReport& c) {
   ImGui::Indent();
   if (c.fault) {
-    ImGui::TextColored(ImVec4(1, 0.45f, 0.55f, 1), "%s: %s", std::string(fault_name(c.fault.kind)).c_str(),
-                       c.fault.message.c_str());
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 0.45f, 0.55f, 1));
+    ImGui::TextWrapped("%s: %s", std::string(fault_name(c.fault.kind)).c_str(), c.fault.message.c_str());
+    ImGui::PopStyleColor();
     if (c.fault.source_line > 0) {
       ImGui::SameLine();
       if (ImGui::SmallButton(fmt::format("go to line {}", c.fault.source_line).c_str()))
@@ -263,10 +264,12 @@ void draw_results(App& app) {
   if (!rep.cases.empty()) {
     ImGui::Spacing();
     if (ImGui::BeginTable("##cases", 4, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit)) {
-      ImGui::TableSetupColumn("case");
+      // Case labels can be long ("a row wider than the block (cols=8191 rows=5)"): they share the
+      // width with the reasons rather than squeeze the verdicts.
+      ImGui::TableSetupColumn("case", ImGuiTableColumnFlags_WidthStretch, 1.0f);
       ImGui::TableSetupColumn("verdict");
       ImGui::TableSetupColumn("ms");
-      ImGui::TableSetupColumn("why", ImGuiTableColumnFlags_WidthStretch);
+      ImGui::TableSetupColumn("why", ImGuiTableColumnFlags_WidthStretch, 1.4f);
       ImGui::TableHeadersRow();
       for (size_t i = 0; i < rep.cases.size(); ++i) {
         const CaseReport& c = rep.cases[i];

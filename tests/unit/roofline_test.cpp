@@ -116,6 +116,7 @@ TEST_CASE("metrics name their ceilings and units") {
   CHECK(rate_text(66200, "GFLOP/s") == "66.2 TFLOP/s");
   CHECK(rate_text(512, "GB/s") == "512 GB/s");
   CHECK(rate_text(0, "GB/s") == "-");
+  CHECK(rate_text(1979000, "GOP/s") == "1.98 POP/s");
 }
 
 TEST_CASE("ridge points and the attainable bound") {

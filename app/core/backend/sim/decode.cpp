@@ -5,6 +5,7 @@
 #include <cctype>
 #include <functional>
 #include <set>
+#include <atomic>
 
 namespace wb::sim {
 
@@ -859,7 +860,9 @@ const Program* get_program(ModuleImage& m, const std::string& kernel, std::strin
   }
   auto it = m.programs.find(kernel);
   if (it != m.programs.end()) return it->second.get();
+  static std::atomic<uint64_t> next_uid{1};
   auto p = std::make_unique<Program>();
+  p->uid = next_uid.fetch_add(1);
   try {
     Decoder d(*p, m);
     if (!d.run(kernel, why)) return nullptr;

@@ -88,19 +88,26 @@ int check_barriers(Exec& x) {
     // instructions are reported (a __syncthreads() in a branch not all threads take).
     uint32_t pc0 = kNoPc, pc1 = kNoPc, n0 = 0, n1 = 0;
     std::string who0, who1;
+    auto note = [&](Warp& w, int l, uint32_t pc, uint32_t n) {
+      if (pc0 == kNoPc || pc == pc0) {
+        if (pc0 == kNoPc) who0 = thread_name(x, w, l);
+        pc0 = pc;
+        n0 += n;
+      } else {
+        if (pc1 == kNoPc) who1 = thread_name(x, w, l), pc1 = pc;
+        n1 += n;
+      }
+    };
     for (uint32_t wi = 0; wi < B.nwarps; ++wi) {
       Warp& w = warps[wi];
+      if (!w.bar) continue;
+      if (w.bar_pc_all != kNoPc) {
+        if (w.bar_id_all == id) note(w, std::countr_zero(w.bar), w.bar_pc_all, lanes_in(w.bar));
+        continue;
+      }
       for (uint32_t mm = w.bar; mm; mm &= mm - 1) {
         int l = std::countr_zero(mm);
-        if (w.bar_id[l] != id) continue;
-        if (pc0 == kNoPc || w.lane_pc[l] == pc0) {
-          if (pc0 == kNoPc) who0 = thread_name(x, w, l);
-          pc0 = w.lane_pc[l];
-          ++n0;
-        } else {
-          if (pc1 == kNoPc) who1 = thread_name(x, w, l), pc1 = w.lane_pc[l];
-          ++n1;
-        }
+        if (w.bar_id[l] == id) note(w, l, w.lane_pc[l], 1);
       }
     }
     if (pc1 != kNoPc) {
@@ -113,27 +120,40 @@ int check_barriers(Exec& x) {
                              "not all threads take?)",
                          l0);
     }
+    const Inst* bi = pc0 != kNoPc ? &x.code[pc0] : nullptr;
     for (uint32_t wi = 0; wi < B.nwarps; ++wi) {
       Warp& w = warps[wi];
+      if (!w.bar) continue;
       uint32_t lanes = 0;
-      for (uint32_t mm = w.bar; mm; mm &= mm - 1) {
-        int l = std::countr_zero(mm);
-        if (w.bar_id[l] == id) lanes |= 1u << l;
-      }
-      if (!lanes) continue;
-      if (pc0 != kNoPc) {
-        const Inst& bi = x.code[pc0];
-        if (bi.aux == 2 && bi.r[0] != kNoRow) {
-          uint64_t* d = w.row(bi.r[0]);
-          each_lane(lanes, [&](int l) { d[l] = B.red_popc[id]; });
-        } else if (bi.aux == 3 || bi.aux == 4) {
-          bool v = bi.aux == 3 ? B.red_all[id] : B.red_any[id];
-          w.p[bi.pd] = (w.p[bi.pd] & ~lanes) | (v ? lanes : 0);
+      if (w.bar_pc_all != kNoPc) {
+        if (w.bar_id_all == id) lanes = w.bar;
+      } else {
+        for (uint32_t mm = w.bar; mm; mm &= mm - 1) {
+          int l = std::countr_zero(mm);
+          if (w.bar_id[l] == id) lanes |= 1u << l;
         }
       }
-      for (uint32_t mm = lanes; mm; mm &= mm - 1) ++w.lane_pc[std::countr_zero(mm)];
+      if (!lanes) continue;
+      if (bi) {
+        if (bi->aux == 2 && bi->r[0] != kNoRow) {
+          uint64_t* d = w.row(bi->r[0]);
+          each_lane(lanes, [&](int l) { d[l] = B.red_popc[id]; });
+        } else if (bi->aux == 3 || bi->aux == 4) {
+          bool v = bi->aux == 3 ? B.red_all[id] : B.red_any[id];
+          w.p[bi->pd] = (w.p[bi->pd] & ~lanes) | (v ? lanes : 0);
+        }
+      }
       w.bar &= ~lanes;
-      w.run |= lanes;
+      if (w.bar_pc_all != kNoPc && !w.run && !w.wsync && !w.active) {
+        // The whole warp goes on together from the instruction after the barrier.
+        w.active = w.run = lanes;
+        w.pc = pc0 + 1;
+        w.resched_pc = kNoPc;
+      } else {
+        for (uint32_t mm = lanes; mm; mm &= mm - 1) w.lane_pc[std::countr_zero(mm)] = pc0 + 1;
+        w.run |= lanes;
+      }
+      if (!w.bar) w.bar_pc_all = kNoPc;
     }
     B.arrived[id] = 0;
     B.expected[id] = 0;
@@ -262,12 +282,14 @@ uint64_t special_value(const Exec& x, const Warp& w, Special s, int lane) {
 void init_warp(Exec& x, Warp& w, uint32_t index) {
   const Program& P = *x.P;
   const Block& B = *x.B;
+  const LaunchCtx& L = *x.L;
   w.index = index;
   w.tid0 = index * kWarpSize;
   uint32_t n = std::min<uint32_t>(kWarpSize, B.nthreads - w.tid0);
   w.live = n == kWarpSize ? kFull : ((1u << n) - 1);
   w.run = w.live;
   w.bar = w.wsync = 0;
+  w.bar_pc_all = kNoPc;
   w.active = w.live;
   w.pc = P.entry_pc;
   w.resched_pc = kNoPc;
@@ -277,12 +299,31 @@ void init_warp(Exec& x, Warp& w, uint32_t index) {
   std::fill(std::begin(w.lane_pc), std::end(w.lane_pc), P.entry_pc);
   std::fill(std::begin(w.gloads), std::end(w.gloads), 0u);
   std::fill(std::begin(w.gstores), std::end(w.gstores), 0u);
+  const uint32_t bx = L.block.x, by = L.block.y;
   for (auto& [row, s] : P.specials) {
     uint64_t* d = w.row(row);
-    for (int l = 0; l < kWarpSize; ++l) d[l] = special_value(x, w, s, l);
+    switch (s) {
+    case Special::tid_x:
+      for (int l = 0; l < kWarpSize; ++l) d[l] = (w.tid0 + l) % bx;
+      break;
+    case Special::tid_y:
+      for (int l = 0; l < kWarpSize; ++l) d[l] = ((w.tid0 + l) / bx) % by;
+      break;
+    case Special::tid_z:
+      for (int l = 0; l < kWarpSize; ++l) d[l] = (w.tid0 + l) / (bx * by);
+      break;
+    default: {
+      uint64_t v0 = special_value(x, w, s, 0);
+      bool uniform = s != Special::laneid && s != Special::lanemask_eq && s != Special::lanemask_le &&
+                     s != Special::lanemask_lt && s != Special::lanemask_ge && s != Special::lanemask_gt;
+      if (uniform) std::fill(d, d + kWarpSize, v0);
+      else
+        for (int l = 0; l < kWarpSize; ++l) d[l] = special_value(x, w, s, l);
+    }
+    }
   }
   for (uint32_t row : P.zero_rows) std::memset(w.row(row), 0, sizeof(uint64_t) * kWarpSize);
-  for (uint32_t p = 0; p < P.npreds; ++p) w.p[p] = 0;
+  if (P.npreds) std::memset(w.p, 0, sizeof(uint32_t) * P.npreds);
   for (int16_t p : P.true_preds) w.p[p] = kFull;
 }
 
@@ -337,7 +378,7 @@ int report_stuck(Exec& x) {
     Warp& w = (*B.warps)[wi];
     if (w.bar) {
       int l = std::countr_zero(w.bar);
-      line = x.P->info[w.lane_pc[l]].line;
+      line = x.P->info[w.bar_pc_all != kNoPc ? w.bar_pc_all : w.lane_pc[l]].line;
       where = thread_name(x, w, l) + " waits at the barrier" + at_line(line);
     }
   }
@@ -447,34 +488,48 @@ template <bool Count> void run_block(Exec& x, uint64_t linear) {
   finish_block(x, B);
 }
 
+// Prepares a worker for a launch. Exec objects live in the Simulator between runs, so vectors
+// keep their memory; registers need no clearing (a kernel reading a register it never wrote is
+// undefined), only the constant rows are written.
 void setup_exec(Exec& x, LaunchCtx& L) {
   const Program& P = *L.P;
+  bool same_program = x.prog_uid == P.uid;
+  x.prog_uid = P.uid;
   x.L = &L;
   x.P = &P;
   x.code = P.code.data();
   x.count = L.count;
   x.track_races = true;
   x.rng ^= L.seed * 0x9e3779b97f4a7c15ull + 1;
+  x.max_gloads = x.max_gstores = 0;
+  x.executed = 0;
+  x.warnings.clear();
+  x.last = nullptr;
   uint32_t nthreads = uint32_t(L.block.count());
   uint32_t nwarps = (nthreads + kWarpSize - 1) / kWarpSize;
-  x.warps.resize(nwarps);
+  if (x.warps.size() < nwarps) x.warps.resize(nwarps);
   size_t lpt = P.local_per_thread;
-  x.local_mem.assign(size_t(nwarps) * kWarpSize * lpt, std::byte{0});
+  if (x.local_mem.size() < size_t(nwarps) * kWarpSize * lpt) x.local_mem.resize(size_t(nwarps) * kWarpSize * lpt);
   for (uint32_t i = 0; i < nwarps; ++i) {
     Warp& w = x.warps[i];
-    w.regs.assign(size_t(P.nrows) * kWarpSize, 0);
-    w.preds.assign(std::max<uint32_t>(P.npreds, 1), 0);
+    bool fresh = w.regs.size() < size_t(P.nrows) * kWarpSize;
+    if (fresh) w.regs.resize(size_t(P.nrows) * kWarpSize, 0);
+    if (w.preds.size() < std::max<uint32_t>(P.npreds, 1)) w.preds.resize(std::max<uint32_t>(P.npreds, 1), 0);
     w.r = w.regs.data();
     w.p = w.preds.data();
-    for (auto& [row, v] : P.consts) std::fill(w.r + size_t(row) * kWarpSize, w.r + size_t(row + 1) * kWarpSize, v);
+    if (fresh || !same_program || !w.consts_ok)
+      for (auto& [row, v] : P.consts) std::fill(w.r + size_t(row) * kWarpSize, w.r + size_t(row + 1) * kWarpSize, v);
+    w.consts_ok = true;
     w.local = x.local_mem.data() + size_t(i) * kWarpSize * lpt;
-    if (P.uses_calls) w.stack.assign(size_t(kWarpSize) * P.max_depth, CallFrame{});
+    if (P.uses_calls && w.stack.size() < size_t(kWarpSize) * P.max_depth) w.stack.resize(size_t(kWarpSize) * P.max_depth);
   }
-  uint32_t shared = P.dyn_shared_offset + L.dyn_shared;
-  if (L.dyn_shared == 0) shared = P.static_shared;
-  x.shared_mem.assign(shared, std::byte{0});
-  x.shared_meta.assign((shared + 3) / 4, WordAccess{});
+  for (size_t i = nwarps; i < x.warps.size(); ++i) x.warps[i].consts_ok = false;
+  uint32_t shared = L.dyn_shared == 0 ? P.static_shared : P.dyn_shared_offset + L.dyn_shared;
+  x.shared_mem.resize(shared);
+  // Race records are stamped with an epoch that only grows in this Exec: old ones never match.
+  if (x.shared_meta.size() < (shared + 3) / 4) x.shared_meta.resize((shared + 3) / 4);
   if (L.count) x.ic.assign(P.code.size(), InstCount{});
+  x.rcache.assign(P.code.size(), nullptr);
 }
 
 void worker(LaunchCtx& L, Exec& x, uint64_t nblocks) {
@@ -497,10 +552,17 @@ Pool::Pool(unsigned threads) {
     threads_.emplace_back([this, i] {
       uint64_t seen = 0;
       for (;;) {
+        // Spin a little before sleeping: runs often come back to back (a checker's cases, a
+        // benchmark), and waking a sleeping thread costs more than a small kernel.
+        for (int k = 0; k < 5000 && gen_.load(std::memory_order_acquire) == seen; ++k) {
+#if defined(__x86_64__)
+          __builtin_ia32_pause();
+#endif
+        }
         std::unique_lock lk(mu_);
-        cv_.wait(lk, [&] { return quit_ || gen_ != seen; });
+        cv_.wait(lk, [&] { return quit_ || gen_.load(std::memory_order_relaxed) != seen; });
         if (quit_) return;
-        seen = gen_;
+        seen = gen_.load(std::memory_order_relaxed);
         if (i + 1 >= want_) continue; // not needed this time
         const auto* job = job_;
         lk.unlock();
@@ -521,34 +583,62 @@ Pool::~Pool() {
   for (auto& t : threads_) t.join();
 }
 
-void Pool::run(unsigned n, const std::function<void(unsigned)>& f) {
-  n = std::max(1u, std::min(n, size()));
-  if (n > 1) {
+void Pool::start(unsigned n, const std::function<void(unsigned)>& f) {
+  n = std::min(n, size());
+  if (n <= 1) return;
+  {
     std::lock_guard lk(mu_);
     job_ = &f;
     want_ = n;
     left_ = n - 1;
-    ++gen_;
+    gen_.fetch_add(1, std::memory_order_release);
   }
-  if (n > 1) cv_.notify_all();
-  f(0);
-  if (n > 1) {
-    std::unique_lock lk(mu_);
-    done_.wait(lk, [&] { return left_ == 0; });
-    job_ = nullptr;
-  }
+  cv_.notify_all();
+  started_ = true;
+}
+
+void Pool::wait() {
+  if (!started_) return;
+  std::unique_lock lk(mu_);
+  done_.wait(lk, [&] { return left_ == 0; });
+  job_ = nullptr;
+  started_ = false;
 }
 
 void run_launch(LaunchCtx& L, Pool& pool, unsigned max_workers, LaunchTotals& out) {
   uint64_t nblocks = L.grid.count();
   unsigned nw = unsigned(std::min<uint64_t>(max_workers ? max_workers : pool.size(), nblocks));
   nw = std::max(1u, std::min(nw, pool.size()));
-  std::vector<Exec> ex(nw);
-  pool.run(nw, [&](unsigned i) { worker(L, ex[i], nblocks); });
+  std::vector<Exec>& ex = pool.execs();
+  if (ex.size() < nw) ex.resize(nw);
+  // This thread starts on the blocks alone; helpers join only when the launch turns out to take
+  // longer than waking them costs (a small launch is done before a sleeping thread wakes up).
+  std::function<void(unsigned)> helper = [&](unsigned i) { worker(L, ex[i], nblocks); };
+  Exec& x = ex[0];
+  setup_exec(x, L);
+  auto t0 = std::chrono::steady_clock::now();
+  bool helping = false;
+  for (;;) {
+    if (L.stop.load(std::memory_order_relaxed)) break;
+    uint64_t b = L.next_block.fetch_add(1, std::memory_order_relaxed);
+    if (b >= nblocks) break;
+    if (L.count) run_block<true>(x, b);
+    else run_block<false>(x, b);
+    if (!helping && nw > 1 && L.next_block.load(std::memory_order_relaxed) < nblocks &&
+        std::chrono::steady_clock::now() - t0 > std::chrono::microseconds(300)) {
+      pool.start(nw, helper);
+      helping = true;
+    }
+  }
+  L.executed.fetch_add(x.executed, std::memory_order_relaxed);
+  x.executed = 0;
+  if (helping) pool.wait();
+  else nw = 1;
   // Merge what the workers counted.
   if (L.count) {
     out.ic.assign(L.P->code.size(), InstCount{});
-    for (auto& x : ex) {
+    for (unsigned wi = 0; wi < nw; ++wi) {
+      Exec& x = ex[wi];
       for (size_t i = 0; i < x.ic.size(); ++i) {
         InstCount& a = out.ic[i];
         const InstCount& b = x.ic[i];
@@ -564,7 +654,8 @@ void run_launch(LaunchCtx& L, Pool& pool, unsigned max_workers, LaunchTotals& ou
       }
     }
   }
-  for (auto& x : ex) {
+  for (unsigned i = 0; i < nw; ++i) {
+    Exec& x = ex[i];
     out.max_gloads = std::max(out.max_gloads, x.max_gloads);
     out.max_gstores = std::max(out.max_gstores, x.max_gstores);
     for (auto& w : x.warnings) L.warnings.push_back(w);

@@ -2,6 +2,7 @@
 #pragma once
 #include "machine.hpp"
 
+#include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <thread>
@@ -21,8 +22,11 @@ public:
   explicit Pool(unsigned threads);
   ~Pool();
   unsigned size() const { return unsigned(threads_.size()) + 1; }
-  // Calls f(0) here and f(1..n-1) on pool threads; returns when all are done. n <= size().
-  void run(unsigned n, const std::function<void(unsigned)>& f);
+  // Starts f(1..n-1) on pool threads (f must outlive wait()); wait() returns when they are done.
+  void start(unsigned n, const std::function<void(unsigned)>& f);
+  void wait();
+  // One worker state per thread, kept between runs so their memory is reused.
+  std::vector<Exec>& execs() { return execs_; }
 
 private:
   std::vector<std::thread> threads_;
@@ -30,8 +34,10 @@ private:
   std::condition_variable cv_, done_;
   const std::function<void(unsigned)>* job_ = nullptr;
   unsigned want_ = 0, left_ = 0;
-  uint64_t gen_ = 0;
+  std::atomic<uint64_t> gen_{0};
   bool quit_ = false;
+  bool started_ = false;
+  std::vector<Exec> execs_;
 };
 
 // Runs every block of L's grid on up to `max_workers` threads of `pool` (0: all). Faults, printf

@@ -136,6 +136,7 @@ enum class Special : uint8_t {
 
 // A kernel decoded for execution.
 struct Program {
+  uint64_t uid = 0; // unique per decoded program (workers cache per-program state by it)
   std::string kernel;
   std::vector<Inst> code;
   std::vector<InstInfo> info;
@@ -223,12 +224,15 @@ struct Warp {
   uint32_t lane_pc[kWarpSize] = {};
   uint16_t depth[kWarpSize] = {};
   uint8_t bar_id[kWarpSize] = {};
+  uint32_t bar_pc_all = kNoPc; // when not kNoPc: every lane in `bar` waits here, on bar_id_all
+  uint8_t bar_id_all = 0;
   uint32_t index = 0;    // warp index within the block
   uint32_t tid0 = 0;     // linear thread index of lane 0
   uint64_t executed = 0; // warp instructions executed (per-warp budget)
   uint32_t gloads[kWarpSize] = {}, gstores[kWarpSize] = {};
   std::vector<CallFrame> stack; // [lane * max_depth + d]
   std::byte* local = nullptr;   // this warp's local memory: lane l at local + l * local_per_thread
+  bool consts_ok = false;       // constant rows hold the current program's constants
   uint64_t* row(uint32_t i) { return r + size_t(i) * kWarpSize; }
   uint64_t rv(uint32_t i, int lane) const { return r[size_t(i) * kWarpSize + lane]; }
 };
@@ -266,6 +270,7 @@ struct Block {
 struct Exec {
   LaunchCtx* L = nullptr;
   const Program* P = nullptr;
+  uint64_t prog_uid = 0;
   const Inst* code = nullptr;
   Block* B = nullptr;
   std::vector<Warp> warps;
@@ -275,7 +280,8 @@ struct Exec {
   std::vector<InstCount> ic;
   bool count = true;
   bool track_races = true;
-  Region* last = nullptr; // the last region hit (fast path)
+  Region* last = nullptr;     // the last region hit (fast path)
+  std::vector<Region*> rcache; // per instruction: the region it hit last time
   uint32_t epoch_base = 0;
   uint64_t executed = 0;
   uint32_t max_gloads = 0, max_gstores = 0;

@@ -177,6 +177,17 @@ int h_bar(Exec& x, Warp& w, const Inst& in, uint32_t m) {
     if (w.pc >= w.resched_pc && !reschedule(x, w)) return kYield;
     return kJumped;
   }
+  if (m == w.active && !(w.run & ~m) && !w.wsync && !w.bar) {
+    // The whole warp arrives together (the usual case): no per-lane bookkeeping.
+    w.bar = m;
+    w.run = 0;
+    w.active = 0;
+    w.bar_pc_all = w.pc;
+    w.bar_id_all = uint8_t(id);
+    if (check_barriers(x) != kNext) return kStop;
+    return w.active ? kJumped : kYield; // the last to arrive is released at once
+  }
+  w.bar_pc_all = kNoPc;
   for (uint32_t mm = m; mm; mm &= mm - 1) {
     int l = std::countr_zero(mm);
     w.lane_pc[l] = w.pc;

@@ -13,14 +13,28 @@ const uint64_t kZeroRow[kWarpSize] = {};
 
 inline const uint64_t* base_row(Warp& w, const Inst& in) { return in.r[1] != kNoRow ? w.row(in.r[1]) : kZeroRow; }
 
+inline uint32_t popcount64(uint64_t v) {
+  v = v - ((v >> 1) & 0x5555555555555555ull);
+  v = (v & 0x3333333333333333ull) + ((v >> 2) & 0x3333333333333333ull);
+  return uint32_t((((v + (v >> 4)) & 0x0f0f0f0f0f0f0f0full) * 0x0101010101010101ull) >> 56);
+}
+
 // Distinct values among s[0..n): neighbouring lanes usually share a sector, and a warp touches
 // few distinct sectors, so a short list beats sorting.
 uint32_t count_distinct(const uint64_t* s, int n) {
+  if (n == 0) return 0;
+  uint32_t c = 1;
+  int i = 1;
+  for (; i < n; ++i) { // non-decreasing (coalesced, broadcast): count the steps
+    if (s[i] < s[i - 1]) break;
+    c += s[i] != s[i - 1];
+  }
+  if (i == n) return c;
   uint64_t uniq[kWarpSize * 4];
   int nu = 0;
   uint64_t last = ~0ull;
-  for (int i = 0; i < n; ++i) {
-    uint64_t v = s[i];
+  for (int k = 0; k < n; ++k) {
+    uint64_t v = s[k];
     if (v == last) continue;
     last = v;
     bool seen = false;
@@ -199,57 +213,166 @@ template <Space S, bool Store> int h_access(Exec& x, Warp& w, const Inst& in, ui
   return kNext;
 }
 
-// The common case, specialised: a scalar global load or store of W bytes.
+// The common case, specialised: a scalar global load or store of W bytes. Each instruction
+// remembers the region it hit last time, so one unsigned compare per lane checks the bounds.
 template <bool Store, uint32_t W> int h_global1(Exec& x, Warp& w, const Inst& in, uint32_t m) {
   if (!m) return kNext;
   const uint64_t* base = base_row(w, in);
   uint64_t* reg = w.row(in.r[0]);
   const bool sign = in.flags & kSat;
   const uint64_t disp = uint64_t(in.imm);
-  uint64_t seg[kWarpSize];
-  int ng = 0;
-  Region* r = x.last;
-  uint64_t lo = 1, hi = 0;
+  const uint32_t pc = pc_of(x, in);
+  Region*& cached = x.rcache[pc];
+  Region* r = cached;
+  uint64_t lo = 0, span = 0; // lanes with a - lo <= span - W (and aligned) take the fast path
+  uintptr_t hb = 0;          // host address = hb + simulated address
   auto refresh = [&] {
-    r = x.last;
-    if (r && !(Store && r->readonly)) lo = r->data_lo, hi = r->data_hi;
-    else lo = 1, hi = 0;
+    if (r && !(Store && r->readonly) && r->data_hi - r->data_lo >= W) {
+      lo = r->data_lo;
+      span = r->data_hi - r->data_lo - W;
+      hb = reinterpret_cast<uintptr_t>(r->host) - r->base;
+    } else {
+      lo = ~0ull, span = 0, hb = 0;
+    }
   };
   refresh();
+  uint64_t seg[kWarpSize];
+  int ng = 0;
+  uint64_t* wr = Store && r && r->writers ? r->writers : nullptr;
+  const uint64_t tag = Store ? (x.B->linear << 11) + w.tid0 + 1 : 0;
+  uint32_t* per_thread = Store ? w.gstores : w.gloads;
   for (uint32_t mm = m; mm; mm &= mm - 1) {
     int l = std::countr_zero(mm);
     uint64_t a = base[l] + disp;
     std::byte* p;
-    if (a >= lo && a + W <= hi && (a & (W - 1)) == 0) {
-      p = r->host + (a - r->base);
+    if (a - lo <= span && (a & (W - 1)) == 0) [[likely]] {
+      p = reinterpret_cast<std::byte*>(hb + a);
     } else {
       p = global_ptr(x, w, in, l, a, W, Store);
       if (!p) return kStop;
-      refresh();
+      if (x.last && a >= x.last->data_lo && a + W <= x.last->data_hi) {
+        cached = r = x.last;
+        refresh();
+        wr = Store && r->writers ? r->writers : nullptr;
+      }
     }
     if constexpr (Store) {
       std::memcpy(p, &reg[l], W);
-      Region* wr = x.last;
-      if (wr && wr->writers && a >= wr->data_lo && a < wr->data_hi) {
-        uint64_t t = w.tid0 + uint64_t(l);
-        store_writer(&wr->writers[(a - wr->data_lo) >> wr->elem_shift], ((x.B->linear << 11) | t) + 1);
-      }
-      ++w.gstores[l];
+      if (wr && a - r->data_lo < r->data_hi - r->data_lo) store_writer(&wr[(a - r->data_lo) >> r->elem_shift], tag + uint64_t(l));
     } else {
       reg[l] = load_value(p, W, sign);
-      ++w.gloads[l];
     }
+    ++per_thread[l];
     seg[ng++] = a >> 5;
   }
   if (x.L->stop.load(std::memory_order_relaxed)) return kStop; // e.g. after a guard-band write
   if (x.count) {
-    InstCount& c = x.ic[pc_of(x, in)];
+    InstCount& c = x.ic[pc];
     c.g_req += 1;
     c.g_bytes += uint64_t(ng) * W;
     c.g_ideal += (uint64_t(ng) * W + 31) / 32;
     c.g_sect += count_distinct(seg, ng);
   }
   return kNext;
+}
+
+// A scalar shared-memory load or store of W bytes: bounds, race records, the access, and the bank
+// count, each in one pass over the lanes.
+template <bool Store, uint32_t W> int h_shared1(Exec& x, Warp& w, const Inst& in, uint32_t m) {
+  if (!m) return kNext;
+  const uint64_t* base = base_row(w, in);
+  uint64_t* reg = w.row(in.r[0]);
+  const bool sign = in.flags & kSat;
+  const uint64_t disp = uint64_t(in.imm);
+  Block& B = *x.B;
+  const uint64_t limit = B.shared_size >= W ? B.shared_size - W : ~0ull;
+  std::byte* sh = B.shared;
+  uint64_t addr[kWarpSize];
+  for (uint32_t mm = m; mm; mm &= mm - 1) {
+    int l = std::countr_zero(mm);
+    uint64_t a = base[l] + disp;
+    if (a > limit || B.shared_size < W || (a & (W - 1))) {
+      shared_ptr(x, w, in, l, a, W, Store); // raises the fault
+      return kStop;
+    }
+    addr[l] = a;
+  }
+  if (x.track_races) {
+    const uint32_t epoch = B.epoch;
+    const uint16_t me = uint16_t(w.index);
+    const uint32_t pc = pc_of(x, in);
+    WordAccess* meta = x.shared_meta.data();
+    for (uint32_t mm = m; mm; mm &= mm - 1) {
+      int l = std::countr_zero(mm);
+      uint64_t a = addr[l];
+      for (uint64_t wd = a >> 2; wd <= (a + W - 1) >> 2; ++wd) {
+        WordAccess& r = meta[wd];
+        bool other_wrote = r.w_epoch == epoch && r.w_warp != me;
+        if constexpr (Store) {
+          if (other_wrote || (r.r_epoch == epoch && r.r_warp != me)) {
+            uint64_t v = reg[l];
+            if (shared_race_check(x, w, in, l, a, W, true, reinterpret_cast<const std::byte*>(&v)) != kNext) return kStop;
+            break; // the slow path updated every word of this access
+          }
+          r.w_epoch = epoch;
+          r.w_warp = me;
+          r.w_lane = uint8_t(l);
+          r.w_pc = pc;
+        } else {
+          if (other_wrote) return shared_race_check(x, w, in, l, a, W, false, nullptr);
+          if (r.r_epoch != epoch) {
+            r.r_epoch = epoch;
+            r.r_warp = me;
+            r.r_lane = uint8_t(l);
+            r.r_pc = pc;
+          } else if (r.r_warp != me) {
+            r.r_warp = 0xffff;
+          }
+        }
+      }
+    }
+  }
+  auto one = [&](int l) {
+    if constexpr (Store) std::memcpy(sh + addr[l], &reg[l], W);
+    else reg[l] = load_value(sh + addr[l], W, sign);
+  };
+  if (m == kFull)
+    for (int l = 0; l < kWarpSize; ++l) one(l);
+  else each_lane(m, one);
+  if (x.count) {
+    InstCount& c = x.ic[pc_of(x, in)];
+    if (W <= 4) {
+      // One wavefront unless two lanes want different words of one bank.
+      uint64_t word[32];
+      uint32_t seen = 0;
+      bool simple = true;
+      for (uint32_t mm = m; mm && simple; mm &= mm - 1) {
+        uint64_t wd = addr[std::countr_zero(mm)] >> 2;
+        uint32_t bank = uint32_t(wd & 31);
+        if ((seen >> bank) & 1) simple = word[bank] == wd;
+        else seen |= 1u << bank, word[bank] = wd;
+      }
+      if (simple) {
+        c.s_wave += 1;
+        c.s_ideal += 1;
+        return kNext;
+      }
+    }
+    uint32_t ideal;
+    c.s_wave += shared_wavefronts(addr, m, W, ideal);
+    c.s_ideal += ideal;
+  }
+  return kNext;
+}
+
+template <bool Store> ExecFn pick_shared1(uint32_t w) {
+  switch (w) {
+  case 1: return &h_shared1<Store, 1>;
+  case 2: return &h_shared1<Store, 2>;
+  case 4: return &h_shared1<Store, 4>;
+  case 8: return &h_shared1<Store, 8>;
+  default: return nullptr;
+  }
 }
 
 template <bool Store> ExecFn pick_global1(uint32_t w) {
@@ -307,10 +430,12 @@ template <bool Store> ExecFn pick_access(Space s) {
 // ---- atomics ----
 enum AtomOp : uint8_t { aadd, amin, amax, ainc, adec, aand, aor, axor, aexch, acas };
 
-template <class T> T atom_apply(AtomOp op, T old, T b) {
+// `global`: atom.add.f32 on global memory flushes subnormal inputs and results (PTX ISA); on
+// shared memory it does not.
+template <class T> T atom_apply(AtomOp op, T old, T b, bool global) {
   if constexpr (std::is_same_v<T, float>) {
     switch (op) {
-    case aadd: return ftz32(ftz32(old) + ftz32(b)); // atom.add.f32 flushes subnormals
+    case aadd: return global ? ftz32(canon32(ftz32(old) + ftz32(b))) : canon32(old + b);
     case amin: return std::fmin(old, b);
     case amax: return std::fmax(old, b);
     case aexch: return b;
@@ -366,7 +491,7 @@ template <class T> uint64_t atomic_rmw(std::byte* p, AtomOp op, uint64_t bv, uin
     }
     if (op == acas) return old == Bits(bv) ? Bits(cv) : old;
     T o = get<T>(uint64_t(old)), b = get<T>(bv);
-    return Bits(put<T>(atom_apply<T>(op, o, b)));
+    return Bits(put<T>(atom_apply<T>(op, o, b, concurrent)));
   };
   if (!concurrent) {
     Bits old = *q;
@@ -530,6 +655,8 @@ bool decode_mem(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Instr&
     I.fn = store ? pick_access<true>(a.space) : pick_access<false>(a.space);
     if (a.space == Space::global && I.vec == 1 && val.kind != ptx::Operand::Kind::vec)
       if (ExecFn f = store ? pick_global1<true>(I.width) : pick_global1<false>(I.width)) I.fn = f;
+    if (a.space == Space::shared && I.vec == 1 && val.kind != ptx::Operand::Kind::vec)
+      if (ExecFn f = store ? pick_shared1<true>(I.width) : pick_shared1<false>(I.width)) I.fn = f;
     if (a.space == Space::global || a.space == Space::generic) info.mem = store ? MemKind::store : MemKind::load;
     return true;
   }

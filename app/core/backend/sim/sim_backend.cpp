@@ -311,6 +311,11 @@ RunResult Simulator::run(const RunPlan& plan) {
         if (!any) continue;
         std::vector<Writer> wv(r->nelem);
         const Launch* last = plan.launches.empty() ? nullptr : &plan.launches.back();
+        // The last launch that wrote decides the geometry; launches of a plan usually share it.
+        const Dim3 gd = last ? last->grid : Dim3{};
+        const Dim3 bd = last ? last->block : Dim3{};
+        uint64_t last_blk = ~0ull;
+        Dim3 blk_dim{};
         for (size_t k = 0; k < r->nelem; ++k) {
           uint64_t v = r->writers[k];
           if (!v) {
@@ -319,12 +324,15 @@ RunResult Simulator::run(const RunPlan& plan) {
             continue;
           }
           --v;
-          uint64_t blk = v >> 11, t = v & 2047;
-          // The last launch that wrote decides the geometry; launches of a plan usually share it.
-          const Dim3 gd = last ? last->grid : Dim3{};
-          const Dim3 bd = last ? last->block : Dim3{};
-          wv[k].block = Dim3{uint32_t(blk % gd.x), uint32_t((blk / gd.x) % gd.y), uint32_t(blk / (uint64_t(gd.x) * gd.y))};
-          wv[k].thread = Dim3{uint32_t(t % bd.x), uint32_t((t / bd.x) % bd.y), uint32_t(t / (uint64_t(bd.x) * bd.y))};
+          uint64_t blk = v >> 11;
+          uint32_t t = uint32_t(v & 2047);
+          if (blk != last_blk) { // neighbouring elements usually come from one block
+            last_blk = blk;
+            blk_dim = Dim3{uint32_t(blk % gd.x), uint32_t((blk / gd.x) % gd.y), uint32_t(blk / (uint64_t(gd.x) * gd.y))};
+          }
+          wv[k].block = blk_dim;
+          if (bd.y == 1 && bd.z == 1) wv[k].thread = Dim3{t, 0, 0};
+          else wv[k].thread = Dim3{t % bd.x, (t / bd.x) % bd.y, t / (bd.x * bd.y)};
         }
         res.writers[int(i)] = std::move(wv);
       }

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# kill -9 of the window while the learner types: the file on disk is whole (the starter with some
+# complete prefix of the typed lines before it), never torn, and at most about a second behind.
+#   $1 = the warpbook executable, $2 = the source root.
+set -euo pipefail
+exe=$1
+src=$2
+if [ -z "${DISPLAY:-}" ]; then
+  if ! command -v Xvfb >/dev/null; then echo "skipped: no DISPLAY and no Xvfb"; exit 0; fi
+  Xvfb :94 -screen 0 1600x1000x24 >/dev/null 2>&1 &
+  xvfb=$!
+  export DISPLAY=:94
+  sleep 1
+fi
+export LIBGL_ALWAYS_SOFTWARE=1
+tmp=$(mktemp -d)
+cleanup() { rm -rf "$tmp"; [ -n "${xvfb:-}" ] && kill "$xvfb" 2>/dev/null || true; }
+trap cleanup EXIT
+cd "$src"
+{
+  echo "wait-hello 60"
+  echo "open puzzle 01-vector-add"
+  echo "frames 3"
+  echo "print typing"
+  for i in $(seq 1 200); do
+    echo "type // typed line $i\\n"
+    echo "wait 0.05"
+  done
+  echo "quit"
+} >"$tmp/script.txt"
+"$exe" --data-dir "$tmp/data" --script "$tmp/script.txt" --window-size 1024x700 >"$tmp/out.txt" 2>&1 &
+pid=$!
+for _ in $(seq 1 100); do grep -q typing "$tmp/out.txt" 2>/dev/null && break; sleep 0.1; done
+sleep 3
+kill -9 "$pid"
+wait "$pid" 2>/dev/null || true
+python3 - "$tmp/data/workspace/01-vector-add.cu" "$src/puzzles/01-vector-add/starter.cu" <<'PY'
+import sys, re
+got = open(sys.argv[1]).read()
+starter = open(sys.argv[2]).read()
+assert got.endswith(starter), "the starter after the typed lines is not intact"
+typed = got[: len(got) - len(starter)]
+lines = typed.split("\n")[:-1] if typed else []
+for k, l in enumerate(lines, 1):
+    assert l == f"// typed line {k}", (k, l)
+assert typed == "" or typed.endswith("\n"), "a torn line"
+assert len(lines) >= 5, f"only {len(lines)} lines reached the disk in 3 s of typing"
+print(f"ok: after kill -9 the file holds the starter and {len(lines)} whole typed lines")
+PY
