@@ -90,7 +90,12 @@ void print_report(const CheckReport& r) {
     fmt::print("  simulator counters at {}:\n", r.sim_perf->label);
     for (auto& [k, v] : r.sim_perf->counters.total) fmt::print("    {:<32} {:.6g}\n", k, v);
   }
-  if (r.perf) {
+  if (r.perf && r.perf->modelled) {
+    const PerfReport& p = *r.perf;
+    fmt::print("  modelled roofline point ({}): {:.3g} FLOP/byte, {}-bound; {}\n", p.ceiling_source, p.intensity,
+               p.bound.empty() ? "memory" : p.bound, "counted by the simulator, not timed");
+    for (auto& f : p.flags) fmt::print("  note: {}\n", f);
+  } else if (r.perf) {
     const PerfReport& p = *r.perf;
     if (p.timing.ok)
       fmt::print("  time {:.2f} us (median of {}, {}; min {:.2f}, p90 {:.2f})  {:.1f} GB/s  {:.1f} GFLOP/s  "
@@ -171,7 +176,15 @@ int cmd_check(const Global& g, const std::string& key, const std::string& file, 
   opt.time = !no_time;
   if (!json && isatty(2))
     opt.progress = [](const std::string& s, int, int) { fmt::print(stderr, "\r\x1b[K{}...", s); };
+  opt.data_dir = g.data_dir;
   CheckReport r = sizes ? run_puzzle(p, src, file, *backend, *sizes, opt) : check_puzzle(p, src, file, *backend, opt);
+  // Every attempt goes into the learner's store (the roofline's trail); a store that cannot be
+  // opened is reported but never costs the learner their verdict.
+  try {
+    Store::open(Store::default_path(g.data_dir))->record_attempt(r, src);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "warning: the attempt was not recorded: {}\n", e.what());
+  }
   if (opt.progress) fmt::print(stderr, "\r\x1b[K");
   if (json) fmt::print("{}\n", report_to_json(r));
   else print_report(r);
@@ -234,6 +247,7 @@ Registration::Registration(std::string name, Setup setup) { registry().push_back
 int main(int argc, char** argv) {
   CLI::App app{"Warpbook: learn to write fast GPU kernels.\nWith no subcommand, opens the window."};
   app.footer(kExitCodes);
+  app.fallthrough(); // subcommands inherit it: --catalog and --data-dir may follow the subcommand
   Global g;
   app.add_option("--catalog", g.catalog, "folder holding puzzles/ and lessons/ (default: $WARPBOOK_CATALOG, else the built-in one)");
   app.add_option("--data-dir", g.data_dir, "where the workspace and the progress database live");

@@ -197,7 +197,9 @@ private:
 
 } // namespace
 
-bool chart_png_supported() { return WB_HAVE_STB != 0; }
+bool chart_png_supported() {
+  return WB_HAVE_STB != 0;
+}
 
 std::string chart_font_path() {
   std::error_code ec;

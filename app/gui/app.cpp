@@ -307,12 +307,14 @@ int run_gui(int argc, char** argv, const std::string& catalog, const std::string
     else if (quiet_frames > 0)
       --quiet_frames;
 
+    double t_frame = steady_s();
     ImGui_ImplOpenGL3_NewFrame();
     ImGui_ImplGlfw_NewFrame();
     script.before_frame(app, io); // injected input goes in after the backend's
     ImGui::NewFrame();
     draw(app);
     ImGui::Render();
+    double t_built = steady_s();
     int fw, fh;
     glfwGetFramebufferSize(window, &fw, &fh);
     glViewport(0, 0, fw, fh);
@@ -321,6 +323,13 @@ int run_gui(int argc, char** argv, const std::string& catalog, const std::string
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
     script.after_render(app, fw, fh);
     glfwSwapBuffers(window);
+    app.build_ms = 1e3 * (t_built - t_frame);
+    if (ImDrawData* dd = ImGui::GetDrawData()) {
+      app.draw_vertices = dd->TotalVtxCount;
+      app.draw_commands = 0;
+      for (int i = 0; i < dd->CmdListsCount; ++i) app.draw_commands += dd->CmdLists[i]->CmdBuffer.Size;
+    }
+    app.render_ms = 1e3 * (steady_s() - t_built);
     ++app.frame;
     if (first) {
       first = false;

@@ -161,6 +161,8 @@ struct App {
   double now = 0; // seconds, steady clock
   double next_settings_save = 0;
   int frame = 0;
+  int draw_vertices = 0, draw_commands = 0; // the last frame's draw lists
+  double build_ms = 0, render_ms = 0; // the last frame: ImGui's work, then OpenGL's and the swap
   bool quit = false;
   bool show_log = false;
   bool show_settings = false;

@@ -380,6 +380,8 @@ bool Script::step(App& app, ImGuiIO& io) {
     j["first_frame_since_exec_ms"] = first_frame_exec_ms_;
     j["fps"] = fps_;
     j["frame_ms"] = frame_ms_;
+    j["imgui_ms"] = build_ms_;
+    j["opengl_ms"] = render_ms_;
     long rss, peak;
     rss_kib(rss, peak);
     j["rss_kib"] = rss;
@@ -425,16 +427,23 @@ bool Script::step(App& app, ImGuiIO& io) {
     int n = std::max(1, std::atoi(c.rest.c_str()));
     if (frame_in_cmd_ == 0) {
       bench_start_ = steady_s();
+      build_sum_ = render_sum_ = 0;
       return false;
     }
+    build_sum_ += app.build_ms;
+    render_sum_ += app.render_ms;
     if (frame_in_cmd_ < n) return false;
+    build_ms_ = build_sum_ / n;
+    render_ms_ = render_sum_ / n;
     double dt = steady_s() - bench_start_;
     frame_ms_ = 1e3 * dt / n;
     fps_ = n / dt;
     long rss, peak;
     rss_kib(rss, peak);
-    ok(fmt::format("fps={:.1f} frame_ms={:.2f} over {} frames; rss_mib={:.1f} peak_rss_mib={:.1f}", fps_, frame_ms_,
-                   n, rss / 1024.0, peak / 1024.0));
+    ok(fmt::format("fps={:.1f} frame_ms={:.2f} (ImGui {:.2f}, OpenGL and swap {:.2f}) over {} frames; {} vertices "
+                   "in {} draw commands; rss_mib={:.1f} peak_rss_mib={:.1f}",
+                   fps_, frame_ms_, build_ms_, render_ms_, n, app.draw_vertices, app.draw_commands, rss / 1024.0,
+                   peak / 1024.0));
     return true;
   }
   if (v == "print") {

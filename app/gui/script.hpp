@@ -63,7 +63,7 @@ private:
   bool held_ctrl_ = false, held_shift_ = false;
   // Figures.
   double first_frame_ms_ = -1, first_frame_exec_ms_ = -1;
-  double fps_ = 0, frame_ms_ = 0;
+  double fps_ = 0, frame_ms_ = 0, build_ms_ = 0, render_ms_ = 0, build_sum_ = 0, render_sum_ = 0;
   int bench_frames_ = 0;
   double bench_start_ = 0;
 };

@@ -937,3 +937,55 @@ TEST_CASE("corpus 35 3-D stencil and 36 __constant__ / __device__ data") {
     }
   }
 }
+
+TEST_CASE("corpus 38 fast-math and integer intrinsics") {
+  for (auto arch : kArchs) {
+    CAPTURE(arch);
+    Plan p = corpus_plan("38_intrinsics.cu", arch);
+    int n = 96;
+    Rng g(38);
+    std::vector<float> x(n);
+    std::vector<uint16_t> hv(2 * n);
+    std::vector<uint32_t> u(n);
+    std::vector<int64_t> l(n);
+    for (int i = 0; i < n; ++i) {
+      x[i] = g.uniform(-3, 3);
+      hv[2 * i] = to_f16(g.uniform(-4, 4));
+      hv[2 * i + 1] = to_f16(g.uniform(-4, 4));
+      u[i] = g.next();
+      l[i] = int64_t((uint64_t(g.next()) << 32) | g.next()) >> (i % 40);
+    }
+    int X = p.buffer("x", x), O = p.buffer("out", std::vector<float>(8 * n)), H = p.buffer("h", hv), U = p.buffer("u", u),
+        L = p.buffer("l", l);
+    p.launch("intrinsics", {2, 1, 1}, {64, 1, 1}, {Plan::buf(X), Plan::buf(O), Plan::buf(H), Plan::buf(U), Plan::buf(L), Plan::val(n)});
+    require_ok(p.run());
+    auto out = p.get<float>(O);
+    auto h = p.get<uint16_t>(H);
+    auto uo = p.get<uint32_t>(U);
+    auto lo = p.get<int64_t>(L);
+    for (int i = 0; i < n; ++i) {
+      double v = x[i];
+      CAPTURE(v);
+      CHECK(close(out[8 * i + 0], v / 3, 1e-6, 1e-7));
+      CHECK(close(out[8 * i + 1], std::sin(v), 0, 2e-6));
+      CHECK(close(out[8 * i + 2], std::cos(v), 0, 2e-6));
+      CHECK(close(out[8 * i + 3], std::log(v + 4), 0, 2e-6));
+      CHECK(out[8 * i + 4] == std::min(std::max(x[i], 0.0f), 1.0f));
+      double prod = double(x[i]) * double(1.1f); // exact; round toward zero
+      float rz = float(prod);
+      if (std::fabs(double(rz)) > std::fabs(prod)) rz = std::nextafter(rz, 0.0f);
+      CHECK(out[8 * i + 5] == rz);
+      CHECK(out[8 * i + 6] == 1.0f / (x[i] + 5.0f));
+      CHECK(out[8 * i + 7] == std::sqrt(std::fabs(x[i])));
+      for (int k = 0; k < 2; ++k) CHECK(close(from_f16(h[2 * i + k]), std::exp(from_f16(hv[2 * i + k])), 2e-3, 1e-4));
+      uint32_t w = u[i], vadd = 0;
+      for (int b = 0; b < 4; ++b) vadd |= ((((w >> (8 * b)) & 0xff) + 1) & 0xff) << (8 * b);
+      uint32_t m24 = uint32_t(uint64_t(w & 0xffffff) * 7);
+      CHECK(uo[i] == m24 + vadd + (w > 5 ? w - 5 : 5 - w) + 1);
+      uint64_t q = uint64_t(l[i]), rv = 0;
+      for (int b = 0; b < 64; ++b) rv |= ((q >> b) & 1) << (63 - b);
+      int64_t want = int64_t(rv) + std::popcount(q) + std::countl_zero(q) + l[i] / (i + 1) + l[i] % 7;
+      CHECK(lo[i] == want);
+    }
+  }
+}

@@ -282,3 +282,61 @@ TEST_CASE("printf output is bounded and marked truncated") {
   CHECK(r.printf_output.size() <= 64 * 1024);
   CHECK(r.printf_output.rfind("thread 0 of block 0 says", 0) == 0);
 }
+
+TEST_CASE("counters: the Nsight Compute comparison set (figures for docs/simulator.md)") {
+  // The five kernels the GPU run compares with ncu's l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum
+  // and l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum, at the sizes given here.
+  auto run = [](const char* file, const char* kernel, wb::Dim3 grid, wb::Dim3 block, auto setup) {
+    Plan p;
+    p.program = program_from(read_file(corpus_path(file)), file);
+    setup(p);
+    auto args = p.launches.back().args;
+    p.launches.clear();
+    p.launch(kernel, grid, block, args);
+    auto r = p.run();
+    INFO(r.fault.message);
+    REQUIRE(!r.fault);
+    return r;
+  };
+  const int n = 1 << 18;
+  auto copy = [&](int stride) {
+    return run("27_strided_copy.cu", "strided_copy", {n / 256, 1, 1}, {256, 1, 1}, [&](Plan& p) {
+      int I = p.buffer("in", std::vector<float>(size_t(n) * stride, 1.0f)), O = p.buffer("out", std::vector<float>(n));
+      p.launch("strided_copy", {}, {}, {Plan::buf(I), Plan::buf(O), Plan::val(n), Plan::val(stride)});
+    });
+  };
+  auto r1 = copy(1), r2 = copy(2), r4 = copy(4);
+  CHECK(counter(r1, "global_load_sectors") == n / 8);
+  CHECK(counter(r2, "global_load_sectors") == n / 4);
+  CHECK(counter(r4, "global_load_sectors") == n / 2);
+  const int R = 1024, C = 1024;
+  auto tn = run("11_transpose_naive.cu", "transpose_naive", {C / 16, R / 16, 1}, {16, 16, 1}, [&](Plan& p) {
+    int I = p.buffer("in", std::vector<float>(size_t(R) * C)), O = p.buffer("out", std::vector<float>(size_t(R) * C));
+    p.launch("transpose_naive", {}, {}, {Plan::buf(I), Plan::buf(O), Plan::val(R), Plan::val(C)});
+  });
+  // Reads: each half-warp reads 16 consecutive floats (2 sectors); writes: the two half-warps
+  // write rows r and r + 1, neighbours in memory: 16 sectors per warp.
+  CHECK(counter(tn, "global_load_sectors") == double(R) * C / 8);
+  CHECK(counter(tn, "global_store_sectors") == double(R) * C / 2); // rows r, r+1 share sectors
+  auto tp = run("10_transpose_padded.cu", "transpose_padded", {C / 32, R / 32, 1}, {32, 8, 1}, [&](Plan& p) {
+    int I = p.buffer("in", std::vector<float>(size_t(R) * C)), O = p.buffer("out", std::vector<float>(size_t(R) * C));
+    p.launch("transpose_padded", {}, {}, {Plan::buf(I), Plan::buf(O), Plan::val(R), Plan::val(C)});
+  });
+  CHECK(counter(tp, "global_load_sectors") == double(R) * C / 8);
+  CHECK(counter(tp, "global_store_sectors") == double(R) * C / 8);
+  CHECK(counter(tp, "shared_bank_conflicts") == 0);
+  auto bc = run("28_bank_conflict.cu", "bank_conflict", {256, 1, 1}, {256, 1, 1}, [&](Plan& p) {
+    int O = p.buffer("out", std::vector<float>(256 * 256));
+    p.launch("bank_conflict", {}, {}, {Plan::buf(O), Plan::val(32)});
+  });
+  // 256 blocks x 8 warps, one store and one load each, 31 extra wavefronts per access.
+  CHECK(counter(bc, "shared_bank_conflicts") == 256.0 * 8 * 2 * 31);
+  MESSAGE("coalesced copy n=2^18: " << counter(r1, "global_load_sectors") << " load sectors; stride 2: "
+                                    << counter(r2, "global_load_sectors") << "; stride 4: " << counter(r4, "global_load_sectors"));
+  MESSAGE("naive transpose 1024^2 (16x16): " << counter(tn, "global_load_sectors") << " load sectors, "
+                                             << counter(tn, "global_store_sectors") << " store sectors");
+  MESSAGE("padded transpose 1024^2 (32x8): " << counter(tp, "global_load_sectors") << " load sectors, "
+                                             << counter(tp, "shared_bank_conflicts") << " bank conflicts");
+  MESSAGE("bank conflict stride 32, 256 blocks of 256: " << counter(bc, "shared_bank_conflicts") << " bank conflicts ("
+                                                         << counter(bc, "shared_wavefronts") << " wavefronts)");
+}

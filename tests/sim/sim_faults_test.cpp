@@ -309,14 +309,14 @@ TEST_CASE("fault: an unsupported instruction names the PTX line and the source l
   Plan p;
   p.program = program_from(R"(extern "C" __global__ void k(int* out) {
   int v;
-  asm("mul24.lo.s32 %0, %1, %2;" : "=r"(v) : "r"((int)threadIdx.x), "r"(3));
+  asm("suq.width.b32 %0, [%1];" : "=r"(v) : "l"(0ull));
   out[threadIdx.x] = v;
 })");
   int O = p.buffer("out", std::vector<int32_t>(32));
   p.launch("k", {1, 1, 1}, {32, 1, 1}, {Plan::buf(O)});
   auto r = p.run();
   REQUIRE(r.fault.kind == wb::FaultKind::unsupported);
-  CHECK_HAS(r.fault.message, "the simulator cannot run `mul24.lo.s32` (PTX line ");
+  CHECK_HAS(r.fault.message, "the simulator cannot run `suq.width.b32` (PTX line ");
   CHECK_HAS(r.fault.message, "from source line 3");
   CHECK(r.fault.source_line == 3);
 }

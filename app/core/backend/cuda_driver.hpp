@@ -53,7 +53,6 @@ namespace wb::cuda {
 // Used when present; their absence only turns a feature off (graph timing, signature checks,
 // pinned staging of large transfers).
 #define WB_CUDA_OPTIONAL(X)                                                                        \
-  X(cuCtxSynchronize)                                                                              \
   X(cuEventQuery)                                                                                  \
   X(cuFuncGetParamInfo)                                                                            \
   X(cuEventRecordWithFlags)                                                                        \

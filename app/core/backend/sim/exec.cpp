@@ -532,14 +532,31 @@ void setup_exec(Exec& x, LaunchCtx& L) {
   x.rcache.assign(P.code.size(), nullptr);
 }
 
+// Reports an exception escaping the interpreter (out of memory, a bug) as a fault.
+void internal_fault(LaunchCtx& L, const char* what) {
+  std::lock_guard lk(L.mu);
+  if (!L.fault) {
+    bool oom = std::string_view(what).find("bad_alloc") != std::string_view::npos;
+    L.fault.kind = oom ? FaultKind::memory_limit : FaultKind::internal;
+    L.fault.message = oom ? "the simulator ran out of host memory running this launch"
+                          : std::string("the simulator failed (a bug in Warpbook): ") + what;
+    L.fault.launch = L.launch_index;
+  }
+  L.stop.store(true);
+}
+
 void worker(LaunchCtx& L, Exec& x, uint64_t nblocks) {
-  setup_exec(x, L);
-  for (;;) {
-    if (L.stop.load(std::memory_order_relaxed)) break;
-    uint64_t b = L.next_block.fetch_add(1, std::memory_order_relaxed);
-    if (b >= nblocks) break;
-    if (L.count) run_block<true>(x, b);
-    else run_block<false>(x, b);
+  try {
+    setup_exec(x, L);
+    for (;;) {
+      if (L.stop.load(std::memory_order_relaxed)) break;
+      uint64_t b = L.next_block.fetch_add(1, std::memory_order_relaxed);
+      if (b >= nblocks) break;
+      if (L.count) run_block<true>(x, b);
+      else run_block<false>(x, b);
+    }
+  } catch (const std::exception& e) {
+    internal_fault(L, e.what());
   }
   L.executed.fetch_add(x.executed, std::memory_order_relaxed);
   x.executed = 0;
@@ -615,20 +632,24 @@ void run_launch(LaunchCtx& L, Pool& pool, unsigned max_workers, LaunchTotals& ou
   // longer than waking them costs (a small launch is done before a sleeping thread wakes up).
   std::function<void(unsigned)> helper = [&](unsigned i) { worker(L, ex[i], nblocks); };
   Exec& x = ex[0];
-  setup_exec(x, L);
   auto t0 = std::chrono::steady_clock::now();
   bool helping = false;
-  for (;;) {
-    if (L.stop.load(std::memory_order_relaxed)) break;
-    uint64_t b = L.next_block.fetch_add(1, std::memory_order_relaxed);
-    if (b >= nblocks) break;
-    if (L.count) run_block<true>(x, b);
-    else run_block<false>(x, b);
-    if (!helping && nw > 1 && L.next_block.load(std::memory_order_relaxed) < nblocks &&
-        std::chrono::steady_clock::now() - t0 > std::chrono::microseconds(300)) {
-      pool.start(nw, helper);
-      helping = true;
+  try {
+    setup_exec(x, L);
+    for (;;) {
+      if (L.stop.load(std::memory_order_relaxed)) break;
+      uint64_t b = L.next_block.fetch_add(1, std::memory_order_relaxed);
+      if (b >= nblocks) break;
+      if (L.count) run_block<true>(x, b);
+      else run_block<false>(x, b);
+      if (!helping && nw > 1 && L.next_block.load(std::memory_order_relaxed) < nblocks &&
+          std::chrono::steady_clock::now() - t0 > std::chrono::microseconds(50)) {
+        pool.start(nw, helper);
+        helping = true;
+      }
     }
+  } catch (const std::exception& e) {
+    internal_fault(L, e.what());
   }
   L.executed.fetch_add(x.executed, std::memory_order_relaxed);
   x.executed = 0;

@@ -6,6 +6,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
+#include <new>
 
 namespace wb::sim {
 
@@ -20,6 +21,7 @@ Region* Memory::add(uint64_t base, uint64_t data_off, uint64_t data_bytes, uint6
   // 256-byte alignment on the host too, so host and simulated addresses share their alignment
   // (std::atomic_ref needs naturally aligned objects).
   void* p = std::aligned_alloc(256, alloc);
+  if (!p) throw std::bad_alloc();
   std::memset(p, 0, alloc);
   storage.emplace_back(static_cast<std::byte*>(p), &std::free);
   r->host = static_cast<std::byte*>(p);
@@ -30,6 +32,7 @@ Region* Memory::add(uint64_t base, uint64_t data_off, uint64_t data_bytes, uint6
 void* Memory::alloc_zeroed(size_t bytes) {
   size_t alloc = (std::max<size_t>(bytes, 1) + 255) / 256 * 256;
   void* p = std::aligned_alloc(256, alloc);
+  if (!p) throw std::bad_alloc();
   std::memset(p, 0, alloc);
   storage.emplace_back(static_cast<std::byte*>(p), &std::free);
   return p;

@@ -163,6 +163,21 @@ template <class T> struct Bfi {
     return put<U>(d);
   }
 };
+// mul24 / mad24: the low 24 bits of each operand (sign-extended for .s32), a 48-bit product.
+template <class T, bool Hi> struct Mul24 {
+  static int64_t v24(uint64_t a) {
+    if constexpr (std::is_signed_v<T>) return int64_t(int32_t(uint32_t(a) << 8) >> 8);
+    else return int64_t(uint32_t(a) & 0xffffff);
+  }
+  static uint64_t f(uint64_t a, uint64_t b) {
+    int64_t p = v24(a) * v24(b);
+    return uint32_t(Hi ? uint64_t(p) >> 16 : uint64_t(p));
+  }
+};
+template <class T, bool Hi> struct Mad24 {
+  static uint64_t f(uint64_t a, uint64_t b, uint64_t c) { return uint32_t(Mul24<T, Hi>::f(a, b) + uint32_t(c)); }
+};
+
 template <class T> struct Sad {
   static uint64_t f(uint64_t a, uint64_t b, uint64_t c) {
     T x = get<T>(a), y = get<T>(b);
@@ -464,6 +479,60 @@ template <CK K, Cmp C> int h_set(Exec&, Warp& w, const Inst& in, uint32_t m) {
   return kNext;
 }
 
+// Packed half comparisons (rare): the comparison is a run-time switch.
+bool cmp_runtime(Cmp c, float a, float b) {
+  switch (c) {
+  case eq: return compare<eq>(a, b);
+  case ne: return compare<ne>(a, b);
+  case lt: return compare<lt>(a, b);
+  case le: return compare<le>(a, b);
+  case gt: return compare<gt>(a, b);
+  case ge: return compare<ge>(a, b);
+  case equ: return compare<equ>(a, b);
+  case neu: return compare<neu>(a, b);
+  case ltu: return compare<ltu>(a, b);
+  case leu: return compare<leu>(a, b);
+  case gtu: return compare<gtu>(a, b);
+  case geu: return compare<geu>(a, b);
+  case num: return compare<num>(a, b);
+  case nan: return compare<nan>(a, b);
+  default: return false;
+  }
+}
+// in.aux: 1 for bf16x2; in.imm: the true value of a half (0x3c00 / 0x3f80 as a float, 0xffff for
+// integers); setp writes the low half's result to pd and the high half's to pd2.
+template <bool Setp> int h_cmp_x2(Exec&, Warp& w, const Inst& in, uint32_t m) {
+  const uint64_t* a = w.row(in.r[1]);
+  const uint64_t* b = w.row(in.r[2]);
+  uint32_t c = in.ps >= 0 ? (w.p[in.ps] ^ in.ps_xor) : 0;
+  uint32_t plo = 0, phi = 0;
+  each_lane(m, [&](int l) {
+    bool r[2];
+    for (int h = 0; h < 2; ++h) {
+      uint16_t x = uint16_t(a[l] >> (16 * h)), y = uint16_t(b[l] >> (16 * h));
+      float fx = in.aux ? bf2f(x) : h2f(x), fy = in.aux ? bf2f(y) : h2f(y);
+      if (in.flags & kFtz) fx = ftz32(fx), fy = ftz32(fy);
+      r[h] = cmp_runtime(Cmp(in.sub & 31), fx, fy);
+      if (in.ps >= 0) {
+        bool cb = (c >> l) & 1;
+        int bop = in.sub >> 5;
+        r[h] = bop == band ? (r[h] && cb) : bop == bor ? (r[h] || cb) : (r[h] != cb);
+      }
+    }
+    if (Setp) {
+      plo |= uint32_t(r[0]) << l;
+      phi |= uint32_t(r[1]) << l;
+    } else {
+      w.row(in.r[0])[l] = (r[0] ? uint64_t(in.imm) : 0) | ((r[1] ? uint64_t(in.imm) : 0) << 16);
+    }
+  });
+  if (Setp) {
+    set_pred(w, in.pd, m, plo);
+    if (in.pd2 >= 0) set_pred(w, in.pd2, m, phi);
+  }
+  return kNext;
+}
+
 template <CK K, template <CK, Cmp> class H> ExecFn pick_cmp_k(Cmp c) {
   switch (c) {
   case eq: return &H<K, eq>::run;
@@ -641,8 +710,29 @@ bool decode_int(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Instr&
             "gtu", "geu", "num", "nan", "and", "or", "xor", "ftz"});
     Cmp c = parse_cmp(o);
     Ty ct = b == "setp" ? t : o.type(1);
-    if (ct == Ty::f16x2 || ct == Ty::bf16x2) throw Unsupported("packed half comparisons");
     I.sub = o.has("and") ? band : o.has("or") ? bor : o.has("xor") ? bxor : bnone;
+    if (ct == Ty::f16x2 || ct == Ty::bf16x2) {
+      if (c >= lo && c <= hs) throw Unsupported("an unsigned comparison on a float type");
+      need_ops(in, 3 + (I.sub != bnone ? 1 : 0));
+      I.aux = ct == Ty::bf16x2;
+      if (o.has("ftz")) I.flags |= kFtz;
+      uint8_t bop = I.sub;
+      I.sub = uint8_t(c | (bop << 5));
+      if (b == "setp") {
+        const auto& d = op(in, 0);
+        I.pd = D.pred(d);
+        if (!d.name2.empty()) I.pd2 = D.pred_name(d.name2);
+        I.fn = h_cmp_x2<true>;
+      } else {
+        I.r[0] = D.dst(op(in, 0));
+        I.imm = t == Ty::f16x2 ? 0x3c00 : t == Ty::bf16x2 ? 0x3f80 : 0xffff;
+        I.fn = h_cmp_x2<false>;
+      }
+      I.r[1] = D.row(op(in, 1), ct);
+      I.r[2] = D.row(op(in, 2), ct);
+      if (bop != bnone) I.ps = D.pred(op(in, 3), &I.ps_xor);
+      return true;
+    }
     size_t base_ops = 3 + (I.sub != bnone ? 1 : 0);
     need_ops(in, base_ops);
     if (b == "setp") {
@@ -865,6 +955,25 @@ bool decode_int(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Instr&
                         : (bs ? &Tern<Dp2a<false, true, true>>::run : &Tern<Dp2a<false, false, true>>::run);
       else I.fn = as ? (bs ? &Tern<Dp2a<true, true, false>>::run : &Tern<Dp2a<true, false, false>>::run)
                      : (bs ? &Tern<Dp2a<false, true, false>>::run : &Tern<Dp2a<false, false, false>>::run);
+    }
+    return true;
+  }
+  if (b == "mul24" || b == "mad24") {
+    o.only({"lo", "hi"});
+    if (t != Ty::s32 && t != Ty::u32) throw Unsupported(b + " of this type");
+    bool hi = o.has("hi"), sg = t == Ty::s32;
+    if (b == "mul24") {
+      dst_src2();
+      I.fn = sg ? (hi ? &Bin<Mul24<int32_t, true>>::run : &Bin<Mul24<int32_t, false>>::run)
+                : (hi ? &Bin<Mul24<uint32_t, true>>::run : &Bin<Mul24<uint32_t, false>>::run);
+    } else {
+      need_ops(in, 4);
+      I.r[0] = D.dst(op(in, 0));
+      I.r[1] = D.row(op(in, 1), t);
+      I.r[2] = D.row(op(in, 2), t);
+      I.r[3] = D.row(op(in, 3), t);
+      I.fn = sg ? (hi ? &Tern<Mad24<int32_t, true>>::run : &Tern<Mad24<int32_t, false>>::run)
+                : (hi ? &Tern<Mad24<uint32_t, true>>::run : &Tern<Mad24<uint32_t, false>>::run);
     }
     return true;
   }

@@ -10,7 +10,10 @@ namespace {
 // Returns kNext when the collective may execute now; otherwise parks the group.
 int sync_gate(Exec& x, Warp& w, const Inst& in, uint32_t member) {
   uint32_t missing = member & w.live & ~w.active;
-  if (!missing) return kNext;
+  if (!missing) {
+    w.force_partial = false;
+    return kNext;
+  }
   if (w.force_partial) {
     w.force_partial = false;
     if (!w.warned_partial) {

@@ -64,7 +64,19 @@ std::vector<Tok> lex(const std::string& t) {
         else if (t[j] == ':' && j + 1 < n && t[j + 1] == ':') j += 2; // .shared::cta, .L2::128B
         else break;
       }
-      out.push_back({Tok::K::ident, t.substr(i, j - i), line});
+      std::string id = t.substr(i, j - i);
+      if (id[0] == '.' && id.find('.', 1) != std::string::npos) {
+        // `.reg.b16` (inline asm writes directives without spaces): one token per part
+        size_t a = 0;
+        while (a < id.size()) {
+          size_t b = id.find('.', a + 1);
+          if (b == std::string::npos) b = id.size();
+          out.push_back({Tok::K::ident, id.substr(a, b - a), line});
+          a = b;
+        }
+      } else {
+        out.push_back({Tok::K::ident, std::move(id), line});
+      }
       i = j;
     } else {
       out.push_back({Tok::K::punct, std::string(1, c), line});
@@ -182,8 +194,10 @@ private:
       else if (d == "v4") v.vec = 4;
       else if (d == "v8") v.vec = 8;
       else if (is_type(d)) v.type = d;
-      else if (d == "ptr" || d == "global" || d == "shared" || d == "const" || d == "local" ||
-               d == "attribute")
+      else if (d == "attribute" && is_punct("(")) { // .attribute(.managed)
+        while (!at_end() && !is_punct(")")) ++p_;
+        if (!at_end()) ++p_;
+      } else if (d == "ptr" || d == "global" || d == "shared" || d == "const" || d == "local")
         ; // kernel pointer attributes: .ptr .global .align N
       else if (d == "texref" || d == "samplerref" || d == "surfref") v.type = d;
       else fail("unknown declaration modifier ." + d);

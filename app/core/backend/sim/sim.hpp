@@ -26,6 +26,7 @@ public:
   SimOptions& options() { return opt_; }
 
 private:
+  RunResult run_locked(const RunPlan& plan);
   struct Impl;
   SimOptions opt_;
   std::unique_ptr<Impl> impl_;

@@ -55,7 +55,7 @@ std::string dims(const Dim3& d) {
 struct Simulator::Impl {
   explicit Impl(unsigned workers) : pool(workers ? workers - 1 : std::max(1u, std::thread::hardware_concurrency()) - 1) {}
   Pool pool;
-  std::mutex mu;
+  std::mutex mu, run_mu;
   // A few recently used modules, by PTX text: decoding happens once per module and kernel.
   std::list<std::pair<std::string, std::shared_ptr<ModuleImage>>> cache;
   std::shared_ptr<ModuleImage> module(const std::string& ptx) {
@@ -77,6 +77,22 @@ Simulator::Simulator(SimOptions o) : opt_(o), impl_(std::make_unique<Impl>(o.wor
 Simulator::~Simulator() = default;
 
 RunResult Simulator::run(const RunPlan& plan) {
+  // One run at a time: the worker pool and its states are shared.
+  std::lock_guard run_lock(impl_->run_mu);
+  try {
+    return run_locked(plan);
+  } catch (const std::bad_alloc&) {
+    RunResult r;
+    r.fault = launch_fault(FaultKind::memory_limit, "the simulator ran out of host memory for this plan's buffers", -1);
+    return r;
+  } catch (const std::exception& e) {
+    RunResult r;
+    r.fault = launch_fault(FaultKind::internal, std::string("the simulator failed (a bug in Warpbook): ") + e.what(), -1);
+    return r;
+  }
+}
+
+RunResult Simulator::run_locked(const RunPlan& plan) {
   auto t0 = std::chrono::steady_clock::now();
   RunResult res;
   auto done = [&]() -> RunResult& {
