@@ -7,12 +7,16 @@ namespace wb {
 namespace {
 
 std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r'))
+    s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
   return s;
 }
 
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+bool starts_with(std::string_view s, std::string_view p) {
+  return s.substr(0, p.size()) == p;
+}
 
 } // namespace
 
@@ -58,7 +62,8 @@ std::optional<Quiz> parse_quiz(std::string_view body, QuizError* err) {
       state = choices;
       break;
     case choices:
-      if (starts_with(line, "- [ ] ") || starts_with(line, "- [x] ") || starts_with(line, "- [X] ")) {
+      if (starts_with(line, "- [ ] ") || starts_with(line, "- [x] ") ||
+          starts_with(line, "- [X] ")) {
         QuizChoice c;
         c.correct = line[3] != ' ';
         std::string_view rest = line.substr(6);
@@ -75,14 +80,17 @@ std::optional<Quiz> parse_quiz(std::string_view body, QuizError* err) {
       } else if (starts_with(line, "question:")) {
         return fail(line_no, "a second `question:` line (one question per quiz)");
       } else {
-        return fail(line_no, fmt::format("expected a choice (`- [ ] ...` or `- [x] ...`) or `why:`, "
-                                         "found `{}`",
-                                         line.substr(0, 40)));
+        return fail(line_no,
+                    fmt::format("expected a choice (`- [ ] ...` or `- [x] ...`) or `why:`, "
+                                "found `{}`",
+                                line.substr(0, 40)));
       }
       break;
     case why:
-      if (blank_in_why) q.why += "\n\n";
-      else if (!q.why.empty()) q.why += ' ';
+      if (blank_in_why)
+        q.why += "\n\n";
+      else if (!q.why.empty())
+        q.why += ' ';
       q.why += std::string(line);
       blank_in_why = false;
       break;
@@ -93,7 +101,8 @@ std::optional<Quiz> parse_quiz(std::string_view body, QuizError* err) {
   bool any = false;
   for (auto& c : q.choices) any |= c.correct;
   if (!any) return fail(line_no, "no choice is marked right (`- [x] ...`)");
-  if (state != why || q.why.empty()) return fail(line_no, "no `why:` explanation after the choices");
+  if (state != why || q.why.empty())
+    return fail(line_no, "no `why:` explanation after the choices");
   return q;
 }
 

@@ -17,7 +17,7 @@ struct QuizChoice {
 struct Quiz {
   std::string question;
   std::vector<QuizChoice> choices;
-  std::string why; // paragraphs separated by "\n\n"
+  std::string why;    // paragraphs separated by "\n\n"
   bool multi() const; // two or more right answers: check boxes
 };
 

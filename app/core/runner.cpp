@@ -84,7 +84,9 @@ struct LineReader {
 
 } // namespace
 
-std::string_view op_name(Op op) { return kOps[int(op)]; }
+std::string_view op_name(Op op) {
+  return kOps[int(op)];
+}
 
 // ---- JSON ------------------------------------------------------------------------------------
 
@@ -155,7 +157,9 @@ std::string to_json(const Event& e) {
     j["total"] = e.total;
     break;
   case EventKind::log:
-  case EventKind::exited: j["text"] = e.text; break;
+  case EventKind::exited:
+    j["text"] = e.text;
+    break;
   case EventKind::result:
     j["ok"] = e.ok;
     if (!e.text.empty()) j["error"] = e.text;
@@ -166,8 +170,13 @@ std::string to_json(const Event& e) {
       auto list = [](const std::vector<ProbeFigure>& v) {
         json p = json::array();
         for (auto& f : v)
-          p.push_back({{"metric", f.metric}, {"label", f.label}, {"unit", f.unit}, {"best", f.best},
-                       {"median", f.median}, {"datasheet", f.datasheet}, {"skipped", f.skipped}});
+          p.push_back({{"metric", f.metric},
+                       {"label", f.label},
+                       {"unit", f.unit},
+                       {"best", f.best},
+                       {"median", f.median},
+                       {"datasheet", f.datasheet},
+                       {"skipped", f.skipped}});
         return p;
       };
       j["probe"] = list(e.probe);
@@ -209,7 +218,8 @@ Event event_from_json(const std::string& line) {
   e.ok = j.value("ok", false);
   e.cancelled = j.value("cancelled", false);
   e.runner_died = j.value("runner_died", false);
-  if (j.contains("report") && j["report"].is_object()) e.report = report_from_json(j["report"].dump());
+  if (j.contains("report") && j["report"].is_object())
+    e.report = report_from_json(j["report"].dump());
   auto list = [&](const char* key, std::vector<ProbeFigure>& out) {
     if (j.contains(key) && j[key].is_array())
       for (auto& f : j[key])
@@ -326,8 +336,8 @@ private:
 
   const Puzzle& puzzle(const std::string& key) {
     if (const Puzzle* p = catalog().find_puzzle(key)) return *p;
-    throw std::runtime_error(fmt::format("the runner's catalog ({}) has no puzzle '{}'",
-                                         catalog().root.string(), key));
+    throw std::runtime_error(
+        fmt::format("the runner's catalog ({}) has no puzzle '{}'", catalog().root.string(), key));
   }
 
   Backend* backend(const std::string& kind, std::string& why) {
@@ -398,7 +408,8 @@ private:
         rep.device = b->info();
       }
       for (auto& t : p.tunables) co.defines[t.name] = t.default_value;
-      for (auto& t : parse_tune_lines(r.source, r.file, rep.diagnostics)) co.defines[t.name] = t.value;
+      for (auto& t : parse_tune_lines(r.source, r.file, rep.diagnostics))
+        co.defines[t.name] = t.value;
       co.ptxas_report = co.arch.rfind("sm_", 0) == 0;
       Program prog = compile_source(r.source, r.file, co);
       if (prog.ok) require_kernels(prog, p.kernel_names());
@@ -406,7 +417,8 @@ private:
       rep.resources = prog.resources;
       rep.tunables = co.defines;
       rep.verdict = prog.ok ? Verdict::passed : Verdict::compile_error;
-      rep.summary = prog.ok ? fmt::format("compiled in {:.0f} ms", prog.compile_ms) : "compile failed";
+      rep.summary =
+          prog.ok ? fmt::format("compiled in {:.0f} ms", prog.compile_ms) : "compile failed";
       rep.phases_ms.push_back({"compile", prog.compile_ms});
       rep.total_ms = prog.compile_ms;
       res.ok = true;
@@ -441,12 +453,14 @@ private:
       if (!suite.ok()) throw std::runtime_error(suite.error);
       for (auto& p : suite.results)
         res.probe.push_back({p.metric, p.label, p.unit, p.best, p.median, p.datasheet, p.skipped});
-      for (auto& c : suite_ceilings(suite)) res.ceilings.push_back({c.metric, c.name, c.unit, c.value, c.median, 0, {}});
+      for (auto& c : suite_ceilings(suite))
+        res.ceilings.push_back({c.metric, c.name, c.unit, c.value, c.median, 0, {}});
       res.probe_device = suite.device;
       res.ok = true;
       return;
     }
-    case Op::cancel: return; // handled on the reading thread
+    case Op::cancel:
+      return; // handled on the reading thread
     }
   }
 
@@ -486,8 +500,10 @@ int serve(int in_fd, int out_fd, const ServeOptions& opt) {
         server.emit(e);
         continue;
       }
-      if (r.op == Op::cancel) server.cancel(r.target);
-      else server.enqueue(std::move(r));
+      if (r.op == Op::cancel)
+        server.cancel(r.target);
+      else
+        server.enqueue(std::move(r));
     }
   }
   server.stop();
@@ -508,8 +524,8 @@ std::string describe_wait_status(int status) {
     int sig = WTERMSIG(status);
     const char* name = sigabbrev_np(sig);
     const char* what = strsignal(sig);
-    return fmt::format("was killed by signal {} (SIG{}: {}){}", sig, name ? name : "?", what ? what : "",
-                       WCOREDUMP(status) ? ", core dumped" : "");
+    return fmt::format("was killed by signal {} (SIG{}: {}){}", sig, name ? name : "?",
+                       what ? what : "", WCOREDUMP(status) ? ", core dumped" : "");
   }
   return fmt::format("ended with status {}", status);
 }
@@ -600,7 +616,8 @@ void Client::start_locked() {
   posix_spawnattr_setpgroup(&at, 0);
   posix_spawnattr_setsigdefault(&at, &all);
   posix_spawnattr_setsigmask(&at, &none);
-  posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  posix_spawnattr_setflags(&at,
+                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
   pid_t pid = -1;
   int rc = posix_spawn(&pid, argv[0], &fa, &at, argv.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
@@ -716,7 +733,8 @@ void Client::enforce_deadlines() {
 std::vector<Event> Client::poll() {
   std::lock_guard lk(mu_);
   enforce_deadlines();
-  std::vector<Event> out(std::make_move_iterator(events_.begin()), std::make_move_iterator(events_.end()));
+  std::vector<Event> out(std::make_move_iterator(events_.begin()),
+                         std::make_move_iterator(events_.end()));
   events_.clear();
   return out;
 }

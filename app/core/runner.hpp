@@ -6,7 +6,8 @@
 //
 //   requests  {"id":7,"op":"check","puzzle":"01-vector-add","file":"01-vector-add.cu",
 //              "source":"...","backend":"auto","seed":0,"time":true}
-//             op: hello | compile | check | run (+ "sizes":{"n":1000}) | probe | cancel (+ "target")
+//             op: hello | compile | check | run (+ "sizes":{"n":1000}) | probe | cancel (+
+//             "target")
 //   events    {"id":0,"event":"hello","version":"0.1.0","pid":123,"backends":{...}}
 //             {"id":7,"event":"progress","phase":"case 2 of 5","done":1,"total":5}
 //             {"id":7,"event":"log","text":"..."}
@@ -52,8 +53,8 @@ struct Request {
   uint64_t seed = 0;
   bool time = true;
   std::string model_gpu; // the GPU profile the simulator's roofline point models ("h200")
-  Env sizes;           // run
-  uint64_t target = 0; // cancel
+  Env sizes;             // run
+  uint64_t target = 0;   // cancel
 };
 
 // A ceiling measured by a probe (probe.hpp's ProbeResult), as the runner reports it; the window
@@ -95,10 +96,10 @@ struct Event {
   bool cancelled = false;
   bool runner_died = false; // made by the client: the runner ended before answering
   std::optional<CheckReport> report;
-  std::vector<ProbeFigure> probe;  // a probe's figures, and the ceilings to store
+  std::vector<ProbeFigure> probe; // a probe's figures, and the ceilings to store
   std::vector<ProbeFigure> ceilings;
-  DeviceInfo probe_device;         // the device they were measured on
-  double elapsed_ms = 0; // client side: from send to this event
+  DeviceInfo probe_device; // the device they were measured on
+  double elapsed_ms = 0;   // client side: from send to this event
 };
 
 std::string to_json(const Request& r);

@@ -121,6 +121,8 @@ std::string WatchedFile::save(const std::string& text) {
   return {};
 }
 
-void WatchedFile::accept_disk() { synced_ = disk_; }
+void WatchedFile::accept_disk() {
+  synced_ = disk_;
+}
 
 } // namespace wb

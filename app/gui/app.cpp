@@ -14,6 +14,8 @@
 #include <fstream>
 #include <imgui_impl_glfw.h>
 #include <imgui_impl_opengl3.h>
+#include <map>
+#include <sstream>
 #include <unistd.h>
 
 namespace wb::gui {
@@ -30,16 +32,19 @@ double steady_s() {
   return duration<double>(steady_clock::now().time_since_epoch()).count();
 }
 
-// ---- fonts ----------------------------------------------------------------------------------------
+// ---- fonts
+// ----------------------------------------------------------------------------------------
 
 // Packaged fonts, found at run time: Debian's fonts-dejavu-core and the usual other places.
 std::string find_font(const char* file) {
   std::vector<std::string> dirs;
   if (const char* d = std::getenv("WARPBOOK_FONT_DIR"); d && *d) dirs.push_back(d);
-  dirs.insert(dirs.end(), {"/usr/share/fonts/truetype/dejavu", "/usr/share/fonts/TTF", "/usr/share/fonts/dejavu",
-                           "/usr/share/fonts/dejavu-sans-fonts", "/usr/share/fonts/dejavu-sans-mono-fonts",
-                           "/usr/local/share/fonts", "/usr/share/fonts/truetype", "/opt/homebrew/share/fonts"});
-  if (const char* h = std::getenv("HOME"); h && *h) dirs.push_back(std::string(h) + "/.local/share/fonts");
+  dirs.insert(dirs.end(), {"/usr/share/fonts/truetype/dejavu", "/usr/share/fonts/TTF",
+                           "/usr/share/fonts/dejavu", "/usr/share/fonts/dejavu-sans-fonts",
+                           "/usr/share/fonts/dejavu-sans-mono-fonts", "/usr/local/share/fonts",
+                           "/usr/share/fonts/truetype", "/opt/homebrew/share/fonts"});
+  if (const char* h = std::getenv("HOME"); h && *h)
+    dirs.push_back(std::string(h) + "/.local/share/fonts");
   for (auto& d : dirs) {
     std::string p = d + "/" + file;
     if (access(p.c_str(), R_OK) == 0) return p;
@@ -70,16 +75,18 @@ ImFont* add_font(const std::string& path, float px, const ImWchar* ranges) {
   cfg.OversampleH = 2;
   cfg.OversampleV = 1;
   cfg.PixelSnapH = true;
-  return ImGui::GetIO().Fonts->AddFontFromMemoryTTF(blob.data(), int(blob.size()), px, &cfg, ranges);
+  return ImGui::GetIO().Fonts->AddFontFromMemoryTTF(blob.data(), int(blob.size()), px, &cfg,
+                                                    ranges);
 }
 
 void load_fonts(App& app, float scale) {
   ImGuiIO& io = ImGui::GetIO();
   // Latin, Greek, punctuation, arrows, maths, boxes and ticks: what lessons write.
-  static const ImWchar text_ranges[] = {0x0020, 0x00FF, 0x0100, 0x017F, 0x0370, 0x03FF, 0x2000, 0x206F,
-                                        0x2070, 0x209F, 0x2190, 0x21FF, 0x2200, 0x22FF, 0x2500, 0x257F,
-                                        0x25A0, 0x25FF, 0x2713, 0x2717, 0};
-  static const ImWchar heading_ranges[] = {0x0020, 0x00FF, 0x2000, 0x206F, 0x2190, 0x21FF, 0x2200, 0x22FF, 0};
+  static const ImWchar text_ranges[] = {0x0020, 0x00FF, 0x0100, 0x017F, 0x0370, 0x03FF, 0x2000,
+                                        0x206F, 0x2070, 0x209F, 0x2190, 0x21FF, 0x2200, 0x22FF,
+                                        0x2500, 0x257F, 0x25A0, 0x25FF, 0x2713, 0x2717, 0};
+  static const ImWchar heading_ranges[] = {0x0020, 0x00FF, 0x2000, 0x206F, 0x2190,
+                                           0x21FF, 0x2200, 0x22FF, 0};
   float px = std::round(app.settings.font_size * scale);
   std::string sans = find_font("DejaVuSans.ttf"), bold = find_font("DejaVuSans-Bold.ttf"),
               italic = find_font("DejaVuSans-Oblique.ttf"), mono = find_font("DejaVuSansMono.ttf");
@@ -121,17 +128,19 @@ void set_style(float scale) {
   s.ChildBorderSize = 1;
   s.ItemSpacing = ImVec2(8, 5);
   s.Colors[ImGuiCol_WindowBg] = ImVec4(0.10f, 0.10f, 0.12f, 1);
-  s.Colors[ImGuiCol_ChildBg] = ImVec4(0.12f, 0.12f, 0.14f, 1);
+  // Child windows draw no background of their own (see draw()): the clear colour is theirs.
+  s.Colors[ImGuiCol_ChildBg] = ImVec4(0, 0, 0, 0);
   s.Colors[ImGuiCol_Border] = ImVec4(1, 1, 1, 0.08f);
   s.Colors[ImGuiCol_Header] = ImVec4(0.25f, 0.40f, 0.65f, 0.45f);
   s.ScaleAllSizes(scale);
 }
 
-// ---- layout -----------------------------------------------------------------------------------------
+// ---- layout
+// -----------------------------------------------------------------------------------------
 
 // A draggable bar between two panes; `frac` is the first pane's share of `total`.
-void splitter(const char* id, ImVec2 pos, ImVec2 size, bool vertical, float& frac, float total, float lo,
-              float hi) {
+void splitter(const char* id, ImVec2 pos, ImVec2 size, bool vertical, float& frac, float total,
+              float lo, float hi) {
   ImGui::SetCursorScreenPos(pos);
   ImGui::InvisibleButton(id, size);
   bool hot = ImGui::IsItemHovered() || ImGui::IsItemActive();
@@ -140,7 +149,9 @@ void splitter(const char* id, ImVec2 pos, ImVec2 size, bool vertical, float& fra
     float d = vertical ? ImGui::GetIO().MouseDelta.x : ImGui::GetIO().MouseDelta.y;
     frac = std::clamp(frac + d / total, lo, hi);
   }
-  ImU32 c = ImGui::IsItemActive() ? IM_COL32(110, 150, 220, 200) : hot ? IM_COL32(110, 150, 220, 120) : IM_COL32(0, 0, 0, 0);
+  ImU32 c = ImGui::IsItemActive() ? IM_COL32(110, 150, 220, 200)
+            : hot                 ? IM_COL32(110, 150, 220, 120)
+                                  : IM_COL32(0, 0, 0, 0);
   ImVec2 a = pos, b(pos.x + size.x, pos.y + size.y);
   ImGui::GetWindowDrawList()->AddRectFilled(a, b, c);
 }
@@ -149,7 +160,8 @@ void pane(App& app, const char* id, ImVec2 pos, ImVec2 size, void (*fn)(App&)) {
   ImGui::SetCursorScreenPos(pos);
   ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(8 * app.scale, 6 * app.scale));
   if (ImGui::BeginChild(id, ImVec2(std::max(1.f, size.x), std::max(1.f, size.y)), true,
-                        ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse))
+                        ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse |
+                            ImGuiWindowFlags_NoBackground))
     fn(app);
   ImGui::EndChild();
   ImGui::PopStyleVar();
@@ -162,9 +174,12 @@ void draw(App& app) {
   ImGui::SetNextWindowPos(ImVec2(0, 0));
   ImGui::SetNextWindowSize(io.DisplaySize);
   ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(0, 0));
+  // No backgrounds on the root window or the panes: glClear paints them. A software renderer
+  // (Mesa's llvmpipe) pays for every full-window layer it shades, so each one removed is frames.
   ImGui::Begin("##warpbook", nullptr,
-               ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings |
-                   ImGuiWindowFlags_MenuBar | ImGuiWindowFlags_NoBringToFrontOnFocus);
+               ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
+                   ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_MenuBar |
+                   ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoBackground);
   ImGui::PopStyleVar();
   draw_menu(app);
 
@@ -190,15 +205,29 @@ void draw(App& app) {
   pane(app, "Reading", ImVec2(o.x + cat_w + gap, o.y), ImVec2(read_w, H), draw_reading);
   pane(app, "Editor", ImVec2(right_x, o.y), ImVec2(right_w, ed_h), draw_editor_pane);
   pane(app, "Results", ImVec2(right_x, o.y + ed_h + gap), ImVec2(res_w, bottom_h), draw_results);
-  pane(app, "Roofline", ImVec2(right_x + res_w + gap, o.y + ed_h + gap), ImVec2(roof_w, bottom_h), draw_roofline);
+  pane(app, "Roofline", ImVec2(right_x + res_w + gap, o.y + ed_h + gap), ImVec2(roof_w, bottom_h),
+       draw_roofline);
 
-  splitter("##split_catalog", ImVec2(o.x + cat_w, o.y), ImVec2(gap, H), true, s.catalog_w, W, 0.08f, 0.4f);
-  splitter("##split_device", ImVec2(o.x, o.y + cat_h), ImVec2(cat_w, gap), false, s.device_h, -H, 0.08f, 0.8f);
-  splitter("##split_reading", ImVec2(o.x + cat_w + gap + read_w, o.y), ImVec2(gap, H), true, s.reading_w, rest, 0.15f,
-           0.75f);
-  splitter("##split_editor", ImVec2(right_x, o.y + ed_h), ImVec2(right_w, gap), false, s.editor_h, H, 0.2f, 0.85f);
-  splitter("##split_results", ImVec2(right_x + res_w, o.y + ed_h + gap), ImVec2(gap, bottom_h), true, s.results_w,
-           right_w, 0.2f, 0.8f);
+  // The gaps between panes, a shade darker than the panes.
+  ImDrawList* bg = ImGui::GetWindowDrawList();
+  ImU32 gap_col = IM_COL32(20, 20, 24, 255);
+  bg->AddRectFilled(ImVec2(o.x + cat_w, o.y), ImVec2(o.x + cat_w + gap, o.y + H), gap_col);
+  bg->AddRectFilled(ImVec2(o.x, o.y + cat_h), ImVec2(o.x + cat_w, o.y + cat_h + gap), gap_col);
+  bg->AddRectFilled(ImVec2(right_x - gap, o.y), ImVec2(right_x, o.y + H), gap_col);
+  bg->AddRectFilled(ImVec2(right_x, o.y + ed_h), ImVec2(right_x + right_w, o.y + ed_h + gap),
+                    gap_col);
+  bg->AddRectFilled(ImVec2(right_x + res_w, o.y + ed_h + gap),
+                    ImVec2(right_x + res_w + gap, o.y + H), gap_col);
+  splitter("##split_catalog", ImVec2(o.x + cat_w, o.y), ImVec2(gap, H), true, s.catalog_w, W, 0.08f,
+           0.4f);
+  splitter("##split_device", ImVec2(o.x, o.y + cat_h), ImVec2(cat_w, gap), false, s.device_h, -H,
+           0.08f, 0.8f);
+  splitter("##split_reading", ImVec2(o.x + cat_w + gap + read_w, o.y), ImVec2(gap, H), true,
+           s.reading_w, rest, 0.15f, 0.75f);
+  splitter("##split_editor", ImVec2(right_x, o.y + ed_h), ImVec2(right_w, gap), false, s.editor_h,
+           H, 0.2f, 0.85f);
+  splitter("##split_results", ImVec2(right_x + res_w, o.y + ed_h + gap), ImVec2(gap, bottom_h),
+           true, s.results_w, right_w, 0.2f, 0.8f);
 
   ImGui::SetCursorScreenPos(ImVec2(o.x, o.y + H));
   draw_status_bar(app);
@@ -208,7 +237,8 @@ void draw(App& app) {
 
 } // namespace wb::gui
 
-// ---- the program ----------------------------------------------------------------------------------------
+// ---- the program
+// ----------------------------------------------------------------------------------------
 
 namespace {
 
@@ -233,7 +263,9 @@ double ms_since_exec() {
   return now_ms - double(start) * 1e3 / double(sysconf(_SC_CLK_TCK));
 }
 
-void glfw_error(int code, const char* what) { fmt::print(stderr, "warpbook: GLFW error {}: {}\n", code, what); }
+void glfw_error(int code, const char* what) {
+  fmt::print(stderr, "warpbook: GLFW error {}: {}\n", code, what);
+}
 
 } // namespace
 
@@ -243,8 +275,9 @@ int run_gui(int argc, char** argv, const std::string& catalog, const std::string
   const LaunchOptions& lo = launch_options();
   glfwSetErrorCallback(glfw_error);
   if (!glfwInit()) {
-    fmt::print(stderr, "warpbook: cannot open a window (no display?); the terminal commands still work: "
-                       "warpbook --help\n");
+    fmt::print(stderr,
+               "warpbook: cannot open a window (no display?); the terminal commands still work: "
+               "warpbook --help\n");
     return 4;
   }
   App app;
@@ -297,12 +330,16 @@ int run_gui(int argc, char** argv, const std::string& catalog, const std::string
   while (!app.quit) {
     // Draw at full speed while something moves (a run, a script, input); otherwise wait for input
     // with a timeout that keeps the caret blinking and the runner's news arriving.
-    bool busy = app.run || app.device.probe_id || script.active() || lo.no_vsync || quiet_frames > 0;
-    if (busy) glfwPollEvents();
-    else glfwWaitEventsTimeout(0.25);
+    bool busy =
+        app.run || app.device.probe_id || script.active() || lo.no_vsync || quiet_frames > 0;
+    if (busy)
+      glfwPollEvents();
+    else
+      glfwWaitEventsTimeout(0.25);
     if (glfwWindowShouldClose(window)) break;
     tick(app, steady_s());
-    if (io.MouseDelta.x != 0 || io.MouseDelta.y != 0 || io.InputQueueCharacters.Size > 0 || ImGui::IsAnyMouseDown())
+    if (io.MouseDelta.x != 0 || io.MouseDelta.y != 0 || io.InputQueueCharacters.Size > 0 ||
+        ImGui::IsAnyMouseDown())
       quiet_frames = 3;
     else if (quiet_frames > 0)
       --quiet_frames;
@@ -318,7 +355,7 @@ int run_gui(int argc, char** argv, const std::string& catalog, const std::string
     int fw, fh;
     glfwGetFramebufferSize(window, &fw, &fh);
     glViewport(0, 0, fw, fh);
-    glClearColor(0.08f, 0.08f, 0.1f, 1);
+    glClearColor(0.12f, 0.12f, 0.14f, 1);
     glClear(GL_COLOR_BUFFER_BIT);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
     script.after_render(app, fw, fh);
@@ -327,7 +364,8 @@ int run_gui(int argc, char** argv, const std::string& catalog, const std::string
     if (ImDrawData* dd = ImGui::GetDrawData()) {
       app.draw_vertices = dd->TotalVtxCount;
       app.draw_commands = 0;
-      for (int i = 0; i < dd->CmdListsCount; ++i) app.draw_commands += dd->CmdLists[i]->CmdBuffer.Size;
+      for (int i = 0; i < dd->CmdListsCount; ++i)
+        app.draw_commands += dd->CmdLists[i]->CmdBuffer.Size;
     }
     app.render_ms = 1e3 * (steady_s() - t_built);
     ++app.frame;

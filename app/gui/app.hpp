@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -64,8 +65,8 @@ struct PuzzleState {
   TextModel text;
   EditorView editor;
   WatchedFile file;
-  uint64_t synced_version = 0; // the text version that is on disk
-  double last_edit = 0;        // when the text last changed (s)
+  uint64_t synced_version = 0;   // the text version that is on disk
+  double last_edit = 0;          // when the text last changed (s)
   double first_unsaved_edit = 0; // when the oldest edit not yet on disk was made (0: none)
   double next_disk_check = 0;
   bool conflict = false; // changed on disk and here: the learner chooses
@@ -88,15 +89,15 @@ struct RunState {
 
 struct ResultsState {
   std::optional<CheckReport> report;
-  std::string error;         // the runner could not answer
+  std::string error; // the runner could not answer
   bool runner_died = false;
   bool cancelled = false;
   bool compile_only = false;
-  int64_t attempt = 0;       // the store row it came from / went to
-  std::string when;          // "just now", or an earlier attempt's time
+  int64_t attempt = 0; // the store row it came from / went to
+  std::string when;    // "just now", or an earlier attempt's time
   int selected_case = -1;
   double elapsed_ms = 0;
-  int results_seq = 0;       // bumped on every answer (scripts wait on it)
+  int results_seq = 0; // bumped on every answer (scripts wait on it)
 };
 
 struct DeviceState {
@@ -151,14 +152,16 @@ struct App {
   DeviceState device;
   std::optional<RunState> run;
   std::optional<RunState> queued_reference; // sent when the runner is idle
+  std::set<std::string> reference_tried;    // "puzzle/backend" checked (or queued) this session
   std::map<std::string, PuzzleProgress> progress;
   std::map<std::string, bool> lessons_read;
-  std::vector<std::string> log; // runner log lines, newest last
+  std::vector<std::string> log;     // runner log lines, newest last
   std::vector<std::string> notices; // one-line messages at the status bar
   Marks marks;
 
-  int reading_tab_request = -1; // select this tab of the reading column next frame
-  double now = 0; // seconds, steady clock
+  std::optional<float> lesson_scroll_to; // pixels, next frame
+  int reading_tab_request = -1;          // select this tab of the reading column next frame
+  double now = 0;                        // seconds, steady clock
   double next_settings_save = 0;
   int frame = 0;
   int draw_vertices = 0, draw_commands = 0; // the last frame's draw lists
@@ -169,10 +172,11 @@ struct App {
   bool show_about = false;
 };
 
-// ---- session.cpp: actions -------------------------------------------------------------------------
-// Loads settings, catalog and store, starts the runner; never slow (first frame within 1 s).
+// ---- session.cpp: actions
+// ------------------------------------------------------------------------- Loads settings, catalog
+// and store, starts the runner; never slow (first frame within 1 s).
 void init_app(App& app, const std::string& catalog, const std::string& data_dir);
-void shutdown_app(App& app); // saves the file and the settings
+void shutdown_app(App& app);     // saves the file and the settings
 void tick(App& app, double now); // runner events, autosave, watching the file
 void open_puzzle(App& app, const std::string& id);
 void open_lesson(App& app, const std::string& id);
@@ -193,7 +197,8 @@ void apply_runner_settings(App& app);
 std::string runner_state_text(const App& app);
 std::string verdict_title(const std::string& verdict);
 
-// ---- the views (one file each) ----------------------------------------------------------------------
+// ---- the views (one file each)
+// ----------------------------------------------------------------------
 void draw(App& app); // the whole window: a list of calls
 void draw_menu(App& app);
 void draw_catalog(App& app);

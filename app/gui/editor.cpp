@@ -11,9 +11,15 @@ namespace wb::gui {
 
 namespace {
 
-bool is_cont(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
-bool is_word(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || (c & 0x80); }
-bool is_space(char c) { return c == ' ' || c == '\t'; }
+bool is_cont(char c) {
+  return (static_cast<unsigned char>(c) & 0xC0) == 0x80;
+}
+bool is_word(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || (c & 0x80);
+}
+bool is_space(char c) {
+  return c == ' ' || c == '\t';
+}
 
 int next_char(const std::string& s, int col) {
   if (col >= int(s.size())) return int(s.size());
@@ -114,7 +120,9 @@ void TextModel::select(TextPos a, TextPos b) {
   break_coalescing();
 }
 
-void TextModel::select_all() { select({0, 0}, {line_count() - 1, int(lines_.back().size())}); }
+void TextModel::select_all() {
+  select({0, 0}, {line_count() - 1, int(lines_.back().size())});
+}
 
 void TextModel::select_word_at(TextPos p) {
   p = clamp(p);
@@ -163,7 +171,8 @@ std::string TextModel::erase(TextPos a, TextPos b) {
   removed = lines_[size_t(a.line)].substr(size_t(a.col));
   for (int i = a.line + 1; i < b.line; ++i) removed += "\n" + lines_[size_t(i)];
   removed += "\n" + lines_[size_t(b.line)].substr(0, size_t(b.col));
-  lines_[size_t(a.line)] = lines_[size_t(a.line)].substr(0, size_t(a.col)) + lines_[size_t(b.line)].substr(size_t(b.col));
+  lines_[size_t(a.line)] = lines_[size_t(a.line)].substr(0, size_t(a.col)) +
+                           lines_[size_t(b.line)].substr(size_t(b.col));
   lines_.erase(lines_.begin() + a.line + 1, lines_.begin() + b.line + 1);
   return removed;
 }
@@ -221,7 +230,9 @@ void TextModel::replace_selection(std::string_view with, int kind) {
   apply(anchor_, cursor_, with, kind, {}, true);
 }
 
-void TextModel::type(std::string_view chars) { replace_selection(chars, 1); }
+void TextModel::type(std::string_view chars) {
+  replace_selection(chars, 1);
+}
 
 void TextModel::newline() {
   const std::string& l = lines_[size_t(std::min(cursor_, anchor_).line)];
@@ -240,8 +251,10 @@ void TextModel::backspace() {
   if (has_selection()) return replace_selection("", 0);
   if (cursor_ == TextPos{0, 0}) return;
   TextPos a = cursor_;
-  if (a.col == 0) a = {a.line - 1, int(lines_[size_t(a.line - 1)].size())};
-  else a.col = prev_char(lines_[size_t(a.line)], a.col);
+  if (a.col == 0)
+    a = {a.line - 1, int(lines_[size_t(a.line - 1)].size())};
+  else
+    a.col = prev_char(lines_[size_t(a.line)], a.col);
   apply(a, cursor_, "", 2, a, false);
 }
 
@@ -331,7 +344,8 @@ void TextModel::move_left(bool extend, bool word) {
   } else if (word) {
     while (p.col > 0 && is_space(l[size_t(p.col - 1)])) --p.col;
     bool w = p.col > 0 && is_word(l[size_t(p.col - 1)]);
-    while (p.col > 0 && !is_space(l[size_t(p.col - 1)]) && is_word(l[size_t(p.col - 1)]) == w) --p.col;
+    while (p.col > 0 && !is_space(l[size_t(p.col - 1)]) && is_word(l[size_t(p.col - 1)]) == w)
+      --p.col;
   } else {
     p.col = prev_char(l, p.col);
   }
@@ -349,7 +363,8 @@ void TextModel::move_right(bool extend, bool word) {
     if (p.line + 1 < line_count()) p = {p.line + 1, 0};
   } else if (word) {
     bool w = is_word(l[size_t(p.col)]);
-    while (p.col < int(l.size()) && !is_space(l[size_t(p.col)]) && is_word(l[size_t(p.col)]) == w) ++p.col;
+    while (p.col < int(l.size()) && !is_space(l[size_t(p.col)]) && is_word(l[size_t(p.col)]) == w)
+      ++p.col;
     while (p.col < int(l.size()) && is_space(l[size_t(p.col)])) ++p.col;
   } else {
     p.col = next_char(l, p.col);
@@ -380,7 +395,9 @@ void TextModel::move_home(bool extend) {
 void TextModel::move_end(bool extend) {
   set_cursor({cursor_.line, int(lines_[size_t(cursor_.line)].size())}, extend);
 }
-void TextModel::move_to_start(bool extend) { set_cursor({0, 0}, extend); }
+void TextModel::move_to_start(bool extend) {
+  set_cursor({0, 0}, extend);
+}
 void TextModel::move_to_end(bool extend) {
   set_cursor({line_count() - 1, int(lines_.back().size())}, extend);
 }
@@ -420,9 +437,11 @@ TextPos TextModel::from_diagnostic(int line, int column) const {
   return clamp(p);
 }
 
-// ---- gutter figures ------------------------------------------------------------------------------
+// ---- gutter figures
+// ------------------------------------------------------------------------------
 
-std::map<int, GutterFigure> gutter_figures(const std::map<int, std::map<std::string, double>>& by_line) {
+std::map<int, GutterFigure>
+gutter_figures(const std::map<int, std::map<std::string, double>>& by_line) {
   std::map<int, GutterFigure> out;
   for (auto& [line, c] : by_line) {
     auto get = [&](const char* k) {
@@ -444,8 +463,10 @@ std::map<int, GutterFigure> gutter_figures(const std::map<int, std::map<std::str
     if (bank > 0) {
       std::string b = fmt::format("{:.0f} bank", bank);
       f.text = f.text.empty() ? b + " confl" : f.text + " " + b;
-      if (waves > 0) f.badness = std::max(f.badness, float(std::min(1.0, 2.0 * bank / waves)));
-      else f.badness = std::max(f.badness, 0.5f);
+      if (waves > 0)
+        f.badness = std::max(f.badness, float(std::min(1.0, 2.0 * bank / waves)));
+      else
+        f.badness = std::max(f.badness, 0.5f);
     }
     if (f.text.empty() && div > 0) {
       f.text = fmt::format("{:.0f} diverg", div);
@@ -460,12 +481,22 @@ std::map<int, GutterFigure> gutter_figures(const std::map<int, std::map<std::str
   return out;
 }
 
-// ---- the widget -----------------------------------------------------------------------------------
+// ---- the widget
+// -----------------------------------------------------------------------------------
 
 namespace {
 
 // A tiny C/CUDA highlighter: enough colour to read by, no parser.
-enum Tok : uint8_t { t_text, t_keyword, t_type, t_number, t_string, t_comment, t_preproc, t_builtin };
+enum Tok : uint8_t {
+  t_text,
+  t_keyword,
+  t_type,
+  t_number,
+  t_string,
+  t_comment,
+  t_preproc,
+  t_builtin
+};
 
 const ImU32 kTokColor[] = {
     IM_COL32(220, 220, 220, 255), // text
@@ -485,22 +516,58 @@ bool in_list(std::string_view w, std::initializer_list<std::string_view> l) {
 }
 
 Tok classify(std::string_view w) {
-  if (in_list(w, {"if", "else", "for", "while", "do", "return", "break", "continue", "switch", "case",
-                  "default", "extern", "static", "const", "constexpr", "inline", "struct", "template",
-                  "typename", "using", "namespace", "sizeof", "goto", "volatile", "auto", "true",
-                  "false", "nullptr", "__global__", "__device__", "__host__", "__shared__",
-                  "__constant__", "__restrict__", "__forceinline__", "__launch_bounds__"}))
+  if (in_list(w, {"if",
+                  "else",
+                  "for",
+                  "while",
+                  "do",
+                  "return",
+                  "break",
+                  "continue",
+                  "switch",
+                  "case",
+                  "default",
+                  "extern",
+                  "static",
+                  "const",
+                  "constexpr",
+                  "inline",
+                  "struct",
+                  "template",
+                  "typename",
+                  "using",
+                  "namespace",
+                  "sizeof",
+                  "goto",
+                  "volatile",
+                  "auto",
+                  "true",
+                  "false",
+                  "nullptr",
+                  "__global__",
+                  "__device__",
+                  "__host__",
+                  "__shared__",
+                  "__constant__",
+                  "__restrict__",
+                  "__forceinline__",
+                  "__launch_bounds__"}))
     return t_keyword;
-  if (in_list(w, {"void", "int", "unsigned", "float", "double", "char", "bool", "long", "short",
-                  "size_t", "int8_t", "int32_t", "int64_t", "uint8_t", "uint32_t", "uint64_t",
-                  "float2", "float4", "int2", "int4", "half", "half2", "__half", "__half2",
-                  "__nv_bfloat16", "__nv_bfloat162", "dim3"}))
+  if (in_list(w, {"void",           "int",     "unsigned", "float",   "double",
+                  "char",           "bool",    "long",     "short",   "size_t",
+                  "int8_t",         "int32_t", "int64_t",  "uint8_t", "uint32_t",
+                  "uint64_t",       "float2",  "float4",   "int2",    "int4",
+                  "half",           "half2",   "__half",   "__half2", "__nv_bfloat16",
+                  "__nv_bfloat162", "dim3"}))
     return t_type;
-  if (in_list(w, {"threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "__syncthreads",
-                  "__syncwarp", "__shfl_sync", "__shfl_down_sync", "__shfl_xor_sync",
-                  "__shfl_up_sync", "__ballot_sync", "__any_sync", "__all_sync", "__activemask",
-                  "atomicAdd", "atomicMax", "atomicMin", "atomicCAS", "atomicExch", "__ldg",
-                  "__expf", "expf", "rsqrtf", "sqrtf", "fmaxf", "fminf", "fabsf", "__fdividef"}))
+  if (in_list(
+          w,
+          {"threadIdx",      "blockIdx",      "blockDim",    "gridDim",          "warpSize",
+           "__syncthreads",  "__syncwarp",    "__shfl_sync", "__shfl_down_sync", "__shfl_xor_sync",
+           "__shfl_up_sync", "__ballot_sync", "__any_sync",  "__all_sync",       "__activemask",
+           "atomicAdd",      "atomicMax",     "atomicMin",   "atomicCAS",        "atomicExch",
+           "__ldg",          "__expf",        "expf",        "rsqrtf",           "sqrtf",
+           "fmaxf",          "fminf",         "fabsf",       "__fdividef"}))
     return t_builtin;
   return t_text;
 }
@@ -553,7 +620,9 @@ void tokenize(const std::string& l, bool& in_comment, std::vector<Run>& out) {
     if (std::isdigit(static_cast<unsigned char>(c)) ||
         (c == '.' && i + 1 < n && std::isdigit(static_cast<unsigned char>(l[size_t(i + 1)])))) {
       int j = i;
-      while (j < n && (std::isalnum(static_cast<unsigned char>(l[size_t(j)])) || l[size_t(j)] == '.')) ++j;
+      while (j < n &&
+             (std::isalnum(static_cast<unsigned char>(l[size_t(j)])) || l[size_t(j)] == '.'))
+        ++j;
       push(i, j, t_number);
       i = j;
       continue;
@@ -566,7 +635,8 @@ void tokenize(const std::string& l, bool& in_comment, std::vector<Run>& out) {
       continue;
     }
     int j = i;
-    while (j < n && !is_word(l[size_t(j)]) && l[size_t(j)] != '"' && l[size_t(j)] != '\'' && l[size_t(j)] != '/')
+    while (j < n && !is_word(l[size_t(j)]) && l[size_t(j)] != '"' && l[size_t(j)] != '\'' &&
+           l[size_t(j)] != '/')
       ++j;
     if (j == i) ++j;
     push(i, j, t_text);
@@ -576,7 +646,10 @@ void tokenize(const std::string& l, bool& in_comment, std::vector<Run>& out) {
 
 float x_of(ImFont* f, float size, const std::string& l, int col) {
   if (col <= 0) return 0;
-  return f->CalcTextSizeA(size, FLT_MAX, 0, l.data(), l.data() + std::min<size_t>(size_t(col), l.size())).x;
+  return f
+      ->CalcTextSizeA(size, FLT_MAX, 0, l.data(),
+                      l.data() + std::min<size_t>(size_t(col), l.size()))
+      .x;
 }
 
 int col_at_x(ImFont* f, float size, const std::string& l, float x) {
@@ -592,9 +665,13 @@ int col_at_x(ImFont* f, float size, const std::string& l, float x) {
   return int(l.size());
 }
 
-bool key(ImGuiKey k, bool repeat = true) { return ImGui::IsKeyPressed(ImGui::GetKeyIndex(k), repeat); }
+bool key(ImGuiKey k, bool repeat = true) {
+  return ImGui::IsKeyPressed(ImGui::GetKeyIndex(k), repeat);
+}
 // Letters not in ImGuiKey_ (1.86): GLFW numbers keys by their ASCII capital.
-bool letter(char c) { return ImGui::IsKeyPressed(c, true); }
+bool letter(char c) {
+  return ImGui::IsKeyPressed(c, true);
+}
 
 ImU32 badness_color(float b) {
   b = std::clamp(b, 0.f, 1.f);
@@ -646,7 +723,8 @@ EditorFrame draw_editor(const char* id, TextModel& m, EditorView& v) {
   float max_w = 0;
   int first = std::max(0, int(scroll_y / line_h));
   int last = std::min(n - 1, first + int(view_h / line_h) + 1);
-  for (int i = first; i <= last; ++i) max_w = std::max(max_w, x_of(font, fsize, lines[size_t(i)], int(lines[size_t(i)].size())));
+  for (int i = first; i <= last; ++i)
+    max_w = std::max(max_w, x_of(font, fsize, lines[size_t(i)], int(lines[size_t(i)].size())));
   float inner_w = win_size.x - (win->ScrollbarY ? ImGui::GetStyle().ScrollbarSize : 0);
   // Wider than the window only when a line is: no horizontal scrollbar otherwise.
   float content_w = std::max(gutter_w + max_w + char_w * 4, inner_w);
@@ -673,9 +751,12 @@ EditorFrame draw_editor(const char* id, TextModel& m, EditorView& v) {
   bool in_gutter = io.MousePos.x < win_pos.x + gutter_w;
   if (hovered && !in_gutter && ImGui::IsMouseClicked(0)) {
     TextPos p = pos_at(io.MousePos);
-    if (ImGui::IsMouseDoubleClicked(0)) m.select_word_at(p);
-    else m.set_cursor(p, io.KeyShift);
-  } else if (active && !in_gutter && ImGui::IsMouseDragging(0, 1.0f) && !ImGui::IsMouseDoubleClicked(0)) {
+    if (ImGui::IsMouseDoubleClicked(0))
+      m.select_word_at(p);
+    else
+      m.set_cursor(p, io.KeyShift);
+  } else if (active && !in_gutter && ImGui::IsMouseDragging(0, 1.0f) &&
+             !ImGui::IsMouseDoubleClicked(0)) {
     m.set_cursor(pos_at(io.MousePos), true);
     moved = true;
   }
@@ -695,11 +776,16 @@ EditorFrame draw_editor(const char* id, TextModel& m, EditorView& v) {
     uint64_t before = m.version();
     TextPos cur_before = m.cursor();
     int page = std::max(1, int(view_h / line_h) - 1);
-    if (ctrl && (key(ImGuiKey_Enter) || key(ImGuiKey_KeyPadEnter))) fr.run_requested = true;
-    else if (ctrl && letter('S')) fr.save_requested = true;
-    else if (ctrl && !shift && key(ImGuiKey_Z)) m.undo();
-    else if (ctrl && (key(ImGuiKey_Y) || (shift && key(ImGuiKey_Z)))) m.redo();
-    else if (ctrl && key(ImGuiKey_A)) m.select_all();
+    if (ctrl && (key(ImGuiKey_Enter) || key(ImGuiKey_KeyPadEnter)))
+      fr.run_requested = true;
+    else if (ctrl && letter('S'))
+      fr.save_requested = true;
+    else if (ctrl && !shift && key(ImGuiKey_Z))
+      m.undo();
+    else if (ctrl && (key(ImGuiKey_Y) || (shift && key(ImGuiKey_Z))))
+      m.redo();
+    else if (ctrl && key(ImGuiKey_A))
+      m.select_all();
     else if (ctrl && key(ImGuiKey_C)) {
       if (m.has_selection()) ImGui::SetClipboardText(m.selected_text().c_str());
     } else if (ctrl && key(ImGuiKey_X)) {
@@ -707,19 +793,31 @@ EditorFrame draw_editor(const char* id, TextModel& m, EditorView& v) {
     } else if (ctrl && key(ImGuiKey_V)) {
       if (!v.read_only)
         if (const char* c = ImGui::GetClipboardText()) m.paste(c);
-    } else if (key(ImGuiKey_LeftArrow)) m.move_left(shift, ctrl);
-    else if (key(ImGuiKey_RightArrow)) m.move_right(shift, ctrl);
-    else if (key(ImGuiKey_UpArrow)) m.move_up(shift);
-    else if (key(ImGuiKey_DownArrow)) m.move_down(shift);
-    else if (key(ImGuiKey_PageUp)) m.move_up(shift, page);
-    else if (key(ImGuiKey_PageDown)) m.move_down(shift, page);
-    else if (key(ImGuiKey_Home)) ctrl ? m.move_to_start(shift) : m.move_home(shift);
-    else if (key(ImGuiKey_End)) ctrl ? m.move_to_end(shift) : m.move_end(shift);
+    } else if (key(ImGuiKey_LeftArrow))
+      m.move_left(shift, ctrl);
+    else if (key(ImGuiKey_RightArrow))
+      m.move_right(shift, ctrl);
+    else if (key(ImGuiKey_UpArrow))
+      m.move_up(shift);
+    else if (key(ImGuiKey_DownArrow))
+      m.move_down(shift);
+    else if (key(ImGuiKey_PageUp))
+      m.move_up(shift, page);
+    else if (key(ImGuiKey_PageDown))
+      m.move_down(shift, page);
+    else if (key(ImGuiKey_Home))
+      ctrl ? m.move_to_start(shift) : m.move_home(shift);
+    else if (key(ImGuiKey_End))
+      ctrl ? m.move_to_end(shift) : m.move_end(shift);
     else if (!v.read_only) {
-      if (key(ImGuiKey_Enter) || key(ImGuiKey_KeyPadEnter)) m.newline();
-      else if (key(ImGuiKey_Backspace)) m.backspace();
-      else if (key(ImGuiKey_Delete)) m.del();
-      else if (key(ImGuiKey_Tab)) shift ? m.untab(v.tab_width) : m.tab(v.tab_width);
+      if (key(ImGuiKey_Enter) || key(ImGuiKey_KeyPadEnter))
+        m.newline();
+      else if (key(ImGuiKey_Backspace))
+        m.backspace();
+      else if (key(ImGuiKey_Delete))
+        m.del();
+      else if (key(ImGuiKey_Tab))
+        shift ? m.untab(v.tab_width) : m.tab(v.tab_width);
     }
     if (!v.read_only && !ctrl && !io.KeyAlt) {
       std::string typed;
@@ -739,16 +837,21 @@ EditorFrame draw_editor(const char* id, TextModel& m, EditorView& v) {
   if (moved) {
     TextPos c = m.cursor();
     float cy = float(c.line) * line_h;
-    if (cy < scroll_y) ImGui::SetScrollY(cy);
-    else if (cy + line_h > scroll_y + view_h) ImGui::SetScrollY(cy + line_h - view_h);
+    if (cy < scroll_y)
+      ImGui::SetScrollY(cy);
+    else if (cy + line_h > scroll_y + view_h)
+      ImGui::SetScrollY(cy + line_h - view_h);
     float cx = x_of(font, fsize, lines[size_t(c.line)], c.col);
     float text_w = win_size.x - gutter_w;
-    if (cx < scroll_x) ImGui::SetScrollX(std::max(0.f, cx - char_w * 4));
-    else if (cx > scroll_x + text_w - char_w * 2) ImGui::SetScrollX(cx - text_w + char_w * 6);
+    if (cx < scroll_x)
+      ImGui::SetScrollX(std::max(0.f, cx - char_w * 4));
+    else if (cx > scroll_x + text_w - char_w * 2)
+      ImGui::SetScrollX(cx - text_w + char_w * 6);
   }
 
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  ImVec2 clip_a(win_pos.x + gutter_w, win_pos.y), clip_b(win_pos.x + win_size.x, win_pos.y + win_size.y);
+  ImVec2 clip_a(win_pos.x + gutter_w, win_pos.y),
+      clip_b(win_pos.x + win_size.x, win_pos.y + win_size.y);
 
   // Which lines carry markers (first marker per line wins the icon; all go in the tooltip).
   std::map<int, std::vector<const EditorMarker*>> by_line;
@@ -768,15 +871,20 @@ EditorFrame draw_editor(const char* id, TextModel& m, EditorView& v) {
     if (auto it = by_line.find(i); it != by_line.end()) {
       int sev = 2;
       for (auto* mk : it->second) sev = std::min(sev, mk->severity);
-      ImU32 bg = sev == 0 ? IM_COL32(120, 30, 30, 70) : sev == 1 ? IM_COL32(120, 100, 20, 60) : IM_COL32(30, 60, 120, 50);
+      ImU32 bg = sev == 0   ? IM_COL32(120, 30, 30, 70)
+                 : sev == 1 ? IM_COL32(120, 100, 20, 60)
+                            : IM_COL32(30, 60, 120, 50);
       dl->AddRectFilled(ImVec2(clip_a.x, y), ImVec2(clip_b.x, y + line_h), bg);
     } else if (i == m.cursor().line && !m.has_selection()) {
-      dl->AddRectFilled(ImVec2(clip_a.x, y), ImVec2(clip_b.x, y + line_h), IM_COL32(255, 255, 255, 10));
+      dl->AddRectFilled(ImVec2(clip_a.x, y), ImVec2(clip_b.x, y + line_h),
+                        IM_COL32(255, 255, 255, 10));
     }
     if (m.has_selection() && i >= sa.line && i <= sb.line) {
       float xa = i == sa.line ? x_of(font, fsize, l, sa.col) : 0;
-      float xb = i == sb.line ? x_of(font, fsize, l, sb.col) : x_of(font, fsize, l, int(l.size())) + char_w * 0.5f;
-      dl->AddRectFilled(ImVec2(origin.x + xa, y), ImVec2(origin.x + xb, y + line_h), IM_COL32(60, 100, 170, 130));
+      float xb = i == sb.line ? x_of(font, fsize, l, sb.col)
+                              : x_of(font, fsize, l, int(l.size())) + char_w * 0.5f;
+      dl->AddRectFilled(ImVec2(origin.x + xa, y), ImVec2(origin.x + xb, y + line_h),
+                        IM_COL32(60, 100, 170, 130));
     }
     tokenize(l, in_comment, runs);
     float x = origin.x;
@@ -797,8 +905,10 @@ EditorFrame draw_editor(const char* id, TextModel& m, EditorView& v) {
         if (xb <= xa) xb = xa + char_w;
         float wy = y + line_h - 2;
         for (float sx = xa; sx < xb; sx += 4)
-          dl->AddLine(ImVec2(sx, wy), ImVec2(std::min(sx + 2, xb), wy - 2), kSevColor[mk->severity], 1.0f),
-              dl->AddLine(ImVec2(std::min(sx + 2, xb), wy - 2), ImVec2(std::min(sx + 4, xb), wy), kSevColor[mk->severity], 1.0f);
+          dl->AddLine(ImVec2(sx, wy), ImVec2(std::min(sx + 2, xb), wy - 2), kSevColor[mk->severity],
+                      1.0f),
+              dl->AddLine(ImVec2(std::min(sx + 2, xb), wy - 2), ImVec2(std::min(sx + 4, xb), wy),
+                          kSevColor[mk->severity], 1.0f);
       }
   }
   // The caret, blinking while focused.
@@ -807,7 +917,8 @@ EditorFrame draw_editor(const char* id, TextModel& m, EditorView& v) {
     if (c.line >= first && c.line <= last && std::fmod(ImGui::GetTime(), 1.0) < 0.6) {
       float cx = origin.x + x_of(font, fsize, lines[size_t(c.line)], c.col);
       float cy = origin.y + float(c.line) * line_h;
-      dl->AddRectFilled(ImVec2(cx, cy + 1), ImVec2(cx + 2, cy + line_h - 1), IM_COL32(255, 255, 255, 230));
+      dl->AddRectFilled(ImVec2(cx, cy + 1), ImVec2(cx + 2, cy + line_h - 1),
+                        IM_COL32(255, 255, 255, 230));
     }
   }
   dl->PopClipRect();
@@ -823,20 +934,28 @@ EditorFrame draw_editor(const char* id, TextModel& m, EditorView& v) {
     std::string num = std::to_string(i + 1);
     float nw = font->CalcTextSizeA(fsize, FLT_MAX, 0, num.c_str()).x;
     ImU32 ncol = i == m.cursor().line ? IM_COL32(220, 220, 220, 255) : IM_COL32(120, 120, 130, 255);
-    dl->AddText(font, fsize, ImVec2(win_pos.x + marker_w + numbers_w - nw - char_w * 0.5f, ty), ncol, num.c_str());
+    dl->AddText(font, fsize, ImVec2(win_pos.x + marker_w + numbers_w - nw - char_w * 0.5f, ty),
+                ncol, num.c_str());
     if (auto it = by_line.find(i); it != by_line.end()) {
       int sev = 2;
       for (auto* mk : it->second) sev = std::min(sev, mk->severity);
       ImVec2 c(win_pos.x + marker_w * 0.5f, y + line_h * 0.5f);
       float r = line_h * 0.3f;
-      if (sev == 0) dl->AddCircleFilled(c, r, kSevColor[0]);
-      else dl->AddTriangleFilled(ImVec2(c.x, c.y - r), ImVec2(c.x + r, c.y + r), ImVec2(c.x - r, c.y + r), kSevColor[sev]);
+      if (sev == 0)
+        dl->AddCircleFilled(c, r, kSevColor[0]);
+      else
+        dl->AddTriangleFilled(ImVec2(c.x, c.y - r), ImVec2(c.x + r, c.y + r),
+                              ImVec2(c.x - r, c.y + r), kSevColor[sev]);
       ImVec2 ha(win_pos.x, y), hb(win_pos.x + marker_w + numbers_w, y + line_h);
-      if (ImGui::IsWindowHovered(ImGuiHoveredFlags_AllowWhenBlockedByActiveItem) && ImGui::IsMouseHoveringRect(ha, hb)) {
+      if (ImGui::IsWindowHovered(ImGuiHoveredFlags_AllowWhenBlockedByActiveItem) &&
+          ImGui::IsMouseHoveringRect(ha, hb)) {
         v.hovered_marker_line = i + 1;
         ImGui::BeginTooltip();
         for (auto* mk : it->second)
-          ImGui::Text("%d:%d: %s: %s", mk->line, mk->column, mk->severity == 0 ? "error" : mk->severity == 1 ? "warning" : "note",
+          ImGui::Text("%d:%d: %s: %s", mk->line, mk->column,
+                      mk->severity == 0   ? "error"
+                      : mk->severity == 1 ? "warning"
+                                          : "note",
                       mk->message.c_str());
         ImGui::TextDisabled("click to go there");
         ImGui::EndTooltip();
@@ -849,9 +968,12 @@ EditorFrame draw_editor(const char* id, TextModel& m, EditorView& v) {
     if (auto it = v.figures.find(i + 1); it != v.figures.end()) {
       const GutterFigure& f = it->second;
       float fx = win_pos.x + marker_w + numbers_w + char_w * 0.5f;
-      dl->AddText(font, fsize * 0.85f, ImVec2(fx, ty + fsize * 0.1f), badness_color(f.badness), f.text.c_str());
+      dl->AddText(font, fsize * 0.85f, ImVec2(fx, ty + fsize * 0.1f), badness_color(f.badness),
+                  f.text.c_str());
       ImVec2 ha(fx, y), hb(fx + figures_w, y + line_h);
-      if (!f.tooltip.empty() && ImGui::IsWindowHovered(ImGuiHoveredFlags_AllowWhenBlockedByActiveItem) && ImGui::IsMouseHoveringRect(ha, hb)) {
+      if (!f.tooltip.empty() &&
+          ImGui::IsWindowHovered(ImGuiHoveredFlags_AllowWhenBlockedByActiveItem) &&
+          ImGui::IsMouseHoveringRect(ha, hb)) {
         ImGui::BeginTooltip();
         ImGui::TextUnformatted(fmt::format("line {} on the simulator:", i + 1).c_str());
         ImGui::TextUnformatted(f.tooltip.c_str());

@@ -20,8 +20,8 @@ struct TextPos {
 };
 
 struct EditorMarker {
-  int line = 1;   // 1-based, as diagnostics count
-  int column = 0; // 1-based; 0: the whole line
+  int line = 1;     // 1-based, as diagnostics count
+  int column = 0;   // 1-based; 0: the whole line
   int severity = 0; // 0 error, 1 warning, 2 note
   std::string message;
 };
@@ -91,7 +91,8 @@ private:
   TextPos insert_at(TextPos p, std::string_view s); // returns the end
   std::string erase(TextPos a, TextPos b);
   TextPos end_of(TextPos start, std::string_view inserted) const;
-  void apply(TextPos a, TextPos b, std::string_view with, int kind, TextPos new_cursor, bool place_cursor_at_end);
+  void apply(TextPos a, TextPos b, std::string_view with, int kind, TextPos new_cursor,
+             bool place_cursor_at_end);
   void replace_selection(std::string_view with, int kind);
   void break_coalescing() { coalesce_ = false; }
 
@@ -113,10 +114,11 @@ struct GutterFigure {
 
 // Builds the gutter figures from the simulator's per-line counters: sectors per request
 // against the ideal, bank conflicts, divergent branches.
-std::map<int, GutterFigure> gutter_figures(const std::map<int, std::map<std::string, double>>& by_line);
+std::map<int, GutterFigure>
+gutter_figures(const std::map<int, std::map<std::string, double>>& by_line);
 
 struct EditorFrame {
-  bool run_requested = false; // Ctrl+Enter
+  bool run_requested = false;  // Ctrl+Enter
   bool save_requested = false; // Ctrl+S
   bool changed = false;        // the text changed this frame
 };

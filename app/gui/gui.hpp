@@ -8,10 +8,10 @@ namespace wb::gui {
 // Options of the window that only scripted tests, benchmarks and power users set; the CLI fills
 // them (app/cli/cmd_window.cpp) before run_gui.
 struct LaunchOptions {
-  std::string script;        // run these commands (app/gui/script.hpp) and exit
-  std::string runner;        // overrides the runner command setting for this session
-  std::string size;          // "1600x1000"; empty: as the settings say
-  bool no_vsync = false;     // benchmarks
+  std::string script;    // run these commands (app/gui/script.hpp) and exit
+  std::string runner;    // overrides the runner command setting for this session
+  std::string size;      // "1600x1000"; empty: as the settings say
+  bool no_vsync = false; // benchmarks
 };
 LaunchOptions& launch_options();
 

@@ -9,11 +9,14 @@
 
 namespace wb::gui {
 
-// ---- parsing --------------------------------------------------------------------------------------
+// ---- parsing
+// --------------------------------------------------------------------------------------
 
 namespace {
 
-std::string attr(const MD_ATTRIBUTE& a) { return a.text ? std::string(a.text, a.size) : std::string(); }
+std::string attr(const MD_ATTRIBUTE& a) {
+  return a.text ? std::string(a.text, a.size) : std::string();
+}
 
 std::string entity(std::string_view e) {
   if (e == "&amp;") return "&";
@@ -23,8 +26,9 @@ std::string entity(std::string_view e) {
   if (e == "&apos;" || e == "&#39;") return "'";
   if (e == "&nbsp;") return "\xC2\xA0";
   if (e.size() > 3 && e[1] == '#') {
-    unsigned cp = e[2] == 'x' || e[2] == 'X' ? unsigned(std::strtoul(std::string(e.substr(3)).c_str(), nullptr, 16))
-                                             : unsigned(std::strtoul(std::string(e.substr(2)).c_str(), nullptr, 10));
+    unsigned cp = e[2] == 'x' || e[2] == 'X'
+                      ? unsigned(std::strtoul(std::string(e.substr(3)).c_str(), nullptr, 16))
+                      : unsigned(std::strtoul(std::string(e.substr(2)).c_str(), nullptr, 10));
     char buf[5] = {};
     return ImTextCharToUtf8(buf, cp);
   }
@@ -79,11 +83,19 @@ struct Builder {
     case MD_TEXT_BR:
       br = true;
       return;
-    case MD_TEXT_SOFTBR: s = " "; break;
-    case MD_TEXT_ENTITY: s = entity(t); break;
-    case MD_TEXT_NULLCHAR: s = "\xEF\xBF\xBD"; break;
-    case MD_TEXT_HTML: return; // no raw HTML in lessons
-    default: s = std::string(t);
+    case MD_TEXT_SOFTBR:
+      s = " ";
+      break;
+    case MD_TEXT_ENTITY:
+      s = entity(t);
+      break;
+    case MD_TEXT_NULLCHAR:
+      s = "\xEF\xBF\xBD";
+      break;
+    case MD_TEXT_HTML:
+      return; // no raw HTML in lessons
+    default:
+      s = std::string(t);
     }
     int link = link_stack.empty() ? -1 : link_stack.back();
     // Merge with the previous span when the style is the same.
@@ -105,8 +117,13 @@ struct Builder {
 int enter_block(MD_BLOCKTYPE type, void* detail, void* user) {
   Builder& b = *static_cast<Builder*>(user);
   switch (type) {
-  case MD_BLOCK_QUOTE: ++b.quote; break;
-  case MD_BLOCK_UL: b.lists.push_back({false, 0}); b.target = nullptr; break;
+  case MD_BLOCK_QUOTE:
+    ++b.quote;
+    break;
+  case MD_BLOCK_UL:
+    b.lists.push_back({false, 0});
+    b.target = nullptr;
+    break;
   case MD_BLOCK_OL:
     b.lists.push_back({true, static_cast<MD_BLOCK_OL_DETAIL*>(detail)->start});
     b.target = nullptr;
@@ -118,8 +135,13 @@ int enter_block(MD_BLOCKTYPE type, void* detail, void* user) {
     }
     b.target = nullptr;
     break;
-  case MD_BLOCK_HR: b.open(MdBlock::Kind::rule); b.target = nullptr; break;
-  case MD_BLOCK_H: b.open(MdBlock::Kind::heading).level = int(static_cast<MD_BLOCK_H_DETAIL*>(detail)->level); break;
+  case MD_BLOCK_HR:
+    b.open(MdBlock::Kind::rule);
+    b.target = nullptr;
+    break;
+  case MD_BLOCK_H:
+    b.open(MdBlock::Kind::heading).level = int(static_cast<MD_BLOCK_H_DETAIL*>(detail)->level);
+    break;
   case MD_BLOCK_CODE: {
     auto* d = static_cast<MD_BLOCK_CODE_DETAIL*>(detail);
     MdBlock& c = b.open(MdBlock::Kind::code);
@@ -130,7 +152,11 @@ int enter_block(MD_BLOCKTYPE type, void* detail, void* user) {
   case MD_BLOCK_P:
     if (!b.in_table) b.open(MdBlock::Kind::paragraph);
     break;
-  case MD_BLOCK_TABLE: b.open(MdBlock::Kind::table); b.in_table = true; b.target = nullptr; break;
+  case MD_BLOCK_TABLE:
+    b.open(MdBlock::Kind::table);
+    b.in_table = true;
+    b.target = nullptr;
+    break;
   case MD_BLOCK_TR:
     if (b.cur && b.cur->kind == MdBlock::Kind::table) b.cur->table.rows.emplace_back();
     break;
@@ -144,11 +170,15 @@ int enter_block(MD_BLOCKTYPE type, void* detail, void* user) {
       if (type == MD_BLOCK_TH) t.head_rows = int(t.rows.size());
       if (t.rows.size() == 1) {
         int a = static_cast<MD_BLOCK_TD_DETAIL*>(detail)->align;
-        t.align.push_back(a == MD_ALIGN_LEFT ? 1 : a == MD_ALIGN_CENTER ? 2 : a == MD_ALIGN_RIGHT ? 3 : 0);
+        t.align.push_back(a == MD_ALIGN_LEFT     ? 1
+                          : a == MD_ALIGN_CENTER ? 2
+                          : a == MD_ALIGN_RIGHT  ? 3
+                                                 : 0);
       }
     }
     break;
-  default: break;
+  default:
+    break;
   }
   return 0;
 }
@@ -156,7 +186,10 @@ int enter_block(MD_BLOCKTYPE type, void* detail, void* user) {
 int leave_block(MD_BLOCKTYPE type, void*, void* user) {
   Builder& b = *static_cast<Builder*>(user);
   switch (type) {
-  case MD_BLOCK_QUOTE: --b.quote; b.target = nullptr; break;
+  case MD_BLOCK_QUOTE:
+    --b.quote;
+    b.target = nullptr;
+    break;
   case MD_BLOCK_UL:
   case MD_BLOCK_OL:
     b.lists.pop_back();
@@ -173,22 +206,29 @@ int leave_block(MD_BLOCKTYPE type, void*, void* user) {
         c.quiz = int(b.doc.quizzes.size());
         b.doc.quizzes.push_back(std::move(*q));
       } else {
-        c.warning = fmt::format("This quiz is malformed (line {} of the block: {}); shown as written.",
-                                err.line, err.message);
+        c.warning =
+            fmt::format("This quiz is malformed (line {} of the block: {}); shown as written.",
+                        err.line, err.message);
       }
     }
     b.target = nullptr;
     break;
   }
-  case MD_BLOCK_TABLE: b.in_table = false; b.target = nullptr; break;
+  case MD_BLOCK_TABLE:
+    b.in_table = false;
+    b.target = nullptr;
+    break;
   case MD_BLOCK_TH:
-  case MD_BLOCK_TD: b.target = nullptr; break;
+  case MD_BLOCK_TD:
+    b.target = nullptr;
+    break;
   case MD_BLOCK_P:
   case MD_BLOCK_H:
   case MD_BLOCK_LI:
     if (!b.in_table) b.target = nullptr;
     break;
-  default: break;
+  default:
+    break;
   }
   return 0;
 }
@@ -196,10 +236,18 @@ int leave_block(MD_BLOCKTYPE type, void*, void* user) {
 int enter_span(MD_SPANTYPE type, void* detail, void* user) {
   Builder& b = *static_cast<Builder*>(user);
   switch (type) {
-  case MD_SPAN_EM: b.style |= md_italic; break;
-  case MD_SPAN_STRONG: b.style |= md_bold; break;
-  case MD_SPAN_CODE: b.style |= md_code; break;
-  case MD_SPAN_DEL: b.style |= md_strike; break;
+  case MD_SPAN_EM:
+    b.style |= md_italic;
+    break;
+  case MD_SPAN_STRONG:
+    b.style |= md_bold;
+    break;
+  case MD_SPAN_CODE:
+    b.style |= md_code;
+    break;
+  case MD_SPAN_DEL:
+    b.style |= md_strike;
+    break;
   case MD_SPAN_A:
     b.link_stack.push_back(int(b.doc.links.size()));
     b.doc.links.push_back(attr(static_cast<MD_SPAN_A_DETAIL*>(detail)->href));
@@ -214,7 +262,8 @@ int enter_span(MD_SPANTYPE type, void* detail, void* user) {
     b.target->push_back(std::move(sp));
     break;
   }
-  default: break;
+  default:
+    break;
   }
   return 0;
 }
@@ -222,10 +271,18 @@ int enter_span(MD_SPANTYPE type, void* detail, void* user) {
 int leave_span(MD_SPANTYPE type, void*, void* user) {
   Builder& b = *static_cast<Builder*>(user);
   switch (type) {
-  case MD_SPAN_EM: b.style &= uint8_t(~md_italic); break;
-  case MD_SPAN_STRONG: b.style &= uint8_t(~md_bold); break;
-  case MD_SPAN_CODE: b.style &= uint8_t(~md_code); break;
-  case MD_SPAN_DEL: b.style &= uint8_t(~md_strike); break;
+  case MD_SPAN_EM:
+    b.style &= uint8_t(~md_italic);
+    break;
+  case MD_SPAN_STRONG:
+    b.style &= uint8_t(~md_bold);
+    break;
+  case MD_SPAN_CODE:
+    b.style &= uint8_t(~md_code);
+    break;
+  case MD_SPAN_DEL:
+    b.style &= uint8_t(~md_strike);
+    break;
   case MD_SPAN_A:
     if (!b.link_stack.empty()) b.link_stack.pop_back();
     break;
@@ -238,7 +295,8 @@ int leave_span(MD_SPANTYPE type, void*, void* user) {
     }
     b.image = -1;
     break;
-  default: break;
+  default:
+    break;
   }
   return 0;
 }
@@ -254,7 +312,8 @@ MdDoc parse_markdown(std::string_view text) {
   Builder b;
   MD_PARSER p{};
   p.abi_version = 0;
-  p.flags = MD_FLAG_TABLES | MD_FLAG_STRIKETHROUGH | MD_FLAG_NOHTML | MD_FLAG_PERMISSIVEURLAUTOLINKS;
+  p.flags =
+      MD_FLAG_TABLES | MD_FLAG_STRIKETHROUGH | MD_FLAG_NOHTML | MD_FLAG_PERMISSIVEURLAUTOLINKS;
   p.enter_block = enter_block;
   p.leave_block = leave_block;
   p.enter_span = enter_span;
@@ -286,7 +345,8 @@ std::vector<MdSpan> parse_inline(std::string_view text) {
   return out;
 }
 
-// ---- layout -----------------------------------------------------------------------------------------
+// ---- layout
+// -----------------------------------------------------------------------------------------
 
 namespace {
 
@@ -303,7 +363,9 @@ ImFont* font_for(const MdFonts& f, ImFont* base, uint8_t style) {
   return f.regular;
 }
 
-bool is_ws(char c) { return c == ' ' || c == '\t'; }
+bool is_ws(char c) {
+  return c == ' ' || c == '\t';
+}
 
 } // namespace
 
@@ -350,7 +412,8 @@ MdLayout layout_spans(const std::vector<MdSpan>& spans, const MdFonts& f, ImFont
         t.begin = 0;
         t.end = uint32_t(s.text.size());
         // Alt text may be long: keep to the box.
-        const char* e = f.italic->CalcWordWrapPositionA(1.0f, s.text.data(), s.text.data() + s.text.size(), std::min(avail, 240.f) - 12);
+        const char* e = f.italic->CalcWordWrapPositionA(
+            1.0f, s.text.data(), s.text.data() + s.text.size(), std::min(avail, 240.f) - 12);
         t.end = uint32_t(e - s.text.data());
         out.runs.push_back(t);
         y += line_h * 2 + 6;
@@ -427,11 +490,14 @@ MdLayout layout_spans(const std::vector<MdSpan>& spans, const MdFonts& f, ImFont
   return out;
 }
 
-// ---- drawing ------------------------------------------------------------------------------------------
+// ---- drawing
+// ------------------------------------------------------------------------------------------
 
 namespace {
 
-ImFont* heading_font(const MdFonts& f, int level) { return level <= 1 ? f.h1 : level == 2 ? f.h2 : f.h3; }
+ImFont* heading_font(const MdFonts& f, int level) {
+  return level <= 1 ? f.h1 : level == 2 ? f.h2 : f.h3;
+}
 
 void draw_runs(const MdLayout& L, const std::vector<MdSpan>& spans, ImVec2 origin, MdView& v,
                const MdDoc* doc) {
@@ -443,18 +509,30 @@ void draw_runs(const MdLayout& L, const std::vector<MdSpan>& spans, ImVec2 origi
       const std::string& t = spans[size_t(r.span)].text;
       dl->AddText(r.font, r.font->FontSize, a, r.color, t.data() + r.begin, t.data() + r.end);
       if (spans[size_t(r.span)].style & md_bold && r.font == v.fonts.regular)
-        dl->AddText(r.font, r.font->FontSize, ImVec2(a.x + 0.6f, a.y), r.color, t.data() + r.begin, t.data() + r.end);
+        dl->AddText(r.font, r.font->FontSize, ImVec2(a.x + 0.6f, a.y), r.color, t.data() + r.begin,
+                    t.data() + r.end);
       if (r.link >= 0) {
-        float w = r.font->CalcTextSizeA(r.font->FontSize, FLT_MAX, 0, t.data() + r.begin, t.data() + r.end).x;
+        float w =
+            r.font
+                ->CalcTextSizeA(r.font->FontSize, FLT_MAX, 0, t.data() + r.begin, t.data() + r.end)
+                .x;
         v.link_rects.push_back(ImVec4(a.x, a.y, a.x + w, a.y + r.font->FontSize));
         v.link_ids.push_back(r.link);
       }
       break;
     }
-    case MdRun::Kind::code_bg: dl->AddRectFilled(a, b, r.color, 3); break;
-    case MdRun::Kind::underline: dl->AddLine(a, b, r.color, 1); break;
-    case MdRun::Kind::rule: dl->AddLine(a, b, IM_COL32(255, 255, 255, 50), 1); break;
-    case MdRun::Kind::box: dl->AddRect(a, b, IM_COL32(255, 255, 255, 60), 3); break;
+    case MdRun::Kind::code_bg:
+      dl->AddRectFilled(a, b, r.color, 3);
+      break;
+    case MdRun::Kind::underline:
+      dl->AddLine(a, b, r.color, 1);
+      break;
+    case MdRun::Kind::rule:
+      dl->AddLine(a, b, IM_COL32(255, 255, 255, 50), 1);
+      break;
+    case MdRun::Kind::box:
+      dl->AddRect(a, b, IM_COL32(255, 255, 255, 60), 3);
+      break;
     case MdRun::Kind::image:
       if (doc && v.image) {
         MdImage im = v.image(doc->images[size_t(r.image)].src);
@@ -514,12 +592,16 @@ void draw_quiz(const MdDoc& doc, const MdBlock& blk, MdView& v, float width) {
       st.chosen[i] = true;
     }
     if (st.checked) ImGui::EndDisabled();
+    if (v.mark) v.mark(fmt::format("quiz{}-choice{}", blk.quiz + 1, i + 1));
     ImGui::SameLine();
     if (st.checked) {
       const QuizChoice& c = q.choices[i];
-      if (c.correct) ImGui::TextColored(ImVec4(0.4f, 0.85f, 0.4f, 1), "right");
-      else if (on) ImGui::TextColored(ImVec4(0.95f, 0.4f, 0.35f, 1), "wrong");
-      else ImGui::TextDisabled("     ");
+      if (c.correct)
+        ImGui::TextColored(ImVec4(0.4f, 0.85f, 0.4f, 1), "right");
+      else if (on)
+        ImGui::TextColored(ImVec4(0.95f, 0.4f, 0.35f, 1), "wrong");
+      else
+        ImGui::TextDisabled("     ");
       ImGui::SameLine();
     }
     float x0 = ImGui::GetCursorPosX();
@@ -541,10 +623,13 @@ void draw_quiz(const MdDoc& doc, const MdBlock& blk, MdView& v, float width) {
       st.checked = true;
       if (v.on_quiz) v.on_quiz(blk.quiz, st.chosen, quiz_answer_right(q, st.chosen));
     }
+    if (v.mark) v.mark(fmt::format("quiz{}-check", blk.quiz + 1));
     if (!any) ImGui::EndDisabled();
   } else {
     ImGui::TextColored(right ? ImVec4(0.4f, 0.85f, 0.4f, 1) : ImVec4(0.95f, 0.55f, 0.35f, 1), "%s",
-                       right ? "Right." : multi ? "Not quite: the right set is marked." : "Not quite.");
+                       right   ? "Right."
+                       : multi ? "Not quite: the right set is marked."
+                               : "Not quite.");
     draw_spans_widget(parse_inline(q.why), v, width - 20, nullptr);
     if (ImGui::Button("Try again")) {
       st.checked = false;
@@ -568,7 +653,8 @@ void draw_table(const MdBlock& blk, MdView& v, float width, const MdDoc& doc) {
   if (cols == 0) return;
   ImGui::PushID(&blk);
   if (ImGui::BeginTable("##t", int(cols),
-                        ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp,
+                        ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg |
+                            ImGuiTableFlags_SizingStretchProp,
                         ImVec2(width, 0))) {
     for (size_t ri = 0; ri < t.rows.size(); ++ri) {
       ImGui::TableNextRow(ri < size_t(t.head_rows) ? ImGuiTableRowFlags_Headers : 0);
@@ -582,8 +668,10 @@ void draw_table(const MdBlock& blk, MdView& v, float width, const MdDoc& doc) {
         MdLayout L = layout_spans(cell, v.fonts, v.fonts.regular, w, 0);
         int align = ci < t.align.size() ? t.align[ci] : 0;
         ImVec2 o = ImGui::GetCursorScreenPos();
-        if (align == 3) o.x += std::max(0.f, w - L.size.x);
-        else if (align == 2) o.x += std::max(0.f, (w - L.size.x) * 0.5f);
+        if (align == 3)
+          o.x += std::max(0.f, w - L.size.x);
+        else if (align == 2)
+          o.x += std::max(0.f, (w - L.size.x) * 0.5f);
         draw_runs(L, cell, o, v, &doc);
         ImGui::Dummy(ImVec2(std::max(1.f, std::min(w, L.size.x)), L.size.y));
       }
@@ -628,23 +716,27 @@ void draw_markdown(const MdDoc& doc, MdView& v, float width) {
       // Images that are still loading change size when they arrive: lay those out every frame.
       bool has_image = false;
       for (auto& s : blk.spans) has_image |= s.image >= 0;
-      if (L.runs.empty() || has_image) L = layout_spans(blk.spans, f, base, width, indent, image_size);
-      if (blk.kind == MdBlock::Kind::heading) ImGui::Dummy(ImVec2(0, para_gap * (blk.level <= 2 ? 1.2f : 0.6f)));
+      if (L.runs.empty() || has_image)
+        L = layout_spans(blk.spans, f, base, width, indent, image_size);
+      if (blk.kind == MdBlock::Kind::heading)
+        ImGui::Dummy(ImVec2(0, para_gap * (blk.level <= 2 ? 1.2f : 0.6f)));
       o = ImGui::GetCursorScreenPos();
       bool visible = o.y + L.size.y >= clip_min.y && o.y <= clip_max.y;
       if (visible) {
         size_t before = v.link_rects.size();
         if (!blk.bullet.empty()) {
           ImDrawList* dl = ImGui::GetWindowDrawList();
-          float bw = f.regular->CalcTextSizeA(f.regular->FontSize, FLT_MAX, 0, blk.bullet.c_str()).x;
+          float bw =
+              f.regular->CalcTextSizeA(f.regular->FontSize, FLT_MAX, 0, blk.bullet.c_str()).x;
           float ly = (std::floor(base->FontSize * 1.35f) - base->FontSize) * 0.5f;
           dl->AddText(f.regular, f.regular->FontSize, ImVec2(o.x + indent - bw - 6, o.y + ly),
                       IM_COL32(170, 170, 170, 255), blk.bullet.c_str());
         }
         if (blk.quote > 0)
-          ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(o.x + indent - indent_step * 0.6f, o.y),
-                                                    ImVec2(o.x + indent - indent_step * 0.6f + 3, o.y + L.size.y),
-                                                    IM_COL32(120, 140, 180, 160));
+          ImGui::GetWindowDrawList()->AddRectFilled(
+              ImVec2(o.x + indent - indent_step * 0.6f, o.y),
+              ImVec2(o.x + indent - indent_step * 0.6f + 3, o.y + L.size.y),
+              IM_COL32(120, 140, 180, 160));
         draw_runs(L, blk.spans, o, v, &doc);
         link_clicks(v, doc, before);
       }
@@ -654,7 +746,8 @@ void draw_markdown(const MdDoc& doc, MdView& v, float width) {
         ImGui::GetWindowDrawList()->AddLine(ImVec2(p.x, p.y - 2), ImVec2(p.x + width, p.y - 2),
                                             IM_COL32(255, 255, 255, 40));
       }
-      bool tight_next = bi + 1 < doc.blocks.size() && !doc.blocks[bi + 1].bullet.empty() && !blk.bullet.empty();
+      bool tight_next =
+          bi + 1 < doc.blocks.size() && !doc.blocks[bi + 1].bullet.empty() && !blk.bullet.empty();
       ImGui::Dummy(ImVec2(0, tight_next ? 1 : para_gap));
       break;
     }
@@ -681,7 +774,8 @@ void draw_markdown(const MdDoc& doc, MdView& v, float width) {
         if (nl == std::string::npos) nl = blk.code.size();
         size_t a = pos;
         do {
-          const char* e = mono->CalcWordWrapPositionA(1.0f, blk.code.data() + a, blk.code.data() + nl, avail);
+          const char* e =
+              mono->CalcWordWrapPositionA(1.0f, blk.code.data() + a, blk.code.data() + nl, avail);
           size_t b = size_t(e - blk.code.data());
           if (b <= a) b = std::min(nl, a + 1);
           vis.emplace_back(a, b);
@@ -698,13 +792,15 @@ void draw_markdown(const MdDoc& doc, MdView& v, float width) {
         dl->AddRectFilled(a, b, IM_COL32(0, 0, 0, 90), 4);
         dl->PushClipRect(a, b, true);
         for (size_t li = 0; li < vis.size(); ++li)
-          dl->AddText(mono, mono->FontSize, ImVec2(a.x + 8, a.y + 6 + float(li) * lh), IM_COL32(215, 215, 200, 255),
-                      blk.code.data() + vis[li].first, blk.code.data() + vis[li].second);
+          dl->AddText(mono, mono->FontSize, ImVec2(a.x + 8, a.y + 6 + float(li) * lh),
+                      IM_COL32(215, 215, 200, 255), blk.code.data() + vis[li].first,
+                      blk.code.data() + vis[li].second);
         dl->PopClipRect();
         // Copy the block: lessons say what to run.
         ImGui::SetCursorScreenPos(ImVec2(b.x - 48, a.y + 3));
         ImGui::PushID(int(bi));
-        if (ImGui::IsMouseHoveringRect(a, b) && ImGui::SmallButton("copy")) ImGui::SetClipboardText(blk.code.c_str());
+        if (ImGui::IsMouseHoveringRect(a, b) && ImGui::SmallButton("copy"))
+          ImGui::SetClipboardText(blk.code.c_str());
         ImGui::PopID();
         ImGui::SetCursorScreenPos(o);
       }

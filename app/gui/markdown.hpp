@@ -20,8 +20,8 @@ enum MdStyle : uint8_t { md_bold = 1, md_italic = 2, md_code = 4, md_strike = 8 
 struct MdSpan {
   std::string text;
   uint8_t style = 0;
-  int link = -1;  // index into MdDoc::links
-  int image = -1; // index into MdDoc::images; `text` is the alt text
+  int link = -1;           // index into MdDoc::links
+  int image = -1;          // index into MdDoc::images; `text` is the alt text
   bool hard_break = false; // a line break before this span's text
 };
 
@@ -38,9 +38,9 @@ struct MdTable {
 struct MdBlock {
   enum class Kind : uint8_t { paragraph, heading, code, quiz, rule, table };
   Kind kind = Kind::paragraph;
-  int level = 0;    // heading 1..6
-  int indent = 0;   // list nesting
-  int quote = 0;    // block-quote nesting
+  int level = 0;      // heading 1..6
+  int indent = 0;     // list nesting
+  int quote = 0;      // block-quote nesting
   std::string bullet; // "•" or "3." on a list item's first block
   std::vector<MdSpan> spans;
   std::string code, lang; // code blocks
@@ -75,10 +75,10 @@ struct MdFonts {
 // One positioned piece of text (or a box) relative to the block's top-left.
 struct MdRun {
   enum class Kind : uint8_t { text, code_bg, underline, image, rule, box } kind = Kind::text;
-  ImVec2 a, b;      // text: a = position; boxes: a..b
+  ImVec2 a, b; // text: a = position; boxes: a..b
   ImFont* font = nullptr;
   ImU32 color = 0;
-  int span = -1;    // text: which span
+  int span = -1;               // text: which span
   uint32_t begin = 0, end = 0; // text: byte range in the span's text
   int link = -1;
   int image = -1;
@@ -98,8 +98,7 @@ struct MdImage {
 // Flows spans into `width` pixels starting at x = `indent`. `base` is the paragraph font (a
 // heading's, for headings). Long words that do not fit on a line of their own are broken.
 MdLayout layout_spans(const std::vector<MdSpan>& spans, const MdFonts& f, ImFont* base, float width,
-                      float indent = 0,
-                      const std::function<MdImage(int image)>& image_size = {});
+                      float indent = 0, const std::function<MdImage(int image)>& image_size = {});
 
 // Per-document view state: layout caches and the learner's quiz answers.
 struct MdQuizState {
@@ -112,6 +111,9 @@ struct MdView {
   std::function<void(const std::string& url)> on_link;
   std::function<MdImage(const std::string& src)> image; // may be empty: images show their alt text
   std::function<void(int quiz, const std::vector<bool>& chosen, bool right)> on_quiz;
+  // Called after each quiz widget with a name ("quiz1-choice2", "quiz1-check"), so scripts can
+  // click them.
+  std::function<void(const std::string& name)> mark;
   std::vector<MdQuizState> quizzes;
   // Cache: layouts by block for `cached_width`.
   float cached_width = -1;

@@ -53,7 +53,8 @@ void dashed(ImDrawList* dl, ImVec2 p, ImVec2 q, ImU32 c, float w) {
   float step = 7, on = 4;
   for (float t = 0; t < len; t += step) {
     float t1 = std::min(len, t + on);
-    dl->AddLine(ImVec2(p.x + dx * t / len, p.y + dy * t / len), ImVec2(p.x + dx * t1 / len, p.y + dy * t1 / len), c, w);
+    dl->AddLine(ImVec2(p.x + dx * t / len, p.y + dy * t / len),
+                ImVec2(p.x + dx * t1 / len, p.y + dy * t1 / len), c, w);
   }
 }
 
@@ -78,7 +79,8 @@ void draw_roofline_chart(RoofPanel& p, ImVec2 size, ImFont* small) {
 
   if (!p.geo_valid) {
     p.chart.points.clear();
-    for (auto& pt : p.points) p.chart.points.push_back({pt.label, pt.intensity, pt.gflops, "attempt"});
+    for (auto& pt : p.points)
+      p.chart.points.push_back({pt.label, pt.intensity, pt.gflops, "attempt"});
     p.geo = chart_geometry(p.chart);
     p.geo_valid = true;
   }
@@ -93,24 +95,29 @@ void draw_roofline_chart(RoofPanel& p, ImVec2 size, ImFont* small) {
   for (auto& t : g.x_ticks) {
     if (t.value < g.x_lo * 0.999 || t.value > g.x_hi * 1.001) continue;
     float x = ax.to_px(t.value, g.y_lo).x;
-    dl->AddLine(ImVec2(x, ax.a.y), ImVec2(x, ax.b.y), t.major ? IM_COL32(255, 255, 255, 38) : IM_COL32(255, 255, 255, 14));
+    dl->AddLine(ImVec2(x, ax.a.y), ImVec2(x, ax.b.y),
+                t.major ? IM_COL32(255, 255, 255, 38) : IM_COL32(255, 255, 255, 14));
     if (!t.label.empty()) {
       float w = small->CalcTextSizeA(fs, FLT_MAX, 0, t.label.c_str()).x;
-      dl->AddText(small, fs, ImVec2(x - w * 0.5f, ax.b.y + 3), IM_COL32(170, 170, 170, 255), t.label.c_str());
+      dl->AddText(small, fs, ImVec2(x - w * 0.5f, ax.b.y + 3), IM_COL32(170, 170, 170, 255),
+                  t.label.c_str());
     }
   }
   for (auto& t : g.y_ticks) {
     if (t.value < g.y_lo * 0.999 || t.value > g.y_hi * 1.001) continue;
     float y = ax.to_px(g.x_lo, t.value).y;
-    dl->AddLine(ImVec2(ax.a.x, y), ImVec2(ax.b.x, y), t.major ? IM_COL32(255, 255, 255, 38) : IM_COL32(255, 255, 255, 14));
+    dl->AddLine(ImVec2(ax.a.x, y), ImVec2(ax.b.x, y),
+                t.major ? IM_COL32(255, 255, 255, 38) : IM_COL32(255, 255, 255, 14));
     if (!t.label.empty()) {
       float w = small->CalcTextSizeA(fs, FLT_MAX, 0, t.label.c_str()).x;
-      dl->AddText(small, fs, ImVec2(ax.a.x - w - 4, y - fs * 0.5f), IM_COL32(170, 170, 170, 255), t.label.c_str());
+      dl->AddText(small, fs, ImVec2(ax.a.x - w - 4, y - fs * 0.5f), IM_COL32(170, 170, 170, 255),
+                  t.label.c_str());
     }
   }
   const char* xlab = "arithmetic intensity (FLOP/byte)";
   float xw = small->CalcTextSizeA(fs, FLT_MAX, 0, xlab).x;
-  dl->AddText(small, fs, ImVec2((ax.a.x + ax.b.x - xw) * 0.5f, ax.b.y + fs * 1.15f), IM_COL32(150, 150, 150, 255), xlab);
+  dl->AddText(small, fs, ImVec2((ax.a.x + ax.b.x - xw) * 0.5f, ax.b.y + fs * 1.15f),
+              IM_COL32(150, 150, 150, 255), xlab);
 
   // Roofs: measured solid, datasheet dashed; a label at the roof's right end.
   dl->PushClipRect(ax.a, ax.b, true);
@@ -120,8 +127,10 @@ void draw_roofline_chart(RoofPanel& p, ImVec2 size, ImFont* small) {
     ImU32 c = roof_color(r.metric, main ? 255 : 150);
     ImVec2 p0 = ax.to_px(s.x0, s.y0), p1 = ax.to_px(s.x1, s.y1);
     float w = main ? 2.0f : 1.2f;
-    if (r.measured) dl->AddLine(p0, p1, c, w);
-    else dashed(dl, p0, p1, c, w);
+    if (r.measured)
+      dl->AddLine(p0, p1, c, w);
+    else
+      dashed(dl, p0, p1, c, w);
   }
   // Labels never overlap: each takes the first free spot going down from where it wants to be.
   std::vector<ImVec4> placed;
@@ -142,7 +151,8 @@ void draw_roofline_chart(RoofPanel& p, ImVec2 size, ImFont* small) {
   for (auto& r : g.ridges) {
     ImVec2 q = ax.to_px(r.intensity, r.gflops);
     dl->AddCircle(q, 4, IM_COL32(255, 255, 255, 200), 12, 1.5f);
-    place(ImVec2(q.x + 5, q.y + 3), fmt::format("ridge {:.3g}", r.intensity), IM_COL32(210, 210, 210, 220));
+    place(ImVec2(q.x + 5, q.y + 3), fmt::format("ridge {:.3g}", r.intensity),
+          IM_COL32(210, 210, 210, 220));
   }
   // Roof names, placed at the right edge where each roof leaves the chart.
   for (size_t i = 0; i < p.chart.roofs.size(); ++i) {
@@ -181,11 +191,16 @@ void draw_roofline_chart(RoofPanel& p, ImVec2 size, ImFont* small) {
         // Newest attempts come first in the list.
         float age = n_trail > 1 ? float(trail_i++) / float(n_trail - 1) : 0;
         int alpha = int(220 - 150 * age);
-        dl->AddCircleFilled(q, 3.5f, IM_COL32(120, 170, 230, alpha), 8);
+        // Hexagons without anti-aliasing: 6 vertices a point keeps a 1000-point history cheap
+        // for software renderers, and at 3 pixels nobody sees the corners.
+        ImDrawListFlags keep = dl->Flags;
+        dl->Flags &= ~ImDrawListFlags_AntiAliasedFill;
+        dl->AddCircleFilled(q, 3.5f, IM_COL32(120, 170, 230, alpha), 6);
+        dl->Flags = keep;
       } else if (pt.kind == ChartPoint::reference) {
         float r = 6;
-        dl->AddQuadFilled(ImVec2(q.x, q.y - r), ImVec2(q.x + r, q.y), ImVec2(q.x, q.y + r), ImVec2(q.x - r, q.y),
-                          IM_COL32(150, 150, 150, 255));
+        dl->AddQuadFilled(ImVec2(q.x, q.y - r), ImVec2(q.x + r, q.y), ImVec2(q.x, q.y + r),
+                          ImVec2(q.x - r, q.y), IM_COL32(150, 150, 150, 255));
         place(ImVec2(q.x + 8, q.y - fs * 0.5f), pt.label, IM_COL32(190, 190, 190, 255));
       } else {
         dl->AddCircleFilled(q, 7, IM_COL32(80, 220, 120, 255), 16);
@@ -212,9 +227,11 @@ void draw_roofline_chart(RoofPanel& p, ImVec2 size, ImFont* small) {
     ImGui::BeginTooltip();
     ImGui::TextUnformatted(pt.label.c_str());
     ImGui::Separator();
-    ImGui::Text("%.3g FLOP/byte, %s%s", pt.intensity, flops_text(pt.gflops).c_str(), pt.modelled ? " (modelled)" : "");
+    ImGui::Text("%.3g FLOP/byte, %s%s", pt.intensity, flops_text(pt.gflops).c_str(),
+                pt.modelled ? " (modelled)" : "");
     if (!pt.tooltip.empty()) ImGui::TextUnformatted(pt.tooltip.c_str());
-    if (pt.attempt > 0 && pt.kind == ChartPoint::trail) ImGui::TextDisabled("click to show this attempt");
+    if (pt.attempt > 0 && pt.kind == ChartPoint::trail)
+      ImGui::TextDisabled("click to show this attempt");
     ImGui::EndTooltip();
     if (clicked) p.clicked_attempt = pt.attempt;
   } else if (hovered && ax.inside(mouse)) {
@@ -224,13 +241,18 @@ void draw_roofline_chart(RoofPanel& p, ImVec2 size, ImFont* small) {
     ImGui::Text("%.3g FLOP/byte, %s", x, flops_text(y).c_str());
     for (size_t i = 0; i < p.chart.roofs.size(); ++i) {
       const Roof& r = p.chart.roofs[i];
-      if (r.kind != Roof::Kind::memory || !(r.value > 0) || (i < g.main_roof.size() && !g.main_roof[i])) continue;
+      if (r.kind != Roof::Kind::memory || !(r.value > 0) ||
+          (i < g.main_roof.size() && !g.main_roof[i]))
+        continue;
       for (size_t k = 0; k < p.chart.roofs.size(); ++k) {
         const Roof& c = p.chart.roofs[k];
-        if (c.kind != Roof::Kind::compute || !(c.value > 0) || (k < g.main_roof.size() && !g.main_roof[k])) continue;
+        if (c.kind != Roof::Kind::compute || !(c.value > 0) ||
+            (k < g.main_roof.size() && !g.main_roof[k]))
+          continue;
         if (r.metric != metric::dram) continue;
         ImGui::TextDisabled("%s at this intensity: %s (%s x %s)", c.name.c_str(),
-                            flops_text(attainable_gflops(x, r.value, c.value)).c_str(), r.name.c_str(), c.name.c_str());
+                            flops_text(attainable_gflops(x, r.value, c.value)).c_str(),
+                            r.name.c_str(), c.name.c_str());
       }
     }
     ImGui::EndTooltip();

@@ -3,8 +3,11 @@
 #include "app.hpp"
 
 #include <GLFW/glfw3.h>
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <csignal>
+#include <cstring>
 #include <fmt/format.h>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -46,8 +49,8 @@ int key_code(const std::string& k) {
 
 // What a screenshot looks like, to tell a drawn window from a blank one.
 struct ShotStats {
-  int distinct = 0;      // distinct colours among a sample of pixels
-  double non_bg = 0;     // fraction of pixels unlike the top-left one
+  int distinct = 0;  // distinct colours among a sample of pixels
+  double non_bg = 0; // fraction of pixels unlike the top-left one
 };
 
 ShotStats stats_of(const std::vector<unsigned char>& rgba, int w, int h) {
@@ -61,7 +64,8 @@ ShotStats stats_of(const std::vector<unsigned char>& rgba, int w, int h) {
       uint32_t c = uint32_t(p[0]) << 16 | uint32_t(p[1]) << 8 | p[2];
       ++total;
       differ += c != bg;
-      if (seen.size() < 4096 && std::find(seen.begin(), seen.end(), c) == seen.end()) seen.push_back(c);
+      if (seen.size() < 4096 && std::find(seen.begin(), seen.end(), c) == seen.end())
+        seen.push_back(c);
     }
   s.distinct = int(seen.size());
   s.non_bg = total ? double(differ) / double(total) : 0;
@@ -121,7 +125,8 @@ void Script::first_frame(double ms, double exec_ms) {
   first_frame_ms_ = ms;
   first_frame_exec_ms_ = exec_ms;
   if (active()) {
-    fmt::print("first_frame_ms={:.1f} (since the window code started), {:.0f} (since exec)\n", ms, exec_ms);
+    fmt::print("first_frame_ms={:.1f} (since the window code started), {:.0f} (since exec)\n", ms,
+               exec_ms);
     std::fflush(stdout);
   }
 }
@@ -130,8 +135,10 @@ void Script::before_frame(App& app, ImGuiIO& io) {
   // Release keys pressed last frame.
   for (int k : held_keys_) io.KeysDown[k] = false;
   held_keys_.clear();
-  if (held_ctrl_) io.KeyCtrl = false, io.KeysDown[GLFW_KEY_LEFT_CONTROL] = false, held_ctrl_ = false;
-  if (held_shift_) io.KeyShift = false, io.KeysDown[GLFW_KEY_LEFT_SHIFT] = false, held_shift_ = false;
+  if (held_ctrl_)
+    io.KeyCtrl = false, io.KeysDown[GLFW_KEY_LEFT_CONTROL] = false, held_ctrl_ = false;
+  if (held_shift_)
+    io.KeyShift = false, io.KeysDown[GLFW_KEY_LEFT_SHIFT] = false, held_shift_ = false;
   while (active()) {
     if (frame_in_cmd_ == 0) cmd_started_ = steady_s();
     bool finished = step(app, io);
@@ -158,15 +165,27 @@ bool Script::step(App& app, ImGuiIO& io) {
     std::istringstream ss(c.rest);
     std::string kind, id;
     ss >> kind >> id;
-    if (kind == "puzzle") open_puzzle(app, id);
-    else if (kind == "lesson") open_lesson(app, id);
-    else fail("open puzzle ID or open lesson ID");
-    if (kind == "puzzle" && (!app.puzzle.puzzle || app.puzzle.puzzle->id.rfind(id, 0) != 0)) fail("did not open");
+    if (kind == "puzzle")
+      open_puzzle(app, id);
+    else if (kind == "lesson")
+      open_lesson(app, id);
+    else
+      fail("open puzzle ID or open lesson ID");
+    if (kind == "puzzle" && (!app.puzzle.puzzle || app.puzzle.puzzle->id.rfind(id, 0) != 0))
+      fail("did not open");
     return true;
   }
   if (v == "tab") {
     app.reading_tab_request = c.rest == "puzzle" ? 1 : 0;
     return true;
+  }
+  if (v == "goto-line") {
+    app.puzzle.editor.goto_line = std::atoi(c.rest.c_str());
+    return frame_in_cmd_ >= 1;
+  }
+  if (v == "scroll-lesson") {
+    app.lesson_scroll_to = float(std::atof(c.rest.c_str()));
+    return frame_in_cmd_ >= 1;
   }
   if (v == "run") {
     seq_mark_ = app.results.results_seq;
@@ -196,9 +215,12 @@ bool Script::step(App& app, ImGuiIO& io) {
     std::istringstream ss(combo);
     std::string part;
     while (std::getline(ss, part, '+')) {
-      if (part == "ctrl") ctrl = true;
-      else if (part == "shift") shift = true;
-      else k = part;
+      if (part == "ctrl")
+        ctrl = true;
+      else if (part == "shift")
+        shift = true;
+      else
+        k = part;
     }
     int code = key_code(k);
     if (code < 0) {
@@ -241,7 +263,8 @@ bool Script::step(App& app, ImGuiIO& io) {
   }
   if (v == "load") {
     auto t = read_file(c.rest);
-    if (!t) fail("cannot read " + c.rest);
+    if (!t)
+      fail("cannot read " + c.rest);
     else {
       app.puzzle.text.replace_all(*t);
       app.puzzle.last_edit = app.now;
@@ -250,19 +273,25 @@ bool Script::step(App& app, ImGuiIO& io) {
   }
   if (v == "write-disk") {
     auto t = read_file(c.rest);
-    if (!t || app.puzzle.file.path().empty()) fail("cannot read " + c.rest + " or no file open");
-    else write_file_atomic(app.puzzle.file.path(), *t);
+    if (!t || app.puzzle.file.path().empty())
+      fail("cannot read " + c.rest + " or no file open");
+    else
+      write_file_atomic(app.puzzle.file.path(), *t);
     return true;
   }
   if (v == "resolve") {
-    if (c.rest == "mine") keep_mine(app);
-    else take_disk(app);
+    if (c.rest == "mine")
+      keep_mine(app);
+    else
+      take_disk(app);
     return true;
   }
   if (v == "wait-result") {
     if (app.results.results_seq > seq_mark_ && !(app.run && !app.run->reference)) {
-      std::string verdict = app.results.report ? std::string(verdict_name(app.results.report->verdict))
-                                               : app.results.runner_died ? "runner_died" : "error";
+      std::string verdict = app.results.report
+                                ? std::string(verdict_name(app.results.report->verdict))
+                            : app.results.runner_died ? "runner_died"
+                                                      : "error";
       ok(fmt::format("result after {:.1f} s: {} {}", waited, verdict,
                      app.results.report ? app.results.report->summary : app.results.error));
       return true;
@@ -305,38 +334,56 @@ bool Script::step(App& app, ImGuiIO& io) {
                         : app.results.runner_died ? "runner_died"
                         : app.results.cancelled   ? "cancelled"
                                                   : "none";
-      if (arg == "failed" ? (got == "passed" || got == "none") : got != arg) fail(fmt::format("verdict is {} ({})", got, app.results.report ? app.results.report->summary : app.results.error));
-      else ok("verdict " + got);
+      if (arg == "failed" ? (got == "passed" || got == "none") : got != arg)
+        fail(fmt::format("verdict is {} ({})", got,
+                         app.results.report ? app.results.report->summary : app.results.error));
+      else
+        ok("verdict " + got);
     } else if (what == "attempts") {
-      int n = app.puzzle.puzzle && app.progress.count(app.puzzle.puzzle->id) ? app.progress[app.puzzle.puzzle->id].attempts : 0;
-      if (n != std::atoi(arg.c_str())) fail(fmt::format("{} attempts in the store", n));
-      else ok(fmt::format("{} attempts in the store", n));
+      int n = app.puzzle.puzzle && app.progress.count(app.puzzle.puzzle->id)
+                  ? app.progress[app.puzzle.puzzle->id].attempts
+                  : 0;
+      if (n != std::atoi(arg.c_str()))
+        fail(fmt::format("{} attempts in the store", n));
+      else
+        ok(fmt::format("{} attempts in the store", n));
     } else if (what == "markers-at-least") {
       int n = int(app.puzzle.editor.markers.size());
-      if (n < std::atoi(arg.c_str())) fail(fmt::format("{} markers", n));
-      else ok(fmt::format("{} markers, first on line {}: {}", n, app.puzzle.editor.markers[0].line,
-                          app.puzzle.editor.markers[0].message));
+      if (n < std::atoi(arg.c_str()))
+        fail(fmt::format("{} markers", n));
+      else
+        ok(fmt::format("{} markers, first on line {}: {}", n, app.puzzle.editor.markers[0].line,
+                       app.puzzle.editor.markers[0].message));
     } else if (what == "conflict") {
       bool want = arg == "true";
-      if (app.puzzle.conflict != want) fail(fmt::format("conflict is {}", app.puzzle.conflict));
-      else ok(fmt::format("conflict is {}", want));
+      if (app.puzzle.conflict != want)
+        fail(fmt::format("conflict is {}", app.puzzle.conflict));
+      else
+        ok(fmt::format("conflict is {}", want));
     } else if (what == "file-contains") {
       auto t = read_file(app.puzzle.file.path());
-      if (!t || t->find(arg) == std::string::npos) fail("the file on disk does not contain it");
-      else ok("the file on disk contains it");
+      if (!t || t->find(arg) == std::string::npos)
+        fail("the file on disk does not contain it");
+      else
+        ok("the file on disk contains it");
     } else if (what == "editor-contains") {
-      if (app.puzzle.text.text().find(arg) == std::string::npos) fail("the editor does not contain it");
-      else ok("the editor contains it");
+      if (app.puzzle.text.text().find(arg) == std::string::npos)
+        fail("the editor does not contain it");
+      else
+        ok("the editor contains it");
     } else if (what == "runner-restarted") {
-      if (app.runner->starts() < 2) fail(fmt::format("the runner started {} time(s)", app.runner->starts()));
-      else ok(fmt::format("the runner started {} times", app.runner->starts()));
+      if (app.runner->starts() < 2)
+        fail(fmt::format("the runner started {} time(s)", app.runner->starts()));
+      else
+        ok(fmt::format("the runner started {} times", app.runner->starts()));
     } else {
       fail("unknown expectation " + what);
     }
     return true;
   }
   if (v == "kill-runner" || v == "kill-runner-busy") {
-    bool ready = v == "kill-runner" || (app.run && !app.run->reference && app.run->phase != "starting");
+    bool ready =
+        v == "kill-runner" || (app.run && !app.run->reference && app.run->phase != "starting");
     if (!ready) {
       if (waited > 120) {
         fail("nothing ran");
@@ -345,10 +392,12 @@ bool Script::step(App& app, ImGuiIO& io) {
       return false;
     }
     pid_t pid = app.runner->pid();
-    if (pid <= 0) fail("no runner is running");
+    if (pid <= 0)
+      fail("no runner is running");
     else {
       ::kill(pid, SIGKILL);
-      ok(fmt::format("sent SIGKILL to the runner (pid {}) during '{}'", pid, app.run ? app.run->phase : "idle"));
+      ok(fmt::format("sent SIGKILL to the runner (pid {}) during '{}'", pid,
+                     app.run ? app.run->phase : "idle"));
     }
     seq_mark_ = app.results.results_seq;
     return true;
@@ -374,7 +423,8 @@ bool Script::step(App& app, ImGuiIO& io) {
     if (app.store) attempts = int(app.store->attempt_summaries().size());
     j["store_attempts"] = attempts;
     nlohmann::json prog = nlohmann::json::object();
-    for (auto& [k, p] : app.progress) prog[k] = {{"attempts", p.attempts}, {"passed", p.passed}, {"medal", p.medal}};
+    for (auto& [k, p] : app.progress)
+      prog[k] = {{"attempts", p.attempts}, {"passed", p.passed}, {"medal", p.medal}};
     j["progress"] = prog;
     j["first_frame_ms"] = first_frame_ms_;
     j["first_frame_since_exec_ms"] = first_frame_exec_ms_;
@@ -397,7 +447,8 @@ bool Script::step(App& app, ImGuiIO& io) {
     const std::string& base = app.puzzle.text.text();
     for (int i = 0; i < lines; ++i) {
       if (i) text += '\n';
-      text += fmt::format("  acc = fmaf(a[i + {}], b[i + {}], acc);  // line {} of a long kernel", i, i, i + 1);
+      text += fmt::format("  acc = fmaf(a[i + {}], b[i + {}], acc);  // line {} of a long kernel",
+                          i, i, i + 1);
     }
     app.puzzle.text.replace_all(base + "\n" + text);
     app.puzzle.last_edit = app.now;
@@ -440,10 +491,11 @@ bool Script::step(App& app, ImGuiIO& io) {
     fps_ = n / dt;
     long rss, peak;
     rss_kib(rss, peak);
-    ok(fmt::format("fps={:.1f} frame_ms={:.2f} (ImGui {:.2f}, OpenGL and swap {:.2f}) over {} frames; {} vertices "
+    ok(fmt::format("fps={:.1f} frame_ms={:.2f} (ImGui {:.2f}, OpenGL and swap {:.2f}) over {} "
+                   "frames; {} vertices "
                    "in {} draw commands; rss_mib={:.1f} peak_rss_mib={:.1f}",
-                   fps_, frame_ms_, build_ms_, render_ms_, n, app.draw_vertices, app.draw_commands, rss / 1024.0,
-                   peak / 1024.0));
+                   fps_, frame_ms_, build_ms_, render_ms_, n, app.draw_vertices, app.draw_commands,
+                   rss / 1024.0, peak / 1024.0));
     return true;
   }
   if (v == "print") {
@@ -466,14 +518,16 @@ void Script::after_render(App& app, int w, int h) {
   // OpenGL's rows go bottom-up; PNG's top-down.
   std::vector<unsigned char> flipped(px.size());
   for (int y = 0; y < h; ++y)
-    std::memcpy(&flipped[size_t(y) * size_t(w) * 4], &px[size_t(h - 1 - y) * size_t(w) * 4], size_t(w) * 4);
+    std::memcpy(&flipped[size_t(y) * size_t(w) * 4], &px[size_t(h - 1 - y) * size_t(w) * 4],
+                size_t(w) * 4);
   for (size_t i = 3; i < flipped.size(); i += 4) flipped[i] = 255;
   ShotStats s = stats_of(flipped, w, h);
   if (!stbi_write_png(shot_.c_str(), w, h, 4, flipped.data(), w * 4)) {
     ++failures_;
     fmt::print("script: FAIL cannot write {}\n", shot_);
   } else {
-    fmt::print("screenshot {} {}x{} colours={} drawn={:.0f}%\n", shot_, w, h, s.distinct, 100 * s.non_bg);
+    fmt::print("screenshot {} {}x{} colours={} drawn={:.0f}%\n", shot_, w, h, s.distinct,
+               100 * s.non_bg);
   }
   std::fflush(stdout);
   shot_.clear();

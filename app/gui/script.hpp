@@ -3,7 +3,9 @@
 // injected as ImGui input, over several frames) or call the same actions the buttons call.
 //
 //   open puzzle 01-vector-add      open lesson 0001-programs-not-threads     tab puzzle|lesson
-//   click NAME                     a marked button: run, cancel, compile, hint, solution, ...
+//   scroll-lesson PIXELS           goto-line N (the editor)
+//   click NAME                     a marked button: run, cancel, compile, hint, solution,
+//                                  keep-mine, quiz1-choice2, quiz1-check, puzzle:ID, ...
 //   key ctrl+enter                 key presses: ctrl/shift + enter tab backspace delete a..z ...
 //   type TEXT                      characters into the editor (it takes focus)
 //   load FILE                      replace the editor's text with FILE's (an undoable edit)
@@ -37,7 +39,7 @@ public:
   bool done() const { return finished_; }
   int exit_code() const { return failures_ ? 1 : 0; }
 
-  void before_frame(App& app, ImGuiIO& io); // runs commands; injects input for this frame
+  void before_frame(App& app, ImGuiIO& io);        // runs commands; injects input for this frame
   void after_render(App& app, int fb_w, int fb_h); // screenshots
   void first_frame(double ms_since_run_gui, double ms_since_exec);
 

@@ -49,9 +49,15 @@ std::vector<std::string> split_hints(const std::string& md) {
   return out;
 }
 
-std::string workspace_name(const Puzzle& p) { return "workspace/" + p.id + ".cu"; }
-std::string solution_name(const Puzzle& p) { return "solutions/" + p.id + ".cu"; }
-bool is_solution_file(const std::string& f) { return f.rfind("solutions/", 0) == 0; }
+std::string workspace_name(const Puzzle& p) {
+  return "workspace/" + p.id + ".cu";
+}
+std::string solution_name(const Puzzle& p) {
+  return "solutions/" + p.id + ".cu";
+}
+bool is_solution_file(const std::string& f) {
+  return f.rfind("solutions/", 0) == 0;
+}
 
 void note(App& app, std::string text) {
   app.notices.push_back(std::move(text));
@@ -67,7 +73,9 @@ void set_note(App& app, const std::string& key, const std::string& value) {
   }
 }
 
-int medal_rank(const std::string& m) { return m == "gold" ? 3 : m == "silver" ? 2 : m == "bronze" ? 1 : 0; }
+int medal_rank(const std::string& m) {
+  return m == "gold" ? 3 : m == "silver" ? 2 : m == "bronze" ? 1 : 0;
+}
 
 // Markers and gutter figures for the editor from a report.
 void apply_report_to_editor(App& app, const CheckReport& r) {
@@ -77,11 +85,13 @@ void apply_report_to_editor(App& app, const CheckReport& r) {
     ps.editor.markers.push_back({std::max(1, d.line), d.column, int(d.severity), d.message});
   for (auto& c : r.cases)
     if (c.fault && c.fault.source_line > 0)
-      ps.editor.markers.push_back({c.fault.source_line, 0, 0,
-                                   fmt::format("{} ({}): {}", fault_name(c.fault.kind), c.label, c.fault.message)});
+      ps.editor.markers.push_back(
+          {c.fault.source_line, 0, 0,
+           fmt::format("{} ({}): {}", fault_name(c.fault.kind), c.label, c.fault.message)});
   // Per-line counters: the [sim_perf] run when there was one, else the last case that ran.
   const Counters* counters = nullptr;
-  if (r.sim_perf && !r.sim_perf->counters.by_line.empty()) counters = &r.sim_perf->counters;
+  if (r.sim_perf && !r.sim_perf->counters.by_line.empty())
+    counters = &r.sim_perf->counters;
   else
     for (auto it = r.cases.rbegin(); it != r.cases.rend(); ++it)
       if (!it->counters.by_line.empty()) {
@@ -89,7 +99,7 @@ void apply_report_to_editor(App& app, const CheckReport& r) {
         break;
       }
   ps.editor.figures = counters && app.settings.gutter_counters ? gutter_figures(counters->by_line)
-                                                              : std::map<int, GutterFigure>{};
+                                                               : std::map<int, GutterFigure>{};
 }
 
 void send_hello_if_needed(App& app) {
@@ -127,6 +137,10 @@ void maybe_queue_reference(App& app) {
   if (p->solution.empty() || !fs::exists(p->solution, ec)) return;
   const runner::BackendStatus* dev = app.device.active();
   if (!dev) return;
+  // Once per puzzle and backend a session, whatever came of it (a solution that does not pass
+  // here must not be run again after every check).
+  std::string key = p->id + "/" + dev->kind;
+  if (app.reference_tried.count(key)) return;
   try {
     for (auto& a : app.store->attempt_summaries(p->id, 200))
       if (a.file == solution_name(*p) && a.backend == dev->kind && a.has_point()) return;
@@ -140,6 +154,7 @@ void maybe_queue_reference(App& app) {
   ref.file = solution_name(*p);
   ref.source = read_or_empty(p->solution);
   app.queued_reference = ref;
+  app.reference_tried.insert(key);
 }
 
 void finish_run(App& app, const runner::Event& e) {
@@ -170,7 +185,8 @@ void finish_run(App& app, const runner::Event& e) {
   }
   res.report = *e.report;
   res.compile_only = run.op == runner::Op::compile;
-  if (app.puzzle.puzzle && app.puzzle.puzzle->id == run.puzzle) apply_report_to_editor(app, *res.report);
+  if (app.puzzle.puzzle && app.puzzle.puzzle->id == run.puzzle)
+    apply_report_to_editor(app, *res.report);
   if (run.op == runner::Op::check && app.store) {
     try {
       res.attempt = app.store->record_attempt(*res.report, run.source);
@@ -245,7 +261,8 @@ std::string verdict_title(const std::string& v) {
 
 void apply_runner_settings(App& app) {
   runner::ClientOptions o = app.runner->options();
-  o.command = launch_options().runner.empty() ? app.settings.runner_command : launch_options().runner;
+  o.command =
+      launch_options().runner.empty() ? app.settings.runner_command : launch_options().runner;
   o.timeout_s = app.settings.request_timeout_s;
   app.runner->set_options(o);
   app.device.hello = false;
@@ -261,13 +278,15 @@ void init_app(App& app, const std::string& catalog, const std::string& data_dir_
   app.settings_path = fs::path(app.data_dir) / "window.ini";
   app.settings = load_settings(app.settings_path);
   app.saved_settings = app.settings;
-  for (auto& w : app.settings.warnings) note(app, fmt::format("{}: {}", app.settings_path.string(), w));
+  for (auto& w : app.settings.warnings)
+    note(app, fmt::format("{}: {}", app.settings_path.string(), w));
 
   fs::path root = default_catalog_root(catalog);
   app.catalog = load_catalog(root);
   for (auto& e : app.catalog.errors) app.log.push_back("catalog: " + e.str());
   if (!app.catalog.errors.empty())
-    note(app, fmt::format("{} problem(s) in the catalog: see View > Runner log", app.catalog.errors.size()));
+    note(app, fmt::format("{} problem(s) in the catalog: see View > Runner log",
+                          app.catalog.errors.size()));
 
   try {
     app.store = Store::open(Store::default_path(app.data_dir));
@@ -278,7 +297,8 @@ void init_app(App& app, const std::string& catalog, const std::string& data_dir_
   app.workspace = std::make_unique<Workspace>(fs::path(app.data_dir) / "workspace");
 
   runner::ClientOptions o;
-  o.command = launch_options().runner.empty() ? app.settings.runner_command : launch_options().runner;
+  o.command =
+      launch_options().runner.empty() ? app.settings.runner_command : launch_options().runner;
   o.catalog = fs::absolute(root, ec).string();
   o.timeout_s = app.settings.request_timeout_s;
   app.runner = std::make_unique<runner::Client>(o);
@@ -287,13 +307,17 @@ void init_app(App& app, const std::string& catalog, const std::string& data_dir_
   refresh_progress(app);
   // Reopen what was open, on the tab that was showing.
   int tab = app.settings.reading_tab;
+  std::string item = app.settings.open_item; // opening the lesson rewrites it
   if (!app.settings.open_lesson.empty()) open_lesson(app, app.settings.open_lesson);
-  const std::string& item = app.settings.open_item;
-  if (item.rfind("puzzle:", 0) == 0) open_puzzle(app, item.substr(7));
-  else if (item.rfind("lesson:", 0) == 0) open_lesson(app, item.substr(7));
+  if (item.rfind("puzzle:", 0) == 0)
+    open_puzzle(app, item.substr(7));
+  else if (item.rfind("lesson:", 0) == 0)
+    open_lesson(app, item.substr(7));
   if (!app.lesson.lesson && !app.puzzle.puzzle) {
-    if (!app.catalog.lessons.empty()) open_lesson(app, app.catalog.lessons.front().id);
-    else if (!app.catalog.puzzles.empty()) open_puzzle(app, app.catalog.puzzles.front().id);
+    if (!app.catalog.lessons.empty())
+      open_lesson(app, app.catalog.lessons.front().id);
+    else if (!app.catalog.puzzles.empty())
+      open_puzzle(app, app.catalog.puzzles.front().id);
   } else if ((tab == 0 && app.lesson.lesson) || (tab == 1 && app.puzzle.puzzle)) {
     app.settings.reading_tab = tab;
     app.reading_tab_request = tab;
@@ -356,6 +380,7 @@ void open_lesson(App& app, const std::string& id) {
     } catch (...) {
     }
   }
+  ls.view.mark = [&app](const std::string& name) { app.marks.add(name); };
   std::string lid = l->id;
   ls.view.on_quiz = [&app, lid](int quiz, const std::vector<bool>& chosen, bool right) {
     std::string bits;
@@ -389,14 +414,17 @@ void open_puzzle(App& app, const std::string& id) {
   ps.statement_view.fonts = app.fonts.md();
   ps.statement_view.on_link = [&app](const std::string& url) { open_link(app, url); };
   fs::path root = app.catalog.root;
-  ps.statement_view.image = [&app, root](const std::string& src) { return app.textures.get(root / src); };
+  ps.statement_view.image = [&app, root](const std::string& src) {
+    return app.textures.get(root / src);
+  };
   ps.hints = split_hints(read_or_empty(p->hints));
   for (auto& h : ps.hints) ps.hint_docs.push_back(parse_markdown(h));
   ps.hints_view.fonts = app.fonts.md();
   ps.hints_view.on_link = ps.statement_view.on_link;
   if (app.store) {
     try {
-      if (auto n = app.store->note("hints/" + p->id)) ps.hints_shown = std::clamp(std::atoi(n->c_str()), 0, int(ps.hints.size()));
+      if (auto n = app.store->note("hints/" + p->id))
+        ps.hints_shown = std::clamp(std::atoi(n->c_str()), 0, int(ps.hints.size()));
     } catch (...) {
     }
   }
@@ -511,8 +539,12 @@ void show_solution(App& app) {
   set_note(app, "solution/" + ps.puzzle->id, "shown");
 }
 
-void run_check(App& app) { start_request(app, runner::Op::check); }
-void run_compile(App& app) { start_request(app, runner::Op::compile); }
+void run_check(App& app) {
+  start_request(app, runner::Op::check);
+}
+void run_compile(App& app) {
+  start_request(app, runner::Op::compile);
+}
 
 void cancel_run(App& app) {
   if (!app.run) return;
@@ -584,7 +616,8 @@ void tick(App& app, double now) {
         }
       }
       app.roof.dirty = true;
-      if (app.progress.count(app.puzzle.puzzle ? app.puzzle.puzzle->id : "")) maybe_queue_reference(app);
+      if (app.progress.count(app.puzzle.puzzle ? app.puzzle.puzzle->id : ""))
+        maybe_queue_reference(app);
       break;
     case runner::EventKind::progress:
       if (app.run && e.id == app.run->id) {
@@ -600,15 +633,18 @@ void tick(App& app, double now) {
       if (app.log.size() > 1000) app.log.erase(app.log.begin(), app.log.begin() + 200);
       break;
     case runner::EventKind::result:
-      if (app.run && e.id == app.run->id) finish_run(app, e);
+      if (app.run && e.id == app.run->id)
+        finish_run(app, e);
       else if (e.id == app.device.probe_id) {
         app.device.probe_id = 0;
         app.device.probe_phase.clear();
-        if (!e.ok) app.device.probe_error = e.text;
+        if (!e.ok)
+          app.device.probe_error = e.text;
         else {
           app.device.probe = e.probe;
           std::vector<MeasuredCeiling> keep;
-          for (auto& c : e.ceilings) keep.push_back({c.metric, c.best, c.median, c.unit, e.probe_device.name, {}});
+          for (auto& c : e.ceilings)
+            keep.push_back({c.metric, c.best, c.median, c.unit, e.probe_device.name, {}});
           if (app.store) {
             try {
               app.store->save_ceilings(e.probe_device, keep);
@@ -640,8 +676,10 @@ void tick(App& app, double now) {
   if (ps.puzzle && !ps.file.path().empty()) {
     bool dirty = ps.text.version() != ps.synced_version;
     // A pause in typing saves; so does typing that never pauses, at least every 2 s.
-    if (!dirty) ps.first_unsaved_edit = 0;
-    else if (ps.first_unsaved_edit == 0) ps.first_unsaved_edit = now;
+    if (!dirty)
+      ps.first_unsaved_edit = 0;
+    else if (ps.first_unsaved_edit == 0)
+      ps.first_unsaved_edit = now;
     if (dirty && !ps.conflict &&
         (now - ps.last_edit >= app.settings.autosave_s || now - ps.first_unsaved_edit >= 2.0)) {
       save_now(app);
@@ -650,7 +688,8 @@ void tick(App& app, double now) {
     if (now >= ps.next_disk_check) {
       ps.next_disk_check = now + 0.5;
       switch (ps.file.check()) {
-      case WatchedFile::Change::none: break;
+      case WatchedFile::Change::none:
+        break;
       case WatchedFile::Change::removed:
         ps.synced_version = 0; // written again at the next save
         break;

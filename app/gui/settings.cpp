@@ -17,11 +17,13 @@ struct Field {
   std::function<std::string(Settings&, const std::string&)> set; // "" or the problem
 };
 
-template <class T> std::function<std::string(Settings&, const std::string&)> number(T Settings::*m, T lo, T hi) {
+template <class T>
+std::function<std::string(Settings&, const std::string&)> number(T Settings::*m, T lo, T hi) {
   return [=](Settings& s, const std::string& v) -> std::string {
     T x{};
     auto r = std::from_chars(v.data(), v.data() + v.size(), x);
-    if (r.ec != std::errc() || r.ptr != v.data() + v.size()) return fmt::format("'{}' is not a number", v);
+    if (r.ec != std::errc() || r.ptr != v.data() + v.size())
+      return fmt::format("'{}' is not a number", v);
     if (x < lo || x > hi) return fmt::format("{} is out of range {}..{}", v, lo, hi);
     s.*m = x;
     return {};
@@ -30,9 +32,12 @@ template <class T> std::function<std::string(Settings&, const std::string&)> num
 
 std::function<std::string(Settings&, const std::string&)> flag(bool Settings::*m) {
   return [=](Settings& s, const std::string& v) -> std::string {
-    if (v == "true" || v == "1") s.*m = true;
-    else if (v == "false" || v == "0") s.*m = false;
-    else return fmt::format("'{}' is not true or false", v);
+    if (v == "true" || v == "1")
+      s.*m = true;
+    else if (v == "false" || v == "0")
+      s.*m = false;
+    else
+      return fmt::format("'{}' is not true or false", v);
     return {};
   };
 }
@@ -58,9 +63,12 @@ std::function<std::string(Settings&, const std::string&)> one_of(std::string Set
 
 template <class T> std::function<std::string(const Settings&)> show(T Settings::*m) {
   return [=](const Settings& s) {
-    if constexpr (std::is_same_v<T, bool>) return std::string(s.*m ? "true" : "false");
-    else if constexpr (std::is_same_v<T, std::string>) return s.*m;
-    else return fmt::format("{}", s.*m);
+    if constexpr (std::is_same_v<T, bool>)
+      return std::string(s.*m ? "true" : "false");
+    else if constexpr (std::is_same_v<T, std::string>)
+      return s.*m;
+    else
+      return fmt::format("{}", s.*m);
   };
 }
 
@@ -125,13 +133,15 @@ Settings parse_settings(const std::string& body) {
     }
     Settings before = s;
     if (auto why = f->set(s, value); !why.empty())
-      s.warnings.push_back(fmt::format("line {}: {}: {}; using {}", line_no, key, why, f->get(before)));
+      s.warnings.push_back(
+          fmt::format("line {}: {}: {}; using {}", line_no, key, why, f->get(before)));
   }
   return s;
 }
 
 std::string settings_text(const Settings& s) {
-  std::string out = "# Warpbook window settings (rewritten by the window; unknown keys are ignored)\n";
+  std::string out =
+      "# Warpbook window settings (rewritten by the window; unknown keys are ignored)\n";
   for (auto& f : fields()) out += fmt::format("{} = {}\n", f.key, f.get(s));
   return out;
 }

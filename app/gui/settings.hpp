@@ -12,14 +12,14 @@ struct Settings {
   // Window
   int window_w = 1440, window_h = 900;
   bool maximized = false;
-  float font_size = 15;  // points at scale 1, before the monitor's content scale
-  float ui_scale = 0;    // 0: the monitor's content scale
+  float font_size = 15; // points at scale 1, before the monitor's content scale
+  float ui_scale = 0;   // 0: the monitor's content scale
   // Layout, as fractions of the window so it survives a resize.
-  float catalog_w = 0.17f;   // catalog column
-  float reading_w = 0.36f;   // lesson/puzzle column, of what the catalog leaves
-  float device_h = 0.30f;    // device panel under the catalog
-  float editor_h = 0.58f;    // editor, of the right column
-  float results_w = 0.55f;   // results beside the roofline, of the bottom right
+  float catalog_w = 0.17f; // catalog column
+  float reading_w = 0.36f; // lesson/puzzle column, of what the catalog leaves
+  float device_h = 0.30f;  // device panel under the catalog
+  float editor_h = 0.58f;  // editor, of the right column
+  float results_w = 0.55f; // results beside the roofline, of the bottom right
   // Runner
   std::string runner_command; // empty: this executable's `runner`
   std::string backend = "auto";

@@ -23,8 +23,10 @@ void badge(const PuzzleProgress* p, float size) {
   } else {
     ImU32 fill = p->medal.empty() ? IM_COL32(60, 170, 90, 255) : medal_color(p->medal);
     dl->AddCircleFilled(c, r, fill, 16);
-    dl->AddLine(ImVec2(c.x - r * 0.5f, c.y), ImVec2(c.x - r * 0.1f, c.y + r * 0.45f), IM_COL32(20, 20, 20, 255), 1.6f);
-    dl->AddLine(ImVec2(c.x - r * 0.1f, c.y + r * 0.45f), ImVec2(c.x + r * 0.55f, c.y - r * 0.45f), IM_COL32(20, 20, 20, 255), 1.6f);
+    dl->AddLine(ImVec2(c.x - r * 0.5f, c.y), ImVec2(c.x - r * 0.1f, c.y + r * 0.45f),
+                IM_COL32(20, 20, 20, 255), 1.6f);
+    dl->AddLine(ImVec2(c.x - r * 0.1f, c.y + r * 0.45f), ImVec2(c.x + r * 0.55f, c.y - r * 0.45f),
+                IM_COL32(20, 20, 20, 255), 1.6f);
   }
   ImGui::Dummy(ImVec2(size, ImGui::GetTextLineHeight()));
   ImGui::SameLine();
@@ -49,8 +51,8 @@ void puzzle_row(App& app, const Puzzle& p, float indent) {
     ImGui::Text("%s: %s, level %d", p.id.c_str(), p.title.c_str(), p.level);
     if (it != app.progress.end()) {
       const PuzzleProgress& pr = it->second;
-      ImGui::Text("%d attempt%s%s%s", pr.attempts, pr.attempts == 1 ? "" : "s", pr.passed ? ", passed" : "",
-                  pr.medal.empty() ? "" : (", " + pr.medal).c_str());
+      ImGui::Text("%d attempt%s%s%s", pr.attempts, pr.attempts == 1 ? "" : "s",
+                  pr.passed ? ", passed" : "", pr.medal.empty() ? "" : (", " + pr.medal).c_str());
       if (pr.best_sol > 0) ImGui::Text("best: %.0f%% of speed of light", 100 * pr.best_sol);
     } else {
       ImGui::TextDisabled("not tried yet");
@@ -72,11 +74,16 @@ ImU32 medal_color(const std::string& m) {
 
 ImVec4 verdict_color(Verdict v) {
   switch (v) {
-  case Verdict::passed: return ImVec4(0.40f, 0.85f, 0.45f, 1);
-  case Verdict::wrong_answer: return ImVec4(0.95f, 0.45f, 0.35f, 1);
-  case Verdict::compile_error: return ImVec4(0.95f, 0.65f, 0.30f, 1);
-  case Verdict::runtime_fault: return ImVec4(0.95f, 0.35f, 0.55f, 1);
-  default: return ImVec4(0.7f, 0.7f, 0.7f, 1);
+  case Verdict::passed:
+    return ImVec4(0.40f, 0.85f, 0.45f, 1);
+  case Verdict::wrong_answer:
+    return ImVec4(0.95f, 0.45f, 0.35f, 1);
+  case Verdict::compile_error:
+    return ImVec4(0.95f, 0.65f, 0.30f, 1);
+  case Verdict::runtime_fault:
+    return ImVec4(0.95f, 0.35f, 0.55f, 1);
+  default:
+    return ImVec4(0.7f, 0.7f, 0.7f, 1);
   }
 }
 
@@ -85,7 +92,8 @@ void draw_catalog(App& app) {
   ImGui::TextUnformatted("Catalog");
   ImGui::PopFont();
   int passed = 0;
-  for (auto& p : app.catalog.puzzles) passed += app.progress.count(p.id) && app.progress[p.id].passed;
+  for (auto& p : app.catalog.puzzles)
+    passed += app.progress.count(p.id) && app.progress[p.id].passed;
   ImGui::SameLine();
   ImGui::TextDisabled("%d of %zu puzzles passed", passed, app.catalog.puzzles.size());
   ImGui::Separator();
@@ -96,7 +104,8 @@ void draw_catalog(App& app) {
     ImGui::PushID(l.id.c_str());
     bool open = app.lesson.lesson == &l && app.settings.reading_tab == 0;
     bool read = app.lessons_read.count(l.id) > 0;
-    ImGui::PushStyleColor(ImGuiCol_Text, read ? ImVec4(0.75f, 0.78f, 0.85f, 1) : ImVec4(0.95f, 0.95f, 1, 1));
+    ImGui::PushStyleColor(ImGuiCol_Text,
+                          read ? ImVec4(0.75f, 0.78f, 0.85f, 1) : ImVec4(0.95f, 0.95f, 1, 1));
     ImGui::PushFont(app.fonts.bold);
     std::string label = fmt::format("{}  {}", l.id.substr(0, 4), l.title);
     if (ImGui::Selectable(label.c_str(), open)) {

@@ -22,13 +22,16 @@ void draw_menu(App& app) {
   }
   if (ImGui::BeginMenu("Edit")) {
     TextModel& t = app.puzzle.text;
-    if (ImGui::MenuItem("Undo", "Ctrl+Z", false, t.can_undo())) t.undo(), app.puzzle.last_edit = app.now;
-    if (ImGui::MenuItem("Redo", "Ctrl+Y", false, t.can_redo())) t.redo(), app.puzzle.last_edit = app.now;
+    if (ImGui::MenuItem("Undo", "Ctrl+Z", false, t.can_undo()))
+      t.undo(), app.puzzle.last_edit = app.now;
+    if (ImGui::MenuItem("Redo", "Ctrl+Y", false, t.can_redo()))
+      t.redo(), app.puzzle.last_edit = app.now;
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("View")) {
     ImGui::MenuItem("Runner log", nullptr, &app.show_log);
-    if (ImGui::MenuItem("Per-line counters in the editor", nullptr, &app.settings.gutter_counters) &&
+    if (ImGui::MenuItem("Per-line counters in the editor", nullptr,
+                        &app.settings.gutter_counters) &&
         app.results.report && !app.settings.gutter_counters)
       app.puzzle.editor.figures.clear();
     ImGui::EndMenu();
@@ -46,14 +49,17 @@ void draw_status_bar(App& app) {
   // Runner first: the learner needs to know whether their work can run.
   bool alive = app.runner->running();
   ImVec4 col = alive && app.device.hello ? ImVec4(0.5f, 0.85f, 0.55f, 1)
-               : alive                    ? ImVec4(0.8f, 0.8f, 0.5f, 1)
-                                          : ImVec4(0.75f, 0.75f, 0.75f, 1);
-  if (!alive && !app.device.exit_note.empty() && app.now - app.device.exit_at < 30) col = ImVec4(1, 0.55f, 0.45f, 1);
+               : alive                   ? ImVec4(0.8f, 0.8f, 0.5f, 1)
+                                         : ImVec4(0.75f, 0.75f, 0.75f, 1);
+  if (!alive && !app.device.exit_note.empty() && app.now - app.device.exit_at < 30)
+    col = ImVec4(1, 0.55f, 0.45f, 1);
   ImGui::TextColored(col, "%s", runner_state_text(app).c_str());
   if (app.run) {
     ImGui::SameLine();
     const RunState& r = *app.run;
-    std::string what = r.reference ? "reference solution" : r.op == runner::Op::compile ? "compiling" : "checking";
+    std::string what = r.reference                   ? "reference solution"
+                       : r.op == runner::Op::compile ? "compiling"
+                                                     : "checking";
     ImGui::Text("|  %s: %s", what.c_str(), r.phase.c_str());
     ImGui::SameLine();
     float frac = r.total > 0 ? float(r.done) / float(r.total) : 0;
@@ -83,29 +89,34 @@ void draw_dialogs(App& app) {
   }
   if (ImGui::BeginPopupModal("See the solution?", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
     ImGui::TextUnformatted("The solution shows one fast way to solve this puzzle.");
-    ImGui::TextUnformatted("Puzzles teach most when you get there yourself: the hints go one step at a time.");
+    ImGui::TextUnformatted(
+        "Puzzles teach most when you get there yourself: the hints go one step at a time.");
     if (ImGui::Button("Show me the solution")) {
       show_solution(app);
       ImGui::CloseCurrentPopup();
     }
     app.marks.add("confirm-solution");
     ImGui::SameLine();
-    if (ImGui::Button("Not yet") || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) ImGui::CloseCurrentPopup();
+    if (ImGui::Button("Not yet") || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape)))
+      ImGui::CloseCurrentPopup();
     ImGui::EndPopup();
   }
   if (ps.confirm_reset) {
     ImGui::OpenPopup("Start again from the starter?");
     ps.confirm_reset = false;
   }
-  if (ImGui::BeginPopupModal("Start again from the starter?", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
-    ImGui::TextUnformatted("Your file is replaced by the puzzle's starter. Undo (Ctrl+Z) brings it back,");
+  if (ImGui::BeginPopupModal("Start again from the starter?", nullptr,
+                             ImGuiWindowFlags_AlwaysAutoResize)) {
+    ImGui::TextUnformatted(
+        "Your file is replaced by the puzzle's starter. Undo (Ctrl+Z) brings it back,");
     ImGui::TextUnformatted("and every version you ran is kept with its attempt.");
     if (ImGui::Button("Replace my file")) {
       reset_to_starter(app);
       ImGui::CloseCurrentPopup();
     }
     ImGui::SameLine();
-    if (ImGui::Button("Keep it") || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) ImGui::CloseCurrentPopup();
+    if (ImGui::Button("Keep it") || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape)))
+      ImGui::CloseCurrentPopup();
     ImGui::EndPopup();
   }
 
@@ -118,7 +129,8 @@ void draw_dialogs(App& app) {
       ImGui::TextUnformatted("Runner command (empty: this program's own runner)");
       ImGui::SetNextItemWidth(-1);
       ImGui::InputTextWithHint("##runner", "ssh gpu-box warpbook runner", &command);
-      ImGui::TextDisabled("A runner on another machine gives this window its GPU (see docs/gui.md).");
+      ImGui::TextDisabled(
+          "A runner on another machine gives this window its GPU (see docs/gui.md).");
       if (ImGui::Button("Apply and restart the runner")) {
         s.runner_command = command;
         apply_runner_settings(app);
@@ -159,7 +171,8 @@ void draw_dialogs(App& app) {
     ImGui::TextUnformatted("Warpbook: learn to write fast GPU kernels.");
     ImGui::Text("Catalog: %s", app.catalog.root.string().c_str());
     ImGui::Text("Data: %s", app.data_dir.c_str());
-    ImGui::Text("Fonts: %s", app.fonts.packaged ? app.fonts.sans_path.c_str() : "ImGui's built-in font");
+    ImGui::Text("Fonts: %s",
+                app.fonts.packaged ? app.fonts.sans_path.c_str() : "ImGui's built-in font");
     if (ImGui::Button("Close")) ImGui::CloseCurrentPopup();
     ImGui::EndPopup();
   }

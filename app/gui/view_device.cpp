@@ -22,13 +22,14 @@ void draw_device(App& app) {
     ImGui::PushID(b.kind.c_str());
     bool active = d.active() == &b;
     if (b.available) {
-      ImGui::TextColored(active ? ImVec4(0.5f, 0.9f, 0.55f, 1) : ImVec4(0.8f, 0.8f, 0.8f, 1), "%s %s", active ? ">" : " ",
-                         b.kind == "cuda" ? "GPU" : "Simulator");
+      ImGui::TextColored(active ? ImVec4(0.5f, 0.9f, 0.55f, 1) : ImVec4(0.8f, 0.8f, 0.8f, 1),
+                         "%s %s", active ? ">" : " ", b.kind == "cuda" ? "GPU" : "Simulator");
       ImGui::SameLine();
       ImGui::TextWrapped("%s", b.device.name.c_str());
       if (b.kind == "cuda")
-        ImGui::TextDisabled("   sm_%d%d, %d SMs, %.0f GiB, driver %s", b.device.cc_major, b.device.cc_minor,
-                            b.device.sm_count, b.device.memory_bytes / 1073741824.0, b.device.driver.c_str());
+        ImGui::TextDisabled("   sm_%d%d, %d SMs, %.0f GiB, driver %s", b.device.cc_major,
+                            b.device.cc_minor, b.device.sm_count,
+                            b.device.memory_bytes / 1073741824.0, b.device.driver.c_str());
     } else {
       ImGui::TextDisabled("  %s: not here", b.kind == "cuda" ? "GPU" : "Simulator");
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", b.why.c_str());
@@ -39,7 +40,8 @@ void draw_device(App& app) {
     ImGui::PopID();
   }
   if (d.hello && !d.active())
-    ImGui::TextColored(ImVec4(1, 0.6f, 0.4f, 1), "Nothing here can run kernels: checks will say why.");
+    ImGui::TextColored(ImVec4(1, 0.6f, 0.4f, 1),
+                       "Nothing here can run kernels: checks will say why.");
 
   // Ceilings.
   const runner::BackendStatus* act = d.active();
@@ -50,8 +52,8 @@ void draw_device(App& app) {
       ImGui::TableSetupColumn("measured");
       ImGui::TableSetupColumn("datasheet");
       ImGui::TableHeadersRow();
-      for (const char* m : {metric::dram, metric::l2, metric::shared, metric::fp32, metric::fp64, metric::fp16_tc,
-                            metric::bf16_tc}) {
+      for (const char* m : {metric::dram, metric::l2, metric::shared, metric::fp32, metric::fp64,
+                            metric::fp16_tc, metric::bf16_tc}) {
         double meas = 0;
         for (auto& c : d.measured)
           if (c.metric == m) meas = c.value;
@@ -61,27 +63,34 @@ void draw_device(App& app) {
         ImGui::TableNextColumn();
         ImGui::TextUnformatted(m);
         ImGui::TableNextColumn();
-        if (meas > 0) ImGui::Text("%.0f", meas);
-        else ImGui::TextDisabled("-");
+        if (meas > 0)
+          ImGui::Text("%.0f", meas);
+        else
+          ImGui::TextDisabled("-");
         ImGui::TableNextColumn();
-        if (ds > 0) ImGui::Text("%.0f", ds);
-        else ImGui::TextDisabled("-");
+        if (ds > 0)
+          ImGui::Text("%.0f", ds);
+        else
+          ImGui::TextDisabled("-");
       }
       ImGui::EndTable();
     }
     if (d.probe_id) {
       ImGui::Text("measuring: %s", d.probe_phase.c_str());
     } else {
-      if (ImGui::Button(d.measured.empty() ? "Measure ceilings (3 s)" : "Measure again")) measure_ceilings(app);
+      if (ImGui::Button(d.measured.empty() ? "Measure ceilings (3 s)" : "Measure again"))
+        measure_ceilings(app);
       app.marks.add("measure");
     }
-    if (!d.probe_error.empty()) ImGui::TextColored(ImVec4(1, 0.5f, 0.4f, 1), "%s", d.probe_error.c_str());
+    if (!d.probe_error.empty())
+      ImGui::TextColored(ImVec4(1, 0.5f, 0.4f, 1), "%s", d.probe_error.c_str());
   } else {
     // The simulator models a GPU from the table of real parts.
     ImGui::TextDisabled("Roofline modelled for:");
     const GpuProfile* cur = find_profile(app.settings.gpu_profile);
     ImGui::SetNextItemWidth(-1);
-    if (ImGui::BeginCombo("##profile", cur ? cur->name.c_str() : app.settings.gpu_profile.c_str())) {
+    if (ImGui::BeginCombo("##profile",
+                          cur ? cur->name.c_str() : app.settings.gpu_profile.c_str())) {
       for (auto& p : gpu_profiles())
         if (ImGui::Selectable(p.name.c_str(), cur == &p)) {
           app.settings.gpu_profile = p.key;
@@ -99,7 +108,8 @@ void draw_device(App& app) {
   ImGui::Separator();
   ImGui::TextDisabled("Runner%s", d.version.empty() ? "" : (" " + d.version).c_str());
   ImGui::TextWrapped("%s", runner_state_text(app).c_str());
-  if (app.runner->starts() > 1) ImGui::TextDisabled("started %d times this session", app.runner->starts());
+  if (app.runner->starts() > 1)
+    ImGui::TextDisabled("started %d times this session", app.runner->starts());
   if (!d.exit_note.empty() && app.runner->running())
     ImGui::TextDisabled("last ended: %s", d.exit_note.c_str());
   ImGui::EndChild();

@@ -14,17 +14,22 @@ void header(App& app) {
   ImGui::TextUnformatted("Editor");
   ImGui::PopFont();
   ImGui::SameLine();
-  ImGui::TextDisabled("%s", ps.file.path().empty() ? ps.puzzle->id.c_str() : ps.file.path().filename().string().c_str());
+  ImGui::TextDisabled("%s", ps.file.path().empty() ? ps.puzzle->id.c_str()
+                                                   : ps.file.path().filename().string().c_str());
   ImGui::SameLine();
   bool dirty = ps.text.version() != ps.synced_version;
-  if (!ps.save_error.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.3f, 1), "not saved: %s", ps.save_error.c_str());
-  else if (dirty) ImGui::TextDisabled("(editing)");
-  else ImGui::TextDisabled("(saved)");
+  if (!ps.save_error.empty())
+    ImGui::TextColored(ImVec4(1, 0.4f, 0.3f, 1), "not saved: %s", ps.save_error.c_str());
+  else if (dirty)
+    ImGui::TextDisabled("(editing)");
+  else
+    ImGui::TextDisabled("(saved)");
 
   // Buttons at the right end of the header line.
   bool running = app.run && !app.run->reference;
   float bw = ImGui::CalcTextSize("Run (Ctrl+Enter)").x + ImGui::CalcTextSize("Compile").x +
-             ImGui::CalcTextSize("Reset...").x + ImGui::GetStyle().FramePadding.x * 6 + ImGui::GetStyle().ItemSpacing.x * 3;
+             ImGui::CalcTextSize("Reset...").x + ImGui::GetStyle().FramePadding.x * 6 +
+             ImGui::GetStyle().ItemSpacing.x * 3;
   ImGui::SameLine(std::max(ImGui::GetCursorPosX(), ImGui::GetWindowContentRegionMax().x - bw));
   if (running) {
     ImGui::PushStyleColor(ImGuiCol_Button, ImVec4(0.55f, 0.25f, 0.2f, 1));
@@ -50,9 +55,10 @@ void conflict_banner(App& app) {
   PuzzleState& ps = app.puzzle;
   ImGui::PushStyleColor(ImGuiCol_ChildBg, IM_COL32(110, 70, 20, 200));
   ImGui::BeginChild("##conflict", ImVec2(0, ImGui::GetFrameHeightWithSpacing() * 2.2f), true);
-  ImGui::TextWrapped("%s changed on disk while you had edits here that were not saved yet. Which version do you "
-                     "want?",
-                     ps.file.path().filename().string().c_str());
+  ImGui::TextWrapped(
+      "%s changed on disk while you had edits here that were not saved yet. Which version do you "
+      "want?",
+      ps.file.path().filename().string().c_str());
   if (ImGui::Button("Keep mine (overwrite the file)")) keep_mine(app);
   app.marks.add("keep-mine");
   ImGui::SameLine();
@@ -87,8 +93,9 @@ void draw_editor_pane(App& app) {
   EditorFrame fr = draw_editor("##code", ps.text, ps.editor);
   if (ps.text.version() != before) ps.last_edit = app.now;
   ImGuiIO& io = ImGui::GetIO();
-  bool run_key = io.KeyCtrl && (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Enter), false) ||
-                                ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_KeyPadEnter), false));
+  bool run_key =
+      io.KeyCtrl && (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Enter), false) ||
+                     ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_KeyPadEnter), false));
   if (fr.run_requested || run_key) {
     if (!app.run || app.run->reference) run_check(app);
   }

@@ -8,6 +8,11 @@ void draw_lesson(App& app) {
   LessonState& ls = app.lesson;
   if (!ls.lesson) return;
   ImGui::BeginChild("##lesson_scroll", ImVec2(0, 0), false);
+  if (app.lesson_scroll_to) {
+    // Scripts (and links to a section, one day) scroll to a line of the lesson's layout.
+    ImGui::SetScrollY(*app.lesson_scroll_to);
+    app.lesson_scroll_to.reset();
+  }
   float width = ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ScrollbarSize * 0.5f;
   ImGui::PushFont(app.fonts.h1);
   ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width);

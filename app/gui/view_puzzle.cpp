@@ -11,7 +11,8 @@ void draw_puzzle(App& app) {
   const Puzzle& p = *ps.puzzle;
   ImGui::BeginChild("##puzzle_scroll", ImVec2(0, 0), false);
   float width = ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ScrollbarSize * 0.5f;
-  ImGui::TextDisabled("Puzzle %s, level %d%s", p.id.c_str(), p.level, p.demo ? ", a demo: solved, to run and change" : "");
+  ImGui::TextDisabled("Puzzle %s, level %d%s", p.id.c_str(), p.level,
+                      p.demo ? ", a demo: solved, to run and change" : "");
   if (!p.tags.empty()) {
     std::string tags;
     for (auto& t : p.tags) tags += (tags.empty() ? "" : ", ") + t;

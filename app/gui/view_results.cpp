@@ -49,8 +49,8 @@ void heatmap(const BufferReport& b) {
       int64_t rows = b.shape[0], cols = b.shape[1];
       int64_t r0 = rows * r / b.heat_rows, r1 = rows * (r + 1) / b.heat_rows;
       int64_t c0 = cols * c / b.heat_cols, c1 = cols * (c + 1) / b.heat_cols;
-      ImGui::Text("%s rows %lld..%lld, columns %lld..%lld", b.name.c_str(), (long long)r0, (long long)r1 - 1,
-                  (long long)c0, (long long)c1 - 1);
+      ImGui::Text("%s rows %lld..%lld, columns %lld..%lld", b.name.c_str(), (long long)r0,
+                  (long long)r1 - 1, (long long)c0, (long long)c1 - 1);
     } else {
       int64_t cells = int64_t(b.heat_rows) * b.heat_cols;
       int64_t k = int64_t(r) * b.heat_cols + c;
@@ -64,24 +64,30 @@ void heatmap(const BufferReport& b) {
 }
 
 void buffer_details(const CaseReport& c, const BufferReport& b) {
-  if (b.wrong == 0 && !b.guard_before_damaged && !b.guard_after_damaged && !b.input_clobbered) return;
+  if (b.wrong == 0 && !b.guard_before_damaged && !b.guard_after_damaged && !b.input_clobbered)
+    return;
   ImGui::PushID(b.name.c_str());
-  ImGui::TextColored(ImVec4(1, 0.75f, 0.4f, 1), "%s (%s, %lld elements)", b.name.c_str(), b.dtype.c_str(),
-                     (long long)b.count);
+  ImGui::TextColored(ImVec4(1, 0.75f, 0.4f, 1), "%s (%s, %lld elements)", b.name.c_str(),
+                     b.dtype.c_str(), (long long)b.count);
   if (b.wrong > 0)
-    ImGui::Text("%lld wrong (%lld never written, %lld NaN/Inf), max error %.3g (relative %.3g)", (long long)b.wrong,
-                (long long)b.unwritten, (long long)b.nan_wrong, b.max_abs_err, b.max_rel_err);
+    ImGui::Text("%lld wrong (%lld never written, %lld NaN/Inf), max error %.3g (relative %.3g)",
+                (long long)b.wrong, (long long)b.unwritten, (long long)b.nan_wrong, b.max_abs_err,
+                b.max_rel_err);
   if (b.guard_before_damaged)
-    ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1), "written before its start (first damaged byte %lld before it)",
+    ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1),
+                       "written before its start (first damaged byte %lld before it)",
                        (long long)b.guard_first_offset);
   if (b.guard_after_damaged)
-    ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1), "written past its end (first damaged byte %lld past it)",
+    ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1),
+                       "written past its end (first damaged byte %lld past it)",
                        (long long)b.guard_first_offset);
   if (b.input_clobbered)
-    ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1), "an input was changed by the kernel (first at index %lld)",
+    ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1),
+                       "an input was changed by the kernel (first at index %lld)",
                        (long long)b.clobbered_index);
-  if (!b.first.empty() &&
-      ImGui::BeginTable("##mm", 5, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit)) {
+  if (!b.first.empty() && ImGui::BeginTable("##mm", 5,
+                                            ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg |
+                                                ImGuiTableFlags_SizingFixedFit)) {
     ImGui::TableSetupColumn("index");
     ImGui::TableSetupColumn("expected");
     ImGui::TableSetupColumn("got");
@@ -101,10 +107,13 @@ void buffer_details(const CaseReport& c, const BufferReport& b) {
       ImGui::TableNextColumn();
       ImGui::Text("%.7g", m.expected);
       ImGui::TableNextColumn();
-      if (m.unwritten) ImGui::TextColored(ImVec4(1, 0.6f, 0.3f, 1), "(unwritten)");
-      else ImGui::Text("%.7g", m.actual);
+      if (m.unwritten)
+        ImGui::TextColored(ImVec4(1, 0.6f, 0.3f, 1), "(unwritten)");
+      else
+        ImGui::Text("%.7g", m.actual);
       ImGui::TableNextColumn();
-      if (std::isnan(m.actual) || std::isinf(m.actual)) ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "NaN/Inf");
+      if (std::isnan(m.actual) || std::isinf(m.actual))
+        ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "NaN/Inf");
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(m.owner.c_str());
     }
@@ -119,7 +128,8 @@ void case_details(App& app, const CaseReport& c) {
   ImGui::Indent();
   if (c.fault) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 0.45f, 0.55f, 1));
-    ImGui::TextWrapped("%s: %s", std::string(fault_name(c.fault.kind)).c_str(), c.fault.message.c_str());
+    ImGui::TextWrapped("%s: %s", std::string(fault_name(c.fault.kind)).c_str(),
+                       c.fault.message.c_str());
     ImGui::PopStyleColor();
     if (c.fault.source_line > 0) {
       ImGui::SameLine();
@@ -132,8 +142,8 @@ void case_details(App& app, const CaseReport& c) {
     ImGui::TextWrapped("%s", p.c_str());
   }
   for (auto& b : c.buffers) buffer_details(c, b);
-  ImGui::TextDisabled("grid (%u,%u,%u) x block (%u,%u,%u), %.1f ms", c.grid.x, c.grid.y, c.grid.z, c.block.x, c.block.y,
-                      c.block.z, c.ms);
+  ImGui::TextDisabled("grid (%u,%u,%u) x block (%u,%u,%u), %.1f ms", c.grid.x, c.grid.y, c.grid.z,
+                      c.block.x, c.block.y, c.block.z, c.ms);
   if (!c.printf_output.empty()) {
     ImGui::TextDisabled("printf:");
     ImGui::PushFont(app.fonts.mono);
@@ -145,13 +155,16 @@ void case_details(App& app, const CaseReport& c) {
 
 void perf_box(App& app, const PerfReport& p) {
   ImGui::PushFont(app.fonts.bold);
-  if (p.modelled) ImGui::TextUnformatted("Modelled on the simulator");
-  else ImGui::TextUnformatted("Speed");
+  if (p.modelled)
+    ImGui::TextUnformatted("Modelled on the simulator");
+  else
+    ImGui::TextUnformatted("Speed");
   ImGui::PopFont();
   if (p.timing.ok)
-    ImGui::Text("%.2f us (median of %zu; min %.2f, p90 %.2f)", p.timing.median_us, p.timing.samples_us.size(),
-                p.timing.min_us, p.timing.p90_us);
-  if (p.gbps > 0 || p.gflops > 0) ImGui::Text("%.1f GB/s   %.1f GFLOP/s   %.3g FLOP/byte", p.gbps, p.gflops, p.intensity);
+    ImGui::Text("%.2f us (median of %zu; min %.2f, p90 %.2f)", p.timing.median_us,
+                p.timing.samples_us.size(), p.timing.min_us, p.timing.p90_us);
+  if (p.gbps > 0 || p.gflops > 0)
+    ImGui::Text("%.1f GB/s   %.1f GFLOP/s   %.3g FLOP/byte", p.gbps, p.gflops, p.intensity);
   if (p.speed_of_light > 0) {
     float sol = float(p.speed_of_light);
     ImGui::Text("%.0f%% of speed of light (%s-bound)", 100 * sol, p.bound.c_str());
@@ -161,24 +174,31 @@ void perf_box(App& app, const PerfReport& p) {
       ImGui::Text("  %s medal", p.medal.c_str());
       ImGui::PopStyleColor();
     }
-    ImGui::ProgressBar(std::min(1.f, sol), ImVec2(std::min(320.f, ImGui::GetContentRegionAvail().x), 0),
+    ImGui::ProgressBar(std::min(1.f, sol),
+                       ImVec2(std::min(320.f, ImGui::GetContentRegionAvail().x), 0),
                        fmt::format("{:.0f}%", 100 * sol).c_str());
     if (app.puzzle.puzzle) {
       const Puzzle& pz = *app.puzzle.puzzle;
       ImGui::SameLine();
-      ImGui::TextDisabled("bronze %.0f%%  silver %.0f%%  gold %.0f%%", 100 * pz.bronze, 100 * pz.silver, 100 * pz.gold);
+      ImGui::TextDisabled("bronze %.0f%%  silver %.0f%%  gold %.0f%%", 100 * pz.bronze,
+                          100 * pz.silver, 100 * pz.gold);
     }
   }
-  ImGui::TextDisabled("ceilings: %s (%.0f GB/s, %.0f GFLOP/s)", p.ceiling_source.c_str(), p.dram_ceiling_gbps,
-                      p.compute_ceiling_gflops);
-  if (p.modelled) ImGui::TextDisabled("No time on the simulator: the point is counted work against that GPU's roofs.");
+  ImGui::TextDisabled("ceilings: %s (%.0f GB/s, %.0f GFLOP/s)", p.ceiling_source.c_str(),
+                      p.dram_ceiling_gbps, p.compute_ceiling_gflops);
+  if (p.modelled)
+    ImGui::TextDisabled(
+        "No time on the simulator: the point is counted work against that GPU's roofs.");
   for (auto& f : p.flags) ImGui::TextColored(ImVec4(1, 0.8f, 0.4f, 1), "note: %s", f.c_str());
-  if (p.timing.fault) ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1), "timing: %s", p.timing.fault.message.c_str());
+  if (p.timing.fault)
+    ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1), "timing: %s", p.timing.fault.message.c_str());
 }
 
 void counters_table(const Counters& c, const char* id) {
   if (c.total.empty()) return;
-  if (ImGui::BeginTable(id, 2, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_Borders)) {
+  if (ImGui::BeginTable(id, 2,
+                        ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit |
+                            ImGuiTableFlags_Borders)) {
     for (auto& [k, v] : c.total) {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
@@ -199,8 +219,10 @@ void draw_results(App& app) {
   ImGui::PopFont();
   if (r.report) {
     ImGui::SameLine();
-    if (r.attempt > 0) ImGui::TextDisabled("attempt %lld, %s", (long long)r.attempt, r.when.c_str());
-    else ImGui::TextDisabled("%s", r.when.c_str());
+    if (r.attempt > 0)
+      ImGui::TextDisabled("attempt %lld, %s", (long long)r.attempt, r.when.c_str());
+    else
+      ImGui::TextDisabled("%s", r.when.c_str());
   }
   ImGui::Separator();
   ImGui::BeginChild("##results_scroll", ImVec2(0, 0), false);
@@ -208,35 +230,42 @@ void draw_results(App& app) {
   if (app.run && !app.run->reference) {
     const RunState& run = *app.run;
     float frac = run.total > 0 ? float(run.done) / float(run.total) : 0;
-    ImGui::Text("%s: %s", run.op == runner::Op::compile ? "Compiling" : "Checking", run.phase.c_str());
+    ImGui::Text("%s: %s", run.op == runner::Op::compile ? "Compiling" : "Checking",
+                run.phase.c_str());
     ImGui::ProgressBar(frac, ImVec2(-1, 0), fmt::format("{:.1f} s", app.now - run.started).c_str());
     ImGui::Spacing();
   }
   if (!r.error.empty()) {
-    ImGui::PushStyleColor(ImGuiCol_Text, r.cancelled ? ImVec4(0.85f, 0.85f, 0.6f, 1) : ImVec4(1, 0.5f, 0.45f, 1));
+    ImGui::PushStyleColor(ImGuiCol_Text,
+                          r.cancelled ? ImVec4(0.85f, 0.85f, 0.6f, 1) : ImVec4(1, 0.5f, 0.45f, 1));
     ImGui::PushFont(app.fonts.h2);
-    ImGui::TextUnformatted(r.cancelled ? "Cancelled" : r.runner_died ? "The runner stopped" : "Could not run");
+    ImGui::TextUnformatted(r.cancelled     ? "Cancelled"
+                           : r.runner_died ? "The runner stopped"
+                                           : "Could not run");
     ImGui::PopFont();
     ImGui::PopStyleColor();
     ImGui::TextWrapped("%s", r.error.c_str());
-    if (r.runner_died) ImGui::TextDisabled("Your file is safe on disk. Press Run to start a fresh runner.");
+    if (r.runner_died)
+      ImGui::TextDisabled("Your file is safe on disk. Press Run to start a fresh runner.");
   }
   if (!r.report) {
-    if (r.error.empty() && !app.run) ImGui::TextDisabled("Press Run (Ctrl+Enter) to check your kernel.");
+    if (r.error.empty() && !app.run)
+      ImGui::TextDisabled("Press Run (Ctrl+Enter) to check your kernel.");
     ImGui::EndChild();
     return;
   }
   const CheckReport& rep = *r.report;
   ImGui::PushStyleColor(ImGuiCol_Text, verdict_color(rep.verdict));
   ImGui::PushFont(app.fonts.h2);
-  std::string title = r.compile_only ? (rep.verdict == Verdict::passed ? "Compiled" : "Compile error")
-                                     : verdict_title(std::string(verdict_name(rep.verdict)));
+  std::string title = r.compile_only
+                          ? (rep.verdict == Verdict::passed ? "Compiled" : "Compile error")
+                          : verdict_title(std::string(verdict_name(rep.verdict)));
   ImGui::TextUnformatted(title.c_str());
   ImGui::PopFont();
   ImGui::PopStyleColor();
   ImGui::TextWrapped("%s", rep.summary.c_str());
-  ImGui::TextDisabled("on %s (%s), seed %llu, %.2f s", rep.device.name.c_str(), rep.device.backend.c_str(),
-                      (unsigned long long)rep.seed, rep.total_ms / 1e3);
+  ImGui::TextDisabled("on %s (%s), seed %llu, %.2f s", rep.device.name.c_str(),
+                      rep.device.backend.c_str(), (unsigned long long)rep.seed, rep.total_ms / 1e3);
 
   if (!rep.diagnostics.empty()) {
     ImGui::Spacing();
@@ -248,7 +277,8 @@ void draw_results(App& app) {
                    : d.severity == Diagnostic::Severity::warning ? ImVec4(1, 0.8f, 0.4f, 1)
                                                                  : ImVec4(0.6f, 0.75f, 1, 1);
       ImGui::PushStyleColor(ImGuiCol_Text, col);
-      std::string line = fmt::format("line {}:{}  {}: {}", d.line, d.column, severity_name(d.severity), d.message);
+      std::string line =
+          fmt::format("line {}:{}  {}: {}", d.line, d.column, severity_name(d.severity), d.message);
       if (ImGui::Selectable(line.c_str(), false)) goto_line(app, d.line, d.column);
       if (i == 0) app.marks.add("diagnostic");
       ImGui::PopStyleColor();
@@ -263,7 +293,9 @@ void draw_results(App& app) {
 
   if (!rep.cases.empty()) {
     ImGui::Spacing();
-    if (ImGui::BeginTable("##cases", 4, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit)) {
+    if (ImGui::BeginTable("##cases", 4,
+                          ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg |
+                              ImGuiTableFlags_SizingFixedFit)) {
       // Case labels can be long ("a row wider than the block (cols=8191 rows=5)"): they share the
       // width with the reasons rather than squeeze the verdicts.
       ImGui::TableSetupColumn("case", ImGuiTableColumnFlags_WidthStretch, 1.0f);
@@ -282,7 +314,9 @@ void draw_results(App& app) {
           r.selected_case = sel ? -1 : int(i);
         ImGui::PopID();
         ImGui::TableNextColumn();
-        ImGui::TextColored(verdict_color(c.verdict), "%s", c.verdict == Verdict::passed ? "ok" : std::string(verdict_name(c.verdict)).c_str());
+        ImGui::TextColored(
+            verdict_color(c.verdict), "%s",
+            c.verdict == Verdict::passed ? "ok" : std::string(verdict_name(c.verdict)).c_str());
         ImGui::TableNextColumn();
         ImGui::Text("%.1f", c.ms);
         ImGui::TableNextColumn();
@@ -299,7 +333,8 @@ void draw_results(App& app) {
   }
 
   if (rep.sim_perf && !rep.sim_perf->counters.empty()) {
-    if (ImGui::CollapsingHeader(fmt::format("Simulator counters at {}", rep.sim_perf->label).c_str())) {
+    if (ImGui::CollapsingHeader(
+            fmt::format("Simulator counters at {}", rep.sim_perf->label).c_str())) {
       counters_table(rep.sim_perf->counters, "##simc");
       ImGui::TextDisabled("Per line: see the editor's gutter (hover a figure).");
     }
@@ -313,13 +348,14 @@ void draw_results(App& app) {
   }
   if (!rep.resources.empty() && ImGui::CollapsingHeader("Resources")) {
     for (auto& k : rep.resources)
-      ImGui::Text("%s: %d registers, %d B shared, %d B stack, spills %d/%d B", k.name.c_str(), k.registers,
-                  k.shared_bytes, k.local_bytes, k.spill_stores, k.spill_loads);
+      ImGui::Text("%s: %d registers, %d B shared, %d B stack, spills %d/%d B", k.name.c_str(),
+                  k.registers, k.shared_bytes, k.local_bytes, k.spill_stores, k.spill_loads);
   }
   if (!rep.tunables.empty() || !rep.phases_ms.empty()) {
     if (ImGui::CollapsingHeader("Tunables and time")) {
       for (auto& [k, v] : rep.tunables) ImGui::Text("%s = %lld", k.c_str(), (long long)v);
-      for (auto& [phase, ms] : rep.phases_ms) ImGui::TextDisabled("%-24s %8.1f ms", phase.c_str(), ms);
+      for (auto& [phase, ms] : rep.phases_ms)
+        ImGui::TextDisabled("%-24s %8.1f ms", phase.c_str(), ms);
     }
   }
   ImGui::EndChild();

@@ -11,7 +11,8 @@ namespace wb::gui {
 
 namespace {
 
-std::string point_tooltip(double gbps, double sol, double time_us, const std::string& verdict, const std::string& when) {
+std::string point_tooltip(double gbps, double sol, double time_us, const std::string& verdict,
+                          const std::string& when) {
   std::string t = fmt::format("{:.1f} GB/s", gbps);
   if (time_us > 0) t += fmt::format(", {:.2f} us", time_us);
   if (sol > 0) t += fmt::format(", {:.0f}% of speed of light", 100 * sol);
@@ -74,9 +75,11 @@ void rebuild(App& app) {
       cp.gflops = pr.gflops;
       cp.modelled = pr.modelled;
       cp.attempt = app.results.attempt;
-      cp.label = app.results.when == "just now" ? "your kernel" : fmt::format("attempt {}", app.results.attempt);
-      cp.tooltip = point_tooltip(pr.gbps, pr.speed_of_light, pr.timing.ok ? pr.timing.median_us : 0,
-                                 std::string(verdict_name(app.results.report->verdict)), app.results.when);
+      cp.label = app.results.when == "just now" ? "your kernel"
+                                                : fmt::format("attempt {}", app.results.attempt);
+      cp.tooltip =
+          point_tooltip(pr.gbps, pr.speed_of_light, pr.timing.ok ? pr.timing.median_us : 0,
+                        std::string(verdict_name(app.results.report->verdict)), app.results.when);
       p.points.push_back(std::move(cp));
     }
   }

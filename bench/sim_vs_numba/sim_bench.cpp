@@ -9,8 +9,8 @@
 // Timing: the best of several Simulator::run() calls (the PTX is parsed and decoded on the first
 // call and cached, like numba's kernel object); the first call is shown too. NVRTC's compile is
 // not timed: numba has no equivalent step.
-#include "app/core/backend/sim/sim.hpp"
-#include "app/core/compile.hpp"
+#include "core/backend/sim/sim.hpp"
+#include "core/compile.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -81,23 +81,28 @@ KernelArg i32(int v) {
 }
 
 struct Timed {
-  double first_ms = 0, best_ms = 1e30;
+  double first_ms = 0, best_ms = 1e30, median_ms = 0;
   RunResult last;
 };
 
 Timed time_runs(sim::Simulator& s, const RunPlan& plan, int reps) {
   Timed t;
+  std::vector<double> all;
   for (int r = 0; r < reps; ++r) {
     auto t0 = std::chrono::steady_clock::now();
     t.last = s.run(plan);
-    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     if (r == 0) t.first_ms = ms;
     t.best_ms = std::min(t.best_ms, ms);
+    all.push_back(ms);
     if (t.last.fault) {
       std::fprintf(stderr, "fault: %s\n", t.last.fault.message.c_str());
       std::exit(1);
     }
   }
+  std::sort(all.begin(), all.end());
+  t.median_ms = all[all.size() / 2];
   return t;
 }
 
@@ -149,7 +154,7 @@ int main(int argc, char** argv) {
   std::map<std::string, double> numba;
   if (argc > 1) numba = read_numba(argv[1]);
   sim::Simulator s; // all cores, as the blocks would use them
-  const int reps = 20;
+  const int reps = 50;
 
   struct Row {
     std::string label, key;
@@ -162,8 +167,10 @@ int main(int argc, char** argv) {
     RunPlan plan;
     plan.program = &p;
     plan.buffers = &b;
-    plan.launches.push_back({"vector_add", {16, 1, 1}, {256, 1, 1}, 0, {buf(0), buf(1), buf(2), i32(4096)}});
-    rows.push_back({"vector add, n = 4096, 256 threads/block", "vector_add", time_runs(s, plan, reps)});
+    plan.launches.push_back(
+        {"vector_add", {16, 1, 1}, {256, 1, 1}, 0, {buf(0), buf(1), buf(2), i32(4096)}});
+    rows.push_back(
+        {"vector add, n = 4096, 256 threads/block", "vector_add", time_runs(s, plan, reps)});
   }
   {
     Program p = compile(kMatmul, "matmul.cu");
@@ -171,8 +178,13 @@ int main(int argc, char** argv) {
     RunPlan plan;
     plan.program = &p;
     plan.buffers = &b;
-    plan.launches.push_back({"matmul_naive", {2, 2, 1}, {16, 16, 1}, 0, {buf(0), buf(1), buf(2), i32(32), i32(32), i32(32)}});
-    rows.push_back({"naive matmul 32x32x32, 16x16 blocks", "matmul_naive_32", time_runs(s, plan, reps)});
+    plan.launches.push_back({"matmul_naive",
+                             {2, 2, 1},
+                             {16, 16, 1},
+                             0,
+                             {buf(0), buf(1), buf(2), i32(32), i32(32), i32(32)}});
+    rows.push_back(
+        {"naive matmul 32x32x32, 16x16 blocks", "matmul_naive_32", time_runs(s, plan, reps)});
   }
   {
     Program p = compile(kBlockSum, "block_sum.cu");
@@ -181,18 +193,24 @@ int main(int argc, char** argv) {
     plan.program = &p;
     plan.buffers = &b;
     plan.launches.push_back({"block_sum", {16, 1, 1}, {256, 1, 1}, 0, {buf(0), buf(1), i32(4096)}});
-    rows.push_back({"shared-memory block sum, n = 4096, 256 threads", "block_sum", time_runs(s, plan, reps)});
+    rows.push_back(
+        {"shared-memory block sum, n = 4096, 256 threads", "block_sum", time_runs(s, plan, reps)});
   }
 
-  std::printf("%-48s %12s %14s %14s %10s\n", "kernel", "numba (s)", "ours first ms", "ours best ms", "ratio");
+  std::printf("%-48s %10s %10s %10s %10s %9s\n", "kernel", "numba s", "first ms", "median ms",
+              "best ms", "ratio");
   for (auto& r : rows) {
     auto it = numba.find(r.key);
     if (it != numba.end())
-      std::printf("%-48s %12.3f %14.3f %14.3f %9.0fx\n", r.label.c_str(), it->second, r.t.first_ms, r.t.best_ms,
-                  it->second * 1000.0 / r.t.best_ms);
+      std::printf("%-48s %10.3f %10.3f %10.3f %10.3f %8.0fx\n", r.label.c_str(), it->second,
+                  r.t.first_ms, r.t.median_ms, r.t.best_ms, it->second * 1000.0 / r.t.best_ms);
     else
-      std::printf("%-48s %12s %14.3f %14.3f %10s\n", r.label.c_str(), "-", r.t.first_ms, r.t.best_ms, "-");
+      std::printf("%-48s %10s %10.3f %10.3f %10.3f %9s\n", r.label.c_str(), "-", r.t.first_ms,
+                  r.t.median_ms, r.t.best_ms, "-");
   }
+  std::printf("(ratio: numba's best of its runs over our best of %d; first: includes parsing and "
+              "decoding the PTX)\n",
+              reps);
 
   // Throughput: naive matmul 256^3 on one core, counters on.
   {
@@ -201,19 +219,25 @@ int main(int argc, char** argv) {
     sim::Simulator one(o);
     int n = 256;
     Program p = compile(kMatmul, "matmul.cu");
-    std::vector<HostBuffer> b = {make("A", size_t(n) * n, 1.0f), make("B", size_t(n) * n, 0.5f), make("C", size_t(n) * n)};
+    std::vector<HostBuffer> b = {make("A", size_t(n) * n, 1.0f), make("B", size_t(n) * n, 0.5f),
+                                 make("C", size_t(n) * n)};
     RunPlan plan;
     plan.program = &p;
     plan.buffers = &b;
     plan.counters = true;
-    plan.launches.push_back({"matmul_naive", {uint32_t(n / 16), uint32_t(n / 16), 1}, {16, 16, 1}, 0,
+    plan.launches.push_back({"matmul_naive",
+                             {uint32_t(n / 16), uint32_t(n / 16), 1},
+                             {16, 16, 1},
+                             0,
                              {buf(0), buf(1), buf(2), i32(n), i32(n), i32(n)}});
     Timed t = time_runs(one, plan, 3);
     double ti = t.last.counters.total["thread_instructions"];
     double wi = t.last.counters.total["warp_instructions"];
-    std::printf("\nnaive matmul %dx%dx%d on one core, counters on: %.0f M thread-instructions in %.1f ms = %.0f M "
+    std::printf("\nnaive matmul %dx%dx%d on one core, counters on: %.0f M thread-instructions in "
+                "%.1f ms = %.0f M "
                 "thread-instructions/s (%.1f M warp-instructions/s)\n",
-                n, n, n, ti / 1e6, t.best_ms, ti / (t.best_ms / 1000.0) / 1e6, wi / (t.best_ms / 1000.0) / 1e6);
+                n, n, n, ti / 1e6, t.best_ms, ti / (t.best_ms / 1000.0) / 1e6,
+                wi / (t.best_ms / 1000.0) / 1e6);
     float c0;
     std::memcpy(&c0, b[2].image.data() + 256, 4);
     if (c0 != 0.5f * n) {

@@ -52,6 +52,10 @@ if ! "$exe" --data-dir "$tmp/data" --script "$tmp/script.txt" --window-size 1280
   exit 1
 fi
 cat "$tmp/out.txt"
+# A second start on the same data: the open puzzle, its latest result and the progress come back.
+printf 'frames 3\nstate %s\nquit\n' "$tmp/restart.json" >"$tmp/restart.txt"
+"$exe" --data-dir "$tmp/data" --script "$tmp/restart.txt" --window-size 1280x800 >"$tmp/out2.txt" 2>&1 ||
+  { cat "$tmp/out2.txt"; exit 1; }
 python3 - "$tmp" "$shots" <<'PY'
 import json, sqlite3, struct, sys, re
 tmp, shots = sys.argv[1], sys.argv[2]
@@ -72,5 +76,8 @@ for name in ["gui-lesson", "gui-starter", "gui-passed"]:
     assert (w, h) == (1280, 800), (name, w, h)
     m = re.search(rf"screenshot \S*{name}.png \d+x\d+ colours=(\d+) drawn=(\d+)%", out)
     assert m and int(m.group(1)) > 200 and int(m.group(2)) > 50, (name, m and m.groups())
+re_st = json.load(open(f"{tmp}/restart.json"))
+assert re_st["puzzle"] == "01-vector-add" and re_st["verdict"] == "passed", re_st
+assert re_st["progress"]["01-vector-add"]["passed"], re_st
 print("ok: verdicts", [r[0] for r in rows], "first frame", round(st["first_frame_ms"]), "ms")
 PY

@@ -82,7 +82,7 @@ TEST_CASE("diagnostics land on lines that exist, whatever the file became") {
   TextModel m;
   m.set_text("line one\n  line two\nthree");
   CHECK(m.from_diagnostic(2, 5) == TextPos{1, 4});
-  CHECK(m.from_diagnostic(2, 0) == TextPos{1, 2}); // no column: the first non-blank
+  CHECK(m.from_diagnostic(2, 0) == TextPos{1, 2});  // no column: the first non-blank
   CHECK(m.from_diagnostic(99, 3) == TextPos{2, 2}); // past the end: the last line
   CHECK(m.from_diagnostic(0, 0) == TextPos{0, 0});
   CHECK(m.from_diagnostic(1, 400) == TextPos{0, 8});
@@ -100,8 +100,12 @@ TEST_CASE("replace_all (a reload) is one undo step") {
 
 TEST_CASE("gutter figures say sectors per request and flag uncoalesced lines") {
   std::map<int, std::map<std::string, double>> by_line;
-  by_line[5] = {{"global_load_requests", 100}, {"global_load_sectors", 400}, {"global_load_ideal_sectors", 400}};
-  by_line[9] = {{"global_load_requests", 100}, {"global_load_sectors", 3200}, {"global_load_ideal_sectors", 400}};
+  by_line[5] = {{"global_load_requests", 100},
+                {"global_load_sectors", 400},
+                {"global_load_ideal_sectors", 400}};
+  by_line[9] = {{"global_load_requests", 100},
+                {"global_load_sectors", 3200},
+                {"global_load_ideal_sectors", 400}};
   by_line[12] = {{"shared_bank_conflicts", 31}, {"shared_wavefronts", 32}};
   auto f = gutter_figures(by_line);
   CHECK(f[5].text == "4.0 sec/req");
@@ -116,7 +120,8 @@ TEST_CASE("gutter figures say sectors per request and flag uncoalesced lines") {
 TEST_CASE("the widget maps clicks to positions, markers to their lines, and keys to edits") {
   wb::test::Headless ui;
   TextModel m;
-  m.set_text("extern \"C\" __global__ void k(int n) {\n  int i = threadIdx.x;\n  c[i] = a[i];\n  oops;\n}");
+  m.set_text("extern \"C\" __global__ void k(int n) {\n  int i = threadIdx.x;\n  c[i] = a[i];\n  "
+             "oops;\n}");
   EditorView v;
   v.font = ui.font();
   v.markers.push_back({4, 3, 0, "identifier \"oops\" is undefined"});

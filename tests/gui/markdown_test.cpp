@@ -59,8 +59,9 @@ TEST_CASE("blocks and spans from md4c") {
 }
 
 TEST_CASE("quiz blocks become quizzes; malformed ones stay code with a warning") {
-  MdDoc d = parse_markdown("```quiz\nquestion: Which?\n- [x] this\n- [ ] that -- no\nwhy: because\n```\n\n"
-                           "```quiz\nquestion: broken\n- [x] only\n```\n");
+  MdDoc d = parse_markdown(
+      "```quiz\nquestion: Which?\n- [x] this\n- [ ] that -- no\nwhy: because\n```\n\n"
+      "```quiz\nquestion: broken\n- [x] only\n```\n");
   REQUIRE(d.quizzes.size() == 1);
   CHECK(d.blocks[0].kind == MdBlock::Kind::quiz);
   CHECK(d.quizzes[0].choices[1].explanation == "no");
@@ -72,8 +73,9 @@ TEST_CASE("spans flow into the width and wrap") {
   wb::test::Headless ui;
   MdFonts f = MdFonts::all(ui.font());
   f.h1 = ui.big;
-  MdDoc d = parse_markdown("The quick brown fox jumps over the lazy dog, and `then_a_very_long_identifier` "
-                           "runs off with a [link](https://example.org) to somewhere.\n");
+  MdDoc d = parse_markdown(
+      "The quick brown fox jumps over the lazy dog, and `then_a_very_long_identifier` "
+      "runs off with a [link](https://example.org) to somewhere.\n");
   const auto& spans = d.blocks[0].spans;
   MdLayout wide = layout_spans(spans, f, f.regular, 2000);
   MdLayout narrow = layout_spans(spans, f, f.regular, 150);
@@ -97,7 +99,8 @@ TEST_CASE("spans flow into the width and wrap") {
   MdLayout hl = layout_spans(h.blocks[0].spans, f, f.h1, 500);
   CHECK(hl.size.y > wide.size.y);
   // A word longer than the line is broken, not left sticking out.
-  MdDoc longw = parse_markdown("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n");
+  MdDoc longw =
+      parse_markdown("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n");
   MdLayout ll = layout_spans(longw.blocks[0].spans, f, f.regular, 100);
   CHECK(ll.size.x <= 100.5f);
   CHECK(ll.size.y > 2 * lh);

@@ -21,8 +21,10 @@ TEST_CASE("log axes map decades evenly and invert exactly") {
   CHECK(hi.y == doctest::Approx(50));
   // Four decades across 400 px: 100 px each; 1 FLOP/byte sits two decades in.
   CHECK(ax.to_px(1, 10).x == doctest::Approx(300));
-  CHECK(ax.to_px(0.1, 10).x - ax.to_px(0.01, 10).x == doctest::Approx(ax.to_px(100, 10).x - ax.to_px(10, 10).x));
-  for (double x : {0.013, 0.5, 7.0, 99.0}) CHECK(ax.intensity_at(ax.to_px(x, 100).x) == doctest::Approx(x));
+  CHECK(ax.to_px(0.1, 10).x - ax.to_px(0.01, 10).x ==
+        doctest::Approx(ax.to_px(100, 10).x - ax.to_px(10, 10).x));
+  for (double x : {0.013, 0.5, 7.0, 99.0})
+    CHECK(ax.intensity_at(ax.to_px(x, 100).x) == doctest::Approx(x));
   for (double y : {12.0, 3e3, 9e5}) CHECK(ax.gflops_at(ax.to_px(1, y).y) == doctest::Approx(y));
   CHECK(ax.inside(ImVec2(300, 200)));
   CHECK_FALSE(ax.inside(ImVec2(50, 200)));

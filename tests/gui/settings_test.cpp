@@ -7,9 +7,9 @@ using namespace wb::gui;
 TEST_CASE("settings load range-checked; bad values keep their defaults and say why") {
   Settings s = parse_settings("# a comment\n"
                               "font_size = 18\n"
-                              "catalog_w = 0.9\n"       // out of range
-                              "backend = quantum\n"     // not a choice
-                              "autosave_s = fast\n"     // not a number
+                              "catalog_w = 0.9\n"   // out of range
+                              "backend = quantum\n" // not a choice
+                              "autosave_s = fast\n" // not a number
                               "runner_command = ssh gpu-box warpbook runner\n"
                               "no_such_key = 1\n"
                               "this line has no equals\n"

@@ -27,7 +27,9 @@ struct Rng {
     s ^= s << 17;
     return uint32_t(s >> 11);
   }
-  float uniform(float lo, float hi) { return lo + (hi - lo) * float(next() % 1000003) / 1000003.0f; }
+  float uniform(float lo, float hi) {
+    return lo + (hi - lo) * float(next() % 1000003) / 1000003.0f;
+  }
 };
 
 Plan corpus_plan(const std::string& file, const std::string& arch) {
@@ -45,7 +47,9 @@ bool close(double got, double want, double rtol, double atol = 0) {
   return std::fabs(got - want) <= atol + rtol * std::fabs(want);
 }
 
-uint32_t fbits(float f) { return std::bit_cast<uint32_t>(f); }
+uint32_t fbits(float f) {
+  return std::bit_cast<uint32_t>(f);
+}
 
 // ---- independent host references for narrow float formats ----
 
@@ -61,9 +65,10 @@ SmallFormat make_format(int ebits, int mbits, bool ieee) {
   uint32_t emax = (1u << ebits) - 1;
   for (uint32_t code = 0; code < (1u << (ebits + mbits)); ++code) {
     uint32_t e = code >> mbits, m = code & ((1u << mbits) - 1);
-    if (ieee && e == emax) continue;                           // inf / NaN
+    if (ieee && e == emax) continue;                            // inf / NaN
     if (!ieee && e == emax && m == (1u << mbits) - 1) continue; // e4m3 NaN
-    double v = e == 0 ? std::ldexp(double(m), 1 - bias - mbits) : std::ldexp(double(m | (1u << mbits)), int(e) - bias - mbits);
+    double v = e == 0 ? std::ldexp(double(m), 1 - bias - mbits)
+                      : std::ldexp(double(m | (1u << mbits)), int(e) - bias - mbits);
     f.finite.push_back({v, code});
   }
   std::sort(f.finite.begin(), f.finite.end());
@@ -107,7 +112,9 @@ uint16_t to_f16(double v, bool rz = false) {
 }
 double from_f16(uint16_t h) {
   uint32_t e = (h >> 10) & 31, m = h & 1023;
-  double v = e == 0 ? std::ldexp(double(m), -24) : e == 31 ? (m ? NAN : INFINITY) : std::ldexp(double(m | 1024), int(e) - 25);
+  double v = e == 0    ? std::ldexp(double(m), -24)
+             : e == 31 ? (m ? NAN : INFINITY)
+                       : std::ldexp(double(m | 1024), int(e) - 25);
   return (h & 0x8000) ? -v : v;
 }
 uint16_t to_bf16(double v) { // nearest even from the double (v here is always an exact float)
@@ -117,7 +124,9 @@ uint16_t to_bf16(double v) { // nearest even from the double (v here is always a
   uint32_t lsb = (b >> 16) & 1;
   return uint16_t((b + 0x7fff + lsb) >> 16);
 }
-double from_bf16(uint16_t h) { return std::bit_cast<float>(uint32_t(h) << 16); }
+double from_bf16(uint16_t h) {
+  return std::bit_cast<float>(uint32_t(h) << 16);
+}
 
 } // namespace
 
@@ -130,7 +139,8 @@ TEST_CASE("corpus 01 vector add (grid-stride)") {
     std::vector<float> a(n), b(n);
     for (int i = 0; i < n; ++i) a[i] = g.uniform(-1, 1), b[i] = g.uniform(-1, 1);
     int A = p.buffer("a", a), B = p.buffer("b", b), C = p.buffer("c", std::vector<float>(n));
-    p.launch("vector_add", {3, 1, 1}, {256, 1, 1}, {Plan::buf(A), Plan::buf(B), Plan::buf(C), Plan::val<int32_t>(n)});
+    p.launch("vector_add", {3, 1, 1}, {256, 1, 1},
+             {Plan::buf(A), Plan::buf(B), Plan::buf(C), Plan::val<int32_t>(n)});
     require_ok(p.run());
     auto c = p.get<float>(C);
     for (int i = 0; i < n; ++i) REQUIRE(fbits(c[i]) == fbits(a[i] + b[i]));
@@ -147,7 +157,8 @@ TEST_CASE("corpus 02 saxpy") {
     for (int i = 0; i < n; ++i) x[i] = g.uniform(-10, 10), y[i] = g.uniform(-10, 10);
     int X = p.buffer("x", x), Y = p.buffer("y", y);
     float a = 1.7f;
-    p.launch("saxpy", {4, 1, 1}, {256, 1, 1}, {Plan::val<int32_t>(n), Plan::val(a), Plan::buf(X), Plan::buf(Y)});
+    p.launch("saxpy", {4, 1, 1}, {256, 1, 1},
+             {Plan::val<int32_t>(n), Plan::val(a), Plan::buf(X), Plan::buf(Y)});
     require_ok(p.run());
     auto out = p.get<float>(Y);
     for (int i = 0; i < n; ++i) REQUIRE(fbits(out[i]) == fbits(std::fma(a, x[i], y[i])));
@@ -163,7 +174,8 @@ TEST_CASE("corpus 03 block reduction in shared memory") {
     std::vector<float> in(n);
     for (auto& v : in) v = g.uniform(-1, 1);
     int I = p.buffer("in", in), O = p.buffer("out", std::vector<float>(4));
-    p.launch("block_sum", {4, 1, 1}, {256, 1, 1}, {Plan::buf(I), Plan::buf(O), Plan::val<int32_t>(n)});
+    p.launch("block_sum", {4, 1, 1}, {256, 1, 1},
+             {Plan::buf(I), Plan::buf(O), Plan::val<int32_t>(n)});
     require_ok(p.run());
     auto out = p.get<float>(O);
     for (int b = 0; b < 4; ++b) {
@@ -187,7 +199,8 @@ TEST_CASE("corpus 04 warp-shuffle reduction") {
     for (auto& v : in) v = g.uniform(-1, 1);
     int I = p.buffer("in", in), O = p.buffer("out", std::vector<float>(1, 0.0f));
     int M = p.buffer("maxes", std::vector<float>(12, 0.0f));
-    p.launch("warp_reduce", {3, 1, 1}, {128, 1, 1}, {Plan::buf(I), Plan::buf(O), Plan::buf(M), Plan::val<int32_t>(n)});
+    p.launch("warp_reduce", {3, 1, 1}, {128, 1, 1},
+             {Plan::buf(I), Plan::buf(O), Plan::buf(M), Plan::val<int32_t>(n)});
     require_ok(p.run());
     double sum = 0;
     for (float v : in) sum += v;
@@ -210,14 +223,16 @@ TEST_CASE("corpus 05 softmax") {
     std::vector<float> x(rows * cols);
     for (auto& v : x) v = g.uniform(-5, 5);
     int X = p.buffer("x", x), Y = p.buffer("y", std::vector<float>(rows * cols));
-    p.launch("softmax", {uint32_t(rows), 1, 1}, {128, 1, 1}, {Plan::buf(X), Plan::buf(Y), Plan::val(rows), Plan::val(cols)});
+    p.launch("softmax", {uint32_t(rows), 1, 1}, {128, 1, 1},
+             {Plan::buf(X), Plan::buf(Y), Plan::val(rows), Plan::val(cols)});
     require_ok(p.run());
     auto y = p.get<float>(Y);
     for (int r = 0; r < rows; ++r) {
       double m = -1e30, s = 0;
       for (int c = 0; c < cols; ++c) m = std::max<double>(m, x[r * cols + c]);
       for (int c = 0; c < cols; ++c) s += std::exp(double(x[r * cols + c]) - m);
-      for (int c = 0; c < cols; ++c) REQUIRE(close(y[r * cols + c], std::exp(double(x[r * cols + c]) - m) / s, 1e-5, 1e-9));
+      for (int c = 0; c < cols; ++c)
+        REQUIRE(close(y[r * cols + c], std::exp(double(x[r * cols + c]) - m) / s, 1e-5, 1e-9));
     }
   }
 }
@@ -233,18 +248,22 @@ TEST_CASE("corpus 06 layernorm and 07 rmsnorm") {
       for (auto& v : x) v = g.uniform(-2, 2);
       for (auto& v : ga) v = g.uniform(0.5, 1.5);
       for (auto& v : be) v = g.uniform(-0.5, 0.5);
-      int X = p.buffer("x", x), G = p.buffer("gamma", ga), B = p.buffer("beta", be), Y = p.buffer("y", std::vector<float>(rows * cols));
+      int X = p.buffer("x", x), G = p.buffer("gamma", ga), B = p.buffer("beta", be),
+          Y = p.buffer("y", std::vector<float>(rows * cols));
       float eps = 1e-5f;
       p.launch("layernorm", {uint32_t(rows), 1, 1}, {32, 1, 1},
-               {Plan::buf(X), Plan::buf(G), Plan::buf(B), Plan::buf(Y), Plan::val(rows), Plan::val(cols), Plan::val(eps)});
+               {Plan::buf(X), Plan::buf(G), Plan::buf(B), Plan::buf(Y), Plan::val(rows),
+                Plan::val(cols), Plan::val(eps)});
       require_ok(p.run());
       auto y = p.get<float>(Y);
       for (int r = 0; r < rows; ++r) {
         double s = 0, ss = 0;
-        for (int c = 0; c < cols; ++c) s += x[r * cols + c], ss += double(x[r * cols + c]) * x[r * cols + c];
+        for (int c = 0; c < cols; ++c)
+          s += x[r * cols + c], ss += double(x[r * cols + c]) * x[r * cols + c];
         double mean = s / cols, var = ss / cols - mean * mean, rs = 1 / std::sqrt(var + eps);
         for (int c = 0; c < cols; ++c)
-          REQUIRE(close(y[r * cols + c], (x[r * cols + c] - mean) * rs * ga[c] + be[c], 1e-4, 1e-5));
+          REQUIRE(
+              close(y[r * cols + c], (x[r * cols + c] - mean) * rs * ga[c] + be[c], 1e-4, 1e-5));
       }
     }
     {
@@ -254,16 +273,19 @@ TEST_CASE("corpus 06 layernorm and 07 rmsnorm") {
       std::vector<float> x(rows * cols), w(cols);
       for (auto& v : x) v = g.uniform(-2, 2);
       for (auto& v : w) v = g.uniform(0.5, 1.5);
-      int X = p.buffer("x", x), W = p.buffer("w", w), Y = p.buffer("y", std::vector<float>(rows * cols));
+      int X = p.buffer("x", x), W = p.buffer("w", w),
+          Y = p.buffer("y", std::vector<float>(rows * cols));
       float eps = 1e-6f;
-      p.launch("rmsnorm", {uint32_t(rows), 1, 1}, {64, 1, 1}, {Plan::buf(X), Plan::buf(W), Plan::buf(Y), Plan::val(cols), Plan::val(eps)});
+      p.launch("rmsnorm", {uint32_t(rows), 1, 1}, {64, 1, 1},
+               {Plan::buf(X), Plan::buf(W), Plan::buf(Y), Plan::val(cols), Plan::val(eps)});
       require_ok(p.run());
       auto y = p.get<float>(Y);
       for (int r = 0; r < rows; ++r) {
         double ss = 0;
         for (int c = 0; c < cols; ++c) ss += double(x[r * cols + c]) * x[r * cols + c];
         double sc = 1 / std::sqrt(ss / cols + eps);
-        for (int c = 0; c < cols; ++c) REQUIRE(close(y[r * cols + c], x[r * cols + c] * sc * w[c], 1e-5, 1e-6));
+        for (int c = 0; c < cols; ++c)
+          REQUIRE(close(y[r * cols + c], x[r * cols + c] * sc * w[c], 1e-5, 1e-6));
       }
     }
   }
@@ -288,9 +310,11 @@ TEST_CASE("corpus 08 naive and 09 tiled matmul are bit-exact") {
       CAPTURE(f);
       Plan p = corpus_plan(f, arch);
       int a = p.buffer("A", A), b = p.buffer("B", B), c = p.buffer("C", std::vector<float>(M * N));
-      std::string k = std::string(f).find("naive") != std::string::npos ? "matmul_naive" : "matmul_tiled";
-      p.launch(k, {uint32_t((N + 15) / 16), uint32_t((M + 15) / 16), 1}, {16, 16, 1},
-               {Plan::buf(a), Plan::buf(b), Plan::buf(c), Plan::val(M), Plan::val(N), Plan::val(K)});
+      std::string k =
+          std::string(f).find("naive") != std::string::npos ? "matmul_naive" : "matmul_tiled";
+      p.launch(
+          k, {uint32_t((N + 15) / 16), uint32_t((M + 15) / 16), 1}, {16, 16, 1},
+          {Plan::buf(a), Plan::buf(b), Plan::buf(c), Plan::val(M), Plan::val(N), Plan::val(K)});
       require_ok(p.run());
       auto C = p.get<float>(c);
       for (int i = 0; i < M * N; ++i) REQUIRE(fbits(C[i]) == fbits(want[i]));
@@ -307,8 +331,8 @@ TEST_CASE("corpus 10 padded and 11 naive transpose") {
     {
       Plan p = corpus_plan("10_transpose_padded.cu", arch);
       int I = p.buffer("in", in), O = p.buffer("out", std::vector<float>(rows * cols, -1));
-      p.launch("transpose_padded", {uint32_t((cols + 31) / 32), uint32_t((rows + 31) / 32), 1}, {32, 8, 1},
-               {Plan::buf(I), Plan::buf(O), Plan::val(rows), Plan::val(cols)});
+      p.launch("transpose_padded", {uint32_t((cols + 31) / 32), uint32_t((rows + 31) / 32), 1},
+               {32, 8, 1}, {Plan::buf(I), Plan::buf(O), Plan::val(rows), Plan::val(cols)});
       require_ok(p.run());
       auto out = p.get<float>(O);
       for (int r = 0; r < rows; ++r)
@@ -317,8 +341,8 @@ TEST_CASE("corpus 10 padded and 11 naive transpose") {
     {
       Plan p = corpus_plan("11_transpose_naive.cu", arch);
       int I = p.buffer("in", in), O = p.buffer("out", std::vector<float>(rows * cols, -1));
-      p.launch("transpose_naive", {uint32_t((cols + 15) / 16), uint32_t((rows + 15) / 16), 1}, {16, 16, 1},
-               {Plan::buf(I), Plan::buf(O), Plan::val(rows), Plan::val(cols)});
+      p.launch("transpose_naive", {uint32_t((cols + 15) / 16), uint32_t((rows + 15) / 16), 1},
+               {16, 16, 1}, {Plan::buf(I), Plan::buf(O), Plan::val(rows), Plan::val(cols)});
       require_ok(p.run());
       auto out = p.get<float>(O);
       for (int r = 0; r < rows; ++r)
@@ -351,8 +375,10 @@ TEST_CASE("corpus 13 block scan") {
     int n = 600;
     std::vector<int32_t> in(n);
     for (int i = 0; i < n; ++i) in[i] = (i * 37) % 11 - 5;
-    int I = p.buffer("in", in), O = p.buffer("out", std::vector<int32_t>(n)), S = p.buffer("sums", std::vector<int32_t>(3));
-    p.launch("block_scan", {3, 1, 1}, {256, 1, 1}, {Plan::buf(I), Plan::buf(O), Plan::buf(S), Plan::val(n)});
+    int I = p.buffer("in", in), O = p.buffer("out", std::vector<int32_t>(n)),
+        S = p.buffer("sums", std::vector<int32_t>(3));
+    p.launch("block_scan", {3, 1, 1}, {256, 1, 1},
+             {Plan::buf(I), Plan::buf(O), Plan::buf(S), Plan::val(n)});
     require_ok(p.run());
     auto out = p.get<int32_t>(O);
     auto sums = p.get<int32_t>(S);
@@ -379,7 +405,8 @@ TEST_CASE("corpus 14 half and half2") {
     a[0] = to_f16(60000), b[0] = to_f16(2); // overflow to infinity
     int A = p.buffer("a", a), B = p.buffer("b", b), O = p.buffer("out", std::vector<uint16_t>(n)),
         F = p.buffer("f", std::vector<float>((n + 1) / 2));
-    p.launch("half_ops", {2, 1, 1}, {128, 1, 1}, {Plan::buf(A), Plan::buf(B), Plan::buf(O), Plan::buf(F), Plan::val(n)});
+    p.launch("half_ops", {2, 1, 1}, {128, 1, 1},
+             {Plan::buf(A), Plan::buf(B), Plan::buf(O), Plan::buf(F), Plan::val(n)});
     require_ok(p.run());
     auto out = p.get<uint16_t>(O);
     auto f = p.get<float>(F);
@@ -389,7 +416,8 @@ TEST_CASE("corpus 14 half and half2") {
     }
     double x = from_f16(a[n - 1]), y = from_f16(b[n - 1]);
     CHECK(out[n - 1] == to_f16(from_f16(to_f16(x * y)) + x)); // hmul then hadd: two roundings
-    for (int pr = 0; pr < n / 2; ++pr) CHECK(f[pr] == float(from_f16(out[2 * pr]) + from_f16(out[2 * pr + 1])));
+    for (int pr = 0; pr < n / 2; ++pr)
+      CHECK(f[pr] == float(from_f16(out[2 * pr]) + from_f16(out[2 * pr + 1])));
     CHECK(f[n / 2] == float(from_f16(out[n - 1])));
   }
 }
@@ -403,10 +431,12 @@ TEST_CASE("corpus 15 bf16") {
     std::vector<uint16_t> a(n), b(n);
     for (int i = 0; i < n; ++i) a[i] = to_bf16(g.uniform(-8, 8)), b[i] = to_bf16(g.uniform(-8, 8));
     int A = p.buffer("a", a), B = p.buffer("b", b), O = p.buffer("out", std::vector<uint16_t>(n)),
-        P = p.buffer("prod", std::vector<uint16_t>(n)), X = p.buffer("mx", std::vector<uint16_t>(n));
+        P = p.buffer("prod", std::vector<uint16_t>(n)),
+        X = p.buffer("mx", std::vector<uint16_t>(n));
     float s = 0.37f;
     p.launch("bf16_ops", {1, 1, 1}, {256, 1, 1},
-             {Plan::buf(A), Plan::buf(B), Plan::buf(O), Plan::buf(P), Plan::buf(X), Plan::val(s), Plan::val(n)});
+             {Plan::buf(A), Plan::buf(B), Plan::buf(O), Plan::buf(P), Plan::buf(X), Plan::val(s),
+              Plan::val(n)});
     require_ok(p.run());
     auto out = p.get<uint16_t>(O), prod = p.get<uint16_t>(P), mx = p.get<uint16_t>(X);
     for (int i = 0; i < n; ++i) {
@@ -428,9 +458,12 @@ TEST_CASE("corpus 16 dp4a / dp2a and 17 int4 unpacking") {
       std::vector<int32_t> a(rows * k4), b(k4);
       for (auto& v : a) v = int32_t(g.next());
       for (auto& v : b) v = int32_t(g.next());
-      int A = p.buffer("a", a), B = p.buffer("b", b), O = p.buffer("out", std::vector<int32_t>(rows)),
+      int A = p.buffer("a", a), B = p.buffer("b", b),
+          O = p.buffer("out", std::vector<int32_t>(rows)),
           O2 = p.buffer("out2", std::vector<uint32_t>(rows));
-      p.launch("int8_dot", {1, 1, 1}, {64, 1, 1}, {Plan::buf(A), Plan::buf(B), Plan::buf(O), Plan::buf(O2), Plan::val(rows), Plan::val(k4)});
+      p.launch("int8_dot", {1, 1, 1}, {64, 1, 1},
+               {Plan::buf(A), Plan::buf(B), Plan::buf(O), Plan::buf(O2), Plan::val(rows),
+                Plan::val(k4)});
       require_ok(p.run());
       auto out = p.get<int32_t>(O);
       auto out2 = p.get<uint32_t>(O2);
@@ -439,8 +472,10 @@ TEST_CASE("corpus 16 dp4a / dp2a and 17 int4 unpacking") {
         uint32_t acc2 = 0;
         for (int k = 0; k < k4; ++k) {
           uint32_t x = uint32_t(a[r * k4 + k]), y = uint32_t(b[k]);
-          for (int j = 0; j < 4; ++j) acc += int32_t(int8_t(x >> (8 * j))) * int32_t(int8_t(y >> (8 * j)));
-          for (int j = 0; j < 2; ++j) acc2 += uint32_t(uint16_t(x >> (16 * j))) * uint32_t(uint8_t(y >> (8 * j)));
+          for (int j = 0; j < 4; ++j)
+            acc += int32_t(int8_t(x >> (8 * j))) * int32_t(int8_t(y >> (8 * j)));
+          for (int j = 0; j < 2; ++j)
+            acc2 += uint32_t(uint16_t(x >> (16 * j))) * uint32_t(uint8_t(y >> (8 * j)));
         }
         REQUIRE(out[r] == acc);
         REQUIRE(out2[r] == acc2);
@@ -454,7 +489,8 @@ TEST_CASE("corpus 16 dp4a / dp2a and 17 int4 unpacking") {
       for (auto& v : w) v = g.next();
       int W = p.buffer("packed", w), O = p.buffer("out", std::vector<float>(8 * nw));
       float sc = 0.25f;
-      p.launch("int4_unpack", {1, 1, 1}, {64, 1, 1}, {Plan::buf(W), Plan::buf(O), Plan::val(sc), Plan::val(nw)});
+      p.launch("int4_unpack", {1, 1, 1}, {64, 1, 1},
+               {Plan::buf(W), Plan::buf(O), Plan::val(sc), Plan::val(nw)});
       require_ok(p.run());
       auto out = p.get<float>(O);
       for (int i = 0; i < nw; ++i)
@@ -472,21 +508,26 @@ TEST_CASE("corpus 18 fp8 e4m3 / e5m2 conversions with saturation") {
   for (auto arch : kArchs) {
     CAPTURE(arch);
     Plan p = corpus_plan("18_fp8.cu", arch);
-    std::vector<float> x = {0.0f, -0.0f, 1.0f, -1.0f, 0.3f, 448.0f, 449.0f, 500.0f, -1e6f, 1e-3f, 0.0019531f, 0.0009765625f,
-                            57344.0f, 61440.0f, 1e9f, 3.14159f, -2.71828f, 240.0f, 232.0f, 0.0078125f};
+    std::vector<float> x = {0.0f,       -0.0f,         1.0f,     -1.0f,    0.3f,
+                            448.0f,     449.0f,        500.0f,   -1e6f,    1e-3f,
+                            0.0019531f, 0.0009765625f, 57344.0f, 61440.0f, 1e9f,
+                            3.14159f,   -2.71828f,     240.0f,   232.0f,   0.0078125f};
     Rng g(18);
     for (int i = 0; i < 200; ++i) x.push_back(g.uniform(-600, 600) * (i % 3 == 0 ? 0.01f : 1.0f));
     int n = int(x.size());
-    int X = p.buffer("x", x), E4 = p.buffer("e4m3", std::vector<uint8_t>(n)), E5 = p.buffer("e5m2", std::vector<uint8_t>(n)),
+    int X = p.buffer("x", x), E4 = p.buffer("e4m3", std::vector<uint8_t>(n)),
+        E5 = p.buffer("e5m2", std::vector<uint8_t>(n)),
         B4 = p.buffer("back", std::vector<float>(n)), B5 = p.buffer("back2", std::vector<float>(n));
-    p.launch("fp8_convert", {1, 1, 1}, {256, 1, 1},
-             {Plan::buf(X), Plan::buf(E4), Plan::buf(E5), Plan::buf(B4), Plan::buf(B5), Plan::val(n)});
+    p.launch(
+        "fp8_convert", {1, 1, 1}, {256, 1, 1},
+        {Plan::buf(X), Plan::buf(E4), Plan::buf(E5), Plan::buf(B4), Plan::buf(B5), Plan::val(n)});
     require_ok(p.run());
     auto a = p.get<uint8_t>(E4), b = p.get<uint8_t>(E5);
     auto ba = p.get<float>(B4), bb = p.get<float>(B5);
     for (int i = 0; i < n; ++i) {
       CAPTURE(x[i]);
-      uint32_t w4 = round_small_satfinite(e4, 4, 3, x[i]), w5 = round_small_satfinite(e5, 5, 2, x[i]);
+      uint32_t w4 = round_small_satfinite(e4, 4, 3, x[i]),
+               w5 = round_small_satfinite(e5, 5, 2, x[i]);
       REQUIRE(a[i] == w4);
       REQUIRE(b[i] == w5);
       auto val = [](const SmallFormat& f, uint32_t code, int sbit) {
@@ -511,7 +552,8 @@ TEST_CASE("corpus 19 wmma 16x16x16 and 37 mma.sync m16n8k16 with ldmatrix") {
       for (auto& v : A) v = to_f16(g.uniform(-1, 1));
       for (auto& v : B) v = to_f16(g.uniform(-1, 1));
       int a = p.buffer("A", A), b = p.buffer("B", B), c = p.buffer("C", std::vector<float>(256));
-      p.launch("wmma_gemm", {1, 1, 1}, {32, 1, 1}, {Plan::buf(a), Plan::buf(b), Plan::buf(c), Plan::val(K)});
+      p.launch("wmma_gemm", {1, 1, 1}, {32, 1, 1},
+               {Plan::buf(a), Plan::buf(b), Plan::buf(c), Plan::val(K)});
       require_ok(p.run());
       auto C = p.get<float>(c);
       for (int r = 0; r < 16; ++r)
@@ -551,25 +593,28 @@ TEST_CASE("corpus 20 math functions") {
     x.push_back(1e-8f);
     x.push_back(80.0f);
     int n = int(x.size());
-    int X = p.buffer("x", x), O = p.buffer("out", std::vector<float>(5 * n)), D = p.buffer("d", std::vector<double>(n));
-    p.launch("math_funcs", {3, 1, 1}, {128, 1, 1}, {Plan::buf(X), Plan::buf(O), Plan::buf(D), Plan::val(n)});
+    int X = p.buffer("x", x), O = p.buffer("out", std::vector<float>(5 * n)),
+        D = p.buffer("d", std::vector<double>(n));
+    p.launch("math_funcs", {3, 1, 1}, {128, 1, 1},
+             {Plan::buf(X), Plan::buf(O), Plan::buf(D), Plan::val(n)});
     require_ok(p.run());
     auto out = p.get<float>(O);
     auto d = p.get<double>(D);
     auto ulps = [](float got, double want) {
       float w = float(want);
       if (got == w) return 0.0;
-      return std::fabs(double(got) - want) / std::max(std::fabs(double(std::nextafter(w, INFINITY)) - w), 1e-45);
+      return std::fabs(double(got) - want) /
+             std::max(std::fabs(double(std::nextafter(w, INFINITY)) - w), 1e-45);
     };
     for (int i = 0; i < n; ++i) {
       double v = x[i];
       CAPTURE(v);
-      CHECK(ulps(out[5 * i + 0], std::exp(v)) <= 2);              // expf: 2 ulp (CUDA guide)
+      CHECK(ulps(out[5 * i + 0], std::exp(v)) <= 2); // expf: 2 ulp (CUDA guide)
       CHECK(close(out[5 * i + 1], std::exp(v), 1e-5 * (2 + std::fabs(v)))); // __expf: approximate
       CHECK(ulps(out[5 * i + 2], 1 / std::sqrt(std::fabs(v) + 1)) <= 2);
-      CHECK(close(out[5 * i + 3], std::tanh(v), 2e-6, 1e-7));     // tanhf: 2 ulp
-      CHECK(close(out[5 * i + 4], std::sin(v), 2e-6, 1e-7));      // sinf: 2 ulp
-      CHECK(close(d[i], std::exp(v), 4.5e-16)); // 1 ulp
+      CHECK(close(out[5 * i + 3], std::tanh(v), 2e-6, 1e-7)); // tanhf: 2 ulp
+      CHECK(close(out[5 * i + 4], std::sin(v), 2e-6, 1e-7));  // sinf: 2 ulp
+      CHECK(close(d[i], std::exp(v), 4.5e-16));               // 1 ulp
     }
   }
 }
@@ -582,8 +627,8 @@ TEST_CASE("corpus 21 dynamic shared memory") {
     std::vector<int32_t> in(n);
     std::iota(in.begin(), in.end(), 1000);
     int I = p.buffer("in", in), O = p.buffer("out", std::vector<int32_t>(n, -1));
-    p.launch("reverse_chunks", {uint32_t((n + bs - 1) / bs), 1, 1}, {uint32_t(bs), 1, 1}, {Plan::buf(I), Plan::buf(O), Plan::val(n)},
-             uint32_t(bs * 4));
+    p.launch("reverse_chunks", {uint32_t((n + bs - 1) / bs), 1, 1}, {uint32_t(bs), 1, 1},
+             {Plan::buf(I), Plan::buf(O), Plan::val(n)}, uint32_t(bs * 4));
     require_ok(p.run());
     auto out = p.get<int32_t>(O);
     for (int i = 0; i < n; ++i) {
@@ -607,7 +652,9 @@ TEST_CASE("corpus 22 device-function calls, struct arguments and recursion") {
     auto out = p.get<float>(O);
     std::function<int(int)> fib = [&](int k) { return k < 2 ? k : fib(k - 1) + fib(k - 2); };
     for (int i = 0; i < n; ++i)
-      REQUIRE(close(out[i], fib(i % 12) + (v[3 * i] * 1.0 + v[3 * i + 1] * 2.0 + v[3 * i + 2] * 3.0), 1e-6, 1e-6));
+      REQUIRE(close(out[i],
+                    fib(i % 12) + (v[3 * i] * 1.0 + v[3 * i + 1] * 2.0 + v[3 * i + 2] * 3.0), 1e-6,
+                    1e-6));
   }
 }
 
@@ -618,10 +665,9 @@ TEST_CASE("corpus 23 printf is captured in block order") {
     p.launch("hello", {3, 1, 1}, {64, 1, 1}, {Plan::val<int32_t>(7)});
     auto r = p.run();
     require_ok(r);
-    CHECK(r.printf_output ==
-          "block 0 of 3: tag=7 x=0.00 ok 1099511627776\n"
-          "block 1 of 3: tag=7 x=1.50 ok 1099511627776\n"
-          "block 2 of 3: tag=7 x=3.00 ok 1099511627776\n");
+    CHECK(r.printf_output == "block 0 of 3: tag=7 x=0.00 ok 1099511627776\n"
+                             "block 1 of 3: tag=7 x=1.50 ok 1099511627776\n"
+                             "block 2 of 3: tag=7 x=3.00 ok 1099511627776\n");
     CHECK(!r.printf_truncated);
   }
 }
@@ -635,7 +681,8 @@ TEST_CASE("corpus 24 loops with break") {
     std::vector<int32_t> m(rows * cols);
     for (auto& v : m) v = int32_t(g.next() % 50);
     int M = p.buffer("m", m), P = p.buffer("pos", std::vector<int32_t>(rows));
-    p.launch("find_first", {3, 1, 1}, {32, 1, 1}, {Plan::buf(M), Plan::buf(P), Plan::val(rows), Plan::val(cols), Plan::val(7)});
+    p.launch("find_first", {3, 1, 1}, {32, 1, 1},
+             {Plan::buf(M), Plan::buf(P), Plan::val(rows), Plan::val(cols), Plan::val(7)});
     auto r = p.run();
     require_ok(r);
     auto pos = p.get<int32_t>(P);
@@ -662,11 +709,14 @@ TEST_CASE("corpus 25 ballot, activemask, all, any") {
     std::vector<int32_t> x(n);
     for (auto& v : x) v = int32_t(g.next() % 300) - 100;
     for (int i = 64; i < 96; ++i) x[i] = 5; // one warp all positive
-    int X = p.buffer("x", x), Bl = p.buffer("ballot", std::vector<uint32_t>(5)), Ac = p.buffer("active", std::vector<uint32_t>(5)),
-        Cn = p.buffer("counts", std::vector<int32_t>(5)), Al = p.buffer("all", std::vector<int32_t>(5)),
+    int X = p.buffer("x", x), Bl = p.buffer("ballot", std::vector<uint32_t>(5)),
+        Ac = p.buffer("active", std::vector<uint32_t>(5)),
+        Cn = p.buffer("counts", std::vector<int32_t>(5)),
+        Al = p.buffer("all", std::vector<int32_t>(5)),
         An = p.buffer("any", std::vector<int32_t>(5));
     p.launch("votes", {1, 1, 1}, {160, 1, 1},
-             {Plan::buf(X), Plan::buf(Bl), Plan::buf(Ac), Plan::buf(Cn), Plan::buf(Al), Plan::buf(An), Plan::val(n)});
+             {Plan::buf(X), Plan::buf(Bl), Plan::buf(Ac), Plan::buf(Cn), Plan::buf(Al),
+              Plan::buf(An), Plan::val(n)});
     require_ok(p.run());
     auto bl = p.get<uint32_t>(Bl), ac = p.get<uint32_t>(Ac);
     auto cn = p.get<int32_t>(Cn), al = p.get<int32_t>(Al), an = p.get<int32_t>(An);
@@ -697,8 +747,10 @@ TEST_CASE("corpus 26 atomicCAS loops") {
     Rng g(26);
     std::vector<float> x(n);
     for (auto& v : x) v = g.uniform(-100, 100);
-    int X = p.buffer("x", x), MX = p.buffer("mx", std::vector<float>(1, -1e30f)), S = p.buffer("sum", std::vector<double>(1, 0.0));
-    p.launch("cas_loops", {12, 1, 1}, {256, 1, 1}, {Plan::buf(X), Plan::buf(MX), Plan::buf(S), Plan::val(n)});
+    int X = p.buffer("x", x), MX = p.buffer("mx", std::vector<float>(1, -1e30f)),
+        S = p.buffer("sum", std::vector<double>(1, 0.0));
+    p.launch("cas_loops", {12, 1, 1}, {256, 1, 1},
+             {Plan::buf(X), Plan::buf(MX), Plan::buf(S), Plan::val(n)});
     require_ok(p.run());
     double s = 0;
     for (float v : x) s += v;
@@ -716,8 +768,10 @@ TEST_CASE("corpus 29 f64 dot product with double atomicAdd") {
     std::vector<double> a(n), b(n);
     for (auto& v : a) v = g.uniform(-1, 1);
     for (auto& v : b) v = g.uniform(-1, 1);
-    int A = p.buffer("a", a), B = p.buffer("b", b), O = p.buffer("out", std::vector<double>(1, 0.0));
-    p.launch("dot_f64", {8, 1, 1}, {128, 1, 1}, {Plan::buf(A), Plan::buf(B), Plan::buf(O), Plan::val(n)});
+    int A = p.buffer("a", a), B = p.buffer("b", b),
+        O = p.buffer("out", std::vector<double>(1, 0.0));
+    p.launch("dot_f64", {8, 1, 1}, {128, 1, 1},
+             {Plan::buf(A), Plan::buf(B), Plan::buf(O), Plan::val(n)});
     auto r = p.run();
     require_ok(r);
     double s = 0;
@@ -737,9 +791,11 @@ TEST_CASE("corpus 30 bit operations") {
     for (int i = 0; i < n; ++i) x[i] = g.next() >> (i % 13), y[i] = g.next();
     x[0] = 0;
     x[1] = 0xffffffffu;
-    int X = p.buffer("x", x), Y = p.buffer("y", y), O = p.buffer("out", std::vector<uint32_t>(8 * n)),
+    int X = p.buffer("x", x), Y = p.buffer("y", y),
+        O = p.buffer("out", std::vector<uint32_t>(8 * n)),
         W = p.buffer("wide", std::vector<uint64_t>(n));
-    p.launch("bit_ops", {1, 1, 1}, {128, 1, 1}, {Plan::buf(X), Plan::buf(Y), Plan::buf(O), Plan::buf(W), Plan::val(n)});
+    p.launch("bit_ops", {1, 1, 1}, {128, 1, 1},
+             {Plan::buf(X), Plan::buf(Y), Plan::buf(O), Plan::buf(W), Plan::val(n)});
     require_ok(p.run());
     auto out = p.get<uint32_t>(O);
     auto wide = p.get<uint64_t>(W);
@@ -755,7 +811,8 @@ TEST_CASE("corpus 30 bit operations") {
       CHECK(out[8 * i + 4] == ((a >> 3) & 0xff));
       uint64_t t = (uint64_t(b) << 32) | a;
       uint32_t sel = 0x5140, pr = 0;
-      for (int k = 0; k < 4; ++k) pr |= uint32_t((t >> (8 * ((sel >> (4 * k)) & 7))) & 0xff) << (8 * k);
+      for (int k = 0; k < 4; ++k)
+        pr |= uint32_t((t >> (8 * ((sel >> (4 * k)) & 7))) & 0xff) << (8 * k);
       CHECK(out[8 * i + 5] == pr);
       CHECK(out[8 * i + 6] == uint32_t((uint64_t(a) * b) >> 32));
       uint32_t sh = b & 31;
@@ -771,16 +828,19 @@ TEST_CASE("corpus 31 conversions and rounding modes") {
   for (auto arch : kArchs) {
     CAPTURE(arch);
     Plan p = corpus_plan("31_convert.cu", arch);
-    std::vector<float> f = {0.5f, 1.5f, 2.5f, -0.5f, -1.5f, -2.5f, 3.7f, -3.7f, 1e10f, -1e10f, 0.0f, -0.0f,
-                            2147483520.0f, 300.0f, -20.0f, 254.6f, 65519.0f, 65520.0f, 1e-8f, 0.1f};
+    std::vector<float> f = {0.5f,   1.5f,   2.5f,     -0.5f,    -1.5f, -2.5f,         3.7f,
+                            -3.7f,  1e10f,  -1e10f,   0.0f,     -0.0f, 2147483520.0f, 300.0f,
+                            -20.0f, 254.6f, 65519.0f, 65520.0f, 1e-8f, 0.1f};
     f.push_back(std::bit_cast<float>(0x7fc00000u)); // NaN
     Rng g(31);
     for (int i = 0; i < 60; ++i) f.push_back(g.uniform(-70000, 70000));
     int n = int(f.size());
-    int F = p.buffer("f", f), I = p.buffer("ints", std::vector<int32_t>(4 * n)), U = p.buffer("u8", std::vector<uint8_t>(n)),
-        H = p.buffer("h", std::vector<uint16_t>(n)), D = p.buffer("dd", std::vector<double>(n)), FF = p.buffer("ff", std::vector<float>(n));
+    int F = p.buffer("f", f), I = p.buffer("ints", std::vector<int32_t>(4 * n)),
+        U = p.buffer("u8", std::vector<uint8_t>(n)), H = p.buffer("h", std::vector<uint16_t>(n)),
+        D = p.buffer("dd", std::vector<double>(n)), FF = p.buffer("ff", std::vector<float>(n));
     p.launch("convert", {1, 1, 1}, {128, 1, 1},
-             {Plan::buf(F), Plan::buf(I), Plan::buf(U), Plan::buf(H), Plan::buf(D), Plan::buf(FF), Plan::val(n)});
+             {Plan::buf(F), Plan::buf(I), Plan::buf(U), Plan::buf(H), Plan::buf(D), Plan::buf(FF),
+              Plan::val(n)});
     require_ok(p.run());
     auto ints = p.get<int32_t>(I);
     auto u8 = p.get<uint8_t>(U);
@@ -809,8 +869,12 @@ TEST_CASE("corpus 31 conversions and rounding modes") {
         CHECK(h[i] == 0x7fff);
       }
       // 16777217 + i rounds to nearest even; 0xffffffff - i toward zero.
-      float want = float(double(16777217 + i)) + std::bit_cast<float>(fbits(float(double(0xffffffffu - uint32_t(i)))) -
-                                                                      (double(float(double(0xffffffffu - uint32_t(i)))) > double(0xffffffffu - uint32_t(i)) ? 1u : 0u));
+      float want = float(double(16777217 + i)) +
+                   std::bit_cast<float>(fbits(float(double(0xffffffffu - uint32_t(i)))) -
+                                        (double(float(double(0xffffffffu - uint32_t(i)))) >
+                                                 double(0xffffffffu - uint32_t(i))
+                                             ? 1u
+                                             : 0u));
       CHECK(ff[i] == want);
     }
   }
@@ -846,9 +910,11 @@ TEST_CASE("corpus 33 every integer atomic, from many blocks in parallel") {
     std::vector<int32_t> x(n);
     for (auto& v : x) v = int32_t(g.next() % 2000001) - 1000000;
     std::vector<int32_t> r0 = {0, 1 << 30, -(1 << 30), 0, 0, 0, -1, 0, 12345};
-    int X = p.buffer("x", x), R = p.buffer("r", r0), B = p.buffer("big", std::vector<uint64_t>(1, 0)),
+    int X = p.buffer("x", x), R = p.buffer("r", r0),
+        B = p.buffer("big", std::vector<uint64_t>(1, 0)),
         F = p.buffer("fl", std::vector<float>(1, 0.0f));
-    p.launch("atomics", {40, 1, 1}, {256, 1, 1}, {Plan::buf(X), Plan::buf(R), Plan::buf(B), Plan::buf(F), Plan::val(n)});
+    p.launch("atomics", {40, 1, 1}, {256, 1, 1},
+             {Plan::buf(X), Plan::buf(R), Plan::buf(B), Plan::buf(F), Plan::val(n)});
     auto res = p.run();
     require_ok(res);
     auto r = p.get<int32_t>(R);
@@ -879,9 +945,11 @@ TEST_CASE("corpus 34 shfl up / idx and match.any with partial masks") {
     Rng g(34);
     std::vector<int32_t> x(n);
     for (auto& v : x) v = int32_t(g.next() % 1000);
-    int X = p.buffer("x", x), U = p.buffer("up", std::vector<int32_t>(n)), I = p.buffer("idx", std::vector<int32_t>(n)),
+    int X = p.buffer("x", x), U = p.buffer("up", std::vector<int32_t>(n)),
+        I = p.buffer("idx", std::vector<int32_t>(n)),
         P = p.buffer("peers", std::vector<uint32_t>(n));
-    p.launch("shfl_match", {1, 1, 1}, {96, 1, 1}, {Plan::buf(X), Plan::buf(U), Plan::buf(I), Plan::buf(P), Plan::val(n)});
+    p.launch("shfl_match", {1, 1, 1}, {96, 1, 1},
+             {Plan::buf(X), Plan::buf(U), Plan::buf(I), Plan::buf(P), Plan::val(n)});
     require_ok(p.run());
     auto up = p.get<int32_t>(U), idx = p.get<int32_t>(I);
     auto peers = p.get<uint32_t>(P);
@@ -907,7 +975,8 @@ TEST_CASE("corpus 35 3-D stencil and 36 __constant__ / __device__ data") {
       std::vector<float> in(nx * ny * nz);
       for (auto& v : in) v = g.uniform(-1, 1);
       int I = p.buffer("in", in), O = p.buffer("out", std::vector<float>(nx * ny * nz));
-      p.launch("stencil3d", {3, 2, 2}, {8, 8, 4}, {Plan::buf(I), Plan::buf(O), Plan::val(nx), Plan::val(ny), Plan::val(nz)});
+      p.launch("stencil3d", {3, 2, 2}, {8, 8, 4},
+               {Plan::buf(I), Plan::buf(O), Plan::val(nx), Plan::val(ny), Plan::val(nz)});
       require_ok(p.run());
       auto out = p.get<float>(O);
       auto at = [&](int a, int b, int c) {
@@ -917,8 +986,8 @@ TEST_CASE("corpus 35 3-D stencil and 36 __constant__ / __device__ data") {
       for (int z = 0; z < nz; ++z)
         for (int y = 0; y < ny; ++y)
           for (int x = 0; x < nx; ++x) {
-            double want = 6 * at(x, y, z) - at(x - 1, y, z) - at(x + 1, y, z) - at(x, y - 1, z) - at(x, y + 1, z) -
-                          at(x, y, z - 1) - at(x, y, z + 1);
+            double want = 6 * at(x, y, z) - at(x - 1, y, z) - at(x + 1, y, z) - at(x, y - 1, z) -
+                          at(x, y + 1, z) - at(x, y, z - 1) - at(x, y, z + 1);
             REQUIRE(close(out[(z * ny + y) * nx + x], want, 1e-5, 1e-6));
           }
     }
@@ -927,8 +996,10 @@ TEST_CASE("corpus 35 3-D stencil and 36 __constant__ / __device__ data") {
       int n = 100;
       std::vector<float> x(n);
       for (int i = 0; i < n; ++i) x[i] = float(i) * 0.5f;
-      int X = p.buffer("x", x), O = p.buffer("out", std::vector<float>(n)), H = p.buffer("hits", std::vector<int32_t>(1));
-      p.launch("const_global", {1, 1, 1}, {128, 1, 1}, {Plan::buf(X), Plan::buf(O), Plan::buf(H), Plan::val(n)});
+      int X = p.buffer("x", x), O = p.buffer("out", std::vector<float>(n)),
+          H = p.buffer("hits", std::vector<int32_t>(1));
+      p.launch("const_global", {1, 1, 1}, {128, 1, 1},
+               {Plan::buf(X), Plan::buf(O), Plan::buf(H), Plan::val(n)});
       require_ok(p.run());
       auto out = p.get<float>(O);
       const float bias[4] = {0.5f, -0.5f, 0.25f, -0.25f};
@@ -955,9 +1026,10 @@ TEST_CASE("corpus 38 fast-math and integer intrinsics") {
       u[i] = g.next();
       l[i] = int64_t((uint64_t(g.next()) << 32) | g.next()) >> (i % 40);
     }
-    int X = p.buffer("x", x), O = p.buffer("out", std::vector<float>(8 * n)), H = p.buffer("h", hv), U = p.buffer("u", u),
-        L = p.buffer("l", l);
-    p.launch("intrinsics", {2, 1, 1}, {64, 1, 1}, {Plan::buf(X), Plan::buf(O), Plan::buf(H), Plan::buf(U), Plan::buf(L), Plan::val(n)});
+    int X = p.buffer("x", x), O = p.buffer("out", std::vector<float>(8 * n)), H = p.buffer("h", hv),
+        U = p.buffer("u", u), L = p.buffer("l", l);
+    p.launch("intrinsics", {2, 1, 1}, {64, 1, 1},
+             {Plan::buf(X), Plan::buf(O), Plan::buf(H), Plan::buf(U), Plan::buf(L), Plan::val(n)});
     require_ok(p.run());
     auto out = p.get<float>(O);
     auto h = p.get<uint16_t>(H);
@@ -977,14 +1049,16 @@ TEST_CASE("corpus 38 fast-math and integer intrinsics") {
       CHECK(out[8 * i + 5] == rz);
       CHECK(out[8 * i + 6] == 1.0f / (x[i] + 5.0f));
       CHECK(out[8 * i + 7] == std::sqrt(std::fabs(x[i])));
-      for (int k = 0; k < 2; ++k) CHECK(close(from_f16(h[2 * i + k]), std::exp(from_f16(hv[2 * i + k])), 2e-3, 1e-4));
+      for (int k = 0; k < 2; ++k)
+        CHECK(close(from_f16(h[2 * i + k]), std::exp(from_f16(hv[2 * i + k])), 2e-3, 1e-4));
       uint32_t w = u[i], vadd = 0;
       for (int b = 0; b < 4; ++b) vadd |= ((((w >> (8 * b)) & 0xff) + 1) & 0xff) << (8 * b);
       uint32_t m24 = uint32_t(uint64_t(w & 0xffffff) * 7);
       CHECK(uo[i] == m24 + vadd + (w > 5 ? w - 5 : 5 - w) + 1);
       uint64_t q = uint64_t(l[i]), rv = 0;
       for (int b = 0; b < 64; ++b) rv |= ((q >> b) & 1) << (63 - b);
-      int64_t want = int64_t(rv) + std::popcount(q) + std::countl_zero(q) + l[i] / (i + 1) + l[i] % 7;
+      int64_t want =
+          int64_t(rv) + std::popcount(q) + std::countl_zero(q) + l[i] / (i + 1) + l[i] % 7;
       CHECK(lo[i] == want);
     }
   }

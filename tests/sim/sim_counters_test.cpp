@@ -16,7 +16,8 @@ wb::RunResult strided(int stride, int threads = 32) {
   p.program = program_from(read_file(corpus_path("27_strided_copy.cu")), "27_strided_copy.cu");
   int I = p.buffer("in", std::vector<float>(size_t(threads) * stride + 64, 1.0f));
   int O = p.buffer("out", std::vector<float>(threads));
-  p.launch("strided_copy", {1, 1, 1}, {uint32_t(threads), 1, 1}, {Plan::buf(I), Plan::buf(O), Plan::val(threads), Plan::val(stride)});
+  p.launch("strided_copy", {1, 1, 1}, {uint32_t(threads), 1, 1},
+           {Plan::buf(I), Plan::buf(O), Plan::val(threads), Plan::val(stride)});
   auto r = p.run();
   INFO(r.fault.message);
   REQUIRE(!r.fault);
@@ -115,8 +116,10 @@ TEST_CASE("counters: instructions, FLOPs and efficiency") {
   Plan p;
   p.program = program_from(read_file(corpus_path("02_saxpy.cu")), "02_saxpy.cu");
   int n = 1000;
-  int X = p.buffer("x", std::vector<float>(n, 1.0f)), Y = p.buffer("y", std::vector<float>(n, 2.0f));
-  p.launch("saxpy", {4, 1, 1}, {256, 1, 1}, {Plan::val<int32_t>(n), Plan::val(3.0f), Plan::buf(X), Plan::buf(Y)});
+  int X = p.buffer("x", std::vector<float>(n, 1.0f)),
+      Y = p.buffer("y", std::vector<float>(n, 2.0f));
+  p.launch("saxpy", {4, 1, 1}, {256, 1, 1},
+           {Plan::val<int32_t>(n), Plan::val(3.0f), Plan::buf(X), Plan::buf(Y)});
   auto r = p.run();
   REQUIRE(!r.fault);
   CHECK(counter(r, "flops_f32") == 2.0 * n); // one FMA per element
@@ -125,15 +128,17 @@ TEST_CASE("counters: instructions, FLOPs and efficiency") {
   double eff = counter(r, "active_lane_efficiency");
   CHECK(eff > 0.8);
   CHECK(eff < 1.0); // the last warp of the last block is partly idle past n
-  CHECK(counter(r, "global_load_requests") == 2 * 32); // x and y: 32 warps have work (1000 / 32 = 31.25)
+  CHECK(counter(r, "global_load_requests") ==
+        2 * 32); // x and y: 32 warps have work (1000 / 32 = 31.25)
   CHECK(counter(r, "max_global_loads_per_thread") == 2);
 
   Plan q;
   q.program = program_from(read_file(corpus_path("20_math.cu")), "20_math.cu");
   int m = 64;
-  int Xm = q.buffer("x", std::vector<float>(m, 0.5f)), Om = q.buffer("out", std::vector<float>(5 * m)),
-      Dm = q.buffer("d", std::vector<double>(m));
-  q.launch("math_funcs", {1, 1, 1}, {64, 1, 1}, {Plan::buf(Xm), Plan::buf(Om), Plan::buf(Dm), Plan::val(m)});
+  int Xm = q.buffer("x", std::vector<float>(m, 0.5f)),
+      Om = q.buffer("out", std::vector<float>(5 * m)), Dm = q.buffer("d", std::vector<double>(m));
+  q.launch("math_funcs", {1, 1, 1}, {64, 1, 1},
+           {Plan::buf(Xm), Plan::buf(Om), Plan::buf(Dm), Plan::val(m)});
   auto rq = q.run();
   REQUIRE(!rq.fault);
   CHECK(counter(rq, "special_ops") >= 2.0 * m); // at least __expf's ex2 and rsqrtf's rsqrt
@@ -144,9 +149,10 @@ TEST_CASE("counters: tensor FLOPs and atomics") {
   Plan p;
   p.program = program_from(read_file(corpus_path("19_wmma.cu")), "19_wmma.cu");
   int K = 32;
-  int A = p.buffer("A", std::vector<uint16_t>(16 * K)), B = p.buffer("B", std::vector<uint16_t>(16 * K)),
-      C = p.buffer("C", std::vector<float>(256));
-  p.launch("wmma_gemm", {1, 1, 1}, {32, 1, 1}, {Plan::buf(A), Plan::buf(B), Plan::buf(C), Plan::val(K)});
+  int A = p.buffer("A", std::vector<uint16_t>(16 * K)),
+      B = p.buffer("B", std::vector<uint16_t>(16 * K)), C = p.buffer("C", std::vector<float>(256));
+  p.launch("wmma_gemm", {1, 1, 1}, {32, 1, 1},
+           {Plan::buf(A), Plan::buf(B), Plan::buf(C), Plan::val(K)});
   auto r = p.run();
   REQUIRE(!r.fault);
   CHECK(counter(r, "flops_tensor") == 2.0 * 16 * 16 * K);
@@ -166,7 +172,8 @@ TEST_CASE("divergence: if/else and loops of different lengths reconverge") {
   masks[t] = __activemask(); // reconverged: every lane
   out[t] = v;
 })");
-  int M = p.buffer("masks", std::vector<uint32_t>(32)), O = p.buffer("out", std::vector<int32_t>(32));
+  int M = p.buffer("masks", std::vector<uint32_t>(32)),
+      O = p.buffer("out", std::vector<int32_t>(32));
   p.launch("k", {1, 1, 1}, {32, 1, 1}, {Plan::buf(M), Plan::buf(O)});
   auto r = p.run();
   REQUIRE(!r.fault);
@@ -235,7 +242,8 @@ TEST_CASE("warp collectives: a full-mask shuffle waits for lanes still on their 
   }
 }
 
-TEST_CASE("warp collectives: shuffles at two different call sites are undefined and get a warning") {
+TEST_CASE(
+    "warp collectives: shuffles at two different call sites are undefined and get a warning") {
   Plan p;
   p.program = program_from(R"(extern "C" __global__ void k(int* out) {
   int t = threadIdx.x;
@@ -254,14 +262,16 @@ TEST_CASE("warp collectives: shuffles at two different call sites are undefined 
 
 TEST_CASE("atomics: global atomics stay atomic with blocks on several threads") {
   Plan p;
-  p.program = program_from(R"(extern "C" __global__ void k(unsigned* c, float* f, unsigned long long* u) {
+  p.program =
+      program_from(R"(extern "C" __global__ void k(unsigned* c, float* f, unsigned long long* u) {
   for (int i = 0; i < 20; ++i) {
     atomicAdd(c, 1u);
     atomicAdd(f, 1.0f);
     atomicAdd(u, 3ull);
   }
 })");
-  int C = p.buffer("c", std::vector<uint32_t>(1)), F = p.buffer("f", std::vector<float>(1)), U = p.buffer("u", std::vector<uint64_t>(1));
+  int C = p.buffer("c", std::vector<uint32_t>(1)), F = p.buffer("f", std::vector<float>(1)),
+      U = p.buffer("u", std::vector<uint64_t>(1));
   p.launch("k", {64, 1, 1}, {128, 1, 1}, {Plan::buf(C), Plan::buf(F), Plan::buf(U)});
   auto r = p.run(4);
   REQUIRE(!r.fault);
@@ -301,8 +311,10 @@ TEST_CASE("counters: the Nsight Compute comparison set (figures for docs/simulat
   const int n = 1 << 18;
   auto copy = [&](int stride) {
     return run("27_strided_copy.cu", "strided_copy", {n / 256, 1, 1}, {256, 1, 1}, [&](Plan& p) {
-      int I = p.buffer("in", std::vector<float>(size_t(n) * stride, 1.0f)), O = p.buffer("out", std::vector<float>(n));
-      p.launch("strided_copy", {}, {}, {Plan::buf(I), Plan::buf(O), Plan::val(n), Plan::val(stride)});
+      int I = p.buffer("in", std::vector<float>(size_t(n) * stride, 1.0f)),
+          O = p.buffer("out", std::vector<float>(n));
+      p.launch("strided_copy", {}, {},
+               {Plan::buf(I), Plan::buf(O), Plan::val(n), Plan::val(stride)});
     });
   };
   auto r1 = copy(1), r2 = copy(2), r4 = copy(4);
@@ -310,18 +322,24 @@ TEST_CASE("counters: the Nsight Compute comparison set (figures for docs/simulat
   CHECK(counter(r2, "global_load_sectors") == n / 4);
   CHECK(counter(r4, "global_load_sectors") == n / 2);
   const int R = 1024, C = 1024;
-  auto tn = run("11_transpose_naive.cu", "transpose_naive", {C / 16, R / 16, 1}, {16, 16, 1}, [&](Plan& p) {
-    int I = p.buffer("in", std::vector<float>(size_t(R) * C)), O = p.buffer("out", std::vector<float>(size_t(R) * C));
-    p.launch("transpose_naive", {}, {}, {Plan::buf(I), Plan::buf(O), Plan::val(R), Plan::val(C)});
-  });
+  auto tn = run("11_transpose_naive.cu", "transpose_naive", {C / 16, R / 16, 1}, {16, 16, 1},
+                [&](Plan& p) {
+                  int I = p.buffer("in", std::vector<float>(size_t(R) * C)),
+                      O = p.buffer("out", std::vector<float>(size_t(R) * C));
+                  p.launch("transpose_naive", {}, {},
+                           {Plan::buf(I), Plan::buf(O), Plan::val(R), Plan::val(C)});
+                });
   // Reads: each half-warp reads 16 consecutive floats (2 sectors); writes: the two half-warps
   // write rows r and r + 1, neighbours in memory: 16 sectors per warp.
   CHECK(counter(tn, "global_load_sectors") == double(R) * C / 8);
   CHECK(counter(tn, "global_store_sectors") == double(R) * C / 2); // rows r, r+1 share sectors
-  auto tp = run("10_transpose_padded.cu", "transpose_padded", {C / 32, R / 32, 1}, {32, 8, 1}, [&](Plan& p) {
-    int I = p.buffer("in", std::vector<float>(size_t(R) * C)), O = p.buffer("out", std::vector<float>(size_t(R) * C));
-    p.launch("transpose_padded", {}, {}, {Plan::buf(I), Plan::buf(O), Plan::val(R), Plan::val(C)});
-  });
+  auto tp = run("10_transpose_padded.cu", "transpose_padded", {C / 32, R / 32, 1}, {32, 8, 1},
+                [&](Plan& p) {
+                  int I = p.buffer("in", std::vector<float>(size_t(R) * C)),
+                      O = p.buffer("out", std::vector<float>(size_t(R) * C));
+                  p.launch("transpose_padded", {}, {},
+                           {Plan::buf(I), Plan::buf(O), Plan::val(R), Plan::val(C)});
+                });
   CHECK(counter(tp, "global_load_sectors") == double(R) * C / 8);
   CHECK(counter(tp, "global_store_sectors") == double(R) * C / 8);
   CHECK(counter(tp, "shared_bank_conflicts") == 0);
@@ -331,12 +349,38 @@ TEST_CASE("counters: the Nsight Compute comparison set (figures for docs/simulat
   });
   // 256 blocks x 8 warps, one store and one load each, 31 extra wavefronts per access.
   CHECK(counter(bc, "shared_bank_conflicts") == 256.0 * 8 * 2 * 31);
-  MESSAGE("coalesced copy n=2^18: " << counter(r1, "global_load_sectors") << " load sectors; stride 2: "
-                                    << counter(r2, "global_load_sectors") << "; stride 4: " << counter(r4, "global_load_sectors"));
-  MESSAGE("naive transpose 1024^2 (16x16): " << counter(tn, "global_load_sectors") << " load sectors, "
-                                             << counter(tn, "global_store_sectors") << " store sectors");
-  MESSAGE("padded transpose 1024^2 (32x8): " << counter(tp, "global_load_sectors") << " load sectors, "
-                                             << counter(tp, "shared_bank_conflicts") << " bank conflicts");
-  MESSAGE("bank conflict stride 32, 256 blocks of 256: " << counter(bc, "shared_bank_conflicts") << " bank conflicts ("
-                                                         << counter(bc, "shared_wavefronts") << " wavefronts)");
+  MESSAGE("coalesced copy n=2^18: " << counter(r1, "global_load_sectors")
+                                    << " load sectors; stride 2: "
+                                    << counter(r2, "global_load_sectors")
+                                    << "; stride 4: " << counter(r4, "global_load_sectors"));
+  MESSAGE("naive transpose 1024^2 (16x16): "
+          << counter(tn, "global_load_sectors") << " load sectors, "
+          << counter(tn, "global_store_sectors") << " store sectors");
+  MESSAGE("padded transpose 1024^2 (32x8): "
+          << counter(tp, "global_load_sectors") << " load sectors, "
+          << counter(tp, "shared_bank_conflicts") << " bank conflicts");
+  MESSAGE("bank conflict stride 32, 256 blocks of 256: "
+          << counter(bc, "shared_bank_conflicts") << " bank conflicts ("
+          << counter(bc, "shared_wavefronts") << " wavefronts)");
+}
+
+TEST_CASE("divergence: a spin lock contended by the lanes of one warp makes progress") {
+  // Volta's independent thread scheduling runs this; pure min-pc scheduling would spin forever in
+  // the lanes that lost the lock while the holder waits further on.
+  Plan p;
+  p.program = program_from(R"(__device__ int lock;
+extern "C" __global__ void k(int* counter) {
+  while (atomicCAS(&lock, 0, 1) != 0) {
+  }
+  *counter += 1; // the holder runs this at a higher pc than the spinning lanes
+  __threadfence();
+  atomicExch(&lock, 0);
+})");
+  int C = p.buffer("counter", std::vector<int32_t>(1, 0));
+  p.launch("k", {2, 1, 1}, {64, 1, 1}, {Plan::buf(C)});
+  p.rp.instruction_budget = 50'000'000;
+  auto r = p.run();
+  INFO(r.fault.message);
+  REQUIRE(!r.fault);
+  CHECK(p.get<int32_t>(C)[0] == 128);
 }

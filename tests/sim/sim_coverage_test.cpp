@@ -4,8 +4,8 @@
 // (build dir: sim_instruction_coverage.txt) for docs/simulator.md.
 #include "sim_test_util.hpp"
 
-#include "app/core/backend/sim/decode.hpp"
-#include "app/core/compile.hpp"
+#include "core/backend/sim/decode.hpp"
+#include "core/compile.hpp"
 
 #include <doctest/doctest.h>
 
@@ -35,9 +35,10 @@ std::vector<fs::path> sources() {
 
 // Tunables: the puzzle's defaults (a generous guess for files outside puzzles), then @tune lines.
 std::map<std::string, int64_t> defines_for(const fs::path& file, const std::string& src) {
-  std::map<std::string, int64_t> d = {{"BLOCK", 256}, {"GRID", 64}, {"TILE", 16}, {"ROWS", 4}, {"COLS", 4},
-                                      {"BM", 64},     {"BN", 64},   {"BK", 8},    {"TM", 4},   {"TN", 4},
-                                      {"WARPS", 4},   {"VEC", 4},   {"ITEMS", 4}, {"RADIUS", 3}};
+  std::map<std::string, int64_t> d = {{"BLOCK", 256}, {"GRID", 64}, {"TILE", 16}, {"ROWS", 4},
+                                      {"COLS", 4},    {"BM", 64},   {"BN", 64},   {"BK", 8},
+                                      {"TM", 4},      {"TN", 4},    {"WARPS", 4}, {"VEC", 4},
+                                      {"ITEMS", 4},   {"RADIUS", 3}};
   std::vector<wb::Diagnostic> diags;
   for (auto& t : wb::parse_tune_lines(src, file.filename().string(), diags)) d[t.name] = t.value;
   return d;
@@ -66,7 +67,8 @@ TEST_CASE("every instruction of the corpus, the puzzles and the solutions is sim
         continue;
       }
       auto mod = wb::sim::load_module(prog.ptx);
-      REQUIRE_MESSAGE(mod->error.empty(), f.string() << ": " << mod->error << " at PTX line " << mod->error_line);
+      REQUIRE_MESSAGE(mod->error.empty(),
+                      f.string() << ": " << mod->error << " at PTX line " << mod->error_line);
       for (auto& fn : mod->ast.funcs) {
         if (!fn.entry) continue;
         std::string why;
@@ -77,8 +79,9 @@ TEST_CASE("every instruction of the corpus, the puzzles and the solutions is sim
           const auto& inf = p->info[i];
           ++spellings[inf.opcode];
           if (p->code[i].fn == wb::sim::h_unsupported)
-            missing.push_back(f.filename().string() + " [" + arch + "] " + fn.name + ": `" + inf.opcode + "` (PTX line " +
-                              std::to_string(inf.ptx_line) + "): " + inf.note);
+            missing.push_back(f.filename().string() + " [" + arch + "] " + fn.name + ": `" +
+                              inf.opcode + "` (PTX line " + std::to_string(inf.ptx_line) +
+                              "): " + inf.note);
         }
       }
     }
@@ -86,7 +89,8 @@ TEST_CASE("every instruction of the corpus, the puzzles and the solutions is sim
   std::string all;
   for (auto& m : missing) all += m + "\n";
   CHECK_MESSAGE(missing.empty(), "unsupported instructions:\n" << all);
-  MESSAGE(kernels << " kernels decoded; " << spellings.size() << " distinct instruction spellings, all simulated");
+  MESSAGE(kernels << " kernels decoded; " << spellings.size()
+                  << " distinct instruction spellings, all simulated");
   std::ofstream out(fs::path(WARPBOOK_BINARY_DIR) / "sim_instruction_coverage.txt");
   for (auto& [s, n] : spellings) out << s << "\t" << n << "\n";
   CHECK(spellings.size() > 150);

@@ -13,9 +13,12 @@ struct Ran {
   wb::RunResult r;
 };
 
-bool has(const std::string& s, const std::string& w) { return s.find(w) != std::string::npos; }
+bool has(const std::string& s, const std::string& w) {
+  return s.find(w) != std::string::npos;
+}
 
-#define CHECK_HAS(msg, words) CHECK_MESSAGE(has(msg, words), "expected `" << (words) << "` in: " << (msg))
+#define CHECK_HAS(msg, words)                                                                      \
+  CHECK_MESSAGE(has(msg, words), "expected `" << (words) << "` in: " << (msg))
 
 } // namespace
 
@@ -31,7 +34,8 @@ TEST_CASE("fault: a write just past the end names the thread, the element and th
   p.launch("add", {9, 1, 1}, {128, 1, 1}, {Plan::buf(A), Plan::buf(C), Plan::val(n)});
   auto r = p.run();
   REQUIRE(r.fault.kind == wb::FaultKind::out_of_bounds);
-  CHECK(r.fault.message == "thread (3,0,0) of block (8,0,0) wrote c[1027], 4 bytes past its end (c has 1027 elements) at line 4");
+  CHECK(r.fault.message == "thread (3,0,0) of block (8,0,0) wrote c[1027], 4 bytes past its end (c "
+                           "has 1027 elements) at line 4");
   CHECK(r.fault.source_line == 4);
   CHECK(r.fault.launch == 0);
   // The write landed in the guard band, as it would on a GPU, and came back with the image.
@@ -51,7 +55,8 @@ TEST_CASE("fault: reads before the start, far away, and through a null pointer")
     p.launch("k", {1, 1, 1}, {32, 1, 1}, {Plan::buf(A), Plan::buf(C)});
     auto r = p.run();
     REQUIRE(r.fault.kind == wb::FaultKind::out_of_bounds);
-    CHECK(r.fault.message == "thread (0,0,0) of block (0,0,0) read a[-1], 4 bytes before its start (a has 32 elements) at line 2");
+    CHECK(r.fault.message == "thread (0,0,0) of block (0,0,0) read a[-1], 4 bytes before its start "
+                             "(a has 32 elements) at line 2");
   }
   {
     Plan p;
@@ -74,7 +79,8 @@ TEST_CASE("fault: reads before the start, far away, and through a null pointer")
     p.launch("k", {1, 1, 1}, {32, 1, 1}, {Plan::val<uint64_t>(0), Plan::val(1)});
     auto r = p.run();
     REQUIRE(r.fault.kind == wb::FaultKind::out_of_bounds);
-    CHECK(r.fault.message == "thread (5,0,0) of block (0,0,0) wrote through a null pointer (address 0x14) at line 2");
+    CHECK(r.fault.message ==
+          "thread (5,0,0) of block (0,0,0) wrote through a null pointer (address 0x14) at line 2");
   }
 }
 
@@ -104,9 +110,9 @@ TEST_CASE("fault: shared and local memory out of bounds") {
     p.launch("k", {1, 1, 1}, {64, 1, 1}, {Plan::buf(C)});
     auto r = p.run();
     REQUIRE(r.fault.kind == wb::FaultKind::out_of_bounds);
-    CHECK(r.fault.message ==
-          "thread (32,0,0) of block (0,0,0) wrote shared memory at offset 128, 4 bytes past the end of the block's 128 "
-          "bytes of shared memory (the last array is tile) at line 3");
+    CHECK(r.fault.message == "thread (32,0,0) of block (0,0,0) wrote shared memory at offset 128, "
+                             "4 bytes past the end of the block's 128 "
+                             "bytes of shared memory (the last array is tile) at line 3");
   }
   {
     Plan p;
@@ -121,7 +127,8 @@ TEST_CASE("fault: shared and local memory out of bounds") {
     p.launch("k", {1, 1, 1}, {32, 1, 1}, {Plan::buf(I), Plan::buf(C)});
     auto r = p.run();
     REQUIRE(r.fault.kind == wb::FaultKind::out_of_bounds);
-    CHECK_HAS(r.fault.message, "thread (7,0,0) of block (0,0,0) read local memory (its stack) at offset 4000");
+    CHECK_HAS(r.fault.message,
+              "thread (7,0,0) of block (0,0,0) read local memory (its stack) at offset 4000");
     CHECK_HAS(r.fault.message, "at line 4");
   }
   {
@@ -136,7 +143,8 @@ TEST_CASE("fault: shared and local memory out of bounds") {
     p.launch("k", {1, 1, 1}, {64, 1, 1}, {Plan::buf(C)}, 128);
     auto r = p.run();
     REQUIRE(r.fault.kind == wb::FaultKind::out_of_bounds);
-    CHECK_HAS(r.fault.message, "the dynamic array buf has 128 bytes: is the launch's shared-memory size right?");
+    CHECK_HAS(r.fault.message,
+              "the dynamic array buf has 128 bytes: is the launch's shared-memory size right?");
   }
 }
 
@@ -189,7 +197,8 @@ TEST_CASE("fault: an endless loop stops at the instruction budget and says where
   while (flag[0] == 0) ++i;
   out[threadIdx.x] = i;
 })");
-  int F = p.buffer("flag", std::vector<int32_t>(1, 0)), O = p.buffer("out", std::vector<int32_t>(32));
+  int F = p.buffer("flag", std::vector<int32_t>(1, 0)),
+      O = p.buffer("out", std::vector<int32_t>(32));
   p.launch("k", {2, 1, 1}, {32, 1, 1}, {Plan::buf(F), Plan::buf(O)});
   p.rp.instruction_budget = 200000;
   auto r = p.run();
@@ -245,7 +254,9 @@ TEST_CASE("races: a barrier separates, and writing the same value is harmless") 
   int O = p.buffer("out", std::vector<int32_t>(64));
   p.launch("k", {1, 1, 1}, {64, 1, 1}, {Plan::buf(O)});
   SUBCASE("in order") {}
-  SUBCASE("shuffled warps") { p.rp.shuffle_warps = true; }
+  SUBCASE("shuffled warps") {
+    p.rp.shuffle_warps = true;
+  }
   auto r = p.run();
   INFO(r.fault.message);
   REQUIRE(!r.fault);
@@ -278,13 +289,15 @@ TEST_CASE("fault: __trap() and assert()") {
     Plan p;
     p.program = program_from(R"(extern "C" __global__ void k(int* out) {
   out[threadIdx.x] = 1;
-  if (blockIdx.x == 1 && threadIdx.x == 3) __trap();
+  if (blockIdx.x == 1 && threadIdx.x == 3) { printf("about to trap\n"); __trap(); }
 })");
     int O = p.buffer("out", std::vector<int32_t>(64));
     p.launch("k", {2, 1, 1}, {32, 1, 1}, {Plan::buf(O)});
     auto r = p.run();
     REQUIRE(r.fault.kind == wb::FaultKind::trap);
-    CHECK(r.fault.message == "thread (3,0,0) of block (1,0,0) executed a trap (__trap()) at line 3");
+    CHECK(r.fault.message ==
+          "thread (3,0,0) of block (1,0,0) executed a trap (__trap()) at line 3");
+    CHECK(r.printf_output == "about to trap\n"); // output printed before a fault is kept
   }
   {
     Plan p;
@@ -305,7 +318,8 @@ TEST_CASE("fault: __trap() and assert()") {
   }
 }
 
-TEST_CASE("fault: an unsupported instruction names the PTX line and the source line, and does not crash") {
+TEST_CASE("fault: an unsupported instruction names the PTX line and the source line, and does not "
+          "crash") {
   Plan p;
   p.program = program_from(R"(extern "C" __global__ void k(int* out) {
   int v;

@@ -15,8 +15,12 @@ using namespace simtest;
 
 namespace {
 
-uint32_t fb(float f) { return std::bit_cast<uint32_t>(f); }
-float bf(uint32_t u) { return std::bit_cast<float>(u); }
+uint32_t fb(float f) {
+  return std::bit_cast<uint32_t>(f);
+}
+float bf(uint32_t u) {
+  return std::bit_cast<float>(u);
+}
 
 // The host FPU in a rounding mode (volatile keeps the compiler from folding across fesetround).
 template <class F> float in_mode(int mode, F f) {
@@ -28,13 +32,15 @@ template <class F> float in_mode(int mode, F f) {
 }
 
 // Runs `k(const float* a, const float* b, const float* c, unsigned* out)` over n triples.
-std::vector<uint32_t> run_f3(const std::string& src, const std::vector<float>& a, const std::vector<float>& b,
-                             const std::vector<float>& c, int outs) {
+std::vector<uint32_t> run_f3(const std::string& src, const std::vector<float>& a,
+                             const std::vector<float>& b, const std::vector<float>& c, int outs) {
   Plan p;
   p.program = program_from(src);
   int n = int(a.size());
-  int A = p.buffer("a", a), B = p.buffer("b", b), C = p.buffer("c", c), O = p.buffer("out", std::vector<uint32_t>(size_t(n) * outs));
-  p.launch("k", {uint32_t((n + 63) / 64), 1, 1}, {64, 1, 1}, {Plan::buf(A), Plan::buf(B), Plan::buf(C), Plan::buf(O), Plan::val(n)});
+  int A = p.buffer("a", a), B = p.buffer("b", b), C = p.buffer("c", c),
+      O = p.buffer("out", std::vector<uint32_t>(size_t(n) * outs));
+  p.launch("k", {uint32_t((n + 63) / 64), 1, 1}, {64, 1, 1},
+           {Plan::buf(A), Plan::buf(B), Plan::buf(C), Plan::buf(O), Plan::val(n)});
   auto r = p.run();
   INFO(r.fault.message);
   REQUIRE(!r.fault);
@@ -42,8 +48,28 @@ std::vector<uint32_t> run_f3(const std::string& src, const std::vector<float>& a
 }
 
 std::vector<float> interesting_floats() {
-  std::vector<float> v = {0.0f, -0.0f, 1.0f, -1.0f, 1.5f, 3.0f, 0.1f, -0.3f, 1e30f, -1e30f, 3.4e38f, 1e-38f, 1e-45f, -1e-45f,
-                          bf(0x7f800000u), bf(0xff800000u), bf(0x7fc00000u), 16777217.0f, 0.33333334f, 7.0f, 1e-40f, 2.5f};
+  std::vector<float> v = {0.0f,
+                          -0.0f,
+                          1.0f,
+                          -1.0f,
+                          1.5f,
+                          3.0f,
+                          0.1f,
+                          -0.3f,
+                          1e30f,
+                          -1e30f,
+                          3.4e38f,
+                          1e-38f,
+                          1e-45f,
+                          -1e-45f,
+                          bf(0x7f800000u),
+                          bf(0xff800000u),
+                          bf(0x7fc00000u),
+                          16777217.0f,
+                          0.33333334f,
+                          7.0f,
+                          1e-40f,
+                          2.5f};
   uint32_t s = 12345;
   for (int i = 0; i < 200; ++i) {
     s = s * 1664525u + 1013904223u;
@@ -60,7 +86,8 @@ TEST_CASE("f32 add / mul / fma in all four rounding modes are bit-exact") {
   size_t n = v.size();
   std::vector<float> a(n), b(n), c(n);
   for (size_t i = 0; i < n; ++i) a[i] = v[i], b[i] = v[(i * 7 + 3) % n], c[i] = v[(i * 13 + 5) % n];
-  std::string src = R"(extern "C" __global__ void k(const float* a, const float* b, const float* c, unsigned* out, int n) {
+  std::string src =
+      R"(extern "C" __global__ void k(const float* a, const float* b, const float* c, unsigned* out, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   float x = a[i], y = b[i], z = c[i], r[12];
@@ -88,8 +115,14 @@ TEST_CASE("f32 add / mul / fma in all four rounding modes are bit-exact") {
     CAPTURE(z);
     for (int m = 0; m < 4; ++m) {
       CAPTURE(m);
-      CHECK(out[12 * i + m] == canon(in_mode(modes[m], [&] { volatile float p = x, q = y; return p + q; })));
-      CHECK(out[12 * i + 4 + m] == canon(in_mode(modes[m], [&] { volatile float p = x, q = y; return p * q; })));
+      CHECK(out[12 * i + m] == canon(in_mode(modes[m], [&] {
+              volatile float p = x, q = y;
+              return p + q;
+            })));
+      CHECK(out[12 * i + 4 + m] == canon(in_mode(modes[m], [&] {
+              volatile float p = x, q = y;
+              return p * q;
+            })));
       CHECK(out[12 * i + 8 + m] == canon(in_mode(modes[m], [&] { return std::fmaf(x, y, z); })));
     }
   }
@@ -100,7 +133,8 @@ TEST_CASE("f32 div / sqrt / rcp round to nearest, min / max NaN and zero rules, 
   size_t n = v.size();
   std::vector<float> a(n), b(n), c(n, 0.0f);
   for (size_t i = 0; i < n; ++i) a[i] = v[i], b[i] = v[(i * 5 + 1) % n];
-  std::string src = R"(extern "C" __global__ void k(const float* a, const float* b, const float* c, unsigned* out, int n) {
+  std::string src =
+      R"(extern "C" __global__ void k(const float* a, const float* b, const float* c, unsigned* out, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   float x = a[i], y = b[i], r[10];
@@ -118,7 +152,9 @@ TEST_CASE("f32 div / sqrt / rcp round to nearest, min / max NaN and zero rules, 
 })";
   auto out = run_f3(src, a, b, c, 10);
   auto canon = [](float f) { return std::isnan(f) ? 0x7fffffffu : fb(f); };
-  auto ftz = [](float f) { return std::fpclassify(f) == FP_SUBNORMAL ? std::copysign(0.0f, f) : f; };
+  auto ftz = [](float f) {
+    return std::fpclassify(f) == FP_SUBNORMAL ? std::copysign(0.0f, f) : f;
+  };
   for (size_t i = 0; i < n; ++i) {
     float x = a[i], y = b[i];
     CAPTURE(x);
@@ -127,11 +163,16 @@ TEST_CASE("f32 div / sqrt / rcp round to nearest, min / max NaN and zero rules, 
     CHECK(out[10 * i + 1] == canon(std::sqrt(x)));
     CHECK(out[10 * i + 2] == canon(1.0f / x));
     float mn, mx;
-    if (std::isnan(x) && std::isnan(y)) mn = mx = bf(0x7fffffffu);
-    else if (std::isnan(x)) mn = mx = y;
-    else if (std::isnan(y)) mn = mx = x;
-    else if (x == y) mn = std::signbit(x) ? x : y, mx = std::signbit(x) ? y : x; // -0 < +0
-    else mn = std::min(x, y), mx = std::max(x, y);
+    if (std::isnan(x) && std::isnan(y))
+      mn = mx = bf(0x7fffffffu);
+    else if (std::isnan(x))
+      mn = mx = y;
+    else if (std::isnan(y))
+      mn = mx = x;
+    else if (x == y)
+      mn = std::signbit(x) ? x : y, mx = std::signbit(x) ? y : x; // -0 < +0
+    else
+      mn = std::min(x, y), mx = std::max(x, y);
     CHECK(out[10 * i + 3] == fb(mn));
     CHECK(out[10 * i + 4] == fb(mx));
     CHECK(out[10 * i + 5] == (std::isnan(x) || std::isnan(y) ? 0x7fffffffu : fb(mx)));
@@ -144,9 +185,11 @@ TEST_CASE("f32 div / sqrt / rcp round to nearest, min / max NaN and zero rules, 
   }
 }
 
-TEST_CASE("integer corner cases: division by zero, overflow, shifts, bit fields, byte permutes, funnel shifts") {
+TEST_CASE("integer corner cases: division by zero, overflow, shifts, bit fields, byte permutes, "
+          "funnel shifts") {
   Plan p;
-  p.program = program_from(R"(extern "C" __global__ void k(const int* a, const int* b, unsigned* out, int n) {
+  p.program = program_from(
+      R"(extern "C" __global__ void k(const int* a, const int* b, unsigned* out, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   int x = a[i], y = b[i];
@@ -169,7 +212,8 @@ TEST_CASE("integer corner cases: division by zero, overflow, shifts, bit fields,
   asm("add.sat.s32 %0, %1, %2;" : "=r"(r[15]) : "r"(x), "r"(y));
   for (int k = 0; k < 16; ++k) out[16 * i + k] = r[k];
 })");
-  std::vector<int32_t> a = {7, -7, 0, std::numeric_limits<int32_t>::min(), 123456789, -1, 1 << 30, 5};
+  std::vector<int32_t> a = {7,         -7, 0,       std::numeric_limits<int32_t>::min(),
+                            123456789, -1, 1 << 30, 5};
   std::vector<int32_t> b = {2, 2, 0, -1, -987, 0, 3000, 0x7fffffff};
   uint32_t s = 7;
   for (int i = 0; i < 100; ++i) {
@@ -179,8 +223,10 @@ TEST_CASE("integer corner cases: division by zero, overflow, shifts, bit fields,
     b.push_back(int32_t(s) >> (i % 20));
   }
   int n = int(a.size());
-  int A = p.buffer("a", a), B = p.buffer("b", b), O = p.buffer("out", std::vector<uint32_t>(size_t(n) * 16));
-  p.launch("k", {uint32_t((n + 63) / 64), 1, 1}, {64, 1, 1}, {Plan::buf(A), Plan::buf(B), Plan::buf(O), Plan::val(n)});
+  int A = p.buffer("a", a), B = p.buffer("b", b),
+      O = p.buffer("out", std::vector<uint32_t>(size_t(n) * 16));
+  p.launch("k", {uint32_t((n + 63) / 64), 1, 1}, {64, 1, 1},
+           {Plan::buf(A), Plan::buf(B), Plan::buf(O), Plan::val(n)});
   auto res = p.run();
   REQUIRE(!res.fault);
   auto out = p.get<uint32_t>(O);
@@ -207,7 +253,8 @@ TEST_CASE("integer corner cases: division by zero, overflow, shifts, bit fields,
     CHECK(r[5] == (len ? sfield : 0u));
     CHECK(r[6] == field);
     uint32_t bpos = (uy >> 10) & 31, blen = (uy >> 15) & 31, ins = ux;
-    for (uint32_t k = 0; k < blen && bpos + k < 32; ++k) ins = (ins & ~(1u << (bpos + k))) | (((uy >> k) & 1) << (bpos + k));
+    for (uint32_t k = 0; k < blen && bpos + k < 32; ++k)
+      ins = (ins & ~(1u << (bpos + k))) | (((uy >> k) & 1) << (bpos + k));
     CHECK(r[7] == ins);
     uint64_t t = (uint64_t(uy) << 32) | ux;
     uint32_t pr = 0, c = uy >> 3;
@@ -231,13 +278,15 @@ TEST_CASE("integer corner cases: division by zero, overflow, shifts, bit fields,
     uint32_t u = x < 0 ? ~ux : ux;
     CHECK(r[14] == (u == 0 ? 0xffffffffu : uint32_t(31 - std::countl_zero(u))));
     int64_t sum = int64_t(x) + y;
-    CHECK(r[15] == uint32_t(int32_t(std::min<int64_t>(std::max<int64_t>(sum, INT32_MIN), INT32_MAX))));
+    CHECK(r[15] ==
+          uint32_t(int32_t(std::min<int64_t>(std::max<int64_t>(sum, INT32_MIN), INT32_MAX))));
   }
 }
 
 TEST_CASE("carry chains: a 96-bit add with add.cc / addc.cc / addc") {
   Plan p;
-  p.program = program_from(R"(extern "C" __global__ void k(const unsigned* a, const unsigned* b, unsigned* out) {
+  p.program = program_from(
+      R"(extern "C" __global__ void k(const unsigned* a, const unsigned* b, unsigned* out) {
   int i = threadIdx.x;
   unsigned r0, r1, r2;
   asm("add.cc.u32 %0, %3, %6;\n\taddc.cc.u32 %1, %4, %7;\n\taddc.u32 %2, %5, %8;"
@@ -247,7 +296,8 @@ TEST_CASE("carry chains: a 96-bit add with add.cc / addc.cc / addc") {
   out[3 * i + 1] = r1;
   out[3 * i + 2] = r2;
 })");
-  std::vector<uint32_t> a = {0xffffffffu, 0xffffffffu, 1, 5, 6, 7}, b = {1, 0, 0, 0xfffffffbu, 0xffffffffu, 0};
+  std::vector<uint32_t> a = {0xffffffffu, 0xffffffffu, 1, 5, 6, 7},
+                        b = {1, 0, 0, 0xfffffffbu, 0xffffffffu, 0};
   int A = p.buffer("a", a), B = p.buffer("b", b), O = p.buffer("out", std::vector<uint32_t>(6));
   p.launch("k", {1, 1, 1}, {2, 1, 1}, {Plan::buf(A), Plan::buf(B), Plan::buf(O)});
   auto r = p.run();

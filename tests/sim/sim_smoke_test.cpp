@@ -12,7 +12,8 @@ TEST_CASE("sim: vector add from the corpus") {
   std::vector<float> a(n), b(n);
   for (int i = 0; i < n; ++i) a[i] = float(i), b[i] = 0.5f * float(i);
   int A = p.buffer("a", a), B = p.buffer("b", b), C = p.buffer("c", std::vector<float>(n, -1.0f));
-  p.launch("vector_add", {4, 1, 1}, {128, 1, 1}, {Plan::buf(A), Plan::buf(B), Plan::buf(C), Plan::val<int32_t>(n)});
+  p.launch("vector_add", {4, 1, 1}, {128, 1, 1},
+           {Plan::buf(A), Plan::buf(B), Plan::buf(C), Plan::val<int32_t>(n)});
   auto r = p.run();
   INFO(r.fault.message);
   REQUIRE(!r.fault);

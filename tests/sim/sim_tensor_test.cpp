@@ -25,7 +25,9 @@ uint16_t d2h_small(double v) { // exact for the small multiples of 1/8 used belo
   uint32_t man = uint32_t(std::lround((f * 2 - 1) * 1024));
   return uint16_t(s | (uint32_t(e - 1 + 15) << 10) | man);
 }
-uint16_t d2bf(double v) { return uint16_t(std::bit_cast<uint32_t>(float(v)) >> 16); } // exact for these values
+uint16_t d2bf(double v) {
+  return uint16_t(std::bit_cast<uint32_t>(float(v)) >> 16);
+} // exact for these values
 
 } // namespace
 
@@ -64,9 +66,11 @@ extern "C" __global__ void k(const __nv_bfloat16* A, const __nv_bfloat16* B, flo
     Ah[i] = d2h_small(((i * 3) % 5 - 2) * 0.5);
     Bh[i] = d2h_small(((i * 11) % 7 - 3) * 0.125);
   }
-  int a = p.buffer("A", A), b = p.buffer("B", B), c = p.buffer("C", std::vector<float>(256)), ah = p.buffer("Ah", Ah),
-      bh = p.buffer("Bh", Bh), ch = p.buffer("Ch", std::vector<uint16_t>(256));
-  p.launch("k", {1, 1, 1}, {32, 1, 1}, {Plan::buf(a), Plan::buf(b), Plan::buf(c), Plan::buf(ah), Plan::buf(bh), Plan::buf(ch)});
+  int a = p.buffer("A", A), b = p.buffer("B", B), c = p.buffer("C", std::vector<float>(256)),
+      ah = p.buffer("Ah", Ah), bh = p.buffer("Bh", Bh),
+      ch = p.buffer("Ch", std::vector<uint16_t>(256));
+  p.launch("k", {1, 1, 1}, {32, 1, 1},
+           {Plan::buf(a), Plan::buf(b), Plan::buf(c), Plan::buf(ah), Plan::buf(bh), Plan::buf(ch)});
   auto r = p.run();
   INFO(r.fault.message);
   REQUIRE(!r.fault);
@@ -76,7 +80,8 @@ extern "C" __global__ void k(const __nv_bfloat16* A, const __nv_bfloat16* B, flo
     for (int j = 0; j < 16; ++j) {
       double acc = 1.0, acch = 0.0;
       for (int k = 0; k < 16; ++k) {
-        acc += double(std::bit_cast<float>(uint32_t(A[i * 16 + k]) << 16)) * std::bit_cast<float>(uint32_t(B[k * 16 + j]) << 16);
+        acc += double(std::bit_cast<float>(uint32_t(A[i * 16 + k]) << 16)) *
+               std::bit_cast<float>(uint32_t(B[k * 16 + j]) << 16);
         acch += h2d(Ah[k * 16 + i]) * h2d(Bh[k * 16 + j]); // A col-major: A[i][k] at k * 16 + i
       }
       CHECK(C[j * 16 + i] == float(acc)); // col-major store; small exact values

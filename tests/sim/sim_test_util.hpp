@@ -1,8 +1,8 @@
 // Helpers for the simulator tests: compile CUDA source to PTX with NVRTC (cached on disk in the
 // build directory, so reruns are quick), make buffers with guard bands, run a plan.
 #pragma once
-#include "app/core/backend.hpp"
-#include "app/core/backend/sim/sim.hpp"
+#include "core/backend.hpp"
+#include "core/backend/sim/sim.hpp"
 
 #include <nvrtc.h>
 
@@ -37,7 +37,8 @@ inline std::string cuda_include_dir() {
   return "/usr/local/cuda/include";
 }
 
-// NVRTC straight from the tests (the core's compile_source adds a prelude; these sources need none).
+// NVRTC straight from the tests (the core's compile_source adds a prelude; these sources need
+// none).
 inline std::string compile_ptx(const std::string& source, const std::string& name = "kernel.cu",
                                const std::string& arch = "compute_80") {
   std::string key = std::to_string(std::hash<std::string>{}(source + "|" + arch + "|" + name));
@@ -82,15 +83,24 @@ inline wb::Program program_from(const std::string& source, const std::string& na
 constexpr size_t kGuard = 256;
 
 template <class T> wb::DType dtype_of() {
-  if constexpr (std::is_same_v<T, float>) return wb::DType::f32;
-  else if constexpr (std::is_same_v<T, double>) return wb::DType::f64;
-  else if constexpr (std::is_same_v<T, int32_t>) return wb::DType::i32;
-  else if constexpr (std::is_same_v<T, uint32_t>) return wb::DType::u32;
-  else if constexpr (std::is_same_v<T, int64_t>) return wb::DType::i64;
-  else if constexpr (std::is_same_v<T, uint64_t>) return wb::DType::i64;
-  else if constexpr (std::is_same_v<T, uint16_t>) return wb::DType::f16;
-  else if constexpr (std::is_same_v<T, int8_t>) return wb::DType::i8;
-  else return wb::DType::u8;
+  if constexpr (std::is_same_v<T, float>)
+    return wb::DType::f32;
+  else if constexpr (std::is_same_v<T, double>)
+    return wb::DType::f64;
+  else if constexpr (std::is_same_v<T, int32_t>)
+    return wb::DType::i32;
+  else if constexpr (std::is_same_v<T, uint32_t>)
+    return wb::DType::u32;
+  else if constexpr (std::is_same_v<T, int64_t>)
+    return wb::DType::i64;
+  else if constexpr (std::is_same_v<T, uint64_t>)
+    return wb::DType::i64;
+  else if constexpr (std::is_same_v<T, uint16_t>)
+    return wb::DType::f16;
+  else if constexpr (std::is_same_v<T, int8_t>)
+    return wb::DType::i8;
+  else
+    return wb::DType::u8;
 }
 
 // A plan under construction: buffers by name, launches, then run().
@@ -100,7 +110,8 @@ struct Plan {
   std::vector<wb::Launch> launches;
   wb::RunPlan rp;
 
-  template <class T> int buffer(const std::string& name, const std::vector<T>& init, uint8_t guard_fill = 0xA5) {
+  template <class T>
+  int buffer(const std::string& name, const std::vector<T>& init, uint8_t guard_fill = 0xA5) {
     wb::HostBuffer b;
     b.name = name;
     b.type = dtype_of<T>();
@@ -120,7 +131,9 @@ struct Plan {
   bool guards_intact(int i, uint8_t fill = 0xA5) const {
     const wb::HostBuffer& b = buffers[size_t(i)];
     for (size_t k = 0; k < b.guard_bytes; ++k)
-      if (b.image[k] != std::byte(fill) || b.image[b.guard_bytes + b.data_bytes + k] != std::byte(fill)) return false;
+      if (b.image[k] != std::byte(fill) ||
+          b.image[b.guard_bytes + b.data_bytes + k] != std::byte(fill))
+        return false;
     return true;
   }
   static wb::KernelArg buf(int i) {
@@ -136,8 +149,8 @@ struct Plan {
     std::memcpy(a.value.data(), &v, sizeof(T));
     return a;
   }
-  void launch(const std::string& kernel, wb::Dim3 grid, wb::Dim3 block, std::vector<wb::KernelArg> args,
-              uint32_t shared = 0) {
+  void launch(const std::string& kernel, wb::Dim3 grid, wb::Dim3 block,
+              std::vector<wb::KernelArg> args, uint32_t shared = 0) {
     wb::Launch l;
     l.kernel = kernel;
     l.grid = grid;

@@ -29,6 +29,14 @@ std::optional<Event> next_result(Client& c, double s, uint64_t id = 0) {
   return std::nullopt;
 }
 
+Request req(Op op, const std::string& puzzle = {}, const std::string& backend = "auto") {
+  Request r;
+  r.op = op;
+  r.puzzle = puzzle;
+  r.backend = backend;
+  return r;
+}
+
 } // namespace
 
 TEST_CASE("requests and events survive a JSON round trip") {
@@ -95,13 +103,19 @@ TEST_CASE("serve answers requests in order and ignores garbage") {
   int in[2], out[2];
   REQUIRE(pipe(in) == 0);
   REQUIRE(pipe(out) == 0);
-  std::string reqs = "garbage\n" + to_json(Request{.id = 1, .op = Op::probe, .backend = "cuda"}) + "\n";
+  std::string reqs = "garbage\n" + to_json([] {
+                       Request r = req(Op::probe, {}, "cuda");
+                       r.id = 1;
+                       return r;
+                     }()) +
+                     "\n";
   Request c;
   c.id = 2;
   c.op = Op::compile;
   c.puzzle = "01";
   c.file = "x.cu";
-  c.source = "extern \"C\" __global__ void vector_add(const float* a, const float* b, float* c, int n) { oops }";
+  c.source = "extern \"C\" __global__ void vector_add(const float* a, const float* b, float* c, "
+             "int n) { oops }";
   reqs += to_json(c) + "\n";
   REQUIRE(write(in[1], reqs.data(), reqs.size()) == ssize_t(reqs.size()));
   close(in[1]);
@@ -125,7 +139,8 @@ TEST_CASE("serve answers requests in order and ignores garbage") {
   for (auto& e : evs)
     if (e.kind == EventKind::result) (e.id == 1 ? probe : compile) = e;
   REQUIRE(probe);
-  CHECK_FALSE(probe->ok); // no GPU here, or it measured: either way an answer
+  // Without a GPU it says why; with one it measured (on the H200 in 0.9 s).
+  CHECK((probe->ok ? !probe->probe.empty() : !probe->text.empty()));
   REQUIRE(compile);
   REQUIRE(compile->report);
   CHECK(compile->report->verdict == Verdict::compile_error);
@@ -137,7 +152,7 @@ TEST_CASE("the client talks to a real runner, and survives it being killed") {
   ClientOptions o;
   o.command = "'" + exe() + "' runner";
   Client c(o);
-  uint64_t id = c.send(Request{.op = Op::hello});
+  uint64_t id = c.send(req(Op::hello));
   std::optional<Event> hello;
   for (int i = 0; i < 600 && !hello; ++i)
     if (auto e = c.wait(0.05); e && e->kind == EventKind::hello) hello = e;
@@ -153,7 +168,8 @@ TEST_CASE("the client talks to a real runner, and survives it being killed") {
   slow.op = Op::compile;
   slow.puzzle = "01";
   slow.file = "x.cu";
-  slow.source = "extern \"C\" __global__ void vector_add(const float* a, const float* b, float* c, int n) {}";
+  slow.source =
+      "extern \"C\" __global__ void vector_add(const float* a, const float* b, float* c, int n) {}";
   uint64_t sid = c.send(slow);
   ::kill(c.pid(), SIGKILL);
   auto r = next_result(c, 10, sid);
@@ -176,7 +192,7 @@ TEST_CASE("a runner that never answers is killed at the timeout") {
   o.command = "exec sleep 30";
   o.timeout_s = 0.5;
   Client c(o);
-  uint64_t id = c.send(Request{.op = Op::check, .puzzle = "01"});
+  uint64_t id = c.send(req(Op::check, "01"));
   auto r = next_result(c, 10, id);
   REQUIRE(r);
   CHECK(r->runner_died);
@@ -188,7 +204,7 @@ TEST_CASE("a runner that exits at once is reported with its exit code") {
   ClientOptions o;
   o.command = "echo 'no GPU on this host' >&2; exit 3";
   Client c(o);
-  uint64_t id = c.send(Request{.op = Op::hello});
+  uint64_t id = c.send(req(Op::hello));
   auto r = next_result(c, 10, id);
   REQUIRE(r);
   CHECK(r->runner_died);
@@ -201,7 +217,7 @@ TEST_CASE("a cancel the runner ignores ends in a kill after the grace period") {
   o.command = "exec cat >/dev/null";
   o.cancel_grace_s = 0.3;
   Client c(o);
-  uint64_t id = c.send(Request{.op = Op::check, .puzzle = "01"});
+  uint64_t id = c.send(req(Op::check, "01"));
   c.cancel(id);
   auto r = next_result(c, 10, id);
   REQUIRE(r);

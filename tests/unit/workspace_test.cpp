@@ -9,7 +9,8 @@ using namespace wb;
 
 namespace {
 fs::path temp_dir() {
-  fs::path d = fs::temp_directory_path() / ("wb-ws-" + std::to_string(getpid()) + "-" + std::to_string(rand()));
+  fs::path d = fs::temp_directory_path() /
+               ("wb-ws-" + std::to_string(getpid()) + "-" + std::to_string(rand()));
   fs::create_directories(d);
   return d;
 }
@@ -38,7 +39,7 @@ TEST_CASE("a watched file tells our writes from another editor's") {
   CHECK(w.check() == WatchedFile::Change::none);
   CHECK(w.save("mine\n").empty());
   CHECK(w.check() == WatchedFile::Change::none); // our own write is not news
-  write_file_atomic(f, "theirs\n");            // another editor, rename-over
+  write_file_atomic(f, "theirs\n");              // another editor, rename-over
   CHECK(w.check() == WatchedFile::Change::external);
   CHECK(w.disk_text() == "theirs\n");
   w.accept_disk();

@@ -2,10 +2,10 @@
 #include "decode.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <functional>
 #include <set>
-#include <atomic>
 
 namespace wb::sim {
 
@@ -13,30 +13,56 @@ namespace wb::sim {
 
 int ty_bytes(Ty t) {
   switch (t) {
-  case Ty::b8: case Ty::u8: case Ty::s8: case Ty::e4m3: case Ty::e5m2: return 1;
-  case Ty::b16: case Ty::u16: case Ty::s16: case Ty::f16: case Ty::bf16: case Ty::e4m3x2:
-  case Ty::e5m2x2: return 2;
-  case Ty::b32: case Ty::u32: case Ty::s32: case Ty::f32: case Ty::f16x2: case Ty::bf16x2:
-  case Ty::tf32: return 4;
-  case Ty::b64: case Ty::u64: case Ty::s64: case Ty::f64: return 8;
-  case Ty::b128: return 16;
-  case Ty::pred: return 1;
-  default: return 0;
+  case Ty::b8:
+  case Ty::u8:
+  case Ty::s8:
+  case Ty::e4m3:
+  case Ty::e5m2:
+    return 1;
+  case Ty::b16:
+  case Ty::u16:
+  case Ty::s16:
+  case Ty::f16:
+  case Ty::bf16:
+  case Ty::e4m3x2:
+  case Ty::e5m2x2:
+    return 2;
+  case Ty::b32:
+  case Ty::u32:
+  case Ty::s32:
+  case Ty::f32:
+  case Ty::f16x2:
+  case Ty::bf16x2:
+  case Ty::tf32:
+    return 4;
+  case Ty::b64:
+  case Ty::u64:
+  case Ty::s64:
+  case Ty::f64:
+    return 8;
+  case Ty::b128:
+    return 16;
+  case Ty::pred:
+    return 1;
+  default:
+    return 0;
   }
 }
-bool ty_signed(Ty t) { return t == Ty::s8 || t == Ty::s16 || t == Ty::s32 || t == Ty::s64; }
+bool ty_signed(Ty t) {
+  return t == Ty::s8 || t == Ty::s16 || t == Ty::s32 || t == Ty::s64;
+}
 bool ty_float(Ty t) {
   return t == Ty::f16 || t == Ty::f16x2 || t == Ty::bf16 || t == Ty::bf16x2 || t == Ty::f32 ||
          t == Ty::f64 || t == Ty::tf32;
 }
 namespace {
 constexpr std::pair<std::string_view, Ty> kTyNames[] = {
-    {"b8", Ty::b8},       {"b16", Ty::b16},     {"b32", Ty::b32},       {"b64", Ty::b64},
-    {"b128", Ty::b128},   {"u8", Ty::u8},       {"u16", Ty::u16},       {"u32", Ty::u32},
-    {"u64", Ty::u64},     {"s8", Ty::s8},       {"s16", Ty::s16},       {"s32", Ty::s32},
-    {"s64", Ty::s64},     {"f16", Ty::f16},     {"f16x2", Ty::f16x2},   {"bf16", Ty::bf16},
-    {"bf16x2", Ty::bf16x2}, {"f32", Ty::f32},   {"f64", Ty::f64},       {"tf32", Ty::tf32},
-    {"pred", Ty::pred},   {"e4m3x2", Ty::e4m3x2}, {"e5m2x2", Ty::e5m2x2}, {"e4m3", Ty::e4m3},
+    {"b8", Ty::b8},         {"b16", Ty::b16},       {"b32", Ty::b32},       {"b64", Ty::b64},
+    {"b128", Ty::b128},     {"u8", Ty::u8},         {"u16", Ty::u16},       {"u32", Ty::u32},
+    {"u64", Ty::u64},       {"s8", Ty::s8},         {"s16", Ty::s16},       {"s32", Ty::s32},
+    {"s64", Ty::s64},       {"f16", Ty::f16},       {"f16x2", Ty::f16x2},   {"bf16", Ty::bf16},
+    {"bf16x2", Ty::bf16x2}, {"f32", Ty::f32},       {"f64", Ty::f64},       {"tf32", Ty::tf32},
+    {"pred", Ty::pred},     {"e4m3x2", Ty::e4m3x2}, {"e5m2x2", Ty::e5m2x2}, {"e4m3", Ty::e4m3},
     {"e5m2", Ty::e5m2}};
 } // namespace
 Ty parse_ty(std::string_view s) {
@@ -58,7 +84,8 @@ Opc::Opc(const std::string& s) : text(s) {
     size_t j = s.find('.', i);
     if (j == std::string::npos) j = s.size();
     std::string part = s.substr(i, j - i);
-    if (i == 0) base = part;
+    if (i == 0)
+      base = part;
     else if (!part.empty()) {
       mods.push_back(part);
       Ty t = parse_ty(part);
@@ -88,7 +115,9 @@ Rnd Opc::rnd() const {
   }
   return Rnd::none;
 }
-bool Opc::int_rnd() const { return has("rni") || has("rzi") || has("rmi") || has("rpi"); }
+bool Opc::int_rnd() const {
+  return has("rni") || has("rzi") || has("rmi") || has("rpi");
+}
 Space Opc::space() const {
   for (auto& m : mods) {
     if (m == "global") return Space::global;
@@ -106,13 +135,48 @@ int Opc::vec() const {
   return 1;
 }
 void Opc::only(std::initializer_list<std::string_view> allowed) const {
-  static const std::set<std::string_view> hints = {
-      "sync", "aligned", "uni", "nc", "ca", "cg", "cs", "lu", "cv", "wb", "wt", "volatile",
-      "relaxed", "acquire", "release", "acq_rel", "sc", "weak", "cta", "gpu", "sys", "cluster",
-      "L1::evict_normal", "L1::evict_unchanged", "L1::evict_first", "L1::evict_last",
-      "L1::no_allocate", "L2::evict_normal", "L2::evict_first", "L2::evict_last", "L2::64B",
-      "L2::128B", "L2::256B", "L2::cache_hint", "global", "shared", "shared::cta", "local",
-      "param", "const", "param::func", "param::entry"};
+  static const std::set<std::string_view> hints = {"sync",
+                                                   "aligned",
+                                                   "uni",
+                                                   "nc",
+                                                   "ca",
+                                                   "cg",
+                                                   "cs",
+                                                   "lu",
+                                                   "cv",
+                                                   "wb",
+                                                   "wt",
+                                                   "volatile",
+                                                   "relaxed",
+                                                   "acquire",
+                                                   "release",
+                                                   "acq_rel",
+                                                   "sc",
+                                                   "weak",
+                                                   "cta",
+                                                   "gpu",
+                                                   "sys",
+                                                   "cluster",
+                                                   "L1::evict_normal",
+                                                   "L1::evict_unchanged",
+                                                   "L1::evict_first",
+                                                   "L1::evict_last",
+                                                   "L1::no_allocate",
+                                                   "L2::evict_normal",
+                                                   "L2::evict_first",
+                                                   "L2::evict_last",
+                                                   "L2::64B",
+                                                   "L2::128B",
+                                                   "L2::256B",
+                                                   "L2::cache_hint",
+                                                   "global",
+                                                   "shared",
+                                                   "shared::cta",
+                                                   "local",
+                                                   "param",
+                                                   "const",
+                                                   "param::func",
+                                                   "param::entry"};
   for (auto& m : mods) {
     if (parse_ty(m) != Ty::none || hints.count(m)) continue;
     bool ok = false;
@@ -174,7 +238,9 @@ uint64_t decl_bytes(const ptx::VarDecl& v) {
 uint32_t decl_align(const ptx::VarDecl& v) {
   return v.align > 0 ? uint32_t(v.align) : std::max<uint32_t>(1, decl_elem_bytes(v));
 }
-uint64_t align_up(uint64_t x, uint64_t a) { return a ? (x + a - 1) / a * a : x; }
+uint64_t align_up(uint64_t x, uint64_t a) {
+  return a ? (x + a - 1) / a * a : x;
+}
 
 // Initialiser values -> bytes, by the declared element type.
 void init_bytes(const ptx::VarDecl& v, const std::map<std::string, uint64_t>& addrs,
@@ -189,22 +255,29 @@ void init_bytes(const ptx::VarDecl& v, const std::map<std::string, uint64_t>& ad
     switch (o.kind) {
     case ptx::Operand::Kind::integer:
       bitsv = o.bits;
-      if (t == Ty::f32) bitsv = bits(float(int64_t(o.bits)));
-      else if (t == Ty::f64) bitsv = bits(double(int64_t(o.bits)));
+      if (t == Ty::f32)
+        bitsv = bits(float(int64_t(o.bits)));
+      else if (t == Ty::f64)
+        bitsv = bits(double(int64_t(o.bits)));
       break;
     case ptx::Operand::Kind::f32bits:
       bitsv = t == Ty::f64 ? bits(double(f32(o.bits))) : o.bits;
       break;
-    case ptx::Operand::Kind::f64bits: bitsv = t == Ty::f32 ? bits(float(f64(o.bits))) : o.bits; break;
+    case ptx::Operand::Kind::f64bits:
+      bitsv = t == Ty::f32 ? bits(float(f64(o.bits))) : o.bits;
+      break;
     case ptx::Operand::Kind::decimal:
-      bitsv = t == Ty::f32 ? bits(float(o.dval)) : t == Ty::f64 ? bits(o.dval) : uint64_t(int64_t(o.dval));
+      bitsv = t == Ty::f32   ? bits(float(o.dval))
+              : t == Ty::f64 ? bits(o.dval)
+                             : uint64_t(int64_t(o.dval));
       break;
     case ptx::Operand::Kind::ident: {
       auto it = addrs.find(o.name);
       bitsv = (it != addrs.end() ? it->second : 0) + uint64_t(o.offset);
       break;
     }
-    default: break;
+    default:
+      break;
     }
     std::memcpy(out.data() + k * eb, &bitsv, eb);
     ++k;
@@ -255,7 +328,8 @@ std::unique_ptr<ModuleImage> load_module(const std::string& ptx) {
   }
   for (auto& f : m->ast.funcs)
     for (auto& d : f.decls)
-      if (d.space == "global" || d.space == "const") init_bytes(d, addrs, m->vars[m->var_index[d.name]].init);
+      if (d.space == "global" || d.space == "const")
+        init_bytes(d, addrs, m->vars[m->var_index[d.name]].init);
   return m;
 }
 
@@ -327,8 +401,10 @@ public:
     }
     case K::integer: {
       uint64_t v = o.bits;
-      if (t == Ty::f32) v = bits(float(int64_t(o.bits)));
-      else if (t == Ty::f64) v = bits(double(int64_t(o.bits)));
+      if (t == Ty::f32)
+        v = bits(float(int64_t(o.bits)));
+      else if (t == Ty::f64)
+        v = bits(double(int64_t(o.bits)));
       return const_row(truncate(v, t));
     }
     case K::f32bits:
@@ -341,8 +417,10 @@ public:
       if (t == Ty::f32) return const_row(bits(float(o.dval)));
       if (t == Ty::f64) return const_row(bits(o.dval));
       return const_row(truncate(uint64_t(int64_t(o.dval)), t));
-    case K::sink: return scratch_row_;
-    default: throw Unsupported("an operand of this kind cannot be used as a value here");
+    case K::sink:
+      return scratch_row_;
+    default:
+      throw Unsupported("an operand of this kind cannot be used as a value here");
     }
   }
   uint32_t dst(const ptx::Operand& o) override {
@@ -371,7 +449,8 @@ public:
       return cc_pred_;
     }
     auto* s = lookup(name);
-    if (!s || s->k != Sym::K::pred) throw Unsupported("expected a predicate register, found `" + name + "`");
+    if (!s || s->k != Sym::K::pred)
+      throw Unsupported("expected a predicate register, found `" + name + "`");
     return int16_t(s->idx);
   }
   uint32_t const_row(uint64_t v) override {
@@ -395,7 +474,8 @@ public:
     if (o.kind == ptx::Operand::Kind::vec) {
       if (expect > 0 && int(o.elems.size()) != expect)
         throw Unsupported("expected a vector of " + std::to_string(expect) + " registers");
-      for (auto& e : o.elems) P.lists.push_back(e.kind == ptx::Operand::Kind::sink ? scratch_row_ : row(e, t));
+      for (auto& e : o.elems)
+        P.lists.push_back(e.kind == ptx::Operand::Kind::sink ? scratch_row_ : row(e, t));
     } else {
       if (expect > 1) throw Unsupported("expected a vector operand");
       P.lists.push_back(row(o, t));
@@ -531,18 +611,30 @@ private:
   }
   static std::optional<Special> special_of(const std::string& n) {
     static const std::map<std::string, Special> m = {
-        {"%tid.x", Special::tid_x},       {"%tid.y", Special::tid_y},
-        {"%tid.z", Special::tid_z},       {"%ntid.x", Special::ntid_x},
-        {"%ntid.y", Special::ntid_y},     {"%ntid.z", Special::ntid_z},
-        {"%ctaid.x", Special::ctaid_x},   {"%ctaid.y", Special::ctaid_y},
-        {"%ctaid.z", Special::ctaid_z},   {"%nctaid.x", Special::nctaid_x},
-        {"%nctaid.y", Special::nctaid_y}, {"%nctaid.z", Special::nctaid_z},
-        {"%laneid", Special::laneid},     {"%warpid", Special::warpid},
-        {"%nwarpid", Special::nwarpid},   {"%smid", Special::smid},
-        {"%nsmid", Special::nsmid},       {"%gridid", Special::gridid},
-        {"%lanemask_eq", Special::lanemask_eq}, {"%lanemask_le", Special::lanemask_le},
-        {"%lanemask_lt", Special::lanemask_lt}, {"%lanemask_ge", Special::lanemask_ge},
-        {"%lanemask_gt", Special::lanemask_gt}, {"%dynamic_smem_size", Special::dynamic_smem_size},
+        {"%tid.x", Special::tid_x},
+        {"%tid.y", Special::tid_y},
+        {"%tid.z", Special::tid_z},
+        {"%ntid.x", Special::ntid_x},
+        {"%ntid.y", Special::ntid_y},
+        {"%ntid.z", Special::ntid_z},
+        {"%ctaid.x", Special::ctaid_x},
+        {"%ctaid.y", Special::ctaid_y},
+        {"%ctaid.z", Special::ctaid_z},
+        {"%nctaid.x", Special::nctaid_x},
+        {"%nctaid.y", Special::nctaid_y},
+        {"%nctaid.z", Special::nctaid_z},
+        {"%laneid", Special::laneid},
+        {"%warpid", Special::warpid},
+        {"%nwarpid", Special::nwarpid},
+        {"%smid", Special::smid},
+        {"%nsmid", Special::nsmid},
+        {"%gridid", Special::gridid},
+        {"%lanemask_eq", Special::lanemask_eq},
+        {"%lanemask_le", Special::lanemask_le},
+        {"%lanemask_lt", Special::lanemask_lt},
+        {"%lanemask_ge", Special::lanemask_ge},
+        {"%lanemask_gt", Special::lanemask_gt},
+        {"%dynamic_smem_size", Special::dynamic_smem_size},
         {"%total_smem_size", Special::total_smem_size}};
     auto it = m.find(n);
     if (it == m.end()) return std::nullopt;
@@ -550,7 +642,8 @@ private:
   }
   uint32_t shared_offset(const std::string& name) {
     auto it = shared_off_.find(name);
-    if (it == shared_off_.end()) throw Unsupported("shared variable `" + name + "` was not laid out");
+    if (it == shared_off_.end())
+      throw Unsupported("shared variable `" + name + "` was not laid out");
     return it->second;
   }
 
@@ -565,11 +658,16 @@ private:
       FuncInfo fi;
       fi.name = f->name;
       if (!f->has_body) {
-        if (f->name == "vprintf") fi.builtin = 1;
-        else if (f->name == "__assertfail") fi.builtin = 2;
-        else if (f->name == "malloc") fi.builtin = 3;
-        else if (f->name == "free") fi.builtin = 4;
-        else fi.builtin = -1;
+        if (f->name == "vprintf")
+          fi.builtin = 1;
+        else if (f->name == "__assertfail")
+          fi.builtin = 2;
+        else if (f->name == "malloc")
+          fi.builtin = 3;
+        else if (f->name == "free")
+          fi.builtin = 4;
+        else
+          fi.builtin = -1;
       }
       funcs_.push_back(fi);
       callees_.emplace_back();
@@ -671,7 +769,8 @@ uint32_t Decoder::call_site(const ptx::Instr& in) {
   if (k >= in.ops.size() || in.ops[k].kind != ptx::Operand::Kind::ident)
     throw Unsupported("a call without a function name");
   const std::string& fname = in.ops[k].name;
-  if (lookup(fname)) throw Unsupported("indirect calls through a function pointer are not supported");
+  if (lookup(fname))
+    throw Unsupported("indirect calls through a function pointer are not supported");
   auto it = fidx_.find(fname);
   if (it == fidx_.end()) throw Unsupported("call of an unknown function `" + fname + "`");
   cs.callee = it->second;
@@ -680,7 +779,8 @@ uint32_t Decoder::call_site(const ptx::Instr& in) {
     for (auto& e : in.ops[k].elems) args.push_back(&e);
   auto slot = [&](const ptx::Operand* o, std::vector<uint32_t>& off, std::vector<uint32_t>& size) {
     auto* s = lookup(o->name);
-    if (!s || s->k != Sym::K::frame) throw Unsupported("call argument `" + o->name + "` is not a .param");
+    if (!s || s->k != Sym::K::frame)
+      throw Unsupported("call argument `" + o->name + "` is not a .param");
     off.push_back(s->idx);
     size.push_back(s->size);
   };
@@ -726,23 +826,30 @@ void Decoder::decode_function(uint32_t fi) {
   int last_line = 0, last_ptx = f->ptx_line;
   for (auto& st : f->body) {
     switch (st.kind) {
-    case ptx::Stmt::Kind::open: scopes_.emplace_back(); break;
+    case ptx::Stmt::Kind::open:
+      scopes_.emplace_back();
+      break;
     case ptx::Stmt::Kind::close:
       if (scopes_.size() > 1) scopes_.pop_back();
       break;
-    case ptx::Stmt::Kind::label: labels_[f->labels[st.index]] = uint32_t(P.code.size()); break;
+    case ptx::Stmt::Kind::label:
+      labels_[f->labels[st.index]] = uint32_t(P.code.size());
+      break;
     case ptx::Stmt::Kind::decl: {
       const ptx::VarDecl& d = f->decls[st.index];
       auto& sc = scopes_.back();
       if (d.space == "reg") {
         bool is_pred = d.type == "pred";
         auto one = [&](const std::string& n) {
-          if (is_pred) sc[n] = {Sym::K::pred, uint32_t(new_pred()), 0};
-          else sc[n] = {Sym::K::reg, new_row(), 0};
+          if (is_pred)
+            sc[n] = {Sym::K::pred, uint32_t(new_pred()), 0};
+          else
+            sc[n] = {Sym::K::reg, new_row(), 0};
         };
         if (d.range >= 0)
           for (int i = 0; i < d.range; ++i) one(d.name + std::to_string(i));
-        else one(d.name);
+        else
+          one(d.name);
       } else if (d.space == "local" || d.space == "param") {
         uint32_t sz = uint32_t(std::max<uint64_t>(decl_bytes(d), 1));
         sc[d.name] = {Sym::K::frame, frame_alloc(sz, decl_align(d)), sz};
@@ -855,7 +962,8 @@ void Decoder::finish_frames() {
 const Program* get_program(ModuleImage& m, const std::string& kernel, std::string& why) {
   std::lock_guard lk(m.mu);
   if (!m.error.empty()) {
-    why = "the simulator could not read the PTX (line " + std::to_string(m.error_line) + "): " + m.error;
+    why = "the simulator could not read the PTX (line " + std::to_string(m.error_line) +
+          "): " + m.error;
     return nullptr;
   }
   auto it = m.programs.find(kernel);

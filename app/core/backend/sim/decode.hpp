@@ -30,7 +30,7 @@ struct Opc {
   bool has(std::string_view m) const;
   // The first of `names` present, or "".
   std::string_view one_of(std::initializer_list<std::string_view> names) const;
-  Rnd rnd() const; // .rn .rz .rm .rp (and the integer .rni... forms), .rna
+  Rnd rnd() const;      // .rn .rz .rm .rp (and the integer .rni... forms), .rna
   bool int_rnd() const; // .rni/.rzi/.rmi/.rpi
   Space space() const;  // state space (generic if none)
   int vec() const;      // .v2 / .v4 / .v8 -> 2 / 4 / 8, else 1
@@ -97,7 +97,8 @@ public:
   // kernel-parameter offset or a frame-relative local address).
   virtual Addr addr(const ptx::Operand& o, Space declared) = 0;
   // A symbol's address as a value (mov %rd, sym): kind of space and value or frame row.
-  virtual bool symbol_value(const ptx::Operand& o, uint32_t& base_row, int64_t& value, Space& sp) = 0;
+  virtual bool symbol_value(const ptx::Operand& o, uint32_t& base_row, int64_t& value,
+                            Space& sp) = 0;
   virtual uint32_t label_pc(const std::string& name) = 0; // resolved later (fixup)
   virtual uint32_t call_site(const ptx::Instr& in) = 0;
   virtual uint32_t cur_func() const = 0;

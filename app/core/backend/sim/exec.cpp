@@ -9,14 +9,16 @@
 
 namespace wb::sim {
 
-int h_nop(Exec&, Warp&, const Inst&, uint32_t) { return kNext; }
+int h_nop(Exec&, Warp&, const Inst&, uint32_t) {
+  return kNext;
+}
 
 int h_unsupported(Exec& x, Warp& w, const Inst& in, uint32_t m) {
   const InstInfo& inf = info_of(x, in);
   std::string src = inf.line > 0 ? ", from source line " + std::to_string(inf.line) : "";
   return raise_fault(x, FaultKind::unsupported,
-                     "the simulator cannot run `" + inf.opcode + "` (PTX line " + std::to_string(inf.ptx_line) + src +
-                         "): " + inf.note,
+                     "the simulator cannot run `" + inf.opcode + "` (PTX line " +
+                         std::to_string(inf.ptx_line) + src + "): " + inf.note,
                      inf.line);
 }
 
@@ -25,7 +27,12 @@ int h_unsupported(Exec& x, Warp& w, const Inst& in, uint32_t m) {
 bool reschedule(Exec& x, Warp& w) {
   for (uint32_t mm = w.active; mm; mm &= mm - 1) w.lane_pc[std::countr_zero(mm)] = w.pc;
   w.active = 0;
-  uint32_t cand = w.run;
+  w.yielded &= w.run;
+  uint32_t cand = w.run & ~w.yielded;
+  if (!cand) {
+    w.yielded = 0;
+    cand = w.run;
+  }
   bool forced = false;
   if (!cand) {
     if (!w.wsync) {
@@ -66,7 +73,7 @@ bool reschedule(Exec& x, Warp& w) {
   w.active = group;
   w.pc = pc;
   uint32_t resched = kNoPc;
-  for (uint32_t mm = (w.run | w.wsync) & ~group; mm; mm &= mm - 1) {
+  for (uint32_t mm = (w.run | w.wsync) & ~group & ~w.yielded; mm; mm &= mm - 1) {
     int l = std::countr_zero(mm);
     if (w.depth[l] == d && w.lane_pc[l] > pc) resched = std::min(resched, w.lane_pc[l]);
   }
@@ -113,10 +120,13 @@ int check_barriers(Exec& x) {
     if (pc1 != kNoPc) {
       int l0 = x.P->info[pc0].line, l1 = x.P->info[pc1].line;
       return raise_fault(x, FaultKind::deadlock,
-                         "deadlock in " + block_name(x) + ": its threads wait at different barriers, " + std::to_string(n0) +
-                             " threads (" + who0 + ", ...) at line " + std::to_string(l0) + " and " + std::to_string(n1) +
-                             " threads (" + who1 + ", ...) at line " + std::to_string(l1) +
-                             "; every thread of a block must reach the same __syncthreads() (is one inside a branch that "
+                         "deadlock in " + block_name(x) +
+                             ": its threads wait at different barriers, " + std::to_string(n0) +
+                             " threads (" + who0 + ", ...) at line " + std::to_string(l0) +
+                             " and " + std::to_string(n1) + " threads (" + who1 +
+                             ", ...) at line " + std::to_string(l1) +
+                             "; every thread of a block must reach the same __syncthreads() (is "
+                             "one inside a branch that "
                              "not all threads take?)",
                          l0);
     }
@@ -184,8 +194,8 @@ std::string lane_thread(const Exec& x, uint32_t warp, uint32_t lane) {
 }
 } // namespace
 
-int shared_race_check(Exec& x, Warp& w, const Inst& in, int lane, uint64_t a, uint32_t n, bool write,
-                      const std::byte* newval) {
+int shared_race_check(Exec& x, Warp& w, const Inst& in, int lane, uint64_t a, uint32_t n,
+                      bool write, const std::byte* newval) {
   uint32_t epoch = x.B->epoch;
   uint16_t me = uint16_t(w.index);
   uint32_t pc = pc_of(x, in);
@@ -205,7 +215,8 @@ int shared_race_check(Exec& x, Warp& w, const Inst& in, int lane, uint64_t a, ui
       }
       if (!kind && m.r_epoch == epoch && m.r_warp != me) {
         kind = "read";
-        other_pc = m.r_pc, other_warp = m.r_warp == 0xffff ? 0xffff : m.r_warp, other_lane = m.r_lane;
+        other_pc = m.r_pc, other_warp = m.r_warp == 0xffff ? 0xffff : m.r_warp,
+        other_lane = m.r_lane;
       }
       if (!kind) {
         m.w_epoch = epoch;
@@ -229,12 +240,15 @@ int shared_race_check(Exec& x, Warp& w, const Inst& in, int lane, uint64_t a, ui
     if (kind) {
       const InstInfo& inf = info_of(x, in);
       int oline = x.P->info[other_pc].line;
-      std::string other = other_warp == 0xffff ? "other warps" : lane_thread(x, other_warp, other_lane) + " (warp " + std::to_string(other_warp) + ")";
+      std::string other = other_warp == 0xffff ? "other warps"
+                                               : lane_thread(x, other_warp, other_lane) +
+                                                     " (warp " + std::to_string(other_warp) + ")";
       if (other_warp == 0xffff) other_warp = 0;
-      std::string msg = "shared-memory race in " + block_name(x) + " on " + shared_elem_name(x, wd * 4, n) + ": " +
-                        thread_name(x, w, lane) + " (warp " + std::to_string(w.index) + ") " + (write ? "wrote" : "read") +
-                        " it" + at_line(inf.line) + " after " + other + " " + kind + " it" + at_line(oline) +
-                        ", with no __syncthreads() between them";
+      std::string msg = "shared-memory race in " + block_name(x) + " on " +
+                        shared_elem_name(x, wd * 4, n) + ": " + thread_name(x, w, lane) +
+                        " (warp " + std::to_string(w.index) + ") " + (write ? "wrote" : "read") +
+                        " it" + at_line(inf.line) + " after " + other + " " + kind + " it" +
+                        at_line(oline) + ", with no __syncthreads() between them";
       return raise_fault(x, FaultKind::race, msg, inf.line);
     }
   }
@@ -250,32 +264,58 @@ uint64_t special_value(const Exec& x, const Warp& w, Special s, int lane) {
   const Block& B = *x.B;
   uint32_t t = w.tid0 + uint32_t(lane);
   switch (s) {
-  case Special::tid_x: return t % L.block.x;
-  case Special::tid_y: return (t / L.block.x) % L.block.y;
-  case Special::tid_z: return t / (L.block.x * L.block.y);
-  case Special::ntid_x: return L.block.x;
-  case Special::ntid_y: return L.block.y;
-  case Special::ntid_z: return L.block.z;
-  case Special::ctaid_x: return B.idx.x;
-  case Special::ctaid_y: return B.idx.y;
-  case Special::ctaid_z: return B.idx.z;
-  case Special::nctaid_x: return L.grid.x;
-  case Special::nctaid_y: return L.grid.y;
-  case Special::nctaid_z: return L.grid.z;
-  case Special::laneid: return uint32_t(lane);
-  case Special::warpid: return w.index;
-  case Special::nwarpid: return B.nwarps;
-  case Special::smid: return 0;
-  case Special::nsmid: return 1;
-  case Special::gridid: return uint64_t(L.launch_index);
-  case Special::lanemask_eq: return 1u << lane;
-  case Special::lanemask_le: return uint32_t((uint64_t(2) << lane) - 1);
-  case Special::lanemask_lt: return (1u << lane) - 1;
-  case Special::lanemask_ge: return ~((1u << lane) - 1);
-  case Special::lanemask_gt: return uint32_t(~((uint64_t(2) << lane) - 1));
-  case Special::dynamic_smem_size: return L.dyn_shared;
-  case Special::total_smem_size: return B.shared_size;
-  default: return 0;
+  case Special::tid_x:
+    return t % L.block.x;
+  case Special::tid_y:
+    return (t / L.block.x) % L.block.y;
+  case Special::tid_z:
+    return t / (L.block.x * L.block.y);
+  case Special::ntid_x:
+    return L.block.x;
+  case Special::ntid_y:
+    return L.block.y;
+  case Special::ntid_z:
+    return L.block.z;
+  case Special::ctaid_x:
+    return B.idx.x;
+  case Special::ctaid_y:
+    return B.idx.y;
+  case Special::ctaid_z:
+    return B.idx.z;
+  case Special::nctaid_x:
+    return L.grid.x;
+  case Special::nctaid_y:
+    return L.grid.y;
+  case Special::nctaid_z:
+    return L.grid.z;
+  case Special::laneid:
+    return uint32_t(lane);
+  case Special::warpid:
+    return w.index;
+  case Special::nwarpid:
+    return B.nwarps;
+  case Special::smid:
+    return 0;
+  case Special::nsmid:
+    return 1;
+  case Special::gridid:
+    return uint64_t(L.launch_index);
+  case Special::lanemask_eq:
+    return 1u << lane;
+  case Special::lanemask_le:
+    return uint32_t((uint64_t(2) << lane) - 1);
+  case Special::lanemask_lt:
+    return (1u << lane) - 1;
+  case Special::lanemask_ge:
+    return ~((1u << lane) - 1);
+  case Special::lanemask_gt:
+    return uint32_t(~((uint64_t(2) << lane) - 1));
+  case Special::dynamic_smem_size:
+    return L.dyn_shared;
+  case Special::total_smem_size:
+    return B.shared_size;
+  default:
+    return 0;
   }
 }
 
@@ -289,6 +329,7 @@ void init_warp(Exec& x, Warp& w, uint32_t index) {
   w.live = n == kWarpSize ? kFull : ((1u << n) - 1);
   w.run = w.live;
   w.bar = w.wsync = 0;
+  w.yielded = w.spin_mask = w.spin_count = 0;
   w.bar_pc_all = kNoPc;
   w.active = w.live;
   w.pc = P.entry_pc;
@@ -300,23 +341,37 @@ void init_warp(Exec& x, Warp& w, uint32_t index) {
   std::fill(std::begin(w.gloads), std::end(w.gloads), 0u);
   std::fill(std::begin(w.gstores), std::end(w.gstores), 0u);
   const uint32_t bx = L.block.x, by = L.block.y;
+  // Thread coordinates of the 32 lanes, counted up without divisions.
+  uint32_t tx[kWarpSize], ty[kWarpSize], tz[kWarpSize];
+  {
+    uint32_t x0 = w.tid0 % bx, y0 = (w.tid0 / bx) % by, z0 = w.tid0 / (bx * by);
+    for (int l = 0; l < kWarpSize; ++l) {
+      tx[l] = x0, ty[l] = y0, tz[l] = z0;
+      if (++x0 == bx) {
+        x0 = 0;
+        if (++y0 == by) y0 = 0, ++z0;
+      }
+    }
+  }
   for (auto& [row, s] : P.specials) {
     uint64_t* d = w.row(row);
     switch (s) {
     case Special::tid_x:
-      for (int l = 0; l < kWarpSize; ++l) d[l] = (w.tid0 + l) % bx;
+      for (int l = 0; l < kWarpSize; ++l) d[l] = tx[l];
       break;
     case Special::tid_y:
-      for (int l = 0; l < kWarpSize; ++l) d[l] = ((w.tid0 + l) / bx) % by;
+      for (int l = 0; l < kWarpSize; ++l) d[l] = ty[l];
       break;
     case Special::tid_z:
-      for (int l = 0; l < kWarpSize; ++l) d[l] = (w.tid0 + l) / (bx * by);
+      for (int l = 0; l < kWarpSize; ++l) d[l] = tz[l];
       break;
     default: {
       uint64_t v0 = special_value(x, w, s, 0);
-      bool uniform = s != Special::laneid && s != Special::lanemask_eq && s != Special::lanemask_le &&
-                     s != Special::lanemask_lt && s != Special::lanemask_ge && s != Special::lanemask_gt;
-      if (uniform) std::fill(d, d + kWarpSize, v0);
+      bool uniform = s != Special::laneid && s != Special::lanemask_eq &&
+                     s != Special::lanemask_le && s != Special::lanemask_lt &&
+                     s != Special::lanemask_ge && s != Special::lanemask_gt;
+      if (uniform)
+        std::fill(d, d + kWarpSize, v0);
       else
         for (int l = 0; l < kWarpSize; ++l) d[l] = special_value(x, w, s, l);
     }
@@ -336,7 +391,8 @@ template <bool Count> int run_warp(Exec& x, Warp& w, uint32_t slice) {
     uint32_t m = w.active;
     if (in.guard >= 0) m &= w.p[in.guard] ^ in.guard_xor;
     if constexpr (Count) {
-      InstCount& c = x.ic[w.pc];
+      // Two counts per instruction, in their own compact array (the hot path).
+      HotCount& c = x.hot[w.pc];
       ++c.warp;
       c.lanes += lanes_in(m);
     }
@@ -361,9 +417,10 @@ template <bool Count> int run_warp(Exec& x, Warp& w, uint32_t slice) {
     const InstInfo& inf = x.P->info[std::min<size_t>(w.pc, x.P->info.size() - 1)];
     int l = w.active ? std::countr_zero(w.active) : std::countr_zero(w.live);
     return raise_fault(x, FaultKind::timeout,
-                       "the kernel seems stuck in an endless loop: warp " + std::to_string(w.index) + " of " + block_name(x) +
-                           " ran more than " + std::to_string(x.L->warp_budget) + " instructions (" + thread_name(x, w, l) +
-                           " was" + at_line(inf.line) + ")",
+                       "the kernel seems stuck in an endless loop: warp " +
+                           std::to_string(w.index) + " of " + block_name(x) + " ran more than " +
+                           std::to_string(x.L->warp_budget) + " instructions (" +
+                           thread_name(x, w, l) + " was" + at_line(inf.line) + ")",
                        inf.line);
   }
   return rc;
@@ -385,8 +442,10 @@ int report_stuck(Exec& x) {
   uint32_t waiting = 0;
   for (uint32_t wi = 0; wi < B.nwarps; ++wi) waiting += lanes_in((*B.warps)[wi].bar);
   return raise_fault(x, FaultKind::deadlock,
-                     "deadlock in " + block_name(x) + ": " + std::to_string(waiting) + " threads wait at a barrier that the other " +
-                         std::to_string(B.nthreads - B.exited - waiting) + " live threads never reach (" + where + ")",
+                     "deadlock in " + block_name(x) + ": " + std::to_string(waiting) +
+                         " threads wait at a barrier that the other " +
+                         std::to_string(B.nthreads - B.exited - waiting) +
+                         " live threads never reach (" + where + ")",
                      line);
 }
 
@@ -416,23 +475,9 @@ void finish_block(Exec& x, Block& B) {
   }
 }
 
-template <bool Count> void run_block(Exec& x, uint64_t linear) {
+// Runs a block's warps in turns until they have all exited, or a fault stops the launch.
+template <bool Count> void run_warps(Exec& x, Block& B) {
   LaunchCtx& L = *x.L;
-  Block B;
-  B.linear = linear;
-  B.idx.x = uint32_t(linear % L.grid.x);
-  B.idx.y = uint32_t((linear / L.grid.x) % L.grid.y);
-  B.idx.z = uint32_t(linear / (uint64_t(L.grid.x) * L.grid.y));
-  B.nthreads = uint32_t(L.block.count());
-  B.nwarps = (B.nthreads + kWarpSize - 1) / kWarpSize;
-  B.warps = &x.warps;
-  B.shared = x.shared_mem.data();
-  B.shared_size = uint32_t(x.shared_mem.size());
-  // Shared memory starts out as garbage on a GPU; a NaN/-1 pattern makes reads of it visible.
-  std::memset(B.shared, 0xff, B.shared_size);
-  x.B = &B;
-  B.epoch = ++x.epoch_base;
-  for (uint32_t i = 0; i < B.nwarps; ++i) init_warp(x, x.warps[i], i);
   std::vector<uint32_t> order(B.nwarps);
   std::iota(order.begin(), order.end(), 0u);
   uint32_t slice = L.shuffle ? 16 : 4096;
@@ -473,11 +518,13 @@ template <bool Count> void run_block(Exec& x, uint64_t linear) {
           int l = std::countr_zero(lanes);
           uint32_t pc = (w.active >> l) & 1 ? w.pc : w.lane_pc[l];
           line = x.P->info[std::min<size_t>(pc, x.P->info.size() - 1)].line;
-          where = " (" + thread_name(x, w, l) + " of " + block_name(x) + " was" + at_line(line) + ")";
+          where =
+              " (" + thread_name(x, w, l) + " of " + block_name(x) + " was" + at_line(line) + ")";
         }
         raise_fault(x, FaultKind::timeout,
                     std::string("the kernel seems stuck in an endless loop: ") +
-                        (over ? "the launch ran more than " + std::to_string(L.budget) + " warp instructions"
+                        (over ? "the launch ran more than " + std::to_string(L.budget) +
+                                    " warp instructions"
                               : "it ran past the time limit") +
                         " without finishing" + where,
                     line);
@@ -485,7 +532,27 @@ template <bool Count> void run_block(Exec& x, uint64_t linear) {
       }
     }
   }
-  finish_block(x, B);
+}
+
+template <bool Count> void run_block(Exec& x, uint64_t linear) {
+  LaunchCtx& L = *x.L;
+  Block B;
+  B.linear = linear;
+  B.idx.x = uint32_t(linear % L.grid.x);
+  B.idx.y = uint32_t((linear / L.grid.x) % L.grid.y);
+  B.idx.z = uint32_t(linear / (uint64_t(L.grid.x) * L.grid.y));
+  B.nthreads = uint32_t(L.block.count());
+  B.nwarps = (B.nthreads + kWarpSize - 1) / kWarpSize;
+  B.warps = &x.warps;
+  B.shared = x.shared_mem.data();
+  B.shared_size = uint32_t(x.shared_mem.size());
+  // Shared memory starts out as garbage on a GPU; a NaN/-1 pattern makes reads of it visible.
+  std::memset(B.shared, 0xff, B.shared_size);
+  x.B = &B;
+  B.epoch = ++x.epoch_base;
+  for (uint32_t i = 0; i < B.nwarps; ++i) init_warp(x, x.warps[i], i);
+  run_warps<Count>(x, B);
+  finish_block(x, B); // printf output and per-thread maxima, also after a fault
 }
 
 // Prepares a worker for a launch. Exec objects live in the Simulator between runs, so vectors
@@ -509,26 +576,33 @@ void setup_exec(Exec& x, LaunchCtx& L) {
   uint32_t nwarps = (nthreads + kWarpSize - 1) / kWarpSize;
   if (x.warps.size() < nwarps) x.warps.resize(nwarps);
   size_t lpt = P.local_per_thread;
-  if (x.local_mem.size() < size_t(nwarps) * kWarpSize * lpt) x.local_mem.resize(size_t(nwarps) * kWarpSize * lpt);
+  if (x.local_mem.size() < size_t(nwarps) * kWarpSize * lpt)
+    x.local_mem.resize(size_t(nwarps) * kWarpSize * lpt);
   for (uint32_t i = 0; i < nwarps; ++i) {
     Warp& w = x.warps[i];
     bool fresh = w.regs.size() < size_t(P.nrows) * kWarpSize;
     if (fresh) w.regs.resize(size_t(P.nrows) * kWarpSize, 0);
-    if (w.preds.size() < std::max<uint32_t>(P.npreds, 1)) w.preds.resize(std::max<uint32_t>(P.npreds, 1), 0);
+    if (w.preds.size() < std::max<uint32_t>(P.npreds, 1))
+      w.preds.resize(std::max<uint32_t>(P.npreds, 1), 0);
     w.r = w.regs.data();
     w.p = w.preds.data();
     if (fresh || !same_program || !w.consts_ok)
-      for (auto& [row, v] : P.consts) std::fill(w.r + size_t(row) * kWarpSize, w.r + size_t(row + 1) * kWarpSize, v);
+      for (auto& [row, v] : P.consts)
+        std::fill(w.r + size_t(row) * kWarpSize, w.r + size_t(row + 1) * kWarpSize, v);
     w.consts_ok = true;
     w.local = x.local_mem.data() + size_t(i) * kWarpSize * lpt;
-    if (P.uses_calls && w.stack.size() < size_t(kWarpSize) * P.max_depth) w.stack.resize(size_t(kWarpSize) * P.max_depth);
+    if (P.uses_calls && w.stack.size() < size_t(kWarpSize) * P.max_depth)
+      w.stack.resize(size_t(kWarpSize) * P.max_depth);
   }
   for (size_t i = nwarps; i < x.warps.size(); ++i) x.warps[i].consts_ok = false;
   uint32_t shared = L.dyn_shared == 0 ? P.static_shared : P.dyn_shared_offset + L.dyn_shared;
   x.shared_mem.resize(shared);
   // Race records are stamped with an epoch that only grows in this Exec: old ones never match.
   if (x.shared_meta.size() < (shared + 3) / 4) x.shared_meta.resize((shared + 3) / 4);
-  if (L.count) x.ic.assign(P.code.size(), InstCount{});
+  if (L.count) {
+    x.ic.assign(P.code.size(), InstCount{});
+    x.hot.assign(P.code.size(), HotCount{});
+  }
   x.rcache.assign(P.code.size(), nullptr);
 }
 
@@ -552,8 +626,10 @@ void worker(LaunchCtx& L, Exec& x, uint64_t nblocks) {
       if (L.stop.load(std::memory_order_relaxed)) break;
       uint64_t b = L.next_block.fetch_add(1, std::memory_order_relaxed);
       if (b >= nblocks) break;
-      if (L.count) run_block<true>(x, b);
-      else run_block<false>(x, b);
+      if (L.count)
+        run_block<true>(x, b);
+      else
+        run_block<false>(x, b);
     }
   } catch (const std::exception& e) {
     internal_fault(L, e.what());
@@ -571,11 +647,15 @@ Pool::Pool(unsigned threads) {
       for (;;) {
         // Spin a little before sleeping: runs often come back to back (a checker's cases, a
         // benchmark), and waking a sleeping thread costs more than a small kernel.
-        for (int k = 0; k < 5000 && gen_.load(std::memory_order_acquire) == seen; ++k) {
+        auto spin_until = std::chrono::steady_clock::now() + kSpin;
+        spinning_.fetch_add(1, std::memory_order_relaxed);
+        for (int k = 0; gen_.load(std::memory_order_acquire) == seen; ++k) {
 #if defined(__x86_64__)
           __builtin_ia32_pause();
 #endif
+          if ((k & 63) == 0 && std::chrono::steady_clock::now() > spin_until) break;
         }
+        spinning_.fetch_sub(1, std::memory_order_relaxed);
         std::unique_lock lk(mu_);
         cv_.wait(lk, [&] { return quit_ || gen_.load(std::memory_order_relaxed) != seen; });
         if (quit_) return;
@@ -638,23 +718,30 @@ void run_launch(LaunchCtx& L, Pool& pool, unsigned max_workers, LaunchTotals& ou
     setup_exec(x, L);
     for (;;) {
       if (L.stop.load(std::memory_order_relaxed)) break;
-      uint64_t b = L.next_block.fetch_add(1, std::memory_order_relaxed);
-      if (b >= nblocks) break;
-      if (L.count) run_block<true>(x, b);
-      else run_block<false>(x, b);
-      if (!helping && nw > 1 && L.next_block.load(std::memory_order_relaxed) < nblocks &&
-          std::chrono::steady_clock::now() - t0 > std::chrono::microseconds(50)) {
+      // Helpers that are still spinning from the last run start at once; sleeping ones only once
+      // the launch has shown it is worth waking them.
+      if (!helping && nw > 1 && L.next_block.load(std::memory_order_relaxed) + 1 < nblocks &&
+          (pool.spinning() ||
+           std::chrono::steady_clock::now() - t0 > std::chrono::microseconds(25))) {
         pool.start(nw, helper);
         helping = true;
       }
+      uint64_t b = L.next_block.fetch_add(1, std::memory_order_relaxed);
+      if (b >= nblocks) break;
+      if (L.count)
+        run_block<true>(x, b);
+      else
+        run_block<false>(x, b);
     }
   } catch (const std::exception& e) {
     internal_fault(L, e.what());
   }
   L.executed.fetch_add(x.executed, std::memory_order_relaxed);
   x.executed = 0;
-  if (helping) pool.wait();
-  else nw = 1;
+  if (helping)
+    pool.wait();
+  else
+    nw = 1;
   // Merge what the workers counted.
   if (L.count) {
     out.ic.assign(L.P->code.size(), InstCount{});
@@ -663,8 +750,8 @@ void run_launch(LaunchCtx& L, Pool& pool, unsigned max_workers, LaunchTotals& ou
       for (size_t i = 0; i < x.ic.size(); ++i) {
         InstCount& a = out.ic[i];
         const InstCount& b = x.ic[i];
-        a.warp += b.warp;
-        a.lanes += b.lanes;
+        a.warp += x.hot[i].warp;
+        a.lanes += x.hot[i].lanes;
         a.g_req += b.g_req;
         a.g_sect += b.g_sect;
         a.g_ideal += b.g_ideal;

@@ -3,6 +3,7 @@
 #include "machine.hpp"
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <thread>
@@ -25,6 +26,9 @@ public:
   // Starts f(1..n-1) on pool threads (f must outlive wait()); wait() returns when they are done.
   void start(unsigned n, const std::function<void(unsigned)>& f);
   void wait();
+  // Whether pool threads are spinning (busy-waiting for work after a recent run).
+  bool spinning() const { return spinning_.load(std::memory_order_relaxed) > 0; }
+  static constexpr std::chrono::microseconds kSpin{300};
   // One worker state per thread, kept between runs so their memory is reused.
   std::vector<Exec>& execs() { return execs_; }
 
@@ -35,6 +39,7 @@ private:
   const std::function<void(unsigned)>* job_ = nullptr;
   unsigned want_ = 0, left_ = 0;
   std::atomic<uint64_t> gen_{0};
+  std::atomic<int> spinning_{0};
   bool quit_ = false;
   bool started_ = false;
   std::vector<Exec> execs_;

@@ -14,7 +14,7 @@ enum class Rnd : uint8_t { none, rn, rz, rm, rp, rna }; // rna: nearest, ties aw
 
 struct FFmt {
   int ebits, mbits;
-  bool ieee_inf;    // false for e4m3 (no infinities, a single NaN pattern per sign)
+  bool ieee_inf;      // false for e4m3 (no infinities, a single NaN pattern per sign)
   uint64_t canon_nan; // the NaN the GPU produces
 };
 inline constexpr FFmt kF64{11, 52, true, 0x7fffffffffffffffull};
@@ -25,17 +25,28 @@ inline constexpr FFmt kTF32{8, 10, true, 0x7fffffffu}; // result kept in f32 lay
 inline constexpr FFmt kE4M3{4, 3, false, 0x7fu};
 inline constexpr FFmt kE5M2{5, 2, true, 0x7fu};
 
-inline float f32(uint64_t v) { return std::bit_cast<float>(uint32_t(v)); }
-inline double f64(uint64_t v) { return std::bit_cast<double>(v); }
-inline uint64_t bits(float f) { return std::bit_cast<uint32_t>(f); }
-inline uint64_t bits(double d) { return std::bit_cast<uint64_t>(d); }
+inline float f32(uint64_t v) {
+  return std::bit_cast<float>(uint32_t(v));
+}
+inline double f64(uint64_t v) {
+  return std::bit_cast<double>(v);
+}
+inline uint64_t bits(float f) {
+  return std::bit_cast<uint32_t>(f);
+}
+inline uint64_t bits(double d) {
+  return std::bit_cast<uint64_t>(d);
+}
 
 inline constexpr uint64_t fmt_max_bits(const FFmt& f) {
   // Largest finite magnitude: IEEE formats have an all-ones exponent for inf/NaN; e4m3 uses its
   // all-ones exponent for normal numbers except mantissa all-ones (NaN).
-  return f.ieee_inf ? ((((1ull << f.ebits) - 1) << f.mbits) - 1) : ((1ull << (f.ebits + f.mbits)) - 2);
+  return f.ieee_inf ? ((((1ull << f.ebits) - 1) << f.mbits) - 1)
+                    : ((1ull << (f.ebits + f.mbits)) - 2);
 }
-inline constexpr uint64_t fmt_inf_bits(const FFmt& f) { return ((1ull << f.ebits) - 1) << f.mbits; }
+inline constexpr uint64_t fmt_inf_bits(const FFmt& f) {
+  return ((1ull << f.ebits) - 1) << f.mbits;
+}
 
 struct RoundOpts {
   Rnd mode = Rnd::rn;
@@ -84,17 +95,28 @@ inline uint64_t round_exact(bool neg, uint64_t m, int e, int tail, const FFmt& f
   bool inc = false;
   switch (o.mode) {
   case Rnd::none:
-  case Rnd::rn: inc = above || (tie && (q & 1)); break;
-  case Rnd::rna: inc = above || tie; break;
-  case Rnd::rz: break;
-  case Rnd::rm: inc = neg && nonzero; break;
-  case Rnd::rp: inc = !neg && nonzero; break;
+  case Rnd::rn:
+    inc = above || (tie && (q & 1));
+    break;
+  case Rnd::rna:
+    inc = above || tie;
+    break;
+  case Rnd::rz:
+    break;
+  case Rnd::rm:
+    inc = neg && nonzero;
+    break;
+  case Rnd::rp:
+    inc = !neg && nonzero;
+    break;
   }
   q += inc;
   uint64_t mag;
   if (E >= emin) {
-    if (E - emin > (1 << fmt.ebits)) mag = ~0ull >> 1; // far beyond any format: overflow below
-    else mag = (uint64_t(E + bias - 1) << fmt.mbits) + q; // a mantissa carry bumps the exponent
+    if (E - emin > (1 << fmt.ebits))
+      mag = ~0ull >> 1; // far beyond any format: overflow below
+    else
+      mag = (uint64_t(E + bias - 1) << fmt.mbits) + q; // a mantissa carry bumps the exponent
   } else {
     mag = q; // subnormal; q == 2^mbits encodes the smallest normal
   }
@@ -102,9 +124,12 @@ inline uint64_t round_exact(bool neg, uint64_t m, int e, int tail, const FFmt& f
   if (o.relu && neg) return 0;
   if (mag > fmt_max_bits(fmt)) {
     bool to_max = o.mode == Rnd::rz || (o.mode == Rnd::rm && !neg) || (o.mode == Rnd::rp && neg);
-    if (o.satfinite) mag = fmt_max_bits(fmt);
-    else if (!fmt.ieee_inf) mag = fmt.canon_nan; // e4m3 has no infinity
-    else mag = to_max ? fmt_max_bits(fmt) : fmt_inf_bits(fmt);
+    if (o.satfinite)
+      mag = fmt_max_bits(fmt);
+    else if (!fmt.ieee_inf)
+      mag = fmt.canon_nan; // e4m3 has no infinity
+    else
+      mag = to_max ? fmt_max_bits(fmt) : fmt_inf_bits(fmt);
   }
   return sign | mag;
 }
@@ -130,7 +155,8 @@ inline uint64_t round_double(double d, int tail, const FFmt& fmt, RoundOpts o) {
   if (std::isnan(d)) return fmt.canon_nan;
   if (o.relu && (std::signbit(d) && d != 0)) return 0;
   if (std::isinf(d)) {
-    if (o.satfinite || !fmt.ieee_inf) return sign1 | (o.satfinite ? fmt_max_bits(fmt) : fmt.canon_nan);
+    if (o.satfinite || !fmt.ieee_inf)
+      return sign1 | (o.satfinite ? fmt_max_bits(fmt) : fmt.canon_nan);
     return sign1 | fmt_inf_bits(fmt);
   }
   if (d == 0) {
@@ -170,10 +196,18 @@ inline double fmt_to_double(uint64_t b, const FFmt& fmt) {
   return neg ? -v : v;
 }
 
-inline float h2f(uint16_t h) { return float(fmt_to_double(h, kF16)); }
-inline float bf2f(uint16_t h) { return std::bit_cast<float>(uint32_t(h) << 16); }
-inline uint16_t f2h(double d, Rnd r = Rnd::rn) { return uint16_t(round_double(d, 0, kF16, {r})); }
-inline uint16_t f2bf(double d, Rnd r = Rnd::rn) { return uint16_t(round_double(d, 0, kBF16, {r})); }
+inline float h2f(uint16_t h) {
+  return float(fmt_to_double(h, kF16));
+}
+inline float bf2f(uint16_t h) {
+  return std::bit_cast<float>(uint32_t(h) << 16);
+}
+inline uint16_t f2h(double d, Rnd r = Rnd::rn) {
+  return uint16_t(round_double(d, 0, kF16, {r}));
+}
+inline uint16_t f2bf(double d, Rnd r = Rnd::rn) {
+  return uint16_t(round_double(d, 0, kBF16, {r}));
+}
 
 // Exact sum a + b = s + err (Knuth's TwoSum); tail = sign of err.
 inline int two_sum_tail(double a, double b, double& s) {
@@ -185,17 +219,27 @@ inline int two_sum_tail(double a, double b, double& s) {
 }
 
 // x rounded into fmt as the GPU does for a result: NaN -> canonical.
-inline bool is_nan32(uint32_t b) { return (b & 0x7fffffffu) > 0x7f800000u; }
-inline bool is_nan16(uint16_t b) { return (b & 0x7fffu) > 0x7c00u; }
-inline bool is_nanbf(uint16_t b) { return (b & 0x7fffu) > 0x7f80u; }
+inline bool is_nan32(uint32_t b) {
+  return (b & 0x7fffffffu) > 0x7f800000u;
+}
+inline bool is_nan16(uint16_t b) {
+  return (b & 0x7fffu) > 0x7c00u;
+}
+inline bool is_nanbf(uint16_t b) {
+  return (b & 0x7fffu) > 0x7f80u;
+}
 
 // Flush f32 subnormals to sign-preserving zero (.ftz).
 inline float ftz32(float x) {
   uint32_t b = std::bit_cast<uint32_t>(x);
   return (b & 0x7f800000u) == 0 ? std::bit_cast<float>(b & 0x80000000u) : x;
 }
-inline float canon32(float x) { return x != x ? std::bit_cast<float>(0x7fffffffu) : x; }
-inline double canon64(double x) { return x != x ? std::bit_cast<double>(0x7fffffffffffffffull) : x; }
+inline float canon32(float x) {
+  return x != x ? std::bit_cast<float>(0x7fffffffu) : x;
+}
+inline double canon64(double x) {
+  return x != x ? std::bit_cast<double>(0x7fffffffffffffffull) : x;
+}
 
 // f32 result of an exact double value with a tail, under mode r (used for directed rounding).
 inline float round_to_f32(double v, int tail, Rnd r) {
@@ -207,10 +251,18 @@ template <class I> I f2i(double v, Rnd r) {
   if (std::isnan(v)) return 0;
   double t;
   switch (r) {
-  case Rnd::rz: t = std::trunc(v); break;
-  case Rnd::rm: t = std::floor(v); break;
-  case Rnd::rp: t = std::ceil(v); break;
-  default: t = std::nearbyint(v); break; // the default environment rounds to nearest even
+  case Rnd::rz:
+    t = std::trunc(v);
+    break;
+  case Rnd::rm:
+    t = std::floor(v);
+    break;
+  case Rnd::rp:
+    t = std::ceil(v);
+    break;
+  default:
+    t = std::nearbyint(v);
+    break; // the default environment rounds to nearest even
   }
   constexpr double lo = double(std::numeric_limits<I>::min());
   constexpr double hi_excl = std::numeric_limits<I>::max() == std::numeric_limits<uint64_t>::max()

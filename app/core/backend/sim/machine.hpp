@@ -8,7 +8,7 @@
 // join points for the code layouts NVRTC produces. Warp-synchronous instructions (shfl.sync,
 // vote.sync, bar.warp.sync, ...) wait until every live lane of their mask has arrived.
 #pragma once
-#include "app/core/backend.hpp"
+#include "core/backend.hpp"
 #include "fp.hpp"
 
 #include <atomic>
@@ -40,8 +40,32 @@ constexpr uint64_t kBufferBase = 0x00007f1000000000ull;
 constexpr uint64_t kNullPage = 1ull << 16; // addresses below this are "a null pointer"
 
 enum class Ty : uint8_t {
-  none, b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64,
-  f16, f16x2, bf16, bf16x2, f32, f64, tf32, pred, e4m3x2, e5m2x2, e4m3, e5m2
+  none,
+  b8,
+  b16,
+  b32,
+  b64,
+  b128,
+  u8,
+  u16,
+  u32,
+  u64,
+  s8,
+  s16,
+  s32,
+  s64,
+  f16,
+  f16x2,
+  bf16,
+  bf16x2,
+  f32,
+  f64,
+  tf32,
+  pred,
+  e4m3x2,
+  e5m2x2,
+  e4m3,
+  e5m2
 };
 int ty_bytes(Ty t);
 bool ty_signed(Ty t);
@@ -54,11 +78,11 @@ enum class Space : uint8_t { generic, global, shared, local, kparam, fparam, kon
 // What an instruction contributes to the counters, fixed at decode time.
 enum class MemKind : uint8_t { none, load, store, atomic };
 struct InstInfo {
-  std::string opcode;   // as written in the PTX
-  int line = 0;         // learner's source line
+  std::string opcode; // as written in the PTX
+  int line = 0;       // learner's source line
   int ptx_line = 0;
-  uint8_t flops = 0;    // per active thread
-  uint8_t flop_prec = 0; // 0 none, 1 f32, 2 f16, 3 f64
+  uint8_t flops = 0;                    // per active thread
+  uint8_t flop_prec = 0;                // 0 none, 1 f32, 2 f16, 3 f64
   uint16_t tensor_flops_per_warp_k = 0; // tensor flops per warp instruction / 1024
   bool special = false; // special-function unit op (ex2, lg2, sin, cos, rsqrt, rcp.approx, tanh...)
   MemKind mem = MemKind::none;
@@ -99,7 +123,15 @@ struct Inst {
   uint8_t width = 0; // bytes per element accessed
   uint8_t vec = 1;   // elements per access
 };
-enum : uint8_t { kFtz = 1, kSat = 2, kRelu = 4, kSatFinite = 8, kNaN = 16, kApprox = 32, kWide = 64 };
+enum : uint8_t {
+  kFtz = 1,
+  kSat = 2,
+  kRelu = 4,
+  kSatFinite = 8,
+  kNaN = 16,
+  kApprox = 32,
+  kWide = 64
+};
 
 struct SharedSym {
   std::string name; // demangled for messages
@@ -110,12 +142,12 @@ struct SharedSym {
 struct FuncInfo {
   std::string name;
   uint32_t entry_pc = 0, end_pc = 0;
-  uint32_t frame_row = kNoRow; // per-lane local address of this function's frame
-  uint32_t frame_size = 0;     // bytes of local memory per activation
+  uint32_t frame_row = kNoRow;     // per-lane local address of this function's frame
+  uint32_t frame_size = 0;         // bytes of local memory per activation
   uint32_t row_lo = 0, row_hi = 0; // the function's own register rows [lo, hi)
   uint32_t pred_lo = 0, pred_hi = 0;
-  bool recursive = false;      // on a call cycle: registers are saved in the frame
-  uint32_t save_offset = 0;    // where in its frame the caller-visible registers are saved
+  bool recursive = false;   // on a call cycle: registers are saved in the frame
+  uint32_t save_offset = 0; // where in its frame the caller-visible registers are saved
   std::vector<uint32_t> param_off, param_size; // callee-side parameter slots in its frame
   std::vector<uint32_t> ret_off, ret_size;
   int builtin = 0; // 1 vprintf, 2 __assertfail, 3 malloc, 4 free, -1 undefined external
@@ -129,9 +161,32 @@ struct CallSite {
 };
 
 enum class Special : uint8_t {
-  tid_x, tid_y, tid_z, ntid_x, ntid_y, ntid_z, ctaid_x, ctaid_y, ctaid_z, nctaid_x, nctaid_y,
-  nctaid_z, laneid, warpid, nwarpid, smid, nsmid, gridid, lanemask_eq, lanemask_le, lanemask_lt,
-  lanemask_ge, lanemask_gt, dynamic_smem_size, total_smem_size, zero
+  tid_x,
+  tid_y,
+  tid_z,
+  ntid_x,
+  ntid_y,
+  ntid_z,
+  ctaid_x,
+  ctaid_y,
+  ctaid_z,
+  nctaid_x,
+  nctaid_y,
+  nctaid_z,
+  laneid,
+  warpid,
+  nwarpid,
+  smid,
+  nsmid,
+  gridid,
+  lanemask_eq,
+  lanemask_le,
+  lanemask_lt,
+  lanemask_ge,
+  lanemask_gt,
+  dynamic_smem_size,
+  total_smem_size,
+  zero
 };
 
 // A kernel decoded for execution.
@@ -140,12 +195,12 @@ struct Program {
   std::string kernel;
   std::vector<Inst> code;
   std::vector<InstInfo> info;
-  std::vector<uint32_t> lists;  // vector operands: rows, referenced by Inst::target/aux
+  std::vector<uint32_t> lists; // vector operands: rows, referenced by Inst::target/aux
   std::vector<CallSite> calls;
-  std::vector<FuncInfo> funcs;  // [0] is the kernel
+  std::vector<FuncInfo> funcs; // [0] is the kernel
   uint32_t nrows = 0, npreds = 0;
   std::vector<std::pair<uint32_t, uint64_t>> consts; // constant rows: value broadcast to 32 lanes
-  std::vector<int16_t> true_preds;                  // predicates that are constant true
+  std::vector<int16_t> true_preds;                   // predicates that are constant true
   std::vector<std::pair<uint32_t, Special>> specials;
   std::vector<uint32_t> zero_rows; // rows that must start at zero (frame registers)
   uint32_t entry_pc = 0;
@@ -194,8 +249,11 @@ public:
 };
 
 // Per-instruction counters, one array per worker thread, merged at the end of a launch.
+struct HotCount {
+  uint64_t warp = 0, lanes = 0; // counted for every instruction executed
+};
 struct InstCount {
-  uint64_t warp = 0, lanes = 0;
+  uint64_t warp = 0, lanes = 0; // merged from HotCount at the end of a launch
   uint64_t g_req = 0, g_sect = 0, g_ideal = 0, g_bytes = 0;
   uint64_t s_wave = 0, s_ideal = 0;
   uint64_t divergent = 0;
@@ -213,12 +271,16 @@ struct Warp {
   std::vector<uint64_t> regs;
   std::vector<uint32_t> preds;
   uint32_t pc = 0;
-  uint32_t active = 0;     // lanes executing at pc now
+  uint32_t active = 0; // lanes executing at pc now
   uint32_t resched_pc = kNoPc;
-  uint32_t live = 0;       // lanes that exist and have not exited
-  uint32_t run = 0;        // runnable lanes (includes `active`)
-  uint32_t bar = 0;        // lanes waiting at a CTA barrier
-  uint32_t wsync = 0;      // lanes parked at a warp-synchronous instruction
+  uint32_t live = 0;  // lanes that exist and have not exited
+  uint32_t run = 0;   // runnable lanes (includes `active`)
+  uint32_t bar = 0;   // lanes waiting at a CTA barrier
+  uint32_t wsync = 0; // lanes parked at a warp-synchronous instruction
+  // Forward progress for spin loops (a lock held by another lane of the same warp): a group that
+  // keeps jumping back while other lanes wait further on yields to them (`yielded` lanes run only
+  // when no other lane can).
+  uint32_t yielded = 0, spin_mask = 0, spin_count = 0;
   bool force_partial = false;
   bool warned_partial = false;
   uint32_t lane_pc[kWarpSize] = {};
@@ -278,9 +340,10 @@ struct Exec {
   std::vector<WordAccess> shared_meta;
   std::vector<std::byte> local_mem;
   std::vector<InstCount> ic;
+  std::vector<HotCount> hot;
   bool count = true;
   bool track_races = true;
-  Region* last = nullptr;     // the last region hit (fast path)
+  Region* last = nullptr;      // the last region hit (fast path)
   std::vector<Region*> rcache; // per instruction: the region it hit last time
   uint32_t epoch_base = 0;
   uint64_t executed = 0;
@@ -306,8 +369,8 @@ struct LaunchCtx {
   bool count = true;
   bool shuffle = false;
   uint64_t seed = 0;
-  uint64_t budget = 0;          // warp instructions for the launch
-  uint64_t warp_budget = 0;     // warp instructions for any one warp
+  uint64_t budget = 0;      // warp instructions for the launch
+  uint64_t warp_budget = 0; // warp instructions for any one warp
   std::chrono::steady_clock::time_point deadline;
   std::atomic<uint64_t> executed{0};
   std::atomic<bool> stop{false};
@@ -345,10 +408,23 @@ template <class F> inline void each_lane(uint32_t m, F&& f) {
   }
 }
 
+// Like each_lane, stopping (and returning false) as soon as f returns false.
+template <class F> inline bool each_lane_while(uint32_t m, F&& f) {
+  if (m == kFull) {
+    for (int l = 0; l < kWarpSize; ++l)
+      if (!f(l)) return false;
+    return true;
+  }
+  for (; m; m &= m - 1)
+    if (!f(std::countr_zero(m))) return false;
+  return true;
+}
+
 // Thread / block coordinates for messages.
 std::string thread_name(const Exec& x, const Warp& w, int lane);
 std::string block_name(const Exec& x);
-// Records a fault for the launch (the first one, by block order, wins) and asks every worker to stop.
+// Records a fault for the launch (the first one, by block order, wins) and asks every worker to
+// stop.
 int raise_fault(Exec& x, FaultKind k, std::string msg, int line);
 // "at line N" / "" when unknown.
 std::string at_line(int line);
@@ -361,12 +437,15 @@ bool reschedule(Exec& x, Warp& w);
 int check_barriers(Exec& x);
 
 // Memory access (memory.cpp). Each returns a host pointer, or nullptr after raising a fault.
-std::byte* global_ptr(Exec& x, Warp& w, const Inst& in, int lane, uint64_t a, uint32_t n, bool write);
-std::byte* shared_ptr(Exec& x, Warp& w, const Inst& in, int lane, uint64_t a, uint32_t n, bool write);
-std::byte* local_ptr(Exec& x, Warp& w, const Inst& in, int lane, uint64_t a, uint32_t n, bool write);
+std::byte* global_ptr(Exec& x, Warp& w, const Inst& in, int lane, uint64_t a, uint32_t n,
+                      bool write);
+std::byte* shared_ptr(Exec& x, Warp& w, const Inst& in, int lane, uint64_t a, uint32_t n,
+                      bool write);
+std::byte* local_ptr(Exec& x, Warp& w, const Inst& in, int lane, uint64_t a, uint32_t n,
+                     bool write);
 // Generic address: sets `space` to where it went.
-std::byte* generic_ptr(Exec& x, Warp& w, const Inst& in, int lane, uint64_t a, uint32_t n, bool write,
-                       Space& space);
+std::byte* generic_ptr(Exec& x, Warp& w, const Inst& in, int lane, uint64_t a, uint32_t n,
+                       bool write, Space& space);
 // Reads a NUL-terminated string at a generic address (printf, assert), bounded.
 std::string read_cstring(Exec& x, Warp& w, int lane, uint64_t generic, size_t max = 4096);
 void note_writer(Exec& x, Warp& w, int lane, Region* r, uint64_t a);
@@ -374,7 +453,7 @@ inline void store_writer(uint64_t* slot, uint64_t v) {
   std::atomic_ref<uint64_t>(*slot).store(v, std::memory_order_relaxed);
 }
 // Race check for one shared access of `n` bytes at offset `a` (exec.cpp).
-int shared_race_check(Exec& x, Warp& w, const Inst& in, int lane, uint64_t a, uint32_t n, bool write,
-                      const std::byte* newval);
+int shared_race_check(Exec& x, Warp& w, const Inst& in, int lane, uint64_t a, uint32_t n,
+                      bool write, const std::byte* newval);
 
 } // namespace wb::sim

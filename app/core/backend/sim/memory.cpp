@@ -43,7 +43,8 @@ void Memory::sort() {
 }
 
 Region* Memory::find(uint64_t a) const {
-  auto it = std::upper_bound(regions.begin(), regions.end(), a, [](uint64_t v, auto& r) { return v < r->base; });
+  auto it = std::upper_bound(regions.begin(), regions.end(), a,
+                             [](uint64_t v, auto& r) { return v < r->base; });
   if (it == regions.begin()) return nullptr;
   Region* r = (it - 1)->get();
   return a < r->end ? r : nullptr;
@@ -62,20 +63,28 @@ Region* Memory::nearest(uint64_t a) const {
   return best;
 }
 
-const InstInfo& info_of(const Exec& x, const Inst& in) { return x.P->info[&in - x.code]; }
-uint32_t pc_of(const Exec& x, const Inst& in) { return uint32_t(&in - x.code); }
+const InstInfo& info_of(const Exec& x, const Inst& in) {
+  return x.P->info[&in - x.code];
+}
+uint32_t pc_of(const Exec& x, const Inst& in) {
+  return uint32_t(&in - x.code);
+}
 
-std::string at_line(int line) { return line > 0 ? " at line " + std::to_string(line) : ""; }
+std::string at_line(int line) {
+  return line > 0 ? " at line " + std::to_string(line) : "";
+}
 
 std::string thread_name(const Exec& x, const Warp& w, int lane) {
   uint32_t t = w.tid0 + uint32_t(lane);
   const Dim3& b = x.L->block;
   uint32_t tx = t % b.x, ty = (t / b.x) % b.y, tz = t / (b.x * b.y);
-  return "thread (" + std::to_string(tx) + "," + std::to_string(ty) + "," + std::to_string(tz) + ")";
+  return "thread (" + std::to_string(tx) + "," + std::to_string(ty) + "," + std::to_string(tz) +
+         ")";
 }
 std::string block_name(const Exec& x) {
   const Dim3& i = x.B->idx;
-  return "block (" + std::to_string(i.x) + "," + std::to_string(i.y) + "," + std::to_string(i.z) + ")";
+  return "block (" + std::to_string(i.x) + "," + std::to_string(i.y) + "," + std::to_string(i.z) +
+         ")";
 }
 
 int raise_fault(Exec& x, FaultKind k, std::string msg, int line) {
@@ -99,13 +108,18 @@ std::string hex(uint64_t a) {
   std::snprintf(b, sizeof b, "0x%" PRIx64, a);
   return b;
 }
-std::string who(const Exec& x, const Warp& w, int lane) { return thread_name(x, w, lane) + " of " + block_name(x); }
-const char* verb(bool write) { return write ? "wrote" : "read"; }
+std::string who(const Exec& x, const Warp& w, int lane) {
+  return thread_name(x, w, lane) + " of " + block_name(x);
+}
+const char* verb(bool write) {
+  return write ? "wrote" : "read";
+}
 
 // "c[1027], 4 bytes past its end" / "c[-1], 4 bytes before its start"
 std::string describe_in_region(const Region& r, uint64_t a, uint32_t n) {
   int64_t off = int64_t(a - r.data_lo);
-  int64_t idx = off >= 0 ? off / int64_t(r.elem) : -((-off + int64_t(r.elem) - 1) / int64_t(r.elem));
+  int64_t idx =
+      off >= 0 ? off / int64_t(r.elem) : -((-off + int64_t(r.elem) - 1) / int64_t(r.elem));
   std::string s = r.name + "[" + std::to_string(idx) + "]";
   if (a + n > r.data_hi && a >= r.data_lo) {
     s += ", " + std::to_string(a + n - r.data_hi) + " bytes past its end";
@@ -119,20 +133,23 @@ std::string describe_in_region(const Region& r, uint64_t a, uint32_t n) {
 
 } // namespace
 
-std::byte* global_ptr(Exec& x, Warp& w, const Inst& in, int lane, uint64_t a, uint32_t n, bool write) {
+std::byte* global_ptr(Exec& x, Warp& w, const Inst& in, int lane, uint64_t a, uint32_t n,
+                      bool write) {
   const InstInfo& inf = info_of(x, in);
   if ((a & (n - 1)) != 0) {
     Region* r = x.L->mem->find(a);
     std::string where = r ? " (" + describe_in_region(*r, a, n) + ")" : "";
     raise_fault(x, FaultKind::misaligned,
-                who(x, w, lane) + " " + verb(write) + " " + std::to_string(n) + " bytes at address " + hex(a) + where +
-                    ", which is not " + std::to_string(n) + "-byte aligned" + at_line(inf.line),
+                who(x, w, lane) + " " + verb(write) + " " + std::to_string(n) +
+                    " bytes at address " + hex(a) + where + ", which is not " + std::to_string(n) +
+                    "-byte aligned" + at_line(inf.line),
                 inf.line);
     return nullptr;
   }
   if (a < kNullPage) {
     raise_fault(x, FaultKind::out_of_bounds,
-                who(x, w, lane) + " " + verb(write) + " through a null pointer (address " + hex(a) + ")" + at_line(inf.line),
+                who(x, w, lane) + " " + verb(write) + " through a null pointer (address " + hex(a) +
+                    ")" + at_line(inf.line),
                 inf.line);
     return nullptr;
   }
@@ -140,7 +157,9 @@ std::byte* global_ptr(Exec& x, Warp& w, const Inst& in, int lane, uint64_t a, ui
   if (r && a >= r->data_lo && a + n <= r->data_hi) {
     if (write && r->readonly) {
       raise_fault(x, FaultKind::illegal_address,
-                  who(x, w, lane) + " wrote to __constant__ memory (" + r->name + ")" + at_line(inf.line), inf.line);
+                  who(x, w, lane) + " wrote to __constant__ memory (" + r->name + ")" +
+                      at_line(inf.line),
+                  inf.line);
       return nullptr;
     }
     x.last = r;
@@ -151,7 +170,9 @@ std::byte* global_ptr(Exec& x, Warp& w, const Inst& in, int lane, uint64_t a, ui
     // checker inspects) and is reported.
     std::byte* p = a + n <= r->end ? r->host + (a - r->base) : nullptr;
     raise_fault(x, FaultKind::out_of_bounds,
-                who(x, w, lane) + " " + verb(write) + " " + describe_in_region(*r, a, n) + at_line(inf.line), inf.line);
+                who(x, w, lane) + " " + verb(write) + " " + describe_in_region(*r, a, n) +
+                    at_line(inf.line),
+                inf.line);
     if (p && write) return p; // let the caller store it, then stop
     return nullptr;
   }
@@ -159,18 +180,21 @@ std::byte* global_ptr(Exec& x, Warp& w, const Inst& in, int lane, uint64_t a, ui
   std::string near;
   if (nb) near = "; the nearest buffer is " + describe_in_region(*nb, a, n);
   raise_fault(x, FaultKind::out_of_bounds,
-              who(x, w, lane) + " " + verb(write) + " address " + hex(a) + ", outside every buffer" + near + at_line(inf.line),
+              who(x, w, lane) + " " + verb(write) + " address " + hex(a) +
+                  ", outside every buffer" + near + at_line(inf.line),
               inf.line);
   return nullptr;
 }
 
-std::byte* shared_ptr(Exec& x, Warp& w, const Inst& in, int lane, uint64_t a, uint32_t n, bool write) {
+std::byte* shared_ptr(Exec& x, Warp& w, const Inst& in, int lane, uint64_t a, uint32_t n,
+                      bool write) {
   const InstInfo& inf = info_of(x, in);
   uint32_t size = x.B->shared_size;
   if ((a & (n - 1)) != 0) {
     raise_fault(x, FaultKind::misaligned,
-                who(x, w, lane) + " " + verb(write) + " " + std::to_string(n) + " bytes of shared memory at offset " +
-                    std::to_string(int64_t(a)) + ", which is not " + std::to_string(n) + "-byte aligned" + at_line(inf.line),
+                who(x, w, lane) + " " + verb(write) + " " + std::to_string(n) +
+                    " bytes of shared memory at offset " + std::to_string(int64_t(a)) +
+                    ", which is not " + std::to_string(n) + "-byte aligned" + at_line(inf.line),
                 inf.line);
     return nullptr;
   }
@@ -182,37 +206,47 @@ std::byte* shared_ptr(Exec& x, Warp& w, const Inst& in, int lane, uint64_t a, ui
   if (int64_t(a) < 0) {
     what = std::to_string(-int64_t(a)) + " bytes before the start of shared memory";
   } else {
-    what = std::to_string(a + n - size) + " bytes past the end of the block's " + std::to_string(size) + " bytes of shared memory";
+    what = std::to_string(a + n - size) + " bytes past the end of the block's " +
+           std::to_string(size) + " bytes of shared memory";
     if (last) {
-      if (last->dynamic) what += " (the dynamic array " + last->name + " has " + std::to_string(size - last->offset) + " bytes: is the launch's shared-memory size right?)";
-      else what += " (the last array is " + last->name + ")";
+      if (last->dynamic)
+        what += " (the dynamic array " + last->name + " has " +
+                std::to_string(size - last->offset) +
+                " bytes: is the launch's shared-memory size right?)";
+      else
+        what += " (the last array is " + last->name + ")";
     }
   }
   raise_fault(x, FaultKind::out_of_bounds,
-              who(x, w, lane) + " " + verb(write) + " shared memory at offset " + std::to_string(int64_t(a)) + ", " + what + at_line(inf.line),
+              who(x, w, lane) + " " + verb(write) + " shared memory at offset " +
+                  std::to_string(int64_t(a)) + ", " + what + at_line(inf.line),
               inf.line);
   return nullptr;
 }
 
-std::byte* local_ptr(Exec& x, Warp& w, const Inst& in, int lane, uint64_t a, uint32_t n, bool write) {
+std::byte* local_ptr(Exec& x, Warp& w, const Inst& in, int lane, uint64_t a, uint32_t n,
+                     bool write) {
   const InstInfo& inf = info_of(x, in);
   uint32_t size = x.P->local_per_thread;
   if ((a & (n - 1)) != 0) {
     raise_fault(x, FaultKind::misaligned,
-                who(x, w, lane) + " " + verb(write) + " " + std::to_string(n) + " bytes of local memory at offset " +
-                    std::to_string(int64_t(a)) + ", which is not " + std::to_string(n) + "-byte aligned" + at_line(inf.line),
+                who(x, w, lane) + " " + verb(write) + " " + std::to_string(n) +
+                    " bytes of local memory at offset " + std::to_string(int64_t(a)) +
+                    ", which is not " + std::to_string(n) + "-byte aligned" + at_line(inf.line),
                 inf.line);
     return nullptr;
   }
   if (a < size && a + n <= size) return w.local + size_t(lane) * size + a;
   raise_fault(x, FaultKind::out_of_bounds,
-              who(x, w, lane) + " " + verb(write) + " local memory (its stack) at offset " + std::to_string(int64_t(a)) +
-                  ", outside its " + std::to_string(size) + " bytes: an array on the stack indexed out of range?" + at_line(inf.line),
+              who(x, w, lane) + " " + verb(write) + " local memory (its stack) at offset " +
+                  std::to_string(int64_t(a)) + ", outside its " + std::to_string(size) +
+                  " bytes: an array on the stack indexed out of range?" + at_line(inf.line),
               inf.line);
   return nullptr;
 }
 
-std::byte* generic_ptr(Exec& x, Warp& w, const Inst& in, int lane, uint64_t a, uint32_t n, bool write, Space& space) {
+std::byte* generic_ptr(Exec& x, Warp& w, const Inst& in, int lane, uint64_t a, uint32_t n,
+                       bool write, Space& space) {
   if (a - kSharedWindow < kWindowSize) {
     space = Space::shared;
     return shared_ptr(x, w, in, lane, a - kSharedWindow, n, write);

@@ -10,15 +10,22 @@
 namespace wb::sim {
 
 template <class T> inline T get(uint64_t v) {
-  if constexpr (std::is_same_v<T, float>) return f32(v);
-  else if constexpr (std::is_same_v<T, double>) return f64(v);
-  else return T(v);
+  if constexpr (std::is_same_v<T, float>)
+    return f32(v);
+  else if constexpr (std::is_same_v<T, double>)
+    return f64(v);
+  else
+    return T(v);
 }
 template <class T> inline uint64_t put(T v) {
-  if constexpr (std::is_same_v<T, float>) return bits(v);
-  else if constexpr (std::is_same_v<T, double>) return bits(v);
-  else if constexpr (std::is_same_v<T, bool>) return v ? 1 : 0;
-  else return uint64_t(std::make_unsigned_t<T>(v));
+  if constexpr (std::is_same_v<T, float>)
+    return bits(v);
+  else if constexpr (std::is_same_v<T, double>)
+    return bits(v);
+  else if constexpr (std::is_same_v<T, bool>)
+    return v ? 1 : 0;
+  else
+    return uint64_t(std::make_unsigned_t<T>(v));
 }
 
 // Wrapping arithmetic type for T (no signed overflow, no promotion to int for 8/16-bit types).
@@ -76,20 +83,41 @@ inline void need_ops(const ptx::Instr& in, size_t n) {
 // Picks F<T> for an integer/bit type.
 template <template <class> class F, template <class> class Shape> ExecFn pick_int(Ty t) {
   switch (t) {
-  case Ty::b8: case Ty::u8: return &Shape<F<uint8_t>>::run;
-  case Ty::s8: return &Shape<F<int8_t>>::run;
-  case Ty::b16: case Ty::u16: return &Shape<F<uint16_t>>::run;
-  case Ty::s16: return &Shape<F<int16_t>>::run;
-  case Ty::b32: case Ty::u32: return &Shape<F<uint32_t>>::run;
-  case Ty::s32: return &Shape<F<int32_t>>::run;
-  case Ty::b64: case Ty::u64: return &Shape<F<uint64_t>>::run;
-  case Ty::s64: return &Shape<F<int64_t>>::run;
-  default: throw Unsupported(std::string("type .") + std::string(ty_name(t)) + " is not supported here");
+  case Ty::b8:
+  case Ty::u8:
+    return &Shape<F<uint8_t>>::run;
+  case Ty::s8:
+    return &Shape<F<int8_t>>::run;
+  case Ty::b16:
+  case Ty::u16:
+    return &Shape<F<uint16_t>>::run;
+  case Ty::s16:
+    return &Shape<F<int16_t>>::run;
+  case Ty::b32:
+  case Ty::u32:
+    return &Shape<F<uint32_t>>::run;
+  case Ty::s32:
+    return &Shape<F<int32_t>>::run;
+  case Ty::b64:
+  case Ty::u64:
+    return &Shape<F<uint64_t>>::run;
+  case Ty::s64:
+    return &Shape<F<int64_t>>::run;
+  default:
+    throw Unsupported(std::string("type .") + std::string(ty_name(t)) + " is not supported here");
   }
 }
-template <class F> struct Un { static int run(Exec& x, Warp& w, const Inst& i, uint32_t m) { return h_un<F>(x, w, i, m); } };
-template <class F> struct Bin { static int run(Exec& x, Warp& w, const Inst& i, uint32_t m) { return h_bin<F>(x, w, i, m); } };
-template <class F> struct Tern { static int run(Exec& x, Warp& w, const Inst& i, uint32_t m) { return h_tern<F>(x, w, i, m); } };
-template <class F> struct Quad { static int run(Exec& x, Warp& w, const Inst& i, uint32_t m) { return h_quad<F>(x, w, i, m); } };
+template <class F> struct Un {
+  static int run(Exec& x, Warp& w, const Inst& i, uint32_t m) { return h_un<F>(x, w, i, m); }
+};
+template <class F> struct Bin {
+  static int run(Exec& x, Warp& w, const Inst& i, uint32_t m) { return h_bin<F>(x, w, i, m); }
+};
+template <class F> struct Tern {
+  static int run(Exec& x, Warp& w, const Inst& i, uint32_t m) { return h_tern<F>(x, w, i, m); }
+};
+template <class F> struct Quad {
+  static int run(Exec& x, Warp& w, const Inst& i, uint32_t m) { return h_quad<F>(x, w, i, m); }
+};
 
 } // namespace wb::sim

@@ -31,10 +31,26 @@ int continue_or_reschedule(Exec& x, Warp& w) {
   return kJumped;
 }
 
+// A group that jumps back this many times in a row, unchanged, while other lanes of its warp wait
+// further on, lets them run (a spin lock whose holder is one of those lanes would never be freed).
+constexpr uint32_t kSpinYield = 4096;
+
 int h_bra(Exec& x, Warp& w, const Inst& in, uint32_t m) {
   uint32_t act = w.active;
   uint32_t fall = act & ~m;
   if (!fall) {
+    if (in.target <= w.pc && w.resched_pc != kNoPc) {
+      if (w.spin_mask != act) {
+        w.spin_mask = act;
+        w.spin_count = 0;
+      } else if (++w.spin_count >= kSpinYield) {
+        w.spin_count = 0;
+        w.yielded |= act;
+        w.pc = in.target;
+        if (!reschedule(x, w)) return kYield;
+        return kJumped;
+      }
+    }
     w.pc = in.target;
     if (w.pc >= w.resched_pc && !reschedule(x, w)) return kYield;
     return kJumped;
@@ -64,9 +80,11 @@ int h_exit(Exec& x, Warp& w, const Inst& in, uint32_t m) {
 int stack_overflow(Exec& x, Warp& w, const Inst& in, int lane) {
   const InstInfo& inf = info_of(x, in);
   return raise_fault(x, FaultKind::out_of_resources,
-                     thread_name(x, w, lane) + " of " + block_name(x) + " overflowed its stack: the calls nest deeper than " +
+                     thread_name(x, w, lane) + " of " + block_name(x) +
+                         " overflowed its stack: the calls nest deeper than " +
                          std::to_string(x.P->max_depth - 1) + " levels or use more than " +
-                         std::to_string(x.P->local_per_thread) + " bytes of stack (unbounded recursion?)" + at_line(inf.line),
+                         std::to_string(x.P->local_per_thread) +
+                         " bytes of stack (unbounded recursion?)" + at_line(inf.line),
                      inf.line);
 }
 
@@ -86,11 +104,14 @@ int h_call(Exec& x, Warp& w, const Inst& in, uint32_t m) {
     std::byte* lp = w.local + size_t(l) * lpt;
     if (callee.recursive) { // keep the activation that may be live below us
       std::byte* s = lp + nf + callee.save_offset;
-      for (uint32_t r = callee.row_lo; r < callee.row_hi; ++r, s += 8) std::memcpy(s, &w.row(r)[l], 8);
-      for (uint32_t p = callee.pred_lo; p < callee.pred_hi; ++p, ++s) *s = std::byte((w.p[p] >> l) & 1);
+      for (uint32_t r = callee.row_lo; r < callee.row_hi; ++r, s += 8)
+        std::memcpy(s, &w.row(r)[l], 8);
+      for (uint32_t p = callee.pred_lo; p < callee.pred_hi; ++p, ++s)
+        *s = std::byte((w.p[p] >> l) & 1);
     }
     for (size_t i = 0; i < cs.arg_off.size() && i < callee.param_off.size(); ++i)
-      std::memcpy(lp + nf + callee.param_off[i], lp + cframe[l] + cs.arg_off[i], std::min(cs.arg_size[i], callee.param_size[i]));
+      std::memcpy(lp + nf + callee.param_off[i], lp + cframe[l] + cs.arg_off[i],
+                  std::min(cs.arg_size[i], callee.param_size[i]));
     w.stack[size_t(l) * md + d] = {w.pc + 1, in.target, uint32_t(nf)};
     w.row(callee.frame_row)[l] = nf;
     w.depth[l] = uint16_t(d + 1);
@@ -124,10 +145,12 @@ int h_ret(Exec& x, Warp& w, const Inst& in, uint32_t m) {
     // function calls itself, so the bases come from the call record).
     uint64_t mine = f.frame, theirs = f.frame - caller.frame_size;
     for (size_t i = 0; i < cs.ret_off.size() && i < callee.ret_off.size(); ++i)
-      std::memcpy(lp + theirs + cs.ret_off[i], lp + mine + callee.ret_off[i], std::min(cs.ret_size[i], callee.ret_size[i]));
+      std::memcpy(lp + theirs + cs.ret_off[i], lp + mine + callee.ret_off[i],
+                  std::min(cs.ret_size[i], callee.ret_size[i]));
     if (callee.recursive) {
       std::byte* s = lp + mine + callee.save_offset;
-      for (uint32_t r = callee.row_lo; r < callee.row_hi; ++r, s += 8) std::memcpy(&w.row(r)[l], s, 8);
+      for (uint32_t r = callee.row_lo; r < callee.row_hi; ++r, s += 8)
+        std::memcpy(&w.row(r)[l], s, 8);
       for (uint32_t p = callee.pred_lo; p < callee.pred_hi; ++p, ++s)
         w.p[p] = (w.p[p] & ~(1u << l)) | (uint32_t(*s & std::byte(1)) << l);
     }
@@ -150,7 +173,9 @@ int h_trap(Exec& x, Warp& w, const Inst& in, uint32_t m) {
   const InstInfo& inf = info_of(x, in);
   int l = std::countr_zero(m);
   return raise_fault(x, FaultKind::trap,
-                     thread_name(x, w, l) + " of " + block_name(x) + " executed a trap (__trap())" + at_line(inf.line), inf.line);
+                     thread_name(x, w, l) + " of " + block_name(x) + " executed a trap (__trap())" +
+                         at_line(inf.line),
+                     inf.line);
 }
 
 // ---- barriers ----
@@ -205,9 +230,11 @@ int h_bar(Exec& x, Warp& w, const Inst& in, uint32_t m) {
 
 // ---- builtins ----
 
-uint64_t read_frame_u64(Warp& w, const Program& P, int l, uint64_t frame, uint32_t off, uint32_t size) {
+uint64_t read_frame_u64(Warp& w, const Program& P, int l, uint64_t frame, uint32_t off,
+                        uint32_t size) {
   uint64_t v = 0;
-  std::memcpy(&v, w.local + size_t(l) * P.local_per_thread + frame + off, std::min<uint32_t>(size, 8));
+  std::memcpy(&v, w.local + size_t(l) * P.local_per_thread + frame + off,
+              std::min<uint32_t>(size, 8));
   return v;
 }
 
@@ -223,7 +250,8 @@ std::string format_printf(Exec& x, Warp& w, int l, const std::string& fmt, uint6
     uint64_t v = 0;
     if (a - kLocalWindow < kWindowSize) {
       uint64_t o = a - kLocalWindow;
-      if (o + size <= x.P->local_per_thread) std::memcpy(&v, w.local + size_t(l) * x.P->local_per_thread + o, size);
+      if (o + size <= x.P->local_per_thread)
+        std::memcpy(&v, w.local + size_t(l) * x.P->local_per_thread + o, size);
     } else if (Region* r = x.L->mem->find(a)) {
       if (a + size <= r->end) std::memcpy(&v, r->host + (a - r->base), size);
     }
@@ -257,7 +285,9 @@ std::string format_printf(Exec& x, Warp& w, int l, const std::string& fmt, uint6
     }
     int longs = 0;
     while (j < fmt.size() && std::strchr("hlLqjzt", fmt[j])) {
-      if (fmt[j] == 'l' || fmt[j] == 'L' || fmt[j] == 'q' || fmt[j] == 'j' || fmt[j] == 'z' || fmt[j] == 't') ++longs;
+      if (fmt[j] == 'l' || fmt[j] == 'L' || fmt[j] == 'q' || fmt[j] == 'j' || fmt[j] == 'z' ||
+          fmt[j] == 't')
+        ++longs;
       ++j;
     }
     if (j >= fmt.size()) break;
@@ -265,20 +295,34 @@ std::string format_printf(Exec& x, Warp& w, int l, const std::string& fmt, uint6
     i = j;
     char buf[512];
     switch (conv) {
-    case 'd': case 'i': {
+    case 'd':
+    case 'i': {
       int64_t v = longs ? int64_t(arg(8)) : int64_t(int32_t(arg(4)));
       std::snprintf(buf, sizeof buf, (spec + "lld").c_str(), (long long)v);
       out += buf;
       break;
     }
-    case 'u': case 'x': case 'X': case 'o': case 'c': {
+    case 'u':
+    case 'x':
+    case 'X':
+    case 'o':
+    case 'c': {
       uint64_t v = longs ? arg(8) : uint32_t(arg(4));
-      if (conv == 'c') std::snprintf(buf, sizeof buf, (spec + "c").c_str(), int(uint8_t(v)));
-      else std::snprintf(buf, sizeof buf, (spec + "ll" + conv).c_str(), (unsigned long long)v);
+      if (conv == 'c')
+        std::snprintf(buf, sizeof buf, (spec + "c").c_str(), int(uint8_t(v)));
+      else
+        std::snprintf(buf, sizeof buf, (spec + "ll" + conv).c_str(), (unsigned long long)v);
       out += buf;
       break;
     }
-    case 'f': case 'F': case 'e': case 'E': case 'g': case 'G': case 'a': case 'A': {
+    case 'f':
+    case 'F':
+    case 'e':
+    case 'E':
+    case 'g':
+    case 'G':
+    case 'a':
+    case 'A': {
       double v = f64(arg(8));
       std::snprintf(buf, sizeof buf, (spec + conv).c_str(), v);
       out += buf;
@@ -296,7 +340,9 @@ std::string format_printf(Exec& x, Warp& w, int l, const std::string& fmt, uint6
       out += buf;
       break;
     }
-    default: out += spec + conv; break;
+    default:
+      out += spec + conv;
+      break;
     }
   }
   return out;
@@ -314,11 +360,14 @@ int h_vprintf(Exec& x, Warp& w, const Inst& in, uint32_t m) {
     uint64_t args = read_frame_u64(w, P, l, cframe[l], cs.arg_off[1], cs.arg_size[1]);
     std::string f = read_cstring(x, w, l, fmt, 4096);
     std::string s = format_printf(x, w, l, f, args);
-    if (x.B->printf_out.size() < 65536) x.B->printf_out += s;
-    else x.B->printf_truncated = true;
+    if (x.B->printf_out.size() < 65536)
+      x.B->printf_out += s;
+    else
+      x.B->printf_truncated = true;
     if (!cs.ret_off.empty()) {
       int32_t n = int32_t(s.size());
-      std::memcpy(w.local + size_t(l) * P.local_per_thread + cframe[l] + cs.ret_off[0], &n, std::min<uint32_t>(cs.ret_size[0], 4));
+      std::memcpy(w.local + size_t(l) * P.local_per_thread + cframe[l] + cs.ret_off[0], &n,
+                  std::min<uint32_t>(cs.ret_size[0], 4));
     }
   }
   return kNext;
@@ -331,14 +380,17 @@ int h_assertfail(Exec& x, Warp& w, const Inst& in, uint32_t m) {
   const FuncInfo& caller = P.funcs[cs.caller];
   int l = std::countr_zero(m);
   uint64_t fr = w.row(caller.frame_row)[l];
-  auto argv = [&](size_t i) { return i < cs.arg_off.size() ? read_frame_u64(w, P, l, fr, cs.arg_off[i], cs.arg_size[i]) : 0; };
+  auto argv = [&](size_t i) {
+    return i < cs.arg_off.size() ? read_frame_u64(w, P, l, fr, cs.arg_off[i], cs.arg_size[i]) : 0;
+  };
   std::string msg = read_cstring(x, w, l, argv(0), 1024);
   std::string func = read_cstring(x, w, l, argv(3), 256);
   const InstInfo& inf = info_of(x, in);
   int line = inf.line > 0 ? inf.line : int(uint32_t(argv(2)));
   std::string where = func.empty() ? "" : " in " + func;
   return raise_fault(x, FaultKind::assertion,
-                     "assertion `" + msg + "` failed" + where + ": " + thread_name(x, w, l) + " of " + block_name(x) + at_line(line),
+                     "assertion `" + msg + "` failed" + where + ": " + thread_name(x, w, l) +
+                         " of " + block_name(x) + at_line(line),
                      line);
 }
 
@@ -348,9 +400,12 @@ int h_call_unsupported(Exec& x, Warp& w, const Inst& in, uint32_t m) {
   const CallSite& cs = P.calls[in.target];
   const FuncInfo& callee = P.funcs[cs.callee];
   const InstInfo& inf = info_of(x, in);
-  std::string what = callee.builtin == 3 || callee.builtin == 4 ? "device-side malloc/free" : "the external function " + callee.name;
+  std::string what = callee.builtin == 3 || callee.builtin == 4
+                         ? "device-side malloc/free"
+                         : "the external function " + callee.name;
   return raise_fault(x, FaultKind::unsupported,
-                     "the simulator does not support " + what + " (PTX line " + std::to_string(inf.ptx_line) + ")" + at_line(inf.line),
+                     "the simulator does not support " + what + " (PTX line " +
+                         std::to_string(inf.ptx_line) + ")" + at_line(inf.line),
                      inf.line);
 }
 
@@ -388,10 +443,18 @@ bool decode_ctrl(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Instr
     I.target = D.call_site(in);
     const FuncInfo& f = D.P.funcs[D.P.calls[I.target].callee];
     switch (f.builtin) {
-    case 0: I.fn = h_call; break;
-    case 1: I.fn = h_vprintf; break;
-    case 2: I.fn = h_assertfail; break;
-    default: I.fn = h_call_unsupported; break;
+    case 0:
+      I.fn = h_call;
+      break;
+    case 1:
+      I.fn = h_vprintf;
+      break;
+    case 2:
+      I.fn = h_assertfail;
+      break;
+    default:
+      I.fn = h_call_unsupported;
+      break;
     }
     return true;
   }

@@ -9,12 +9,18 @@ namespace {
 
 const FFmt* float_fmt(Ty t) {
   switch (t) {
-  case Ty::f16: return &kF16;
-  case Ty::bf16: return &kBF16;
-  case Ty::f32: return &kF32;
-  case Ty::f64: return &kF64;
-  case Ty::tf32: return &kTF32;
-  default: return nullptr;
+  case Ty::f16:
+    return &kF16;
+  case Ty::bf16:
+    return &kBF16;
+  case Ty::f32:
+    return &kF32;
+  case Ty::f64:
+    return &kF64;
+  case Ty::tf32:
+    return &kTF32;
+  default:
+    return nullptr;
   }
 }
 
@@ -57,26 +63,39 @@ uint64_t int_result(IVal x, Ty dt, bool sat) {
 // Float (exact double) -> integer dtype with rounding, NaN -> 0, saturating (PTX default).
 uint64_t float_to_int(double v, Ty dt, Rnd r) {
   switch (dt) {
-  case Ty::s8: return uint8_t(f2i<int8_t>(v, r));
-  case Ty::u8: return f2i<uint8_t>(v, r);
-  case Ty::s16: return uint16_t(f2i<int16_t>(v, r));
-  case Ty::u16: return f2i<uint16_t>(v, r);
-  case Ty::s32: return uint32_t(f2i<int32_t>(v, r));
+  case Ty::s8:
+    return uint8_t(f2i<int8_t>(v, r));
+  case Ty::u8:
+    return f2i<uint8_t>(v, r);
+  case Ty::s16:
+    return uint16_t(f2i<int16_t>(v, r));
+  case Ty::u16:
+    return f2i<uint16_t>(v, r);
+  case Ty::s32:
+    return uint32_t(f2i<int32_t>(v, r));
   case Ty::b32:
-  case Ty::u32: return f2i<uint32_t>(v, r);
-  case Ty::s64: return uint64_t(f2i<int64_t>(v, r));
+  case Ty::u32:
+    return f2i<uint32_t>(v, r);
+  case Ty::s64:
+    return uint64_t(f2i<int64_t>(v, r));
   case Ty::b64:
-  case Ty::u64: return f2i<uint64_t>(v, r);
-  default: return 0;
+  case Ty::u64:
+    return f2i<uint64_t>(v, r);
+  default:
+    return 0;
   }
 }
 
 double round_integral(double v, Rnd r) {
   switch (r) {
-  case Rnd::rz: return std::trunc(v);
-  case Rnd::rm: return std::floor(v);
-  case Rnd::rp: return std::ceil(v);
-  default: return std::nearbyint(v);
+  case Rnd::rz:
+    return std::trunc(v);
+  case Rnd::rm:
+    return std::floor(v);
+  case Rnd::rp:
+    return std::ceil(v);
+  default:
+    return std::nearbyint(v);
   }
 }
 
@@ -109,8 +128,10 @@ uint64_t convert(uint64_t src, Ty dt, Ty st, Rnd r, uint8_t flags, bool int_roun
     return ((b >> 18) & 1) << 31 | ((b >> 10) & 0xff) << 23 | (b & 0x3ff) << 13;
   }
   uint64_t out;
-  if (std::isnan(v)) out = df->canon_nan;
-  else out = round_double(v, 0, *df, {int_round || r == Rnd::none ? Rnd::rn : r, satf, relu});
+  if (std::isnan(v))
+    out = df->canon_nan;
+  else
+    out = round_double(v, 0, *df, {int_round || r == Rnd::none ? Rnd::rn : r, satf, relu});
   if (ftz && dt == Ty::f32 && ((out >> 23) & 0xff) == 0) out &= 0x80000000u;
   return out;
 }
@@ -124,26 +145,58 @@ int h_cvt(Exec&, Warp& w, const Inst& in, uint32_t m) {
 }
 
 // Fast paths for the conversions address arithmetic uses all the time.
-struct S64FromS32 { static uint64_t f(uint64_t a) { return uint64_t(int64_t(int32_t(a))); } };
-struct U64FromU32 { static uint64_t f(uint64_t a) { return uint32_t(a); } };
-struct U32FromU64 { static uint64_t f(uint64_t a) { return uint32_t(a); } };
-struct U16FromU32 { static uint64_t f(uint64_t a) { return uint16_t(a); } };
-struct U32FromU16 { static uint64_t f(uint64_t a) { return uint16_t(a); } };
-struct S32FromS16 { static uint64_t f(uint64_t a) { return uint32_t(int32_t(int16_t(a))); } };
-struct F32FromS32 { static uint64_t f(uint64_t a) { return bits(float(int32_t(a))); } }; // host rounds to nearest
-struct F32FromU32 { static uint64_t f(uint64_t a) { return bits(float(uint32_t(a))); } };
-struct F64FromF32 { static uint64_t f(uint64_t a) { float x = f32(a); return x != x ? 0x7fffffffffffffffull : bits(double(x)); } };
-struct F64FromS32 { static uint64_t f(uint64_t a) { return bits(double(int32_t(a))); } };
-struct F32FromF64 { static uint64_t f(uint64_t a) { double x = f64(a); return x != x ? 0x7fffffffu : bits(float(x)); } };
+struct S64FromS32 {
+  static uint64_t f(uint64_t a) { return uint64_t(int64_t(int32_t(a))); }
+};
+struct U64FromU32 {
+  static uint64_t f(uint64_t a) { return uint32_t(a); }
+};
+struct U32FromU64 {
+  static uint64_t f(uint64_t a) { return uint32_t(a); }
+};
+struct U16FromU32 {
+  static uint64_t f(uint64_t a) { return uint16_t(a); }
+};
+struct U32FromU16 {
+  static uint64_t f(uint64_t a) { return uint16_t(a); }
+};
+struct S32FromS16 {
+  static uint64_t f(uint64_t a) { return uint32_t(int32_t(int16_t(a))); }
+};
+struct F32FromS32 {
+  static uint64_t f(uint64_t a) { return bits(float(int32_t(a))); }
+}; // host rounds to nearest
+struct F32FromU32 {
+  static uint64_t f(uint64_t a) { return bits(float(uint32_t(a))); }
+};
+struct F64FromF32 {
+  static uint64_t f(uint64_t a) {
+    float x = f32(a);
+    return x != x ? 0x7fffffffffffffffull : bits(double(x));
+  }
+};
+struct F64FromS32 {
+  static uint64_t f(uint64_t a) { return bits(double(int32_t(a))); }
+};
+struct F32FromF64 {
+  static uint64_t f(uint64_t a) {
+    double x = f64(a);
+    return x != x ? 0x7fffffffu : bits(float(x));
+  }
+};
 
 // cvt.frnd2.{f16x2,bf16x2}.f32 d, a, b and cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32 d, a, b
 int h_cvt_pack2(Exec&, Warp& w, const Inst& in, uint32_t m) {
   uint64_t* d = w.row(in.r[0]);
   const uint64_t* a = w.row(in.r[1]);
   const uint64_t* b = w.row(in.r[2]);
-  const FFmt* f = in.ty == Ty::f16x2 ? &kF16 : in.ty == Ty::bf16x2 ? &kBF16 : in.ty == Ty::e4m3x2 ? &kE4M3 : &kE5M2;
+  const FFmt* f = in.ty == Ty::f16x2    ? &kF16
+                  : in.ty == Ty::bf16x2 ? &kBF16
+                  : in.ty == Ty::e4m3x2 ? &kE4M3
+                                        : &kE5M2;
   int sh = (in.ty == Ty::f16x2 || in.ty == Ty::bf16x2) ? 16 : 8;
-  RoundOpts o{in.rnd == Rnd::none ? Rnd::rn : in.rnd, bool(in.flags & kSatFinite), bool(in.flags & kRelu)};
+  RoundOpts o{in.rnd == Rnd::none ? Rnd::rn : in.rnd, bool(in.flags & kSatFinite),
+              bool(in.flags & kRelu)};
   each_lane(m, [&](int l) {
     uint64_t hi = round_double(f32(a[l]), 0, *f, o), lo = round_double(f32(b[l]), 0, *f, o);
     d[l] = (hi << sh) | lo;
@@ -170,7 +223,9 @@ int h_cvt_f8x2_to_f16x2(Exec&, Warp& w, const Inst& in, uint32_t m) {
   const FFmt* f = in.ty2 == Ty::e4m3x2 ? &kE4M3 : &kE5M2;
   bool relu = in.flags & kRelu;
   each_lane(m, [&](int l) {
-    auto one = [&](uint8_t v) { return round_double(fmt_to_double(v, *f), 0, kF16, {Rnd::rn, false, relu}); };
+    auto one = [&](uint8_t v) {
+      return round_double(fmt_to_double(v, *f), 0, kF16, {Rnd::rn, false, relu});
+    };
     d[l] = (one(uint8_t(a[l] >> 8)) << 16) | one(uint8_t(a[l]));
   });
   return kNext;
@@ -197,7 +252,9 @@ int h_isspacep(Exec&, Warp& w, const Inst& in, uint32_t m) {
   return kNext;
 }
 
-template <class F> ExecFn un_fn() { return &Un<F>::run; }
+template <class F> ExecFn un_fn() {
+  return &Un<F>::run;
+}
 
 } // namespace
 
@@ -223,9 +280,12 @@ bool decode_cvt(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Instr&
     } else {
       I.r[1] = D.row(src, Ty::u64);
     }
-    int64_t win = s == Space::shared ? int64_t(kSharedWindow) : s == Space::local ? int64_t(kLocalWindow) : 0;
+    int64_t win = s == Space::shared  ? int64_t(kSharedWindow)
+                  : s == Space::local ? int64_t(kLocalWindow)
+                                      : 0;
     if (s == Space::konst || s == Space::kparam) {
-      if (s == Space::kparam) throw Unsupported("generic addresses of kernel parameters (cvta.param)");
+      if (s == Space::kparam)
+        throw Unsupported("generic addresses of kernel parameters (cvta.param)");
     }
     I.imm += to ? -win : win;
     I.width = uint8_t(ty_bytes(o.type()));
@@ -243,15 +303,16 @@ bool decode_cvt(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Instr&
     return true;
   }
   if (b != "cvt") return false;
-  o.only({"rn", "rz", "rm", "rp", "rni", "rzi", "rmi", "rpi", "rna", "ftz", "sat", "satfinite", "relu"});
+  o.only({"rn", "rz", "rm", "rp", "rni", "rzi", "rmi", "rpi", "rna", "ftz", "sat", "satfinite",
+          "relu"});
   if (o.types.size() != 2) throw Unsupported("cvt needs a destination and a source type");
   Ty dt = o.types[0], st = o.types[1];
   I.ty = dt;
   I.ty2 = st;
   I.rnd = o.rnd();
   I.aux = o.int_rnd() ? 1 : 0;
-  I.flags = uint8_t((o.has("ftz") ? kFtz : 0) | (o.has("sat") ? kSat : 0) | (o.has("satfinite") ? kSatFinite : 0) |
-                    (o.has("relu") ? kRelu : 0));
+  I.flags = uint8_t((o.has("ftz") ? kFtz : 0) | (o.has("sat") ? kSat : 0) |
+                    (o.has("satfinite") ? kSatFinite : 0) | (o.has("relu") ? kRelu : 0));
   I.r[0] = D.dst(op(in, 0));
   bool packed_dst = dt == Ty::f16x2 || dt == Ty::bf16x2 || dt == Ty::e4m3x2 || dt == Ty::e5m2x2;
   if (packed_dst && st == Ty::f32) {
@@ -280,8 +341,10 @@ bool decode_cvt(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Instr&
   if (plain && !I.aux) {
     if (dt == Ty::s64 && st == Ty::s32) return I.fn = un_fn<S64FromS32>(), true;
     if (dt == Ty::u64 && st == Ty::u32) return I.fn = un_fn<U64FromU32>(), true;
-    if ((dt == Ty::u32 || dt == Ty::s32) && (st == Ty::u64 || st == Ty::s64)) return I.fn = un_fn<U32FromU64>(), true;
-    if ((dt == Ty::u16 || dt == Ty::s16) && (st == Ty::u32 || st == Ty::s32 || st == Ty::u64 || st == Ty::s64))
+    if ((dt == Ty::u32 || dt == Ty::s32) && (st == Ty::u64 || st == Ty::s64))
+      return I.fn = un_fn<U32FromU64>(), true;
+    if ((dt == Ty::u16 || dt == Ty::s16) &&
+        (st == Ty::u32 || st == Ty::s32 || st == Ty::u64 || st == Ty::s64))
       return I.fn = un_fn<U16FromU32>(), true;
     if ((dt == Ty::u32 || dt == Ty::s32) && st == Ty::u16) return I.fn = un_fn<U32FromU16>(), true;
     if ((dt == Ty::u32 || dt == Ty::s32) && st == Ty::s16) return I.fn = un_fn<S32FromS16>(), true;

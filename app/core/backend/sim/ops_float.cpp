@@ -13,10 +13,14 @@ namespace {
 // ---- directed rounding through the host FPU (rare: div/sqrt/rcp.rz etc., f64 directed) ----
 int fe_mode(Rnd r) {
   switch (r) {
-  case Rnd::rz: return FE_TOWARDZERO;
-  case Rnd::rm: return FE_DOWNWARD;
-  case Rnd::rp: return FE_UPWARD;
-  default: return FE_TONEAREST;
+  case Rnd::rz:
+    return FE_TOWARDZERO;
+  case Rnd::rm:
+    return FE_DOWNWARD;
+  case Rnd::rp:
+    return FE_UPWARD;
+  default:
+    return FE_TONEAREST;
   }
 }
 template <class F> auto with_rounding(Rnd r, F f) {
@@ -29,8 +33,12 @@ template <class F> auto with_rounding(Rnd r, F f) {
 
 enum FOp : uint8_t { fadd, fsub, fmul, ffma, fdiv, fsqrt, frcp, fmin, fmax, fabs_, fneg };
 
-inline float sat01(float v) { return v != v ? 0.0f : (v < 0.0f ? 0.0f : (v > 1.0f ? 1.0f : v)); }
-inline double sat01d(double v) { return v != v ? 0.0 : (v < 0.0 ? 0.0 : (v > 1.0 ? 1.0 : v)); }
+inline float sat01(float v) {
+  return v != v ? 0.0f : (v < 0.0f ? 0.0f : (v > 1.0f ? 1.0f : v));
+}
+inline double sat01d(double v) {
+  return v != v ? 0.0 : (v < 0.0 ? 0.0 : (v > 1.0 ? 1.0 : v));
+}
 
 // f32 fused multiply-add, round to nearest even, without relying on an FMA instruction: the
 // product is exact in double; the double sum is right unless it lands exactly on a midpoint
@@ -49,14 +57,38 @@ float f32_round_op(FOp op, float a, float b, float c, Rnd r) {
   double s;
   int tail = 0;
   switch (op) {
-  case fadd: tail = two_sum_tail(a, b, s); break;
-  case fsub: tail = two_sum_tail(a, -double(b), s); break;
-  case fmul: s = double(a) * double(b); break;
-  case ffma: tail = two_sum_tail(double(a) * double(b), c, s); break;
-  case fdiv: return with_rounding(r, [&] { volatile float x = a, y = b; volatile float z = x / y; return float(z); });
-  case fsqrt: return with_rounding(r, [&] { volatile float x = a; volatile float z = std::sqrt(float(x)); return float(z); });
-  case frcp: return with_rounding(r, [&] { volatile float x = a; volatile float z = 1.0f / x; return float(z); });
-  default: return 0;
+  case fadd:
+    tail = two_sum_tail(a, b, s);
+    break;
+  case fsub:
+    tail = two_sum_tail(a, -double(b), s);
+    break;
+  case fmul:
+    s = double(a) * double(b);
+    break;
+  case ffma:
+    tail = two_sum_tail(double(a) * double(b), c, s);
+    break;
+  case fdiv:
+    return with_rounding(r, [&] {
+      volatile float x = a, y = b;
+      volatile float z = x / y;
+      return float(z);
+    });
+  case fsqrt:
+    return with_rounding(r, [&] {
+      volatile float x = a;
+      volatile float z = std::sqrt(float(x));
+      return float(z);
+    });
+  case frcp:
+    return with_rounding(r, [&] {
+      volatile float x = a;
+      volatile float z = 1.0f / x;
+      return float(z);
+    });
+  default:
+    return 0;
   }
   if (std::isnan(s)) return std::bit_cast<float>(0x7fffffffu);
   return round_to_f32(s, tail, r == Rnd::none ? Rnd::rn : r);
@@ -64,47 +96,84 @@ float f32_round_op(FOp op, float a, float b, float c, Rnd r) {
 double f64_round_op(FOp op, double a, double b, double c, Rnd r) {
   if (r == Rnd::none || r == Rnd::rn) {
     switch (op) {
-    case fadd: return a + b;
-    case fsub: return a - b;
-    case fmul: return a * b;
-    case ffma: return std::fma(a, b, c);
-    case fdiv: return a / b;
-    case fsqrt: return std::sqrt(a);
-    case frcp: return 1.0 / a;
-    default: return 0;
+    case fadd:
+      return a + b;
+    case fsub:
+      return a - b;
+    case fmul:
+      return a * b;
+    case ffma:
+      return std::fma(a, b, c);
+    case fdiv:
+      return a / b;
+    case fsqrt:
+      return std::sqrt(a);
+    case frcp:
+      return 1.0 / a;
+    default:
+      return 0;
     }
   }
   return with_rounding(r, [&] {
     volatile double x = a, y = b, z = c;
     volatile double v = 0;
     switch (op) {
-    case fadd: v = x + y; break;
-    case fsub: v = x - y; break;
-    case fmul: v = x * y; break;
-    case ffma: v = std::fma(double(x), double(y), double(z)); break;
-    case fdiv: v = x / y; break;
-    case fsqrt: v = std::sqrt(double(x)); break;
-    case frcp: v = 1.0 / x; break;
-    default: break;
+    case fadd:
+      v = x + y;
+      break;
+    case fsub:
+      v = x - y;
+      break;
+    case fmul:
+      v = x * y;
+      break;
+    case ffma:
+      v = std::fma(double(x), double(y), double(z));
+      break;
+    case fdiv:
+      v = x / y;
+      break;
+    case fsqrt:
+      v = std::sqrt(double(x));
+      break;
+    case frcp:
+      v = 1.0 / x;
+      break;
+    default:
+      break;
     }
     return double(v);
   });
 }
 
 // ---- f32, round to nearest (the hot paths) ----
-template <bool Ftz> inline float in32(uint64_t v) { return Ftz ? ftz32(f32(v)) : f32(v); }
+template <bool Ftz> inline float in32(uint64_t v) {
+  return Ftz ? ftz32(f32(v)) : f32(v);
+}
 template <bool Ftz, bool Sat> inline uint64_t out32(float r) {
   if (Ftz) r = ftz32(r);
   if (Sat) r = sat01(r);
   return bits(canon32(r));
 }
-template <bool Ftz, bool Sat> struct AddF { static uint64_t f(uint64_t a, uint64_t b) { return out32<Ftz, Sat>(in32<Ftz>(a) + in32<Ftz>(b)); } };
-template <bool Ftz, bool Sat> struct SubF { static uint64_t f(uint64_t a, uint64_t b) { return out32<Ftz, Sat>(in32<Ftz>(a) - in32<Ftz>(b)); } };
-template <bool Ftz, bool Sat> struct MulF { static uint64_t f(uint64_t a, uint64_t b) { return out32<Ftz, Sat>(in32<Ftz>(a) * in32<Ftz>(b)); } };
-template <bool Ftz, bool Sat> struct FmaF {
-  static uint64_t f(uint64_t a, uint64_t b, uint64_t c) { return out32<Ftz, Sat>(fma_rn_soft(in32<Ftz>(a), in32<Ftz>(b), in32<Ftz>(c))); }
+template <bool Ftz, bool Sat> struct AddF {
+  static uint64_t f(uint64_t a, uint64_t b) { return out32<Ftz, Sat>(in32<Ftz>(a) + in32<Ftz>(b)); }
 };
-template <bool Ftz> struct DivF { static uint64_t f(uint64_t a, uint64_t b) { return out32<Ftz, false>(in32<Ftz>(a) / in32<Ftz>(b)); } };
+template <bool Ftz, bool Sat> struct SubF {
+  static uint64_t f(uint64_t a, uint64_t b) { return out32<Ftz, Sat>(in32<Ftz>(a) - in32<Ftz>(b)); }
+};
+template <bool Ftz, bool Sat> struct MulF {
+  static uint64_t f(uint64_t a, uint64_t b) { return out32<Ftz, Sat>(in32<Ftz>(a) * in32<Ftz>(b)); }
+};
+template <bool Ftz, bool Sat> struct FmaF {
+  static uint64_t f(uint64_t a, uint64_t b, uint64_t c) {
+    return out32<Ftz, Sat>(fma_rn_soft(in32<Ftz>(a), in32<Ftz>(b), in32<Ftz>(c)));
+  }
+};
+template <bool Ftz> struct DivF {
+  static uint64_t f(uint64_t a, uint64_t b) {
+    return out32<Ftz, false>(in32<Ftz>(a) / in32<Ftz>(b));
+  }
+};
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define WB_HAVE_HW_FMA 1
@@ -121,7 +190,8 @@ __attribute__((target("avx2,fma"))) int h_fma_f32_hw(Exec&, Warp& w, const Inst&
   };
   if (m == kFull)
     for (int l = 0; l < kWarpSize; ++l) one(l);
-  else each_lane(m, one);
+  else
+    each_lane(m, one);
   return kNext;
 }
 __attribute__((target("avx2,fma"))) int h_fma_f64_hw(Exec&, Warp& w, const Inst& in, uint32_t m) {
@@ -132,7 +202,8 @@ __attribute__((target("avx2,fma"))) int h_fma_f64_hw(Exec&, Warp& w, const Inst&
   auto one = [&](int l) { d[l] = bits(canon64(__builtin_fma(f64(a[l]), f64(b[l]), f64(c[l])))); };
   if (m == kFull)
     for (int l = 0; l < kWarpSize; ++l) one(l);
-  else each_lane(m, one);
+  else
+    each_lane(m, one);
   return kNext;
 }
 bool cpu_has_fma() {
@@ -154,8 +225,10 @@ template <bool Max, bool PropNaN, bool Ftz> struct MinMaxF {
       return bits(xn ? y : x);
     }
     float r;
-    if (x == y) r = (std::signbit(x) != Max) ? x : y; // zeros of opposite signs
-    else r = Max ? (x > y ? x : y) : (x < y ? x : y);
+    if (x == y)
+      r = (std::signbit(x) != Max) ? x : y; // zeros of opposite signs
+    else
+      r = Max ? (x > y ? x : y) : (x < y ? x : y);
     return bits(r);
   }
 };
@@ -165,17 +238,35 @@ template <bool Max> struct MinMaxD {
     bool xn = x != x, yn = y != y;
     if (xn || yn) return xn && yn ? 0x7fffffffffffffffull : bits(xn ? y : x);
     double r;
-    if (x == y) r = (std::signbit(x) != Max) ? x : y;
-    else r = Max ? (x > y ? x : y) : (x < y ? x : y);
+    if (x == y)
+      r = (std::signbit(x) != Max) ? x : y;
+    else
+      r = Max ? (x > y ? x : y) : (x < y ? x : y);
     return bits(r);
   }
 };
-template <bool Ftz> struct AbsF { static uint64_t f(uint64_t a) { return bits(in32<Ftz>(a)) & 0x7fffffffu; } };
-template <bool Ftz> struct NegF { static uint64_t f(uint64_t a) { return bits(in32<Ftz>(a)) ^ 0x80000000u; } };
-struct AbsD { static uint64_t f(uint64_t a) { return a & 0x7fffffffffffffffull; } };
-struct NegD { static uint64_t f(uint64_t a) { return a ^ 0x8000000000000000ull; } };
-struct CopySignF { static uint64_t f(uint64_t a, uint64_t b) { return (uint32_t(b) & 0x7fffffffu) | (uint32_t(a) & 0x80000000u); } };
-struct CopySignD { static uint64_t f(uint64_t a, uint64_t b) { return (b & 0x7fffffffffffffffull) | (a & 0x8000000000000000ull); } };
+template <bool Ftz> struct AbsF {
+  static uint64_t f(uint64_t a) { return bits(in32<Ftz>(a)) & 0x7fffffffu; }
+};
+template <bool Ftz> struct NegF {
+  static uint64_t f(uint64_t a) { return bits(in32<Ftz>(a)) ^ 0x80000000u; }
+};
+struct AbsD {
+  static uint64_t f(uint64_t a) { return a & 0x7fffffffffffffffull; }
+};
+struct NegD {
+  static uint64_t f(uint64_t a) { return a ^ 0x8000000000000000ull; }
+};
+struct CopySignF {
+  static uint64_t f(uint64_t a, uint64_t b) {
+    return (uint32_t(b) & 0x7fffffffu) | (uint32_t(a) & 0x80000000u);
+  }
+};
+struct CopySignD {
+  static uint64_t f(uint64_t a, uint64_t b) {
+    return (b & 0x7fffffffffffffffull) | (a & 0x8000000000000000ull);
+  }
+};
 
 // Approximate functions (special function unit): computed accurately in double and rounded, so
 // they differ from the GPU by at most the GPU's own documented error (docs/simulator.md).
@@ -185,31 +276,61 @@ template <AOp O, bool Ftz> struct ApproxF {
     double x = in32<Ftz>(a);
     double r;
     switch (O) {
-    case aex2: r = std::exp2(x); break;
-    case alg2: r = std::log2(x); break;
-    case asin: r = std::sin(x); break;
-    case acos: r = std::cos(x); break;
-    case arsqrt: r = 1.0 / std::sqrt(x); break;
-    case arcp: r = 1.0 / x; break;
-    case asqrt: r = std::sqrt(x); break;
-    case atanh: r = std::tanh(x); break;
-    default: r = 0; break;
+    case aex2:
+      r = std::exp2(x);
+      break;
+    case alg2:
+      r = std::log2(x);
+      break;
+    case asin:
+      r = std::sin(x);
+      break;
+    case acos:
+      r = std::cos(x);
+      break;
+    case arsqrt:
+      r = 1.0 / std::sqrt(x);
+      break;
+    case arcp:
+      r = 1.0 / x;
+      break;
+    case asqrt:
+      r = std::sqrt(x);
+      break;
+    case atanh:
+      r = std::tanh(x);
+      break;
+    default:
+      r = 0;
+      break;
     }
     return out32<Ftz, false>(float(r));
   }
 };
 template <bool Ftz> struct DivApproxF {
-  static uint64_t f(uint64_t a, uint64_t b) { return out32<Ftz, false>(float(double(in32<Ftz>(a)) / double(in32<Ftz>(b)))); }
+  static uint64_t f(uint64_t a, uint64_t b) {
+    return out32<Ftz, false>(float(double(in32<Ftz>(a)) / double(in32<Ftz>(b))));
+  }
 };
 template <AOp O> struct ApproxD {
   static uint64_t f(uint64_t a) {
     double x = f64(a), r;
     switch (O) {
-    case arsqrt: r = 1.0 / std::sqrt(x); break;
-    case arcp: r = 1.0 / x; break;
-    case aex2: r = std::exp2(x); break;
-    case alg2: r = std::log2(x); break;
-    default: r = 0; break;
+    case arsqrt:
+      r = 1.0 / std::sqrt(x);
+      break;
+    case arcp:
+      r = 1.0 / x;
+      break;
+    case aex2:
+      r = std::exp2(x);
+      break;
+    case alg2:
+      r = std::log2(x);
+      break;
+    default:
+      r = 0;
+      break;
     }
     return bits(canon64(r));
   }
@@ -245,10 +366,18 @@ int h_f64_op(Exec&, Warp& w, const Inst& in, uint32_t m) {
   });
   return kNext;
 }
-struct AddD { static uint64_t f(uint64_t a, uint64_t b) { return bits(canon64(f64(a) + f64(b))); } };
-struct SubD { static uint64_t f(uint64_t a, uint64_t b) { return bits(canon64(f64(a) - f64(b))); } };
-struct MulD { static uint64_t f(uint64_t a, uint64_t b) { return bits(canon64(f64(a) * f64(b))); } };
-struct DivD { static uint64_t f(uint64_t a, uint64_t b) { return bits(canon64(f64(a) / f64(b))); } };
+struct AddD {
+  static uint64_t f(uint64_t a, uint64_t b) { return bits(canon64(f64(a) + f64(b))); }
+};
+struct SubD {
+  static uint64_t f(uint64_t a, uint64_t b) { return bits(canon64(f64(a) - f64(b))); }
+};
+struct MulD {
+  static uint64_t f(uint64_t a, uint64_t b) { return bits(canon64(f64(a) * f64(b))); }
+};
+struct DivD {
+  static uint64_t f(uint64_t a, uint64_t b) { return bits(canon64(f64(a) / f64(b))); }
+};
 
 // testp
 enum TestOp : uint8_t { tfinite, tinfinite, tnumber, tnotanumber, tnormal, tsubnormal };
@@ -259,12 +388,24 @@ template <class T> int h_testp(Exec&, Warp& w, const Inst& in, uint32_t m) {
     T x = get<T>(a[l]);
     bool r = false;
     switch (TestOp(in.sub)) {
-    case tfinite: r = std::isfinite(x); break;
-    case tinfinite: r = std::isinf(x); break;
-    case tnumber: r = !std::isnan(x); break;
-    case tnotanumber: r = std::isnan(x); break;
-    case tnormal: r = std::isnormal(x); break;
-    case tsubnormal: r = std::fpclassify(x) == FP_SUBNORMAL; break;
+    case tfinite:
+      r = std::isfinite(x);
+      break;
+    case tinfinite:
+      r = std::isinf(x);
+      break;
+    case tnumber:
+      r = !std::isnan(x);
+      break;
+    case tnotanumber:
+      r = std::isnan(x);
+      break;
+    case tnormal:
+      r = std::isnormal(x);
+      break;
+    case tsubnormal:
+      r = std::fpclassify(x) == FP_SUBNORMAL;
+      break;
     }
     res |= uint32_t(r) << l;
   });
@@ -279,17 +420,22 @@ struct HalfOpts {
   bool ftz, sat, relu;
 };
 inline double h_in(uint16_t v, const FFmt& f, bool ftz) {
-  if (ftz && ((v >> f.mbits) & ((1u << f.ebits) - 1)) == 0) v &= uint16_t(1u << (f.ebits + f.mbits));
+  if (ftz && ((v >> f.mbits) & ((1u << f.ebits) - 1)) == 0)
+    v &= uint16_t(1u << (f.ebits + f.mbits));
   return fmt_to_double(v, f);
 }
 inline uint16_t h_out(double s, int tail, const HalfOpts& o) {
   if (o.sat && !std::isnan(s)) {
-    if (s < 0 || (s == 0 && tail < 0)) s = 0, tail = 0;
-    else if (s > 1 || (s == 1 && tail > 0)) s = 1, tail = 0;
+    if (s < 0 || (s == 0 && tail < 0))
+      s = 0, tail = 0;
+    else if (s > 1 || (s == 1 && tail > 0))
+      s = 1, tail = 0;
   }
   if (std::isnan(s)) return uint16_t(o.fmt->canon_nan);
-  uint16_t r = uint16_t(round_double(s, tail, *o.fmt, {o.rnd == Rnd::none ? Rnd::rn : o.rnd, false, o.relu}));
-  if (o.ftz && ((r >> o.fmt->mbits) & ((1u << o.fmt->ebits) - 1)) == 0) r &= uint16_t(1u << (o.fmt->ebits + o.fmt->mbits));
+  uint16_t r = uint16_t(
+      round_double(s, tail, *o.fmt, {o.rnd == Rnd::none ? Rnd::rn : o.rnd, false, o.relu}));
+  if (o.ftz && ((r >> o.fmt->mbits) & ((1u << o.fmt->ebits) - 1)) == 0)
+    r &= uint16_t(1u << (o.fmt->ebits + o.fmt->mbits));
   return r;
 }
 uint16_t half_op(FOp op, uint16_t a, uint16_t b, uint16_t c, const HalfOpts& o) {
@@ -298,10 +444,18 @@ uint16_t half_op(FOp op, uint16_t a, uint16_t b, uint16_t c, const HalfOpts& o) 
   double s;
   int tail = 0;
   switch (op) {
-  case fadd: tail = two_sum_tail(x, y, s); break;
-  case fsub: tail = two_sum_tail(x, -y, s); break;
-  case fmul: s = x * y; break; // exact: at most 2 x 11 significant bits
-  case ffma: tail = two_sum_tail(x * y, z, s); break;
+  case fadd:
+    tail = two_sum_tail(x, y, s);
+    break;
+  case fsub:
+    tail = two_sum_tail(x, -y, s);
+    break;
+  case fmul:
+    s = x * y;
+    break; // exact: at most 2 x 11 significant bits
+  case ffma:
+    tail = two_sum_tail(x * y, z, s);
+    break;
   case fmin:
   case fmax: {
     bool xn = x != x, yn = y != y;
@@ -309,14 +463,19 @@ uint16_t half_op(FOp op, uint16_t a, uint16_t b, uint16_t c, const HalfOpts& o) 
     if (xn || yn) return xn ? b : a;
     bool mx = op == fmax;
     uint16_t r;
-    if (x == y) r = (std::signbit(x) != mx) ? a : b;
-    else r = mx ? (x > y ? a : b) : (x < y ? a : b);
+    if (x == y)
+      r = (std::signbit(x) != mx) ? a : b;
+    else
+      r = mx ? (x > y ? a : b) : (x < y ? a : b);
     if (o.relu && (r >> 15)) r = 0;
     return r;
   }
-  case fneg: return uint16_t(a ^ 0x8000u);
-  case fabs_: return uint16_t(a & 0x7fffu);
-  default: return 0;
+  case fneg:
+    return uint16_t(a ^ 0x8000u);
+  case fabs_:
+    return uint16_t(a & 0x7fffu);
+  default:
+    return 0;
   }
   return h_out(s, tail, o);
 }
@@ -326,12 +485,15 @@ template <bool X2> int h_half(Exec&, Warp& w, const Inst& in, uint32_t m) {
   const uint64_t* a = w.row(in.r[1]);
   const uint64_t* b = in.r[2] != kNoRow ? w.row(in.r[2]) : a;
   const uint64_t* c = in.r[3] != kNoRow ? w.row(in.r[3]) : a;
-  HalfOpts o{in.ty == Ty::bf16 || in.ty == Ty::bf16x2 ? &kBF16 : &kF16, in.rnd, bool(in.flags & kFtz),
-             bool(in.flags & kSat), bool(in.flags & kRelu)};
+  HalfOpts o{in.ty == Ty::bf16 || in.ty == Ty::bf16x2 ? &kBF16 : &kF16, in.rnd,
+             bool(in.flags & kFtz), bool(in.flags & kSat), bool(in.flags & kRelu)};
   FOp op = FOp(in.sub);
   each_lane(m, [&](int l) {
     uint32_t r = half_op(op, uint16_t(a[l]), uint16_t(b[l]), uint16_t(c[l]), o);
-    if (X2) r |= uint32_t(half_op(op, uint16_t(a[l] >> 16), uint16_t(b[l] >> 16), uint16_t(c[l] >> 16), o)) << 16;
+    if (X2)
+      r |=
+          uint32_t(half_op(op, uint16_t(a[l] >> 16), uint16_t(b[l] >> 16), uint16_t(c[l] >> 16), o))
+          << 16;
     d[l] = r;
   });
   return kNext;
@@ -343,9 +505,15 @@ template <bool X2> int h_half_approx(Exec&, Warp& w, const Inst& in, uint32_t m)
   auto one = [&](uint16_t v) -> uint32_t {
     double x = fmt_to_double(v, f), r;
     switch (AOp(in.sub)) {
-    case aex2: r = std::exp2(x); break;
-    case atanh: r = std::tanh(x); break;
-    default: r = 0; break;
+    case aex2:
+      r = std::exp2(x);
+      break;
+    case atanh:
+      r = std::tanh(x);
+      break;
+    default:
+      r = 0;
+      break;
     }
     return uint32_t(round_double(r, 0, f, {Rnd::rn}));
   };
@@ -357,15 +525,23 @@ template <bool X2> int h_half_approx(Exec&, Warp& w, const Inst& in, uint32_t m)
   return kNext;
 }
 
-template <class F> ExecFn bin_fn() { return &Bin<F>::run; }
-template <class F> ExecFn un_fn() { return &Un<F>::run; }
-template <class F> ExecFn tern_fn() { return &Tern<F>::run; }
+template <class F> ExecFn bin_fn() {
+  return &Bin<F>::run;
+}
+template <class F> ExecFn un_fn() {
+  return &Un<F>::run;
+}
+template <class F> ExecFn tern_fn() {
+  return &Tern<F>::run;
+}
 
 template <template <bool, bool> class F> ExecFn pick_fs(bool ftz, bool sat) {
   return ftz ? (sat ? bin_fn<F<true, true>>() : bin_fn<F<true, false>>())
              : (sat ? bin_fn<F<false, true>>() : bin_fn<F<false, false>>());
 }
-template <AOp O> ExecFn approx_fn(bool ftz) { return ftz ? un_fn<ApproxF<O, true>>() : un_fn<ApproxF<O, false>>(); }
+template <AOp O> ExecFn approx_fn(bool ftz) {
+  return ftz ? un_fn<ApproxF<O, true>>() : un_fn<ApproxF<O, false>>();
+}
 
 } // namespace
 
@@ -404,15 +580,24 @@ bool decode_float(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Inst
 
   FOp fop;
   bool arith = true;
-  if (b == "add") fop = fadd;
-  else if (b == "sub") fop = fsub;
-  else if (b == "mul") fop = fmul;
-  else if (b == "fma" || b == "mad") fop = ffma;
-  else if (b == "min") fop = fmin;
-  else if (b == "max") fop = fmax;
-  else if (b == "neg") fop = fneg;
-  else if (b == "abs") fop = fabs_;
-  else arith = false;
+  if (b == "add")
+    fop = fadd;
+  else if (b == "sub")
+    fop = fsub;
+  else if (b == "mul")
+    fop = fmul;
+  else if (b == "fma" || b == "mad")
+    fop = ffma;
+  else if (b == "min")
+    fop = fmin;
+  else if (b == "max")
+    fop = fmax;
+  else if (b == "neg")
+    fop = fneg;
+  else if (b == "abs")
+    fop = fabs_;
+  else
+    arith = false;
 
   if (arith && halfy) {
     o.only({"rn", "rz", "rm", "rp", "ftz", "sat", "relu", "NaN"});
@@ -430,11 +615,17 @@ bool decode_float(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Inst
       o.only({"rn", "rz", "rm", "rp", "ftz", "sat", "NaN", "xorsign", "abs"});
       if (o.has("xorsign")) throw Unsupported("min/max.xorsign.abs");
       switch (fop) {
-      case fadd: case fsub: case fmul:
+      case fadd:
+      case fsub:
+      case fmul:
         ops(3);
         flops(1);
-        if (rn) I.fn = fop == fadd ? pick_fs<AddF>(ftz, sat) : fop == fsub ? pick_fs<SubF>(ftz, sat) : pick_fs<MulF>(ftz, sat);
-        else I.sub = fop, I.fn = h_f32_round;
+        if (rn)
+          I.fn = fop == fadd   ? pick_fs<AddF>(ftz, sat)
+                 : fop == fsub ? pick_fs<SubF>(ftz, sat)
+                               : pick_fs<MulF>(ftz, sat);
+        else
+          I.sub = fop, I.fn = h_f32_round;
         return true;
       case ffma:
         ops(4);
@@ -453,19 +644,33 @@ bool decode_float(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Inst
           I.sub = fop, I.fn = h_f32_round;
         }
         return true;
-      case fmin: case fmax: {
+      case fmin:
+      case fmax: {
         ops(3);
         bool nan = o.has("NaN");
         bool mx = fop == fmax;
-        if (mx) I.fn = nan ? (ftz ? bin_fn<MinMaxF<true, true, true>>() : bin_fn<MinMaxF<true, true, false>>())
-                           : (ftz ? bin_fn<MinMaxF<true, false, true>>() : bin_fn<MinMaxF<true, false, false>>());
-        else I.fn = nan ? (ftz ? bin_fn<MinMaxF<false, true, true>>() : bin_fn<MinMaxF<false, true, false>>())
-                        : (ftz ? bin_fn<MinMaxF<false, false, true>>() : bin_fn<MinMaxF<false, false, false>>());
+        if (mx)
+          I.fn = nan ? (ftz ? bin_fn<MinMaxF<true, true, true>>()
+                            : bin_fn<MinMaxF<true, true, false>>())
+                     : (ftz ? bin_fn<MinMaxF<true, false, true>>()
+                            : bin_fn<MinMaxF<true, false, false>>());
+        else
+          I.fn = nan ? (ftz ? bin_fn<MinMaxF<false, true, true>>()
+                            : bin_fn<MinMaxF<false, true, false>>())
+                     : (ftz ? bin_fn<MinMaxF<false, false, true>>()
+                            : bin_fn<MinMaxF<false, false, false>>());
         return true;
       }
-      case fabs_: ops(2); I.fn = ftz ? un_fn<AbsF<true>>() : un_fn<AbsF<false>>(); return true;
-      case fneg: ops(2); I.fn = ftz ? un_fn<NegF<true>>() : un_fn<NegF<false>>(); return true;
-      default: break;
+      case fabs_:
+        ops(2);
+        I.fn = ftz ? un_fn<AbsF<true>>() : un_fn<AbsF<false>>();
+        return true;
+      case fneg:
+        ops(2);
+        I.fn = ftz ? un_fn<NegF<true>>() : un_fn<NegF<false>>();
+        return true;
+      default:
+        break;
       }
     }
     if (b == "div") {
@@ -496,20 +701,33 @@ bool decode_float(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Inst
       }
       return true;
     }
-    static const std::pair<const char*, AOp> approx[] = {{"ex2", aex2}, {"lg2", alg2},     {"sin", asin},
-                                                         {"cos", acos}, {"rsqrt", arsqrt}, {"tanh", atanh}};
+    static const std::pair<const char*, AOp> approx[] = {{"ex2", aex2},     {"lg2", alg2},
+                                                         {"sin", asin},     {"cos", acos},
+                                                         {"rsqrt", arsqrt}, {"tanh", atanh}};
     for (auto& [n, a] : approx) {
       if (b == n) {
         o.only({"approx", "ftz"});
         ops(2);
         info.special = true;
         switch (a) {
-        case aex2: I.fn = approx_fn<aex2>(ftz); break;
-        case alg2: I.fn = approx_fn<alg2>(ftz); break;
-        case asin: I.fn = approx_fn<asin>(ftz); break;
-        case acos: I.fn = approx_fn<acos>(ftz); break;
-        case arsqrt: I.fn = approx_fn<arsqrt>(ftz); break;
-        default: I.fn = approx_fn<atanh>(ftz); break;
+        case aex2:
+          I.fn = approx_fn<aex2>(ftz);
+          break;
+        case alg2:
+          I.fn = approx_fn<alg2>(ftz);
+          break;
+        case asin:
+          I.fn = approx_fn<asin>(ftz);
+          break;
+        case acos:
+          I.fn = approx_fn<acos>(ftz);
+          break;
+        case arsqrt:
+          I.fn = approx_fn<arsqrt>(ftz);
+          break;
+        default:
+          I.fn = approx_fn<atanh>(ftz);
+          break;
         }
         return true;
       }
@@ -521,9 +739,9 @@ bool decode_float(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Inst
       return true;
     }
     if (b == "testp") {
-      static const std::pair<const char*, TestOp> tn[] = {{"finite", tfinite},   {"infinite", tinfinite},
-                                                          {"number", tnumber},   {"notanumber", tnotanumber},
-                                                          {"normal", tnormal},   {"subnormal", tsubnormal}};
+      static const std::pair<const char*, TestOp> tn[] = {
+          {"finite", tfinite},         {"infinite", tinfinite}, {"number", tnumber},
+          {"notanumber", tnotanumber}, {"normal", tnormal},     {"subnormal", tsubnormal}};
       o.only({"finite", "infinite", "number", "notanumber", "normal", "subnormal"});
       need_ops(in, 2);
       I.pd = D.pred(op(in, 0));
@@ -539,11 +757,15 @@ bool decode_float(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Inst
     if (arith) {
       o.only({"rn", "rz", "rm", "rp", "ftz", "sat", "NaN"});
       switch (fop) {
-      case fadd: case fsub: case fmul:
+      case fadd:
+      case fsub:
+      case fmul:
         ops(3);
         flops(1);
-        if (rn && !sat) I.fn = fop == fadd ? bin_fn<AddD>() : fop == fsub ? bin_fn<SubD>() : bin_fn<MulD>();
-        else I.sub = fop, I.fn = h_f64_op;
+        if (rn && !sat)
+          I.fn = fop == fadd ? bin_fn<AddD>() : fop == fsub ? bin_fn<SubD>() : bin_fn<MulD>();
+        else
+          I.sub = fop, I.fn = h_f64_op;
         return true;
       case ffma:
         ops(4);
@@ -556,22 +778,32 @@ bool decode_float(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Inst
 #endif
         I.sub = fop, I.fn = h_f64_op;
         return true;
-      case fmin: case fmax:
+      case fmin:
+      case fmax:
         if (o.has("NaN")) throw Unsupported("min/max.NaN.f64");
         ops(3);
         I.fn = fop == fmax ? bin_fn<MinMaxD<true>>() : bin_fn<MinMaxD<false>>();
         return true;
-      case fabs_: ops(2); I.fn = un_fn<AbsD>(); return true;
-      case fneg: ops(2); I.fn = un_fn<NegD>(); return true;
-      default: break;
+      case fabs_:
+        ops(2);
+        I.fn = un_fn<AbsD>();
+        return true;
+      case fneg:
+        ops(2);
+        I.fn = un_fn<NegD>();
+        return true;
+      default:
+        break;
       }
     }
     if (b == "div") {
       o.only({"rn", "rz", "rm", "rp"});
       ops(3);
       flops(1);
-      if (rn) I.fn = bin_fn<DivD>();
-      else I.sub = fdiv, I.fn = h_f64_op;
+      if (rn)
+        I.fn = bin_fn<DivD>();
+      else
+        I.sub = fdiv, I.fn = h_f64_op;
       return true;
     }
     if (b == "rcp" || b == "sqrt" || b == "rsqrt") {
@@ -579,7 +811,9 @@ bool decode_float(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Inst
       ops(2);
       if (o.has("approx") || b == "rsqrt") {
         info.special = true;
-        I.fn = b == "rcp" ? un_fn<ApproxD<arcp>>() : b == "rsqrt" ? un_fn<ApproxD<arsqrt>>() : un_fn<ApproxD<arsqrt>>();
+        I.fn = b == "rcp"     ? un_fn<ApproxD<arcp>>()
+               : b == "rsqrt" ? un_fn<ApproxD<arsqrt>>()
+                              : un_fn<ApproxD<arsqrt>>();
         if (b == "sqrt") throw Unsupported("sqrt.approx.f64");
       } else {
         flops(1);
@@ -595,9 +829,9 @@ bool decode_float(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Inst
       return true;
     }
     if (b == "testp") {
-      static const std::pair<const char*, TestOp> tn[] = {{"finite", tfinite},   {"infinite", tinfinite},
-                                                          {"number", tnumber},   {"notanumber", tnotanumber},
-                                                          {"normal", tnormal},   {"subnormal", tsubnormal}};
+      static const std::pair<const char*, TestOp> tn[] = {
+          {"finite", tfinite},         {"infinite", tinfinite}, {"number", tnumber},
+          {"notanumber", tnotanumber}, {"normal", tnormal},     {"subnormal", tsubnormal}};
       o.only({"finite", "infinite", "number", "notanumber", "normal", "subnormal"});
       need_ops(in, 2);
       I.pd = D.pred(op(in, 0));

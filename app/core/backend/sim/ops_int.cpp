@@ -9,9 +9,21 @@ namespace wb::sim {
 namespace {
 
 // ---- integer functors ----
-template <class T> struct Add { static uint64_t f(uint64_t a, uint64_t b) { return put<T>(T(Wrap<T>(get<T>(a)) + Wrap<T>(get<T>(b)))); } };
-template <class T> struct Sub { static uint64_t f(uint64_t a, uint64_t b) { return put<T>(T(Wrap<T>(get<T>(a)) - Wrap<T>(get<T>(b)))); } };
-template <class T> struct MulLo { static uint64_t f(uint64_t a, uint64_t b) { return put<T>(T(Wrap<T>(get<T>(a)) * Wrap<T>(get<T>(b)))); } };
+template <class T> struct Add {
+  static uint64_t f(uint64_t a, uint64_t b) {
+    return put<T>(T(Wrap<T>(get<T>(a)) + Wrap<T>(get<T>(b))));
+  }
+};
+template <class T> struct Sub {
+  static uint64_t f(uint64_t a, uint64_t b) {
+    return put<T>(T(Wrap<T>(get<T>(a)) - Wrap<T>(get<T>(b))));
+  }
+};
+template <class T> struct MulLo {
+  static uint64_t f(uint64_t a, uint64_t b) {
+    return put<T>(T(Wrap<T>(get<T>(a)) * Wrap<T>(get<T>(b))));
+  }
+};
 template <class T> struct MulHi {
   static uint64_t f(uint64_t a, uint64_t b) {
     if constexpr (sizeof(T) == 8) {
@@ -25,9 +37,12 @@ template <class T> struct MulHi {
 };
 // mul.wide: 16 -> 32 or 32 -> 64 bits.
 template <class T> struct MulWide {
-  using W = std::conditional_t<sizeof(T) == 2, std::conditional_t<std::is_signed_v<T>, int32_t, uint32_t>,
-                               std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>>;
-  static uint64_t f(uint64_t a, uint64_t b) { return put<W>(W(std::make_unsigned_t<W>(W(get<T>(a))) * std::make_unsigned_t<W>(W(get<T>(b))))); }
+  using W =
+      std::conditional_t<sizeof(T) == 2, std::conditional_t<std::is_signed_v<T>, int32_t, uint32_t>,
+                         std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>>;
+  static uint64_t f(uint64_t a, uint64_t b) {
+    return put<W>(W(std::make_unsigned_t<W>(W(get<T>(a))) * std::make_unsigned_t<W>(W(get<T>(b)))));
+  }
 };
 template <class T> struct MadLo {
   static uint64_t f(uint64_t a, uint64_t b, uint64_t c) {
@@ -49,25 +64,49 @@ template <class T> struct MadWide {
 template <class T> struct AddSat {
   static uint64_t f(uint64_t a, uint64_t b) {
     int64_t r = int64_t(get<T>(a)) + int64_t(get<T>(b));
-    r = std::min<int64_t>(std::max<int64_t>(r, std::numeric_limits<T>::min()), std::numeric_limits<T>::max());
+    r = std::min<int64_t>(std::max<int64_t>(r, std::numeric_limits<T>::min()),
+                          std::numeric_limits<T>::max());
     return put<T>(T(r));
   }
 };
 template <class T> struct SubSat {
   static uint64_t f(uint64_t a, uint64_t b) {
     int64_t r = int64_t(get<T>(a)) - int64_t(get<T>(b));
-    r = std::min<int64_t>(std::max<int64_t>(r, std::numeric_limits<T>::min()), std::numeric_limits<T>::max());
+    r = std::min<int64_t>(std::max<int64_t>(r, std::numeric_limits<T>::min()),
+                          std::numeric_limits<T>::max());
     return put<T>(T(r));
   }
 };
-template <class T> struct Min { static uint64_t f(uint64_t a, uint64_t b) { T x = get<T>(a), y = get<T>(b); return put<T>(x < y ? x : y); } };
-template <class T> struct Max { static uint64_t f(uint64_t a, uint64_t b) { T x = get<T>(a), y = get<T>(b); return put<T>(x > y ? x : y); } };
-template <class T> struct And { static uint64_t f(uint64_t a, uint64_t b) { return put<T>(T(get<T>(a) & get<T>(b))); } };
-template <class T> struct Or { static uint64_t f(uint64_t a, uint64_t b) { return put<T>(T(get<T>(a) | get<T>(b))); } };
-template <class T> struct Xor { static uint64_t f(uint64_t a, uint64_t b) { return put<T>(T(get<T>(a) ^ get<T>(b))); } };
-template <class T> struct Not { static uint64_t f(uint64_t a) { return put<T>(T(~get<T>(a))); } };
-template <class T> struct CNot { static uint64_t f(uint64_t a) { return put<T>(T(get<T>(a) == 0 ? 1 : 0)); } };
-template <class T> struct Neg { static uint64_t f(uint64_t a) { return put<T>(T(Wrap<T>(0) - Wrap<T>(get<T>(a)))); } };
+template <class T> struct Min {
+  static uint64_t f(uint64_t a, uint64_t b) {
+    T x = get<T>(a), y = get<T>(b);
+    return put<T>(x < y ? x : y);
+  }
+};
+template <class T> struct Max {
+  static uint64_t f(uint64_t a, uint64_t b) {
+    T x = get<T>(a), y = get<T>(b);
+    return put<T>(x > y ? x : y);
+  }
+};
+template <class T> struct And {
+  static uint64_t f(uint64_t a, uint64_t b) { return put<T>(T(get<T>(a) & get<T>(b))); }
+};
+template <class T> struct Or {
+  static uint64_t f(uint64_t a, uint64_t b) { return put<T>(T(get<T>(a) | get<T>(b))); }
+};
+template <class T> struct Xor {
+  static uint64_t f(uint64_t a, uint64_t b) { return put<T>(T(get<T>(a) ^ get<T>(b))); }
+};
+template <class T> struct Not {
+  static uint64_t f(uint64_t a) { return put<T>(T(~get<T>(a))); }
+};
+template <class T> struct CNot {
+  static uint64_t f(uint64_t a) { return put<T>(T(get<T>(a) == 0 ? 1 : 0)); }
+};
+template <class T> struct Neg {
+  static uint64_t f(uint64_t a) { return put<T>(T(Wrap<T>(0) - Wrap<T>(get<T>(a)))); }
+};
 template <class T> struct Abs {
   static uint64_t f(uint64_t a) {
     T x = get<T>(a);
@@ -107,8 +146,16 @@ template <class T> struct Rem {
     return put<T>(T(x % y));
   }
 };
-template <class T> struct Popc { static uint64_t f(uint64_t a) { return uint32_t(std::popcount(std::make_unsigned_t<T>(get<T>(a)))); } };
-template <class T> struct Clz { static uint64_t f(uint64_t a) { return uint32_t(std::countl_zero(std::make_unsigned_t<T>(get<T>(a)))); } };
+template <class T> struct Popc {
+  static uint64_t f(uint64_t a) {
+    return uint32_t(std::popcount(std::make_unsigned_t<T>(get<T>(a))));
+  }
+};
+template <class T> struct Clz {
+  static uint64_t f(uint64_t a) {
+    return uint32_t(std::countl_zero(std::make_unsigned_t<T>(get<T>(a))));
+  }
+};
 template <class T> struct Brev {
   static uint64_t f(uint64_t a) {
     using U = std::make_unsigned_t<T>;
@@ -166,8 +213,10 @@ template <class T> struct Bfi {
 // mul24 / mad24: the low 24 bits of each operand (sign-extended for .s32), a 48-bit product.
 template <class T, bool Hi> struct Mul24 {
   static int64_t v24(uint64_t a) {
-    if constexpr (std::is_signed_v<T>) return int64_t(int32_t(uint32_t(a) << 8) >> 8);
-    else return int64_t(uint32_t(a) & 0xffffff);
+    if constexpr (std::is_signed_v<T>)
+      return int64_t(int32_t(uint32_t(a) << 8) >> 8);
+    else
+      return int64_t(uint32_t(a) & 0xffffff);
   }
   static uint64_t f(uint64_t a, uint64_t b) {
     int64_t p = v24(a) * v24(b);
@@ -175,7 +224,9 @@ template <class T, bool Hi> struct Mul24 {
   }
 };
 template <class T, bool Hi> struct Mad24 {
-  static uint64_t f(uint64_t a, uint64_t b, uint64_t c) { return uint32_t(Mul24<T, Hi>::f(a, b) + uint32_t(c)); }
+  static uint64_t f(uint64_t a, uint64_t b, uint64_t c) {
+    return uint32_t(Mul24<T, Hi>::f(a, b) + uint32_t(c));
+  }
 };
 
 template <class T> struct Sad {
@@ -200,12 +251,24 @@ template <int Mode> struct Prmt {
       } else {
         uint32_t s = uint32_t(c) & 3, idx = 0;
         switch (Mode) {
-        case 1: idx = (s + i) & 7; break;      // f4e
-        case 2: idx = (s - i) & 7; break;      // b4e
-        case 3: idx = s; break;                // rc8
-        case 4: idx = std::max<uint32_t>(i, s); break; // ecl
-        case 5: idx = std::min<uint32_t>(i, s); break; // ecr
-        case 6: idx = (s & 1) * 2 + (i & 1); break;    // rc16
+        case 1:
+          idx = (s + i) & 7;
+          break; // f4e
+        case 2:
+          idx = (s - i) & 7;
+          break; // b4e
+        case 3:
+          idx = s;
+          break; // rc8
+        case 4:
+          idx = std::max<uint32_t>(i, s);
+          break; // ecl
+        case 5:
+          idx = std::min<uint32_t>(i, s);
+          break; // ecr
+        case 6:
+          idx = (s & 1) * 2 + (i & 1);
+          break; // rc16
         }
         byte = (tmp >> (8 * idx)) & 0xff;
       }
@@ -297,12 +360,30 @@ int h_carry(Exec&, Warp& w, const Inst& in, uint32_t m) {
 }
 
 // ---- predicates ----
-int h_pand(Exec&, Warp& w, const Inst& in, uint32_t m) { set_pred(w, in.pd, m, (w.p[in.r[1]] ^ in.aux) & (w.p[in.r[2]] ^ in.imm)); return kNext; }
-int h_por(Exec&, Warp& w, const Inst& in, uint32_t m) { set_pred(w, in.pd, m, (w.p[in.r[1]] ^ in.aux) | (w.p[in.r[2]] ^ in.imm)); return kNext; }
-int h_pxor(Exec&, Warp& w, const Inst& in, uint32_t m) { set_pred(w, in.pd, m, (w.p[in.r[1]] ^ in.aux) ^ (w.p[in.r[2]] ^ in.imm)); return kNext; }
-int h_pnot(Exec&, Warp& w, const Inst& in, uint32_t m) { set_pred(w, in.pd, m, ~(w.p[in.r[1]] ^ in.aux)); return kNext; }
-int h_pmov(Exec&, Warp& w, const Inst& in, uint32_t m) { set_pred(w, in.pd, m, w.p[in.r[1]] ^ in.aux); return kNext; }
-int h_pconst(Exec&, Warp& w, const Inst& in, uint32_t m) { set_pred(w, in.pd, m, in.imm ? kFull : 0); return kNext; }
+int h_pand(Exec&, Warp& w, const Inst& in, uint32_t m) {
+  set_pred(w, in.pd, m, (w.p[in.r[1]] ^ in.aux) & (w.p[in.r[2]] ^ in.imm));
+  return kNext;
+}
+int h_por(Exec&, Warp& w, const Inst& in, uint32_t m) {
+  set_pred(w, in.pd, m, (w.p[in.r[1]] ^ in.aux) | (w.p[in.r[2]] ^ in.imm));
+  return kNext;
+}
+int h_pxor(Exec&, Warp& w, const Inst& in, uint32_t m) {
+  set_pred(w, in.pd, m, (w.p[in.r[1]] ^ in.aux) ^ (w.p[in.r[2]] ^ in.imm));
+  return kNext;
+}
+int h_pnot(Exec&, Warp& w, const Inst& in, uint32_t m) {
+  set_pred(w, in.pd, m, ~(w.p[in.r[1]] ^ in.aux));
+  return kNext;
+}
+int h_pmov(Exec&, Warp& w, const Inst& in, uint32_t m) {
+  set_pred(w, in.pd, m, w.p[in.r[1]] ^ in.aux);
+  return kNext;
+}
+int h_pconst(Exec&, Warp& w, const Inst& in, uint32_t m) {
+  set_pred(w, in.pd, m, in.imm ? kFull : 0);
+  return kNext;
+}
 // cvt/mov between predicate and integer: selp-like
 int h_pred_to_int(Exec&, Warp& w, const Inst& in, uint32_t m) {
   uint64_t* d = w.row(in.r[0]);
@@ -314,8 +395,10 @@ int h_pred_to_int(Exec&, Warp& w, const Inst& in, uint32_t m) {
 int h_mov(Exec&, Warp& w, const Inst& in, uint32_t m) {
   uint64_t* d = w.row(in.r[0]);
   const uint64_t* a = w.row(in.r[1]);
-  if (m == kFull) std::memcpy(d, a, sizeof(uint64_t) * kWarpSize);
-  else each_lane(m, [&](int l) { d[l] = a[l]; });
+  if (m == kFull)
+    std::memcpy(d, a, sizeof(uint64_t) * kWarpSize);
+  else
+    each_lane(m, [&](int l) { d[l] = a[l]; });
   return kNext;
 }
 int h_add_imm(Exec&, Warp& w, const Inst& in, uint32_t m) { // d = a + imm (frame-relative symbols)
@@ -380,7 +463,26 @@ template <bool Float> int h_slct(Exec&, Warp& w, const Inst& in, uint32_t m) {
 }
 
 // ---- comparisons (setp / set), every type ----
-enum Cmp : uint8_t { eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan };
+enum Cmp : uint8_t {
+  eq,
+  ne,
+  lt,
+  le,
+  gt,
+  ge,
+  lo,
+  ls,
+  hi,
+  hs,
+  equ,
+  neu,
+  ltu,
+  leu,
+  gtu,
+  geu,
+  num,
+  nan
+};
 enum BoolOp : uint8_t { bnone, band, bor, bxor };
 
 template <class T> struct Half { T v; };
@@ -389,55 +491,94 @@ template <Cmp C, class T> inline bool compare(T a, T b) {
   if constexpr (std::is_floating_point_v<T>) {
     bool un = a != a || b != b;
     switch (C) {
-    case eq: return a == b;
-    case ne: return !un && a != b;
-    case lt: return a < b;
-    case le: return a <= b;
-    case gt: return a > b;
-    case ge: return a >= b;
-    case equ: return un || a == b;
-    case neu: return a != b;
-    case ltu: return un || a < b;
-    case leu: return un || a <= b;
-    case gtu: return un || a > b;
-    case geu: return un || a >= b;
-    case num: return !un;
-    case nan: return un;
-    default: return false;
+    case eq:
+      return a == b;
+    case ne:
+      return !un && a != b;
+    case lt:
+      return a < b;
+    case le:
+      return a <= b;
+    case gt:
+      return a > b;
+    case ge:
+      return a >= b;
+    case equ:
+      return un || a == b;
+    case neu:
+      return a != b;
+    case ltu:
+      return un || a < b;
+    case leu:
+      return un || a <= b;
+    case gtu:
+      return un || a > b;
+    case geu:
+      return un || a >= b;
+    case num:
+      return !un;
+    case nan:
+      return un;
+    default:
+      return false;
     }
   } else {
     using U = std::make_unsigned_t<T>;
     switch (C) {
-    case eq: return a == b;
-    case ne: return a != b;
-    case lt: return a < b;
-    case le: return a <= b;
-    case gt: return a > b;
-    case ge: return a >= b;
-    case lo: return U(a) < U(b);
-    case ls: return U(a) <= U(b);
-    case hi: return U(a) > U(b);
-    case hs: return U(a) >= U(b);
-    default: return false;
+    case eq:
+      return a == b;
+    case ne:
+      return a != b;
+    case lt:
+      return a < b;
+    case le:
+      return a <= b;
+    case gt:
+      return a > b;
+    case ge:
+      return a >= b;
+    case lo:
+      return U(a) < U(b);
+    case ls:
+      return U(a) <= U(b);
+    case hi:
+      return U(a) > U(b);
+    case hs:
+      return U(a) >= U(b);
+    default:
+      return false;
     }
   }
 }
 // Values compared: narrow floats are widened exactly.
 enum class CK : uint8_t { i8, u8, i16, u16, i32, u32, i64, u64, f16, bf16, f32, f64, f32ftz };
 template <CK K> inline auto load_cmp(uint64_t v) {
-  if constexpr (K == CK::i8) return int8_t(v);
-  else if constexpr (K == CK::u8) return uint8_t(v);
-  else if constexpr (K == CK::i16) return int16_t(v);
-  else if constexpr (K == CK::u16) return uint16_t(v);
-  else if constexpr (K == CK::i32) return int32_t(v);
-  else if constexpr (K == CK::u32) return uint32_t(v);
-  else if constexpr (K == CK::i64) return int64_t(v);
-  else if constexpr (K == CK::u64) return uint64_t(v);
-  else if constexpr (K == CK::f16) return h2f(uint16_t(v));
-  else if constexpr (K == CK::bf16) return bf2f(uint16_t(v));
-  else if constexpr (K == CK::f32) return f32(v);
-  else if constexpr (K == CK::f32ftz) return ftz32(f32(v));
-  else return f64(v);
+  if constexpr (K == CK::i8)
+    return int8_t(v);
+  else if constexpr (K == CK::u8)
+    return uint8_t(v);
+  else if constexpr (K == CK::i16)
+    return int16_t(v);
+  else if constexpr (K == CK::u16)
+    return uint16_t(v);
+  else if constexpr (K == CK::i32)
+    return int32_t(v);
+  else if constexpr (K == CK::u32)
+    return uint32_t(v);
+  else if constexpr (K == CK::i64)
+    return int64_t(v);
+  else if constexpr (K == CK::u64)
+    return uint64_t(v);
+  else if constexpr (K == CK::f16)
+    return h2f(uint16_t(v));
+  else if constexpr (K == CK::bf16)
+    return bf2f(uint16_t(v));
+  else if constexpr (K == CK::f32)
+    return f32(v);
+  else if constexpr (K == CK::f32ftz)
+    return ftz32(f32(v));
+  else
+    return f64(v);
 }
 
 template <CK K, Cmp C> int h_setp(Exec&, Warp& w, const Inst& in, uint32_t m) {
@@ -445,17 +586,28 @@ template <CK K, Cmp C> int h_setp(Exec&, Warp& w, const Inst& in, uint32_t m) {
   const uint64_t* b = w.row(in.r[2]);
   uint32_t res = 0;
   if (m == kFull) {
-    for (int l = 0; l < kWarpSize; ++l) res |= uint32_t(compare<C>(load_cmp<K>(a[l]), load_cmp<K>(b[l]))) << l;
+    for (int l = 0; l < kWarpSize; ++l)
+      res |= uint32_t(compare<C>(load_cmp<K>(a[l]), load_cmp<K>(b[l]))) << l;
   } else {
-    each_lane(m, [&](int l) { res |= uint32_t(compare<C>(load_cmp<K>(a[l]), load_cmp<K>(b[l]))) << l; });
+    each_lane(
+        m, [&](int l) { res |= uint32_t(compare<C>(load_cmp<K>(a[l]), load_cmp<K>(b[l]))) << l; });
   }
   uint32_t p = res, q = ~res;
   if (in.ps >= 0) {
     uint32_t c = w.p[in.ps] ^ in.ps_xor;
     switch (in.sub) {
-    case band: p &= c; q &= c; break;
-    case bor: p |= c; q |= c; break;
-    case bxor: p ^= c; q ^= c; break;
+    case band:
+      p &= c;
+      q &= c;
+      break;
+    case bor:
+      p |= c;
+      q |= c;
+      break;
+    case bxor:
+      p ^= c;
+      q ^= c;
+      break;
     }
   }
   set_pred(w, in.pd, m, p);
@@ -474,7 +626,8 @@ template <CK K, Cmp C> int h_set(Exec&, Warp& w, const Inst& in, uint32_t m) {
       bool cb = (c >> l) & 1;
       r = in.sub == band ? (r && cb) : in.sub == bor ? (r || cb) : (r != cb);
     }
-    d[l] = in.flags & kFtz /* reused: float result */ ? (r ? 0x3f800000u : 0) : (r ? (in.imm ? 0xffffffffu : 1) : 0);
+    d[l] = in.flags & kFtz /* reused: float result */ ? (r ? 0x3f800000u : 0)
+                                                      : (r ? (in.imm ? 0xffffffffu : 1) : 0);
   });
   return kNext;
 }
@@ -482,21 +635,36 @@ template <CK K, Cmp C> int h_set(Exec&, Warp& w, const Inst& in, uint32_t m) {
 // Packed half comparisons (rare): the comparison is a run-time switch.
 bool cmp_runtime(Cmp c, float a, float b) {
   switch (c) {
-  case eq: return compare<eq>(a, b);
-  case ne: return compare<ne>(a, b);
-  case lt: return compare<lt>(a, b);
-  case le: return compare<le>(a, b);
-  case gt: return compare<gt>(a, b);
-  case ge: return compare<ge>(a, b);
-  case equ: return compare<equ>(a, b);
-  case neu: return compare<neu>(a, b);
-  case ltu: return compare<ltu>(a, b);
-  case leu: return compare<leu>(a, b);
-  case gtu: return compare<gtu>(a, b);
-  case geu: return compare<geu>(a, b);
-  case num: return compare<num>(a, b);
-  case nan: return compare<nan>(a, b);
-  default: return false;
+  case eq:
+    return compare<eq>(a, b);
+  case ne:
+    return compare<ne>(a, b);
+  case lt:
+    return compare<lt>(a, b);
+  case le:
+    return compare<le>(a, b);
+  case gt:
+    return compare<gt>(a, b);
+  case ge:
+    return compare<ge>(a, b);
+  case equ:
+    return compare<equ>(a, b);
+  case neu:
+    return compare<neu>(a, b);
+  case ltu:
+    return compare<ltu>(a, b);
+  case leu:
+    return compare<leu>(a, b);
+  case gtu:
+    return compare<gtu>(a, b);
+  case geu:
+    return compare<geu>(a, b);
+  case num:
+    return compare<num>(a, b);
+  case nan:
+    return compare<nan>(a, b);
+  default:
+    return false;
   }
 }
 // in.aux: 1 for bf16x2; in.imm: the true value of a half (0x3c00 / 0x3f80 as a float, 0xffff for
@@ -535,29 +703,51 @@ template <bool Setp> int h_cmp_x2(Exec&, Warp& w, const Inst& in, uint32_t m) {
 
 template <CK K, template <CK, Cmp> class H> ExecFn pick_cmp_k(Cmp c) {
   switch (c) {
-  case eq: return &H<K, eq>::run;
-  case ne: return &H<K, ne>::run;
-  case lt: return &H<K, lt>::run;
-  case le: return &H<K, le>::run;
-  case gt: return &H<K, gt>::run;
-  case ge: return &H<K, ge>::run;
-  case lo: return &H<K, lo>::run;
-  case ls: return &H<K, ls>::run;
-  case hi: return &H<K, hi>::run;
-  case hs: return &H<K, hs>::run;
-  case equ: return &H<K, equ>::run;
-  case neu: return &H<K, neu>::run;
-  case ltu: return &H<K, ltu>::run;
-  case leu: return &H<K, leu>::run;
-  case gtu: return &H<K, gtu>::run;
-  case geu: return &H<K, geu>::run;
-  case num: return &H<K, num>::run;
-  case nan: return &H<K, nan>::run;
+  case eq:
+    return &H<K, eq>::run;
+  case ne:
+    return &H<K, ne>::run;
+  case lt:
+    return &H<K, lt>::run;
+  case le:
+    return &H<K, le>::run;
+  case gt:
+    return &H<K, gt>::run;
+  case ge:
+    return &H<K, ge>::run;
+  case lo:
+    return &H<K, lo>::run;
+  case ls:
+    return &H<K, ls>::run;
+  case hi:
+    return &H<K, hi>::run;
+  case hs:
+    return &H<K, hs>::run;
+  case equ:
+    return &H<K, equ>::run;
+  case neu:
+    return &H<K, neu>::run;
+  case ltu:
+    return &H<K, ltu>::run;
+  case leu:
+    return &H<K, leu>::run;
+  case gtu:
+    return &H<K, gtu>::run;
+  case geu:
+    return &H<K, geu>::run;
+  case num:
+    return &H<K, num>::run;
+  case nan:
+    return &H<K, nan>::run;
   }
   return nullptr;
 }
-template <CK K, Cmp C> struct SetpH { static int run(Exec& x, Warp& w, const Inst& i, uint32_t m) { return h_setp<K, C>(x, w, i, m); } };
-template <CK K, Cmp C> struct SetH { static int run(Exec& x, Warp& w, const Inst& i, uint32_t m) { return h_set<K, C>(x, w, i, m); } };
+template <CK K, Cmp C> struct SetpH {
+  static int run(Exec& x, Warp& w, const Inst& i, uint32_t m) { return h_setp<K, C>(x, w, i, m); }
+};
+template <CK K, Cmp C> struct SetH {
+  static int run(Exec& x, Warp& w, const Inst& i, uint32_t m) { return h_set<K, C>(x, w, i, m); }
+};
 
 template <template <CK, Cmp> class H> ExecFn pick_cmp(Ty t, Cmp c, bool ftz) {
   bool fl = ty_float(t);
@@ -566,19 +756,36 @@ template <template <CK, Cmp> class H> ExecFn pick_cmp(Ty t, Cmp c, bool ftz) {
   if (fl && unsigned_cmp) throw Unsupported("an unsigned comparison on a float type");
   if (!fl && unordered) throw Unsupported("an unordered comparison on an integer type");
   switch (t) {
-  case Ty::s8: return pick_cmp_k<CK::i8, H>(c);
-  case Ty::b8: case Ty::u8: return pick_cmp_k<CK::u8, H>(c);
-  case Ty::s16: return pick_cmp_k<CK::i16, H>(c);
-  case Ty::b16: case Ty::u16: return pick_cmp_k<CK::u16, H>(c);
-  case Ty::s32: return pick_cmp_k<CK::i32, H>(c);
-  case Ty::b32: case Ty::u32: return pick_cmp_k<CK::u32, H>(c);
-  case Ty::s64: return pick_cmp_k<CK::i64, H>(c);
-  case Ty::b64: case Ty::u64: return pick_cmp_k<CK::u64, H>(c);
-  case Ty::f16: return pick_cmp_k<CK::f16, H>(c);
-  case Ty::bf16: return pick_cmp_k<CK::bf16, H>(c);
-  case Ty::f32: return ftz ? pick_cmp_k<CK::f32ftz, H>(c) : pick_cmp_k<CK::f32, H>(c);
-  case Ty::f64: return pick_cmp_k<CK::f64, H>(c);
-  default: throw Unsupported("comparison of type ." + std::string(ty_name(t)));
+  case Ty::s8:
+    return pick_cmp_k<CK::i8, H>(c);
+  case Ty::b8:
+  case Ty::u8:
+    return pick_cmp_k<CK::u8, H>(c);
+  case Ty::s16:
+    return pick_cmp_k<CK::i16, H>(c);
+  case Ty::b16:
+  case Ty::u16:
+    return pick_cmp_k<CK::u16, H>(c);
+  case Ty::s32:
+    return pick_cmp_k<CK::i32, H>(c);
+  case Ty::b32:
+  case Ty::u32:
+    return pick_cmp_k<CK::u32, H>(c);
+  case Ty::s64:
+    return pick_cmp_k<CK::i64, H>(c);
+  case Ty::b64:
+  case Ty::u64:
+    return pick_cmp_k<CK::u64, H>(c);
+  case Ty::f16:
+    return pick_cmp_k<CK::f16, H>(c);
+  case Ty::bf16:
+    return pick_cmp_k<CK::bf16, H>(c);
+  case Ty::f32:
+    return ftz ? pick_cmp_k<CK::f32ftz, H>(c) : pick_cmp_k<CK::f32, H>(c);
+  case Ty::f64:
+    return pick_cmp_k<CK::f64, H>(c);
+  default:
+    throw Unsupported("comparison of type ." + std::string(ty_name(t)));
   }
 }
 
@@ -706,8 +913,8 @@ bool decode_int(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Instr&
     return true;
   }
   if (b == "setp" || b == "set") {
-    o.only({"eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs", "equ", "neu", "ltu", "leu",
-            "gtu", "geu", "num", "nan", "and", "or", "xor", "ftz"});
+    o.only({"eq",  "ne",  "lt",  "le",  "gt",  "ge",  "lo",  "ls",  "hi", "hs",  "equ",
+            "neu", "ltu", "leu", "gtu", "geu", "num", "nan", "and", "or", "xor", "ftz"});
     Cmp c = parse_cmp(o);
     Ty ct = b == "setp" ? t : o.type(1);
     I.sub = o.has("and") ? band : o.has("or") ? bor : o.has("xor") ? bxor : bnone;
@@ -742,8 +949,10 @@ bool decode_int(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Instr&
       I.fn = pick_cmp<SetpH>(ct, c, o.has("ftz"));
     } else {
       I.r[0] = D.dst(op(in, 0));
-      if (t == Ty::f32) I.flags |= kFtz; // result 1.0f
-      else I.imm = ty_signed(t) || t == Ty::u32 || t == Ty::b32 ? 1 : 0; // all ones
+      if (t == Ty::f32)
+        I.flags |= kFtz; // result 1.0f
+      else
+        I.imm = ty_signed(t) || t == Ty::u32 || t == Ty::b32 ? 1 : 0; // all ones
       I.fn = pick_cmp<SetH>(ct, c, o.has("ftz"));
     }
     I.r[1] = D.row(op(in, 1), ct);
@@ -760,9 +969,11 @@ bool decode_int(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Instr&
       o.only({"cc"});
       dst_src2();
       I.pd = D.pred_name("%__cc");
-      I.fn = t == Ty::u64 || t == Ty::s64 || t == Ty::b64
-                 ? (sub ? h_carry<uint64_t, true, false, true> : h_carry<uint64_t, false, false, true>)
-                 : (sub ? h_carry<uint32_t, true, false, true> : h_carry<uint32_t, false, false, true>);
+      I.fn =
+          t == Ty::u64 || t == Ty::s64 || t == Ty::b64
+              ? (sub ? h_carry<uint64_t, true, false, true> : h_carry<uint64_t, false, false, true>)
+              : (sub ? h_carry<uint32_t, true, false, true>
+                     : h_carry<uint32_t, false, false, true>);
       return true;
     }
     o.only({"sat"});
@@ -782,10 +993,16 @@ bool decode_int(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Instr&
     bool set = o.has("cc");
     if (set) I.pd = I.ps;
     bool w64 = ty_bytes(t) == 8, sub = b == "subc";
-    if (w64) I.fn = sub ? (set ? h_carry<uint64_t, true, true, true> : h_carry<uint64_t, true, true, false>)
-                        : (set ? h_carry<uint64_t, false, true, true> : h_carry<uint64_t, false, true, false>);
-    else I.fn = sub ? (set ? h_carry<uint32_t, true, true, true> : h_carry<uint32_t, true, true, false>)
-                    : (set ? h_carry<uint32_t, false, true, true> : h_carry<uint32_t, false, true, false>);
+    if (w64)
+      I.fn =
+          sub ? (set ? h_carry<uint64_t, true, true, true> : h_carry<uint64_t, true, true, false>)
+              : (set ? h_carry<uint64_t, false, true, true>
+                     : h_carry<uint64_t, false, true, false>);
+    else
+      I.fn =
+          sub ? (set ? h_carry<uint32_t, true, true, true> : h_carry<uint32_t, true, true, false>)
+              : (set ? h_carry<uint32_t, false, true, true>
+                     : h_carry<uint32_t, false, true, false>);
     return true;
   }
   if (b == "mul") {
@@ -793,11 +1010,20 @@ bool decode_int(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Instr&
     dst_src2();
     if (o.has("wide")) {
       switch (t) {
-      case Ty::s16: I.fn = &Bin<MulWide<int16_t>>::run; break;
-      case Ty::u16: I.fn = &Bin<MulWide<uint16_t>>::run; break;
-      case Ty::s32: I.fn = &Bin<MulWide<int32_t>>::run; break;
-      case Ty::u32: I.fn = &Bin<MulWide<uint32_t>>::run; break;
-      default: throw Unsupported("mul.wide of this type");
+      case Ty::s16:
+        I.fn = &Bin<MulWide<int16_t>>::run;
+        break;
+      case Ty::u16:
+        I.fn = &Bin<MulWide<uint16_t>>::run;
+        break;
+      case Ty::s32:
+        I.fn = &Bin<MulWide<int32_t>>::run;
+        break;
+      case Ty::u32:
+        I.fn = &Bin<MulWide<uint32_t>>::run;
+        break;
+      default:
+        throw Unsupported("mul.wide of this type");
       }
     } else if (o.has("hi")) {
       I.fn = pick_int<MulHi, Bin>(t);
@@ -817,11 +1043,20 @@ bool decode_int(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Instr&
       Ty wt = t == Ty::s16 ? Ty::s32 : t == Ty::u16 ? Ty::u32 : t == Ty::s32 ? Ty::s64 : Ty::u64;
       I.r[3] = D.row(op(in, 3), wt);
       switch (t) {
-      case Ty::s16: I.fn = &Tern<MadWide<int16_t>>::run; break;
-      case Ty::u16: I.fn = &Tern<MadWide<uint16_t>>::run; break;
-      case Ty::s32: I.fn = &Tern<MadWide<int32_t>>::run; break;
-      case Ty::u32: I.fn = &Tern<MadWide<uint32_t>>::run; break;
-      default: throw Unsupported("mad.wide of this type");
+      case Ty::s16:
+        I.fn = &Tern<MadWide<int16_t>>::run;
+        break;
+      case Ty::u16:
+        I.fn = &Tern<MadWide<uint16_t>>::run;
+        break;
+      case Ty::s32:
+        I.fn = &Tern<MadWide<int32_t>>::run;
+        break;
+      case Ty::u32:
+        I.fn = &Tern<MadWide<uint32_t>>::run;
+        break;
+      default:
+        throw Unsupported("mad.wide of this type");
       }
     } else {
       I.r[3] = D.row(op(in, 3), t);
@@ -833,10 +1068,10 @@ bool decode_int(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Instr&
     const char* name;
     ExecFn (*pick)(Ty);
   };
-  static const BinEntry bins[] = {
-      {"min", &pick_int<Min, Bin>}, {"max", &pick_int<Max, Bin>}, {"and", &pick_int<And, Bin>},
-      {"or", &pick_int<Or, Bin>},   {"xor", &pick_int<Xor, Bin>}, {"div", &pick_int<Div, Bin>},
-      {"rem", &pick_int<Rem, Bin>}};
+  static const BinEntry bins[] = {{"min", &pick_int<Min, Bin>}, {"max", &pick_int<Max, Bin>},
+                                  {"and", &pick_int<And, Bin>}, {"or", &pick_int<Or, Bin>},
+                                  {"xor", &pick_int<Xor, Bin>}, {"div", &pick_int<Div, Bin>},
+                                  {"rem", &pick_int<Rem, Bin>}};
   for (auto& e : bins) {
     if (b == e.name) {
       o.only({});
@@ -905,13 +1140,13 @@ bool decode_int(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Instr&
     I.r[1] = D.row(op(in, 1), Ty::b32);
     I.r[2] = D.row(op(in, 2), Ty::b32);
     I.r[3] = D.row(op(in, 3), Ty::b32);
-    I.fn = mode.empty()     ? &Tern<Prmt<0>>::run
-           : mode == "f4e"  ? &Tern<Prmt<1>>::run
-           : mode == "b4e"  ? &Tern<Prmt<2>>::run
-           : mode == "rc8"  ? &Tern<Prmt<3>>::run
-           : mode == "ecl"  ? &Tern<Prmt<4>>::run
-           : mode == "ecr"  ? &Tern<Prmt<5>>::run
-                            : &Tern<Prmt<6>>::run;
+    I.fn = mode.empty()    ? &Tern<Prmt<0>>::run
+           : mode == "f4e" ? &Tern<Prmt<1>>::run
+           : mode == "b4e" ? &Tern<Prmt<2>>::run
+           : mode == "rc8" ? &Tern<Prmt<3>>::run
+           : mode == "ecl" ? &Tern<Prmt<4>>::run
+           : mode == "ecr" ? &Tern<Prmt<5>>::run
+                           : &Tern<Prmt<6>>::run;
     return true;
   }
   if (b == "shf") {
@@ -951,10 +1186,15 @@ bool decode_int(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Instr&
                 : (bs ? &Tern<Dp4a<false, true>>::run : &Tern<Dp4a<false, false>>::run);
     } else {
       bool hi = o.has("hi");
-      if (hi) I.fn = as ? (bs ? &Tern<Dp2a<true, true, true>>::run : &Tern<Dp2a<true, false, true>>::run)
-                        : (bs ? &Tern<Dp2a<false, true, true>>::run : &Tern<Dp2a<false, false, true>>::run);
-      else I.fn = as ? (bs ? &Tern<Dp2a<true, true, false>>::run : &Tern<Dp2a<true, false, false>>::run)
-                     : (bs ? &Tern<Dp2a<false, true, false>>::run : &Tern<Dp2a<false, false, false>>::run);
+      if (hi)
+        I.fn =
+            as ? (bs ? &Tern<Dp2a<true, true, true>>::run : &Tern<Dp2a<true, false, true>>::run)
+               : (bs ? &Tern<Dp2a<false, true, true>>::run : &Tern<Dp2a<false, false, true>>::run);
+      else
+        I.fn =
+            as ? (bs ? &Tern<Dp2a<true, true, false>>::run : &Tern<Dp2a<true, false, false>>::run)
+               : (bs ? &Tern<Dp2a<false, true, false>>::run
+                     : &Tern<Dp2a<false, false, false>>::run);
     }
     return true;
   }

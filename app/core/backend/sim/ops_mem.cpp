@@ -11,12 +11,8 @@ namespace {
 
 const uint64_t kZeroRow[kWarpSize] = {};
 
-inline const uint64_t* base_row(Warp& w, const Inst& in) { return in.r[1] != kNoRow ? w.row(in.r[1]) : kZeroRow; }
-
-inline uint32_t popcount64(uint64_t v) {
-  v = v - ((v >> 1) & 0x5555555555555555ull);
-  v = (v & 0x3333333333333333ull) + ((v >> 2) & 0x3333333333333333ull);
-  return uint32_t((((v + (v >> 4)) & 0x0f0f0f0f0f0f0f0full) * 0x0101010101010101ull) >> 56);
+inline const uint64_t* base_row(Warp& w, const Inst& in) {
+  return in.r[1] != kNoRow ? w.row(in.r[1]) : kZeroRow;
 }
 
 // Distinct values among s[0..n): neighbouring lanes usually share a sector, and a warp touches
@@ -76,8 +72,10 @@ uint32_t shared_wavefronts(const uint64_t* addr, uint32_t m, uint32_t n, uint32_
         for (uint32_t i = 0; i < std::min<uint32_t>(cnt[bank], 8); ++i)
           if (list[bank][i] == wd) dup = true;
         if (dup) continue;
-        if (cnt[bank] < 8) list[bank][cnt[bank]] = wd;
-        else overflow = true;
+        if (cnt[bank] < 8)
+          list[bank][cnt[bank]] = wd;
+        else
+          overflow = true;
         ++cnt[bank];
         worst = std::max<uint32_t>(worst, cnt[bank]);
       }
@@ -127,9 +125,13 @@ inline uint64_t load_value(const std::byte* p, uint32_t width, bool sign) {
   }
   }
 }
-inline void store_value(std::byte* p, uint64_t v, uint32_t width) { std::memcpy(p, &v, width); }
+inline void store_value(std::byte* p, uint64_t v, uint32_t width) {
+  std::memcpy(p, &v, width);
+}
 
-inline uint32_t dst_row(const Exec& x, const Inst& in, int k) { return in.vec == 1 ? in.r[0] : x.P->lists[in.target + k]; }
+inline uint32_t dst_row(const Exec& x, const Inst& in, int k) {
+  return in.vec == 1 ? in.r[0] : x.P->lists[in.target + k];
+}
 
 // ---- loads and stores ----
 
@@ -148,16 +150,22 @@ template <Space S, bool Store> int h_access(Exec& x, Warp& w, const Inst& in, ui
     Space sp = S;
     if constexpr (S == Space::global) {
       Region* r = x.last;
-      if (r && a >= r->data_lo && a + n <= r->data_hi && (a & (n - 1)) == 0 && !(Store && r->readonly))
+      if (r && a >= r->data_lo && a + n <= r->data_hi && (a & (n - 1)) == 0 &&
+          !(Store && r->readonly))
         p = r->host + (a - r->base);
-      else p = global_ptr(x, w, in, l, a, n, Store);
+      else
+        p = global_ptr(x, w, in, l, a, n, Store);
     } else if constexpr (S == Space::shared) {
-      if (a + n <= x.B->shared_size && a < x.B->shared_size && (a & (n - 1)) == 0) p = x.B->shared + a;
-      else p = shared_ptr(x, w, in, l, a, n, Store);
+      if (a + n <= x.B->shared_size && a < x.B->shared_size && (a & (n - 1)) == 0)
+        p = x.B->shared + a;
+      else
+        p = shared_ptr(x, w, in, l, a, n, Store);
     } else if constexpr (S == Space::local) {
       uint32_t size = x.P->local_per_thread;
-      if (a + n <= size && a < size && (a & (n - 1)) == 0) p = w.local + size_t(l) * size + a;
-      else p = local_ptr(x, w, in, l, a, n, Store);
+      if (a + n <= size && a < size && (a & (n - 1)) == 0)
+        p = w.local + size_t(l) * size + a;
+      else
+        p = local_ptr(x, w, in, l, a, n, Store);
     } else if constexpr (S == Space::konst) {
       p = global_ptr(x, w, in, l, a, n, Store);
     } else {
@@ -167,18 +175,23 @@ template <Space S, bool Store> int h_access(Exec& x, Warp& w, const Inst& in, ui
     if (sp == Space::shared && x.track_races) {
       std::byte nv[16];
       if (Store)
-        for (uint32_t k = 0; k < vec; ++k) store_value(nv + k * width, w.rv(dst_row(x, in, k), l), width);
-      if (shared_race_check(x, w, in, l, uint64_t(p - x.B->shared), n, Store, Store ? nv : nullptr) != kNext)
+        for (uint32_t k = 0; k < vec; ++k)
+          store_value(nv + k * width, w.rv(dst_row(x, in, k), l), width);
+      if (shared_race_check(x, w, in, l, uint64_t(p - x.B->shared), n, Store,
+                            Store ? nv : nullptr) != kNext)
         return kStop;
     }
     for (uint32_t k = 0; k < vec; ++k) {
       uint32_t row = dst_row(x, in, k);
-      if constexpr (Store) store_value(p + k * width, w.rv(row, l), width);
-      else w.row(row)[l] = load_value(p + k * width, width, sign);
+      if constexpr (Store)
+        store_value(p + k * width, w.rv(row, l), width);
+      else
+        w.row(row)[l] = load_value(p + k * width, width, sign);
     }
     if (sp == Space::global) {
       if constexpr (Store) {
-        if (x.last && x.last->writers && a >= x.last->data_lo && a < x.last->data_hi) note_writer(x, w, l, x.last, a);
+        if (x.last && x.last->writers && a >= x.last->data_lo && a < x.last->data_hi)
+          note_writer(x, w, l, x.last, a);
         ++w.gstores[l];
       } else {
         ++w.gloads[l];
@@ -236,14 +249,32 @@ template <bool Store, uint32_t W> int h_global1(Exec& x, Warp& w, const Inst& in
     }
   };
   refresh();
-  uint64_t seg[kWarpSize];
-  int ng = 0;
+  uint64_t addr[kWarpSize];
   uint64_t* wr = Store && r && r->writers ? r->writers : nullptr;
   const uint64_t tag = Store ? (x.B->linear << 11) + w.tid0 + 1 : 0;
-  uint32_t* per_thread = Store ? w.gstores : w.gloads;
-  for (uint32_t mm = m; mm; mm &= mm - 1) {
+  uint32_t rest = m;
+  if (m == kFull) {
+    // A whole warp, usually all in bounds: a straight loop; the general one below takes over
+    // from the first lane that is not.
+    int l = 0;
+    for (; l < kWarpSize; ++l) {
+      uint64_t a = base[l] + disp;
+      addr[l] = a;
+      if (a - lo > span || (a & (W - 1)) != 0) break;
+      std::byte* p = reinterpret_cast<std::byte*>(hb + a);
+      if constexpr (Store) {
+        std::memcpy(p, &reg[l], W);
+        if (wr) store_writer(&wr[(a - lo) >> r->elem_shift], tag + uint64_t(l));
+      } else {
+        reg[l] = load_value(p, W, sign);
+      }
+    }
+    rest = l == kWarpSize ? 0 : kFull << l;
+  }
+  for (uint32_t mm = rest; mm; mm &= mm - 1) {
     int l = std::countr_zero(mm);
     uint64_t a = base[l] + disp;
+    addr[l] = a;
     std::byte* p;
     if (a - lo <= span && (a & (W - 1)) == 0) [[likely]] {
       p = reinterpret_cast<std::byte*>(hb + a);
@@ -258,15 +289,26 @@ template <bool Store, uint32_t W> int h_global1(Exec& x, Warp& w, const Inst& in
     }
     if constexpr (Store) {
       std::memcpy(p, &reg[l], W);
-      if (wr && a - r->data_lo < r->data_hi - r->data_lo) store_writer(&wr[(a - r->data_lo) >> r->elem_shift], tag + uint64_t(l));
+      if (wr && a - r->data_lo < r->data_hi - r->data_lo)
+        store_writer(&wr[(a - r->data_lo) >> r->elem_shift], tag + uint64_t(l));
     } else {
       reg[l] = load_value(p, W, sign);
     }
-    ++per_thread[l];
-    seg[ng++] = a >> 5;
   }
   if (x.L->stop.load(std::memory_order_relaxed)) return kStop; // e.g. after a guard-band write
+  uint32_t* per_thread = Store ? w.gstores : w.gloads;
+  if (m == kFull)
+    for (int l = 0; l < kWarpSize; ++l) ++per_thread[l];
+  else
+    each_lane(m, [&](int l) { ++per_thread[l]; });
   if (x.count) {
+    uint64_t seg[kWarpSize];
+    int ng = 0;
+    if (m == kFull)
+      for (int l = 0; l < kWarpSize; ++l) seg[l] = addr[l] >> 5;
+    else
+      for (uint32_t mm = m; mm; mm &= mm - 1) seg[ng++] = addr[std::countr_zero(mm)] >> 5;
+    if (m == kFull) ng = kWarpSize;
     InstCount& c = x.ic[pc];
     c.g_req += 1;
     c.g_bytes += uint64_t(ng) * W;
@@ -288,38 +330,39 @@ template <bool Store, uint32_t W> int h_shared1(Exec& x, Warp& w, const Inst& in
   const uint64_t limit = B.shared_size >= W ? B.shared_size - W : ~0ull;
   std::byte* sh = B.shared;
   uint64_t addr[kWarpSize];
-  for (uint32_t mm = m; mm; mm &= mm - 1) {
-    int l = std::countr_zero(mm);
+  bool in_bounds = each_lane_while(m, [&](int l) {
     uint64_t a = base[l] + disp;
+    addr[l] = a;
     if (a > limit || B.shared_size < W || (a & (W - 1))) {
       shared_ptr(x, w, in, l, a, W, Store); // raises the fault
-      return kStop;
+      return false;
     }
-    addr[l] = a;
-  }
+    return true;
+  });
+  if (!in_bounds) return kStop;
   if (x.track_races) {
     const uint32_t epoch = B.epoch;
     const uint16_t me = uint16_t(w.index);
     const uint32_t pc = pc_of(x, in);
     WordAccess* meta = x.shared_meta.data();
-    for (uint32_t mm = m; mm; mm &= mm - 1) {
-      int l = std::countr_zero(mm);
+    bool clean = each_lane_while(m, [&](int l) {
       uint64_t a = addr[l];
       for (uint64_t wd = a >> 2; wd <= (a + W - 1) >> 2; ++wd) {
         WordAccess& r = meta[wd];
         bool other_wrote = r.w_epoch == epoch && r.w_warp != me;
         if constexpr (Store) {
           if (other_wrote || (r.r_epoch == epoch && r.r_warp != me)) {
+            // The slow path checks (and records) every word of this access.
             uint64_t v = reg[l];
-            if (shared_race_check(x, w, in, l, a, W, true, reinterpret_cast<const std::byte*>(&v)) != kNext) return kStop;
-            break; // the slow path updated every word of this access
+            return shared_race_check(x, w, in, l, a, W, true,
+                                     reinterpret_cast<const std::byte*>(&v)) == kNext;
           }
           r.w_epoch = epoch;
           r.w_warp = me;
           r.w_lane = uint8_t(l);
           r.w_pc = pc;
         } else {
-          if (other_wrote) return shared_race_check(x, w, in, l, a, W, false, nullptr);
+          if (other_wrote) return shared_race_check(x, w, in, l, a, W, false, nullptr) == kNext;
           if (r.r_epoch != epoch) {
             r.r_epoch = epoch;
             r.r_warp = me;
@@ -330,15 +373,20 @@ template <bool Store, uint32_t W> int h_shared1(Exec& x, Warp& w, const Inst& in
           }
         }
       }
-    }
+      return true;
+    });
+    if (!clean) return kStop;
   }
   auto one = [&](int l) {
-    if constexpr (Store) std::memcpy(sh + addr[l], &reg[l], W);
-    else reg[l] = load_value(sh + addr[l], W, sign);
+    if constexpr (Store)
+      std::memcpy(sh + addr[l], &reg[l], W);
+    else
+      reg[l] = load_value(sh + addr[l], W, sign);
   };
   if (m == kFull)
     for (int l = 0; l < kWarpSize; ++l) one(l);
-  else each_lane(m, one);
+  else
+    each_lane(m, one);
   if (x.count) {
     InstCount& c = x.ic[pc_of(x, in)];
     if (W <= 4) {
@@ -349,8 +397,10 @@ template <bool Store, uint32_t W> int h_shared1(Exec& x, Warp& w, const Inst& in
       for (uint32_t mm = m; mm && simple; mm &= mm - 1) {
         uint64_t wd = addr[std::countr_zero(mm)] >> 2;
         uint32_t bank = uint32_t(wd & 31);
-        if ((seen >> bank) & 1) simple = word[bank] == wd;
-        else seen |= 1u << bank, word[bank] = wd;
+        if ((seen >> bank) & 1)
+          simple = word[bank] == wd;
+        else
+          seen |= 1u << bank, word[bank] = wd;
       }
       if (simple) {
         c.s_wave += 1;
@@ -367,21 +417,31 @@ template <bool Store, uint32_t W> int h_shared1(Exec& x, Warp& w, const Inst& in
 
 template <bool Store> ExecFn pick_shared1(uint32_t w) {
   switch (w) {
-  case 1: return &h_shared1<Store, 1>;
-  case 2: return &h_shared1<Store, 2>;
-  case 4: return &h_shared1<Store, 4>;
-  case 8: return &h_shared1<Store, 8>;
-  default: return nullptr;
+  case 1:
+    return &h_shared1<Store, 1>;
+  case 2:
+    return &h_shared1<Store, 2>;
+  case 4:
+    return &h_shared1<Store, 4>;
+  case 8:
+    return &h_shared1<Store, 8>;
+  default:
+    return nullptr;
   }
 }
 
 template <bool Store> ExecFn pick_global1(uint32_t w) {
   switch (w) {
-  case 1: return &h_global1<Store, 1>;
-  case 2: return &h_global1<Store, 2>;
-  case 4: return &h_global1<Store, 4>;
-  case 8: return &h_global1<Store, 8>;
-  default: return nullptr;
+  case 1:
+    return &h_global1<Store, 1>;
+  case 2:
+    return &h_global1<Store, 2>;
+  case 4:
+    return &h_global1<Store, 4>;
+  case 8:
+    return &h_global1<Store, 8>;
+  default:
+    return nullptr;
   }
 }
 
@@ -408,7 +468,8 @@ int h_ld_kparam_reg(Exec& x, Warp& w, const Inst& in, uint32_t m) {
       if (off + in.width > P.size()) {
         const InstInfo& inf = info_of(x, in);
         return raise_fault(x, FaultKind::out_of_bounds,
-                           thread_name(x, w, l) + " of " + block_name(x) + " read past the kernel's parameters" + at_line(inf.line),
+                           thread_name(x, w, l) + " of " + block_name(x) +
+                               " read past the kernel's parameters" + at_line(inf.line),
                            inf.line);
       }
       w.row(dst_row(x, in, k))[l] = load_value(P.data() + off, in.width, in.flags & kSat);
@@ -419,11 +480,16 @@ int h_ld_kparam_reg(Exec& x, Warp& w, const Inst& in, uint32_t m) {
 
 template <bool Store> ExecFn pick_access(Space s) {
   switch (s) {
-  case Space::global: return &h_access<Space::global, Store>;
-  case Space::shared: return &h_access<Space::shared, Store>;
-  case Space::local: return &h_access<Space::local, Store>;
-  case Space::konst: return &h_access<Space::konst, Store>;
-  default: return &h_access<Space::generic, Store>;
+  case Space::global:
+    return &h_access<Space::global, Store>;
+  case Space::shared:
+    return &h_access<Space::shared, Store>;
+  case Space::local:
+    return &h_access<Space::local, Store>;
+  case Space::konst:
+    return &h_access<Space::konst, Store>;
+  default:
+    return &h_access<Space::generic, Store>;
   }
 }
 
@@ -435,33 +501,53 @@ enum AtomOp : uint8_t { aadd, amin, amax, ainc, adec, aand, aor, axor, aexch, ac
 template <class T> T atom_apply(AtomOp op, T old, T b, bool global) {
   if constexpr (std::is_same_v<T, float>) {
     switch (op) {
-    case aadd: return global ? ftz32(canon32(ftz32(old) + ftz32(b))) : canon32(old + b);
-    case amin: return std::fmin(old, b);
-    case amax: return std::fmax(old, b);
-    case aexch: return b;
-    default: return old;
+    case aadd:
+      return global ? ftz32(canon32(ftz32(old) + ftz32(b))) : canon32(old + b);
+    case amin:
+      return std::fmin(old, b);
+    case amax:
+      return std::fmax(old, b);
+    case aexch:
+      return b;
+    default:
+      return old;
     }
   } else if constexpr (std::is_same_v<T, double>) {
     switch (op) {
-    case aadd: return old + b;
-    case amin: return std::fmin(old, b);
-    case amax: return std::fmax(old, b);
-    case aexch: return b;
-    default: return old;
+    case aadd:
+      return old + b;
+    case amin:
+      return std::fmin(old, b);
+    case amax:
+      return std::fmax(old, b);
+    case aexch:
+      return b;
+    default:
+      return old;
     }
   } else {
     using U = std::make_unsigned_t<T>;
     switch (op) {
-    case aadd: return T(U(old) + U(b));
-    case amin: return old < b ? old : b;
-    case amax: return old > b ? old : b;
-    case ainc: return U(old) >= U(b) ? T(0) : T(U(old) + 1);
-    case adec: return (U(old) == 0 || U(old) > U(b)) ? b : T(U(old) - 1);
-    case aand: return T(old & b);
-    case aor: return T(old | b);
-    case axor: return T(old ^ b);
-    case aexch: return b;
-    default: return old;
+    case aadd:
+      return T(U(old) + U(b));
+    case amin:
+      return old < b ? old : b;
+    case amax:
+      return old > b ? old : b;
+    case ainc:
+      return U(old) >= U(b) ? T(0) : T(U(old) + 1);
+    case adec:
+      return (U(old) == 0 || U(old) > U(b)) ? b : T(U(old) - 1);
+    case aand:
+      return T(old & b);
+    case aor:
+      return T(old | b);
+    case axor:
+      return T(old ^ b);
+    case aexch:
+      return b;
+    default:
+      return old;
     }
   }
 }
@@ -479,12 +565,16 @@ uint32_t half_add_bits(uint32_t a, uint32_t b, bool bf, bool x2) {
   return r;
 }
 
-template <class T> uint64_t atomic_rmw(std::byte* p, AtomOp op, uint64_t bv, uint64_t cv, bool concurrent, Ty ty) {
-  using Bits = std::conditional_t<sizeof(T) == 8, uint64_t, std::conditional_t<sizeof(T) == 4, uint32_t, uint16_t>>;
+template <class T>
+uint64_t atomic_rmw(std::byte* p, AtomOp op, uint64_t bv, uint64_t cv, bool concurrent, Ty ty) {
+  using Bits = std::conditional_t<sizeof(T) == 8, uint64_t,
+                                  std::conditional_t<sizeof(T) == 4, uint32_t, uint16_t>>;
   Bits* q = reinterpret_cast<Bits*>(p);
   auto compute = [&](Bits old) -> Bits {
     if (ty == Ty::f16x2 || ty == Ty::bf16x2 || ty == Ty::f16 || ty == Ty::bf16) {
-      if (op == aadd) return Bits(half_add_bits(uint32_t(old), uint32_t(bv), ty == Ty::bf16x2 || ty == Ty::bf16, ty == Ty::f16x2 || ty == Ty::bf16x2));
+      if (op == aadd)
+        return Bits(half_add_bits(uint32_t(old), uint32_t(bv), ty == Ty::bf16x2 || ty == Ty::bf16,
+                                  ty == Ty::f16x2 || ty == Ty::bf16x2));
       if (op == aexch) return Bits(bv);
       if (op == acas) return old == Bits(bv) ? Bits(cv) : old;
       return old;
@@ -500,7 +590,8 @@ template <class T> uint64_t atomic_rmw(std::byte* p, AtomOp op, uint64_t bv, uin
   }
   std::atomic_ref<Bits> ref(*q);
   Bits old = ref.load(std::memory_order_relaxed);
-  while (!ref.compare_exchange_weak(old, compute(old), std::memory_order_acq_rel, std::memory_order_relaxed)) {
+  while (!ref.compare_exchange_weak(old, compute(old), std::memory_order_acq_rel,
+                                    std::memory_order_relaxed)) {
   }
   return old;
 }
@@ -509,15 +600,30 @@ using RmwFn = uint64_t (*)(std::byte*, AtomOp, uint64_t, uint64_t, bool, Ty);
 
 RmwFn pick_rmw(Ty t) {
   switch (t) {
-  case Ty::u32: case Ty::b32: return &atomic_rmw<uint32_t>;
-  case Ty::s32: return &atomic_rmw<int32_t>;
-  case Ty::u64: case Ty::b64: return &atomic_rmw<uint64_t>;
-  case Ty::s64: return &atomic_rmw<int64_t>;
-  case Ty::f32: return &atomic_rmw<float>;
-  case Ty::f64: return &atomic_rmw<double>;
-  case Ty::f16x2: case Ty::bf16x2: return &atomic_rmw<uint32_t>;
-  case Ty::f16: case Ty::bf16: case Ty::b16: case Ty::u16: return &atomic_rmw<uint16_t>;
-  default: return nullptr;
+  case Ty::u32:
+  case Ty::b32:
+    return &atomic_rmw<uint32_t>;
+  case Ty::s32:
+    return &atomic_rmw<int32_t>;
+  case Ty::u64:
+  case Ty::b64:
+    return &atomic_rmw<uint64_t>;
+  case Ty::s64:
+    return &atomic_rmw<int64_t>;
+  case Ty::f32:
+    return &atomic_rmw<float>;
+  case Ty::f64:
+    return &atomic_rmw<double>;
+  case Ty::f16x2:
+  case Ty::bf16x2:
+    return &atomic_rmw<uint32_t>;
+  case Ty::f16:
+  case Ty::bf16:
+  case Ty::b16:
+  case Ty::u16:
+    return &atomic_rmw<uint16_t>;
+  default:
+    return nullptr;
   }
 }
 
@@ -536,14 +642,18 @@ int h_atom(Exec& x, Warp& w, const Inst& in, uint32_t m) {
     uint64_t a = base[l] + uint64_t(in.imm);
     Space sp = in.space;
     std::byte* p;
-    if (in.space == Space::global) p = global_ptr(x, w, in, l, a, n, true);
-    else if (in.space == Space::shared) p = shared_ptr(x, w, in, l, a, n, true);
-    else p = generic_ptr(x, w, in, l, a, n, true, sp);
+    if (in.space == Space::global)
+      p = global_ptr(x, w, in, l, a, n, true);
+    else if (in.space == Space::shared)
+      p = shared_ptr(x, w, in, l, a, n, true);
+    else
+      p = generic_ptr(x, w, in, l, a, n, true, sp);
     if (!p || x.L->stop.load(std::memory_order_relaxed)) return kStop;
     if (sp == Space::local) {
       const InstInfo& inf = info_of(x, in);
       return raise_fault(x, FaultKind::illegal_address,
-                         thread_name(x, w, l) + " of " + block_name(x) + " used an atomic on local memory" + at_line(inf.line),
+                         thread_name(x, w, l) + " of " + block_name(x) +
+                             " used an atomic on local memory" + at_line(inf.line),
                          inf.line);
     }
     // Shared memory belongs to one block, which one worker runs: no other thread can race.
@@ -551,7 +661,8 @@ int h_atom(Exec& x, Warp& w, const Inst& in, uint32_t m) {
     if (in.r[0] != kNoRow) w.row(in.r[0])[l] = old;
     if (sp == Space::global) {
       gaddr[ng++] = a >> 5;
-      if (x.last && x.last->writers && a >= x.last->data_lo && a < x.last->data_hi) note_writer(x, w, l, x.last, a);
+      if (x.last && x.last->writers && a >= x.last->data_lo && a < x.last->data_hi)
+        note_writer(x, w, l, x.last, a);
     }
   }
   if (x.count && ng) {
@@ -657,23 +768,24 @@ bool decode_mem(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Instr&
       if (ExecFn f = store ? pick_global1<true>(I.width) : pick_global1<false>(I.width)) I.fn = f;
     if (a.space == Space::shared && I.vec == 1 && val.kind != ptx::Operand::Kind::vec)
       if (ExecFn f = store ? pick_shared1<true>(I.width) : pick_shared1<false>(I.width)) I.fn = f;
-    if (a.space == Space::global || a.space == Space::generic) info.mem = store ? MemKind::store : MemKind::load;
+    if (a.space == Space::global || a.space == Space::generic)
+      info.mem = store ? MemKind::store : MemKind::load;
     return true;
   }
   if (b == "atom" || b == "red") {
     bool red = b == "red";
     o.only({"add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas", "noftz"});
-    static const std::pair<const char*, AtomOp> ops[] = {{"add", aadd}, {"min", amin}, {"max", amax},
-                                                         {"inc", ainc}, {"dec", adec}, {"and", aand},
-                                                         {"or", aor},   {"xor", axor}, {"exch", aexch},
-                                                         {"cas", acas}};
+    static const std::pair<const char*, AtomOp> ops[] = {
+        {"add", aadd}, {"min", amin}, {"max", amax}, {"inc", ainc},   {"dec", adec},
+        {"and", aand}, {"or", aor},   {"xor", axor}, {"exch", aexch}, {"cas", acas}};
     int which = -1;
     for (auto& [n, k] : ops)
       if (o.has(n)) which = k;
     if (which < 0) throw Unsupported(b + " needs an operation");
     Ty t = o.last_type();
     if (!pick_rmw(t)) throw Unsupported(b + " of type ." + std::string(ty_name(t)));
-    if ((t == Ty::f32 || t == Ty::f64) && which != aadd && which != aexch && which != amin && which != amax)
+    if ((t == Ty::f32 || t == Ty::f64) && which != aadd && which != aexch && which != amin &&
+        which != amax)
       throw Unsupported(b + " with this operation on a float type");
     I.sub = uint8_t(which);
     I.ty = t;
@@ -701,20 +813,25 @@ bool decode_mem(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Instr&
         return true;
       }
       if (o.has("bulk") || o.has("mbarrier")) throw Unsupported("cp.async.bulk / mbarrier forms");
-      if (!o.has("shared") && !o.has("shared::cta")) throw Unsupported("cp.async to a space other than shared");
+      if (!o.has("shared") && !o.has("shared::cta"))
+        throw Unsupported("cp.async to a space other than shared");
       I.r[0] = kNoRow;
       Dec::Addr da = D.addr(op(in, 0), Space::shared);
       Dec::Addr sa = D.addr(op(in, 1), Space::global);
-      if (da.base == kNoRow || sa.base == kNoRow) throw Unsupported("cp.async with absolute addresses");
+      if (da.base == kNoRow || sa.base == kNoRow)
+        throw Unsupported("cp.async with absolute addresses");
       I.r[0] = da.base;
       I.imm = da.disp;
       I.r[1] = sa.base;
       I.aux = uint32_t(int32_t(sa.disp));
       const auto& sz = op(in, 2);
-      if (sz.kind != ptx::Operand::Kind::integer) throw Unsupported("cp.async size must be a constant");
+      if (sz.kind != ptx::Operand::Kind::integer)
+        throw Unsupported("cp.async size must be a constant");
       I.width = uint8_t(sz.bits);
-      if (in.ops.size() > 3 && op(in, 3).kind != ptx::Operand::Kind::integer) I.r[2] = D.row(op(in, 3), Ty::u32);
-      else if (in.ops.size() > 3) I.r[2] = D.const_row(op(in, 3).bits);
+      if (in.ops.size() > 3 && op(in, 3).kind != ptx::Operand::Kind::integer)
+        I.r[2] = D.row(op(in, 3), Ty::u32);
+      else if (in.ops.size() > 3)
+        I.r[2] = D.const_row(op(in, 3).bits);
       I.fn = h_cp_async;
       info.mem = MemKind::load;
       return true;

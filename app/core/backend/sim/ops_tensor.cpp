@@ -15,15 +15,22 @@ enum class FT : uint8_t { f16, bf16, f32, f64, s32, tf32 };
 
 double elem_value(uint32_t bitsv, FT t) {
   switch (t) {
-  case FT::f16: return fmt_to_double(uint16_t(bitsv), kF16);
-  case FT::bf16: return fmt_to_double(uint16_t(bitsv), kBF16);
+  case FT::f16:
+    return fmt_to_double(uint16_t(bitsv), kF16);
+  case FT::bf16:
+    return fmt_to_double(uint16_t(bitsv), kBF16);
   case FT::tf32:
-  case FT::f32: return f32(bitsv);
-  case FT::s32: return double(int32_t(bitsv));
-  default: return 0;
+  case FT::f32:
+    return f32(bitsv);
+  case FT::s32:
+    return double(int32_t(bitsv));
+  default:
+    return 0;
   }
 }
-int elem_bytes(FT t) { return t == FT::f16 || t == FT::bf16 ? 2 : 4; }
+int elem_bytes(FT t) {
+  return t == FT::f16 || t == FT::bf16 ? 2 : 4;
+}
 
 // Fragment: the 32-bit registers of each lane; 16-bit elements are packed two per register.
 struct Frag {
@@ -78,9 +85,12 @@ int h_wmma_ldst(Exec& x, Warp& w, const Inst& in, uint32_t m) {
   bool store = in.sub;
   int R, C;
   int M = int(in.imm >> 48) & 0xff, N = int(in.imm >> 40) & 0xff, K = int(in.imm >> 32) & 0xff;
-  if (which == 0) R = M, C = K;
-  else if (which == 1) R = K, C = N;
-  else R = M, C = N;
+  if (which == 0)
+    R = M, C = K;
+  else if (which == 1)
+    R = K, C = N;
+  else
+    R = M, C = N;
   int64_t disp = int64_t(int32_t(uint32_t(in.imm)));
   Frag f{x.P->lists.data() + in.target, int(in.vec), t};
   int E = f.per_lane();
@@ -99,14 +109,18 @@ int h_wmma_ldst(Exec& x, Warp& w, const Inst& in, uint32_t m) {
       uint64_t a = base[l] + uint64_t(disp) + off * eb;
       Space sp = in.space;
       std::byte* p;
-      if (in.space == Space::global) p = global_ptr(x, w, in, l, a, eb, store);
-      else if (in.space == Space::shared) p = shared_ptr(x, w, in, l, a, eb, store);
-      else p = generic_ptr(x, w, in, l, a, eb, store, sp);
+      if (in.space == Space::global)
+        p = global_ptr(x, w, in, l, a, eb, store);
+      else if (in.space == Space::shared)
+        p = shared_ptr(x, w, in, l, a, eb, store);
+      else
+        p = generic_ptr(x, w, in, l, a, eb, store, sp);
       if (!p) return kStop;
       if (store) {
         uint32_t v = f.get(w, l, i);
         std::memcpy(p, &v, eb);
-        if (sp == Space::global && x.last && x.last->writers && a >= x.last->data_lo && a < x.last->data_hi)
+        if (sp == Space::global && x.last && x.last->writers && a >= x.last->data_lo &&
+            a < x.last->data_hi)
           note_writer(x, w, l, x.last, a);
       } else {
         uint32_t v = 0;
@@ -135,13 +149,16 @@ struct MmaDesc {
 };
 uint32_t round_out(double v, FT t, bool satf) {
   switch (t) {
-  case FT::f16: return uint32_t(round_double(v, 0, kF16, {Rnd::rn, satf}));
-  case FT::bf16: return uint32_t(round_double(v, 0, kBF16, {Rnd::rn, satf}));
+  case FT::f16:
+    return uint32_t(round_double(v, 0, kF16, {Rnd::rn, satf}));
+  case FT::bf16:
+    return uint32_t(round_double(v, 0, kBF16, {Rnd::rn, satf}));
   case FT::s32: {
     double c = std::min(std::max(v, -2147483648.0), 2147483647.0);
     return uint32_t(int32_t(c));
   }
-  default: return uint32_t(bits(std::isnan(v) ? std::bit_cast<float>(0x7fffffffu) : float(v)));
+  default:
+    return uint32_t(bits(std::isnan(v) ? std::bit_cast<float>(0x7fffffffu) : float(v)));
   }
 }
 
@@ -175,11 +192,13 @@ inline void mma_c_pos(int l, int i, int& r, int& c) {
 int h_mma(Exec& x, Warp& w, const Inst& in, uint32_t m) {
   bool wm = in.aux == 0;
   int M = int(in.imm >> 48) & 0xff, N = int(in.imm >> 40) & 0xff, K = int(in.imm >> 32) & 0xff;
-  int nd = int(in.imm >> 24) & 0xff, na = int(in.imm >> 16) & 0xff, nb = int(in.imm >> 8) & 0xff, nc = int(in.imm) & 0xff;
+  int nd = int(in.imm >> 24) & 0xff, na = int(in.imm >> 16) & 0xff, nb = int(in.imm >> 8) & 0xff,
+      nc = int(in.imm) & 0xff;
   FT at = FT(in.sub & 0xf), ct = FT(in.sub >> 4), dt = FT(in.flags & 0xf);
   bool satf = in.flags & 0x10;
   const uint32_t* L = x.P->lists.data();
-  Frag fa{L + in.r[1], na, at}, fb{L + in.r[2], nb, at}, fc{L + in.r[3], nc, ct}, fd{L + in.r[0], nd, dt};
+  Frag fa{L + in.r[1], na, at}, fb{L + in.r[2], nb, at}, fc{L + in.r[3], nc, ct},
+      fd{L + in.r[0], nd, dt};
   double A[32 * 16], B[16 * 32], Cm[32 * 32];
   std::fill(A, A + M * K, 0.0);
   std::fill(B, B + K * N, 0.0);
@@ -188,20 +207,26 @@ int h_mma(Exec& x, Warp& w, const Inst& in, uint32_t m) {
   for (int l = 0; l < kWarpSize; ++l) {
     for (int i = 0; i < fa.per_lane(); ++i) {
       int r, c;
-      if (wm) wmma_pos(l, i, fa.per_lane(), M, K, r, c);
-      else mma_a_pos(K, l, i, r, c);
+      if (wm)
+        wmma_pos(l, i, fa.per_lane(), M, K, r, c);
+      else
+        mma_a_pos(K, l, i, r, c);
       A[r * K + c] = elem_value(fa.get(w, l, i), at);
     }
     for (int i = 0; i < fb.per_lane(); ++i) {
       int k, n;
-      if (wm) wmma_pos(l, i, fb.per_lane(), K, N, k, n);
-      else mma_b_pos(l, i, k, n);
+      if (wm)
+        wmma_pos(l, i, fb.per_lane(), K, N, k, n);
+      else
+        mma_b_pos(l, i, k, n);
       B[k * N + n] = elem_value(fb.get(w, l, i), at);
     }
     for (int i = 0; i < fc.per_lane(); ++i) {
       int r, c;
-      if (wm) wmma_pos(l, i, fc.per_lane(), M, N, r, c);
-      else mma_c_pos(l, i, r, c);
+      if (wm)
+        wmma_pos(l, i, fc.per_lane(), M, N, r, c);
+      else
+        mma_c_pos(l, i, r, c);
       Cm[r * N + c] = elem_value(fc.get(w, l, i), ct);
     }
   }
@@ -216,8 +241,10 @@ int h_mma(Exec& x, Warp& w, const Inst& in, uint32_t m) {
     int l = std::countr_zero(mm);
     for (int i = 0; i < fd.per_lane(); ++i) {
       int r, c;
-      if (wm) wmma_pos(l, i, fd.per_lane(), M, N, r, c);
-      else mma_c_pos(l, i, r, c);
+      if (wm)
+        wmma_pos(l, i, fd.per_lane(), M, N, r, c);
+      else
+        mma_c_pos(l, i, r, c);
       fd.set(w, l, i, round_out(D[r * N + c], dt, satf));
     }
   }
@@ -266,12 +293,20 @@ int h_ldmatrix(Exec& x, Warp& w, const Inst& in, uint32_t m) {
 
 FT ft_of(Ty t) {
   switch (t) {
-  case Ty::f16: case Ty::f16x2: return FT::f16;
-  case Ty::bf16: case Ty::bf16x2: return FT::bf16;
-  case Ty::f32: return FT::f32;
-  case Ty::s32: return FT::s32;
-  case Ty::tf32: return FT::tf32;
-  default: throw Unsupported("tensor-core type ." + std::string(ty_name(t)));
+  case Ty::f16:
+  case Ty::f16x2:
+    return FT::f16;
+  case Ty::bf16:
+  case Ty::bf16x2:
+    return FT::bf16;
+  case Ty::f32:
+    return FT::f32;
+  case Ty::s32:
+    return FT::s32;
+  case Ty::tf32:
+    return FT::tf32;
+  default:
+    throw Unsupported("tensor-core type ." + std::string(ty_name(t)));
   }
 }
 
@@ -284,7 +319,8 @@ bool decode_tensor(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Ins
     if (!parse_shape(o, s)) throw Unsupported("wmma without a shape");
     if (!((s.m == 16 && s.n == 16 && s.k == 16) || (s.m == 32 && s.n == 8 && s.k == 16) ||
           (s.m == 8 && s.n == 32 && s.k == 16)))
-      throw Unsupported("wmma shape m" + std::to_string(s.m) + "n" + std::to_string(s.n) + "k" + std::to_string(s.k));
+      throw Unsupported("wmma shape m" + std::to_string(s.m) + "n" + std::to_string(s.n) + "k" +
+                        std::to_string(s.k));
     uint64_t shape_bits = (uint64_t(s.m) << 48) | (uint64_t(s.n) << 40) | (uint64_t(s.k) << 32);
     if (o.has("load") || o.has("store")) {
       bool store = o.has("store");
@@ -312,7 +348,9 @@ bool decode_tensor(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Ins
       I.aux = uint32_t(which) | (o.has("col") ? 0x100u : 0u) | (uint32_t(ft) << 16);
       I.sub = store;
       I.fn = h_wmma_ldst;
-      info.mem = a.space == Space::global || a.space == Space::generic ? (store ? MemKind::store : MemKind::load) : MemKind::none;
+      info.mem = a.space == Space::global || a.space == Space::generic
+                     ? (store ? MemKind::store : MemKind::load)
+                     : MemKind::none;
       return true;
     }
     if (o.has("mma")) {
@@ -326,7 +364,9 @@ bool decode_tensor(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Ins
       I.r[1] = D.vec_rows(op(in, 1), Ty::b32, -1);
       I.r[2] = D.vec_rows(op(in, 2), Ty::b32, -1);
       I.r[3] = D.vec_rows(op(in, 3), Ty::b32, -1);
-      auto cnt = [&](size_t i) { return uint64_t(op(in, i).kind == ptx::Operand::Kind::vec ? op(in, i).elems.size() : 1); };
+      auto cnt = [&](size_t i) {
+        return uint64_t(op(in, i).kind == ptx::Operand::Kind::vec ? op(in, i).elems.size() : 1);
+      };
       I.imm = int64_t(shape_bits | (cnt(0) << 24) | (cnt(1) << 16) | (cnt(2) << 8) | cnt(3));
       I.sub = uint8_t(uint8_t(at) | (uint8_t(ct) << 4));
       I.flags = uint8_t(uint8_t(dt) | (o.has("satfinite") ? 0x10 : 0));
@@ -345,10 +385,13 @@ bool decode_tensor(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Ins
     if (!o.has("row") || !o.has("col")) throw Unsupported("mma layouts other than .row.col");
     if (o.types.size() != 4) throw Unsupported("mma type list");
     FT dt = ft_of(o.types[0]), at = ft_of(o.types[1]), ct = ft_of(o.types[3]);
-    if (at != FT::f16 && at != FT::bf16) throw Unsupported("mma with ." + std::string(ty_name(o.types[1])) + " inputs");
+    if (at != FT::f16 && at != FT::bf16)
+      throw Unsupported("mma with ." + std::string(ty_name(o.types[1])) + " inputs");
     need_ops(in, 4);
     for (int i = 0; i < 4; ++i) I.r[i] = D.vec_rows(op(in, size_t(i)), Ty::b32, -1);
-    auto cnt = [&](size_t i) { return uint64_t(op(in, i).kind == ptx::Operand::Kind::vec ? op(in, i).elems.size() : 1); };
+    auto cnt = [&](size_t i) {
+      return uint64_t(op(in, i).kind == ptx::Operand::Kind::vec ? op(in, i).elems.size() : 1);
+    };
     uint64_t shape_bits = (uint64_t(s.m) << 48) | (uint64_t(s.n) << 40) | (uint64_t(s.k) << 32);
     I.imm = int64_t(shape_bits | (cnt(0) << 24) | (cnt(1) << 16) | (cnt(2) << 8) | cnt(3));
     I.sub = uint8_t(uint8_t(at) | (uint8_t(ct) << 4));

@@ -19,12 +19,15 @@ int sync_gate(Exec& x, Warp& w, const Inst& in, uint32_t member) {
     if (!w.warned_partial) {
       w.warned_partial = true;
       const InstInfo& inf = info_of(x, in);
-      x.warnings.push_back("warp " + std::to_string(w.index) + " of " + block_name(x) + " ran `" + inf.opcode +
-                           "`" + at_line(inf.line) + " while lanes of its mask 0x" + [&] {
+      x.warnings.push_back("warp " + std::to_string(w.index) + " of " + block_name(x) + " ran `" +
+                           inf.opcode + "`" + at_line(inf.line) + " while lanes of its mask 0x" +
+                           [&] {
                              char b[16];
                              std::snprintf(b, sizeof b, "%08x", member);
                              return std::string(b);
-                           }() + " were elsewhere (diverged or waiting at a barrier); their values are undefined on a GPU");
+                           }() +
+                           " were elsewhere (diverged or waiting at a barrier); their values are "
+                           "undefined on a GPU");
     }
     return kNext;
   }
@@ -62,10 +65,22 @@ int h_shfl(Exec& x, Warp& w, const Inst& in, uint32_t m) {
     int32_t j;
     bool p;
     switch (ShflMode(in.sub)) {
-    case sup: j = lane - int32_t(b); p = j >= int32_t(maxl); break;
-    case sdown: j = lane + int32_t(b); p = j <= int32_t(maxl); break;
-    case sbfly: j = lane ^ int32_t(b); p = j <= int32_t(maxl); break;
-    default: j = int32_t(minl | (b & ~segmask)); p = j <= int32_t(maxl); break;
+    case sup:
+      j = lane - int32_t(b);
+      p = j >= int32_t(maxl);
+      break;
+    case sdown:
+      j = lane + int32_t(b);
+      p = j <= int32_t(maxl);
+      break;
+    case sbfly:
+      j = lane ^ int32_t(b);
+      p = j <= int32_t(maxl);
+      break;
+    default:
+      j = int32_t(minl | (b & ~segmask));
+      p = j <= int32_t(maxl);
+      break;
     }
     if (!p) j = lane;
     d[lane] = src[j & 31] & 0xffffffffu;
@@ -83,9 +98,15 @@ int h_vote(Exec& x, Warp& w, const Inst& in, uint32_t m) {
   uint32_t part = m & member;
   uint32_t p = (w.p[in.ps] ^ in.ps_xor) & part;
   switch (VoteMode(in.sub)) {
-  case vall: set_pred(w, in.pd, m, p == part ? kFull : 0); break;
-  case vany: set_pred(w, in.pd, m, p ? kFull : 0); break;
-  case vuni: set_pred(w, in.pd, m, (p == part || p == 0) ? kFull : 0); break;
+  case vall:
+    set_pred(w, in.pd, m, p == part ? kFull : 0);
+    break;
+  case vany:
+    set_pred(w, in.pd, m, p ? kFull : 0);
+    break;
+  case vuni:
+    set_pred(w, in.pd, m, (p == part || p == 0) ? kFull : 0);
+    break;
   case vballot: {
     uint64_t* d = w.row(in.r[0]);
     each_lane(m, [&](int l) { d[l] = p; });
@@ -150,12 +171,24 @@ template <bool Signed> int h_redux(Exec& x, Warp& w, const Inst& in, uint32_t m)
       continue;
     }
     switch (ReduxOp(in.sub)) {
-    case radd: acc += v; break;
-    case rmin: acc = std::min(acc, v); break;
-    case rmax: acc = std::max(acc, v); break;
-    case rand: acc &= v; break;
-    case ror: acc |= v; break;
-    case rxor: acc ^= v; break;
+    case radd:
+      acc += v;
+      break;
+    case rmin:
+      acc = std::min(acc, v);
+      break;
+    case rmax:
+      acc = std::max(acc, v);
+      break;
+    case rand:
+      acc &= v;
+      break;
+    case ror:
+      acc |= v;
+      break;
+    case rxor:
+      acc ^= v;
+      break;
     }
   }
   uint64_t* d = w.row(in.r[0]);
@@ -242,7 +275,12 @@ bool decode_warp(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Instr
     need_ops(in, 3);
     Ty t = o.last_type();
     if (t == Ty::f32) throw Unsupported("redux.sync on floats");
-    I.sub = o.has("add") ? radd : o.has("min") ? rmin : o.has("max") ? rmax : o.has("and") ? rand : o.has("or") ? ror : rxor;
+    I.sub = o.has("add")   ? radd
+            : o.has("min") ? rmin
+            : o.has("max") ? rmax
+            : o.has("and") ? rand
+            : o.has("or")  ? ror
+                           : rxor;
     I.r[0] = D.dst(op(in, 0));
     I.r[1] = D.row(op(in, 1), t);
     member(2);

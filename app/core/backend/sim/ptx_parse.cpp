@@ -14,8 +14,12 @@ struct Tok {
   int line;
 };
 
-bool ident_start(char c) { return std::isalpha((unsigned char)c) || c == '_' || c == '$' || c == '%' || c == '.'; }
-bool ident_char(char c) { return std::isalnum((unsigned char)c) || c == '_' || c == '$' || c == '%' || c == '.'; }
+bool ident_start(char c) {
+  return std::isalpha((unsigned char)c) || c == '_' || c == '$' || c == '%' || c == '.';
+}
+bool ident_char(char c) {
+  return std::isalnum((unsigned char)c) || c == '_' || c == '$' || c == '%' || c == '.';
+}
 
 std::vector<Tok> lex(const std::string& t) {
   std::vector<Tok> out;
@@ -53,16 +57,20 @@ std::vector<Tok> lex(const std::string& t) {
         if ((t[j] == 'e' || t[j] == 'E') && j + 1 < n && (t[j + 1] == '-' || t[j + 1] == '+') &&
             t.compare(i, 2, "0x") != 0 && t.compare(i, 2, "0f") != 0 && t.compare(i, 2, "0d") != 0)
           j += 2;
-        else ++j;
+        else
+          ++j;
       }
       out.push_back({Tok::K::number, t.substr(i, j - i), line});
       i = j;
     } else if (ident_start(c)) {
       size_t j = i;
       while (j < n) {
-        if (ident_char(t[j])) ++j;
-        else if (t[j] == ':' && j + 1 < n && t[j + 1] == ':') j += 2; // .shared::cta, .L2::128B
-        else break;
+        if (ident_char(t[j]))
+          ++j;
+        else if (t[j] == ':' && j + 1 < n && t[j + 1] == ':')
+          j += 2; // .shared::cta, .L2::128B
+        else
+          break;
       }
       std::string id = t.substr(i, j - i);
       if (id[0] == '.' && id.find('.', 1) != std::string::npos) {
@@ -116,7 +124,8 @@ public:
         ++p_;
         int idx = std::atoi(take().s.c_str());
         std::string name = peek().k == Tok::K::string ? take().s : "";
-        while (!at_end() && peek().line == line && !(peek().k == Tok::K::punct && peek().s == ";")) ++p_;
+        while (!at_end() && peek().line == line && !(peek().k == Tok::K::punct && peek().s == ";"))
+          ++p_;
         m.files[idx] = name;
       } else if (k.s == ".section") {
         ++p_;
@@ -164,17 +173,21 @@ private:
   void skip_braces() {
     int depth = 0;
     do {
-      if (is_punct("{")) ++depth;
-      else if (is_punct("}")) --depth;
+      if (is_punct("{"))
+        ++depth;
+      else if (is_punct("}"))
+        --depth;
       ++p_;
     } while (!at_end() && depth > 0);
   }
 
-  static std::string strip_dot(const std::string& s) { return s.size() && s[0] == '.' ? s.substr(1) : s; }
+  static std::string strip_dot(const std::string& s) {
+    return s.size() && s[0] == '.' ? s.substr(1) : s;
+  }
 
   static bool is_type(const std::string& s) {
-    static const char* types[] = {"b8",  "b16",  "b32", "b64", "b128", "u8",   "u16",    "u32",
-                                  "u64", "s8",   "s16", "s32", "s64",  "f16",  "f16x2",  "f32",
+    static const char* types[] = {"b8",  "b16",  "b32",    "b64",  "b128", "u8",   "u16",   "u32",
+                                  "u64", "s8",   "s16",    "s32",  "s64",  "f16",  "f16x2", "f32",
                                   "f64", "bf16", "bf16x2", "pred", "e4m3", "e5m2", "tf32"};
     for (auto* t : types)
       if (s == t) return true;
@@ -189,18 +202,25 @@ private:
     v.ptx_line = peek().line;
     while (peek().k == Tok::K::ident && peek().s[0] == '.') {
       std::string d = strip_dot(take().s);
-      if (d == "align") v.align = std::atoi(take().s.c_str());
-      else if (d == "v2") v.vec = 2;
-      else if (d == "v4") v.vec = 4;
-      else if (d == "v8") v.vec = 8;
-      else if (is_type(d)) v.type = d;
+      if (d == "align")
+        v.align = std::atoi(take().s.c_str());
+      else if (d == "v2")
+        v.vec = 2;
+      else if (d == "v4")
+        v.vec = 4;
+      else if (d == "v8")
+        v.vec = 8;
+      else if (is_type(d))
+        v.type = d;
       else if (d == "attribute" && is_punct("(")) { // .attribute(.managed)
         while (!at_end() && !is_punct(")")) ++p_;
         if (!at_end()) ++p_;
       } else if (d == "ptr" || d == "global" || d == "shared" || d == "const" || d == "local")
         ; // kernel pointer attributes: .ptr .global .align N
-      else if (d == "texref" || d == "samplerref" || d == "surfref") v.type = d;
-      else fail("unknown declaration modifier ." + d);
+      else if (d == "texref" || d == "samplerref" || d == "surfref")
+        v.type = d;
+      else
+        fail("unknown declaration modifier ." + d);
     }
     if (peek().k != Tok::K::ident) fail("expected a name in a ." + space + " declaration");
     v.name = take().s;
@@ -251,7 +271,8 @@ private:
     int line = peek().line;
     while (peek().k == Tok::K::ident && peek().s[0] == '.') {
       const std::string& s = peek().s;
-      if (s == ".visible" || s == ".weak" || s == ".common") ++p_;
+      if (s == ".visible" || s == ".weak" || s == ".common")
+        ++p_;
       else if (s == ".extern") {
         is_extern = true;
         ++p_;
@@ -447,8 +468,10 @@ private:
     while (!is_punct(";")) {
       if (at_end()) fail("missing `;` after " + in.opcode);
       in.ops.push_back(operand());
-      if (is_punct(",")) ++p_;
-      else if (!is_punct(";")) fail("unexpected `" + peek().s + "` in the operands of " + in.opcode);
+      if (is_punct(","))
+        ++p_;
+      else if (!is_punct(";"))
+        fail("unexpected `" + peek().s + "` in the operands of " + in.opcode);
     }
     ++p_;
     f.instrs.push_back(std::move(in));
@@ -548,8 +571,10 @@ bool parse_int_literal(const std::string& s0, uint64_t& v) {
   while (!s.empty() && (s.back() == 'U' || s.back() == 'u')) s.pop_back();
   if (s.empty()) return false;
   char* end = nullptr;
-  if (s.size() > 2 && s[0] == '0' && (s[1] == 'b' || s[1] == 'B')) v = std::strtoull(s.c_str() + 2, &end, 2);
-  else v = std::strtoull(s.c_str(), &end, 0); // 0x hex, 0 octal, decimal
+  if (s.size() > 2 && s[0] == '0' && (s[1] == 'b' || s[1] == 'B'))
+    v = std::strtoull(s.c_str() + 2, &end, 2);
+  else
+    v = std::strtoull(s.c_str(), &end, 0); // 0x hex, 0 octal, decimal
   return end && *end == 0;
 }
 

@@ -2,16 +2,16 @@
 // gives (tests, the benchmark): the number of worker threads, writer tracking.
 // make_sim_backend() (backend.hpp) wraps a Simulator with default options.
 #pragma once
-#include "app/core/backend.hpp"
+#include "core/backend.hpp"
 
 #include <memory>
 
 namespace wb::sim {
 
 struct SimOptions {
-  unsigned workers = 0;                 // threads running blocks; 0: one per core
-  bool track_writers = true;            // record the last writer of every output element
-  uint32_t max_shared_bytes = 232448;   // 227 KiB, the opt-in limit of an H100/H200 block
+  unsigned workers = 0;               // threads running blocks; 0: one per core
+  bool track_writers = true;          // record the last writer of every output element
+  uint32_t max_shared_bytes = 232448; // 227 KiB, the opt-in limit of an H100/H200 block
 };
 
 class Simulator {

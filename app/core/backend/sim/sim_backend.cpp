@@ -18,10 +18,19 @@ namespace {
 
 size_t dtype_bytes(DType t) {
   switch (t) {
-  case DType::f64: case DType::i64: return 8;
-  case DType::f32: case DType::i32: case DType::u32: return 4;
-  case DType::f16: case DType::bf16: case DType::i16: return 2;
-  default: return 1;
+  case DType::f64:
+  case DType::i64:
+    return 8;
+  case DType::f32:
+  case DType::i32:
+  case DType::u32:
+    return 4;
+  case DType::f16:
+  case DType::bf16:
+  case DType::i16:
+    return 2;
+  default:
+    return 1;
   }
 }
 
@@ -34,17 +43,46 @@ Fault launch_fault(FaultKind k, std::string msg, int launch) {
 }
 
 enum Ctr : int {
-  cWarp, cThread, cDivergent, cLdReq, cStReq, cLdSect, cLdIdeal, cStSect, cStIdeal, cWave, cConflict,
-  cF32, cF16, cF64, cTensor, cSpecial, cBytesLd, cBytesSt, cAtomics, kNumCounters
+  cWarp,
+  cThread,
+  cDivergent,
+  cLdReq,
+  cStReq,
+  cLdSect,
+  cLdIdeal,
+  cStSect,
+  cStIdeal,
+  cWave,
+  cConflict,
+  cF32,
+  cF16,
+  cF64,
+  cTensor,
+  cSpecial,
+  cBytesLd,
+  cBytesSt,
+  cAtomics,
+  kNumCounters
 };
-const char* const kCounterNames[kNumCounters] = {
-    "warp_instructions",      "thread_instructions",       "divergent_branches",
-    "global_load_requests",   "global_store_requests",     "global_load_sectors",
-    "global_load_ideal_sectors", "global_store_sectors",   "global_store_ideal_sectors",
-    "shared_wavefronts",      "shared_bank_conflicts",     "flops_f32",
-    "flops_f16",              "flops_f64",                 "flops_tensor",
-    "special_ops",            "bytes_loaded",              "bytes_stored",
-    "atomics"};
+const char* const kCounterNames[kNumCounters] = {"warp_instructions",
+                                                 "thread_instructions",
+                                                 "divergent_branches",
+                                                 "global_load_requests",
+                                                 "global_store_requests",
+                                                 "global_load_sectors",
+                                                 "global_load_ideal_sectors",
+                                                 "global_store_sectors",
+                                                 "global_store_ideal_sectors",
+                                                 "shared_wavefronts",
+                                                 "shared_bank_conflicts",
+                                                 "flops_f32",
+                                                 "flops_f16",
+                                                 "flops_f64",
+                                                 "flops_tensor",
+                                                 "special_ops",
+                                                 "bytes_loaded",
+                                                 "bytes_stored",
+                                                 "atomics"};
 
 std::string dims(const Dim3& d) {
   return "(" + std::to_string(d.x) + "," + std::to_string(d.y) + "," + std::to_string(d.z) + ")";
@@ -53,7 +91,8 @@ std::string dims(const Dim3& d) {
 } // namespace
 
 struct Simulator::Impl {
-  explicit Impl(unsigned workers) : pool(workers ? workers - 1 : std::max(1u, std::thread::hardware_concurrency()) - 1) {}
+  explicit Impl(unsigned workers)
+      : pool(workers ? workers - 1 : std::max(1u, std::thread::hardware_concurrency()) - 1) {}
   Pool pool;
   std::mutex mu, run_mu;
   // A few recently used modules, by PTX text: decoding happens once per module and kernel.
@@ -83,11 +122,14 @@ RunResult Simulator::run(const RunPlan& plan) {
     return run_locked(plan);
   } catch (const std::bad_alloc&) {
     RunResult r;
-    r.fault = launch_fault(FaultKind::memory_limit, "the simulator ran out of host memory for this plan's buffers", -1);
+    r.fault = launch_fault(FaultKind::memory_limit,
+                           "the simulator ran out of host memory for this plan's buffers", -1);
     return r;
   } catch (const std::exception& e) {
     RunResult r;
-    r.fault = launch_fault(FaultKind::internal, std::string("the simulator failed (a bug in Warpbook): ") + e.what(), -1);
+    r.fault =
+        launch_fault(FaultKind::internal,
+                     std::string("the simulator failed (a bug in Warpbook): ") + e.what(), -1);
     return r;
   }
 }
@@ -96,7 +138,8 @@ RunResult Simulator::run_locked(const RunPlan& plan) {
   auto t0 = std::chrono::steady_clock::now();
   RunResult res;
   auto done = [&]() -> RunResult& {
-    res.run_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    res.run_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     return res;
   };
   if (!plan.program || plan.program->ptx.empty()) {
@@ -106,8 +149,8 @@ RunResult Simulator::run_locked(const RunPlan& plan) {
   std::shared_ptr<ModuleImage> mod = impl_->module(plan.program->ptx);
   if (!mod->error.empty()) {
     res.fault = launch_fault(FaultKind::unsupported,
-                             "the simulator could not read the PTX (PTX line " + std::to_string(mod->error_line) +
-                                 "): " + mod->error,
+                             "the simulator could not read the PTX (PTX line " +
+                                 std::to_string(mod->error_line) + "): " + mod->error,
                              -1);
     return done();
   }
@@ -121,7 +164,8 @@ RunResult Simulator::run_locked(const RunPlan& plan) {
     r->elem = std::max<uint32_t>(1, v.elem);
     r->elem_shift = uint32_t(std::countr_zero(r->elem));
     r->readonly = v.space == "const";
-    if (!v.init.empty()) std::memcpy(r->host, v.init.data(), std::min<size_t>(v.init.size(), v.size));
+    if (!v.init.empty())
+      std::memcpy(r->host, v.init.data(), std::min<size_t>(v.init.size(), v.size));
   }
   std::vector<HostBuffer>* bufs = plan.buffers;
   std::vector<Region*> buf_region;
@@ -142,15 +186,17 @@ RunResult Simulator::run_locked(const RunPlan& plan) {
       r->elem_shift = uint32_t(std::countr_zero(r->elem));
       if (!hb.image.empty()) std::memcpy(r->host, hb.image.data(), hb.image.size());
       r->nelem = hb.data_bytes / r->elem;
-      if (opt_.track_writers && r->nelem) r->writers = static_cast<uint64_t*>(mem.alloc_zeroed(r->nelem * 8));
+      if (opt_.track_writers && r->nelem)
+        r->writers = static_cast<uint64_t*>(mem.alloc_zeroed(r->nelem * 8));
       buf_region.push_back(r);
       next = (base + img + 65536 + 255) / 256 * 256; // a gap so stray addresses are "outside"
     }
   }
   mem.sort();
 
-  auto deadline = t0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                           std::chrono::duration<double>(plan.timeout_s > 0 ? plan.timeout_s : 10.0));
+  auto deadline =
+      t0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+               std::chrono::duration<double>(plan.timeout_s > 0 ? plan.timeout_s : 10.0));
   std::map<std::string, double>& tot = res.counters.total;
   uint32_t max_loads = 0, max_stores = 0;
   std::map<int, std::array<double, kNumCounters>> lines; // summed over the plan's launches
@@ -172,31 +218,42 @@ RunResult Simulator::run_locked(const RunPlan& plan) {
     if (b.x == 0 || b.y == 0 || b.z == 0 || g.x == 0 || g.y == 0 || g.z == 0)
       bad = "a grid or block dimension is 0 (grid " + dims(g) + ", block " + dims(b) + ")";
     else if (b.count() > 1024 || b.x > 1024 || b.y > 1024 || b.z > 64)
-      bad = "a block has at most 1024 threads (x, y <= 1024, z <= 64); this launch asks for " + dims(b);
+      bad = "a block has at most 1024 threads (x, y <= 1024, z <= 64); this launch asks for " +
+            dims(b);
     else if (g.x > 2147483647u || g.y > 65535 || g.z > 65535)
       bad = "the grid " + dims(g) + " is larger than the GPU allows (x < 2^31, y and z <= 65535)";
-    else if (P->reqntid[0] && (b.x != uint32_t(P->reqntid[0]) || b.y != uint32_t(std::max(1, P->reqntid[1])) ||
-                               b.z != uint32_t(std::max(1, P->reqntid[2]))))
+    else if (P->reqntid[0] &&
+             (b.x != uint32_t(P->reqntid[0]) || b.y != uint32_t(std::max(1, P->reqntid[1])) ||
+              b.z != uint32_t(std::max(1, P->reqntid[2]))))
       bad = "the kernel requires blocks of exactly (" + std::to_string(P->reqntid[0]) + "," +
-            std::to_string(std::max(1, P->reqntid[1])) + "," + std::to_string(std::max(1, P->reqntid[2])) + ") threads";
-    else if (P->maxntid[0] && b.count() > uint64_t(P->maxntid[0]) * std::max(1, P->maxntid[1]) * std::max(1, P->maxntid[2]))
-      bad = "the kernel was compiled for at most " + std::to_string(uint64_t(P->maxntid[0]) * std::max(1, P->maxntid[1]) * std::max(1, P->maxntid[2])) +
+            std::to_string(std::max(1, P->reqntid[1])) + "," +
+            std::to_string(std::max(1, P->reqntid[2])) + ") threads";
+    else if (P->maxntid[0] && b.count() > uint64_t(P->maxntid[0]) * std::max(1, P->maxntid[1]) *
+                                              std::max(1, P->maxntid[2]))
+      bad = "the kernel was compiled for at most " +
+            std::to_string(uint64_t(P->maxntid[0]) * std::max(1, P->maxntid[1]) *
+                           std::max(1, P->maxntid[2])) +
             " threads per block (__launch_bounds__)";
-    uint64_t smem = uint64_t(la.shared_bytes ? P->dyn_shared_offset : P->static_shared) + la.shared_bytes;
+    uint64_t smem =
+        uint64_t(la.shared_bytes ? P->dyn_shared_offset : P->static_shared) + la.shared_bytes;
     if (bad.empty() && smem > opt_.max_shared_bytes)
-      bad = "the block needs " + std::to_string(smem) + " bytes of shared memory (" + std::to_string(P->static_shared) +
-            " static + " + std::to_string(la.shared_bytes) + " dynamic), more than the " +
-            std::to_string(opt_.max_shared_bytes) + " a block can have";
+      bad = "the block needs " + std::to_string(smem) + " bytes of shared memory (" +
+            std::to_string(P->static_shared) + " static + " + std::to_string(la.shared_bytes) +
+            " dynamic), more than the " + std::to_string(opt_.max_shared_bytes) +
+            " a block can have";
     if (!bad.empty()) {
-      res.fault = launch_fault(FaultKind::launch_config, "launch " + std::to_string(li + 1) + " of " + la.kernel + ": " + bad, launch);
+      res.fault = launch_fault(FaultKind::launch_config,
+                               "launch " + std::to_string(li + 1) + " of " + la.kernel + ": " + bad,
+                               launch);
       break;
     }
     // ---- parameters ----
     if (la.args.size() != P->params.size()) {
-      res.fault = launch_fault(FaultKind::launch_config,
-                               la.kernel + " takes " + std::to_string(P->params.size()) + " arguments, the launch passes " +
-                                   std::to_string(la.args.size()),
-                               launch);
+      res.fault =
+          launch_fault(FaultKind::launch_config,
+                       la.kernel + " takes " + std::to_string(P->params.size()) +
+                           " arguments, the launch passes " + std::to_string(la.args.size()),
+                       launch);
       break;
     }
     LaunchCtx L;
@@ -212,7 +269,8 @@ RunResult Simulator::run_locked(const RunPlan& plan) {
     L.buffers = bufs;
     L.deadline = deadline;
     uint64_t warps = g.count() * ((b.count() + 31) / 32);
-    L.budget = plan.instruction_budget ? plan.instruction_budget : 400'000'000ull + 4'000'000ull * warps;
+    L.budget =
+        plan.instruction_budget ? plan.instruction_budget : 400'000'000ull + 4'000'000ull * warps;
     L.warp_budget = plan.instruction_budget ? plan.instruction_budget : 100'000'000ull;
     L.params.assign(P->param_bytes, std::byte{0});
     std::string argerr;
@@ -232,9 +290,9 @@ RunResult Simulator::run_locked(const RunPlan& plan) {
         std::memcpy(&v, a.value.data(), std::min<size_t>(8, size));
       }
       if (p.size != size && !(a.kind == KernelArg::Kind::scalar && size < p.size)) {
-        argerr = "argument " + std::to_string(k + 1) + (a.name.empty() ? "" : " (" + a.name + ")") + " has " +
-                 std::to_string(size) + " bytes but the kernel's parameter " + std::to_string(k + 1) + " has " +
-                 std::to_string(p.size);
+        argerr = "argument " + std::to_string(k + 1) + (a.name.empty() ? "" : " (" + a.name + ")") +
+                 " has " + std::to_string(size) + " bytes but the kernel's parameter " +
+                 std::to_string(k + 1) + " has " + std::to_string(p.size);
         break;
       }
       std::memcpy(L.params.data() + p.offset, &v, std::min<size_t>(p.size, 8));
@@ -250,7 +308,8 @@ RunResult Simulator::run_locked(const RunPlan& plan) {
     // ---- results of the launch ----
     for (auto& [blk, s] : L.printf_by_block) {
       if (res.printf_output.size() + s.size() > 64 * 1024) {
-        res.printf_output.append(s, 0, 64 * 1024 - std::min<size_t>(res.printf_output.size(), 64 * 1024));
+        res.printf_output.append(s, 0,
+                                 64 * 1024 - std::min<size_t>(res.printf_output.size(), 64 * 1024));
         res.printf_truncated = true;
         break;
       }
@@ -269,8 +328,12 @@ RunResult Simulator::run_locked(const RunPlan& plan) {
         v[cWarp] += double(c.warp);
         v[cThread] += double(c.lanes);
         v[cDivergent] += double(c.divergent);
-        if (inf.flops) v[inf.flop_prec == 1 ? cF32 : inf.flop_prec == 3 ? cF64 : cF16] += double(c.lanes) * inf.flops;
-        if (inf.tensor_flops_per_warp_k) v[cTensor] += double(c.warp) * inf.tensor_flops_per_warp_k * 1024.0;
+        if (inf.flops)
+          v[inf.flop_prec == 1   ? cF32
+            : inf.flop_prec == 3 ? cF64
+                                 : cF16] += double(c.lanes) * inf.flops;
+        if (inf.tensor_flops_per_warp_k)
+          v[cTensor] += double(c.warp) * inf.tensor_flops_per_warp_k * 1024.0;
         if (inf.special) v[cSpecial] += double(c.lanes);
         if (inf.mem == MemKind::load) {
           v[cLdReq] += double(c.g_req);
@@ -344,11 +407,14 @@ RunResult Simulator::run_locked(const RunPlan& plan) {
           uint32_t t = uint32_t(v & 2047);
           if (blk != last_blk) { // neighbouring elements usually come from one block
             last_blk = blk;
-            blk_dim = Dim3{uint32_t(blk % gd.x), uint32_t((blk / gd.x) % gd.y), uint32_t(blk / (uint64_t(gd.x) * gd.y))};
+            blk_dim = Dim3{uint32_t(blk % gd.x), uint32_t((blk / gd.x) % gd.y),
+                           uint32_t(blk / (uint64_t(gd.x) * gd.y))};
           }
           wv[k].block = blk_dim;
-          if (bd.y == 1 && bd.z == 1) wv[k].thread = Dim3{t, 0, 0};
-          else wv[k].thread = Dim3{t % bd.x, (t / bd.x) % bd.y, t / (bd.x * bd.y)};
+          if (bd.y == 1 && bd.z == 1)
+            wv[k].thread = Dim3{t, 0, 0};
+          else
+            wv[k].thread = Dim3{t % bd.x, (t / bd.x) % bd.y, t / (bd.x * bd.y)};
         }
         res.writers[int(i)] = std::move(wv);
       }
