@@ -55,6 +55,7 @@ struct CaseReport {
   Counters counters;
   std::string printf_output;
   double ms = 0; // wall clock for this case (reference + learner runs + comparison)
+  std::vector<std::pair<std::string, double>> steps_ms; // prepare, reference run, run, compare
   Dim3 grid, block;
 };
 

@@ -94,7 +94,7 @@ json to(const CaseReport& c) {
   }
   return {{"label", c.label},       {"sizes", c.sizes},   {"perf", c.perf},           {"verdict", verdict_name(c.verdict)},
           {"message", c.message},   {"fault", to(c.fault)}, {"buffers", bufs},        {"problems", c.problems},
-          {"counters", to(c.counters)}, {"printf", c.printf_output}, {"ms", c.ms},   {"grid", dim(c.grid)},
+          {"counters", to(c.counters)}, {"printf", c.printf_output}, {"ms", c.ms}, {"steps_ms", c.steps_ms},   {"grid", dim(c.grid)},
           {"block", dim(c.block)}};
 }
 
@@ -143,6 +143,7 @@ CaseReport case_from(const json& j) {
   if (j.contains("counters")) c.counters = counters_from(j["counters"]);
   c.printf_output = j.value("printf", "");
   c.ms = j.value("ms", 0.0);
+  c.steps_ms = j.value("steps_ms", std::vector<std::pair<std::string, double>>{});
   if (j.contains("grid")) c.grid = dim(j["grid"]);
   if (j.contains("block")) c.block = dim(j["block"]);
   return c;

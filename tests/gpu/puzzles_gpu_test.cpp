@@ -7,10 +7,19 @@
 using namespace wb;
 
 TEST_CASE("every puzzle on the GPU: reference and solution pass and are timed; the starter fails") {
+  // Speed of light is scored against this GPU's measured ceilings, as a learner's would be after
+  // `warpbook probe`: measure them first (a separate process) into a fresh data folder.
+  char dir[] = "/tmp/warpbook-gpu-test-XXXXXX";
+  REQUIRE(mkdtemp(dir));
+  const char* exe = std::getenv("WARPBOOK_EXE");
+  REQUIRE_MESSAGE(exe, "WARPBOOK_EXE is not set (ctest sets it)");
+  CHECK(std::system(fmt::format("'{}' probe --data-dir '{}' > '{}/probe.txt' 2>&1", exe, dir, dir).c_str()) == 0);
+  fmt::print("{}\n", test::read_file(fs::path(dir) / "probe.txt"));
   std::string why;
   auto gpu = make_cuda_backend(why);
   REQUIRE_MESSAGE(gpu, why);
   CheckOptions opt;
+  opt.data_dir = dir;
   std::vector<std::string> table, short_of_gold;
   test::check_every_puzzle(*gpu, opt, [&](const Puzzle& p, const char* role, const CheckReport& r) {
     std::string figures;
