@@ -13,7 +13,8 @@
 // scalar code in the thread that owns them (n need not be a multiple of 4).
 //
 // Napkin maths on the H200: 12 B x 2^26 = 805 MB; at the 4.8 TB/s datasheet that is 168 us.
-// Measured figures are in the closing note of the foundation issue.
+// Measured on the H200: 190.0 us, 4239 GB/s: 88% of the 4.8 TB/s datasheet, 93% of
+// the 4.56 TB/s DRAM ceiling measured by `warpbook probe`; gold.
 // @tune BLOCK=256
 // @tune ITEMS=8
 

