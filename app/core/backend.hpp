@@ -8,6 +8,8 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <sys/mman.h>
 #include <map>
 #include <memory>
 #include <string>
@@ -29,6 +31,22 @@ template <class T> struct UninitAllocator : std::allocator<T> {
   };
   UninitAllocator() = default;
   template <class U> UninitAllocator(const UninitAllocator<U>&) noexcept {}
+  // Large images come 2 MiB-aligned and marked for huge pages: first-touch page faults on
+  // hundreds of MiB otherwise cost more than generating the data.
+  static constexpr size_t kHuge = size_t(2) << 20;
+  T* allocate(size_t n) {
+    size_t bytes = n * sizeof(T);
+    if (bytes < 4 * kHuge) return std::allocator<T>::allocate(n);
+    size_t rounded = (bytes + kHuge - 1) / kHuge * kHuge;
+    void* p = std::aligned_alloc(kHuge, rounded);
+    if (!p) throw std::bad_alloc();
+    madvise(p, rounded, MADV_HUGEPAGE);
+    return static_cast<T*>(p);
+  }
+  void deallocate(T* p, size_t n) noexcept {
+    if (n * sizeof(T) < 4 * kHuge) std::allocator<T>::deallocate(p, n);
+    else std::free(p);
+  }
   template <class U> void construct(U* p) noexcept { ::new (static_cast<void*>(p)) U; }
   template <class U, class... A> void construct(U* p, A&&... a) {
     ::new (static_cast<void*>(p)) U(std::forward<A>(a)...);

@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <cstring>
 #include <cstdlib>
 #include <fmt/format.h>
 
@@ -113,41 +114,56 @@ void Generator::fill(DType t, std::span<std::byte> out, uint64_t seed, uint64_t 
   uint64_t key = mix64(seed ^ mix64(stream));
   auto rnd = [&](uint64_t i, uint64_t j) { return mix64(key ^ mix64(i * 16 + j)); };
   bool integer = !is_float(t);
+  // Resolve the kind once: this loop runs 2^26 times and more at perf sizes.
+  enum class K { uniform, normal, randint, skewed, arange, constant, ties } k = K::constant;
+  double cval = kind == "zeros" ? 0 : kind == "ones" ? 1 : kind == "const" ? a[0] : 0;
+  if (kind == "uniform") k = K::uniform;
+  else if (kind == "normal") k = K::normal;
+  else if (kind == "randint") k = K::randint;
+  else if (kind == "skewed") k = K::skewed;
+  else if (kind == "arange") k = K::arange;
+  else if (kind == "ties") k = K::ties;
   parallel_chunks(int64_t(n), [&](int, int64_t begin, int64_t end) {
-  for (size_t i = size_t(begin); i < size_t(end); ++i) {
-    double v = 0;
-    if (kind == "uniform") {
-      double lo = a[0], hi = a[1];
-      if (integer) v = std::floor(lo) + double(rnd(i, 0) % uint64_t(std::max(1.0, hi - lo + 1)));
-      else v = lo + (hi - lo) * unit(rnd(i, 0));
-    } else if (kind == "normal") {
-      double sum = 0;
-      for (int j = 0; j < 12; ++j) sum += unit(rnd(i, j));
-      v = arg(0, 0) + arg(1, 1) * (sum - 6.0);
-    } else if (kind == "randint") {
-      double lo = a[0], hi = a[1];
-      v = lo + double(rnd(i, 0) % uint64_t(std::max(1.0, hi - lo)));
-    } else if (kind == "skewed") {
-      double lo = a[0], hi = a[1], p = arg(2, 4);
-      double u = unit(rnd(i, 0));
-      double w = u;
-      for (int k = 1; k < int(p); ++k) w *= u; // integer powers only: exact everywhere
-      v = std::floor(lo + (hi - lo) * w);
-    } else if (kind == "arange") {
-      v = arg(0, 0) + double(i) * arg(1, 1);
-    } else if (kind == "const") {
-      v = a[0];
-    } else if (kind == "zeros") {
-      v = 0;
-    } else if (kind == "ones") {
-      v = 1;
-    } else if (kind == "ties") {
-      double lo = a[0], hi = a[1], k = std::max(1.0, a[2]);
-      double step = k > 1 ? (hi - lo) / (k - 1) : 0;
-      v = lo + step * double(rnd(i, 0) % uint64_t(k));
+    for (size_t i = size_t(begin); i < size_t(end); ++i) {
+      double v = cval;
+      switch (k) {
+      case K::uniform: {
+        double lo = a[0], hi = a[1];
+        if (integer) v = std::floor(lo) + double(rnd(i, 0) % uint64_t(std::max(1.0, hi - lo + 1)));
+        else v = lo + (hi - lo) * unit(rnd(i, 0));
+        break;
+      }
+      case K::normal: {
+        double sum = 0;
+        for (int j = 0; j < 12; ++j) sum += unit(rnd(i, j));
+        v = arg(0, 0) + arg(1, 1) * (sum - 6.0);
+        break;
+      }
+      case K::randint: v = a[0] + double(rnd(i, 0) % uint64_t(std::max(1.0, a[1] - a[0]))); break;
+      case K::skewed: {
+        double lo = a[0], hi = a[1], p = arg(2, 4);
+        double u = unit(rnd(i, 0));
+        double w = u;
+        for (int e = 1; e < int(p); ++e) w *= u; // integer powers only: exact everywhere
+        v = std::floor(lo + (hi - lo) * w);
+        break;
+      }
+      case K::arange: v = arg(0, 0) + double(i) * arg(1, 1); break;
+      case K::ties: {
+        double lo = a[0], hi = a[1], kk = std::max(1.0, a[2]);
+        double step = kk > 1 ? (hi - lo) / (kk - 1) : 0;
+        v = lo + step * double(rnd(i, 0) % uint64_t(kk));
+        break;
+      }
+      case K::constant: break;
+      }
+      if (t == DType::f32) { // the common case, without store_element's switch
+        float f = static_cast<float>(v);
+        std::memcpy(out.data() + i * 4, &f, 4);
+      } else {
+        store_element(t, out.data() + i * es, v);
+      }
     }
-    store_element(t, out.data() + i * es, v);
-  }
   });
 }
 
