@@ -107,7 +107,7 @@ private:
 
 // Per-line figures for the gutter, from a check's counters.by_line.
 struct GutterFigure {
-  std::string text;    // short, "4.0 sec/req"
+  std::string text;    // short, "4.0 sectors/req"
   std::string tooltip; // every counter of the line
   float badness = 0;   // 0 fine .. 1 bad: colours the figure
 };
