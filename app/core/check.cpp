@@ -542,6 +542,11 @@ CaseReport run_case(const Puzzle& p, const Case& c, const Env& learner_env, cons
 
 } // namespace
 
+CaseSetup prepare_case(const Puzzle& p, const Case& c, const Env& env, uint64_t seed, uint64_t case_index) {
+  Prepared pr = prepare(p, c, env, seed, case_index);
+  return {std::move(pr.buffers), std::move(pr.launches)};
+}
+
 bool within_tolerance(double e, double a, double rtol, double atol) {
   if (std::isnan(e) || std::isnan(a)) return std::isnan(e) && std::isnan(a);
   if (std::isinf(e) || std::isinf(a)) return e == a;

@@ -38,6 +38,14 @@ CheckReport check_puzzle(const Puzzle& puzzle, const std::string& source, const 
 CheckReport run_puzzle(const Puzzle& puzzle, const std::string& source, const std::string& file,
                        Backend& backend, const Env& sizes, const CheckOptions& opt);
 
+// A case's buffers (inputs generated, outputs poisoned, guard bands around each) and launches,
+// exactly as the checker builds them: for tests that run a puzzle's kernels themselves.
+struct CaseSetup {
+  std::vector<HostBuffer> buffers;
+  std::vector<Launch> launches;
+};
+CaseSetup prepare_case(const Puzzle& p, const Case& c, const Env& env, uint64_t seed, uint64_t case_index);
+
 // Element comparison, exposed for tests: passes when |a - e| <= atol + rtol * |e|, or both are
 // NaN, or both are the same infinity. NaN never passes where the reference is finite.
 bool within_tolerance(double expected, double actual, double rtol, double atol);

@@ -5,6 +5,7 @@
 //
 //   ./run.sh                      (builds this, runs numba, runs this)
 //   sim_bench [numba.json]        (numba's seconds from numba_bench.py; without it, no ratios)
+//   sim_bench --profile N [W]     (naive matmul 32^3 only, N runs on W workers: for callgrind)
 //
 // Timing: the best of several Simulator::run() calls (the PTX is parsed and decoded on the first
 // call and cached, like numba's kernel object); the first call is shown too. NVRTC's compile is
@@ -16,6 +17,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -151,6 +153,25 @@ std::map<std::string, double> read_numba(const char* path) {
 } // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 2 && std::string(argv[1]) == "--profile") {
+    // Only the kernel whose ratio is tightest, run N times, so a profiler sees the steady state.
+    sim::SimOptions o;
+    o.workers = argc > 3 ? unsigned(std::atoi(argv[3])) : 0;
+    sim::Simulator s(o);
+    Program p = compile(kMatmul, "matmul.cu");
+    std::vector<HostBuffer> b = {make("A", 1024, 1.0f), make("B", 1024, 0.5f), make("C", 1024)};
+    RunPlan plan;
+    plan.program = &p;
+    plan.buffers = &b;
+    plan.launches.push_back({"matmul_naive",
+                             {2, 2, 1},
+                             {16, 16, 1},
+                             0,
+                             {buf(0), buf(1), buf(2), i32(32), i32(32), i32(32)}});
+    Timed t = time_runs(s, plan, std::atoi(argv[2]));
+    std::printf("naive matmul 32^3: best %.4f ms, median %.4f ms\n", t.best_ms, t.median_ms);
+    return 0;
+  }
   std::map<std::string, double> numba;
   if (argc > 1) numba = read_numba(argv[1]);
   sim::Simulator s; // all cores, as the blocks would use them

@@ -2,7 +2,9 @@
 // [[case]] of its puzzle.toml, against an independent host computation written here in plain C++
 // (double or long double, straight from the formula in the README). The references judge every
 // learner's kernel, so a wrong reference would pass wrong answers: this is the check on the judge.
+#include "common/puzzle_suite.hpp"
 #include "core/backend.hpp"
+#include "core/check.hpp"
 #include "core/catalog.hpp"
 #include "core/compile.hpp"
 #include "core/dtype.hpp"
@@ -26,10 +28,7 @@ namespace {
 
 using Vals = std::map<std::string, std::vector<double>>; // buffer name -> elements as doubles
 
-const Catalog& catalog() {
-  static Catalog c = load_catalog(WARPBOOK_SOURCE_ROOT);
-  return c;
-}
+const Catalog& catalog() { return test::builtin_catalog(); }
 
 Backend& sim() {
   static std::unique_ptr<Backend> b = [] {
@@ -41,64 +40,15 @@ Backend& sim() {
   return *b;
 }
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string slurp(const fs::path& p) { return test::read_file(p); }
 
-Dim3 eval_dim(const std::array<Expr, 3>& d, const Env& env) {
-  auto v = [&](int i) { return uint32_t(d[i].empty() ? 1 : d[i].eval(env)); };
-  return {v(0), v(1), v(2)};
-}
 
 // Builds the buffers of one case from the puzzle's generators (as the checker does), runs the
 // reference's launches on the simulator, and returns every buffer's contents afterwards.
 Vals run_reference(const Puzzle& p, const Program& prog, const Case& c, size_t case_index, uint64_t seed) {
-  Env env = p.env(c);
-  std::vector<HostBuffer> bufs;
-  for (auto& b : p.buffers) {
-    HostBuffer hb;
-    hb.name = b.name;
-    hb.type = b.type;
-    hb.data_bytes = size_t(b.count.eval(env)) * dtype_size(b.type);
-    hb.guard_bytes = 256;
-    hb.image.assign(hb.data_bytes + 2 * hb.guard_bytes, std::byte{0xcd});
-    std::span<std::byte> data(hb.data(), hb.data_bytes);
-    const Generator* gen = b.init ? &*b.init : nullptr;
-    if (auto it = c.init.find(b.name); it != c.init.end()) gen = &it->second;
-    if (gen && !b.scratch) gen->fill(b.type, data, seed, stream_id(b.name, case_index), env);
-    else std::fill(data.begin(), data.end(), std::byte{poison_byte(b.type)});
-    bufs.push_back(std::move(hb));
-  }
-  std::vector<Launch> launches;
-  for (auto& ld : p.launches) {
-    Launch l;
-    l.kernel = ld.kernel;
-    l.grid = eval_dim(ld.grid, env);
-    l.block = eval_dim(ld.block, env);
-    l.shared_bytes = ld.shared_bytes.empty() ? 0 : uint32_t(ld.shared_bytes.eval(env));
-    for (auto& a : ld.args) {
-      KernelArg ka;
-      ka.name = a;
-      for (size_t i = 0; i < p.buffers.size(); ++i)
-        if (p.buffers[i].name == a) ka.kind = KernelArg::Kind::buffer, ka.buffer = int(i);
-      if (ka.kind == KernelArg::Kind::scalar) {
-        const ScalarDecl* s = p.scalar(a);
-        REQUIRE(s);
-        ka.size = uint32_t(dtype_size(s->type));
-        if (is_float(s->type)) {
-          store_element(s->type, ka.value.data(), *s->number);
-        } else {
-          int64_t v = s->expr ? s->expr->eval(env) : env.at(s->name);
-          std::memcpy(ka.value.data(), &v, ka.size);
-        }
-      }
-      l.args.push_back(ka);
-    }
-    launches.push_back(std::move(l));
-  }
+  CaseSetup setup = prepare_case(p, c, p.env(c), seed, case_index);
+  std::vector<HostBuffer>& bufs = setup.buffers;
+  const std::vector<Launch>& launches = setup.launches;
   RunPlan plan;
   plan.program = &prog;
   plan.buffers = &bufs;

@@ -340,6 +340,7 @@ void init_warp(Exec& x, Warp& w, uint32_t index) {
   std::fill(std::begin(w.lane_pc), std::end(w.lane_pc), P.entry_pc);
   std::fill(std::begin(w.gloads), std::end(w.gloads), 0u);
   std::fill(std::begin(w.gstores), std::end(w.gstores), 0u);
+  w.gloads_all = w.gstores_all = 0;
   const uint32_t bx = L.block.x, by = L.block.y;
   // Thread coordinates of the 32 lanes, counted up without divisions.
   uint32_t tx[kWarpSize], ty[kWarpSize], tz[kWarpSize];
@@ -453,8 +454,8 @@ void finish_block(Exec& x, Block& B) {
   for (uint32_t wi = 0; wi < B.nwarps; ++wi) {
     Warp& w = x.warps[wi];
     for (int l = 0; l < kWarpSize; ++l) {
-      x.max_gloads = std::max(x.max_gloads, w.gloads[l]);
-      x.max_gstores = std::max(x.max_gstores, w.gstores[l]);
+      x.max_gloads = std::max(x.max_gloads, w.gloads[l] + w.gloads_all);
+      x.max_gstores = std::max(x.max_gstores, w.gstores[l] + w.gstores_all);
     }
   }
   if (!B.printf_out.empty() || B.printf_truncated) {

@@ -66,10 +66,6 @@ Region* Memory::nearest(uint64_t a) const {
 const InstInfo& info_of(const Exec& x, const Inst& in) {
   return x.P->info[&in - x.code];
 }
-uint32_t pc_of(const Exec& x, const Inst& in) {
-  return uint32_t(&in - x.code);
-}
-
 std::string at_line(int line) {
   return line > 0 ? " at line " + std::to_string(line) : "";
 }

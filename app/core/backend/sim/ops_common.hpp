@@ -36,14 +36,14 @@ using Wrap = std::conditional_t<(sizeof(T) < 4), uint32_t, std::make_unsigned_t<
 template <class F> int h_un(Exec&, Warp& w, const Inst& in, uint32_t m) {
   uint64_t* d = w.row(in.r[0]);
   const uint64_t* a = w.row(in.r[1]);
-  each_lane(m, [&](int l) { d[l] = F::f(a[l]); });
+  each_lane_ew(m, [&](int l) { d[l] = F::f(a[l]); });
   return kNext;
 }
 template <class F> int h_bin(Exec&, Warp& w, const Inst& in, uint32_t m) {
   uint64_t* d = w.row(in.r[0]);
   const uint64_t* a = w.row(in.r[1]);
   const uint64_t* b = w.row(in.r[2]);
-  each_lane(m, [&](int l) { d[l] = F::f(a[l], b[l]); });
+  each_lane_ew(m, [&](int l) { d[l] = F::f(a[l], b[l]); });
   return kNext;
 }
 template <class F> int h_tern(Exec&, Warp& w, const Inst& in, uint32_t m) {
@@ -51,7 +51,7 @@ template <class F> int h_tern(Exec&, Warp& w, const Inst& in, uint32_t m) {
   const uint64_t* a = w.row(in.r[1]);
   const uint64_t* b = w.row(in.r[2]);
   const uint64_t* c = w.row(in.r[3]);
-  each_lane(m, [&](int l) { d[l] = F::f(a[l], b[l], c[l]); });
+  each_lane_ew(m, [&](int l) { d[l] = F::f(a[l], b[l], c[l]); });
   return kNext;
 }
 template <class F> int h_quad(Exec&, Warp& w, const Inst& in, uint32_t m) {
@@ -60,7 +60,7 @@ template <class F> int h_quad(Exec&, Warp& w, const Inst& in, uint32_t m) {
   const uint64_t* b = w.row(in.r[2]);
   const uint64_t* c = w.row(in.r[3]);
   const uint64_t* e = w.row(in.r[4]);
-  each_lane(m, [&](int l) { d[l] = F::f(a[l], b[l], c[l], e[l]); });
+  each_lane_ew(m, [&](int l) { d[l] = F::f(a[l], b[l], c[l], e[l]); });
   return kNext;
 }
 

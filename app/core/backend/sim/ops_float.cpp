@@ -188,10 +188,7 @@ __attribute__((target("avx2,fma"))) int h_fma_f32_hw(Exec&, Warp& w, const Inst&
     float r = __builtin_fmaf(in32<Ftz>(a[l]), in32<Ftz>(b[l]), in32<Ftz>(c[l]));
     d[l] = out32<Ftz, Sat>(r);
   };
-  if (m == kFull)
-    for (int l = 0; l < kWarpSize; ++l) one(l);
-  else
-    each_lane(m, one);
+  each_lane_ew(m, one);
   return kNext;
 }
 __attribute__((target("avx2,fma"))) int h_fma_f64_hw(Exec&, Warp& w, const Inst& in, uint32_t m) {
@@ -200,10 +197,7 @@ __attribute__((target("avx2,fma"))) int h_fma_f64_hw(Exec&, Warp& w, const Inst&
   const uint64_t* b = w.row(in.r[2]);
   const uint64_t* c = w.row(in.r[3]);
   auto one = [&](int l) { d[l] = bits(canon64(__builtin_fma(f64(a[l]), f64(b[l]), f64(c[l])))); };
-  if (m == kFull)
-    for (int l = 0; l < kWarpSize; ++l) one(l);
-  else
-    each_lane(m, one);
+  each_lane_ew(m, one);
   return kNext;
 }
 bool cpu_has_fma() {

@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <atomic>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 namespace wb::sim {
 
@@ -17,8 +20,132 @@ inline const uint64_t* base_row(Warp& w, const Inst& in) {
 
 // Distinct values among s[0..n): neighbouring lanes usually share a sector, and a warp touches
 // few distinct sectors, so a short list beats sorting.
+// Bits set in a 64-bit word (inline: without -mpopcnt std::popcount is a library call).
+inline uint32_t bits_in(uint64_t v) {
+  v = v - ((v >> 1) & 0x5555555555555555ull);
+  v = (v & 0x3333333333333333ull) + ((v >> 2) & 0x3333333333333333ull);
+  return uint32_t((((v + (v >> 4)) & 0x0f0f0f0f0f0f0f0full) * 0x0101010101010101ull) >> 56);
+}
+
+// Distinct values among s[0..n) >> shift when they all lie within 64 of the smallest (nearly
+// every warp access: its sectors span at most 2 KiB), as a bit set: two branch-free passes;
+// returns 0 when they spread wider.
+inline uint32_t count_distinct_near(const uint64_t* s, int n, int shift) {
+  uint64_t lo = ~0ull, hi = 0;
+  for (int i = 0; i < n; ++i) {
+    uint64_t v = s[i] >> shift;
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+  }
+  if (n == 0 || hi - lo >= 64) return 0;
+  uint64_t set = 0;
+  for (int i = 0; i < n; ++i) set |= 1ull << ((s[i] >> shift) - lo);
+  return bits_in(set);
+}
+
+// A full warp's addresses (base + disp) into addr[], their lowest and highest, and the OR of all
+// (for the alignment test): the first step of every full-warp global access.
+struct WarpSpan {
+  uint64_t lo, hi, any;
+  uint64_t sectors = 0;    // AVX2 pass only: bit k = sector (addr[0] >> 5) - 31 + k was touched
+  bool sectors_ok = false; // ... valid when every lane's sector lies in that 64-sector window
+};
+inline WarpSpan warp_addresses_scalar(const uint64_t* base, uint64_t disp, uint64_t* addr) {
+  uint64_t mn = ~0ull, mx = 0, any = 0;
+  for (int l = 0; l < kWarpSize; ++l) {
+    uint64_t a = base[l] + disp;
+    addr[l] = a;
+    mn = std::min(mn, a);
+    mx = std::max(mx, a);
+    any |= a;
+  }
+  return {mn, mx, any};
+}
+// The 32-byte sectors of a full warp's addresses as a bit set relative to sector s0 (every
+// sector must lie in [s0, s0 + 64)).
+inline uint64_t warp_sectors_scalar(const uint64_t* addr, uint64_t s0) {
+  uint64_t set = 0;
+  for (int l = 0; l < kWarpSize; ++l) set |= 1ull << ((addr[l] >> 5) - s0);
+  return set;
+}
+#if defined(__x86_64__)
+// The same two with AVX2 (the baseline build targets SSE2, which has no 64-bit compares or
+// per-lane shifts, so the compiler cannot vectorise them itself): these run on every full-warp
+// global access, the interpreter's hottest path.
+__attribute__((target("avx2"))) WarpSpan warp_addresses_avx2(const uint64_t* base, uint64_t disp,
+                                                             uint64_t* addr) {
+  const __m256i d = _mm256_set1_epi64x(int64_t(disp));
+  const __m256i bias = _mm256_set1_epi64x(INT64_MIN); // unsigned order through signed compares
+  __m256i mn = _mm256_set1_epi64x(INT64_MAX), mx = _mm256_set1_epi64x(INT64_MIN);
+  __m256i any = _mm256_setzero_si256();
+  // The sectors in the same pass, as a bit set around lane 0's sector (a shift of 64 or more
+  // gives 0 in vpsllvq, so lanes outside the window are caught through `far`).
+  const __m256i s_ref = _mm256_set1_epi64x(int64_t(((base[0] + disp) >> 5) - 31));
+  const __m256i one = _mm256_set1_epi64x(1);
+  __m256i set = _mm256_setzero_si256(), far = _mm256_setzero_si256();
+  for (int l = 0; l < kWarpSize; l += 4) {
+    __m256i a = _mm256_add_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(base + l)), d);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(addr + l), a);
+    __m256i ab = _mm256_xor_si256(a, bias);
+    mn = _mm256_blendv_epi8(mn, ab, _mm256_cmpgt_epi64(mn, ab));
+    mx = _mm256_blendv_epi8(mx, ab, _mm256_cmpgt_epi64(ab, mx));
+    any = _mm256_or_si256(any, a);
+    __m256i sh = _mm256_sub_epi64(_mm256_srli_epi64(a, 5), s_ref);
+    far = _mm256_or_si256(far, sh);
+    set = _mm256_or_si256(set, _mm256_sllv_epi64(one, sh));
+  }
+  alignas(32) uint64_t vmn[4], vmx[4], vany[4], vset[4], vfar[4];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(vmn), mn);
+  _mm256_store_si256(reinterpret_cast<__m256i*>(vmx), mx);
+  _mm256_store_si256(reinterpret_cast<__m256i*>(vany), any);
+  _mm256_store_si256(reinterpret_cast<__m256i*>(vset), set);
+  _mm256_store_si256(reinterpret_cast<__m256i*>(vfar), far);
+  WarpSpan r{~0ull, 0, 0};
+  uint64_t f = 0;
+  for (int k = 0; k < 4; ++k) {
+    r.lo = std::min<uint64_t>(r.lo, vmn[k] ^ (1ull << 63));
+    r.hi = std::max<uint64_t>(r.hi, vmx[k] ^ (1ull << 63));
+    r.any |= vany[k];
+    r.sectors |= vset[k];
+    f |= vfar[k];
+  }
+  r.sectors_ok = f < 64; // every shift was in [0, 64)
+  return r;
+}
+__attribute__((target("avx2"))) uint64_t warp_sectors_avx2(const uint64_t* addr, uint64_t s0) {
+  const __m256i base = _mm256_set1_epi64x(int64_t(s0)), one = _mm256_set1_epi64x(1);
+  __m256i set = _mm256_setzero_si256();
+  for (int l = 0; l < kWarpSize; l += 4) {
+    __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(addr + l));
+    __m256i sh = _mm256_sub_epi64(_mm256_srli_epi64(a, 5), base);
+    set = _mm256_or_si256(set, _mm256_sllv_epi64(one, sh));
+  }
+  alignas(32) uint64_t v[4];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(v), set);
+  return v[0] | v[1] | v[2] | v[3];
+}
+// Read once at start-up (a function-local static would test its guard on every access).
+const bool kHasAvx2 = [] {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") != 0;
+}();
+#endif
+inline WarpSpan warp_addresses(const uint64_t* base, uint64_t disp, uint64_t* addr) {
+#if defined(__x86_64__)
+  if (kHasAvx2) return warp_addresses_avx2(base, disp, addr);
+#endif
+  return warp_addresses_scalar(base, disp, addr);
+}
+inline uint64_t warp_sectors(const uint64_t* addr, uint64_t s0) {
+#if defined(__x86_64__)
+  if (kHasAvx2) return warp_sectors_avx2(addr, s0);
+#endif
+  return warp_sectors_scalar(addr, s0);
+}
+
 uint32_t count_distinct(const uint64_t* s, int n) {
   if (n == 0) return 0;
+  if (uint32_t c = count_distinct_near(s, n, 0)) return c;
   uint32_t c = 1;
   int i = 1;
   for (; i < n; ++i) { // non-decreasing (coalesced, broadcast): count the steps
@@ -253,23 +380,29 @@ template <bool Store, uint32_t W> int h_global1(Exec& x, Warp& w, const Inst& in
   uint64_t* wr = Store && r && r->writers ? r->writers : nullptr;
   const uint64_t tag = Store ? (x.B->linear << 11) + w.tid0 + 1 : 0;
   uint32_t rest = m;
+  uint64_t amin = 0, amax = 0; // full warp: the lowest and highest address
+  uint64_t sector_set = 0;     // full warp, when sector_set_ok: its sectors as a bit set
+  bool sector_set_ok = false;
   if (m == kFull) {
-    // A whole warp, usually all in bounds: a straight loop; the general one below takes over
-    // from the first lane that is not.
-    int l = 0;
-    for (; l < kWarpSize; ++l) {
-      uint64_t a = base[l] + disp;
-      addr[l] = a;
-      if (a - lo > span || (a & (W - 1)) != 0) break;
-      std::byte* p = reinterpret_cast<std::byte*>(hb + a);
-      if constexpr (Store) {
-        std::memcpy(p, &reg[l], W);
-        if (wr) store_writer(&wr[(a - lo) >> r->elem_shift], tag + uint64_t(l));
-      } else {
-        reg[l] = load_value(p, W, sign);
+    // A whole warp, usually all in bounds: the addresses, their range and alignment first (no
+    // branch per lane), then one bounds test for the warp, then the accesses. If the test fails,
+    // the general loop below redoes the warp lane by lane (so faults keep lane order).
+    WarpSpan ws = warp_addresses(base, disp, addr);
+    amin = ws.lo, amax = ws.hi;
+    sector_set = ws.sectors, sector_set_ok = ws.sectors_ok;
+    if (ws.lo - lo <= span && ws.hi - lo <= span && (ws.any & (W - 1)) == 0) {
+#pragma GCC unroll 4
+      for (int l = 0; l < kWarpSize; ++l) {
+        std::byte* p = reinterpret_cast<std::byte*>(hb + addr[l]);
+        if constexpr (Store) {
+          std::memcpy(p, &reg[l], W);
+          if (wr) store_writer(&wr[(addr[l] - lo) >> r->elem_shift], tag + uint64_t(l));
+        } else {
+          reg[l] = load_value(p, W, sign);
+        }
       }
+      rest = 0;
     }
-    rest = l == kWarpSize ? 0 : kFull << l;
   }
   for (uint32_t mm = rest; mm; mm &= mm - 1) {
     int l = std::countr_zero(mm);
@@ -296,24 +429,38 @@ template <bool Store, uint32_t W> int h_global1(Exec& x, Warp& w, const Inst& in
     }
   }
   if (x.L->stop.load(std::memory_order_relaxed)) return kStop; // e.g. after a guard-band write
-  uint32_t* per_thread = Store ? w.gstores : w.gloads;
-  if (m == kFull)
-    for (int l = 0; l < kWarpSize; ++l) ++per_thread[l];
-  else
+  if (m == kFull) {
+    ++(Store ? w.gstores_all : w.gloads_all);
+  } else {
+    uint32_t* per_thread = Store ? w.gstores : w.gloads;
     each_lane(m, [&](int l) { ++per_thread[l]; });
+  }
   if (x.count) {
-    uint64_t seg[kWarpSize];
-    int ng = 0;
-    if (m == kFull)
-      for (int l = 0; l < kWarpSize; ++l) seg[l] = addr[l] >> 5;
-    else
-      for (uint32_t mm = m; mm; mm &= mm - 1) seg[ng++] = addr[std::countr_zero(mm)] >> 5;
-    if (m == kFull) ng = kWarpSize;
     InstCount& c = x.ic[pc];
+    uint32_t sectors;
+    int ng;
+    if (m == kFull) {
+      ng = kWarpSize;
+      uint64_t s0 = amin >> 5;
+      if (sector_set_ok) {
+        sectors = bits_in(sector_set);
+      } else if ((amax >> 5) - s0 < 64) { // the sectors as a bit set, from the range found above
+        sectors = bits_in(warp_sectors(addr, s0));
+      } else {
+        uint64_t seg[kWarpSize];
+        for (int l = 0; l < kWarpSize; ++l) seg[l] = addr[l] >> 5;
+        sectors = count_distinct(seg, kWarpSize);
+      }
+    } else {
+      uint64_t seg[kWarpSize];
+      ng = 0;
+      for (uint32_t mm = m; mm; mm &= mm - 1) seg[ng++] = addr[std::countr_zero(mm)] >> 5;
+      sectors = count_distinct(seg, ng);
+    }
     c.g_req += 1;
     c.g_bytes += uint64_t(ng) * W;
     c.g_ideal += (uint64_t(ng) * W + 31) / 32;
-    c.g_sect += count_distinct(seg, ng);
+    c.g_sect += sectors;
   }
   return kNext;
 }

@@ -144,7 +144,8 @@ RunResult Simulator::run_locked(const RunPlan& plan) {
   };
   if (!plan.program || plan.program->ptx.empty()) {
     res.fault = launch_fault(FaultKind::internal, "the simulator was given no PTX to run", -1);
-    return done();
+    done();
+    return res;
   }
   std::shared_ptr<ModuleImage> mod = impl_->module(plan.program->ptx);
   if (!mod->error.empty()) {
@@ -152,7 +153,8 @@ RunResult Simulator::run_locked(const RunPlan& plan) {
                              "the simulator could not read the PTX (PTX line " +
                                  std::to_string(mod->error_line) + "): " + mod->error,
                              -1);
-    return done();
+    done();
+    return res;
   }
 
   // ---- memory: module variables and the plan's buffers ----
@@ -420,7 +422,8 @@ RunResult Simulator::run_locked(const RunPlan& plan) {
       }
     }
   }
-  return done();
+  done();
+  return res; // named: moved out, not copied (done() returns a reference)
 }
 
 namespace {
