@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <fmt/format.h>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <toml++/toml.h>
 #include <unistd.h>
@@ -103,6 +104,26 @@ Catalog load_catalog(const fs::path& root) {
     if (auto p = load_puzzle(d, root / "solutions", c.errors)) c.puzzles.push_back(std::move(*p));
   for (auto& d : subdirs(root / "lessons"))
     if (auto l = load_lesson(d, c.errors)) c.lessons.push_back(std::move(*l));
+  // Ids are unique by their number too ("01" names a puzzle): of two folders with one number, the
+  // first in order loads and the other is refused, naming both.
+  auto unique_numbers = [&](auto& items, auto file_of) {
+    std::map<std::string, std::string> seen;
+    for (size_t i = 0; i < items.size();) {
+      const std::string& id = items[i].id;
+      std::string num = id.substr(0, id.find('-'));
+      auto [it, fresh] = seen.emplace(num, id);
+      if (fresh) {
+        ++i;
+        continue;
+      }
+      c.errors.push_back({file_of(items[i]), "id", 0, 0,
+                          fmt::format("'{}' has the number {} that '{}' already uses: renumber one of them", id,
+                                      num, it->second)});
+      items.erase(items.begin() + long(i));
+    }
+  };
+  unique_numbers(c.puzzles, [](const Puzzle& p) { return p.dir / "puzzle.toml"; });
+  unique_numbers(c.lessons, [](const Lesson& l) { return l.file; });
   // Links between them must resolve.
   for (auto& l : c.lessons)
     for (auto& pid : l.puzzles)

@@ -82,6 +82,13 @@ private:
   NodeP unary() {
     skip();
     int col = int(i_ + 1);
+    // "- - - ... 1" recurses here, not through primary(): count it too (it overflowed the stack;
+    // fuzz/corpus/expr/regress-unary-minus-chain keeps the input).
+    if (++depth_ > 200) fail("expression nested too deeply");
+    struct Depth {
+      int& d;
+      ~Depth() { --d; }
+    } guard{depth_};
     if (eat('-')) return make(K::neg, unary(), nullptr, col);
     if (eat('+')) return unary();
     return primary();
@@ -205,7 +212,13 @@ void collect(const Expr::Node& n, std::vector<std::string>& out) {
 
 } // namespace
 
+// Evaluation, names() and the tree's destructor recurse over the tree: a bounded text bounds the
+// depth of "1 + 1 + ... + 1" as well as of nesting.
+constexpr size_t kMaxExprLength = 4096;
+
 Expr Expr::parse(std::string_view text) {
+  if (text.size() > kMaxExprLength)
+    throw ExprError(fmt::format("size expression is {} characters long: at most {}", text.size(), kMaxExprLength), 1);
   Expr e;
   e.text_ = std::string(text);
   e.root_ = Parser(text).parse();

@@ -380,7 +380,11 @@ std::optional<Puzzle> load_puzzle(const fs::path& dir, const fs::path& solutions
         } else if (!b.shape.empty()) {
           std::string prod;
           for (auto& s : b.shape) prod += fmt::format("{}({})", prod.empty() ? "" : " * ", s.text());
-          b.count = Expr::parse(prod);
+          try {
+            b.count = Expr::parse(prod);
+          } catch (const ExprError& e) { // the product of long shape expressions is too long
+            c.error(key + ".shape", *t.get("shape"), e.what());
+          }
         } else {
           c.error(key + ".count", t, "missing (give count or shape)");
         }
@@ -481,12 +485,15 @@ std::optional<Puzzle> load_puzzle(const fs::path& dir, const fs::path& solutions
       c.errors.push_back({file, "tunables." + t.name, 0, 0, "not a valid name, or clashes with a buffer or scalar"});
 
   // Cases
+  std::vector<int> case_lines; // where each [[case]] is, for problems found when evaluating sizes
   if (const toml::node* cn = doc.get("case")) {
     const toml::array* arr = cn->as_array();
     if (!arr || !arr->is_array_of_tables()) c.error("case", *cn, "must be [[case]] tables");
     else
-      for (size_t i = 0; i < arr->size(); ++i)
+      for (size_t i = 0; i < arr->size(); ++i) {
         p.cases.push_back(read_case(c, *arr->get(i)->as_table(), fmt::format("case[{}]", i)));
+        case_lines.push_back(int(arr->get(i)->source().begin.line));
+      }
   }
   if (p.cases.empty()) c.errors.push_back({file, "case", 0, 0, "no [[case]]: at least one correctness case is required"});
   for (auto [name, slot] : {std::pair{"perf", &p.perf}, std::pair{"sim_perf", &p.sim_perf}}) {
@@ -537,28 +544,32 @@ std::optional<Puzzle> load_puzzle(const fs::path& dir, const fs::path& solutions
       c.error("medals", *t, "need 0 < bronze <= silver <= gold <= 1.5");
   }
 
+  auto table_line = [&](const char* k) {
+    const toml::node* n = doc.get(k);
+    return n ? int(n->source().begin.line) : 0;
+  };
   // Every name an expression uses must be a size some case gives, a tunable, or a scalar.
   std::set<std::string> known;
   for (auto& cs : p.cases)
     for (auto& [k, v] : cs.sizes) known.insert(k);
   for (auto& t : p.tunables) known.insert(t.name);
-  auto check_names = [&](const Expr& e, const std::string& key) {
+  auto check_names = [&](const Expr& e, const std::string& key, int line = 0) {
     for (auto& n : e.names())
       if (!known.count(n))
-        c.errors.push_back({file, key, 0, 0,
+        c.errors.push_back({file, key, line, 0,
                             fmt::format("'{}' in \"{}\" is not a size of any [[case]] nor a tunable", n, e.text())});
   };
   for (auto& b : p.buffers) {
-    check_names(b.count, fmt::format("buffer '{}'.count", b.name));
-    for (auto& s : b.shape) check_names(s, fmt::format("buffer '{}'.shape", b.name));
+    check_names(b.count, fmt::format("buffer '{}'.count", b.name), b.line);
+    for (auto& s : b.shape) check_names(s, fmt::format("buffer '{}'.shape", b.name), b.line);
   }
   for (size_t i = 0; i < p.launches.size(); ++i) {
     for (auto& e : p.launches[i].grid) check_names(e, "launch.grid");
     for (auto& e : p.launches[i].block) check_names(e, "launch.block");
     if (!p.launches[i].shared_bytes.empty()) check_names(p.launches[i].shared_bytes, "launch.shared");
   }
-  check_names(p.cost_bytes, "cost.bytes");
-  if (!p.cost_flops.empty()) check_names(p.cost_flops, "cost.flops");
+  check_names(p.cost_bytes, "cost.bytes", table_line("cost"));
+  if (!p.cost_flops.empty()) check_names(p.cost_flops, "cost.flops", table_line("cost"));
   for (auto& s : p.scalars) {
     if (s.expr) check_names(*s.expr, fmt::format("scalar.{}.value", s.name));
     else if (!is_float(s.type) && !known.count(s.name))
@@ -566,23 +577,24 @@ std::optional<Puzzle> load_puzzle(const fs::path& dir, const fs::path& solutions
                           fmt::format("integer scalar '{}' has no value and no case gives a size '{}'", s.name, s.name)});
   }
   // Every case must give every size the expressions use, and they must evaluate sensibly.
-  auto check_case = [&](const Case& cs, const std::string& key) {
+  auto check_case = [&](const Case& cs, const std::string& key, int line) {
     Env env = p.env(cs);
     for (auto& b : p.buffers) {
       try {
         int64_t n = b.count.eval(env);
-        if (n < 0) c.errors.push_back({file, key, 0, 0, fmt::format("buffer '{}' has a negative count ({})", b.name, n)});
-        if (n > (int64_t(1) << 36)) c.errors.push_back({file, key, 0, 0, fmt::format("buffer '{}' has {} elements: more than 2^36", b.name, n)});
+        if (n < 0) c.errors.push_back({file, key, line, 0, fmt::format("buffer '{}' has a negative count ({})", b.name, n)});
+        if (n > (int64_t(1) << 36)) c.errors.push_back({file, key, line, 0, fmt::format("buffer '{}' has {} elements: more than 2^36", b.name, n)});
       } catch (const ExprError& e) {
-        c.errors.push_back({file, key, 0, 0, fmt::format("buffer '{}'.count: {}", b.name, e.what())});
+        c.errors.push_back({file, key, line, 0, fmt::format("buffer '{}'.count: {}", b.name, e.what())});
       }
     }
     for (auto& [bn, g] : cs.init)
-      if (!p.buffer(bn)) c.errors.push_back({file, key + ".init." + bn, 0, 0, "names no buffer"});
+      if (!p.buffer(bn)) c.errors.push_back({file, key + ".init." + bn, line, 0, "names no buffer"});
   };
-  for (size_t i = 0; i < p.cases.size(); ++i) check_case(p.cases[i], fmt::format("case[{}]", i));
-  if (p.perf) check_case(*p.perf, "perf");
-  if (p.sim_perf) check_case(*p.sim_perf, "sim_perf");
+  for (size_t i = 0; i < p.cases.size(); ++i)
+    check_case(p.cases[i], fmt::format("case[{}]", i), i < case_lines.size() ? case_lines[i] : 0);
+  if (p.perf) check_case(*p.perf, "perf", table_line("perf"));
+  if (p.sim_perf) check_case(*p.sim_perf, "sim_perf", table_line("sim_perf"));
 
   // Files: README.md, starter.cu, reference.cu and hints.md in the folder unless [files] names
   // others (which must stay inside it); the solution lives in solutions/ID.cu.

@@ -1,5 +1,8 @@
 #include "common/fault_suite.hpp"
 
+#include <chrono>
+#include <cstdlib>
+
 TEST_CASE("each fault kind gets its verdict on the simulator") {
   wb::test::check_fault_cases(
       [] {
@@ -7,4 +10,68 @@ TEST_CASE("each fault kind gets its verdict on the simulator") {
         return wb::make_sim_backend(why);
       },
       false);
+}
+
+namespace {
+
+const char* kVectorAdd =
+    "extern \"C\" __global__ void vector_add(const float* a, const float* b, float* c, int n) {\n"
+    "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "  if (i < n) c[i] = a[i] + b[i];\n}\n";
+
+struct ScopedEnv {
+  std::string name;
+  ScopedEnv(const char* n, const char* v) : name(n) { setenv(n, v, 1); }
+  ~ScopedEnv() { unsetenv(name.c_str()); }
+};
+
+} // namespace
+
+TEST_CASE("a case that needs more host memory than allowed is refused before anything is allocated") {
+  using namespace wb;
+  const Puzzle* p = test::builtin_catalog().find_puzzle("01-vector-add");
+  REQUIRE(p);
+  std::string why;
+  auto backend = make_sim_backend(why);
+  REQUIRE(backend);
+  CheckOptions opt;
+  opt.time = false;
+  opt.seed = 1;
+  auto refused = [&](const Env& sizes) {
+    auto t0 = std::chrono::steady_clock::now();
+    CheckReport r = run_puzzle(*p, kVectorAdd, "learner.cu", *backend, sizes, opt);
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    REQUIRE(r.cases.size() == 1);
+    CHECK(r.verdict == Verdict::runtime_fault);
+    CHECK(r.cases[0].fault.kind == FaultKind::memory_limit);
+    CHECK_MESSAGE(r.summary.find("refused before allocating anything") != std::string::npos, r.summary);
+    CHECK(s < 30); // compiling only: nothing was made
+    return r.summary;
+  };
+  SUBCASE("2^36 elements per buffer: 768 GiB, past 3/4 of this machine's memory") {
+    std::string s = refused({{"n", int64_t(1) << 36}});
+    CHECK(s.find("3/4 of this machine's memory") != std::string::npos);
+  }
+  SUBCASE("WARPBOOK_HOST_MEMORY_LIMIT=64M: 8 M elements are refused, 65537 pass") {
+    ScopedEnv env("WARPBOOK_HOST_MEMORY_LIMIT", "64M");
+    std::string s = refused({{"n", 8000000}});
+    CHECK(s.find("WARPBOOK_HOST_MEMORY_LIMIT") != std::string::npos);
+    CHECK(run_puzzle(*p, kVectorAdd, "learner.cu", *backend, {{"n", 65537}}, opt).verdict == Verdict::passed);
+  }
+}
+
+TEST_CASE("the GPU suite's path, through the warpbook executable, on the simulator") {
+  // tests/gpu runs every fault case this way (a process per case); here three of them, on the
+  // simulator, so that CI covers the command line, the exit codes and the JSON round trip.
+  using namespace wb;
+  for (const char* name : {"01-compile-undeclared", "15-write-just-past-end", "36-one-block-only"}) {
+    CAPTURE(name);
+    auto fc = test::load_fault_case(test::fault_dir() / (std::string(name) + ".cu"));
+    int status = 0;
+    CheckReport r = test::check_in_process(fc.puzzle, fc.source, status, "sim");
+    CHECK(status == exit_code(r.verdict));
+    CHECK(std::find(fc.sim.verdicts.begin(), fc.sim.verdicts.end(), r.verdict) != fc.sim.verdicts.end());
+    std::string all = test::shown_text(r);
+    for (auto& w : fc.sim.words) CHECK_MESSAGE(all.find(w) != std::string::npos, w << " in " << all);
+  }
 }

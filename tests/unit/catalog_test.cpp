@@ -215,3 +215,162 @@ TEST_CASE("the built-in catalog loads without problems") {
   CHECK(cat.find_puzzle("03-softmax"));
   for (auto& p : cat.puzzles) CHECK_MESSAGE(fs::exists(p.solution), p.id);
 }
+
+// More ways a pack goes wrong (issue 7): each refused with file, key and line; the rest loads.
+TEST_CASE("malformed puzzles, continued: expressions, names, files and ids") {
+  SUBCASE("a huge size expression") {
+    std::string huge = "n";
+    while (huge.size() < 5000) huge += " + n";
+    CHECK(has(errors_for(replace(kGood, "count = \"n\"\noutput", "count = \"" + huge + "\"\noutput")),
+              "buffer 'c'.count", 13, "at most 4096"));
+  }
+  SUBCASE("a deeply nested size expression") {
+    CHECK(has(errors_for(replace(kGood, "grid = \"cdiv(n, BLOCK)\"",
+                                 "grid = \"" + std::string(300, '(') + "n" + std::string(300, ')') + "\"")),
+              "launch.grid", 18, "nested too deeply"));
+  }
+  SUBCASE("a long chain of unary minus (found by fuzzing: it overflowed the stack)") {
+    CHECK(has(errors_for(replace(kGood, "bytes = \"8 * n\"", "bytes = \"" + std::string(3000, '-') + "n\"")),
+              "cost.bytes", 24, "nested too deeply"));
+  }
+  SUBCASE("a number too large for 64 bits") {
+    CHECK(has(errors_for(replace(kGood, "bytes = \"8 * n\"", "bytes = \"99999999999999999999 * n\"")), "cost.bytes",
+              24, "too large for 64 bits"));
+  }
+  SUBCASE("a size that overflows 64 bits when evaluated") {
+    CHECK(has(errors_for(replace(kGood, "count = \"n\"\noutput", "count = \"n * 9223372036854775807 * 2\"\noutput")),
+              "case[0]", 21, "64-bit overflow"));
+  }
+  SUBCASE("a size problem names the [[case]]'s line") {
+    CHECK(has(errors_for(replace(kGood, "count = \"n\"\noutput", "count = \"n - 5\"\noutput")), "case[0]", 21,
+              "negative count"));
+  }
+  SUBCASE("a name an expression uses is given by no case: the buffer's line") {
+    CHECK(has(errors_for(replace(kGood, "count = \"n\"\noutput", "count = \"m\"\noutput")), "buffer 'c'.count", 10,
+              "'m' in \"m\""));
+  }
+  SUBCASE("a kernel name that is not a C identifier") {
+    CHECK(has(errors_for(replace(kGood, "name = \"vector_add\"", "name = \"vector-add\"")), "kernel.name", 3,
+              "C identifier"));
+  }
+  SUBCASE("[[buffer]] written as a plain key") {
+    std::string g = kGood;
+    std::string t = "buffer = [\"a\", \"c\"]\n" + g.substr(0, g.find("[[buffer]]")) + g.substr(g.find("[scalar.n]"));
+    CHECK(has(errors_for(t), "buffer", 1, "must be [[buffer]] tables"));
+  }
+  SUBCASE("a block with four dimensions") {
+    CHECK(has(errors_for(replace(kGood, "block = \"BLOCK\"", "block = [\"BLOCK\", 1, 1, 1]")), "launch.block", 19,
+              "1 to 3 dimensions"));
+  }
+  SUBCASE("a tunable that clashes with a buffer") {
+    CHECK(has(errors_for(replace(kGood, "tunables = { BLOCK = 256 }", "tunables = { BLOCK = 256, c = 4 }")),
+              "tunables.c", 0, "clashes with a buffer"));
+  }
+  SUBCASE("a float scalar without a value") {
+    CHECK(has(errors_for(replace(kGood, "[scalar.n]\ntype = \"i32\"", "[scalar.n]\ntype = \"i32\"\n[scalar.alpha]\ntype = \"f32\"")),
+              "scalar.alpha.value", 17, "needs a value"));
+  }
+  SUBCASE("a negative tolerance") {
+    CHECK(has(errors_for(std::string(kGood) + "[check]\nrtol = -1.0\n"), "check.rtol", 26, ">= 0"));
+  }
+  SUBCASE("invalid UTF-8") {
+    CHECK(has(errors_for(replace(kGood, "title = \"Vector add\"", "title = \"Vector \xff\xfe add\"")), "", 1,
+              "TOML syntax"));
+  }
+  SUBCASE("a file larger than 1 MiB") {
+    CHECK(has(errors_for(std::string(kGood) + "# " + std::string(1 << 20, 'x') + "\n"), "", 0, "larger than 1 MiB"));
+  }
+  SUBCASE("a named file that is a folder") {
+    TempCatalog c;
+    c.puzzle("00-good", kGood);
+    fs::path d = c.puzzle("01-bad", kGood);
+    fs::remove(d / "starter.cu");
+    fs::create_directories(d / "starter.cu");
+    Catalog cat = load_catalog(c.root);
+    CHECK(cat.find_puzzle("00-good"));
+    CHECK_FALSE(cat.find_puzzle("01-bad"));
+    CHECK(has(cat.errors, "", 0, "missing file"));
+  }
+}
+
+TEST_CASE("a puzzle's file that escapes its folder through a symlink is refused") {
+  TempCatalog c;
+  c.puzzle("00-good", kGood);
+  fs::path d = c.puzzle("01-bad", kGood);
+  std::ofstream(c.root / "outside.cu") << "secret\n";
+  fs::remove(d / "starter.cu");
+  fs::create_symlink("../../outside.cu", d / "starter.cu");
+  // A symlink that stays inside is fine.
+  fs::path ok = c.puzzle("02-inside", kGood);
+  fs::rename(ok / "hints.md", ok / "real-hints.md");
+  fs::create_symlink("real-hints.md", ok / "hints.md");
+  Catalog cat = load_catalog(c.root);
+  CHECK(cat.find_puzzle("00-good"));
+  CHECK(cat.find_puzzle("02-inside"));
+  CHECK_FALSE(cat.find_puzzle("01-bad"));
+  CHECK(has(cat.errors, "files.starter", 0, "'starter.cu' is outside the puzzle's folder"));
+  for (auto& e : cat.errors) CHECK(e.file.string().find("01-bad") != std::string::npos);
+}
+
+TEST_CASE("a folder without puzzle.toml, and two puzzles or lessons with one number") {
+  TempCatalog c;
+  c.puzzle("01-first", kGood);
+  c.puzzle("01-second", kGood);
+  c.puzzle("02-ok", kGood);
+  fs::create_directories(c.root / "puzzles" / "03-empty");
+  std::ofstream(c.root / "puzzles" / "03-empty" / "README.md") << "x\n";
+  for (auto id : {"0001-a", "0001-b"}) {
+    fs::create_directories(c.root / "lessons" / id);
+    std::ofstream(c.root / "lessons" / id / "lesson.md") << "+++\ntitle = \"x\"\n+++\nbody\n";
+  }
+  Catalog cat = load_catalog(c.root);
+  CHECK(cat.find_puzzle("01-first"));
+  CHECK_FALSE(cat.find_puzzle("01-second"));
+  CHECK(cat.find_puzzle("01") == cat.find_puzzle("01-first")); // "01" is not ambiguous
+  CHECK(cat.find_puzzle("02-ok"));
+  CHECK(cat.puzzles.size() == 2);
+  CHECK(cat.lessons.size() == 1);
+  CHECK(has(cat.errors, "id", 0, "'01-second' has the number 01 that '01-first' already uses"));
+  CHECK(has(cat.errors, "id", 0, "'0001-b' has the number 0001 that '0001-a' already uses"));
+  CHECK(has(cat.errors, "", 0, "03-empty/puzzle.toml: missing puzzle.toml"));
+}
+
+TEST_CASE("lessons: more broken front matter and links, each with file, key and line") {
+  TempCatalog c;
+  c.puzzle("01-good", kGood);
+  auto lesson = [&](const std::string& id, const std::string& text) {
+    fs::create_directories(c.root / "lessons" / id);
+    std::ofstream(c.root / "lessons" / id / "lesson.md", std::ios::binary) << text;
+  };
+  lesson("0001-ok", "+++\ntitle = \"Ok\"\npuzzles = [\"01-good\"]\n+++\nbody\n");
+  lesson("0002-unknown-key", "+++\ntitle = \"x\"\nobjectivs = [\"a\"]\n+++\nbody\n");
+  lesson("0003-title-not-string", "+++\ntitle = 3\n+++\nbody\n");
+  lesson("0004-no-title", "+++\nobjectives = [\"a\"]\n+++\nbody\n");
+  lesson("0005-puzzles-not-strings", "+++\ntitle = \"x\"\npuzzles = [1, 2]\n+++\nbody\n");
+  lesson("0006-binary", std::string("+++\ntitle = \"x\"\n+++\n\0\0\0", 21));
+  lesson("0007-bad-link", "+++\ntitle = \"x\"\nobjectives = [\"a\"]\npuzzles = [\"01-good\", \"42-gone\"]\n+++\nbody\n");
+  fs::create_directories(c.root / "lessons" / "0008-no-file");
+  // A puzzle naming a lesson that does not exist.
+  c.puzzle("02-names-missing-lesson", "lesson = \"0099-nope\"\n" + std::string(kGood));
+  Catalog cat = load_catalog(c.root);
+  auto has_err = [&](const std::string& id, const std::string& key, int line, const std::string& text) {
+    for (auto& e : cat.errors)
+      if (e.file.string().find(id) != std::string::npos && e.key == key && (line == 0 || e.line == line) &&
+          e.str().find(text) != std::string::npos)
+        return true;
+    std::string all;
+    for (auto& e : cat.errors) all += e.str() + "\n";
+    MESSAGE("errors were:\n" << all);
+    return false;
+  };
+  CHECK(cat.find_lesson("0001"));
+  CHECK(has_err("0002-unknown-key", "objectivs", 3, "unknown key"));
+  CHECK(has_err("0003-title-not-string", "title", 2, "must be a string"));
+  CHECK(has_err("0004-no-title", "title", 2, "missing"));
+  CHECK(has_err("0005-puzzles-not-strings", "puzzles", 3, "array of strings"));
+  CHECK(has_err("0006-binary", "", 0, "NUL"));
+  CHECK(has_err("0007-bad-link", "puzzles", 0, "'42-gone'"));
+  CHECK(has_err("0008-no-file", "", 0, "missing lesson.md"));
+  CHECK(has_err("02-names-missing-lesson", "lesson", 0, "'0099-nope'"));
+  CHECK(cat.find_puzzle("01-good"));
+}

@@ -143,11 +143,13 @@ private:
   std::vector<Tok> t_;
   size_t p_ = 0;
   int cur_src_line_ = 0;
+  int operand_depth_ = 0;
 
-  bool at_end() const { return t_[p_].k == Tok::K::end; }
+  // p_ never reads past the final `end` token, even where a loop stepped over it (fuzzing).
+  bool at_end() const { return p_ + 1 >= t_.size() || t_[p_].k == Tok::K::end; }
   const Tok& peek(size_t ahead = 0) const { return t_[std::min(p_ + ahead, t_.size() - 1)]; }
   const Tok& take() {
-    const Tok& k = t_[p_];
+    const Tok& k = peek();
     if (!at_end()) ++p_;
     return k;
   }
@@ -177,7 +179,7 @@ private:
         ++depth;
       else if (is_punct("}"))
         --depth;
-      ++p_;
+      if (!at_end()) ++p_;
     } while (!at_end() && depth > 0);
   }
 
@@ -505,6 +507,12 @@ private:
   }
 
   Operand operand() {
+    // `{{{{...` and `!!!!...` recurse here: bound the depth (fuzzing overflowed the stack).
+    if (++operand_depth_ > 64) fail("operand nested too deeply");
+    struct Depth {
+      int& d;
+      ~Depth() { --d; }
+    } guard{operand_depth_};
     Operand o;
     if (is_punct("!")) {
       ++p_;

@@ -1,0 +1,8 @@
+// fault: calling a function that does not exist
+// puzzle: 01-vector-add
+// sim: compile_error | learner.cu:@HERE: | identifier "fused_add" is undefined
+// gpu: same
+extern "C" __global__ void vector_add(const float* a, const float* b, float* c, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) c[i] = fused_add(a[i], b[i]); /*HERE*/
+}

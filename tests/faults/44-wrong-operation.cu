@@ -1,0 +1,8 @@
+// fault: subtracts instead of adding
+// puzzle: 01-vector-add
+// sim: wrong_answer | are wrong | max abs error
+// gpu: same
+extern "C" __global__ void vector_add(const float* a, const float* b, float* c, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) c[i] = a[i] - b[i];
+}

@@ -1,0 +1,12 @@
+// fault: a loop that never ends
+// puzzle: 01-vector-add
+// sim: runtime_fault | endless loop
+// gpu: runtime_fault | did not finish within
+// gpu-sticky: yes
+// note: The simulator stops at its instruction budget; on a GPU the check's case timeout (10 s) stops it.
+extern "C" __global__ void vector_add(const float* a, const float* b, float* c, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  volatile int spin = 1;
+  while (spin) { } /*HERE*/
+  if (i < n) c[i] = a[i] + b[i];
+}
