@@ -170,6 +170,15 @@ int cmd_check(const Global& g, const std::string& key, const std::string& file, 
   bool ok;
   std::string src = read_text(file, ok);
   if (!ok) throw UsageError(fmt::format("cannot read {}", file));
+  // With --json, stdout carries the report alone: device printf (which the CUDA driver writes to
+  // the process's stdout) and any library chatter go to stderr instead.
+  FILE* json_out = stdout;
+  if (json) {
+    std::fflush(stdout);
+    int fd = ::dup(1);
+    ::dup2(2, 1);
+    json_out = ::fdopen(fd, "w");
+  }
   auto backend = backend_or_throw(backend_kind);
   CheckOptions opt;
   opt.seed = seed;
@@ -186,7 +195,10 @@ int cmd_check(const Global& g, const std::string& key, const std::string& file, 
     fmt::print(stderr, "warning: the attempt was not recorded: {}\n", e.what());
   }
   if (opt.progress) fmt::print(stderr, "\r\x1b[K");
-  if (json) fmt::print("{}\n", report_to_json(r));
+  if (json) {
+    fmt::print(json_out, "{}\n", report_to_json(r));
+    std::fflush(json_out);
+  }
   else print_report(r);
   return exit_code(r.verdict);
 }
