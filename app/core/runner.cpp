@@ -165,6 +165,7 @@ std::string to_json(const Event& e) {
     if (!e.text.empty()) j["error"] = e.text;
     if (e.cancelled) j["cancelled"] = true;
     if (e.runner_died) j["runner_died"] = true;
+    if (e.runner_ending) j["runner_ending"] = true;
     if (e.report) j["report"] = json::parse(report_to_json(*e.report, -1));
     if (!e.probe.empty() || !e.ceilings.empty()) {
       auto list = [](const std::vector<ProbeFigure>& v) {
@@ -218,6 +219,7 @@ Event event_from_json(const std::string& line) {
   e.ok = j.value("ok", false);
   e.cancelled = j.value("cancelled", false);
   e.runner_died = j.value("runner_died", false);
+  e.runner_ending = j.value("runner_ending", false);
   if (j.contains("report") && j["report"].is_object())
     e.report = report_from_json(j["report"].dump());
   auto list = [&](const char* key, std::vector<ProbeFigure>& out) {
@@ -313,9 +315,11 @@ public:
         std::lock_guard lk(mu_);
         current_ = 0;
       }
+      // A poisoned CUDA context cannot be reused: this process ends after answering, and says so
+      // in the answer, so the client sends the next request to a fresh runner.
+      for (auto& [kind, b] : backends_)
+        if (b && !b->usable()) res.runner_ending = true;
       emit(res);
-      // A poisoned CUDA context cannot be reused: end this process so the next request gets a
-      // fresh one (the client reports kStickyExit in words).
       for (auto& [kind, b] : backends_)
         if (b && !b->usable()) {
           Event log;
@@ -651,6 +655,8 @@ bool Client::write_line(const std::string& line) {
 uint64_t Client::send(Request r, double timeout_s) {
   std::lock_guard lk(mu_);
   r.id = next_id_++;
+  if (pid_ > 0 && ending_generation_ == generation_)
+    kill_locked("the runner ended itself after a sticky device fault"); // it is exiting anyway
   if (pid_ <= 0) start_locked();
   if (pid_ <= 0) {
     Event e;
@@ -813,6 +819,7 @@ void Client::reader(int fd, pid_t pid, int gen) {
         e.text = l;
       }
       if (gen != generation_) continue; // a killed runner's last words: already answered
+      if (e.runner_ending) ending_generation_ = gen;
       if (e.kind == EventKind::result || e.kind == EventKind::hello) {
         auto it = pending_.find(e.id);
         if (it != pending_.end()) {

@@ -95,6 +95,7 @@ struct Event {
   bool ok = false;
   bool cancelled = false;
   bool runner_died = false; // made by the client: the runner ended before answering
+  bool runner_ending = false; // the runner ends itself after this answer (a sticky device fault)
   std::optional<CheckReport> report;
   std::vector<ProbeFigure> probe; // a probe's figures, and the ceilings to store
   std::vector<ProbeFigure> ceilings;
@@ -188,6 +189,7 @@ private:
   pid_t pid_ = -1;
   int in_fd_ = -1;
   int generation_ = 0;
+  int ending_generation_ = -1; // this runner said it is ending: the next request starts another
   std::string kill_reason_;
   std::string last_exit_;
   std::deque<std::string> stderr_tail_;
