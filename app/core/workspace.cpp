@@ -1,5 +1,7 @@
 #include "workspace.hpp"
 
+#include <chrono>
+
 #include "puzzle.hpp"
 
 #include <cerrno>
@@ -90,7 +92,25 @@ fs::path Workspace::ensure(const Puzzle& p, std::string& error) const {
   return f;
 }
 
+namespace {
+// A writer killed between creating its temporary file and the rename leaves `.NAME.XXXX.tmp`
+// behind. The learner's file is whole either way; sweep the leftovers when the file is opened
+// (only old ones, so a save in flight in another process is never touched).
+void remove_stale_temps(const fs::path& path) {
+  std::error_code ec;
+  std::string prefix = "." + path.filename().string() + ".";
+  auto cutoff = fs::file_time_type::clock::now() - std::chrono::minutes(1);
+  for (auto& e : fs::directory_iterator(path.parent_path(), ec)) {
+    std::string n = e.path().filename().string();
+    if (n.rfind(prefix, 0) == 0 && n.size() > 4 && n.compare(n.size() - 4, 4, ".tmp") == 0 &&
+        e.last_write_time(ec) < cutoff)
+      fs::remove(e.path(), ec);
+  }
+}
+} // namespace
+
 bool WatchedFile::open(const fs::path& path) {
+  remove_stale_temps(path);
   path_ = path;
   stamp_ = stamp_of(path);
   auto t = read_file(path);

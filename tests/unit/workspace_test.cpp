@@ -1,7 +1,9 @@
 #include "core/workspace.hpp"
 
 #include <doctest/doctest.h>
+#include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 #include <unistd.h>
 
@@ -48,4 +50,23 @@ TEST_CASE("a watched file tells our writes from another editor's") {
   fs::remove(f);
   CHECK(w.check() == WatchedFile::Change::removed);
   fs::remove_all(d);
+}
+
+TEST_CASE("opening a file sweeps old temporary files a killed writer left, and only those") {
+  char tmpl[] = "/tmp/warpbook-stale-XXXXXX";
+  wb::fs::path dir = mkdtemp(tmpl);
+  wb::fs::path file = dir / "01-vector-add.cu";
+  std::ofstream(file) << "kernel\n";
+  wb::fs::path stale = dir / ".01-vector-add.cu.1a2b.tmp", fresh = dir / ".01-vector-add.cu.3c4d.tmp",
+               other = dir / ".02-row-sum.cu.5e6f.tmp";
+  for (auto& p : {stale, fresh, other}) std::ofstream(p) << "half a save";
+  auto old = wb::fs::file_time_type::clock::now() - std::chrono::minutes(10);
+  wb::fs::last_write_time(stale, old);
+  wb::fs::last_write_time(other, old);
+  wb::WatchedFile w;
+  REQUIRE(w.open(file));
+  CHECK_FALSE(wb::fs::exists(stale));
+  CHECK(wb::fs::exists(fresh)); // a save in flight elsewhere is left alone
+  CHECK(wb::fs::exists(other)); // another puzzle's file is not this one's business
+  wb::fs::remove_all(dir);
 }
