@@ -155,6 +155,9 @@ struct TimingOptions {
   // Stop once both hold: at least min_reps launches and min_total_ms of kernel time.
   int min_reps = 10;
   double min_total_ms = 25;
+  // Warm-up time, so the clocks ramp up before the first timed launch. A caller that has just
+  // run the same kernel at this size (the checker's perf case) can ask for less.
+  double min_warmup_ms = 20;
   bool flush_l2 = true;
 };
 

@@ -1035,7 +1035,7 @@ Timing CudaBackend::time(const RunPlan& plan, const TimingOptions& opt) {
                               std::chrono::duration<double>(std::max(plan.timeout_s, 1.0)));
   };
 
-  // Warm-up: the requested count, and at least ~20 ms so that the clocks ramp up. Each run is
+  // Warm-up: the requested count, and at least min_warmup_ms so that the clocks ramp up. Each run is
   // timed (flush included and not) to pick the method and size the batches.
   double est_ms = 0, est_with_flush_ms = 0;
   int warm = 0;
@@ -1063,7 +1063,7 @@ Timing CudaBackend::time(const RunPlan& plan, const TimingOptions& opt) {
     est_ms = a;
     est_with_flush_ms = b;
     ++warm;
-  } while (warm < std::max(opt.warmup, 1) || (ms_since(w0) < 20.0 && warm < 10000));
+  } while (warm < std::max(opt.warmup, 1) || (ms_since(w0) < opt.min_warmup_ms && warm < 10000));
   const double t_warm = ms_since(w0);
 
   if (!t.fault) {
