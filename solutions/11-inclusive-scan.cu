@@ -35,8 +35,9 @@
 //
 // Napkin maths: 1.07 GB at 4.8 TB/s = 224 us on the H200 (gold is 65%: 344 us against the
 // datasheet, 362 us against the 4.56 TB/s read stream the probe measures).
-// Measured on the H200: 356.5 us, 3012 GB/s: 63% of the 4.8 TB/s datasheet, 66% of the 4.56 TB/s
-// measured DRAM ceiling (75% of the 3.99 TB/s measured copy), gold by a thin margin.
+// Measured on H200s: 356.5-362 us, 2966-3012 GB/s: 63% of the 4.8 TB/s datasheet and 64-66% of
+// the measured DRAM ceiling (4.56-4.64 TB/s read stream), so it sits on the gold line and most
+// runs land just under it (silver). Not yet good enough: the look-back is where the time goes.
 // @tune BLOCK=512
 // @tune ITEMS=32
 
