@@ -9,6 +9,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
+#include <type_traits>
 #include <sys/mman.h>
 #include <map>
 #include <memory>
@@ -73,6 +75,22 @@ struct KernelArg {
   std::array<std::byte, 8> value{}; // scalar bytes, little-endian
   uint32_t size = 0;                // scalar size in bytes
   std::string name;
+
+  static KernelArg of_buffer(int index, std::string name = {}) {
+    KernelArg a;
+    a.kind = Kind::buffer;
+    a.buffer = index;
+    a.name = std::move(name);
+    return a;
+  }
+  template <class T> static KernelArg of_scalar(T v, std::string name = {}) {
+    static_assert(sizeof(T) <= 8 && std::is_trivially_copyable_v<T>);
+    KernelArg a;
+    std::memcpy(a.value.data(), &v, sizeof v);
+    a.size = sizeof v;
+    a.name = std::move(name);
+    return a;
+  }
 };
 
 struct Launch {

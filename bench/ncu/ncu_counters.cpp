@@ -8,6 +8,7 @@
 //
 // Both backends run the same PTX (compute_80, JIT-compiled by the driver on the GPU) with the same
 // inputs; the outputs are compared too.
+#include "../bench_util.hpp"
 #include "core/backend.hpp"
 #include "core/backend/sim/sim.hpp"
 #include "core/compile.hpp"
@@ -28,30 +29,6 @@ std::string read_file(const std::string& path) {
   std::stringstream ss;
   ss << f.rdbuf();
   return ss.str();
-}
-
-HostBuffer make(const std::string& name, size_t n, float v) {
-  HostBuffer b;
-  b.name = name;
-  b.type = DType::f32;
-  b.data_bytes = n * 4;
-  b.guard_bytes = 256;
-  b.image.assign(512 + n * 4, std::byte{0});
-  for (size_t i = 0; i < n; ++i) std::memcpy(b.image.data() + 256 + 4 * i, &v, 4);
-  return b;
-}
-KernelArg buf(int i) {
-  KernelArg a;
-  a.kind = KernelArg::Kind::buffer;
-  a.buffer = i;
-  return a;
-}
-KernelArg i32(int v) {
-  KernelArg a;
-  a.kind = KernelArg::Kind::scalar;
-  a.size = 4;
-  std::memcpy(a.value.data(), &v, 4);
-  return a;
 }
 
 struct Case {
@@ -78,31 +55,36 @@ int main(int argc, char** argv) {
            "strided_copy",
            {n / 256, 1, 1},
            {256, 1, 1},
-           {make("in", size_t(n) * stride, 1.5f), make("out", n, 0)},
-           {buf(0), buf(1), i32(n), i32(stride)}};
+           {bench::filled_f32("in", size_t(n) * stride, 1.5f), bench::filled_f32("out", n, 0)},
+           {KernelArg::of_buffer(0), KernelArg::of_buffer(1), KernelArg::of_scalar<int>(n),
+            KernelArg::of_scalar<int>(stride)}};
     cases.push_back(std::move(c));
   }
-  cases.push_back({"naive transpose 1024^2 (16x16)",
-                   "11_transpose_naive.cu",
-                   "transpose_naive",
-                   {C / 16, R / 16, 1},
-                   {16, 16, 1},
-                   {make("in", size_t(R) * C, 2.0f), make("out", size_t(R) * C, 0)},
-                   {buf(0), buf(1), i32(R), i32(C)}});
-  cases.push_back({"padded transpose 1024^2 (32x8)",
-                   "10_transpose_padded.cu",
-                   "transpose_padded",
-                   {C / 32, R / 32, 1},
-                   {32, 8, 1},
-                   {make("in", size_t(R) * C, 3.0f), make("out", size_t(R) * C, 0)},
-                   {buf(0), buf(1), i32(R), i32(C)}});
+  cases.push_back(
+      {"naive transpose 1024^2 (16x16)",
+       "11_transpose_naive.cu",
+       "transpose_naive",
+       {C / 16, R / 16, 1},
+       {16, 16, 1},
+       {bench::filled_f32("in", size_t(R) * C, 2.0f), bench::filled_f32("out", size_t(R) * C, 0)},
+       {KernelArg::of_buffer(0), KernelArg::of_buffer(1), KernelArg::of_scalar<int>(R),
+        KernelArg::of_scalar<int>(C)}});
+  cases.push_back(
+      {"padded transpose 1024^2 (32x8)",
+       "10_transpose_padded.cu",
+       "transpose_padded",
+       {C / 32, R / 32, 1},
+       {32, 8, 1},
+       {bench::filled_f32("in", size_t(R) * C, 3.0f), bench::filled_f32("out", size_t(R) * C, 0)},
+       {KernelArg::of_buffer(0), KernelArg::of_buffer(1), KernelArg::of_scalar<int>(R),
+        KernelArg::of_scalar<int>(C)}});
   cases.push_back({"bank conflict stride 32 (256 x 256)",
                    "28_bank_conflict.cu",
                    "bank_conflict",
                    {256, 1, 1},
                    {256, 1, 1},
-                   {make("out", 256 * 256, 0)},
-                   {buf(0), i32(32)}});
+                   {bench::filled_f32("out", 256 * 256, 0)},
+                   {KernelArg::of_buffer(0), KernelArg::of_scalar<int>(32)}});
 
   std::unique_ptr<Backend> gpu;
   if (use_gpu) {

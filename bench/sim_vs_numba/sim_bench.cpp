@@ -10,6 +10,7 @@
 // Timing: the best of several Simulator::run() calls (the PTX is parsed and decoded on the first
 // call and cached, like numba's kernel object); the first call is shown too. NVRTC's compile is
 // not timed: numba has no equivalent step.
+#include "../bench_util.hpp"
 #include "core/backend/sim/sim.hpp"
 #include "core/compile.hpp"
 
@@ -57,30 +58,6 @@ extern "C" __global__ void block_sum(const float* in, float* out, int n) {
   }
   if (t == 0) out[blockIdx.x] = s[0];
 })";
-
-HostBuffer make(const std::string& name, size_t n, float v = 0.0f) {
-  HostBuffer b;
-  b.name = name;
-  b.type = DType::f32;
-  b.data_bytes = n * 4;
-  b.guard_bytes = 256;
-  b.image.assign(512 + n * 4, std::byte{0});
-  for (size_t i = 0; i < n; ++i) std::memcpy(b.image.data() + 256 + 4 * i, &v, 4);
-  return b;
-}
-KernelArg buf(int i) {
-  KernelArg a;
-  a.kind = KernelArg::Kind::buffer;
-  a.buffer = i;
-  return a;
-}
-KernelArg i32(int v) {
-  KernelArg a;
-  a.kind = KernelArg::Kind::scalar;
-  a.size = 4;
-  std::memcpy(a.value.data(), &v, 4);
-  return a;
-}
 
 struct Timed {
   double first_ms = 0, best_ms = 1e30, median_ms = 0;
@@ -159,7 +136,8 @@ int main(int argc, char** argv) {
     o.workers = argc > 3 ? unsigned(std::atoi(argv[3])) : 0;
     sim::Simulator s(o);
     Program p = compile(kMatmul, "matmul.cu");
-    std::vector<HostBuffer> b = {make("A", 1024, 1.0f), make("B", 1024, 0.5f), make("C", 1024)};
+    std::vector<HostBuffer> b = {bench::filled_f32("A", 1024, 1.0f),
+                                 bench::filled_f32("B", 1024, 0.5f), bench::filled_f32("C", 1024)};
     RunPlan plan;
     plan.program = &p;
     plan.buffers = &b;
@@ -167,7 +145,9 @@ int main(int argc, char** argv) {
                              {2, 2, 1},
                              {16, 16, 1},
                              0,
-                             {buf(0), buf(1), buf(2), i32(32), i32(32), i32(32)}});
+                             {KernelArg::of_buffer(0), KernelArg::of_buffer(1),
+                              KernelArg::of_buffer(2), KernelArg::of_scalar<int>(32),
+                              KernelArg::of_scalar<int>(32), KernelArg::of_scalar<int>(32)}});
     Timed t = time_runs(s, plan, std::atoi(argv[2]));
     std::printf("naive matmul 32^3: best %.4f ms, median %.4f ms\n", t.best_ms, t.median_ms);
     return 0;
@@ -184,18 +164,24 @@ int main(int argc, char** argv) {
   std::vector<Row> rows;
   {
     Program p = compile(kVectorAdd, "vector_add.cu");
-    std::vector<HostBuffer> b = {make("a", 4096, 1.0f), make("b", 4096, 2.0f), make("c", 4096)};
+    std::vector<HostBuffer> b = {bench::filled_f32("a", 4096, 1.0f),
+                                 bench::filled_f32("b", 4096, 2.0f), bench::filled_f32("c", 4096)};
     RunPlan plan;
     plan.program = &p;
     plan.buffers = &b;
-    plan.launches.push_back(
-        {"vector_add", {16, 1, 1}, {256, 1, 1}, 0, {buf(0), buf(1), buf(2), i32(4096)}});
+    plan.launches.push_back({"vector_add",
+                             {16, 1, 1},
+                             {256, 1, 1},
+                             0,
+                             {KernelArg::of_buffer(0), KernelArg::of_buffer(1),
+                              KernelArg::of_buffer(2), KernelArg::of_scalar<int>(4096)}});
     rows.push_back(
         {"vector add, n = 4096, 256 threads/block", "vector_add", time_runs(s, plan, reps)});
   }
   {
     Program p = compile(kMatmul, "matmul.cu");
-    std::vector<HostBuffer> b = {make("A", 1024, 1.0f), make("B", 1024, 0.5f), make("C", 1024)};
+    std::vector<HostBuffer> b = {bench::filled_f32("A", 1024, 1.0f),
+                                 bench::filled_f32("B", 1024, 0.5f), bench::filled_f32("C", 1024)};
     RunPlan plan;
     plan.program = &p;
     plan.buffers = &b;
@@ -203,17 +189,24 @@ int main(int argc, char** argv) {
                              {2, 2, 1},
                              {16, 16, 1},
                              0,
-                             {buf(0), buf(1), buf(2), i32(32), i32(32), i32(32)}});
+                             {KernelArg::of_buffer(0), KernelArg::of_buffer(1),
+                              KernelArg::of_buffer(2), KernelArg::of_scalar<int>(32),
+                              KernelArg::of_scalar<int>(32), KernelArg::of_scalar<int>(32)}});
     rows.push_back(
         {"naive matmul 32x32x32, 16x16 blocks", "matmul_naive_32", time_runs(s, plan, reps)});
   }
   {
     Program p = compile(kBlockSum, "block_sum.cu");
-    std::vector<HostBuffer> b = {make("in", 4096, 1.0f), make("out", 16)};
+    std::vector<HostBuffer> b = {bench::filled_f32("in", 4096, 1.0f), bench::filled_f32("out", 16)};
     RunPlan plan;
     plan.program = &p;
     plan.buffers = &b;
-    plan.launches.push_back({"block_sum", {16, 1, 1}, {256, 1, 1}, 0, {buf(0), buf(1), i32(4096)}});
+    plan.launches.push_back(
+        {"block_sum",
+         {16, 1, 1},
+         {256, 1, 1},
+         0,
+         {KernelArg::of_buffer(0), KernelArg::of_buffer(1), KernelArg::of_scalar<int>(4096)}});
     rows.push_back(
         {"shared-memory block sum, n = 4096, 256 threads", "block_sum", time_runs(s, plan, reps)});
   }
@@ -240,8 +233,9 @@ int main(int argc, char** argv) {
     sim::Simulator one(o);
     int n = 256;
     Program p = compile(kMatmul, "matmul.cu");
-    std::vector<HostBuffer> b = {make("A", size_t(n) * n, 1.0f), make("B", size_t(n) * n, 0.5f),
-                                 make("C", size_t(n) * n)};
+    std::vector<HostBuffer> b = {bench::filled_f32("A", size_t(n) * n, 1.0f),
+                                 bench::filled_f32("B", size_t(n) * n, 0.5f),
+                                 bench::filled_f32("C", size_t(n) * n)};
     RunPlan plan;
     plan.program = &p;
     plan.buffers = &b;
@@ -250,7 +244,9 @@ int main(int argc, char** argv) {
                              {uint32_t(n / 16), uint32_t(n / 16), 1},
                              {16, 16, 1},
                              0,
-                             {buf(0), buf(1), buf(2), i32(n), i32(n), i32(n)}});
+                             {KernelArg::of_buffer(0), KernelArg::of_buffer(1),
+                              KernelArg::of_buffer(2), KernelArg::of_scalar<int>(n),
+                              KernelArg::of_scalar<int>(n), KernelArg::of_scalar<int>(n)}});
     Timed t = time_runs(one, plan, 3);
     double ti = t.last.counters.total["thread_instructions"];
     double wi = t.last.counters.total["warp_instructions"];

@@ -164,19 +164,8 @@ struct Plan {
         return false;
     return true;
   }
-  static wb::KernelArg buf(int i) {
-    wb::KernelArg a;
-    a.kind = wb::KernelArg::Kind::buffer;
-    a.buffer = i;
-    return a;
-  }
-  template <class T> static wb::KernelArg val(T v) {
-    wb::KernelArg a;
-    a.kind = wb::KernelArg::Kind::scalar;
-    a.size = sizeof(T);
-    std::memcpy(a.value.data(), &v, sizeof(T));
-    return a;
-  }
+  static wb::KernelArg buf(int i) { return wb::KernelArg::of_buffer(i); }
+  template <class T> static wb::KernelArg val(T v) { return wb::KernelArg::of_scalar(v); }
   void launch(const std::string& kernel, wb::Dim3 grid, wb::Dim3 block,
               std::vector<wb::KernelArg> args, uint32_t shared = 0) {
     wb::Launch l;

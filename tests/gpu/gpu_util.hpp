@@ -73,21 +73,11 @@ inline bool guards_intact(const wb::HostBuffer& h) {
 }
 
 inline wb::KernelArg buf(int index, const std::string& name = "") {
-  wb::KernelArg a;
-  a.kind = wb::KernelArg::Kind::buffer;
-  a.buffer = index;
-  a.name = name.empty() ? "buffer" + std::to_string(index) : name;
-  return a;
+  return wb::KernelArg::of_buffer(index, name.empty() ? "buffer" + std::to_string(index) : name);
 }
 
 template <class T> wb::KernelArg scalar(T v, const std::string& name = "n") {
-  static_assert(sizeof(T) <= 8);
-  wb::KernelArg a;
-  a.kind = wb::KernelArg::Kind::scalar;
-  std::memcpy(a.value.data(), &v, sizeof v);
-  a.size = sizeof v;
-  a.name = name;
-  return a;
+  return wb::KernelArg::of_scalar(v, name);
 }
 
 inline wb::Launch launch(const std::string& kernel, wb::Dim3 grid, wb::Dim3 block,
