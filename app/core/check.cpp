@@ -12,7 +12,6 @@
 #include <random>
 #include <sstream>
 #include <thread>
-#include <atomic>
 #include <future>
 #include <cctype>
 #include <cstdlib>

@@ -111,14 +111,22 @@ std::string to_json(const Request& r) {
   return j.dump();
 }
 
-Request request_from_json(const std::string& line) {
+namespace {
+// One protocol line: a JSON object, or an error saying what it should have been.
+json parse_object(const std::string& line, const char* what) {
   json j;
   try {
     j = json::parse(line);
   } catch (const std::exception& e) {
     throw std::runtime_error(std::string("not JSON: ") + e.what());
   }
-  if (!j.is_object()) throw std::runtime_error("a request must be a JSON object");
+  if (!j.is_object()) throw std::runtime_error(std::string(what) + " must be a JSON object");
+  return j;
+}
+} // namespace
+
+Request request_from_json(const std::string& line) {
+  json j = parse_object(line, "a request");
   Request r;
   r.id = j.value("id", uint64_t(0));
   r.op = op_from(j.value("op", std::string()));
@@ -190,13 +198,7 @@ std::string to_json(const Event& e) {
 }
 
 Event event_from_json(const std::string& line) {
-  json j;
-  try {
-    j = json::parse(line);
-  } catch (const std::exception& e) {
-    throw std::runtime_error(std::string("not JSON: ") + e.what());
-  }
-  if (!j.is_object()) throw std::runtime_error("an event must be a JSON object");
+  json j = parse_object(line, "an event");
   Event e;
   e.id = j.value("id", uint64_t(0));
   e.kind = event_kind_from(j.value("event", std::string()));
