@@ -397,6 +397,13 @@ Fault CudaBackend::fault_from(CUresult r, int launch, const std::string& kernel,
            "a thread read or wrote memory outside every buffer (an index past the end, or a "
            "pointer that points nowhere)");
     break;
+  case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+    // A stray generic address can land in the shared- or local-memory window instead of on an
+    // unmapped page: the same learner mistake as an illegal address, reported as one.
+    sticky(FaultKind::illegal_address,
+           "a thread read or wrote through a pointer that points into the wrong kind of memory "
+           "(an index far past the end of a buffer)");
+    break;
   case CUDA_ERROR_MISALIGNED_ADDRESS:
     sticky(FaultKind::misaligned, "a thread accessed an address not aligned to the access size "
                                   "(a float4 load needs a 16-byte aligned address)");
@@ -1166,7 +1173,7 @@ std::unique_ptr<Backend> make_cuda_backend(std::string& why) {
     if (r == CUDA_ERROR_ILLEGAL_ADDRESS || r == CUDA_ERROR_MISALIGNED_ADDRESS ||
         r == CUDA_ERROR_LAUNCH_FAILED || r == CUDA_ERROR_ILLEGAL_INSTRUCTION ||
         r == CUDA_ERROR_ASSERT || r == CUDA_ERROR_HARDWARE_STACK_ERROR ||
-        r == CUDA_ERROR_INVALID_PC)
+        r == CUDA_ERROR_INVALID_PC || r == CUDA_ERROR_INVALID_ADDRESS_SPACE)
       why += "; an earlier fault in this process left CUDA unusable: start a new process";
     return nullptr;
   }
