@@ -1,11 +1,11 @@
 // warpbook: the command line. Every subcommand is a thin call into app/core.
+#include "command.hpp"
 #include "core/catalog.hpp"
 #include "core/check.hpp"
 #include "core/compile.hpp"
 #include "core/report_json.hpp"
 #include "core/roofline.hpp"
 #include "core/store.hpp"
-#include "command.hpp"
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -75,14 +75,15 @@ void print_report(const CheckReport& r) {
   fmt::print("{} on {} ({}), seed {}\n", r.puzzle, r.device.name, r.device.backend, r.seed);
   print_diagnostics(r.diagnostics);
   for (auto& c : r.cases) {
-    fmt::print("  {:<6} {}{}", c.verdict == Verdict::passed ? "ok" : "FAIL", c.label, c.perf ? " [perf size]" : "");
+    fmt::print("  {:<6} {}{}", c.verdict == Verdict::passed ? "ok" : "FAIL", c.label,
+               c.perf ? " [perf size]" : "");
     fmt::print("  ({:.1f} ms)\n", c.ms);
     for (auto& p : c.problems) fmt::print("         {}\n", p);
     for (auto& b : c.buffers)
       for (size_t i = 1; i < b.first.size() && c.verdict == Verdict::wrong_answer; ++i) {
         auto& m = b.first[i];
-        fmt::print("           {}[{}]: got {:.7g}, expected {:.7g}{} ({})\n", b.name, m.index, m.actual, m.expected,
-                   m.unwritten ? " (unwritten)" : "", m.owner);
+        fmt::print("           {}[{}]: got {:.7g}, expected {:.7g}{} ({})\n", b.name, m.index,
+                   m.actual, m.expected, m.unwritten ? " (unwritten)" : "", m.owner);
       }
     if (!c.printf_output.empty()) fmt::print("         printf:\n{}\n", c.printf_output);
   }
@@ -92,16 +93,19 @@ void print_report(const CheckReport& r) {
   }
   if (r.perf && r.perf->modelled) {
     const PerfReport& p = *r.perf;
-    fmt::print("  modelled roofline point ({}): {:.3g} FLOP/byte, {}-bound; {}\n", p.ceiling_source, p.intensity,
-               p.bound.empty() ? "memory" : p.bound, "counted by the simulator, not timed");
+    fmt::print("  modelled roofline point ({}): {:.3g} FLOP/byte, {}-bound; {}\n", p.ceiling_source,
+               p.intensity, p.bound.empty() ? "memory" : p.bound,
+               "counted by the simulator, not timed");
     for (auto& f : p.flags) fmt::print("  note: {}\n", f);
   } else if (r.perf) {
     const PerfReport& p = *r.perf;
     if (p.timing.ok)
-      fmt::print("  time {:.2f} us (median of {}, {}; min {:.2f}, p90 {:.2f})  {:.1f} GB/s  {:.1f} GFLOP/s  "
+      fmt::print("  time {:.2f} us (median of {}, {}; min {:.2f}, p90 {:.2f})  {:.1f} GB/s  {:.1f} "
+                 "GFLOP/s  "
                  "{:.0f}% of speed of light ({}-bound){}\n",
-                 p.timing.median_us, p.timing.samples_us.size(), p.timing.method, p.timing.min_us, p.timing.p90_us,
-                 p.gbps, p.gflops, 100 * p.speed_of_light, p.bound, p.medal.empty() ? "" : "  medal: " + p.medal);
+                 p.timing.median_us, p.timing.samples_us.size(), p.timing.method, p.timing.min_us,
+                 p.timing.p90_us, p.gbps, p.gflops, 100 * p.speed_of_light, p.bound,
+                 p.medal.empty() ? "" : "  medal: " + p.medal);
     for (auto& f : p.flags) fmt::print("  note: {}\n", f);
   }
   fmt::print("{}: {}\n", verdict_name(r.verdict), r.summary);
@@ -112,7 +116,8 @@ int cmd_list(const Global& g) {
   for (auto& l : c.lessons) fmt::print("lesson {:<36} {}\n", l.id, l.title);
   for (auto& p : c.puzzles)
     fmt::print("puzzle {:<36} {} (level {}{})\n", p.id, p.title, p.level, p.demo ? ", demo" : "");
-  if (!c.errors.empty()) fmt::print("{} problem(s) in the catalog (printed above)\n", c.errors.size());
+  if (!c.errors.empty())
+    fmt::print("{} problem(s) in the catalog (printed above)\n", c.errors.size());
   return 0;
 }
 
@@ -125,16 +130,18 @@ int cmd_show(const Global& g, const std::string& key) {
   for (size_t i = 0; i < p.kernel_args.size(); ++i) {
     const std::string& a = p.kernel_args[i];
     std::string type;
-    if (auto b = p.buffer(a)) type = fmt::format("{}{}*", b->is_input() ? "const " : "", dtype_ctype(b->type));
-    else if (auto s = p.scalar(a)) type = std::string(dtype_ctype(s->type));
+    if (auto b = p.buffer(a))
+      type = fmt::format("{}{}*", b->is_input() ? "const " : "", dtype_ctype(b->type));
+    else if (auto s = p.scalar(a))
+      type = std::string(dtype_ctype(s->type));
     fmt::print("{}{} {}", i ? ", " : "", type, a);
   }
   fmt::print(")\nstarter: {}\n", p.starter.string());
   return 0;
 }
 
-int cmd_compile(const Global& g, const std::string& key, const std::string& file, const std::string& ptx_out,
-                const std::string& arch) {
+int cmd_compile(const Global& g, const std::string& key, const std::string& file,
+                const std::string& ptx_out, const std::string& arch) {
   Catalog c = load(g);
   const Puzzle& p = find(c, key);
   bool ok;
@@ -153,18 +160,21 @@ int cmd_compile(const Global& g, const std::string& key, const std::string& file
   for (auto& d : prog.diagnostics) diags.push_back(d);
   print_diagnostics(diags);
   for (auto& r : prog.resources)
-    fmt::print("{}: {} registers, {} bytes shared, {} bytes stack, spills {} B stored / {} B loaded\n", r.name,
-               r.registers, r.shared_bytes, r.local_bytes, r.spill_stores, r.spill_loads);
+    fmt::print(
+        "{}: {} registers, {} bytes shared, {} bytes stack, spills {} B stored / {} B loaded\n",
+        r.name, r.registers, r.shared_bytes, r.local_bytes, r.spill_stores, r.spill_loads);
   if (!ptx_out.empty() && !prog.ptx.empty()) {
     std::ofstream(ptx_out) << prog.ptx;
     fmt::print("wrote {} ({} bytes of PTX)\n", ptx_out, prog.ptx.size());
   }
-  fmt::print("{} in {:.0f} ms ({})\n", prog.ok ? "compiled" : "compile failed", prog.compile_ms, arch);
+  fmt::print("{} in {:.0f} ms ({})\n", prog.ok ? "compiled" : "compile failed", prog.compile_ms,
+             arch);
   return prog.ok ? 0 : 2;
 }
 
-int cmd_check(const Global& g, const std::string& key, const std::string& file, const std::string& backend_kind,
-              bool json, uint64_t seed, const Env* sizes, bool no_time) {
+int cmd_check(const Global& g, const std::string& key, const std::string& file,
+              const std::string& backend_kind, bool json, uint64_t seed, const Env* sizes,
+              bool no_time) {
   Catalog c = load(g, json);
   const Puzzle& p = find(c, key);
   bool ok;
@@ -186,7 +196,8 @@ int cmd_check(const Global& g, const std::string& key, const std::string& file, 
   if (!json && isatty(2))
     opt.progress = [](const std::string& s, int, int) { fmt::print(stderr, "\r\x1b[K{}...", s); };
   opt.data_dir = g.data_dir;
-  CheckReport r = sizes ? run_puzzle(p, src, file, *backend, *sizes, opt) : check_puzzle(p, src, file, *backend, opt);
+  CheckReport r = sizes ? run_puzzle(p, src, file, *backend, *sizes, opt)
+                        : check_puzzle(p, src, file, *backend, opt);
   // Every attempt goes into the learner's store (the roofline's trail); a store that cannot be
   // opened is reported but never costs the learner their verdict.
   try {
@@ -198,8 +209,8 @@ int cmd_check(const Global& g, const std::string& key, const std::string& file, 
   if (json) {
     fmt::print(json_out, "{}\n", report_to_json(r));
     std::fflush(json_out);
-  }
-  else print_report(r);
+  } else
+    print_report(r);
   return exit_code(r.verdict);
 }
 
@@ -219,8 +230,9 @@ int cmd_devices(const Global& g) {
   std::string why;
   if (auto b = make_cuda_backend(why)) {
     const DeviceInfo& d = b->info();
-    fmt::print("cuda: {} (sm_{}{}), {} SMs, {:.0f} MiB L2, {:.1f} GiB, driver {}, UUID {}\n", d.name, d.cc_major,
-               d.cc_minor, d.sm_count, d.l2_bytes / 1048576.0, d.memory_bytes / 1073741824.0, d.driver, d.uuid);
+    fmt::print("cuda: {} (sm_{}{}), {} SMs, {:.0f} MiB L2, {:.1f} GiB, driver {}, UUID {}\n",
+               d.name, d.cc_major, d.cc_minor, d.sm_count, d.l2_bytes / 1048576.0,
+               d.memory_bytes / 1073741824.0, d.driver, d.uuid);
     // Measured (warpbook probe, this UUID and driver) beside the datasheet of the matching profile.
     const GpuProfile* prof = profile_for_device(d);
     std::vector<MeasuredCeiling> measured;
@@ -230,19 +242,25 @@ int cmd_devices(const Global& g) {
     } catch (const std::exception& e) {
       fmt::print("      (the store could not be read: {})\n", e.what());
     }
-    fmt::print("      {:<22} {:>13} {:>13} {:>6}   datasheet: {}\n", "ceiling", "measured", "datasheet", "ratio",
-               prof ? prof->name : "none matches this GPU");
+    fmt::print("      {:<22} {:>13} {:>13} {:>6}   datasheet: {}\n", "ceiling", "measured",
+               "datasheet", "ratio", prof ? prof->name : "none matches this GPU");
     for (auto& r : ceiling_rows(measured, prof))
       fmt::print("      {:<22} {:>13} {:>13} {:>6}\n", r.label, rate_text(r.measured, r.unit),
                  rate_text(r.datasheet, r.unit),
-                 r.measured > 0 && r.datasheet > 0 ? fmt::format("{:.0f}%", 100 * r.measured / r.datasheet) : "");
-    if (measured.empty()) fmt::print("      nothing measured on this device and driver yet: run `warpbook probe`\n");
-    else fmt::print("      measured {} by `warpbook probe`\n", measured.front().measured_at);
+                 r.measured > 0 && r.datasheet > 0
+                     ? fmt::format("{:.0f}%", 100 * r.measured / r.datasheet)
+                     : "");
+    if (measured.empty())
+      fmt::print("      nothing measured on this device and driver yet: run `warpbook probe`\n");
+    else
+      fmt::print("      measured {} by `warpbook probe`\n", measured.front().measured_at);
   } else {
     fmt::print("cuda: not available: {}\n", why);
   }
-  if (auto s = make_sim_backend(why)) fmt::print("sim:  {}\n", s->info().name);
-  else fmt::print("sim:  not available: {}\n", why);
+  if (auto s = make_sim_backend(why))
+    fmt::print("sim:  {}\n", s->info().name);
+  else
+    fmt::print("sim:  not available: {}\n", why);
   return 0;
 }
 
@@ -253,7 +271,9 @@ std::vector<Registered>& registry() {
   static std::vector<Registered> r;
   return r;
 }
-Registration::Registration(std::string name, Setup setup) { registry().push_back({std::move(name), std::move(setup)}); }
+Registration::Registration(std::string name, Setup setup) {
+  registry().push_back({std::move(name), std::move(setup)});
+}
 } // namespace wb::cli
 
 int main(int argc, char** argv) {
@@ -261,7 +281,9 @@ int main(int argc, char** argv) {
   app.footer(kExitCodes);
   app.fallthrough(); // subcommands inherit it: --catalog and --data-dir may follow the subcommand
   Global g;
-  app.add_option("--catalog", g.catalog, "folder holding puzzles/ and lessons/ (default: $WARPBOOK_CATALOG, else the built-in one)");
+  app.add_option(
+      "--catalog", g.catalog,
+      "folder holding puzzles/ and lessons/ (default: $WARPBOOK_CATALOG, else the built-in one)");
   app.add_option("--data-dir", g.data_dir, "where the workspace and the progress database live");
 
   auto* list = app.add_subcommand("list", "list lessons and puzzles");
@@ -273,7 +295,8 @@ int main(int argc, char** argv) {
   auto* show = app.add_subcommand("show", "print a puzzle's statement and kernel signature");
   show->add_option("PUZZLE", puzzle, "puzzle id (01-vector-add, 01) or folder")->required();
 
-  auto* compile = app.add_subcommand("compile", "compile a kernel file with NVRTC and print diagnostics and resources");
+  auto* compile = app.add_subcommand(
+      "compile", "compile a kernel file with NVRTC and print diagnostics and resources");
   compile->add_option("PUZZLE", puzzle)->required();
   compile->add_option("FILE", file)->required();
   compile->add_option("--ptx", ptx_out, "write the PTX here");
@@ -282,7 +305,9 @@ int main(int argc, char** argv) {
   auto add_run_opts = [&](CLI::App* s) {
     s->add_option("PUZZLE", puzzle)->required();
     s->add_option("FILE", file)->required();
-    s->add_option("--backend", backend, "cuda, sim or auto")->check(CLI::IsMember({"cuda", "sim", "auto"}))->capture_default_str();
+    s->add_option("--backend", backend, "cuda, sim or auto")
+        ->check(CLI::IsMember({"cuda", "sim", "auto"}))
+        ->capture_default_str();
     s->add_flag("--json", json, "print the report as JSON");
     s->add_option("--seed", seed, "input seed (default: fresh each run; the report says which)");
     s->add_flag("--no-time", no_time, "skip timing");
@@ -318,7 +343,8 @@ int main(int argc, char** argv) {
       Env sizes;
       for (auto& s : size_args) {
         auto eq = s.find('=');
-        if (eq == std::string::npos) throw UsageError(fmt::format("--size {}: write NAME=VALUE", s));
+        if (eq == std::string::npos)
+          throw UsageError(fmt::format("--size {}: write NAME=VALUE", s));
         try {
           sizes[s.substr(0, eq)] = std::stoll(s.substr(eq + 1));
         } catch (...) {
@@ -333,8 +359,10 @@ int main(int argc, char** argv) {
 #ifdef WARPBOOK_HAVE_GUI
     const char* display = std::getenv("DISPLAY");
     const char* wayland = std::getenv("WAYLAND_DISPLAY");
-    if ((display && *display) || (wayland && *wayland)) return run_gui(argc, argv, g.catalog, g.data_dir);
-    fmt::print("No display: showing the catalog and checking puzzle 01's solution instead of opening the window.\n\n");
+    if ((display && *display) || (wayland && *wayland))
+      return run_gui(argc, argv, g.catalog, g.data_dir);
+    fmt::print("No display: showing the catalog and checking puzzle 01's solution instead of "
+               "opening the window.\n\n");
 #endif
     return cmd_main_job(g);
   } catch (const UsageError& e) {

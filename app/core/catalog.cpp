@@ -49,7 +49,9 @@ std::optional<Lesson> load_lesson(const fs::path& dir, std::vector<LoadError>& e
   }
   // Front matter: TOML between a first line "+++" and the next "+++".
   if (text.rfind("+++", 0) != 0) {
-    errors.push_back({l.file, "", 1, 1, "must open with TOML front matter between '+++' lines (title, objectives, puzzles)"});
+    errors.push_back(
+        {l.file, "", 1, 1,
+         "must open with TOML front matter between '+++' lines (title, objectives, puzzles)"});
     return std::nullopt;
   }
   size_t first_nl = text.find('\n');
@@ -61,7 +63,8 @@ std::optional<Lesson> load_lesson(const fs::path& dir, std::vector<LoadError>& e
   std::string front = text.substr(first_nl + 1, end - first_nl);
   size_t body_start = text.find('\n', end + 1);
   l.body = body_start == std::string::npos ? "" : text.substr(body_start + 1);
-  l.body_line = int(std::count(text.begin(), text.begin() + std::min(text.size(), body_start + 1), '\n')) + 1;
+  l.body_line =
+      int(std::count(text.begin(), text.begin() + std::min(text.size(), body_start + 1), '\n')) + 1;
   size_t before = errors.size();
   try {
     toml::table t = toml::parse(front, l.file.string());
@@ -69,18 +72,24 @@ std::optional<Lesson> load_lesson(const fs::path& dir, std::vector<LoadError>& e
       std::string_view ks = k.str();
       int line = int(v.source().begin.line) + 1; // front matter starts on line 2
       if (ks == "title") {
-        if (auto s = v.value<std::string>()) l.title = *s;
-        else errors.push_back({l.file, "title", line, 0, "must be a string"});
+        if (auto s = v.value<std::string>())
+          l.title = *s;
+        else
+          errors.push_back({l.file, "title", line, 0, "must be a string"});
       } else if (ks == "objectives" || ks == "puzzles") {
         auto& out = ks == "objectives" ? l.objectives : l.puzzles;
         if (auto a = v.as_array()) {
           for (auto&& e : *a) {
-            if (auto s = e.value<std::string>()) out.push_back(*s);
-            else errors.push_back({l.file, std::string(ks), line, 0, "must be an array of strings"});
+            if (auto s = e.value<std::string>())
+              out.push_back(*s);
+            else
+              errors.push_back({l.file, std::string(ks), line, 0, "must be an array of strings"});
           }
-        } else errors.push_back({l.file, std::string(ks), line, 0, "must be an array of strings"});
+        } else
+          errors.push_back({l.file, std::string(ks), line, 0, "must be an array of strings"});
       } else {
-        errors.push_back({l.file, std::string(ks), line, 0, "unknown key (title, objectives, puzzles)"});
+        errors.push_back(
+            {l.file, std::string(ks), line, 0, "unknown key (title, objectives, puzzles)"});
       }
     }
     if (l.title.empty()) errors.push_back({l.file, "title", 2, 0, "missing (required)"});
@@ -97,7 +106,8 @@ Catalog load_catalog(const fs::path& root) {
   c.root = root;
   std::error_code ec;
   if (!fs::is_directory(root / "puzzles", ec) && !fs::is_directory(root / "lessons", ec)) {
-    c.errors.push_back({root, "", 0, 0, "holds neither puzzles/ nor lessons/: not a Warpbook catalog"});
+    c.errors.push_back(
+        {root, "", 0, 0, "holds neither puzzles/ nor lessons/: not a Warpbook catalog"});
     return c;
   }
   for (auto& d : subdirs(root / "puzzles"))
@@ -116,9 +126,10 @@ Catalog load_catalog(const fs::path& root) {
         ++i;
         continue;
       }
-      c.errors.push_back({file_of(items[i]), "id", 0, 0,
-                          fmt::format("'{}' has the number {} that '{}' already uses: renumber one of them", id,
-                                      num, it->second)});
+      c.errors.push_back(
+          {file_of(items[i]), "id", 0, 0,
+           fmt::format("'{}' has the number {} that '{}' already uses: renumber one of them", id,
+                       num, it->second)});
       items.erase(items.begin() + long(i));
     }
   };
@@ -128,10 +139,12 @@ Catalog load_catalog(const fs::path& root) {
   for (auto& l : c.lessons)
     for (auto& pid : l.puzzles)
       if (!c.find_puzzle(pid) || c.find_puzzle(pid)->id != pid)
-        c.errors.push_back({l.file, "puzzles", 0, 0, fmt::format("links to puzzle '{}', which is not in the catalog", pid)});
+        c.errors.push_back({l.file, "puzzles", 0, 0,
+                            fmt::format("links to puzzle '{}', which is not in the catalog", pid)});
   for (auto& p : c.puzzles)
     if (!p.lesson.empty() && !c.find_lesson(p.lesson))
-      c.errors.push_back({p.dir / "puzzle.toml", "lesson", 0, 0, fmt::format("names lesson '{}', which is not in the catalog", p.lesson)});
+      c.errors.push_back({p.dir / "puzzle.toml", "lesson", 0, 0,
+                          fmt::format("names lesson '{}', which is not in the catalog", p.lesson)});
   return c;
 }
 
@@ -158,7 +171,9 @@ const Puzzle* Catalog::find_puzzle(std::string_view key) const {
 
 const Lesson* Catalog::find_lesson(std::string_view key) const {
   for (auto& l : lessons)
-    if (l.id == key || (l.id.rfind(key, 0) == 0 && l.id.size() > key.size() && l.id[key.size()] == '-')) return &l;
+    if (l.id == key ||
+        (l.id.rfind(key, 0) == 0 && l.id.size() > key.size() && l.id[key.size()] == '-'))
+      return &l;
   return nullptr;
 }
 

@@ -1,5 +1,6 @@
 // The catalog: every lesson and puzzle under a root folder holding puzzles/, lessons/ and
-// solutions/. The built-in one ships with Warpbook; --catalog DIR or WARPBOOK_CATALOG picks another.
+// solutions/. The built-in one ships with Warpbook; --catalog DIR or WARPBOOK_CATALOG picks
+// another.
 #pragma once
 #include "puzzle.hpp"
 

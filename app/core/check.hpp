@@ -10,8 +10,8 @@
 namespace wb {
 
 struct CheckOptions {
-  uint64_t seed = 0;    // 0: a fresh random seed (reported, so a failure can be replayed)
-  bool time = true;     // time the perf case where the backend can
+  uint64_t seed = 0;     // 0: a fresh random seed (reported, so a failure can be replayed)
+  bool time = true;      // time the perf case where the backend can
   bool perf_case = true; // check the [perf] size too (GPU) / run [sim_perf] (simulator)
   bool stop_at_first_failure = false;
   TimingOptions timing;
@@ -44,7 +44,8 @@ struct CaseSetup {
   std::vector<HostBuffer> buffers;
   std::vector<Launch> launches;
 };
-CaseSetup prepare_case(const Puzzle& p, const Case& c, const Env& env, uint64_t seed, uint64_t case_index);
+CaseSetup prepare_case(const Puzzle& p, const Case& c, const Env& env, uint64_t seed,
+                       uint64_t case_index);
 
 // Element comparison, exposed for tests: passes when |a - e| <= atol + rtol * |e|, or both are
 // NaN, or both are the same infinity. NaN never passes where the reference is finite.

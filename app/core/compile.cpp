@@ -12,9 +12,12 @@ namespace wb {
 
 std::string_view severity_name(Diagnostic::Severity s) {
   switch (s) {
-  case Diagnostic::Severity::error: return "error";
-  case Diagnostic::Severity::warning: return "warning";
-  default: return "note";
+  case Diagnostic::Severity::error:
+    return "error";
+  case Diagnostic::Severity::warning:
+    return "warning";
+  default:
+    return "note";
   }
 }
 
@@ -82,16 +85,19 @@ std::string cuda_include_dir() {
 std::vector<std::string> ptx_entries(const std::string& ptx) {
   std::vector<std::string> out;
   static const std::regex re(R"(\.entry\s+([A-Za-z_$][\w$]*))");
-  for (std::sregex_iterator it(ptx.begin(), ptx.end(), re), end; it != end; ++it) out.push_back((*it)[1]);
+  for (std::sregex_iterator it(ptx.begin(), ptx.end(), re), end; it != end; ++it)
+    out.push_back((*it)[1]);
   return out;
 }
 
 // ptxas -v lines: "Compiling entry function 'k' for 'sm_90'", "Function properties for k",
-// "N bytes stack frame, N bytes spill stores, N bytes spill loads", "Used N registers, ... N bytes smem".
+// "N bytes stack frame, N bytes spill stores, N bytes spill loads", "Used N registers, ... N bytes
+// smem".
 std::vector<KernelResources> parse_ptxas_report(const std::string& log) {
   std::vector<KernelResources> out;
   static const std::regex entry(R"(Compiling entry function '([^']+)')");
-  static const std::regex frame(R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
+  static const std::regex frame(
+      R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
   static const std::regex used(R"(Used (\d+) registers)");
   static const std::regex smem(R"((\d+) bytes smem)");
   std::istringstream in(log);
@@ -185,7 +191,7 @@ std::vector<Diagnostic> parse_nvrtc_log(const std::string& log) {
     d.file = m[1];
     d.line = std::stoi(m[2]);
     std::string sev = m[3];
-    d.severity = sev == "warning" ? Diagnostic::Severity::warning
+    d.severity = sev == "warning"  ? Diagnostic::Severity::warning
                  : sev == "remark" ? Diagnostic::Severity::note
                                    : Diagnostic::Severity::error;
     d.message = m[4];
@@ -221,13 +227,15 @@ std::vector<TuneLine> parse_tune_lines(const std::string& source, const std::str
       } catch (...) {
       }
     }
-    diags.push_back({file, n, int(l.find("@tune")) + 1, Diagnostic::Severity::error,
-                     "malformed @tune line: write it as `// @tune NAME=VALUE`, e.g. `// @tune BLOCK=256`"});
+    diags.push_back(
+        {file, n, int(l.find("@tune")) + 1, Diagnostic::Severity::error,
+         "malformed @tune line: write it as `// @tune NAME=VALUE`, e.g. `// @tune BLOCK=256`"});
   }
   return out;
 }
 
-Program compile_source(const std::string& source, const std::string& file, const CompileOptions& opt) {
+Program compile_source(const std::string& source, const std::string& file,
+                       const CompileOptions& opt) {
   auto t0 = std::chrono::steady_clock::now();
   Program p;
   p.file = file;
@@ -249,8 +257,9 @@ Program compile_source(const std::string& source, const std::string& file, const
   if (r.status == NVRTC_ERROR_COMPILATION &&
       std::none_of(p.diagnostics.begin(), p.diagnostics.end(),
                    [](auto& d) { return d.severity == Diagnostic::Severity::error; }))
-    p.diagnostics.push_back({file, 0, 0, Diagnostic::Severity::error,
-                             "the compile failed: " + (r.log.empty() ? std::string("no log") : r.log)});
+    p.diagnostics.push_back(
+        {file, 0, 0, Diagnostic::Severity::error,
+         "the compile failed: " + (r.log.empty() ? std::string("no log") : r.log)});
   p.ok = r.status == NVRTC_SUCCESS;
   p.ptx = std::move(r.ptx);
   p.cubin = std::move(r.cubin);
@@ -263,7 +272,8 @@ Program compile_source(const std::string& source, const std::string& file, const
     o2.push_back("--ptxas-options=-v");
     p.resources = parse_ptxas_report(run_nvrtc(text, file, o2, true).log);
   }
-  p.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  p.compile_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return p;
 }
 
@@ -277,10 +287,10 @@ bool require_kernels(Program& p, const std::vector<std::string>& names) {
                            [&](const std::string& e) { return e.rfind(mangled, 0) == 0; });
     Diagnostic d{p.file, 0, 0, Diagnostic::Severity::error, ""};
     if (it != p.entries.end()) {
-      d.message = fmt::format(
-          "kernel '{}' is not declared extern \"C\", so NVRTC gave it the C++ name '{}' and Warpbook "
-          "cannot find it: write `extern \"C\" __global__ void {}(...)`",
-          name, *it, name);
+      d.message = fmt::format("kernel '{}' is not declared extern \"C\", so NVRTC gave it the C++ "
+                              "name '{}' and Warpbook "
+                              "cannot find it: write `extern \"C\" __global__ void {}(...)`",
+                              name, *it, name);
     } else if (p.ptx.find(fmt::format(".func {}", name)) != std::string::npos ||
                p.ptx.find(fmt::format(" {}(", mangled)) != std::string::npos ||
                p.ptx.find(mangled) != std::string::npos) {
@@ -290,9 +300,11 @@ bool require_kernels(Program& p, const std::vector<std::string>& names) {
     } else {
       std::string found;
       for (auto& e : p.entries) found += fmt::format("{}'{}'", found.empty() ? "" : ", ", e);
-      d.message = found.empty()
-                      ? fmt::format("no kernel named '{}': the file defines no __global__ function", name)
-                      : fmt::format("no kernel named '{}' (the file defines {}); the puzzle calls `{}`", name, found, name);
+      d.message =
+          found.empty()
+              ? fmt::format("no kernel named '{}': the file defines no __global__ function", name)
+              : fmt::format("no kernel named '{}' (the file defines {}); the puzzle calls `{}`",
+                            name, found, name);
     }
     p.diagnostics.push_back(std::move(d));
   }

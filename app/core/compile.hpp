@@ -30,12 +30,12 @@ std::vector<TuneLine> parse_tune_lines(const std::string& source, const std::str
 
 struct KernelResources {
   std::string name;
-  int registers = -1;     // -1: unknown
-  int shared_bytes = -1;  // static shared memory
-  int local_bytes = -1;   // stack frame per thread
-  int spill_stores = -1;  // bytes (from ptxas's report)
+  int registers = -1;    // -1: unknown
+  int shared_bytes = -1; // static shared memory
+  int local_bytes = -1;  // stack frame per thread
+  int spill_stores = -1; // bytes (from ptxas's report)
   int spill_loads = -1;
-  int max_threads = -1;   // most threads per block the kernel can launch with (driver)
+  int max_threads = -1; // most threads per block the kernel can launch with (driver)
 };
 
 struct CompileOptions {

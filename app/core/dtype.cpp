@@ -14,14 +14,22 @@ struct Info {
   size_t size;
 };
 constexpr Info kInfo[] = {
-    {DType::f64, "f64", "double", 8},          {DType::f32, "f32", "float", 4},
-    {DType::f16, "f16", "__half", 2},          {DType::bf16, "bf16", "__nv_bfloat16", 2},
-    {DType::fp8e4m3, "fp8e4m3", "__nv_fp8_e4m3", 1}, {DType::fp8e5m2, "fp8e5m2", "__nv_fp8_e5m2", 1},
-    {DType::i64, "i64", "long long", 8},       {DType::i32, "i32", "int", 4},
-    {DType::u32, "u32", "unsigned int", 4},    {DType::i16, "i16", "short", 2},
-    {DType::i8, "i8", "signed char", 1},       {DType::u8, "u8", "unsigned char", 1},
+    {DType::f64, "f64", "double", 8},
+    {DType::f32, "f32", "float", 4},
+    {DType::f16, "f16", "__half", 2},
+    {DType::bf16, "bf16", "__nv_bfloat16", 2},
+    {DType::fp8e4m3, "fp8e4m3", "__nv_fp8_e4m3", 1},
+    {DType::fp8e5m2, "fp8e5m2", "__nv_fp8_e5m2", 1},
+    {DType::i64, "i64", "long long", 8},
+    {DType::i32, "i32", "int", 4},
+    {DType::u32, "u32", "unsigned int", 4},
+    {DType::i16, "i16", "short", 2},
+    {DType::i8, "i8", "signed char", 1},
+    {DType::u8, "u8", "unsigned char", 1},
 };
-const Info& info(DType t) { return kInfo[static_cast<int>(t)]; }
+const Info& info(DType t) {
+  return kInfo[static_cast<int>(t)];
+}
 
 // A small binary float format: `mbits` mantissa bits, exponent bias, largest finite value, and
 // whether the all-ones exponent means Inf/NaN (IEEE) or only the all-ones code is NaN (e4m3fn).
@@ -93,7 +101,9 @@ template <class T> T load_as(const std::byte* p) {
   std::memcpy(&v, p, sizeof v);
   return v;
 }
-template <class T> void store_as(std::byte* p, T v) { std::memcpy(p, &v, sizeof v); }
+template <class T> void store_as(std::byte* p, T v) {
+  std::memcpy(p, &v, sizeof v);
+}
 
 } // namespace
 
@@ -102,59 +112,121 @@ std::optional<DType> parse_dtype(std::string_view name) {
     if (i.name == name) return i.t;
   return std::nullopt;
 }
-std::string_view dtype_name(DType t) { return info(t).name; }
-std::string_view dtype_ctype(DType t) { return info(t).ctype; }
-size_t dtype_size(DType t) { return info(t).size; }
-bool is_float(DType t) { return t <= DType::fp8e5m2; }
+std::string_view dtype_name(DType t) {
+  return info(t).name;
+}
+std::string_view dtype_ctype(DType t) {
+  return info(t).ctype;
+}
+size_t dtype_size(DType t) {
+  return info(t).size;
+}
+bool is_float(DType t) {
+  return t <= DType::fp8e5m2;
+}
 bool is_signed_int(DType t) {
   return t == DType::i64 || t == DType::i32 || t == DType::i16 || t == DType::i8;
 }
 
-uint16_t f32_to_f16_bits(float f) { return uint16_t(encode(kF16, f, false)); }
-float f16_bits_to_f32(uint16_t h) { return float(decode(kF16, h)); }
-uint16_t f32_to_bf16_bits(float f) { return uint16_t(encode(kBF16, f, false)); }
-float bf16_bits_to_f32(uint16_t h) { return float(decode(kBF16, h)); }
-uint8_t f32_to_e4m3_bits(float f) { return uint8_t(encode(kE4M3, f, true)); }
-float e4m3_bits_to_f32(uint8_t b) { return float(decode(kE4M3, b)); }
-uint8_t f32_to_e5m2_bits(float f) { return uint8_t(encode(kE5M2, f, true)); }
-float e5m2_bits_to_f32(uint8_t b) { return float(decode(kE5M2, b)); }
+uint16_t f32_to_f16_bits(float f) {
+  return uint16_t(encode(kF16, f, false));
+}
+float f16_bits_to_f32(uint16_t h) {
+  return float(decode(kF16, h));
+}
+uint16_t f32_to_bf16_bits(float f) {
+  return uint16_t(encode(kBF16, f, false));
+}
+float bf16_bits_to_f32(uint16_t h) {
+  return float(decode(kBF16, h));
+}
+uint8_t f32_to_e4m3_bits(float f) {
+  return uint8_t(encode(kE4M3, f, true));
+}
+float e4m3_bits_to_f32(uint8_t b) {
+  return float(decode(kE4M3, b));
+}
+uint8_t f32_to_e5m2_bits(float f) {
+  return uint8_t(encode(kE5M2, f, true));
+}
+float e5m2_bits_to_f32(uint8_t b) {
+  return float(decode(kE5M2, b));
+}
 
 double load_element(DType t, const std::byte* p) {
   switch (t) {
-  case DType::f64: return load_as<double>(p);
-  case DType::f32: return load_as<float>(p);
-  case DType::f16: return decode(kF16, load_as<uint16_t>(p));
-  case DType::bf16: return decode(kBF16, load_as<uint16_t>(p));
-  case DType::fp8e4m3: return decode(kE4M3, load_as<uint8_t>(p));
-  case DType::fp8e5m2: return decode(kE5M2, load_as<uint8_t>(p));
-  case DType::i64: return double(load_as<int64_t>(p));
-  case DType::i32: return load_as<int32_t>(p);
-  case DType::u32: return load_as<uint32_t>(p);
-  case DType::i16: return load_as<int16_t>(p);
-  case DType::i8: return load_as<int8_t>(p);
-  case DType::u8: return load_as<uint8_t>(p);
+  case DType::f64:
+    return load_as<double>(p);
+  case DType::f32:
+    return load_as<float>(p);
+  case DType::f16:
+    return decode(kF16, load_as<uint16_t>(p));
+  case DType::bf16:
+    return decode(kBF16, load_as<uint16_t>(p));
+  case DType::fp8e4m3:
+    return decode(kE4M3, load_as<uint8_t>(p));
+  case DType::fp8e5m2:
+    return decode(kE5M2, load_as<uint8_t>(p));
+  case DType::i64:
+    return double(load_as<int64_t>(p));
+  case DType::i32:
+    return load_as<int32_t>(p);
+  case DType::u32:
+    return load_as<uint32_t>(p);
+  case DType::i16:
+    return load_as<int16_t>(p);
+  case DType::i8:
+    return load_as<int8_t>(p);
+  case DType::u8:
+    return load_as<uint8_t>(p);
   }
   return 0;
 }
 
 void store_element(DType t, std::byte* p, double v) {
   switch (t) {
-  case DType::f64: store_as<double>(p, v); break;
+  case DType::f64:
+    store_as<double>(p, v);
+    break;
   // double -> float rounds to nearest even; going through float first would round twice.
-  case DType::f32: store_as<float>(p, static_cast<float>(v)); break;
-  case DType::f16: store_as<uint16_t>(p, uint16_t(encode(kF16, v, false))); break;
-  case DType::bf16: store_as<uint16_t>(p, uint16_t(encode(kBF16, v, false))); break;
-  case DType::fp8e4m3: store_as<uint8_t>(p, uint8_t(encode(kE4M3, v, true))); break;
-  case DType::fp8e5m2: store_as<uint8_t>(p, uint8_t(encode(kE5M2, v, true))); break;
-  case DType::i64: store_as<int64_t>(p, to_int(v)); break;
-  case DType::i32: store_as<int32_t>(p, int32_t(uint32_t(to_int(v)))); break;
-  case DType::u32: store_as<uint32_t>(p, uint32_t(to_int(v))); break;
-  case DType::i16: store_as<int16_t>(p, int16_t(uint16_t(to_int(v)))); break;
-  case DType::i8: store_as<int8_t>(p, int8_t(uint8_t(to_int(v)))); break;
-  case DType::u8: store_as<uint8_t>(p, uint8_t(to_int(v))); break;
+  case DType::f32:
+    store_as<float>(p, static_cast<float>(v));
+    break;
+  case DType::f16:
+    store_as<uint16_t>(p, uint16_t(encode(kF16, v, false)));
+    break;
+  case DType::bf16:
+    store_as<uint16_t>(p, uint16_t(encode(kBF16, v, false)));
+    break;
+  case DType::fp8e4m3:
+    store_as<uint8_t>(p, uint8_t(encode(kE4M3, v, true)));
+    break;
+  case DType::fp8e5m2:
+    store_as<uint8_t>(p, uint8_t(encode(kE5M2, v, true)));
+    break;
+  case DType::i64:
+    store_as<int64_t>(p, to_int(v));
+    break;
+  case DType::i32:
+    store_as<int32_t>(p, int32_t(uint32_t(to_int(v))));
+    break;
+  case DType::u32:
+    store_as<uint32_t>(p, uint32_t(to_int(v)));
+    break;
+  case DType::i16:
+    store_as<int16_t>(p, int16_t(uint16_t(to_int(v))));
+    break;
+  case DType::i8:
+    store_as<int8_t>(p, int8_t(uint8_t(to_int(v))));
+    break;
+  case DType::u8:
+    store_as<uint8_t>(p, uint8_t(to_int(v)));
+    break;
   }
 }
 
-uint8_t poison_byte(DType t) { return is_float(t) ? 0xff : 0xa5; }
+uint8_t poison_byte(DType t) {
+  return is_float(t) ? 0xff : 0xa5;
+}
 
 } // namespace wb

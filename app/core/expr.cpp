@@ -63,9 +63,12 @@ private:
     for (;;) {
       skip();
       int col = int(i_ + 1);
-      if (eat('+')) l = make(K::add, l, product(), col);
-      else if (eat('-')) l = make(K::sub, l, product(), col);
-      else return l;
+      if (eat('+'))
+        l = make(K::add, l, product(), col);
+      else if (eat('-'))
+        l = make(K::sub, l, product(), col);
+      else
+        return l;
     }
   }
   NodeP product() {
@@ -73,10 +76,14 @@ private:
     for (;;) {
       skip();
       int col = int(i_ + 1);
-      if (eat('*')) l = make(K::mul, l, unary(), col);
-      else if (eat('/')) l = make(K::div, l, unary(), col);
-      else if (eat('%')) l = make(K::mod, l, unary(), col);
-      else return l;
+      if (eat('*'))
+        l = make(K::mul, l, unary(), col);
+      else if (eat('/'))
+        l = make(K::div, l, unary(), col);
+      else if (eat('%'))
+        l = make(K::mod, l, unary(), col);
+      else
+        return l;
     }
   }
   NodeP unary() {
@@ -111,10 +118,12 @@ private:
     }
     if (std::isdigit(static_cast<unsigned char>(c))) {
       int64_t v = 0;
-      while (i_ < s_.size() && (std::isdigit(static_cast<unsigned char>(s_[i_])) || s_[i_] == '_')) {
+      while (i_ < s_.size() &&
+             (std::isdigit(static_cast<unsigned char>(s_[i_])) || s_[i_] == '_')) {
         if (s_[i_] != '_') {
           int d = s_[i_] - '0';
-          if (v > (std::numeric_limits<int64_t>::max() - d) / 10) fail("number too large for 64 bits");
+          if (v > (std::numeric_limits<int64_t>::max() - d) / 10)
+            fail("number too large for 64 bits");
           v = v * 10 + d;
         }
         ++i_;
@@ -129,14 +138,18 @@ private:
     }
     if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
       size_t start = i_;
-      while (i_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[i_])) || s_[i_] == '_')) ++i_;
+      while (i_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[i_])) || s_[i_] == '_'))
+        ++i_;
       std::string name(s_.substr(start, i_ - start));
       skip();
       if (i_ < s_.size() && s_[i_] == '(') {
         K k;
-        if (name == "cdiv") k = K::cdiv;
-        else if (name == "min") k = K::min;
-        else if (name == "max") k = K::max;
+        if (name == "cdiv")
+          k = K::cdiv;
+        else if (name == "min")
+          k = K::min;
+        else if (name == "max")
+          k = K::max;
         else {
           i_ = start;
           fail(fmt::format("unknown function '{}' (there are cdiv, min and max)", name));
@@ -168,7 +181,8 @@ int64_t eval_node(const Expr::Node& n, const Env& env, const std::string& text) 
     return r;
   };
   switch (n.kind) {
-  case K::number: return n.value;
+  case K::number:
+    return n.value;
   case K::name: {
     auto it = env.find(n.name);
     if (it == env.end()) throw err(fmt::format("unknown size '{}'", n.name));
@@ -178,13 +192,17 @@ int64_t eval_node(const Expr::Node& n, const Env& env, const std::string& text) 
     int64_t a = eval_node(*n.a, env, text);
     return checked(__builtin_sub_overflow(int64_t(0), a, &r));
   }
-  default: break;
+  default:
+    break;
   }
   int64_t a = eval_node(*n.a, env, text), b = eval_node(*n.b, env, text);
   switch (n.kind) {
-  case K::add: return checked(__builtin_add_overflow(a, b, &r));
-  case K::sub: return checked(__builtin_sub_overflow(a, b, &r));
-  case K::mul: return checked(__builtin_mul_overflow(a, b, &r));
+  case K::add:
+    return checked(__builtin_add_overflow(a, b, &r));
+  case K::sub:
+    return checked(__builtin_sub_overflow(a, b, &r));
+  case K::mul:
+    return checked(__builtin_mul_overflow(a, b, &r));
   case K::div:
   case K::mod:
   case K::cdiv:
@@ -198,9 +216,12 @@ int64_t eval_node(const Expr::Node& n, const Env& env, const std::string& text) 
       if ((a % b != 0) && ((a < 0) == (b < 0))) ++q;
       return q;
     }
-  case K::min: return std::min(a, b);
-  case K::max: return std::max(a, b);
-  default: throw err("bad expression node");
+  case K::min:
+    return std::min(a, b);
+  case K::max:
+    return std::max(a, b);
+  default:
+    throw err("bad expression node");
   }
 }
 
@@ -218,7 +239,9 @@ constexpr size_t kMaxExprLength = 4096;
 
 Expr Expr::parse(std::string_view text) {
   if (text.size() > kMaxExprLength)
-    throw ExprError(fmt::format("size expression is {} characters long: at most {}", text.size(), kMaxExprLength), 1);
+    throw ExprError(fmt::format("size expression is {} characters long: at most {}", text.size(),
+                                kMaxExprLength),
+                    1);
   Expr e;
   e.text_ = std::string(text);
   e.root_ = Parser(text).parse();

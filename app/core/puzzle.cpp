@@ -5,8 +5,8 @@
 #include <fstream>
 #include <set>
 #include <sstream>
-#include <tuple>
 #include <toml++/toml.h>
+#include <tuple>
 
 namespace wb {
 
@@ -20,13 +20,20 @@ std::string LoadError::str() const {
 
 std::pair<double, double> default_tolerance(DType t) {
   switch (t) {
-  case DType::f64: return {1e-9, 1e-12};
-  case DType::f32: return {1e-5, 1e-6};
-  case DType::f16: return {1e-2, 1e-3};
-  case DType::bf16: return {2e-2, 1e-2};
-  case DType::fp8e4m3: return {1.25e-1, 1.5e-2};
-  case DType::fp8e5m2: return {2.5e-1, 3e-2};
-  default: return {0, 0}; // integers: exact
+  case DType::f64:
+    return {1e-9, 1e-12};
+  case DType::f32:
+    return {1e-5, 1e-6};
+  case DType::f16:
+    return {1e-2, 1e-3};
+  case DType::bf16:
+    return {2e-2, 1e-2};
+  case DType::fp8e4m3:
+    return {1.25e-1, 1.5e-2};
+  case DType::fp8e5m2:
+    return {2.5e-1, 3e-2};
+  default:
+    return {0, 0}; // integers: exact
   }
 }
 
@@ -37,7 +44,8 @@ std::string Tunable::reject_reason(int64_t v) const {
     return fmt::format("{} = {} is not allowed here; choose one of {}", name, v, list);
   }
   if (v < min || v > max) return fmt::format("{} = {} is outside {}..{}", name, v, min, max);
-  if (pow2 && (v <= 0 || (v & (v - 1)))) return fmt::format("{} = {} must be a power of two", name, v);
+  if (pow2 && (v <= 0 || (v & (v - 1))))
+    return fmt::format("{} = {} must be a power of two", name, v);
   return {};
 }
 
@@ -147,7 +155,8 @@ struct Ctx {
     error(key, *n, "must be true or false");
     return std::nullopt;
   }
-  std::vector<std::string> strings(const toml::table& t, std::string_view k, const std::string& key) {
+  std::vector<std::string> strings(const toml::table& t, std::string_view k,
+                                   const std::string& key) {
     std::vector<std::string> out;
     const toml::node* n = t.get(k);
     if (!n) return out;
@@ -157,8 +166,10 @@ struct Ctx {
       return out;
     }
     for (size_t i = 0; i < a->size(); ++i) {
-      if (auto s = a->get(i)->value<std::string>()) out.push_back(*s);
-      else error(fmt::format("{}[{}]", key, i), *a->get(i), "must be a string");
+      if (auto s = a->get(i)->value<std::string>())
+        out.push_back(*s);
+      else
+        error(fmt::format("{}[{}]", key, i), *a->get(i), "must be a string");
     }
     return out;
   }
@@ -170,8 +181,8 @@ struct Ctx {
         return Expr::parse(*s);
       } catch (const ExprError& e) {
         auto src = n.source();
-        errors.push_back({file, key, int(src.begin.line), int(src.begin.column) + std::max(e.column, 1),
-                          e.what()});
+        errors.push_back({file, key, int(src.begin.line),
+                          int(src.begin.column) + std::max(e.column, 1), e.what()});
         return std::nullopt;
       }
     }
@@ -198,7 +209,9 @@ std::optional<DType> dtype(Ctx& c, const toml::table& t, const std::string& key)
   if (!s) return std::nullopt;
   if (auto d = parse_dtype(*s)) return d;
   c.error(key, *t.get("type"),
-          fmt::format("unknown dtype '{}' (known: f64 f32 f16 bf16 fp8e4m3 fp8e5m2 i64 i32 u32 i16 i8 u8)", *s));
+          fmt::format(
+              "unknown dtype '{}' (known: f64 f32 f16 bf16 fp8e4m3 fp8e5m2 i64 i32 u32 i16 i8 u8)",
+              *s));
   return std::nullopt;
 }
 
@@ -223,15 +236,20 @@ Tunable tunable(Ctx& c, std::string_view name, const toml::node& n, const std::s
     t.default_value = n.as_integer()->get();
   } else if (const toml::table* tt = n.as_table()) {
     c.only_keys(*tt, key, {"default", "values", "min", "max", "pow2"});
-    if (auto v = c.integer(*tt, "default", key + ".default")) t.default_value = *v;
-    else c.error(key + ".default", *tt, "missing (required)");
+    if (auto v = c.integer(*tt, "default", key + ".default"))
+      t.default_value = *v;
+    else
+      c.error(key + ".default", *tt, "missing (required)");
     if (const toml::node* vs = tt->get("values")) {
       if (const toml::array* a = vs->as_array()) {
         for (auto&& e : *a) {
-          if (e.is_integer()) t.allowed.push_back(e.as_integer()->get());
-          else c.error(key + ".values", e, "must be integers");
+          if (e.is_integer())
+            t.allowed.push_back(e.as_integer()->get());
+          else
+            c.error(key + ".values", e, "must be integers");
         }
-      } else c.error(key + ".values", *vs, "must be an array of integers");
+      } else
+        c.error(key + ".values", *vs, "must be an array of integers");
     }
     if (auto v = c.integer(*tt, "min", key + ".min")) t.min = *v;
     if (auto v = c.integer(*tt, "max", key + ".max")) t.max = *v;
@@ -248,14 +266,17 @@ Case read_case(Ctx& c, const toml::table& t, const std::string& key) {
   for (auto&& [name, v] : t) {
     std::string ks(name.str());
     if (ks == "label") {
-      if (auto s = v.value<std::string>()) k.label = *s;
-      else c.error(key + ".label", v, "must be a string");
+      if (auto s = v.value<std::string>())
+        k.label = *s;
+      else
+        c.error(key + ".label", v, "must be a string");
     } else if (ks == "init") {
       if (const toml::table* it = v.as_table()) {
         for (auto&& [bn, g] : *it)
           if (auto gen = c.generator(g, fmt::format("{}.init.{}", key, bn.str())))
             k.init[std::string(bn.str())] = *gen;
-      } else c.error(key + ".init", v, "must be a table of buffer = \"generator\"");
+      } else
+        c.error(key + ".init", v, "must be a table of buffer = \"generator\"");
     } else if (v.is_integer()) {
       k.sizes[ks] = v.as_integer()->get();
     } else {
@@ -267,8 +288,9 @@ Case read_case(Ctx& c, const toml::table& t, const std::string& key) {
 
 bool is_valid_identifier(std::string_view s) {
   if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
-  return std::all_of(s.begin(), s.end(),
-                     [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; });
+  return std::all_of(s.begin(), s.end(), [](char ch) {
+    return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_';
+  });
 }
 
 // A file the puzzle names must stay inside its folder.
@@ -278,8 +300,11 @@ std::optional<fs::path> inside(Ctx& c, const fs::path& dir, const std::string& r
   fs::path base = fs::weakly_canonical(dir);
   auto [a, b] = std::mismatch(base.begin(), base.end(), p.begin(), p.end());
   if (a != base.end()) {
-    if (n) c.error(key, *n, fmt::format("'{}' is outside the puzzle's folder", rel));
-    else c.errors.push_back({c.file, key, 0, 0, fmt::format("'{}' is outside the puzzle's folder", rel)});
+    if (n)
+      c.error(key, *n, fmt::format("'{}' is outside the puzzle's folder", rel));
+    else
+      c.errors.push_back(
+          {c.file, key, 0, 0, fmt::format("'{}' is outside the puzzle's folder", rel)});
     return std::nullopt;
   }
   return p;
@@ -325,9 +350,10 @@ std::optional<Puzzle> load_puzzle(const fs::path& dir, const fs::path& solutions
     return std::nullopt;
   }
 
-  c.only_keys(doc, "", {"title", "level", "tags", "lesson", "demo", "kernel", "buffer", "scalar",
-                        "launch", "tunables", "case", "perf", "sim_perf", "check", "cost", "budget",
-                        "medals", "files"});
+  c.only_keys(doc, "",
+              {"title", "level", "tags", "lesson", "demo", "kernel", "buffer", "scalar", "launch",
+               "tunables", "case", "perf", "sim_perf", "check", "cost", "budget", "medals",
+               "files"});
   if (auto s = c.str(doc, "title", "title", true)) p.title = *s;
   if (auto v = c.integer(doc, "level", "level")) p.level = int(*v);
   p.tags = c.strings(doc, "tags", "tags");
@@ -339,7 +365,8 @@ std::optional<Puzzle> load_puzzle(const fs::path& dir, const fs::path& solutions
     c.only_keys(*k, "kernel", {"name", "args"});
     if (auto s = c.str(*k, "name", "kernel.name", true)) {
       p.kernel_name = *s;
-      if (!is_valid_identifier(*s)) c.error("kernel.name", *k->get("name"), "must be a C identifier");
+      if (!is_valid_identifier(*s))
+        c.error("kernel.name", *k->get("name"), "must be a C identifier");
     }
     p.kernel_args = c.strings(*k, "args", "kernel.args");
     if (!k->get("args")) c.error("kernel.args", *k, "missing (required)");
@@ -355,7 +382,8 @@ std::optional<Puzzle> load_puzzle(const fs::path& dir, const fs::path& solutions
   };
   if (const toml::node* bn = doc.get("buffer")) {
     const toml::array* arr = bn->as_array();
-    if (!arr || !arr->is_array_of_tables()) c.error("buffer", *bn, "must be [[buffer]] tables");
+    if (!arr || !arr->is_array_of_tables())
+      c.error("buffer", *bn, "must be [[buffer]] tables");
     else
       for (size_t i = 0; i < arr->size(); ++i) {
         const toml::table& t = *arr->get(i)->as_table();
@@ -372,14 +400,17 @@ std::optional<Puzzle> load_puzzle(const fs::path& dir, const fs::path& solutions
         if (const toml::node* sn = t.get("shape")) {
           if (const toml::array* a = sn->as_array(); a && !a->empty() && a->size() <= 4) {
             for (size_t j = 0; j < a->size(); ++j)
-              if (auto e = c.expr(*a->get(j), fmt::format("{}.shape[{}]", key, j))) b.shape.push_back(*e);
-          } else c.error(key + ".shape", *sn, "must be an array of 1 to 4 size expressions");
+              if (auto e = c.expr(*a->get(j), fmt::format("{}.shape[{}]", key, j)))
+                b.shape.push_back(*e);
+          } else
+            c.error(key + ".shape", *sn, "must be an array of 1 to 4 size expressions");
         }
         if (const toml::node* cn = t.get("count")) {
           if (auto e = c.expr(*cn, key + ".count")) b.count = *e;
         } else if (!b.shape.empty()) {
           std::string prod;
-          for (auto& s : b.shape) prod += fmt::format("{}({})", prod.empty() ? "" : " * ", s.text());
+          for (auto& s : b.shape)
+            prod += fmt::format("{}({})", prod.empty() ? "" : " * ", s.text());
           try {
             b.count = Expr::parse(prod);
           } catch (const ExprError& e) { // the product of long shape expressions is too long
@@ -390,9 +421,12 @@ std::optional<Puzzle> load_puzzle(const fs::path& dir, const fs::path& solutions
         }
         if (auto o = c.boolean(t, "output", key + ".output")) b.output = *o;
         if (auto o = c.boolean(t, "scratch", key + ".scratch")) b.scratch = *o;
-        if (b.output && b.scratch) c.error(key, t, "a buffer is either output or scratch, not both");
-        if (const toml::node* in = t.get("init")) b.init = c.generator(*in, key + ".init");
-        else if (b.is_input()) c.error(key + ".init", t, "an input needs an init generator");
+        if (b.output && b.scratch)
+          c.error(key, t, "a buffer is either output or scratch, not both");
+        if (const toml::node* in = t.get("init"))
+          b.init = c.generator(*in, key + ".init");
+        else if (b.is_input())
+          c.error(key + ".init", t, "an input needs an init generator");
         p.buffers.push_back(std::move(b));
       }
   }
@@ -416,8 +450,10 @@ std::optional<Puzzle> load_puzzle(const fs::path& dir, const fs::path& solutions
         if (auto d = dtype(c, *t, key + ".type")) s.type = *d;
         if (const toml::node* val = t->get("value")) {
           if (is_float(s.type)) {
-            if (val->is_number()) s.number = val->value<double>();
-            else c.error(key + ".value", *val, "a float scalar's value must be a number");
+            if (val->is_number())
+              s.number = val->value<double>();
+            else
+              c.error(key + ".value", *val, "a float scalar's value must be a number");
           } else {
             s.expr = c.expr(*val, key + ".value");
           }
@@ -426,7 +462,8 @@ std::optional<Puzzle> load_puzzle(const fs::path& dir, const fs::path& solutions
         }
         p.scalars.push_back(std::move(s));
       }
-    } else c.error("scalar", *sn, "must be [scalar.NAME] tables");
+    } else
+      c.error("scalar", *sn, "must be [scalar.NAME] tables");
   }
 
   // Kernel args must name buffers or scalars.
@@ -442,15 +479,19 @@ std::optional<Puzzle> load_puzzle(const fs::path& dir, const fs::path& solutions
   // [tunables] and [launch] / [[launch]]
   if (const toml::node* tn = doc.get("tunables")) {
     if (const toml::table* tt = tn->as_table())
-      for (auto&& [name, v] : *tt) p.tunables.push_back(tunable(c, name.str(), v, fmt::format("tunables.{}", name.str())));
-    else c.error("tunables", *tn, "must be a table");
+      for (auto&& [name, v] : *tt)
+        p.tunables.push_back(tunable(c, name.str(), v, fmt::format("tunables.{}", name.str())));
+    else
+      c.error("tunables", *tn, "must be a table");
   }
   std::vector<const toml::table*> launch_tables;
   if (const toml::node* ln = doc.get("launch")) {
-    if (const toml::table* lt = ln->as_table()) launch_tables.push_back(lt);
+    if (const toml::table* lt = ln->as_table())
+      launch_tables.push_back(lt);
     else if (const toml::array* la = ln->as_array(); la && la->is_array_of_tables())
       for (auto&& e : *la) launch_tables.push_back(e.as_table());
-    else c.error("launch", *ln, "must be a [launch] table or [[launch]] tables");
+    else
+      c.error("launch", *ln, "must be a [launch] table or [[launch]] tables");
   } else {
     c.error("launch", doc, "missing [launch] table");
   }
@@ -473,33 +514,43 @@ std::optional<Puzzle> load_puzzle(const fs::path& dir, const fs::path& solutions
     if (const toml::node* tn = t.get("tunables")) {
       if (const toml::table* tt = tn->as_table()) {
         for (auto&& [name, v] : *tt) {
-          if (p.tunable(name.str())) c.error(fmt::format("{}.tunables.{}", key, name.str()), v, "declared twice");
-          else p.tunables.push_back(tunable(c, name.str(), v, fmt::format("{}.tunables.{}", key, name.str())));
+          if (p.tunable(name.str()))
+            c.error(fmt::format("{}.tunables.{}", key, name.str()), v, "declared twice");
+          else
+            p.tunables.push_back(
+                tunable(c, name.str(), v, fmt::format("{}.tunables.{}", key, name.str())));
         }
-      } else c.error(key + ".tunables", *tn, "must be a table like { BLOCK = 256 }");
+      } else
+        c.error(key + ".tunables", *tn, "must be a table like { BLOCK = 256 }");
     }
     p.launches.push_back(std::move(l));
   }
   for (auto& t : p.tunables)
     if (!is_valid_identifier(t.name) || !names.insert(t.name).second)
-      c.errors.push_back({file, "tunables." + t.name, 0, 0, "not a valid name, or clashes with a buffer or scalar"});
+      c.errors.push_back({file, "tunables." + t.name, 0, 0,
+                          "not a valid name, or clashes with a buffer or scalar"});
 
   // Cases
   std::vector<int> case_lines; // where each [[case]] is, for problems found when evaluating sizes
   if (const toml::node* cn = doc.get("case")) {
     const toml::array* arr = cn->as_array();
-    if (!arr || !arr->is_array_of_tables()) c.error("case", *cn, "must be [[case]] tables");
+    if (!arr || !arr->is_array_of_tables())
+      c.error("case", *cn, "must be [[case]] tables");
     else
       for (size_t i = 0; i < arr->size(); ++i) {
         p.cases.push_back(read_case(c, *arr->get(i)->as_table(), fmt::format("case[{}]", i)));
         case_lines.push_back(int(arr->get(i)->source().begin.line));
       }
   }
-  if (p.cases.empty()) c.errors.push_back({file, "case", 0, 0, "no [[case]]: at least one correctness case is required"});
+  if (p.cases.empty())
+    c.errors.push_back(
+        {file, "case", 0, 0, "no [[case]]: at least one correctness case is required"});
   for (auto [name, slot] : {std::pair{"perf", &p.perf}, std::pair{"sim_perf", &p.sim_perf}}) {
     if (const toml::node* n = doc.get(name)) {
-      if (const toml::table* t = n->as_table()) *slot = read_case(c, *t, name);
-      else c.error(name, *n, "must be a table of sizes");
+      if (const toml::table* t = n->as_table())
+        *slot = read_case(c, *t, name);
+      else
+        c.error(name, *n, "must be a table of sizes");
     }
   }
   if (p.perf) p.perf->label = p.perf->label.empty() ? "perf" : p.perf->label;
@@ -516,12 +567,14 @@ std::optional<Puzzle> load_puzzle(const fs::path& dir, const fs::path& solutions
     c.only_keys(*t, "cost", {"bytes", "flops", "precision"});
     if (const toml::node* n = t->get("bytes")) {
       if (auto e = c.expr(*n, "cost.bytes")) p.cost_bytes = *e;
-    } else c.error("cost.bytes", *t, "missing (required)");
+    } else
+      c.error("cost.bytes", *t, "missing (required)");
     if (const toml::node* n = t->get("flops")) {
       if (auto e = c.expr(*n, "cost.flops")) p.cost_flops = *e;
     }
     if (auto s = c.str(*t, "precision", "cost.precision", false)) {
-      static const std::set<std::string> known{"f64", "f32", "f16", "bf16", "tf32", "fp8", "i8", "int"};
+      static const std::set<std::string> known{"f64",  "f32", "f16", "bf16",
+                                               "tf32", "fp8", "i8",  "int"};
       if (!known.count(*s))
         c.error("cost.precision", *t->get("precision"),
                 fmt::format("unknown precision '{}' (f64 f32 f16 bf16 tf32 fp8 i8 int)", *s));
@@ -533,7 +586,8 @@ std::optional<Puzzle> load_puzzle(const fs::path& dir, const fs::path& solutions
   if (const toml::table* t = doc["budget"].as_table()) {
     c.only_keys(*t, "budget", {"global_loads_per_thread", "global_stores_per_thread"});
     for (auto&& [k, v] : *t)
-      if (auto i = c.integer(*t, k.str(), fmt::format("budget.{}", k.str()))) p.budget[std::string(k.str())] = *i;
+      if (auto i = c.integer(*t, k.str(), fmt::format("budget.{}", k.str())))
+        p.budget[std::string(k.str())] = *i;
   }
   if (const toml::table* t = doc["medals"].as_table()) {
     c.only_keys(*t, "medals", {"bronze", "silver", "gold"});
@@ -556,8 +610,10 @@ std::optional<Puzzle> load_puzzle(const fs::path& dir, const fs::path& solutions
   auto check_names = [&](const Expr& e, const std::string& key, int line = 0) {
     for (auto& n : e.names())
       if (!known.count(n))
-        c.errors.push_back({file, key, line, 0,
-                            fmt::format("'{}' in \"{}\" is not a size of any [[case]] nor a tunable", n, e.text())});
+        c.errors.push_back(
+            {file, key, line, 0,
+             fmt::format("'{}' in \"{}\" is not a size of any [[case]] nor a tunable", n,
+                         e.text())});
   };
   for (auto& b : p.buffers) {
     check_names(b.count, fmt::format("buffer '{}'.count", b.name), b.line);
@@ -566,15 +622,19 @@ std::optional<Puzzle> load_puzzle(const fs::path& dir, const fs::path& solutions
   for (size_t i = 0; i < p.launches.size(); ++i) {
     for (auto& e : p.launches[i].grid) check_names(e, "launch.grid");
     for (auto& e : p.launches[i].block) check_names(e, "launch.block");
-    if (!p.launches[i].shared_bytes.empty()) check_names(p.launches[i].shared_bytes, "launch.shared");
+    if (!p.launches[i].shared_bytes.empty())
+      check_names(p.launches[i].shared_bytes, "launch.shared");
   }
   check_names(p.cost_bytes, "cost.bytes", table_line("cost"));
   if (!p.cost_flops.empty()) check_names(p.cost_flops, "cost.flops", table_line("cost"));
   for (auto& s : p.scalars) {
-    if (s.expr) check_names(*s.expr, fmt::format("scalar.{}.value", s.name));
+    if (s.expr)
+      check_names(*s.expr, fmt::format("scalar.{}.value", s.name));
     else if (!is_float(s.type) && !known.count(s.name))
-      c.errors.push_back({file, "scalar." + s.name, 0, 0,
-                          fmt::format("integer scalar '{}' has no value and no case gives a size '{}'", s.name, s.name)});
+      c.errors.push_back(
+          {file, "scalar." + s.name, 0, 0,
+           fmt::format("integer scalar '{}' has no value and no case gives a size '{}'", s.name,
+                       s.name)});
   }
   // Every case must give every size the expressions use, and they must evaluate sensibly.
   auto check_case = [&](const Case& cs, const std::string& key, int line) {
@@ -582,14 +642,21 @@ std::optional<Puzzle> load_puzzle(const fs::path& dir, const fs::path& solutions
     for (auto& b : p.buffers) {
       try {
         int64_t n = b.count.eval(env);
-        if (n < 0) c.errors.push_back({file, key, line, 0, fmt::format("buffer '{}' has a negative count ({})", b.name, n)});
-        if (n > (int64_t(1) << 36)) c.errors.push_back({file, key, line, 0, fmt::format("buffer '{}' has {} elements: more than 2^36", b.name, n)});
+        if (n < 0)
+          c.errors.push_back({file, key, line, 0,
+                              fmt::format("buffer '{}' has a negative count ({})", b.name, n)});
+        if (n > (int64_t(1) << 36))
+          c.errors.push_back(
+              {file, key, line, 0,
+               fmt::format("buffer '{}' has {} elements: more than 2^36", b.name, n)});
       } catch (const ExprError& e) {
-        c.errors.push_back({file, key, line, 0, fmt::format("buffer '{}'.count: {}", b.name, e.what())});
+        c.errors.push_back(
+            {file, key, line, 0, fmt::format("buffer '{}'.count: {}", b.name, e.what())});
       }
     }
     for (auto& [bn, g] : cs.init)
-      if (!p.buffer(bn)) c.errors.push_back({file, key + ".init." + bn, line, 0, "names no buffer"});
+      if (!p.buffer(bn))
+        c.errors.push_back({file, key + ".init." + bn, line, 0, "names no buffer"});
   };
   for (size_t i = 0; i < p.cases.size(); ++i)
     check_case(p.cases[i], fmt::format("case[{}]", i), i < case_lines.size() ? case_lines[i] : 0);
@@ -600,21 +667,27 @@ std::optional<Puzzle> load_puzzle(const fs::path& dir, const fs::path& solutions
   // others (which must stay inside it); the solution lives in solutions/ID.cu.
   const toml::table* files = doc["files"].as_table();
   if (files) c.only_keys(*files, "files", {"readme", "starter", "reference", "hints"});
-  for (auto [k, def, slot] : {std::tuple{"readme", "README.md", &p.readme}, std::tuple{"starter", "starter.cu", &p.starter},
-                              std::tuple{"reference", "reference.cu", &p.reference}, std::tuple{"hints", "hints.md", &p.hints}}) {
+  for (auto [k, def, slot] : {std::tuple{"readme", "README.md", &p.readme},
+                              std::tuple{"starter", "starter.cu", &p.starter},
+                              std::tuple{"reference", "reference.cu", &p.reference},
+                              std::tuple{"hints", "hints.md", &p.hints}}) {
     std::string key = fmt::format("files.{}", k);
     std::string rel = def;
     const toml::node* n = files ? files->get(k) : nullptr;
     if (n) {
-      if (auto s = c.str(*files, k, key, false)) rel = *s;
-      else continue;
+      if (auto s = c.str(*files, k, key, false))
+        rel = *s;
+      else
+        continue;
     }
     auto in = inside(c, dir, rel, key, n);
     if (!in) continue;
     *slot = *in;
     if (!fs::is_regular_file(*slot, ec)) {
-      if (n) c.error(key, *n, fmt::format("missing file {}", rel));
-      else c.errors.push_back({file, "", 0, 0, fmt::format("missing file {}", (dir / rel).string())});
+      if (n)
+        c.error(key, *n, fmt::format("missing file {}", rel));
+      else
+        c.errors.push_back({file, "", 0, 0, fmt::format("missing file {}", (dir / rel).string())});
     }
   }
   p.solution = solutions_dir / (p.id + ".cu");

@@ -91,7 +91,7 @@ struct Puzzle {
 
   std::optional<double> rtol, atol; // [check]; else the defaults of the output's dtype
   Expr cost_bytes, cost_flops;
-  std::string cost_precision = "f32"; // which compute ceiling the speed of light uses
+  std::string cost_precision = "f32";    // which compute ceiling the speed of light uses
   std::map<std::string, int64_t> budget; // global_loads_per_thread, global_stores_per_thread
   double bronze = 0.5, silver = 0.7, gold = 0.85;
 

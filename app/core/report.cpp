@@ -6,42 +6,67 @@ namespace wb {
 
 std::string_view verdict_name(Verdict v) {
   switch (v) {
-  case Verdict::passed: return "passed";
-  case Verdict::wrong_answer: return "wrong_answer";
-  case Verdict::compile_error: return "compile_error";
-  case Verdict::runtime_fault: return "runtime_fault";
-  case Verdict::usage_error: return "usage_error";
+  case Verdict::passed:
+    return "passed";
+  case Verdict::wrong_answer:
+    return "wrong_answer";
+  case Verdict::compile_error:
+    return "compile_error";
+  case Verdict::runtime_fault:
+    return "runtime_fault";
+  case Verdict::usage_error:
+    return "usage_error";
   }
   return "?";
 }
 
 int exit_code(Verdict v) {
   switch (v) {
-  case Verdict::passed: return 0;
-  case Verdict::wrong_answer: return 1;
-  case Verdict::compile_error: return 2;
-  case Verdict::runtime_fault: return 3;
-  default: return 4;
+  case Verdict::passed:
+    return 0;
+  case Verdict::wrong_answer:
+    return 1;
+  case Verdict::compile_error:
+    return 2;
+  case Verdict::runtime_fault:
+    return 3;
+  default:
+    return 4;
   }
 }
 
 std::string_view fault_name(FaultKind k) {
   switch (k) {
-  case FaultKind::none: return "none";
-  case FaultKind::launch_config: return "bad launch configuration";
-  case FaultKind::out_of_resources: return "too many resources requested for launch";
-  case FaultKind::out_of_bounds: return "out-of-bounds access";
-  case FaultKind::illegal_address: return "illegal memory access";
-  case FaultKind::misaligned: return "misaligned address";
-  case FaultKind::trap: return "trap";
-  case FaultKind::assertion: return "assertion failed";
-  case FaultKind::timeout: return "timeout";
-  case FaultKind::deadlock: return "deadlock";
-  case FaultKind::race: return "shared-memory race";
-  case FaultKind::unsupported: return "unsupported instruction";
-  case FaultKind::memory_limit: return "out of memory";
-  case FaultKind::no_device: return "no device";
-  case FaultKind::internal: return "internal error";
+  case FaultKind::none:
+    return "none";
+  case FaultKind::launch_config:
+    return "bad launch configuration";
+  case FaultKind::out_of_resources:
+    return "too many resources requested for launch";
+  case FaultKind::out_of_bounds:
+    return "out-of-bounds access";
+  case FaultKind::illegal_address:
+    return "illegal memory access";
+  case FaultKind::misaligned:
+    return "misaligned address";
+  case FaultKind::trap:
+    return "trap";
+  case FaultKind::assertion:
+    return "assertion failed";
+  case FaultKind::timeout:
+    return "timeout";
+  case FaultKind::deadlock:
+    return "deadlock";
+  case FaultKind::race:
+    return "shared-memory race";
+  case FaultKind::unsupported:
+    return "unsupported instruction";
+  case FaultKind::memory_limit:
+    return "out of memory";
+  case FaultKind::no_device:
+    return "no device";
+  case FaultKind::internal:
+    return "internal error";
   }
   return "?";
 }

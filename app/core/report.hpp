@@ -64,14 +64,14 @@ struct PerfReport {
   Timing timing;
   double bytes = 0, flops = 0; // from [cost]
   double gbps = 0, gflops = 0;
-  double intensity = 0;             // flops / byte
-  double speed_of_light = 0;        // fraction 0..1 (may exceed 1: flagged)
-  std::string bound;                // "memory" or "compute"
-  std::string medal;                // "", "bronze", "silver", "gold"
-  std::vector<std::string> flags;   // "above the DRAM roof: is cost.bytes right, or served from L2?"
+  double intensity = 0;           // flops / byte
+  double speed_of_light = 0;      // fraction 0..1 (may exceed 1: flagged)
+  std::string bound;              // "memory" or "compute"
+  std::string medal;              // "", "bronze", "silver", "gold"
+  std::vector<std::string> flags; // "above the DRAM roof: is cost.bytes right, or served from L2?"
   double dram_ceiling_gbps = 0, compute_ceiling_gflops = 0;
-  std::string ceiling_source;       // "measured" or "datasheet"
-  bool modelled = false;            // simulator: counted bytes/flops, no time
+  std::string ceiling_source; // "measured" or "datasheet"
+  bool modelled = false;      // simulator: counted bytes/flops, no time
 };
 
 struct CheckReport {

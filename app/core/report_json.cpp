@@ -22,8 +22,12 @@ double num(const json& j) {
   }
   return j.is_number() ? j.get<double>() : 0;
 }
-json dim(const Dim3& d) { return {d.x, d.y, d.z}; }
-Dim3 dim(const json& j) { return j.is_array() && j.size() == 3 ? Dim3{j[0], j[1], j[2]} : Dim3{}; }
+json dim(const Dim3& d) {
+  return {d.x, d.y, d.z};
+}
+Dim3 dim(const json& j) {
+  return j.is_array() && j.size() == 3 ? Dim3{j[0], j[1], j[2]} : Dim3{};
+}
 
 json to(const Counters& c) {
   json by_line = json::object();
@@ -35,7 +39,8 @@ Counters counters_from(const json& j) {
   if (!j.is_object()) return c;
   c.total = j.value("total", std::map<std::string, double>{});
   if (j.contains("by_line"))
-    for (auto& [k, v] : j["by_line"].items()) c.by_line[std::stoi(k)] = v.get<std::map<std::string, double>>();
+    for (auto& [k, v] : j["by_line"].items())
+      c.by_line[std::stoi(k)] = v.get<std::map<std::string, double>>();
   return c;
 }
 
@@ -59,8 +64,14 @@ Fault fault_from(const json& j) {
 }
 
 json to(const Timing& t) {
-  return {{"ok", t.ok},         {"method", t.method},       {"samples_us", t.samples_us}, {"median_us", t.median_us},
-          {"min_us", t.min_us}, {"max_us", t.max_us},       {"p10_us", t.p10_us},         {"p90_us", t.p90_us},
+  return {{"ok", t.ok},
+          {"method", t.method},
+          {"samples_us", t.samples_us},
+          {"median_us", t.median_us},
+          {"min_us", t.min_us},
+          {"max_us", t.max_us},
+          {"p10_us", t.p10_us},
+          {"p90_us", t.p90_us},
           {"fault", to(t.fault)}};
 }
 Timing timing_from(const json& j) {
@@ -82,25 +93,50 @@ json to(const CaseReport& c) {
   for (auto& b : c.buffers) {
     json first = json::array();
     for (auto& m : b.first)
-      first.push_back({{"index", m.index}, {"coords", m.coords}, {"expected", num(m.expected)},
-                       {"actual", num(m.actual)}, {"unwritten", m.unwritten}, {"owner", m.owner}});
-    bufs.push_back({{"name", b.name}, {"dtype", b.dtype}, {"count", b.count}, {"shape", b.shape},
-                    {"wrong", b.wrong}, {"unwritten", b.unwritten}, {"nan_wrong", b.nan_wrong},
-                    {"max_abs_err", num(b.max_abs_err)}, {"max_rel_err", num(b.max_rel_err)}, {"first", first},
-                    {"heat", b.heat}, {"heat_rows", b.heat_rows}, {"heat_cols", b.heat_cols},
-                    {"guard_before_damaged", b.guard_before_damaged}, {"guard_after_damaged", b.guard_after_damaged},
-                    {"guard_first_offset", b.guard_first_offset}, {"input_clobbered", b.input_clobbered},
+      first.push_back({{"index", m.index},
+                       {"coords", m.coords},
+                       {"expected", num(m.expected)},
+                       {"actual", num(m.actual)},
+                       {"unwritten", m.unwritten},
+                       {"owner", m.owner}});
+    bufs.push_back({{"name", b.name},
+                    {"dtype", b.dtype},
+                    {"count", b.count},
+                    {"shape", b.shape},
+                    {"wrong", b.wrong},
+                    {"unwritten", b.unwritten},
+                    {"nan_wrong", b.nan_wrong},
+                    {"max_abs_err", num(b.max_abs_err)},
+                    {"max_rel_err", num(b.max_rel_err)},
+                    {"first", first},
+                    {"heat", b.heat},
+                    {"heat_rows", b.heat_rows},
+                    {"heat_cols", b.heat_cols},
+                    {"guard_before_damaged", b.guard_before_damaged},
+                    {"guard_after_damaged", b.guard_after_damaged},
+                    {"guard_first_offset", b.guard_first_offset},
+                    {"input_clobbered", b.input_clobbered},
                     {"clobbered_index", b.clobbered_index}});
   }
-  return {{"label", c.label},       {"sizes", c.sizes},   {"perf", c.perf},           {"verdict", verdict_name(c.verdict)},
-          {"message", c.message},   {"fault", to(c.fault)}, {"buffers", bufs},        {"problems", c.problems},
-          {"counters", to(c.counters)}, {"printf", c.printf_output}, {"ms", c.ms}, {"steps_ms", c.steps_ms},   {"grid", dim(c.grid)},
+  return {{"label", c.label},
+          {"sizes", c.sizes},
+          {"perf", c.perf},
+          {"verdict", verdict_name(c.verdict)},
+          {"message", c.message},
+          {"fault", to(c.fault)},
+          {"buffers", bufs},
+          {"problems", c.problems},
+          {"counters", to(c.counters)},
+          {"printf", c.printf_output},
+          {"ms", c.ms},
+          {"steps_ms", c.steps_ms},
+          {"grid", dim(c.grid)},
           {"block", dim(c.block)}};
 }
 
 Verdict verdict_from(const std::string& s) {
-  for (Verdict v : {Verdict::passed, Verdict::wrong_answer, Verdict::compile_error, Verdict::runtime_fault,
-                    Verdict::usage_error})
+  for (Verdict v : {Verdict::passed, Verdict::wrong_answer, Verdict::compile_error,
+                    Verdict::runtime_fault, Verdict::usage_error})
     if (verdict_name(v) == s) return v;
   throw std::runtime_error("unknown verdict '" + s + "'");
 }
@@ -150,11 +186,19 @@ CaseReport case_from(const json& j) {
 }
 
 json to(const DeviceInfo& d) {
-  return {{"backend", d.backend},     {"name", d.name},         {"uuid", d.uuid},
-          {"driver", d.driver},       {"cc", {d.cc_major, d.cc_minor}}, {"sm_count", d.sm_count},
-          {"l2_bytes", d.l2_bytes},   {"memory_bytes", d.memory_bytes}, {"clock_khz", d.clock_khz},
-          {"memory_clock_khz", d.memory_clock_khz}, {"bus_width_bits", d.bus_width_bits},
-          {"max_shared_per_block_optin", d.max_shared_per_block_optin}, {"arch", d.arch()}};
+  return {{"backend", d.backend},
+          {"name", d.name},
+          {"uuid", d.uuid},
+          {"driver", d.driver},
+          {"cc", {d.cc_major, d.cc_minor}},
+          {"sm_count", d.sm_count},
+          {"l2_bytes", d.l2_bytes},
+          {"memory_bytes", d.memory_bytes},
+          {"clock_khz", d.clock_khz},
+          {"memory_clock_khz", d.memory_clock_khz},
+          {"bus_width_bits", d.bus_width_bits},
+          {"max_shared_per_block_optin", d.max_shared_per_block_optin},
+          {"arch", d.arch()}};
 }
 DeviceInfo device_from(const json& j) {
   DeviceInfo d;
@@ -178,29 +222,53 @@ DeviceInfo device_from(const json& j) {
 std::string report_to_json(const CheckReport& r, int indent) {
   json diags = json::array();
   for (auto& d : r.diagnostics)
-    diags.push_back({{"file", d.file}, {"line", d.line}, {"column", d.column},
-                     {"severity", severity_name(d.severity)}, {"message", d.message}});
+    diags.push_back({{"file", d.file},
+                     {"line", d.line},
+                     {"column", d.column},
+                     {"severity", severity_name(d.severity)},
+                     {"message", d.message}});
   json res = json::array();
   for (auto& k : r.resources)
-    res.push_back({{"name", k.name}, {"registers", k.registers}, {"shared_bytes", k.shared_bytes},
-                   {"local_bytes", k.local_bytes}, {"spill_stores", k.spill_stores},
-                   {"spill_loads", k.spill_loads}, {"max_threads", k.max_threads}});
+    res.push_back({{"name", k.name},
+                   {"registers", k.registers},
+                   {"shared_bytes", k.shared_bytes},
+                   {"local_bytes", k.local_bytes},
+                   {"spill_stores", k.spill_stores},
+                   {"spill_loads", k.spill_loads},
+                   {"max_threads", k.max_threads}});
   json cases = json::array();
   for (auto& c : r.cases) cases.push_back(to(c));
   json phases = json::array();
   for (auto& [name, ms] : r.phases_ms) phases.push_back({{"phase", name}, {"ms", ms}});
-  json j = {{"puzzle", r.puzzle},   {"file", r.file},         {"device", to(r.device)},
-            {"seed", r.seed},       {"verdict", verdict_name(r.verdict)}, {"exit_code", exit_code(r.verdict)},
-            {"summary", r.summary}, {"diagnostics", diags},   {"resources", res},
-            {"tunables", r.tunables}, {"cases", cases},       {"phases_ms", phases},
+  json j = {{"puzzle", r.puzzle},
+            {"file", r.file},
+            {"device", to(r.device)},
+            {"seed", r.seed},
+            {"verdict", verdict_name(r.verdict)},
+            {"exit_code", exit_code(r.verdict)},
+            {"summary", r.summary},
+            {"diagnostics", diags},
+            {"resources", res},
+            {"tunables", r.tunables},
+            {"cases", cases},
+            {"phases_ms", phases},
             {"total_ms", r.total_ms}};
   if (r.perf) {
     const PerfReport& p = *r.perf;
-    j["perf"] = {{"sizes", p.sizes},        {"timing", to(p.timing)},  {"bytes", p.bytes},
-                 {"flops", p.flops},        {"gbps", p.gbps},          {"gflops", p.gflops},
-                 {"intensity", p.intensity}, {"speed_of_light", p.speed_of_light}, {"bound", p.bound},
-                 {"medal", p.medal},        {"flags", p.flags},        {"dram_ceiling_gbps", p.dram_ceiling_gbps},
-                 {"compute_ceiling_gflops", p.compute_ceiling_gflops}, {"ceiling_source", p.ceiling_source},
+    j["perf"] = {{"sizes", p.sizes},
+                 {"timing", to(p.timing)},
+                 {"bytes", p.bytes},
+                 {"flops", p.flops},
+                 {"gbps", p.gbps},
+                 {"gflops", p.gflops},
+                 {"intensity", p.intensity},
+                 {"speed_of_light", p.speed_of_light},
+                 {"bound", p.bound},
+                 {"medal", p.medal},
+                 {"flags", p.flags},
+                 {"dram_ceiling_gbps", p.dram_ceiling_gbps},
+                 {"compute_ceiling_gflops", p.compute_ceiling_gflops},
+                 {"ceiling_source", p.ceiling_source},
                  {"modelled", p.modelled}};
   }
   if (r.sim_perf) j["sim_perf"] = to(*r.sim_perf);
@@ -229,12 +297,14 @@ CheckReport report_from_json(const std::string& text) {
     r.diagnostics.push_back(std::move(dg));
   }
   for (auto& k : j.value("resources", json::array()))
-    r.resources.push_back({k.value("name", ""), k.value("registers", -1), k.value("shared_bytes", -1),
-                           k.value("local_bytes", -1), k.value("spill_stores", -1), k.value("spill_loads", -1),
+    r.resources.push_back({k.value("name", ""), k.value("registers", -1),
+                           k.value("shared_bytes", -1), k.value("local_bytes", -1),
+                           k.value("spill_stores", -1), k.value("spill_loads", -1),
                            k.value("max_threads", -1)});
   r.tunables = j.value("tunables", std::map<std::string, int64_t>{});
   for (auto& c : j.value("cases", json::array())) r.cases.push_back(case_from(c));
-  for (auto& p : j.value("phases_ms", json::array())) r.phases_ms.emplace_back(p.value("phase", ""), p.value("ms", 0.0));
+  for (auto& p : j.value("phases_ms", json::array()))
+    r.phases_ms.emplace_back(p.value("phase", ""), p.value("ms", 0.0));
   r.total_ms = j.value("total_ms", 0.0);
   if (j.contains("perf")) {
     const json& p = j["perf"];
@@ -261,7 +331,11 @@ CheckReport report_from_json(const std::string& text) {
   return r;
 }
 
-std::string device_to_json(const DeviceInfo& d, int indent) { return to(d).dump(indent); }
-DeviceInfo device_from_json(const std::string& text) { return device_from(json::parse(text)); }
+std::string device_to_json(const DeviceInfo& d, int indent) {
+  return to(d).dump(indent);
+}
+DeviceInfo device_from_json(const std::string& text) {
+  return device_from(json::parse(text));
+}
 
 } // namespace wb

@@ -94,7 +94,7 @@ struct Event {
   // result
   bool ok = false;
   bool cancelled = false;
-  bool runner_died = false; // made by the client: the runner ended before answering
+  bool runner_died = false;   // made by the client: the runner ended before answering
   bool runner_ending = false; // the runner ends itself after this answer (a sticky device fault)
   std::optional<CheckReport> report;
   std::vector<ProbeFigure> probe; // a probe's figures, and the ceilings to store

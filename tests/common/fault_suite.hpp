@@ -46,8 +46,8 @@ inline std::string trim_ws(std::string s) {
 }
 
 inline std::optional<Verdict> verdict_from_name(const std::string& s) {
-  for (Verdict v : {Verdict::passed, Verdict::wrong_answer, Verdict::compile_error, Verdict::runtime_fault,
-                    Verdict::usage_error})
+  for (Verdict v : {Verdict::passed, Verdict::wrong_answer, Verdict::compile_error,
+                    Verdict::runtime_fault, Verdict::usage_error})
     if (verdict_name(v) == s) return v;
   return std::nullopt;
 }
@@ -57,7 +57,8 @@ inline FaultExpect parse_expect(const std::string& text, const std::string& wher
   std::vector<std::string> parts;
   size_t start = 0;
   for (size_t i = 0; i <= text.size(); ++i)
-    if (i == text.size() || text[i] == '|') parts.push_back(trim_ws(text.substr(start, i - start))), start = i + 1;
+    if (i == text.size() || text[i] == '|')
+      parts.push_back(trim_ws(text.substr(start, i - start))), start = i + 1;
   std::string vs = parts.empty() ? "" : parts[0];
   start = 0;
   for (size_t i = 0; i <= vs.size(); ++i)
@@ -73,7 +74,9 @@ inline FaultExpect parse_expect(const std::string& text, const std::string& wher
   return e;
 }
 
-inline fs::path fault_dir() { return fs::path(WARPBOOK_SOURCE_ROOT) / "tests" / "faults"; }
+inline fs::path fault_dir() {
+  return fs::path(WARPBOOK_SOURCE_ROOT) / "tests" / "faults";
+}
 
 inline FaultCase load_fault_case(const fs::path& file) {
   FaultCase fc;
@@ -88,13 +91,20 @@ inline FaultCase load_fault_case(const fs::path& file) {
     size_t colon = line.find(':');
     if (colon == std::string::npos) continue;
     std::string key = line.substr(3, colon - 3), value = trim_ws(line.substr(colon + 1));
-    if (key == "fault") fc.what = value;
-    else if (key == "puzzle") fc.puzzle = value;
-    else if (key == "sim") sim = value;
-    else if (key == "gpu") gpu = value;
-    else if (key == "gpu-sticky") fc.sticky = value;
-    else if (key == "perf") fc.perf = value == "yes";
-    else if (key == "note") fc.note = value;
+    if (key == "fault")
+      fc.what = value;
+    else if (key == "puzzle")
+      fc.puzzle = value;
+    else if (key == "sim")
+      sim = value;
+    else if (key == "gpu")
+      gpu = value;
+    else if (key == "gpu-sticky")
+      fc.sticky = value;
+    else if (key == "perf")
+      fc.perf = value == "yes";
+    else if (key == "note")
+      fc.note = value;
   }
   std::string where = file.filename().string();
   REQUIRE_MESSAGE(!fc.what.empty(), where << ": no '// fault:' line");
@@ -130,16 +140,17 @@ inline const std::vector<FaultCase>& fault_cases() {
 
 // Checks `source` with the `warpbook` executable, as a separate process: a sticky GPU fault
 // poisons CUDA for the whole process (as in the runner), so each GPU case gets its own.
-inline CheckReport check_in_process(const std::string& puzzle, const std::string& source, int& exit_status,
-                                    const std::string& backend = "cuda") {
+inline CheckReport check_in_process(const std::string& puzzle, const std::string& source,
+                                    int& exit_status, const std::string& backend = "cuda") {
   const char* exe = std::getenv("WARPBOOK_EXE");
   REQUIRE_MESSAGE(exe, "WARPBOOK_EXE is not set (ctest sets it)");
   char dir[] = "/tmp/warpbook-fault-XXXXXX";
   REQUIRE(mkdtemp(dir));
   std::string file = std::string(dir) + "/learner.cu", json = std::string(dir) + "/report.json";
   std::ofstream(file) << source;
-  std::string cmd = fmt::format("'{}' --data-dir '{}/data' check {} '{}' --backend {} --json --no-time > '{}'", exe,
-                                dir, puzzle, file, backend, json);
+  std::string cmd =
+      fmt::format("'{}' --data-dir '{}/data' check {} '{}' --backend {} --json --no-time > '{}'",
+                  exe, dir, puzzle, file, backend, json);
   int status = std::system(cmd.c_str());
   exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   std::string text = read_file(json);
@@ -194,14 +205,17 @@ template <class Make> void check_fault_cases(Make make, bool gpu) {
     std::string all = shown_text(r);
     std::string first = r.summary.substr(0, 150);
     table += fmt::format("| {} | {} | {} |\n", fc.name, verdict_name(r.verdict), first);
-    CHECK_MESSAGE(std::find(want.verdicts.begin(), want.verdicts.end(), r.verdict) != want.verdicts.end(),
+    CHECK_MESSAGE(std::find(want.verdicts.begin(), want.verdicts.end(), r.verdict) !=
+                      want.verdicts.end(),
                   fc.name << ": got " << verdict_name(r.verdict) << ": " << describe(r));
     for (auto& w : want.words)
-      CHECK_MESSAGE(all.find(w) != std::string::npos, fc.name << ": expected the words '" << w << "' in: " << all);
+      CHECK_MESSAGE(all.find(w) != std::string::npos,
+                    fc.name << ": expected the words '" << w << "' in: " << all);
     if (gpu && fc.sticky != "maybe") CHECK_MESSAGE(sticky == (fc.sticky == "yes"), fc.name);
   }
   MESSAGE("fault suite on " << (gpu ? "the GPU" : "the simulator") << ":\n" << table);
-  if (const char* out = std::getenv("WARPBOOK_FAULT_TABLE"); out && *out) std::ofstream(out) << table;
+  if (const char* out = std::getenv("WARPBOOK_FAULT_TABLE"); out && *out)
+    std::ofstream(out) << table;
 }
 
 } // namespace wb::test

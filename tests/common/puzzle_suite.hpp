@@ -25,7 +25,8 @@ inline const Catalog& builtin_catalog() {
 }
 
 inline std::string describe(const CheckReport& r) {
-  std::string s = fmt::format("{} [{}] {}: {}", r.file, r.device.backend, verdict_name(r.verdict), r.summary);
+  std::string s =
+      fmt::format("{} [{}] {}: {}", r.file, r.device.backend, verdict_name(r.verdict), r.summary);
   for (auto& d : r.diagnostics) s += "\n  " + d.str();
   return s;
 }
@@ -48,9 +49,13 @@ template <class F> void check_every_puzzle(Backend& backend, const CheckOptions&
         FAIL_CHECK(fmt::format("{} has no {} ({})", p.id, it.role, it.file.string()));
         continue;
       }
-      CheckReport r = check_puzzle(p, read_file(it.file), it.file.filename().string(), backend, opt);
-      if (it.should_pass) CHECK_MESSAGE(r.verdict == Verdict::passed, describe(r));
-      else CHECK_MESSAGE((r.verdict == Verdict::wrong_answer || r.verdict == Verdict::runtime_fault), describe(r));
+      CheckReport r =
+          check_puzzle(p, read_file(it.file), it.file.filename().string(), backend, opt);
+      if (it.should_pass)
+        CHECK_MESSAGE(r.verdict == Verdict::passed, describe(r));
+      else
+        CHECK_MESSAGE((r.verdict == Verdict::wrong_answer || r.verdict == Verdict::runtime_fault),
+                      describe(r));
       on_result(p, it.role, r);
       if (!backend.usable()) return;
     }

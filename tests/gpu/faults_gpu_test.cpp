@@ -10,7 +10,8 @@ TEST_CASE("each fault kind gets its verdict on the GPU") {
       true);
 }
 
-TEST_CASE("GPU: a kernel that never ends is stopped by the runner, reported, and the next request works") {
+TEST_CASE("GPU: a kernel that never ends is stopped by the runner, reported, and the next request "
+          "works") {
   using namespace wb::runner;
   const char* exe = std::getenv("WARPBOOK_EXE");
   REQUIRE(exe);
@@ -29,16 +30,19 @@ TEST_CASE("GPU: a kernel that never ends is stopped by the runner, reported, and
   r.file = "learner.cu";
   r.backend = "cuda";
   r.time = false;
-  r.source = "extern \"C\" __global__ void vector_add(const float* a, const float* b, float* c, int n) {\n"
-             "  volatile const float* va = a;\n  while (va[0] < 1e30f) { }\n}\n"; // a is in [-1, 1]
+  r.source =
+      "extern \"C\" __global__ void vector_add(const float* a, const float* b, float* c, int n) {\n"
+      "  volatile const float* va = a;\n  while (va[0] < 1e30f) { }\n}\n"; // a is in [-1, 1]
   auto hung = result(c.send(r), 100);
   REQUIRE(hung);
   CAPTURE(hung->text);
   REQUIRE(hung->report);
   CHECK(hung->report->verdict == wb::Verdict::runtime_fault);
-  CHECK_MESSAGE(hung->report->summary.find("did not finish within") != std::string::npos, hung->report->summary);
-  r.source = "extern \"C\" __global__ void vector_add(const float* a, const float* b, float* c, int n) {\n"
-             "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) c[i] = a[i] + b[i];\n}\n";
+  CHECK_MESSAGE(hung->report->summary.find("did not finish within") != std::string::npos,
+                hung->report->summary);
+  r.source =
+      "extern \"C\" __global__ void vector_add(const float* a, const float* b, float* c, int n) {\n"
+      "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) c[i] = a[i] + b[i];\n}\n";
   auto next = result(c.send(r), 100);
   REQUIRE(next);
   REQUIRE(next->report);
@@ -46,7 +50,8 @@ TEST_CASE("GPU: a kernel that never ends is stopped by the runner, reported, and
   CHECK(c.starts() == 2); // the stuck runner ended itself; the next request got a fresh one
 }
 
-TEST_CASE("GPU: a case that needs more host memory than allowed is refused before anything is allocated") {
+TEST_CASE("GPU: a case that needs more host memory than allowed is refused before anything is "
+          "allocated") {
   using namespace wb;
   const Puzzle* p = test::builtin_catalog().find_puzzle("01-vector-add");
   REQUIRE(p);
@@ -56,11 +61,13 @@ TEST_CASE("GPU: a case that needs more host memory than allowed is refused befor
   CheckOptions opt;
   opt.time = false;
   opt.seed = 1;
-  CheckReport r = run_puzzle(*p,
-                             "extern \"C\" __global__ void vector_add(const float* a, const float* b, float* c, "
-                             "int n) {}\n",
-                             "learner.cu", *backend, {{"n", int64_t(1) << 36}}, opt);
+  CheckReport r = run_puzzle(
+      *p,
+      "extern \"C\" __global__ void vector_add(const float* a, const float* b, float* c, "
+      "int n) {}\n",
+      "learner.cu", *backend, {{"n", int64_t(1) << 36}}, opt);
   CHECK(r.verdict == Verdict::runtime_fault);
-  CHECK_MESSAGE(r.summary.find("refused before allocating anything") != std::string::npos, r.summary);
+  CHECK_MESSAGE(r.summary.find("refused before allocating anything") != std::string::npos,
+                r.summary);
   CHECK(backend->usable());
 }

@@ -13,7 +13,8 @@ TEST_CASE("every puzzle on the GPU: reference and solution pass and are timed; t
   REQUIRE(mkdtemp(dir));
   const char* exe = std::getenv("WARPBOOK_EXE");
   REQUIRE_MESSAGE(exe, "WARPBOOK_EXE is not set (ctest sets it)");
-  CHECK(std::system(fmt::format("'{}' probe --data-dir '{}' > '{}/probe.txt' 2>&1", exe, dir, dir).c_str()) == 0);
+  CHECK(std::system(fmt::format("'{}' probe --data-dir '{}' > '{}/probe.txt' 2>&1", exe, dir, dir)
+                        .c_str()) == 0);
   fmt::print("{}\n", test::read_file(fs::path(dir) / "probe.txt"));
   std::string why;
   auto gpu = make_cuda_backend(why);
@@ -24,13 +25,16 @@ TEST_CASE("every puzzle on the GPU: reference and solution pass and are timed; t
   test::check_every_puzzle(*gpu, opt, [&](const Puzzle& p, const char* role, const CheckReport& r) {
     std::string figures;
     if (r.perf && r.perf->timing.ok)
-      figures = fmt::format("{:9.2f} us {:8.1f} GB/s {:9.1f} GFLOP/s {:5.1f}% SOL {}", r.perf->timing.median_us,
-                            r.perf->gbps, r.perf->gflops, 100 * r.perf->speed_of_light, r.perf->medal);
-    table.push_back(fmt::format("{:<24} {:<9} {:<13} {}", p.id, role, verdict_name(r.verdict), figures));
+      figures = fmt::format("{:9.2f} us {:8.1f} GB/s {:9.1f} GFLOP/s {:5.1f}% SOL {}",
+                            r.perf->timing.median_us, r.perf->gbps, r.perf->gflops,
+                            100 * r.perf->speed_of_light, r.perf->medal);
+    table.push_back(
+        fmt::format("{:<24} {:<9} {:<13} {}", p.id, role, verdict_name(r.verdict), figures));
     if (std::string(role) == "solution" && r.verdict == Verdict::passed && r.perf && !p.demo) {
       bool gold = r.perf->medal == "gold";
-      if (!gold) short_of_gold.push_back(fmt::format("{} ({:.1f}% of speed of light, {})", p.id,
-                                                     100 * r.perf->speed_of_light, r.perf->medal));
+      if (!gold)
+        short_of_gold.push_back(fmt::format("{} ({:.1f}% of speed of light, {})", p.id,
+                                            100 * r.perf->speed_of_light, r.perf->medal));
     }
   });
   fmt::print("\n{:<24} {:<9} {:<13} figures at the perf size\n", "puzzle", "file", "verdict");

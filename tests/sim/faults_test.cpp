@@ -27,7 +27,8 @@ struct ScopedEnv {
 
 } // namespace
 
-TEST_CASE("a case that needs more host memory than allowed is refused before anything is allocated") {
+TEST_CASE(
+    "a case that needs more host memory than allowed is refused before anything is allocated") {
   using namespace wb;
   const Puzzle* p = test::builtin_catalog().find_puzzle("01-vector-add");
   REQUIRE(p);
@@ -44,7 +45,8 @@ TEST_CASE("a case that needs more host memory than allowed is refused before any
     REQUIRE(r.cases.size() == 1);
     CHECK(r.verdict == Verdict::runtime_fault);
     CHECK(r.cases[0].fault.kind == FaultKind::memory_limit);
-    CHECK_MESSAGE(r.summary.find("refused before allocating anything") != std::string::npos, r.summary);
+    CHECK_MESSAGE(r.summary.find("refused before allocating anything") != std::string::npos,
+                  r.summary);
     CHECK(s < 30); // compiling only: nothing was made
     return r.summary;
   };
@@ -56,7 +58,8 @@ TEST_CASE("a case that needs more host memory than allowed is refused before any
     ScopedEnv env("WARPBOOK_HOST_MEMORY_LIMIT", "64M");
     std::string s = refused({{"n", 8000000}});
     CHECK(s.find("WARPBOOK_HOST_MEMORY_LIMIT") != std::string::npos);
-    CHECK(run_puzzle(*p, kVectorAdd, "learner.cu", *backend, {{"n", 65537}}, opt).verdict == Verdict::passed);
+    CHECK(run_puzzle(*p, kVectorAdd, "learner.cu", *backend, {{"n", 65537}}, opt).verdict ==
+          Verdict::passed);
   }
 }
 
@@ -64,14 +67,17 @@ TEST_CASE("the GPU suite's path, through the warpbook executable, on the simulat
   // tests/gpu runs every fault case this way (a process per case); here three of them, on the
   // simulator, so that CI covers the command line, the exit codes and the JSON round trip.
   using namespace wb;
-  for (const char* name : {"01-compile-undeclared", "15-write-just-past-end", "36-one-block-only"}) {
+  for (const char* name :
+       {"01-compile-undeclared", "15-write-just-past-end", "36-one-block-only"}) {
     CAPTURE(name);
     auto fc = test::load_fault_case(test::fault_dir() / (std::string(name) + ".cu"));
     int status = 0;
     CheckReport r = test::check_in_process(fc.puzzle, fc.source, status, "sim");
     CHECK(status == exit_code(r.verdict));
-    CHECK(std::find(fc.sim.verdicts.begin(), fc.sim.verdicts.end(), r.verdict) != fc.sim.verdicts.end());
+    CHECK(std::find(fc.sim.verdicts.begin(), fc.sim.verdicts.end(), r.verdict) !=
+          fc.sim.verdicts.end());
     std::string all = test::shown_text(r);
-    for (auto& w : fc.sim.words) CHECK_MESSAGE(all.find(w) != std::string::npos, w << " in " << all);
+    for (auto& w : fc.sim.words)
+      CHECK_MESSAGE(all.find(w) != std::string::npos, w << " in " << all);
   }
 }

@@ -4,8 +4,8 @@
 // learner's kernel, so a wrong reference would pass wrong answers: this is the check on the judge.
 #include "common/puzzle_suite.hpp"
 #include "core/backend.hpp"
-#include "core/check.hpp"
 #include "core/catalog.hpp"
+#include "core/check.hpp"
 #include "core/compile.hpp"
 #include "core/dtype.hpp"
 #include "core/generate.hpp"
@@ -28,7 +28,9 @@ namespace {
 
 using Vals = std::map<std::string, std::vector<double>>; // buffer name -> elements as doubles
 
-const Catalog& catalog() { return test::builtin_catalog(); }
+const Catalog& catalog() {
+  return test::builtin_catalog();
+}
 
 Backend& sim() {
   static std::unique_ptr<Backend> b = [] {
@@ -40,12 +42,14 @@ Backend& sim() {
   return *b;
 }
 
-std::string slurp(const fs::path& p) { return test::read_file(p); }
-
+std::string slurp(const fs::path& p) {
+  return test::read_file(p);
+}
 
 // Builds the buffers of one case from the puzzle's generators (as the checker does), runs the
 // reference's launches on the simulator, and returns every buffer's contents afterwards.
-Vals run_reference(const Puzzle& p, const Program& prog, const Case& c, size_t case_index, uint64_t seed) {
+Vals run_reference(const Puzzle& p, const Program& prog, const Case& c, size_t case_index,
+                   uint64_t seed) {
   CaseSetup setup = prepare_case(p, c, p.env(c), seed, case_index);
   std::vector<HostBuffer>& bufs = setup.buffers;
   const std::vector<Launch>& launches = setup.launches;
@@ -100,15 +104,20 @@ void check_puzzle_reference(const std::string& id, Tol tol, const HostFn& host) 
         bool ok = std::fabs(actual[i] - expect[i]) <= tol.atol + tol.rtol * std::fabs(expect[i]);
         if (!ok && bad++ == 0) first = i;
       }
-      CHECK_MESSAGE(bad == 0, fmt::format("{}: {} of {} wrong, first {}[{}] = {} where the host says {}", name,
-                                          bad, expect.size(), name, first, bad ? actual[first] : 0.0,
-                                          bad ? expect[first] : 0.0));
+      CHECK_MESSAGE(bad == 0,
+                    fmt::format("{}: {} of {} wrong, first {}[{}] = {} where the host says {}",
+                                name, bad, expect.size(), name, first, bad ? actual[first] : 0.0,
+                                bad ? expect[first] : 0.0));
     }
   }
 }
 
-int64_t sz(const Env& e, const char* k) { return e.at(k); }
-double f32(double v) { return double(float(v)); } // round to f32, as a stored output is
+int64_t sz(const Env& e, const char* k) {
+  return e.at(k);
+}
+double f32(double v) {
+  return double(float(v));
+} // round to f32, as a stored output is
 
 } // namespace
 
@@ -127,7 +136,8 @@ TEST_CASE("05 outer add: reference against the host") {
     int64_t rows = sz(s, "rows"), cols = sz(s, "cols");
     std::vector<double> out(size_t(rows * cols));
     for (int64_t r = 0; r < rows; ++r)
-      for (int64_t k = 0; k < cols; ++k) out[size_t(r * cols + k)] = f32(in.at("x")[r] + in.at("y")[k]);
+      for (int64_t k = 0; k < cols; ++k)
+        out[size_t(r * cols + k)] = f32(in.at("x")[r] + in.at("y")[k]);
     return Vals{{"out", out}};
   });
 }
@@ -151,7 +161,8 @@ TEST_CASE("07 transpose: reference against the host") {
     int64_t rows = sz(s, "rows"), cols = sz(s, "cols");
     std::vector<double> out(size_t(rows * cols));
     for (int64_t r = 0; r < rows; ++r)
-      for (int64_t c = 0; c < cols; ++c) out[size_t(c * rows + r)] = in.at("input")[size_t(r * cols + c)];
+      for (int64_t c = 0; c < cols; ++c)
+        out[size_t(c * rows + r)] = in.at("input")[size_t(r * cols + c)];
     return Vals{{"output", out}};
   });
 }
@@ -170,7 +181,8 @@ TEST_CASE("09 argmax rows: reference against the host") {
     std::vector<double> idx((size_t)rows);
     for (int64_t r = 0; r < rows; ++r) {
       auto first = in.at("x").begin() + r * cols;
-      idx[size_t(r)] = double(std::max_element(first, first + cols) - first); // the first of equal maxima
+      idx[size_t(r)] =
+          double(std::max_element(first, first + cols) - first); // the first of equal maxima
     }
     return Vals{{"idx", idx}};
   });
@@ -203,7 +215,8 @@ TEST_CASE("12 online softmax: reference against the host") {
       double m = *std::max_element(row, row + cols);
       long double sum = 0;
       for (int64_t c = 0; c < cols; ++c) sum += std::exp((long double)row[c] - m);
-      for (int64_t c = 0; c < cols; ++c) y[size_t(r * cols + c)] = double(std::exp((long double)row[c] - m) / sum);
+      for (int64_t c = 0; c < cols; ++c)
+        y[size_t(r * cols + c)] = double(std::exp((long double)row[c] - m) / sum);
     }
     return Vals{{"y", y}};
   });
@@ -223,7 +236,8 @@ TEST_CASE("13 layernorm: reference against the host") {
       for (int64_t c = 0; c < cols; ++c) var += (row[c] - mean) * (row[c] - mean);
       var /= cols;
       long double rstd = 1.0L / std::sqrt(var + eps);
-      for (int64_t c = 0; c < cols; ++c) y[size_t(r * cols + c)] = double((row[c] - mean) * rstd * w[c] + b[c]);
+      for (int64_t c = 0; c < cols; ++c)
+        y[size_t(r * cols + c)] = double((row[c] - mean) * rstd * w[c] + b[c]);
     }
     return Vals{{"y", y}};
   });
@@ -244,7 +258,8 @@ TEST_CASE("14 rmsnorm residual: reference against the host") {
       }
       long double rstd = 1.0L / std::sqrt(ss / cols + eps);
       for (int64_t c = 0; c < cols; ++c)
-        y[size_t(r * cols + c)] = double(((long double)x[size_t(r * cols + c)] + res[size_t(r * cols + c)]) * rstd * w[c]);
+        y[size_t(r * cols + c)] = double(
+            ((long double)x[size_t(r * cols + c)] + res[size_t(r * cols + c)]) * rstd * w[c]);
     }
     return Vals{{"h", h}, {"y", y}};
   });
@@ -290,7 +305,8 @@ TEST_CASE("17 tiled sgemm: reference against the host") {
     for (int64_t r = 0; r < M; ++r)
       for (int64_t c = 0; c < N; ++c) {
         long double acc = 0;
-        for (int64_t k = 0; k < K; ++k) acc += (long double)A[size_t(r * K + k)] * B[size_t(k * N + c)];
+        for (int64_t k = 0; k < K; ++k)
+          acc += (long double)A[size_t(r * K + k)] * B[size_t(k * N + c)];
         C[size_t(r * N + c)] = double(acc);
       }
     return Vals{{"C", C}};

@@ -12,7 +12,7 @@ TEST_CASE("every puzzle on the simulator: reference and solution pass, the start
   opt.seed = 0; // fresh inputs every run: the report's seed replays a failure
   opt.perf_case = false;
   test::check_every_puzzle(*sim, opt, [](const Puzzle& p, const char* role, const CheckReport& r) {
-    MESSAGE(fmt::format("{:<24} {:<9} {:<13} {:.0f} ms (seed {})", p.id, role, verdict_name(r.verdict), r.total_ms,
-                        r.seed));
+    MESSAGE(fmt::format("{:<24} {:<9} {:<13} {:.0f} ms (seed {})", p.id, role,
+                        verdict_name(r.verdict), r.total_ms, r.seed));
   });
 }

@@ -24,7 +24,8 @@ struct TempCatalog {
     fs::create_directories(d);
     std::ofstream(d / "puzzle.toml") << toml;
     if (files)
-      for (auto f : {"README.md", "starter.cu", "reference.cu", "hints.md"}) std::ofstream(d / f) << "x\n";
+      for (auto f : {"README.md", "starter.cu", "reference.cu", "hints.md"})
+        std::ofstream(d / f) << "x\n";
     return d;
   }
 };
@@ -74,9 +75,11 @@ std::vector<LoadError> errors_for(const std::string& toml, bool files = true) {
   return cat.errors;
 }
 
-bool has(const std::vector<LoadError>& es, const std::string& key, int line, const std::string& text) {
+bool has(const std::vector<LoadError>& es, const std::string& key, int line,
+         const std::string& text) {
   for (auto& e : es)
-    if (e.key == key && (line == 0 || e.line == line) && e.str().find(text) != std::string::npos) return true;
+    if (e.key == key && (line == 0 || e.line == line) && e.str().find(text) != std::string::npos)
+      return true;
   std::string all;
   for (auto& e : es) all += e.str() + "\n";
   MESSAGE("errors were:\n" << all);
@@ -108,55 +111,71 @@ TEST_CASE("malformed puzzles are refused with file, key and line; the rest still
     auto es = errors_for(replace(kGood, "title = \"Vector add\"", "title = \"Vector add"));
     CHECK(has(es, "", 1, "TOML syntax"));
   }
-  SUBCASE("empty file") { CHECK(has(errors_for(""), "", 0, "empty file")); }
-  SUBCASE("binary file") { CHECK(has(errors_for(std::string("\x7f" "ELF\0\0\1", 7)), "", 0, "NUL")); }
+  SUBCASE("empty file") {
+    CHECK(has(errors_for(""), "", 0, "empty file"));
+  }
+  SUBCASE("binary file") {
+    CHECK(has(errors_for(std::string("\x7f"
+                                     "ELF\0\0\1",
+                                     7)),
+              "", 0, "NUL"));
+  }
   SUBCASE("unknown top-level key") {
-    CHECK(has(errors_for(std::string("titel = \"x\"\n") + kGood), "titel", 1, "did you mean 'title'"));
+    CHECK(has(errors_for(std::string("titel = \"x\"\n") + kGood), "titel", 1,
+              "did you mean 'title'"));
   }
   SUBCASE("unknown buffer key") {
-    CHECK(has(errors_for(replace(kGood, "output = true", "outptu = true")), "buffer 'c'.outptu", 14, "unknown key"));
+    CHECK(has(errors_for(replace(kGood, "output = true", "outptu = true")), "buffer 'c'.outptu", 14,
+              "unknown key"));
   }
   SUBCASE("unknown dtype") {
-    CHECK(has(errors_for(replace(kGood, "type = \"f32\"\ncount = \"n\"\ninit", "type = \"float\"\ncount = \"n\"\ninit")),
+    CHECK(has(errors_for(replace(kGood, "type = \"f32\"\ncount = \"n\"\ninit",
+                                 "type = \"float\"\ncount = \"n\"\ninit")),
               "buffer 'a'.type", 7, "unknown dtype 'float'"));
   }
   SUBCASE("bad size expression") {
-    CHECK(has(errors_for(replace(kGood, "grid = \"cdiv(n, BLOCK)\"", "grid = \"cdiv(n BLOCK)\"")), "launch.grid", 18,
-              "expected ','"));
+    CHECK(has(errors_for(replace(kGood, "grid = \"cdiv(n, BLOCK)\"", "grid = \"cdiv(n BLOCK)\"")),
+              "launch.grid", 18, "expected ','"));
   }
   SUBCASE("size expression naming nothing") {
-    CHECK(has(errors_for(replace(kGood, "bytes = \"8 * n\"", "bytes = \"8 * m\"")), "cost.bytes", 0, "'m'"));
+    CHECK(has(errors_for(replace(kGood, "bytes = \"8 * n\"", "bytes = \"8 * m\"")), "cost.bytes", 0,
+              "'m'"));
   }
   SUBCASE("division by zero in a size") {
-    CHECK(has(errors_for(replace(kGood, "count = \"n\"\noutput", "count = \"n / 0\"\noutput")), "case[0]", 0,
-              "division by zero"));
+    CHECK(has(errors_for(replace(kGood, "count = \"n\"\noutput", "count = \"n / 0\"\noutput")),
+              "case[0]", 0, "division by zero"));
   }
   SUBCASE("negative size") {
-    CHECK(has(errors_for(replace(kGood, "count = \"n\"\noutput", "count = \"n - 5\"\noutput")), "case[0]", 0,
-              "negative count"));
+    CHECK(has(errors_for(replace(kGood, "count = \"n\"\noutput", "count = \"n - 5\"\noutput")),
+              "case[0]", 0, "negative count"));
   }
   SUBCASE("huge size") {
-    CHECK(has(errors_for(replace(kGood, "count = \"n\"\noutput", "count = \"n * 1000000000000\"\noutput")), "case[0]",
-              0, "more than 2^36"));
+    CHECK(has(errors_for(
+                  replace(kGood, "count = \"n\"\noutput", "count = \"n * 1000000000000\"\noutput")),
+              "case[0]", 0, "more than 2^36"));
   }
   SUBCASE("kernel arg naming nothing") {
-    CHECK(has(errors_for(replace(kGood, "args = [\"a\", \"c\", \"n\"]", "args = [\"a\", \"b\", \"c\", \"n\"]")),
+    CHECK(has(errors_for(replace(kGood, "args = [\"a\", \"c\", \"n\"]",
+                                 "args = [\"a\", \"b\", \"c\", \"n\"]")),
               "kernel.args", 4, "'b' names no [[buffer]]"));
   }
-  SUBCASE("missing files") { CHECK(has(errors_for(kGood, false), "", 0, "missing file")); }
+  SUBCASE("missing files") {
+    CHECK(has(errors_for(kGood, false), "", 0, "missing file"));
+  }
   SUBCASE("a file that escapes the folder") {
-    CHECK(has(errors_for(std::string(kGood) + "[files]\nstarter = \"../../../etc/passwd\"\n"), "files.starter", 27,
-              "outside the puzzle's folder"));
+    CHECK(has(errors_for(std::string(kGood) + "[files]\nstarter = \"../../../etc/passwd\"\n"),
+              "files.starter", 27, "outside the puzzle's folder"));
   }
   SUBCASE("no output") {
-    CHECK(has(errors_for(replace(kGood, "output = true", "output = false\ninit = \"zeros\"")), "buffer", 0,
-              "no buffer has output"));
+    CHECK(has(errors_for(replace(kGood, "output = true", "output = false\ninit = \"zeros\"")),
+              "buffer", 0, "no buffer has output"));
   }
   SUBCASE("no cases") {
     CHECK(has(errors_for(replace(kGood, "[[case]]\nn = 1\n", "")), "case", 0, "no [[case]]"));
   }
   SUBCASE("a buffer declared twice") {
-    CHECK(has(errors_for(replace(kGood, "name = \"c\"", "name = \"a\"")), "buffer 'a'.name", 0, "declared twice"));
+    CHECK(has(errors_for(replace(kGood, "name = \"c\"", "name = \"a\"")), "buffer 'a'.name", 0,
+              "declared twice"));
   }
   SUBCASE("bad generator") {
     CHECK(has(errors_for(replace(kGood, "uniform(-1, 1)", "gauss(0, 1)")), "buffer 'a'.init", 9,
@@ -168,11 +187,12 @@ TEST_CASE("malformed puzzles are refused with file, key and line; the rest still
               "launch.tunables.BLOCK", 20, "not allowed"));
   }
   SUBCASE("a case size that is not an integer") {
-    CHECK(has(errors_for(replace(kGood, "n = 1\n", "n = 1.5\n")), "case[0].n", 22, "must be an integer"));
+    CHECK(has(errors_for(replace(kGood, "n = 1\n", "n = 1.5\n")), "case[0].n", 22,
+              "must be an integer"));
   }
   SUBCASE("medals out of order") {
-    CHECK(has(errors_for(std::string(kGood) + "[medals]\nbronze = 0.9\nsilver = 0.5\ngold = 0.7\n"), "medals", 26,
-              "bronze <= silver"));
+    CHECK(has(errors_for(std::string(kGood) + "[medals]\nbronze = 0.9\nsilver = 0.5\ngold = 0.7\n"),
+              "medals", 26, "bronze <= silver"));
   }
 }
 
@@ -183,7 +203,8 @@ TEST_CASE("lessons: front matter and links are validated") {
     fs::create_directories(c.root / "lessons" / id);
     std::ofstream(c.root / "lessons" / id / "lesson.md") << text;
   };
-  lesson("0001-ok", "+++\ntitle = \"Ok\"\nobjectives = [\"a\"]\npuzzles = [\"01-good\"]\n+++\n# Body\ntext\n");
+  lesson("0001-ok",
+         "+++\ntitle = \"Ok\"\nobjectives = [\"a\"]\npuzzles = [\"01-good\"]\n+++\n# Body\ntext\n");
   lesson("0002-no-front", "# Just markdown\n");
   lesson("0003-unclosed", "+++\ntitle = \"x\"\n# body\n");
   lesson("0004-bad-link", "+++\ntitle = \"x\"\npuzzles = [\"99-nope\"]\n+++\nbody\n");
@@ -195,7 +216,8 @@ TEST_CASE("lessons: front matter and links are validated") {
   CHECK(cat.find_lesson("0001")->body_line == 6);
   auto err = [&](const std::string& id, const std::string& text) {
     for (auto& e : cat.errors)
-      if (e.file.string().find(id) != std::string::npos && e.str().find(text) != std::string::npos) return true;
+      if (e.file.string().find(id) != std::string::npos && e.str().find(text) != std::string::npos)
+        return true;
     return false;
   };
   CHECK(err("0002-no-front", "front matter"));
@@ -221,64 +243,74 @@ TEST_CASE("malformed puzzles, continued: expressions, names, files and ids") {
   SUBCASE("a huge size expression") {
     std::string huge = "n";
     while (huge.size() < 5000) huge += " + n";
-    CHECK(has(errors_for(replace(kGood, "count = \"n\"\noutput", "count = \"" + huge + "\"\noutput")),
-              "buffer 'c'.count", 13, "at most 4096"));
+    CHECK(
+        has(errors_for(replace(kGood, "count = \"n\"\noutput", "count = \"" + huge + "\"\noutput")),
+            "buffer 'c'.count", 13, "at most 4096"));
   }
   SUBCASE("a deeply nested size expression") {
     CHECK(has(errors_for(replace(kGood, "grid = \"cdiv(n, BLOCK)\"",
-                                 "grid = \"" + std::string(300, '(') + "n" + std::string(300, ')') + "\"")),
+                                 "grid = \"" + std::string(300, '(') + "n" + std::string(300, ')') +
+                                     "\"")),
               "launch.grid", 18, "nested too deeply"));
   }
   SUBCASE("a long chain of unary minus (found by fuzzing: it overflowed the stack)") {
-    CHECK(has(errors_for(replace(kGood, "bytes = \"8 * n\"", "bytes = \"" + std::string(3000, '-') + "n\"")),
+    CHECK(has(errors_for(replace(kGood, "bytes = \"8 * n\"",
+                                 "bytes = \"" + std::string(3000, '-') + "n\"")),
               "cost.bytes", 24, "nested too deeply"));
   }
   SUBCASE("a number too large for 64 bits") {
-    CHECK(has(errors_for(replace(kGood, "bytes = \"8 * n\"", "bytes = \"99999999999999999999 * n\"")), "cost.bytes",
-              24, "too large for 64 bits"));
+    CHECK(
+        has(errors_for(replace(kGood, "bytes = \"8 * n\"", "bytes = \"99999999999999999999 * n\"")),
+            "cost.bytes", 24, "too large for 64 bits"));
   }
   SUBCASE("a size that overflows 64 bits when evaluated") {
-    CHECK(has(errors_for(replace(kGood, "count = \"n\"\noutput", "count = \"n * 9223372036854775807 * 2\"\noutput")),
+    CHECK(has(errors_for(replace(kGood, "count = \"n\"\noutput",
+                                 "count = \"n * 9223372036854775807 * 2\"\noutput")),
               "case[0]", 21, "64-bit overflow"));
   }
   SUBCASE("a size problem names the [[case]]'s line") {
-    CHECK(has(errors_for(replace(kGood, "count = \"n\"\noutput", "count = \"n - 5\"\noutput")), "case[0]", 21,
-              "negative count"));
+    CHECK(has(errors_for(replace(kGood, "count = \"n\"\noutput", "count = \"n - 5\"\noutput")),
+              "case[0]", 21, "negative count"));
   }
   SUBCASE("a name an expression uses is given by no case: the buffer's line") {
-    CHECK(has(errors_for(replace(kGood, "count = \"n\"\noutput", "count = \"m\"\noutput")), "buffer 'c'.count", 10,
-              "'m' in \"m\""));
+    CHECK(has(errors_for(replace(kGood, "count = \"n\"\noutput", "count = \"m\"\noutput")),
+              "buffer 'c'.count", 10, "'m' in \"m\""));
   }
   SUBCASE("a kernel name that is not a C identifier") {
-    CHECK(has(errors_for(replace(kGood, "name = \"vector_add\"", "name = \"vector-add\"")), "kernel.name", 3,
-              "C identifier"));
+    CHECK(has(errors_for(replace(kGood, "name = \"vector_add\"", "name = \"vector-add\"")),
+              "kernel.name", 3, "C identifier"));
   }
   SUBCASE("[[buffer]] written as a plain key") {
     std::string g = kGood;
-    std::string t = "buffer = [\"a\", \"c\"]\n" + g.substr(0, g.find("[[buffer]]")) + g.substr(g.find("[scalar.n]"));
+    std::string t = "buffer = [\"a\", \"c\"]\n" + g.substr(0, g.find("[[buffer]]")) +
+                    g.substr(g.find("[scalar.n]"));
     CHECK(has(errors_for(t), "buffer", 1, "must be [[buffer]] tables"));
   }
   SUBCASE("a block with four dimensions") {
-    CHECK(has(errors_for(replace(kGood, "block = \"BLOCK\"", "block = [\"BLOCK\", 1, 1, 1]")), "launch.block", 19,
-              "1 to 3 dimensions"));
+    CHECK(has(errors_for(replace(kGood, "block = \"BLOCK\"", "block = [\"BLOCK\", 1, 1, 1]")),
+              "launch.block", 19, "1 to 3 dimensions"));
   }
   SUBCASE("a tunable that clashes with a buffer") {
-    CHECK(has(errors_for(replace(kGood, "tunables = { BLOCK = 256 }", "tunables = { BLOCK = 256, c = 4 }")),
+    CHECK(has(errors_for(replace(kGood, "tunables = { BLOCK = 256 }",
+                                 "tunables = { BLOCK = 256, c = 4 }")),
               "tunables.c", 0, "clashes with a buffer"));
   }
   SUBCASE("a float scalar without a value") {
-    CHECK(has(errors_for(replace(kGood, "[scalar.n]\ntype = \"i32\"", "[scalar.n]\ntype = \"i32\"\n[scalar.alpha]\ntype = \"f32\"")),
+    CHECK(has(errors_for(replace(kGood, "[scalar.n]\ntype = \"i32\"",
+                                 "[scalar.n]\ntype = \"i32\"\n[scalar.alpha]\ntype = \"f32\"")),
               "scalar.alpha.value", 17, "needs a value"));
   }
   SUBCASE("a negative tolerance") {
     CHECK(has(errors_for(std::string(kGood) + "[check]\nrtol = -1.0\n"), "check.rtol", 26, ">= 0"));
   }
   SUBCASE("invalid UTF-8") {
-    CHECK(has(errors_for(replace(kGood, "title = \"Vector add\"", "title = \"Vector \xff\xfe add\"")), "", 1,
-              "TOML syntax"));
+    CHECK(
+        has(errors_for(replace(kGood, "title = \"Vector add\"", "title = \"Vector \xff\xfe add\"")),
+            "", 1, "TOML syntax"));
   }
   SUBCASE("a file larger than 1 MiB") {
-    CHECK(has(errors_for(std::string(kGood) + "# " + std::string(1 << 20, 'x') + "\n"), "", 0, "larger than 1 MiB"));
+    CHECK(has(errors_for(std::string(kGood) + "# " + std::string(1 << 20, 'x') + "\n"), "", 0,
+              "larger than 1 MiB"));
   }
   SUBCASE("a named file that is a folder") {
     TempCatalog c;
@@ -348,15 +380,17 @@ TEST_CASE("lessons: more broken front matter and links, each with file, key and 
   lesson("0004-no-title", "+++\nobjectives = [\"a\"]\n+++\nbody\n");
   lesson("0005-puzzles-not-strings", "+++\ntitle = \"x\"\npuzzles = [1, 2]\n+++\nbody\n");
   lesson("0006-binary", std::string("+++\ntitle = \"x\"\n+++\n\0\0\0", 21));
-  lesson("0007-bad-link", "+++\ntitle = \"x\"\nobjectives = [\"a\"]\npuzzles = [\"01-good\", \"42-gone\"]\n+++\nbody\n");
+  lesson("0007-bad-link", "+++\ntitle = \"x\"\nobjectives = [\"a\"]\npuzzles = [\"01-good\", "
+                          "\"42-gone\"]\n+++\nbody\n");
   fs::create_directories(c.root / "lessons" / "0008-no-file");
   // A puzzle naming a lesson that does not exist.
   c.puzzle("02-names-missing-lesson", "lesson = \"0099-nope\"\n" + std::string(kGood));
   Catalog cat = load_catalog(c.root);
-  auto has_err = [&](const std::string& id, const std::string& key, int line, const std::string& text) {
+  auto has_err = [&](const std::string& id, const std::string& key, int line,
+                     const std::string& text) {
     for (auto& e : cat.errors)
-      if (e.file.string().find(id) != std::string::npos && e.key == key && (line == 0 || e.line == line) &&
-          e.str().find(text) != std::string::npos)
+      if (e.file.string().find(id) != std::string::npos && e.key == key &&
+          (line == 0 || e.line == line) && e.str().find(text) != std::string::npos)
         return true;
     std::string all;
     for (auto& e : cat.errors) all += e.str() + "\n";

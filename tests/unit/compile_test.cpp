@@ -7,7 +7,9 @@
 using namespace wb;
 
 namespace {
-Program compile(const std::string& src) { return compile_source(src, "learner.cu", CompileOptions{}); }
+Program compile(const std::string& src) {
+  return compile_source(src, "learner.cu", CompileOptions{});
+}
 const Diagnostic* first_error(const Program& p) {
   for (auto& d : p.diagnostics)
     if (d.severity == Diagnostic::Severity::error) return &d;
@@ -33,7 +35,8 @@ TEST_CASE("NVRTC errors become diagnostics with the learner's line and column") 
 
 TEST_CASE("several kinds of compile error") {
   SUBCASE("missing semicolon") {
-    Program p = compile("extern \"C\" __global__ void k(float* a) {\n  a[0] = 1.0f\n  a[1] = 2.0f;\n}\n");
+    Program p =
+        compile("extern \"C\" __global__ void k(float* a) {\n  a[0] = 1.0f\n  a[1] = 2.0f;\n}\n");
     REQUIRE(first_error(p));
     CHECK(first_error(p)->line == 3);
     CHECK(first_error(p)->message.find("expected a \";\"") != std::string::npos);
@@ -50,7 +53,8 @@ TEST_CASE("several kinds of compile error") {
     CHECK(first_error(p)->message.find("vector") != std::string::npos);
   }
   SUBCASE("warnings are kept, and do not fail the compile") {
-    Program p = compile("extern \"C\" __global__ void k(float* a) {\n  int unused;\n  a[0] = 1;\n}\n");
+    Program p =
+        compile("extern \"C\" __global__ void k(float* a) {\n  int unused;\n  a[0] = 1;\n}\n");
     CHECK(p.ok);
     REQUIRE(!p.diagnostics.empty());
     CHECK(p.diagnostics[0].severity == Diagnostic::Severity::warning);
@@ -59,18 +63,20 @@ TEST_CASE("several kinds of compile error") {
 }
 
 TEST_CASE("headers learners reach for compile, and so do INFINITY and assert") {
-  Program p = compile("#include <cfloat>\n#include <climits>\n#include <cstdio>\n#include <cassert>\n"
-                      "#include <cuda_runtime.h>\n#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n"
-                      "#include <cuda_fp8.h>\n#include <mma.h>\n"
-                      "extern \"C\" __global__ void k(float* a, int n) {\n"
-                      "  assert(n > 0);\n  printf(\"%d\\n\", n);\n"
-                      "  a[0] = fminf(FLT_MAX, INFINITY) + INT_MAX;\n}\n");
+  Program p =
+      compile("#include <cfloat>\n#include <climits>\n#include <cstdio>\n#include <cassert>\n"
+              "#include <cuda_runtime.h>\n#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n"
+              "#include <cuda_fp8.h>\n#include <mma.h>\n"
+              "extern \"C\" __global__ void k(float* a, int n) {\n"
+              "  assert(n > 0);\n  printf(\"%d\\n\", n);\n"
+              "  a[0] = fminf(FLT_MAX, INFINITY) + INT_MAX;\n}\n");
   for (auto& d : p.diagnostics) MESSAGE(d.str());
   CHECK(p.ok);
   CHECK(p.ptx.find(".entry k(") != std::string::npos);
 }
 
-TEST_CASE("a kernel that is not extern \"C\", misnamed, or not __global__ gets a message saying so") {
+TEST_CASE(
+    "a kernel that is not extern \"C\", misnamed, or not __global__ gets a message saying so") {
   SUBCASE("not extern C") {
     Program p = compile("__global__ void vector_add(float* a) { a[0] = 1; }\n");
     CHECK_FALSE(require_kernels(p, {"vector_add"}));
@@ -82,12 +88,13 @@ TEST_CASE("a kernel that is not extern \"C\", misnamed, or not __global__ gets a
   SUBCASE("misnamed") {
     Program p = compile("extern \"C\" __global__ void vectoradd(float* a) { a[0] = 1; }\n");
     CHECK_FALSE(require_kernels(p, {"vector_add"}));
-    CHECK(first_error(p)->message.find("no kernel named 'vector_add' (the file defines 'vectoradd')") !=
-          std::string::npos);
+    CHECK(first_error(p)->message.find(
+              "no kernel named 'vector_add' (the file defines 'vectoradd')") != std::string::npos);
   }
   SUBCASE("a device function") {
-    Program p = compile("extern \"C\" __device__ __noinline__ void vector_add(float* a) { a[0] = 1; }\n"
-                        "extern \"C\" __global__ void other(float* a) { vector_add(a); }\n");
+    Program p =
+        compile("extern \"C\" __device__ __noinline__ void vector_add(float* a) { a[0] = 1; }\n"
+                "extern \"C\" __global__ void other(float* a) { vector_add(a); }\n");
     CHECK_FALSE(require_kernels(p, {"vector_add"}));
     CHECK(first_error(p)->message.find("device function, not a kernel") != std::string::npos);
   }
@@ -101,9 +108,10 @@ TEST_CASE("a kernel that is not extern \"C\", misnamed, or not __global__ gets a
 TEST_CASE("ptxas resources are reported without a GPU") {
   CompileOptions o;
   o.ptxas_report = true;
-  Program p = compile_source("extern \"C\" __global__ void k(float* a) { __shared__ float s[64]; s[threadIdx.x] = "
-                             "1; __syncthreads(); a[threadIdx.x] = s[63 - threadIdx.x]; }\n",
-                             "learner.cu", o);
+  Program p = compile_source(
+      "extern \"C\" __global__ void k(float* a) { __shared__ float s[64]; s[threadIdx.x] = "
+      "1; __syncthreads(); a[threadIdx.x] = s[63 - threadIdx.x]; }\n",
+      "learner.cu", o);
   REQUIRE(p.ok);
   REQUIRE(p.resources.size() == 1);
   CHECK(p.resources[0].name == "k");
@@ -114,8 +122,9 @@ TEST_CASE("ptxas resources are reported without a GPU") {
 
 TEST_CASE("@tune lines") {
   std::vector<Diagnostic> d;
-  auto t = parse_tune_lines("// @tune BLOCK=512\nint x;\n  //@tune  TILE = 32 \n// @tune BLOCK=\n// @tune 9=1\n",
-                            "f.cu", d);
+  auto t = parse_tune_lines(
+      "// @tune BLOCK=512\nint x;\n  //@tune  TILE = 32 \n// @tune BLOCK=\n// @tune 9=1\n", "f.cu",
+      d);
   REQUIRE(t.size() == 2);
   CHECK(t[0].name == "BLOCK");
   CHECK(t[0].value == 512);
@@ -150,9 +159,11 @@ TEST_CASE("tolerance: atol + rtol * |expected|; NaN never passes unless expected
 }
 
 TEST_CASE("owners by layout") {
-  CHECK(owner_by_layout(1027, {}, {5, 1, 1}, {256, 1, 1}, 1200) == "thread (3,0,0) of block (4,0,0) by layout");
+  CHECK(owner_by_layout(1027, {}, {5, 1, 1}, {256, 1, 1}, 1200) ==
+        "thread (3,0,0) of block (4,0,0) by layout");
   CHECK(owner_by_layout(7, {}, {64, 1, 1}, {256, 1, 1}, 64) == "block (7,0,0) by layout");
-  CHECK(owner_by_layout(2 * 100 + 5, {3, 100}, {3, 1, 1}, {128, 1, 1}, 300) == "block (2,0,0) by layout");
+  CHECK(owner_by_layout(2 * 100 + 5, {3, 100}, {3, 1, 1}, {128, 1, 1}, 300) ==
+        "block (2,0,0) by layout");
   CHECK(owner_by_layout(17 * 40 + 33, {20, 40}, {2, 2, 1}, {32, 16, 1}, 800) ==
         "thread (1,1,0) of block (1,1,0) by layout");
 }

@@ -61,10 +61,13 @@ std::string integrity(const fs::path& db) {
   sqlite3* h = nullptr;
   REQUIRE(sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK);
   std::string result;
-  sqlite3_exec(h, "PRAGMA integrity_check", [](void* r, int, char** v, char**) {
-    *static_cast<std::string*>(r) += v[0] ? v[0] : "";
-    return 0;
-  }, &result, nullptr);
+  sqlite3_exec(
+      h, "PRAGMA integrity_check",
+      [](void* r, int, char** v, char**) {
+        *static_cast<std::string*>(r) += v[0] ? v[0] : "";
+        return 0;
+      },
+      &result, nullptr);
   sqlite3_close(h);
   return result;
 }
@@ -115,7 +118,8 @@ TEST_CASE("the store survives SIGKILL of a writer, 50 times: consistent, nothing
     auto s = Store::open(db);
     std::set<int64_t> present;
     for (auto& a : s->attempt_summaries("kill-test")) present.insert(int64_t(a.seed));
-    for (auto v : acked) CHECK_MESSAGE(present.count(v), "committed attempt " << v << " lost at iteration " << it);
+    for (auto v : acked)
+      CHECK_MESSAGE(present.count(v), "committed attempt " << v << " lost at iteration " << it);
     // A row not acknowledged was committed just before the kill: at most one, right after the
     // last acknowledgement, and whole.
     int64_t last = got.empty() && more.empty() ? 0 : (more.empty() ? got.back() : more.back());
@@ -130,9 +134,10 @@ TEST_CASE("the store survives SIGKILL of a writer, 50 times: consistent, nothing
   auto s = Store::open(db);
   auto all = s->attempts("kill-test");
   for (auto& a : all) CHECK(a.source.size() >= 2000); // every row's text whole
-  MESSAGE(fmt::format("store kill test: {} kills, {} attempts committed and all present, {} kills landed after a "
-                      "commit but before its acknowledgement, integrity_check ok",
-                      kIterations, acked.size(), kills_mid_write));
+  MESSAGE(fmt::format(
+      "store kill test: {} kills, {} attempts committed and all present, {} kills landed after a "
+      "commit but before its acknowledgement, integrity_check ok",
+      kIterations, acked.size(), kills_mid_write));
 }
 
 TEST_CASE("write_file_atomic survives SIGKILL mid-write, 50 times: the file is always whole") {
@@ -185,6 +190,7 @@ TEST_CASE("write_file_atomic survives SIGKILL mid-write, 50 times: the file is a
       ++leftovers;
       CHECK(e.path().filename().string().rfind(".01-vector-add.cu.", 0) == 0);
     }
-  MESSAGE(fmt::format("workspace kill test: {} kills, {} torn files, {} hidden temporary files left", checked, torn,
-                      leftovers));
+  MESSAGE(
+      fmt::format("workspace kill test: {} kills, {} torn files, {} hidden temporary files left",
+                  checked, torn, leftovers));
 }

@@ -45,10 +45,16 @@ TEST_CASE("bad size expressions fail with a column") {
 
 TEST_CASE("evaluation errors: unknown names, division by zero, overflow") {
   Env env{{"n", 4}, {"z", 0}};
-  CHECK_THROWS_WITH_AS(Expr::parse("m * 2").eval(env), doctest::Contains("unknown size 'm'"), ExprError);
-  CHECK_THROWS_WITH_AS(Expr::parse("n / z").eval(env), doctest::Contains("division by zero"), ExprError);
-  CHECK_THROWS_WITH_AS(Expr::parse("cdiv(n, z)").eval(env), doctest::Contains("division by zero"), ExprError);
-  CHECK_THROWS_WITH_AS(Expr::parse("n % z").eval(env), doctest::Contains("division by zero"), ExprError);
-  CHECK_THROWS_WITH_AS(Expr::parse("9223372036854775807 + n").eval(env), doctest::Contains("overflow"), ExprError);
-  CHECK_THROWS_WITH_AS(Expr::parse("4294967296 * 4294967296").eval(env), doctest::Contains("overflow"), ExprError);
+  CHECK_THROWS_WITH_AS(Expr::parse("m * 2").eval(env), doctest::Contains("unknown size 'm'"),
+                       ExprError);
+  CHECK_THROWS_WITH_AS(Expr::parse("n / z").eval(env), doctest::Contains("division by zero"),
+                       ExprError);
+  CHECK_THROWS_WITH_AS(Expr::parse("cdiv(n, z)").eval(env), doctest::Contains("division by zero"),
+                       ExprError);
+  CHECK_THROWS_WITH_AS(Expr::parse("n % z").eval(env), doctest::Contains("division by zero"),
+                       ExprError);
+  CHECK_THROWS_WITH_AS(Expr::parse("9223372036854775807 + n").eval(env),
+                       doctest::Contains("overflow"), ExprError);
+  CHECK_THROWS_WITH_AS(Expr::parse("4294967296 * 4294967296").eval(env),
+                       doctest::Contains("overflow"), ExprError);
 }

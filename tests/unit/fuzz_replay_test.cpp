@@ -40,6 +40,12 @@ template <class F> void replay(const char* target, F entry) {
 
 } // namespace
 
-TEST_CASE("fuzz corpus replay: PTX parser") { replay("ptx", wb::fuzz::ptx); }
-TEST_CASE("fuzz corpus replay: size expressions and generators") { replay("expr", wb::fuzz::expr); }
-TEST_CASE("fuzz corpus replay: puzzle.toml and lesson.md loader") { replay("puzzle", wb::fuzz::puzzle); }
+TEST_CASE("fuzz corpus replay: PTX parser") {
+  replay("ptx", wb::fuzz::ptx);
+}
+TEST_CASE("fuzz corpus replay: size expressions and generators") {
+  replay("expr", wb::fuzz::expr);
+}
+TEST_CASE("fuzz corpus replay: puzzle.toml and lesson.md loader") {
+  replay("puzzle", wb::fuzz::puzzle);
+}

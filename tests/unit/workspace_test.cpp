@@ -1,7 +1,7 @@
 #include "core/workspace.hpp"
 
-#include <doctest/doctest.h>
 #include <chrono>
+#include <doctest/doctest.h>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -57,8 +57,8 @@ TEST_CASE("opening a file sweeps old temporary files a killed writer left, and o
   wb::fs::path dir = mkdtemp(tmpl);
   wb::fs::path file = dir / "01-vector-add.cu";
   std::ofstream(file) << "kernel\n";
-  wb::fs::path stale = dir / ".01-vector-add.cu.1a2b.tmp", fresh = dir / ".01-vector-add.cu.3c4d.tmp",
-               other = dir / ".02-row-sum.cu.5e6f.tmp";
+  wb::fs::path stale = dir / ".01-vector-add.cu.1a2b.tmp",
+               fresh = dir / ".01-vector-add.cu.3c4d.tmp", other = dir / ".02-row-sum.cu.5e6f.tmp";
   for (auto& p : {stale, fresh, other}) std::ofstream(p) << "half a save";
   auto old = wb::fs::file_time_type::clock::now() - std::chrono::minutes(10);
   wb::fs::last_write_time(stale, old);

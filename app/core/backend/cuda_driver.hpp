@@ -83,6 +83,4 @@ struct Driver {
 // The process's driver table, loaded once; nullptr with `why` set when there is no usable driver.
 const Driver* driver(std::string& why);
 
-
-
 } // namespace wb::cuda
