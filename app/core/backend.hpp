@@ -10,11 +10,11 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <type_traits>
-#include <sys/mman.h>
 #include <map>
 #include <memory>
 #include <string>
+#include <sys/mman.h>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -28,9 +28,7 @@ struct Dim3 {
 // An allocator that leaves new bytes uninitialised: perf-size images are hundreds of MiB, and
 // the checker writes every byte itself, on every core, so zero-filling first would only cost.
 template <class T> struct UninitAllocator : std::allocator<T> {
-  template <class U> struct rebind {
-    using other = UninitAllocator<U>;
-  };
+  template <class U> struct rebind { using other = UninitAllocator<U>; };
   UninitAllocator() = default;
   template <class U> UninitAllocator(const UninitAllocator<U>&) noexcept {}
   // Large images come 2 MiB-aligned and marked for huge pages: first-touch page faults on
@@ -46,8 +44,10 @@ template <class T> struct UninitAllocator : std::allocator<T> {
     return static_cast<T*>(p);
   }
   void deallocate(T* p, size_t n) noexcept {
-    if (n * sizeof(T) < 4 * kHuge) std::allocator<T>::deallocate(p, n);
-    else std::free(p);
+    if (n * sizeof(T) < 4 * kHuge)
+      std::allocator<T>::deallocate(p, n);
+    else
+      std::free(p);
   }
   template <class U> void construct(U* p) noexcept { ::new (static_cast<void*>(p)) U; }
   template <class U, class... A> void construct(U* p, A&&... a) {
@@ -100,9 +100,39 @@ struct Launch {
   std::vector<KernelArg> args;
 };
 
+// The hash the checker compares inputs by, before and after a run: the sum over the data's 8-byte
+// little-endian words (the last one zero-padded) of word * (2 * index + 1), mod 2^64, mixed with
+// the byte count. Sums of parts add up, so it is computed in chunks, on every core or on the GPU
+// (the CUDA backend's own kernel), and a change to any one word always moves it.
+uint64_t content_hash_part(const std::byte* data, size_t bytes, uint64_t first_word);
+uint64_t content_hash_finish(uint64_t sum, size_t bytes);
+uint64_t content_hash(const std::byte* data, size_t bytes); // on every core
+
+// How one buffer travels for a run. The defaults move the whole image both ways.
+struct Transfer {
+  enum class In {
+    image, // upload the host image
+    fill,  // set the guard bands to `guard_fill` and the data to `data_fill` on the device; the
+           // host image's bytes are not read (an output starting poisoned)
+    kept,  // the copy an earlier run left on the device (RunPlan::keep) will do as well as the
+           // image; a backend that kept none uploads the image
+  } in = In::image;
+  enum class Out {
+    image,  // the whole image comes back
+    guards, // only the guard bands must come back: the data bytes on the host are left alone or
+            // overwritten with the device's, whichever is cheaper for the backend
+  } out = Out::image;
+  bool hash = false; // RunResult::hashes gets content_hash of the data as the run left it
+  std::byte guard_fill{}, data_fill{};
+};
+
 struct RunPlan {
   const Program* program = nullptr;
   std::vector<HostBuffer>* buffers = nullptr; // in: initial images; out: images after the run
+  std::vector<Transfer> transfers;            // per buffer; empty: the defaults for every one
+  // Leave every buffer on the device afterwards, for the next run or timing to take as `kept`
+  // (the checker's reference run, then the learner's, then the timing share one upload).
+  bool keep = false;
   std::vector<Launch> launches;
   double timeout_s = 10;           // wall clock for the whole run
   uint64_t instruction_budget = 0; // simulator: warp instructions per launch; 0 = scaled default
@@ -132,10 +162,10 @@ std::string_view fault_name(FaultKind k);
 
 struct Fault {
   FaultKind kind = FaultKind::none;
-  std::string message;  // one sentence a learner can act on
-  int source_line = 0;  // learner's line when known
-  int launch = -1;      // which launch of the plan
-  bool sticky = false;  // the device context is unusable afterwards (GPU)
+  std::string message; // one sentence a learner can act on
+  int source_line = 0; // learner's line when known
+  int launch = -1;     // which launch of the plan
+  bool sticky = false; // the device context is unusable afterwards (GPU)
   explicit operator bool() const { return kind != FaultKind::none; }
 };
 
@@ -152,7 +182,8 @@ struct Counters {
   bool empty() const { return total.empty(); }
 };
 
-// A thread that wrote an element (simulator only): index into the output's elements -> (block, thread).
+// A thread that wrote an element (simulator only): index into the output's elements -> (block,
+// thread).
 struct Writer {
   Dim3 block, thread;
 };
@@ -165,7 +196,8 @@ struct RunResult {
   std::vector<std::string> warnings; // races found when not fatal, etc.
   // Optional, simulator: the last writer of each element of each output, by buffer index.
   std::map<int, std::vector<Writer>> writers;
-  double run_ms = 0; // wall clock spent in run()
+  double run_ms = 0;            // wall clock spent in run()
+  std::vector<uint64_t> hashes; // per buffer: content_hash where the plan asked for one, else 0
 };
 
 struct TimingOptions {
@@ -191,7 +223,7 @@ struct DeviceInfo {
   std::string backend; // "cuda" or "sim"
   std::string name;    // "NVIDIA H200", or "simulator (modelling H200)"
   std::string uuid;
-  std::string driver;  // "13.0"
+  std::string driver; // "13.0"
   int cc_major = 0, cc_minor = 0;
   int sm_count = 0;
   int64_t l2_bytes = 0;
@@ -207,9 +239,11 @@ public:
   virtual const DeviceInfo& info() const = 0;
   // Compile options suited to this backend (arch).
   virtual CompileOptions compile_options() const = 0;
-  // Uploads every buffer image, runs the launches in order, downloads every image.
+  // Makes each buffer's device copy as its Transfer says (by default, uploads the image), runs the
+  // launches in order, and brings back what the transfers ask for (by default, every image).
   virtual RunResult run(const RunPlan& plan) = 0;
-  // Times the plan's launches (the images stay on the device between reps); GPU only.
+  // Times the plan's launches (the images stay on the device between reps; buffers the last run
+  // kept are taken as they are where the plan says `kept`); GPU only.
   virtual Timing time(const RunPlan& plan, const TimingOptions& opt) {
     Timing t;
     t.fault = {FaultKind::no_device, "this backend does not time kernels"};

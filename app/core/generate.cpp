@@ -1,11 +1,13 @@
 #include "generate.hpp"
 
+#include "backend.hpp"
+
 #include "parallel.hpp"
 
 #include <cctype>
 #include <cmath>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <fmt/format.h>
 
 namespace wb {
@@ -36,10 +38,14 @@ struct Spec {
   std::string_view usage;
 };
 constexpr Spec kSpecs[] = {
-    {"uniform", 2, 2, "uniform(lo, hi)"},     {"normal", 0, 2, "normal(mean, std)"},
-    {"randint", 2, 2, "randint(lo, hi)"},     {"skewed", 2, 3, "skewed(lo, hi, power)"},
-    {"arange", 0, 2, "arange(start, step)"},  {"const", 1, 1, "const(value)"},
-    {"zeros", 0, 0, "zeros"},                 {"ones", 0, 0, "ones"},
+    {"uniform", 2, 2, "uniform(lo, hi)"},
+    {"normal", 0, 2, "normal(mean, std)"},
+    {"randint", 2, 2, "randint(lo, hi)"},
+    {"skewed", 2, 3, "skewed(lo, hi, power)"},
+    {"arange", 0, 2, "arange(start, step)"},
+    {"const", 1, 1, "const(value)"},
+    {"zeros", 0, 0, "zeros"},
+    {"ones", 0, 0, "ones"},
     {"ties", 3, 3, "ties(lo, hi, k)"},
 };
 
@@ -60,7 +66,9 @@ GenArg parse_arg(const std::string& text) {
 }
 
 // A uniform double in [0, 1) from 53 random bits: exact.
-double unit(uint64_t bits) { return double(bits >> 11) * 0x1.0p-53; }
+double unit(uint64_t bits) {
+  return double(bits >> 11) * 0x1.0p-53;
+}
 
 } // namespace
 
@@ -80,7 +88,8 @@ Generator Generator::parse(std::string_view text) {
   }
   g.kind = kind;
   if (open != std::string_view::npos) {
-    if (s.back() != ')') throw ExprError(fmt::format("'{}': expected ')' at the end", s), int(s.size()));
+    if (s.back() != ')')
+      throw ExprError(fmt::format("'{}': expected ')' at the end", s), int(s.size()));
     std::string_view inner = s.substr(open + 1, s.size() - open - 2);
     // Split on commas at depth 0 (size expressions may hold min(a, b)).
     int depth = 0;
@@ -90,8 +99,10 @@ Generator Generator::parse(std::string_view text) {
       if (i == inner.size() || (inner[i] == ',' && depth == 0)) {
         parts.push_back(trim(inner.substr(start, i - start)));
         start = i + 1;
-      } else if (inner[i] == '(') ++depth;
-      else if (inner[i] == ')') --depth;
+      } else if (inner[i] == '(')
+        ++depth;
+      else if (inner[i] == ')')
+        --depth;
     }
     if (parts.size() == 1 && parts[0].empty()) parts.clear();
     for (auto& p : parts) {
@@ -104,8 +115,8 @@ Generator Generator::parse(std::string_view text) {
   return g;
 }
 
-void Generator::fill(DType t, std::span<std::byte> out, uint64_t seed, uint64_t stream,
-                     const Env& env) const {
+uint64_t Generator::fill(DType t, std::span<std::byte> out, uint64_t seed, uint64_t stream,
+                         const Env& env) const {
   size_t es = dtype_size(t);
   size_t n = out.size() / es;
   std::vector<double> a;
@@ -113,59 +124,91 @@ void Generator::fill(DType t, std::span<std::byte> out, uint64_t seed, uint64_t 
   auto arg = [&](size_t i, double def) { return i < a.size() ? a[i] : def; };
   uint64_t key = mix64(seed ^ mix64(stream));
   // splitmix64 of a counter: one mix per draw (perf sizes draw 2^27 values and more).
-  auto rnd = [&](uint64_t i, uint64_t j) { return mix64(key + (i * 16 + j) * 0x9e3779b97f4a7c15ull); };
+  auto rnd = [&](uint64_t i, uint64_t j) {
+    return mix64(key + (i * 16 + j) * 0x9e3779b97f4a7c15ull);
+  };
   bool integer = !is_float(t);
   // Resolve the kind once: this loop runs 2^26 times and more at perf sizes.
   enum class K { uniform, normal, randint, skewed, arange, constant, ties } k = K::constant;
   double cval = kind == "zeros" ? 0 : kind == "ones" ? 1 : kind == "const" ? a[0] : 0;
-  if (kind == "uniform") k = K::uniform;
-  else if (kind == "normal") k = K::normal;
-  else if (kind == "randint") k = K::randint;
-  else if (kind == "skewed") k = K::skewed;
-  else if (kind == "arange") k = K::arange;
-  else if (kind == "ties") k = K::ties;
-  parallel_chunks(int64_t(n), [&](int, int64_t begin, int64_t end) {
-    for (size_t i = size_t(begin); i < size_t(end); ++i) {
-      double v = cval;
-      switch (k) {
-      case K::uniform: {
-        double lo = a[0], hi = a[1];
-        if (integer) v = std::floor(lo) + double(rnd(i, 0) % uint64_t(std::max(1.0, hi - lo + 1)));
-        else v = lo + (hi - lo) * unit(rnd(i, 0));
-        break;
-      }
-      case K::normal: {
-        double sum = 0;
-        for (int j = 0; j < 12; ++j) sum += unit(rnd(i, j));
-        v = arg(0, 0) + arg(1, 1) * (sum - 6.0);
-        break;
-      }
-      case K::randint: v = a[0] + double(rnd(i, 0) % uint64_t(std::max(1.0, a[1] - a[0]))); break;
-      case K::skewed: {
-        double lo = a[0], hi = a[1], p = arg(2, 4);
-        double u = unit(rnd(i, 0));
-        double w = u;
-        for (int e = 1; e < int(p); ++e) w *= u; // integer powers only: exact everywhere
-        v = std::floor(lo + (hi - lo) * w);
-        break;
-      }
-      case K::arange: v = arg(0, 0) + double(i) * arg(1, 1); break;
-      case K::ties: {
-        double lo = a[0], hi = a[1], kk = std::max(1.0, a[2]);
-        double step = kk > 1 ? (hi - lo) / (kk - 1) : 0;
-        v = lo + step * double(rnd(i, 0) % uint64_t(kk));
-        break;
-      }
-      case K::constant: break;
-      }
-      if (t == DType::f32) { // the common case, without store_element's switch
-        float f = static_cast<float>(v);
-        std::memcpy(out.data() + i * 4, &f, 4);
-      } else {
-        store_element(t, out.data() + i * es, v);
-      }
-    }
-  });
+  if (kind == "uniform")
+    k = K::uniform;
+  else if (kind == "normal")
+    k = K::normal;
+  else if (kind == "randint")
+    k = K::randint;
+  else if (kind == "skewed")
+    k = K::skewed;
+  else if (kind == "arange")
+    k = K::arange;
+  else if (kind == "ties")
+    k = K::ties;
+  // Blocks of whole 8-byte words, each hashed (content_hash) while it is still in cache: the
+  // checker needs the hash of every input, and a second pass over hundreds of MiB costs more.
+  constexpr size_t kBlock = size_t(1) << 15;
+  const size_t blocks = (n + kBlock - 1) / kBlock;
+  std::vector<uint64_t> sums(blocks, 0);
+  parallel_chunks(
+      int64_t(blocks),
+      [&](int, int64_t first_block, int64_t end_block) {
+        for (size_t blk = size_t(first_block); blk < size_t(end_block); ++blk) {
+          const size_t begin = blk * kBlock, end = std::min(n, begin + kBlock);
+          for (size_t i = begin; i < end; ++i) {
+            double v = cval;
+            switch (k) {
+            case K::uniform: {
+              double lo = a[0], hi = a[1];
+              if (integer)
+                v = std::floor(lo) + double(rnd(i, 0) % uint64_t(std::max(1.0, hi - lo + 1)));
+              else
+                v = lo + (hi - lo) * unit(rnd(i, 0));
+              break;
+            }
+            case K::normal: {
+              double sum = 0;
+              for (int j = 0; j < 12; ++j) sum += unit(rnd(i, j));
+              v = arg(0, 0) + arg(1, 1) * (sum - 6.0);
+              break;
+            }
+            case K::randint:
+              v = a[0] + double(rnd(i, 0) % uint64_t(std::max(1.0, a[1] - a[0])));
+              break;
+            case K::skewed: {
+              double lo = a[0], hi = a[1], p = arg(2, 4);
+              double u = unit(rnd(i, 0));
+              double w = u;
+              for (int e = 1; e < int(p); ++e) w *= u; // integer powers only: exact everywhere
+              v = std::floor(lo + (hi - lo) * w);
+              break;
+            }
+            case K::arange:
+              v = arg(0, 0) + double(i) * arg(1, 1);
+              break;
+            case K::ties: {
+              double lo = a[0], hi = a[1], kk = std::max(1.0, a[2]);
+              double step = kk > 1 ? (hi - lo) / (kk - 1) : 0;
+              v = lo + step * double(rnd(i, 0) % uint64_t(kk));
+              break;
+            }
+            case K::constant:
+              break;
+            }
+            if (t == DType::f32) { // the common case, without store_element's switch
+              float f = static_cast<float>(v);
+              std::memcpy(out.data() + i * 4, &f, 4);
+            } else {
+              store_element(t, out.data() + i * es, v);
+            }
+          }
+          const size_t end_byte = blk + 1 == blocks ? out.size() : end * es;
+          sums[blk] =
+              content_hash_part(out.data() + begin * es, end_byte - begin * es, begin * es / 8);
+        }
+      },
+      4);
+  uint64_t sum = 0;
+  for (uint64_t s : sums) sum += s;
+  return content_hash_finish(sum, out.size());
 }
 
 } // namespace wb

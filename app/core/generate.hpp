@@ -34,8 +34,10 @@ struct Generator {
   std::string text;
 
   static Generator parse(std::string_view text); // throws ExprError naming what is wrong
-  // Fill `out` (count * dtype_size(t) bytes) for one buffer of one case.
-  void fill(DType t, std::span<std::byte> out, uint64_t seed, uint64_t stream, const Env& env) const;
+  // Fill `out` (count * dtype_size(t) bytes) for one buffer of one case; returns content_hash
+  // (backend.hpp) of the bytes written.
+  uint64_t fill(DType t, std::span<std::byte> out, uint64_t seed, uint64_t stream,
+                const Env& env) const;
 };
 
 // A stable 64-bit stream id for a buffer name, so adding a buffer leaves the others' values alone.

@@ -246,3 +246,84 @@ TEST_CASE("cuda: a plan with no launches round-trips its buffers") {
     CHECK(bufs[1].image == big_image);
   }
 }
+
+TEST_CASE("cuda: transfers: outputs filled on the device, inputs kept between runs, hashes match "
+          "the host's") {
+  auto b = backend();
+  wb::Program p = compile(*b, kKernels + std::string(R"(
+extern "C" __global__ void clobber(float* x, float* y, int n) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) x[n / 2] = 7.0f;
+}
+)"));
+  const int n = (9 << 20) + 5; // staged in pinned slots, with a partial last word
+  auto x = iota_f(n);
+  std::vector<uint8_t> odd((size_t(5) << 20) + 3);
+  for (size_t i = 0; i < odd.size(); ++i) odd[i] = uint8_t(i * 2654435761u >> 13);
+  std::vector<wb::HostBuffer> bufs;
+  bufs.push_back(buffer("x", x));
+  bufs.push_back(output("y", size_t(n) * 4));
+  bufs.push_back(buffer("odd", odd));
+  const uint64_t x_hash = wb::content_hash(bufs[0].data(), bufs[0].data_bytes);
+  const uint64_t odd_hash = wb::content_hash(bufs[2].data(), bufs[2].data_bytes);
+  std::fill(bufs[1].image.begin(), bufs[1].image.end(),
+            std::byte{0x11}); // must be replaced by the fill
+
+  wb::RunPlan plan;
+  plan.program = &p;
+  plan.buffers = &bufs;
+  const uint32_t grid = (n + 255) / 256;
+  plan.launches.push_back(launch("add_one", {grid}, {256}, {buf(0), buf(1), scalar<int32_t>(n)}));
+  plan.transfers.resize(3);
+  plan.transfers[0] = {wb::Transfer::In::image, wb::Transfer::Out::guards, true};
+  plan.transfers[1].in = wb::Transfer::In::fill;
+  plan.transfers[1].guard_fill = kGuard;
+  plan.transfers[1].data_fill = std::byte{0xff};
+  plan.transfers[2] = {wb::Transfer::In::image, wb::Transfer::Out::guards, true};
+  plan.keep = true;
+  wb::RunResult r = b->run(plan);
+  REQUIRE_MESSAGE(!r.fault, r.fault.message);
+  REQUIRE(r.hashes.size() == 3);
+  CHECK(r.hashes[0] == x_hash);
+  CHECK(r.hashes[1] == 0);
+  CHECK(r.hashes[2] == odd_hash);
+  CHECK(guards_intact(bufs[1])); // the guard bands came from the fill, not from the 0x11 image
+  auto y = contents<float>(bufs[1]);
+  for (int i = 0; i < n; ++i) REQUIRE(y[size_t(i)] == x[size_t(i)] + 1.0f);
+
+  // The host's copy of x is wiped: a run that takes x as kept must still see the original.
+  std::memset(bufs[0].data(), 0, bufs[0].data_bytes);
+  plan.transfers[0].in = wb::Transfer::In::kept;
+  plan.transfers[2].in = wb::Transfer::In::kept;
+  r = b->run(plan);
+  REQUIRE_MESSAGE(!r.fault, r.fault.message);
+  CHECK(r.hashes[0] == x_hash);
+  CHECK(r.hashes[2] == odd_hash);
+  y = contents<float>(bufs[1]);
+  for (int i = 0; i < n; ++i) REQUIRE(y[size_t(i)] == x[size_t(i)] + 1.0f);
+  CHECK(contents<float>(bufs[0]) ==
+        std::vector<float>(size_t(n), 0.0f)); // only the guards came back
+  CHECK(guards_intact(bufs[0]));
+
+  // A kernel that writes one element of its input: the hash moves, and a plan with no launches
+  // that takes x as kept fetches the changed copy.
+  plan.launches[0] = launch("clobber", {1}, {32}, {buf(0), buf(1), scalar<int32_t>(n)});
+  r = b->run(plan);
+  REQUIRE_MESSAGE(!r.fault, r.fault.message);
+  CHECK(r.hashes[0] != x_hash);
+  CHECK(r.hashes[2] == odd_hash);
+  wb::RunPlan fetch = plan;
+  fetch.launches.clear();
+  fetch.keep = false;
+  for (auto& t : fetch.transfers) t = {wb::Transfer::In::kept, wb::Transfer::Out::image, false};
+  r = b->run(fetch);
+  REQUIRE_MESSAGE(!r.fault, r.fault.message);
+  auto got = contents<float>(bufs[0]);
+  CHECK(got[size_t(n / 2)] == 7.0f);
+  CHECK(got[size_t(n / 2) + 1] == x[size_t(n / 2) + 1]);
+
+  // Nothing is kept now: `kept` falls back to the host image.
+  std::memset(bufs[0].data(), 0, bufs[0].data_bytes);
+  r = b->run(fetch);
+  REQUIRE_MESSAGE(!r.fault, r.fault.message);
+  CHECK(contents<float>(bufs[0]) == std::vector<float>(size_t(n), 0.0f));
+}

@@ -1,6 +1,8 @@
+#include "core/backend.hpp"
 #include "core/dtype.hpp"
 #include "core/generate.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <doctest/doctest.h>
@@ -9,7 +11,8 @@
 using namespace wb;
 
 TEST_CASE("dtype names round-trip") {
-  for (auto n : {"f64", "f32", "f16", "bf16", "fp8e4m3", "fp8e5m2", "i64", "i32", "u32", "i16", "i8", "u8"}) {
+  for (auto n : {"f64", "f32", "f16", "bf16", "fp8e4m3", "fp8e5m2", "i64", "i32", "u32", "i16",
+                 "i8", "u8"}) {
     auto t = parse_dtype(n);
     REQUIRE(t);
     CHECK(dtype_name(*t) == n);
@@ -27,8 +30,8 @@ TEST_CASE("f16 conversion rounds to nearest even like cvt.rn.f16.f32") {
   CHECK(f32_to_f16_bits(65519.0f) == 0x7bff);
   CHECK(f32_to_f16_bits(5.960464477539063e-08f) == 0x0001); // smallest subnormal
   CHECK(f32_to_f16_bits(2.980232238769531e-08f) == 0x0000); // half of it: ties to even (0)
-  CHECK(f32_to_f16_bits(1.0f + 1.0f / 2048) == 0x3c00);       // tie -> even
-  CHECK(f32_to_f16_bits(1.0f + 3.0f / 2048) == 0x3c02);       // tie -> even (up)
+  CHECK(f32_to_f16_bits(1.0f + 1.0f / 2048) == 0x3c00);     // tie -> even
+  CHECK(f32_to_f16_bits(1.0f + 3.0f / 2048) == 0x3c02);     // tie -> even (up)
   CHECK((f32_to_f16_bits(NAN) & 0x7c00) == 0x7c00);
   for (uint32_t h = 0; h < 0x7c00; ++h) CHECK(f32_to_f16_bits(f16_bits_to_f32(uint16_t(h))) == h);
 }
@@ -108,9 +111,43 @@ TEST_CASE("generators: seeded, deterministic, in range") {
 }
 
 TEST_CASE("generator specs are validated") {
-  CHECK_THROWS_WITH_AS(Generator::parse("gaussian(0, 1)"), doctest::Contains("unknown generator"), ExprError);
-  CHECK_THROWS_WITH_AS(Generator::parse("uniform(1)"), doctest::Contains("uniform(lo, hi)"), ExprError);
+  CHECK_THROWS_WITH_AS(Generator::parse("gaussian(0, 1)"), doctest::Contains("unknown generator"),
+                       ExprError);
+  CHECK_THROWS_WITH_AS(Generator::parse("uniform(1)"), doctest::Contains("uniform(lo, hi)"),
+                       ExprError);
   CHECK_THROWS_AS(Generator::parse("randint(0, bins +)"), ExprError);
   CHECK_NOTHROW(Generator::parse("randint(0, min(bins, 10))"));
   CHECK_NOTHROW(Generator::parse("zeros"));
+}
+
+TEST_CASE("content_hash: parts add up, the generators' hash matches, any one change moves it") {
+  Env env;
+  // Sizes around the generators' 32768-element blocks and with a partial last word.
+  for (size_t n : {size_t(1), size_t(3), size_t(32767), size_t(32768), size_t(100003)}) {
+    for (DType t : {DType::f32, DType::f16, DType::i8, DType::f64}) {
+      std::vector<std::byte> out(n * dtype_size(t));
+      uint64_t h = Generator::parse("uniform(-1, 1)").fill(t, out, 7, 3, env);
+      CHECK(h == content_hash(out.data(), out.size()));
+      // Any split at a word boundary gives the same sum.
+      size_t cut = out.size() / 16 * 8;
+      uint64_t sum = content_hash_part(out.data(), cut, 0) +
+                     content_hash_part(out.data() + cut, out.size() - cut, cut / 8);
+      CHECK(content_hash_finish(sum, out.size()) == h);
+      // One changed byte anywhere, the last one too, moves the hash.
+      for (size_t at : {size_t(0), out.size() / 2, out.size() - 1}) {
+        out[at] ^= std::byte{1};
+        CHECK(content_hash(out.data(), out.size()) != h);
+        out[at] ^= std::byte{1};
+      }
+    }
+  }
+  // Two swapped words move it too (a plain sum would not notice).
+  std::vector<std::byte> w(64);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = std::byte(i);
+  uint64_t h = content_hash(w.data(), w.size());
+  std::swap_ranges(w.begin(), w.begin() + 8, w.begin() + 8);
+  CHECK(content_hash(w.data(), w.size()) != h);
+  // The same bytes at another length are another hash.
+  std::vector<std::byte> z1(8), z2(16);
+  CHECK(content_hash(z1.data(), z1.size()) != content_hash(z2.data(), z2.size()));
 }

@@ -213,6 +213,27 @@ private:
   bool stop_ = false;
 };
 
+// content_hash (backend.hpp) on the device: the same weighted sum of 8-byte words (the last one
+// zero-padded), added into *out; the host mixes it with the byte count as it does its own.
+constexpr const char* kHashSource = R"(
+extern "C" __global__ void warpbook_content_hash(const unsigned char* data, unsigned long long bytes,
+                                                 unsigned long long* out) {
+  const unsigned long long words = bytes / 8;
+  const unsigned long long* w = reinterpret_cast<const unsigned long long*>(data);
+  const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+  unsigned long long sum = 0;
+  for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < words; i += stride)
+    sum += w[i] * (2 * i + 1);
+  if (blockIdx.x == 0 && threadIdx.x == 0 && (bytes & 7)) {
+    unsigned long long t = 0;
+    for (unsigned k = 0; k < (bytes & 7); ++k) t |= (unsigned long long)data[words * 8 + k] << (8 * k);
+    sum += t * (2 * words + 1);
+  }
+  for (int o = 16; o > 0; o >>= 1) sum += __shfl_down_sync(0xffffffffu, sum, o);
+  if ((threadIdx.x & 31) == 0) atomicAdd(out, sum);
+}
+)";
+
 class CudaBackend final : public Backend {
 public:
   CudaBackend(const Driver& d, CUdevice dev, CUcontext ctx) : d_(d), dev_(dev), ctx_(ctx) {}
@@ -229,6 +250,9 @@ public:
       return;
     }
     for (auto& b : pool_) d_.cuMemFree(b.ptr);
+    for (auto& b : kept_)
+      if (b.ptr) d_.cuMemFree(b.ptr);
+    if (hash_sums_) d_.cuMemFree(hash_sums_);
     if (flush_ptr_) d_.cuMemFree(flush_ptr_);
     for (auto& [key, m] : modules_) d_.cuModuleUnload(m.module);
     for (CUevent e : events_) d_.cuEventDestroy(e);
@@ -291,6 +315,8 @@ private:
   Fault upload(CUdeviceptr dst, const std::byte* src, size_t n);
   Fault download(std::byte* dst, CUdeviceptr src, size_t n);
   void release(Prepared& prep);
+  void release_kept();
+  Fault hash_buffers(const RunPlan& plan, const Prepared& prep, std::vector<uint64_t>& hashes);
   Fault ensure_events(size_t n);
   Fault timing_samples(const RunPlan& plan, const Prepared& prep, const TimingOptions& opt,
                        bool graph, double est_ms, std::vector<double>& samples);
@@ -310,6 +336,14 @@ private:
   std::map<std::pair<const Program*, size_t>, Module> modules_;
   uint64_t use_counter_ = 0;
   std::vector<Block> pool_; // device allocations kept from earlier runs, reused by exact size
+  // Buffers a run left on the device (RunPlan::keep), by plan buffer index, until the next run or
+  // timing takes them (Transfer::In::kept) or returns them to the pool.
+  std::vector<Block> kept_;
+  // content_hash on the device (Transfer::hash): the checker's inputs stay here, so hashing them
+  // here saves downloading hundreds of MiB. Without it, the data comes down and is hashed there.
+  Program hash_program_;
+  CUdeviceptr hash_sums_ = 0;
+  size_t hash_slots_ = 0;
   CUdeviceptr flush_ptr_ = 0;
   size_t flush_bytes_ = 0;
   std::vector<CUevent> events_;
@@ -373,6 +407,12 @@ std::string CudaBackend::init() {
   if (r != CUDA_SUCCESS) return "could not create a CUDA stream: " + d_.error(r);
   // Pinning the staging slots takes ~20 ms: pay it with the context, not in the first check.
   ensure_staging();
+  CompileOptions o = compile_options();
+  hash_program_ = compile_source(kHashSource, "warpbook-content-hash.cu", o);
+  if (!hash_program_.ok && trace_enabled())
+    std::fprintf(stderr,
+                 "[cuda] the content-hash kernel did not compile; hashing on the host:\n%s\n",
+                 hash_program_.log.c_str());
   return {};
 }
 
@@ -749,9 +789,21 @@ Fault CudaBackend::prepare(const RunPlan& plan, Prepared& prep, bool upload) {
     }
   }
 
-  // Everything the plan needs, against what the GPU has, before allocating any of it.
+  // Buffers an earlier run left here and this plan takes as they are; the rest go to the pool.
+  auto transfer = [&](size_t i) {
+    return i < plan.transfers.size() ? plan.transfers[i] : Transfer{};
+  };
+  prep.blocks.assign(bufs.size(), Block{});
+  for (size_t i = 0; i < bufs.size(); ++i)
+    if (transfer(i).in == Transfer::In::kept && i < kept_.size() && kept_[i].ptr &&
+        kept_[i].bytes == bufs[i].image.size())
+      std::swap(prep.blocks[i], kept_[i]);
+  release_kept();
+
+  // Everything the plan still needs, against what the GPU has, before allocating any of it.
   size_t need = 0;
-  for (auto& b : bufs) need += b.image.size();
+  for (size_t i = 0; i < bufs.size(); ++i)
+    if (!prep.blocks[i].ptr) need += bufs[i].image.size();
   size_t free_b = 0, total_b = 0;
   d_.cuMemGetInfo(&free_b, &total_b);
   size_t pooled = 0;
@@ -762,14 +814,23 @@ Fault CudaBackend::prepare(const RunPlan& plan, Prepared& prep, bool upload) {
                         bytes_text(double(need)), bytes_text(double(free_b + pooled)),
                         bytes_text(double(total_b)))};
 
-  prep.blocks.reserve(bufs.size());
-  for (auto& b : bufs) {
-    Block blk;
+  for (size_t i = 0; i < bufs.size(); ++i) {
+    Block& blk = prep.blocks[i];
+    if (blk.ptr) continue; // kept from the last run
+    const HostBuffer& b = bufs[i];
+    const Transfer t = transfer(i);
     blk.bytes = b.image.size();
     if (Fault f = alloc(blk.bytes, blk.ptr)) return f;
-    prep.blocks.push_back(blk);
-    if (upload && !b.image.empty())
-      if (Fault f = this->upload(blk.ptr, b.image.data(), b.image.size())) return f;
+    if (!upload || b.image.empty()) continue;
+    if (t.in == Transfer::In::fill) {
+      CUresult r = d_.cuMemsetD8Async(blk.ptr, uint8_t(t.guard_fill), blk.bytes, stream_);
+      if (r == CUDA_SUCCESS && b.data_bytes)
+        r = d_.cuMemsetD8Async(blk.ptr + b.guard_bytes, uint8_t(t.data_fill), b.data_bytes,
+                               stream_);
+      if (r != CUDA_SUCCESS) return fault_from(r, -1, "", "filling a buffer");
+    } else if (Fault f = this->upload(blk.ptr, b.image.data(), b.image.size())) {
+      return f;
+    }
   }
 
   // Argument bytes: device pointers point past the leading guard band (256-byte aligned).
@@ -837,8 +898,68 @@ Fault CudaBackend::wait(Clock::time_point deadline, int launch, const std::strin
   }
 }
 
+void CudaBackend::release_kept() {
+  for (auto& b : kept_)
+    if (b.ptr) pool_.push_back(b);
+  kept_.clear();
+}
+
+Fault CudaBackend::hash_buffers(const RunPlan& plan, const Prepared& prep,
+                                std::vector<uint64_t>& hashes) {
+  const auto& bufs = *plan.buffers;
+  std::vector<size_t> which;
+  for (size_t i = 0; i < plan.transfers.size() && i < bufs.size(); ++i)
+    if (plan.transfers[i].hash) which.push_back(i);
+  if (which.empty()) return {};
+  hashes.assign(bufs.size(), 0);
+  Module* mod = nullptr;
+  CUfunction fn = nullptr;
+  if (hash_program_.ok && !load_module(hash_program_, mod) &&
+      !get_function(*mod, "warpbook_content_hash", -1, fn) && hash_slots_ < which.size()) {
+    if (hash_sums_) d_.cuMemFree(hash_sums_);
+    hash_sums_ = 0;
+    hash_slots_ = 0;
+    if (d_.cuMemAlloc(&hash_sums_, 8 * std::max<size_t>(which.size(), 16)) == CUDA_SUCCESS)
+      hash_slots_ = std::max<size_t>(which.size(), 16);
+    else
+      fn = nullptr;
+  }
+  if (!fn) {
+    // No kernel: bring the data down and hash it here.
+    for (size_t i : which) {
+      Bytes data(bufs[i].data_bytes);
+      if (Fault f = download(data.data(), prep.blocks[i].ptr + bufs[i].guard_bytes, data.size()))
+        return f;
+      if (Fault f = wait(Clock::now() + std::chrono::seconds(60), -1, "", "a download")) return f;
+      hashes[i] = content_hash(data.data(), data.size());
+    }
+    return {};
+  }
+  CUresult r = d_.cuMemsetD8Async(hash_sums_, 0, 8 * which.size(), stream_);
+  for (size_t k = 0; k < which.size() && r == CUDA_SUCCESS; ++k) {
+    const HostBuffer& b = bufs[which[k]];
+    CUdeviceptr data = prep.blocks[which[k]].ptr + b.guard_bytes, out = hash_sums_ + 8 * k;
+    unsigned long long bytes = b.data_bytes;
+    void* params[] = {&data, &bytes, &out};
+    const uint64_t words = std::max<uint64_t>(1, (b.data_bytes + 7) / 8);
+    const unsigned grid =
+        unsigned(std::clamp<uint64_t>((words + 255) / 256, 1, uint64_t(info_.sm_count) * 8));
+    r = d_.cuLaunchKernel(fn, grid, 1, 1, 256, 1, 1, 0, stream_, params, nullptr);
+  }
+  std::vector<uint64_t> sums(which.size(), 0);
+  if (r == CUDA_SUCCESS)
+    r = d_.cuMemcpyDtoHAsync(sums.data(), hash_sums_, 8 * which.size(), stream_);
+  if (r != CUDA_SUCCESS) return fault_from(r, -1, "", "hashing the inputs");
+  if (Fault f = wait(Clock::now() + std::chrono::seconds(60), -1, "", "hashing the inputs"))
+    return f;
+  for (size_t k = 0; k < which.size(); ++k)
+    hashes[which[k]] = content_hash_finish(sums[k], bufs[which[k]].data_bytes);
+  return {};
+}
+
 void CudaBackend::release(Prepared& prep) {
-  for (auto& b : prep.blocks) pool_.push_back(b);
+  for (auto& b : prep.blocks)
+    if (b.ptr) pool_.push_back(b);
   prep.blocks.clear();
   // Keep at most min(8 GiB, a quarter of the GPU) for the next run; free the largest first.
   const size_t cap = std::min<size_t>(size_t(8) << 30, size_t(info_.memory_bytes / 4));
@@ -882,12 +1003,20 @@ RunResult CudaBackend::run(const RunPlan& plan) {
     t_kernels = ms_since(k0);
   }
   const auto d0 = Clock::now();
+  if (!sticky_ && !res.fault) res.fault = hash_buffers(plan, prep, res.hashes);
   if (!sticky_) {
-    // Download every image (after a non-sticky fault too: the checker may still look).
+    // Download what the plan asks for (after a non-sticky fault too: the checker may still look).
     for (size_t i = 0; i < prep.blocks.size(); ++i) {
-      auto& img = (*plan.buffers)[i].image;
-      if (img.empty()) continue;
-      if (Fault f = download(img.data(), prep.blocks[i].ptr, img.size())) {
+      HostBuffer& b = (*plan.buffers)[i];
+      if (b.image.empty() || !prep.blocks[i].ptr) continue;
+      const bool whole =
+          i >= plan.transfers.size() || plan.transfers[i].out == Transfer::Out::image;
+      const size_t tail = b.guard_bytes + b.data_bytes;
+      Fault f = whole ? download(b.image.data(), prep.blocks[i].ptr, b.image.size())
+                      : download(b.image.data(), prep.blocks[i].ptr, b.guard_bytes);
+      if (!whole && !f && b.image.size() > tail)
+        f = download(b.image.data() + tail, prep.blocks[i].ptr + tail, b.image.size() - tail);
+      if (f) {
         if (!res.fault) res.fault = f;
         break;
       }
@@ -896,7 +1025,12 @@ RunResult CudaBackend::run(const RunPlan& plan) {
       auto deadline = Clock::now() + std::chrono::seconds(60);
       res.fault = wait(deadline, -1, "", "the download of the buffers");
     }
-    release(prep);
+    if (plan.keep && !sticky_) {
+      release_kept();
+      kept_ = std::move(prep.blocks);
+    } else {
+      release(prep);
+    }
   }
   res.run_ms = ms_since(t0);
   if (trace_enabled()) {
@@ -1042,8 +1176,8 @@ Timing CudaBackend::time(const RunPlan& plan, const TimingOptions& opt) {
                               std::chrono::duration<double>(std::max(plan.timeout_s, 1.0)));
   };
 
-  // Warm-up: the requested count, and at least min_warmup_ms so that the clocks ramp up. Each run is
-  // timed (flush included and not) to pick the method and size the batches.
+  // Warm-up: the requested count, and at least min_warmup_ms so that the clocks ramp up. Each run
+  // is timed (flush included and not) to pick the method and size the batches.
   double est_ms = 0, est_with_flush_ms = 0;
   int warm = 0;
   const auto w0 = Clock::now();

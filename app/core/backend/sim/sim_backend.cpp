@@ -186,7 +186,14 @@ RunResult Simulator::run_locked(const RunPlan& plan) {
       r->dtype = hb.type;
       r->elem = uint32_t(dtype_bytes(hb.type));
       r->elem_shift = uint32_t(std::countr_zero(r->elem));
-      if (!hb.image.empty()) std::memcpy(r->host, hb.image.data(), hb.image.size());
+      // Transfer::In::kept: the simulator keeps nothing between runs, so the image it is.
+      const Transfer* tr = i < plan.transfers.size() ? &plan.transfers[i] : nullptr;
+      if (tr && tr->in == Transfer::In::fill) {
+        std::memset(r->host, int(tr->guard_fill), size_t(r->end - r->base));
+        std::memset(r->host + guard, int(tr->data_fill), hb.data_bytes);
+      } else if (!hb.image.empty()) {
+        std::memcpy(r->host, hb.image.data(), hb.image.size());
+      }
       r->nelem = hb.data_bytes / r->elem;
       if (opt_.track_writers && r->nelem)
         r->writers = static_cast<uint64_t*>(mem.alloc_zeroed(r->nelem * 8));
@@ -384,8 +391,13 @@ RunResult Simulator::run_locked(const RunPlan& plan) {
     for (size_t i = 0; i < bufs->size(); ++i) {
       HostBuffer& hb = (*bufs)[i];
       Region* r = buf_region[i];
+      // Transfer::Out::guards: the whole image costs no more here than its guard bands.
       size_t n = std::min<size_t>(hb.image.size(), r->end - r->base);
       if (n) std::memcpy(hb.image.data(), r->host, n);
+      if (i < plan.transfers.size() && plan.transfers[i].hash) {
+        res.hashes.resize(bufs->size(), 0);
+        res.hashes[i] = content_hash(r->host + hb.guard_bytes, hb.data_bytes);
+      }
       if (r->writers) {
         bool any = false;
         for (size_t k = 0; k < r->nelem && !any; ++k) any = r->writers[k] != 0;
