@@ -3,6 +3,8 @@
 // What: tiles of 512 threads x 32 items = 16384 floats. scan_reduce only zeroes the workspace
 // (a ticket counter and one 64-bit status word per tile); scan_sums does nothing; scan_final does
 // the whole scan in one pass:
+//   0. every thread asks L2 to prefetch one 128-byte line of tile blockIdx.x (the 512 lines are
+//      the whole 64 KiB tile) while thread 0's ticket is in flight;
 //   1. thread 0 takes a ticket (atomicAdd) so that tiles are processed in launch order;
 //   2. each warp loads its 1024 consecutive elements as 8 rounds of 32 float4s (every load
 //      instruction covers 512 contiguous bytes, all 8 in flight at once) and scans them round by
@@ -27,17 +29,24 @@
 // (A first H200 run reported wrong answers at the timed size. The cause was the puzzle's data, not
 // the ordering: randint(-8, 8) has mean -0.5, so the sums passed -2^24 and f32 rounded them; the
 // inputs are now -8..8, mean 0.)
-// Tile size matters because every tile pays a ticket (a global atomic round trip) and a look-back
-// before it can store. Measured on the H200 (median): 256 x 16 = 4096-float tiles 424 us,
-// 128 x 32 394 us, 512 x 16 396 us, 256 x 32 368 us, 512 x 32 = 16384-float tiles 357 us; loading
-// x with __ldcs cost 7%. 64 registers x 512 threads leave 2 blocks per SM, 128 KB of loads in
-// flight per SM.
+// The prefetch (step 0): the ticket is a global atomic round trip during which the block has no
+// loads in flight. Tickets come out in about the order blocks start, so tile blockIdx.x is about
+// to be scanned by this block or a neighbour; its DRAM reads now start during the round trip and
+// the ticketed loads mostly hit L2. The ticket still decides which tile a block scans, so the
+// prefetch is only a hint and correctness does not depend on it. It took the H200 median from
+// 361.6 to 327.8 us in one side-by-side run.
+// Tile size matters because every tile pays a ticket and a look-back before it can store.
+// Measured on the H200 before the prefetch (median): 256 x 16 = 4096-float tiles 424 us, 128 x 32
+// 394 us, 512 x 16 396 us, 256 x 32 368 us, 512 x 32 = 16384-float tiles 357 us; loading x with
+// __ldcs cost 7%. 64 registers x 512 threads leave 2 blocks per SM, 128 KB of loads in flight per
+// SM. Tried and slower, side by side: dropping the ticket (blockIdx order; 356 us, and unsafe in
+// principle), publishing the aggregate before the full scan (374 us), persistent blocks looping
+// over tiles (over 10 ms: the thousands of blocks that exit at once still queue behind them).
 //
-// Napkin maths: 1.07 GB at 4.8 TB/s = 224 us on the H200 (gold is 65%: 344 us against the
-// datasheet, 362 us against the 4.56 TB/s read stream the probe measures).
-// Measured on H200s: 356.5-362 us, 2966-3012 GB/s: 63% of the 4.8 TB/s datasheet and 64-66% of
-// the measured DRAM ceiling (4.56-4.64 TB/s read stream), so it sits on the gold line and most
-// runs land just under it (silver). Not yet good enough: the look-back is where the time goes.
+// Napkin maths: 1.07 GB at 4.8 TB/s = 224 us on the H200; against the 4.64 TB/s read stream the
+// probe measures, 231 us. Gold is 65% of that ceiling (356 us).
+// Measured on an H200: 327.8 us median (319.6 us best), 3276 GB/s, 70.8% of the measured DRAM
+// ceiling: gold. torch.cumsum on the same 2^27 floats, same run: 428.7 us (ours 1.31x faster).
 // @tune BLOCK=512
 // @tune ITEMS=32
 
@@ -72,6 +81,15 @@ extern "C" __global__ void scan_final(const float* __restrict__ x, float* __rest
   volatile unsigned long long* status = ws + 1;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 
+  // 0. Prefetch tile blockIdx.x into L2 (one 128-byte line per thread and round) while the
+  //    ticket is in flight: some block is about to scan it, most often this one.
+  {
+    const long long pbase = (long long)blockIdx.x * TILE;
+    for (int j = threadIdx.x; j < TILE / 32; j += BLOCK) {
+      long long e = pbase + (long long)j * 32;
+      if (e < n) asm volatile("prefetch.L2 [%0];" ::"l"(x + e));
+    }
+  }
   // 1. A ticket: tiles are handed out in the order blocks start.
   if (threadIdx.x == 0) tile_s = atomicAdd(reinterpret_cast<unsigned int*>(sums), 1u);
   __syncthreads();
