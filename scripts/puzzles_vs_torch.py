@@ -1,0 +1,619 @@
+#!/usr/bin/env python3
+"""The solutions beside PyTorch: for each puzzle 01-18, Warpbook's timing of solutions/ID.cu (from
+`warpbook check ID solutions/ID.cu --json`) and PyTorch's eager op doing the same work, at the same
+[perf] sizes and dtypes, timed the way Warpbook times (a warm-up of at least 20 ms; an L2 flush
+before each sample, outside the events; CUDA events around the op alone; at least 10 samples and
+100 ms; the median). Prints one markdown row per puzzle with the issue's performance bar and whether
+it is met, and writes, into --out (default $OUT, else /tmp/vs-torch):
+  checks.json    every report, slimmed (the cases keep label, verdict, steps_ms)
+  vs_torch.json  the figures behind the table
+  vs_torch.md    the table
+scripts/puzzles_vs_torch.sh runs the checks and then this on the GPU machine.
+
+  puzzles_vs_torch.py CHECKS            CHECKS: a folder of ID.json reports, or a checks.json
+  puzzles_vs_torch.py CHECKS --selftest parse and tabulate only, without importing torch
+                                        (works on simulator reports: `check ... --backend sim --json`)
+  puzzles_vs_torch.py CHECKS --only 16,17   time only these puzzles against PyTorch
+
+Each PyTorch op also has its output compared, once and untimed, with the formula of the puzzle's
+reference.cu computed in float64, so that a wrong translation (a padding, an orientation, TF32)
+shows up as "torch check FAILED" instead of as a flattering ratio."""
+import argparse
+import gc
+import json
+import os
+import re
+import sys
+import time
+import traceback
+
+# The issue's bars. Memory-bound: at least 80% of speed of light and at least as fast as PyTorch.
+SOL_AND_TORCH = {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 14, 15, 18}
+AS_FAST_AS = {10: "torch.bincount", 11: "torch.cumsum", 16: "F.conv1d"}
+SGEMM = 17
+SOL_BAR = 0.80
+SGEMM_BAR = 0.70
+NOISE = 0.02  # a ratio this close below 1 is within the run-to-run spread: said so, still unmet
+
+
+def bar_text(num):
+    if num in SOL_AND_TORCH:
+        return f"SoL >= {SOL_BAR:.0%} and >= torch"
+    if num in AS_FAST_AS:
+        return f">= {AS_FAST_AS[num]}"
+    if num == SGEMM:
+        return f">= {SGEMM_BAR:.0%} of cuBLAS SGEMM"
+    return "-"
+
+
+# ---------------------------------------------------------------------------------------------
+# The PyTorch side: one builder per puzzle. Each takes the sizes of the report's perf case, makes
+# the inputs the way puzzle.toml's init does (the data matters for the histogram's contention),
+# and returns an Op: the timed call (outputs preallocated where torch has an out= variant), and an
+# untimed check against the reference.cu formula in float64.
+
+
+class Op:
+    def __init__(self, desc, fn, check, note=""):
+        self.desc, self.fn, self.check, self.note = desc, fn, check, note
+
+
+def dev_empty(torch, shape, dtype=None):
+    return torch.empty(shape, device="cuda", dtype=dtype or torch.float32)
+
+
+def uniform(torch, shape, lo, hi, dtype=None):
+    return dev_empty(torch, shape, dtype).uniform_(lo, hi)
+
+
+def close(got, ref, rtol, atol):
+    """(ok, max abs error) of got against a float64 reference, elementwise |err| <= atol + rtol|ref|."""
+    err = (got.double() - ref).abs()
+    ok = not bool((err > atol + rtol * ref.abs()).any())
+    return ok, float(err.max())
+
+
+def with_out(torch, out_call, alloc_call, what):
+    """The out= form where this torch has it, else the allocating one (from the caching allocator:
+    no cudaMalloc once warm, but the op is then timed with its allocation)."""
+    try:
+        out_call()
+        torch.cuda.synchronize()
+        return out_call, ""
+    except (TypeError, RuntimeError) as e:
+        return alloc_call, f"{what} has no out= here ({type(e).__name__}): it allocates its output"
+
+
+def b01(torch, F, s):
+    n = s["n"]
+    a, b, c = uniform(torch, n, -1, 1), uniform(torch, n, -1, 1), dev_empty(torch, n)
+    return Op(f"torch.add(a, b, out=c); f32 [{n}]", lambda: torch.add(a, b, out=c),
+              lambda: close(c, (a.double() + b.double()).float(), 0, 0))  # f32 add is correctly rounded: exact
+
+
+def b02(torch, F, s):
+    r, k = s["rows"], s["cols"]
+    x, y = uniform(torch, (r, k), -1, 1), dev_empty(torch, r)
+    return Op(f"torch.sum(x, 1, out=y); f32 [{r}, {k}]", lambda: torch.sum(x, 1, out=y),
+              lambda: close(y, x.double().sum(1), 1e-5, 1e-4))
+
+
+def softmax_op(torch, F, s):
+    r, k = s["rows"], s["cols"]
+    x, y = uniform(torch, (r, k), -4, 4), dev_empty(torch, (r, k))
+    fn, note = with_out(torch, lambda: torch.softmax(x, -1, out=y), lambda: torch.softmax(x, -1), "torch.softmax")
+    got = y if not note else None
+
+    def check():
+        xd = x.double()
+        e = (xd - xd.amax(1, keepdim=True)).exp()
+        return close(got if got is not None else fn(), e / e.sum(1, keepdim=True), 1e-4, 1e-6)
+
+    return Op(f"torch.softmax(x, -1{', out=y' if not note else ''}); f32 [{r}, {k}]", fn, check, note)
+
+
+def b04(torch, F, s):
+    r, k = s["rows"], s["cols"]
+    a, b, c = uniform(torch, (r, k), -1, 1), uniform(torch, (r, k), -1, 1), dev_empty(torch, (r, k))
+    return Op(f"torch.add(a, b, out=c); f32 [{r}, {k}]", lambda: torch.add(a, b, out=c),
+              lambda: close(c, (a.double() + b.double()).float(), 0, 0))  # f32 add is correctly rounded: exact
+
+
+def b05(torch, F, s):
+    r, k = s["rows"], s["cols"]
+    x, y, out = uniform(torch, r, -1, 1), uniform(torch, k, -1, 1), dev_empty(torch, (r, k))
+    return Op(f"torch.add(x[:, None], y[None, :], out=out); f32 [{r}] + [{k}] -> [{r}, {k}]",
+              lambda: torch.add(x[:, None], y[None, :], out=out),
+              lambda: close(out, (x.double()[:, None] + y.double()[None, :]).float(), 0, 0))  # exact, as above
+
+
+def b06(torch, F, s):
+    n = s["n"]
+    x, y = uniform(torch, n, -6, 6, torch.float16), dev_empty(torch, n, torch.float16)
+    # F.gelu has no out=; its out variant lives in torch._C._nn.
+    fn, note = with_out(torch, lambda: torch._C._nn.gelu(x, approximate="tanh", out=y),
+                        lambda: F.gelu(x, approximate="tanh"), "gelu")
+
+    def check():
+        v = x.double()
+        ref = 0.5 * v * (1 + torch.tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)))
+        return close(y if not note else fn(), ref, 1e-2, 1e-3)
+
+    return Op(f"F.gelu(x, approximate='tanh'{', out=y' if not note else ''}); f16 [{n}]", fn, check, note)
+
+
+def b07(torch, F, s):
+    r, k = s["rows"], s["cols"]
+    x, out = uniform(torch, (r, k), -1, 1), dev_empty(torch, (k, r))
+    # x.t().contiguous() allocates; copy_ into a preallocated output is the same kernel.
+    return Op(f"out.copy_(x.t()); f32 [{r}, {k}] -> [{k}, {r}]", lambda: out.copy_(x.t()),
+              lambda: (bool(torch.equal(out, x.t())), 0.0))
+
+
+def b08(torch, F, s):
+    n = s["n"]
+    a, b, out = uniform(torch, n, -1, 1), uniform(torch, n, -1, 1), dev_empty(torch, ())
+    return Op(f"torch.dot(a, b, out=out); f32 [{n}]", lambda: torch.dot(a, b, out=out),
+              lambda: close(out, (a.double() * b.double()).sum(), 1e-4, 1e-1))
+
+
+def b09(torch, F, s):
+    r, k = s["rows"], s["cols"]
+    x, idx = uniform(torch, (r, k), -1, 1), dev_empty(torch, r, torch.int64)
+
+    def check():  # the value at the index is the row's maximum (random floats: ties are unlikely)
+        return bool(torch.equal(x.gather(1, idx[:, None])[:, 0], x.amax(1))), 0.0
+
+    # argmax writes int64 indices (the puzzle writes int32): 4 bytes more per row, negligible.
+    return Op(f"torch.argmax(x, 1, out=idx); f32 [{r}, {k}] -> i64 [{r}]",
+              lambda: torch.argmax(x, 1, out=idx), check)
+
+
+def b10(torch, F, s):
+    n = s["n"]
+    # skewed(0, 256, 8): floor(256 u^8), about half of all bytes 0. uint8 is what bincount takes
+    # directly, so there is no conversion at all.
+    u = torch.rand(n, device="cuda")
+    data = u.pow_(8).mul_(256).floor_().clamp_(max=255).to(torch.uint8)
+    del u
+    res = {}
+
+    def fn():
+        res["bins"] = torch.bincount(data, minlength=256)
+
+    def check():
+        bins = res["bins"]
+        ok = bins.numel() == 256 and int(bins.sum()) == n
+        for v in (0, 1, 17, 255):
+            ok = ok and int(bins[v]) == int((data == v).sum())
+        return ok, 0.0
+
+    return Op(f"torch.bincount(data, minlength=256); u8 [{n}] -> i64 [256]", fn, check,
+              "bincount allocates its output and reads max() back to the host to size it (part of its time)")
+
+
+def b11(torch, F, s):
+    n = s["n"]
+    x = torch.randint(-8, 9, (n,), device="cuda").float()  # randint(-8, 9): whole numbers -8..8
+    y = dev_empty(torch, n)
+    return Op(f"torch.cumsum(x, 0, out=y); f32 [{n}]", lambda: torch.cumsum(x, 0, out=y),
+              lambda: close(y, x.double().cumsum(0), 0, 0))
+
+
+def b13(torch, F, s):
+    r, k = s["rows"], s["cols"]
+    x = uniform(torch, (r, k), -1, 1)
+    w, b = uniform(torch, k, 0.5, 1.5), uniform(torch, k, -0.5, 0.5)
+    res = {}
+
+    def fn():  # no out= for layer_norm
+        res["y"] = F.layer_norm(x, (k,), w, b, 1e-5)
+
+    def check():
+        xd = x.double()
+        mean = xd.mean(1, keepdim=True)
+        var = ((xd - mean) ** 2).mean(1, keepdim=True)
+        return close(res["y"], (xd - mean) / (var + 1e-5).sqrt() * w.double() + b.double(), 1e-3, 1e-3)
+
+    return Op(f"F.layer_norm(x, ({k},), w, b, eps=1e-5); f32 [{r}, {k}]", fn, check,
+              "layer_norm allocates y (and its per-row mean and rstd)")
+
+
+def b14(torch, F, s):
+    r, k = s["rows"], s["cols"]
+    x, res_in = uniform(torch, (r, k), -1, 1), dev_empty(torch, (r, k)).normal_(0, 2)
+    w, h = uniform(torch, k, 0.5, 1.5), dev_empty(torch, (r, k))
+    eps = 1e-6
+    out = {}
+    if hasattr(F, "rms_norm"):  # torch >= 2.4
+        norm = lambda: F.rms_norm(h, (k,), w, eps)
+        desc = f"torch.add(x, res, out=h); F.rms_norm(h, ({k},), w, eps=1e-6); f32 [{r}, {k}]"
+    else:
+        norm = lambda: h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + eps) * w
+        desc = f"torch.add(x, res, out=h); h * rsqrt(mean(h^2) + 1e-6) * w; f32 [{r}, {k}]"
+
+    def fn():
+        torch.add(x, res_in, out=h)
+        out["y"] = norm()
+
+    def check():
+        hd = x.double() + res_in.double()
+        ok_h, err_h = close(h, hd, 1e-6, 1e-6)
+        ref = hd * torch.rsqrt((hd * hd).mean(1, keepdim=True) + eps) * w.double()
+        ok_y, err_y = close(out["y"], ref, 1e-4, 1e-5)
+        return ok_h and ok_y, max(err_h, err_y)
+
+    return Op(desc, fn, check, "rms_norm allocates y")
+
+
+def b15(torch, F, s):
+    r, k = s["rows"], s["cols"]
+    gu, y = dev_empty(torch, (r, 2 * k)).normal_(0, 2), dev_empty(torch, (r, k))
+    g, u = gu[:, :k], gu[:, k:]  # row r is [gate | up]: two strided views, no copy
+
+    def check():
+        gd = g.double()
+        return close(y, gd / (1 + (-gd).exp()) * u.double(), 1e-4, 1e-5)
+
+    return Op(f"torch.mul(F.silu(g), u, out=y); g, u = gu[:, :{k}], gu[:, {k}:]; f32 [{r}, {2 * k}]",
+              lambda: torch.mul(F.silu(g), u, out=y), check,
+              "two kernels: F.silu writes a temporary that the mul reads back")
+
+
+def b16(torch, F, s):
+    c, n, k = s["channels"], s["length"], s["ksize"]
+    x, w = uniform(torch, (c, n), -1, 1), uniform(torch, (c, k), -1, 1)
+    xv, wv = x.view(1, c, n), w.view(c, 1, k)
+    res = {}
+
+    # Causal: y[c, t] = sum_j w[c, j] x[c, t + j - (k - 1)]. Padding k - 1 on both sides and keeping
+    # the first n outputs (Mamba's way) does it without a padded copy of x.
+    def fn():
+        res["y"] = F.conv1d(xv, wv, padding=k - 1, groups=c)[..., :n]
+
+    def check():
+        xp = F.pad(x.double(), (k - 1, 0))
+        ref = sum(w.double()[:, j:j + 1] * xp[:, j:j + n] for j in range(k))
+        return close(res["y"][0], ref, 1e-5, 1e-5)
+
+    return Op(f"F.conv1d(x[None], w[:, None], padding={k - 1}, groups={c})[..., :{n}]; "
+              f"f32 x [{c}, {n}], w [{c}, {k}]", fn, check,
+              "conv1d allocates its output (n + ksize - 1 columns, the first n kept); cudnn.benchmark on")
+
+
+def b17(torch, F, s):
+    m, n, k = s["M"], s["N"], s["K"]
+    a, b, c = uniform(torch, (m, k), -1, 1), uniform(torch, (k, n), -1, 1), dev_empty(torch, (m, n))
+    # atol 1e-3 at K = 4096 passes true fp32 and fails TF32 (~1e-2): it checks that TF32 is off.
+    return Op(f"torch.matmul(A, B, out=C); f32 [{m}, {k}] x [{k}, {n}], TF32 off",
+              lambda: torch.matmul(a, b, out=c), lambda: close(c, a.double() @ b.double(), 1e-4, 1e-3))
+
+
+def b18(torch, F, s):
+    m, k = s["M"], s["K"]
+    a, x, y = uniform(torch, (m, k), -1, 1), uniform(torch, k, -1, 1), dev_empty(torch, m)
+    return Op(f"torch.mv(A, x, out=y); f32 [{m}, {k}] x [{k}]", lambda: torch.mv(a, x, out=y),
+              lambda: close(y, a.double() @ x.double(), 1e-4, 1e-3))
+
+
+# puzzle number -> (builder, the size names it takes)
+BUILDERS = {
+    1: (b01, {"n"}), 2: (b02, {"rows", "cols"}), 3: (softmax_op, {"rows", "cols"}),
+    4: (b04, {"rows", "cols"}), 5: (b05, {"rows", "cols"}), 6: (b06, {"n"}),
+    7: (b07, {"rows", "cols"}), 8: (b08, {"n"}), 9: (b09, {"rows", "cols"}), 10: (b10, {"n"}),
+    11: (b11, {"n"}), 12: (softmax_op, {"rows", "cols"}), 13: (b13, {"rows", "cols"}),
+    14: (b14, {"rows", "cols"}), 15: (b15, {"rows", "cols"}), 16: (b16, {"channels", "length", "ksize"}),
+    17: (b17, {"M", "N", "K"}), 18: (b18, {"M", "K"}),
+}
+
+
+def bench(torch, fn, flush, min_warm_ms=20.0, min_reps=10, min_ms=100.0):
+    """Median, p10 and p90 in microseconds, and the sample count, timed as Warpbook times."""
+    fn()  # first call: lazy initialisation (cuBLAS handles, cuDNN autotuning) outside the warm-up
+    torch.cuda.synchronize()
+    w0, warm = time.perf_counter(), 0
+    while warm < 3 or (time.perf_counter() - w0) * 1e3 < min_warm_ms:
+        flush.fill_(warm & 0xFF)
+        fn()
+        torch.cuda.synchronize()
+        warm += 1
+    batch = 16
+    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(batch)]
+    samples, s0 = [], time.perf_counter()
+    while len(samples) < min_reps or (time.perf_counter() - s0) * 1e3 < min_ms:
+        for k, (start, end) in enumerate(events):
+            flush.fill_(k)  # evicts the op's data from the L2, untimed
+            start.record()
+            fn()
+            end.record()
+        end.synchronize()
+        samples += [start.elapsed_time(end) * 1e3 for start, end in events]
+        if len(samples) >= 20000:
+            break
+    samples.sort()
+    pick = lambda q: samples[min(len(samples) - 1, int(q * (len(samples) - 1) + 0.5))]
+    med = samples[len(samples) // 2] if len(samples) % 2 else 0.5 * (
+        samples[len(samples) // 2 - 1] + samples[len(samples) // 2])
+    return {"median_us": med, "p10_us": pick(0.1), "p90_us": pick(0.9), "samples": len(samples)}
+
+
+# ---------------------------------------------------------------------------------------------
+# The reports.
+
+
+def slim(rep):
+    """A report small enough to bring back: no heat maps, counters or timing samples."""
+    out = {k: v for k, v in rep.items() if k not in ("cases", "sim_perf", "perf")}
+    def keep(c):
+        kept = {k: c.get(k) for k in ("label", "verdict", "steps_ms")}
+        if c.get("message") and c.get("verdict") != "passed":
+            kept["message"] = c["message"]
+        return kept
+
+    out["cases"] = [keep(c) for c in rep.get("cases", [])]
+    if rep.get("sim_perf"):
+        out["sim_perf"] = keep(rep["sim_perf"])
+    if rep.get("perf"):
+        perf = dict(rep["perf"])
+        timing = dict(perf.get("timing", {}))
+        timing["samples"] = len(timing.pop("samples_us", []) or [])
+        perf["timing"] = timing
+        out["perf"] = perf
+    return out
+
+
+def load_reports(path):
+    """id -> report, from a folder of ID.json files or one combined JSON object. A report that is
+    missing or unreadable becomes {"verdict": "no report", "error": ...}."""
+    reps = {}
+    if os.path.isdir(path):
+        for name in sorted(os.listdir(path)):
+            if not re.match(r"\d\d-.*\.json$", name):
+                continue
+            pid = name[:-5]
+            try:
+                with open(os.path.join(path, name)) as f:
+                    reps[pid] = json.load(f)
+            except (OSError, ValueError) as e:
+                err = os.path.join(path, pid + ".err")
+                tail = open(err).read().strip()[-300:] if os.path.exists(err) else ""
+                reps[pid] = {"puzzle": pid, "verdict": "no report", "error": f"{e}; {tail}".strip("; ")}
+    else:
+        with open(path) as f:
+            reps = json.load(f)
+    return reps
+
+
+def toml_perf_sizes(root, pid):
+    """[perf] from puzzles/ID/puzzle.toml (integers only), for a report that has no perf section."""
+    sizes, inside = {}, False
+    try:
+        lines = open(os.path.join(root, "puzzles", pid, "puzzle.toml")).read().splitlines()
+    except OSError:
+        return sizes
+    for line in lines:
+        line = line.split("#", 1)[0].strip()
+        if line.startswith("["):
+            inside = line == "[perf]"
+        elif inside and "=" in line:
+            key, val = (t.strip() for t in line.split("=", 1))
+            if re.fullmatch(r"\d+", val):
+                sizes[key] = int(val)
+    return sizes
+
+
+def puzzle_num(pid):
+    m = re.match(r"(\d+)-", pid)
+    return int(m.group(1)) if m else -1
+
+
+# ---------------------------------------------------------------------------------------------
+# The table.
+
+
+def fmt(v, spec, unit=""):
+    return "-" if v is None else f"{v:{spec}}{unit}"
+
+
+def judge(row):
+    """Whether the bar is met: 'yes', 'no (...)', or '-' when a figure is missing."""
+    num = row["num"]
+    if row["verdict"] != "passed":
+        return f"no ({row['verdict']})"
+    ours, ratio = row["ours"], row["ratio"]
+    if not ours.get("timed") or ratio is None:
+        return "-"
+    if row["torch"].get("check") is False:
+        return "- (torch check failed)"
+    near = " (within noise)" if 1 - NOISE <= ratio < 1 else ""
+    if num in SOL_AND_TORCH:
+        sol = ours["speed_of_light"]
+        miss = [f"SoL {sol:.0%}"] if sol < SOL_BAR else []
+        miss += [f"slower than torch{near}"] if ratio < 1 else []
+        return "yes" if not miss else "no (" + ", ".join(miss) + ")"
+    if num in AS_FAST_AS:
+        return "yes" if ratio >= 1 else f"no (slower{near})"
+    if num == SGEMM:
+        return "yes" if ratio >= SGEMM_BAR else f"no ({ratio:.0%} of cuBLAS)"
+    return "-"
+
+
+HEAD = ["puzzle", "solution µs", "GB/s or GFLOP/s", "speed of light", "medal", "PyTorch op",
+        "PyTorch µs", "torch/ours", "bar", "met?"]
+
+
+def md_row(row):
+    o, t = row["ours"], row["torch"]
+    compute = o.get("bound") == "compute" or row["num"] == SGEMM
+    rate = fmt(o.get("gflops"), ".0f", " GFLOP/s") if compute else fmt(o.get("gbps"), ".0f", " GB/s")
+    us = fmt(o.get("median_us"), ".1f") if o.get("timed") else ("modelled" if o.get("modelled") else "-")
+    if not o.get("timed") and not o.get("modelled"):
+        rate = "-"
+    torch_us = fmt(t.get("median_us"), ".1f")
+    torch_rate = t.get("gflops") if compute else t.get("gbps")
+    if torch_rate and t.get("median_us"):
+        torch_us += f" ({torch_rate:.0f} {'GFLOP/s' if compute else 'GB/s'})"
+    op = t.get("op") or "-"
+    if t.get("error"):
+        op += f" — ERROR: {t['error']}"
+    elif t.get("check") is False:
+        op += f" — torch check FAILED (max err {t.get('check_err', 0):.3g})"
+    elif t.get("check_error"):
+        op += f" — torch check did not run: {t['check_error']}"
+    cells = [row["puzzle"], us, rate, fmt(o.get("speed_of_light") and 100 * o["speed_of_light"], ".0f", "%"),
+             o.get("medal") or "-", op.replace("|", "\\|"), torch_us,
+             fmt(row["ratio"], ".2f"), bar_text(row["num"]), row["met"]]
+    return "| " + " | ".join(cells) + " |"
+
+
+def header_lines(meta):
+    lines = [f"Solutions: {meta.get('device', '?')} (driver {meta.get('driver', '?')}), "
+             f"backend {meta.get('backend', '?')}, ceilings: {meta.get('ceilings', '?')}"]
+    if meta.get("torch"):
+        lines.append(f"PyTorch {meta['torch']} on {meta.get('torch_device', '?')}, CUDA {meta.get('cuda', '?')}, "
+                     f"cuDNN {meta.get('cudnn', '?')}; TF32 off; timed like Warpbook (>= 20 ms warm-up, "
+                     f"L2 flush of {meta.get('flush_mib', 256)} MiB before each sample, events around the op, "
+                     f">= 10 samples and 100 ms, median)")
+    else:
+        lines.append("PyTorch: not run (--selftest)")
+    return lines
+
+
+def table(meta, rows):
+    lines = header_lines(meta) + ["", "| " + " | ".join(HEAD) + " |", "|" + "---|" * len(HEAD)]
+    lines += [md_row(r) for r in rows]
+    notes = [f"- {r['puzzle']}: {r['torch']['note']}" for r in rows if r["torch"].get("note")]
+    if notes:
+        lines += ["", "PyTorch notes:"] + notes
+    return "\n".join(lines) + "\n"
+
+
+def write_outputs(out_dir, meta, rows):
+    with open(os.path.join(out_dir, "vs_torch.json"), "w") as f:
+        json.dump({"meta": meta, "rows": rows}, f, indent=1)
+    with open(os.path.join(out_dir, "vs_torch.md"), "w") as f:
+        f.write(table(meta, rows))
+
+
+def ours_figures(rep):
+    perf = rep.get("perf") or {}
+    timing = perf.get("timing") or {}
+    timed = bool(timing.get("ok"))
+    return {
+        "timed": timed, "modelled": bool(perf.get("modelled")),
+        "median_us": timing.get("median_us") if timed else None,
+        "p10_us": timing.get("p10_us") if timed else None, "p90_us": timing.get("p90_us") if timed else None,
+        "method": timing.get("method"),
+        "gbps": perf.get("gbps") if timed or perf.get("modelled") else None,
+        "gflops": perf.get("gflops") if timed or perf.get("modelled") else None,
+        "speed_of_light": perf.get("speed_of_light") if timed or perf.get("modelled") else None,
+        "medal": perf.get("medal", ""), "bound": perf.get("bound"),
+        "bytes": perf.get("bytes"), "flops": perf.get("flops"),
+        "dram_ceiling_gbps": perf.get("dram_ceiling_gbps"),
+        "compute_ceiling_gflops": perf.get("compute_ceiling_gflops"),
+        "tunables": rep.get("tunables"),
+    }
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("checks", help="a folder of ID.json check reports, or a combined checks.json")
+    ap.add_argument("--out", default=os.environ.get("OUT") or "/tmp/vs-torch")
+    ap.add_argument("--selftest", action="store_true", help="parse and tabulate only; no torch")
+    ap.add_argument("--only", default="", help="comma-separated puzzle numbers to time against torch")
+    ap.add_argument("--flush-mib", type=int, default=256)
+    a = ap.parse_args()
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    os.makedirs(a.out, exist_ok=True)
+
+    reps = load_reports(a.checks)
+    reps = {pid: r for pid, r in reps.items() if 1 <= puzzle_num(pid) <= 18}
+    if os.path.isdir(a.checks):  # before torch, so that it comes back even if torch dies
+        with open(os.path.join(a.out, "checks.json"), "w") as f:
+            json.dump({pid: slim(r) for pid, r in reps.items()}, f, indent=1)
+    only = {int(x) for x in a.only.split(",") if x.strip()}
+
+    any_rep = next((r for r in reps.values() if r.get("device")), {})
+    dev = any_rep.get("device", {})
+    meta = {"device": dev.get("name"), "driver": dev.get("driver"), "backend": dev.get("backend"),
+            "ceilings": (any_rep.get("perf") or {}).get("ceiling_source"), "flush_mib": a.flush_mib}
+    torch = F = flush = None
+    if not a.selftest:
+        import torch
+        import torch.nn.functional as F
+
+        torch.backends.cuda.matmul.allow_tf32 = False  # puzzle 17 is against cuBLAS SGEMM, not TF32
+        torch.backends.cudnn.allow_tf32 = False
+        torch.backends.cudnn.benchmark = True  # let cuDNN pick its best conv1d algorithm
+        torch.set_float32_matmul_precision("highest")
+        meta.update(torch=torch.__version__, cuda=torch.version.cuda, cudnn=torch.backends.cudnn.version(),
+                    torch_device=torch.cuda.get_device_name(0))
+        flush = torch.empty(a.flush_mib << 20, dtype=torch.uint8, device="cuda")
+    for line in header_lines(meta):
+        print(line)
+    print()
+    print("| " + " | ".join(HEAD) + " |", flush=True)
+    print("|" + "---|" * len(HEAD), flush=True)
+
+    rows, problems = [], 0
+    for pid in sorted(reps, key=puzzle_num):
+        rep, num = reps[pid], puzzle_num(pid)
+        ours = ours_figures(rep)
+        sizes = (rep.get("perf") or {}).get("sizes") or toml_perf_sizes(root, pid)
+        row = {"puzzle": pid, "num": num, "verdict": rep.get("verdict", "no report"),
+               "summary": rep.get("summary") or rep.get("error"), "sizes": sizes,
+               "ours": ours, "torch": {}, "ratio": None}
+        builder, keys = BUILDERS.get(num, (None, set()))
+        if builder is None or set(sizes) != keys:
+            row["torch"]["error"] = f"sizes {sorted(sizes)} are not the builder's {sorted(keys)}"
+            problems += 1
+        elif not a.selftest and (not only or num in only):
+            op = None
+            try:
+                op = builder(torch, F, sizes)
+                row["torch"].update(op=op.desc, note=op.note)
+                t = bench(torch, op.fn, flush)
+                row["torch"].update(t)
+                try:
+                    ok, err = op.check()
+                    row["torch"].update(check=ok, check_err=err)
+                except Exception as e:  # the timing stands; the check could not run
+                    row["torch"]["check_error"] = f"{type(e).__name__}: {e}".splitlines()[0][:200]
+                tu = t["median_us"]
+                if ours.get("bytes"):
+                    row["torch"]["gbps"] = ours["bytes"] / (tu * 1e3)
+                if ours.get("flops"):
+                    row["torch"]["gflops"] = ours["flops"] / (tu * 1e3)
+                dram, comp = ours.get("dram_ceiling_gbps"), ours.get("compute_ceiling_gflops")
+                if dram and comp and ours.get("bytes") is not None:
+                    floor_us = max(ours["bytes"] / (dram * 1e3), (ours.get("flops") or 0) / (comp * 1e3))
+                    row["torch"]["speed_of_light"] = floor_us / tu
+                if ours.get("timed") and ours["median_us"]:
+                    row["ratio"] = tu / ours["median_us"]
+            except Exception as e:  # one op failing must not lose the rest of the table
+                row["torch"]["error"] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:200]
+                traceback.print_exc(file=sys.stderr)
+            finally:
+                op = None
+                gc.collect()
+                torch.cuda.empty_cache()
+        elif a.selftest:
+            row["torch"]["op"] = f"({builder.__name__})"
+        row["met"] = judge(row)
+        rows.append(row)
+        print(md_row(row), flush=True)
+        write_outputs(a.out, meta, rows)  # after every row: a crash keeps what was measured
+
+    notes = [f"- {r['puzzle']}: {r['torch']['note']}" for r in rows if r["torch"].get("note")]
+    if notes:
+        print("\nPyTorch notes:\n" + "\n".join(notes))
+    write_outputs(a.out, meta, rows)
+    print(f"\nwrote {a.out}/vs_torch.md, vs_torch.json" + (", checks.json" if os.path.isdir(a.checks) else ""))
+    if a.selftest and (problems or len(rows) != 18):
+        print(f"selftest: {problems} size mismatches, {len(rows)} of 18 puzzles", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
