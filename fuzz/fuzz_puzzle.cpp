@@ -1,4 +1,6 @@
 // libFuzzer target: see fuzz_entries.hpp and docs/faults.md ("Fuzzing").
 #include "fuzz_entries.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) { return wb::fuzz::puzzle(data, size); }
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  return wb::fuzz::puzzle(data, size);
+}
