@@ -82,6 +82,26 @@ struct LineReader {
   }
 };
 
+// Reads `fd` line by line until EOF or until `stopping` (guarded by `mu`) is set, polling so that
+// a stop is noticed within 100 ms; each batch of lines goes to on_line with `mu` held.
+template <class F> void read_lines(int fd, std::mutex& mu, const bool& stopping, F&& on_line) {
+  LineReader r{fd, {}};
+  std::vector<std::string> lines;
+  for (bool open = true; open;) {
+    pollfd p{fd, POLLIN, 0};
+    int n = ::poll(&p, 1, 100);
+    {
+      std::lock_guard lk(mu);
+      if (stopping) break;
+    }
+    if (n <= 0) continue;
+    lines.clear();
+    open = r.read_some(lines);
+    std::lock_guard lk(mu);
+    for (auto& l : lines) on_line(l);
+  }
+}
+
 } // namespace
 
 std::string_view op_name(Op op) {
@@ -764,30 +784,16 @@ std::optional<Event> Client::wait(double seconds) {
 }
 
 void Client::err_reader(int fd, int gen) {
-  LineReader r{fd, {}};
-  std::vector<std::string> lines;
-  for (bool open = true; open;) {
-    pollfd p{fd, POLLIN, 0};
-    int n = ::poll(&p, 1, 100);
-    {
-      std::lock_guard lk(mu_);
-      if (stopping_) break;
+  read_lines(fd, mu_, stopping_, [&](std::string& l) {
+    if (gen == generation_) {
+      stderr_tail_.push_back(l);
+      if (stderr_tail_.size() > 20) stderr_tail_.pop_front();
     }
-    if (n <= 0) continue;
-    lines.clear();
-    open = r.read_some(lines);
-    std::lock_guard lk(mu_);
-    for (auto& l : lines) {
-      if (gen == generation_) {
-        stderr_tail_.push_back(l);
-        if (stderr_tail_.size() > 20) stderr_tail_.pop_front();
-      }
-      Event e;
-      e.kind = EventKind::log;
-      e.text = l;
-      push(std::move(e));
-    }
-  }
+    Event e;
+    e.kind = EventKind::log;
+    e.text = l;
+    push(std::move(e));
+  });
   ::close(fd);
   std::lock_guard lk(mu_);
   if (gen == generation_) err_done_ = true;
@@ -796,42 +802,28 @@ void Client::err_reader(int fd, int gen) {
 }
 
 void Client::reader(int fd, pid_t pid, int gen) {
-  LineReader r{fd, {}};
-  std::vector<std::string> lines;
-  for (bool open = true; open;) {
-    pollfd p{fd, POLLIN, 0};
-    int n = ::poll(&p, 1, 100);
-    {
-      std::lock_guard lk(mu_);
-      if (stopping_) break;
+  read_lines(fd, mu_, stopping_, [&](std::string& l) {
+    if (l.empty()) return;
+    Event e;
+    try {
+      e = event_from_json(l);
+    } catch (const std::exception&) {
+      // Not protocol: show it rather than lose it (a remote shell's banner, say).
+      e = {};
+      e.kind = EventKind::log;
+      e.text = l;
     }
-    if (n <= 0) continue;
-    lines.clear();
-    open = r.read_some(lines);
-    std::lock_guard lk(mu_);
-    for (auto& l : lines) {
-      if (l.empty()) continue;
-      Event e;
-      try {
-        e = event_from_json(l);
-      } catch (const std::exception&) {
-        // Not protocol: show it rather than lose it (a remote shell's banner, say).
-        e = {};
-        e.kind = EventKind::log;
-        e.text = l;
+    if (gen != generation_) return; // a killed runner's last words: already answered
+    if (e.runner_ending) ending_generation_ = gen;
+    if (e.kind == EventKind::result || e.kind == EventKind::hello) {
+      auto it = pending_.find(e.id);
+      if (it != pending_.end()) {
+        e.elapsed_ms = 1e3 * (now_s() - it->second.sent);
+        pending_.erase(it);
       }
-      if (gen != generation_) continue; // a killed runner's last words: already answered
-      if (e.runner_ending) ending_generation_ = gen;
-      if (e.kind == EventKind::result || e.kind == EventKind::hello) {
-        auto it = pending_.find(e.id);
-        if (it != pending_.end()) {
-          e.elapsed_ms = 1e3 * (now_s() - it->second.sent);
-          pending_.erase(it);
-        }
-      }
-      push(std::move(e));
     }
-  }
+    push(std::move(e));
+  });
   ::close(fd);
   // The runner closed its stdout: it is ending. Reap it and say why.
   int status = 0;

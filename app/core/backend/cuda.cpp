@@ -915,14 +915,13 @@ Fault CudaBackend::hash_buffers(const RunPlan& plan, const Prepared& prep,
   Module* mod = nullptr;
   CUfunction fn = nullptr;
   if (hash_program_.ok && !load_module(hash_program_, mod) &&
-      !get_function(*mod, "warpbook_content_hash", -1, fn) && hash_slots_ < which.size()) {
+      get_function(*mod, "warpbook_content_hash", -1, fn))
+    fn = nullptr;
+  if (fn && hash_slots_ < which.size()) { // one 8-byte sum per hashed buffer
     if (hash_sums_) d_.cuMemFree(hash_sums_);
-    hash_sums_ = 0;
-    hash_slots_ = 0;
-    if (d_.cuMemAlloc(&hash_sums_, 8 * std::max<size_t>(which.size(), 16)) == CUDA_SUCCESS)
-      hash_slots_ = std::max<size_t>(which.size(), 16);
-    else
-      fn = nullptr;
+    hash_slots_ = std::max<size_t>(which.size(), 16);
+    if (d_.cuMemAlloc(&hash_sums_, 8 * hash_slots_) != CUDA_SUCCESS)
+      hash_sums_ = 0, hash_slots_ = 0, fn = nullptr;
   }
   if (!fn) {
     // No kernel: bring the data down and hash it here.
