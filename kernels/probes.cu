@@ -322,6 +322,202 @@ extern "C" __global__ void __launch_bounds__(BS) mma_s8(int iters, float never, 
   sink_if((float)s, never, sink);
 }
 
+// ---- the performance model's probes --------------------------------------------------------
+// Latencies, atomics, launches and sector-sized DRAM traffic: the parameters the performance
+// model (app/core/perf/) needs beside the ceilings above. app/core/probe.cpp ("machine probes")
+// says how each is timed and what it keeps.
+
+// A pointer chase: slot k (at 8-byte word k * stride) holds the address of slot
+// (k + step) % slots. With step coprime to slots that is one cycle through every slot, in an
+// order that jumps far.
+extern "C" __global__ void __launch_bounds__(BS)
+    chase_init(unsigned long long* next, unsigned slots, unsigned stride, unsigned step) {
+  for (unsigned long long k = (unsigned long long)blockIdx.x * BS + threadIdx.x; k < slots;
+       k += (unsigned long long)gridDim.x * BS)
+    next[k * stride] = (unsigned long long)(next + ((k + step) % slots) * stride);
+}
+
+// One thread follows the chain, 8 hops per loop trip: each load's address is the value the one
+// before returned, with no arithmetic between them, so the time per hop is the load-to-use
+// latency. ca: cached in L1 too; cg: L2 only. `hops` is a multiple of 8.
+#define WB_CHASE(name, LD)                                                                         \
+  extern "C" __global__ void name(unsigned long long p, int hops, float never, float* sink) {     \
+    for (int h = 0; h < hops; h += 8) {                                                            \
+      _Pragma("unroll") for (int u = 0; u < 8; ++u) asm volatile(LD " %0, [%0];" : "+l"(p));     \
+    }                                                                                              \
+    sink_if((float)(p & 0xff), never, sink);                                                       \
+  }
+WB_CHASE(chase_ca, "ld.global.ca.u64")
+WB_CHASE(chase_cg, "ld.global.cg.u64")
+// The same chain walked with atomics (adding 0 returns the slot's value): the round trip of one
+// atomic to the L2.
+WB_CHASE(chase_atomic, "atom.global.add.u64 %0, [%0], 0; //")
+// Shared memory: 8192 words holding each other's shared addresses, one thread.
+extern "C" __global__ void chase_shared(int hops, unsigned step, float never, float* sink) {
+  __shared__ unsigned s[8192];
+  for (unsigned k = threadIdx.x; k < 8192; k += blockDim.x)
+    s[k] = (unsigned)__cvta_generic_to_shared(s + ((k + step) & 8191u));
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  unsigned a = (unsigned)__cvta_generic_to_shared(s);
+  for (int h = 0; h < hops; h += 8) {
+#pragma unroll
+    for (int u = 0; u < 8; ++u) asm volatile("ld.shared.u32 %0, [%0];" : "+r"(a));
+  }
+  sink_if((float)(a & 0xff), never, sink);
+}
+
+// Atomics without a return value (red), as `atomicAdd(&x, v);` compiles. Values differ per thread
+// so nothing can be merged by value.
+// Every thread of the grid adds to ONE float.
+extern "C" __global__ void __launch_bounds__(BS) atomic_one(float* p, int iters) {
+  const float v = 1e-30f * (float)(threadIdx.x + 1);
+  for (int i = 0; i < iters; ++i) atomicAdd(p, v);
+}
+// The same with one lane of each warp: is the one address's serialisation per lane or per warp
+// instruction?
+extern "C" __global__ void __launch_bounds__(BS) atomic_one_lane(float* p, int iters) {
+  const float v = 1e-30f * (float)(threadIdx.x + 1);
+  if ((threadIdx.x & 31) != 0) return;
+  for (int i = 0; i < iters; ++i) atomicAdd(p, v);
+}
+// Every warp adds to its own word (its own sector): 32 lanes, one address.
+extern "C" __global__ void __launch_bounds__(BS) atomic_warp(unsigned* p, int iters) {
+  unsigned* q = p + ((size_t)blockIdx.x * BS + threadIdx.x) / 32 * 8;
+  const unsigned v = 1u + (threadIdx.x & 1u);
+  for (int i = 0; i < iters; ++i) atomicAdd(q, v);
+}
+// Every thread adds to a different word of a window that stays in the L2 (mask + 1 words).
+extern "C" __global__ void __launch_bounds__(BS) atomic_spread(unsigned* p, unsigned mask, int iters) {
+  unsigned k = (unsigned)(blockIdx.x * BS + threadIdx.x) * 8u;
+  for (int i = 0; i < iters; ++i) {
+    atomicAdd(p + (k & mask), 1u);
+    k += 8u * 4099u; // another sector every time
+  }
+}
+// Every thread of a block adds to one shared-memory float.
+extern "C" __global__ void __launch_bounds__(BS) atomic_shared_one(int iters, float never, float* sink) {
+  __shared__ float s;
+  if (threadIdx.x == 0) s = 0.f;
+  __syncthreads();
+  const float v = 1e-30f * (float)(threadIdx.x + 1);
+  for (int i = 0; i < iters; ++i) atomicAdd(&s, v);
+  __syncthreads();
+  if (threadIdx.x == 0) sink_if(s, never, sink);
+}
+
+// Shared-memory integer atomics: every thread of a block on one word, and every lane on its own
+// word (a histogram's two extremes).
+extern "C" __global__ void __launch_bounds__(BS) atomic_shared_u32(int iters, int spread, float never,
+                                                                  float* sink) {
+  __shared__ unsigned s[BS];
+  s[threadIdx.x] = 0;
+  __syncthreads();
+  unsigned* p = spread ? s + threadIdx.x : s;
+  const unsigned v = 1u + (threadIdx.x & 1u);
+  for (int i = 0; i < iters; ++i) atomicAdd(p, v);
+  __syncthreads();
+  if (threadIdx.x == 0) sink_if((float)s[0], never, sink);
+}
+
+// Memory-level parallelism: a read stream where each thread has exactly U 16-byte loads in flight
+// (nothing unrolled beyond that), run with a chosen number of warps per SM, so that the bytes in
+// flight per SM are known: the bandwidth they reach gives the loaded latency (Little's law).
+template <int U>
+__device__ __forceinline__ void mlp_body(const float4* __restrict__ x, long n4, float never, float* sink) {
+  float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+  const long step = (long)gridDim.x * blockDim.x * U;
+#pragma unroll 1
+  for (long i = (long)blockIdx.x * blockDim.x * U + threadIdx.x; i + (U - 1) * (long)blockDim.x < n4;
+       i += step) {
+    float4 v[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) v[u] = ld_stream(x + i + u * blockDim.x);
+#pragma unroll
+    for (int u = 0; u < U; ++u) add4(acc, v[u]);
+  }
+  sink_if(acc.x + acc.y + acc.z + acc.w, never, sink);
+}
+extern "C" __global__ void mlp_read_u1(const float4* x, long n4, float never, float* sink) {
+  mlp_body<1>(x, n4, never, sink);
+}
+extern "C" __global__ void mlp_read_u2(const float4* x, long n4, float never, float* sink) {
+  mlp_body<2>(x, n4, never, sink);
+}
+extern "C" __global__ void mlp_read_u4(const float4* x, long n4, float never, float* sink) {
+  mlp_body<4>(x, n4, never, sink);
+}
+
+// The L2 one sector at a time: each lane reads or writes 4 bytes of its own 32-byte sector, over
+// a window that stays in the L2 (`mask` + 1 floats), `reps` passes.
+extern "C" __global__ void __launch_bounds__(BS)
+    l2_sector_read(const float* x, unsigned mask, int reps, float never, float* sink) {
+  float acc = 0.f;
+  const unsigned n = (mask + 1) / 8;
+  for (int r = 0; r < reps; ++r)
+    for (unsigned t = blockIdx.x * BS + threadIdx.x; t < n; t += gridDim.x * BS) {
+      float v;
+      asm volatile("ld.global.cg.f32 %0, [%1];" : "=f"(v) : "l"(x + ((t * 8u + (unsigned)r) & mask)));
+      acc += v;
+    }
+  sink_if(acc, never, sink);
+}
+extern "C" __global__ void __launch_bounds__(BS) l2_sector_write(float* x, unsigned mask, int reps) {
+  const unsigned n = (mask + 1) / 8;
+  for (int r = 0; r < reps; ++r)
+    for (unsigned t = blockIdx.x * BS + threadIdx.x; t < n; t += gridDim.x * BS)
+      x[(t * 8u + (unsigned)(r & 7)) & mask] = (float)r;
+}
+// Whole lines written to a window that stays in the L2.
+extern "C" __global__ void __launch_bounds__(BS) l2_write(float4* x, unsigned n4, int reps) {
+  const float4 v = make_float4(1.f, 2.f, 3.f, (float)threadIdx.x);
+  for (int r = 0; r < reps; ++r)
+    for (unsigned i = blockIdx.x * BS + threadIdx.x; i < n4; i += gridDim.x * BS) x[i] = v;
+}
+
+// One thread per SM walks its own contiguous region, adding up floats: the loads do not depend on
+// each other, but a thread has only the few the compiler unrolls in flight. The time per 64 bytes
+// against the DRAM latency says whether the memory system fetches ahead for a sequential stream.
+extern "C" __global__ void seq_read(const float* x, long per_block, float never, float* sink) {
+  if (threadIdx.x != 0) return;
+  const float* p = x + (long)blockIdx.x * per_block;
+  float s = 0.f;
+  for (long i = 0; i < per_block; ++i) s += p[i];
+  sink_if(s, never, sink);
+}
+
+// Launches: a kernel that does nothing (timed alone, back to back, and with many blocks).
+extern "C" __global__ void empty_kernel(float never, float* sink) {
+  if (never == 1.0f) sink[0] = never;
+}
+
+// Sector-sized DRAM traffic. Each thread touches one 4-byte word every `stride` words, so with a
+// stride of 32 (128 bytes) every lane of a warp is in its own 128-byte line and its own sector.
+extern "C" __global__ void __launch_bounds__(BS)
+    sector_read(const float* x, long count, int stride, float never, float* sink) {
+  float acc = 0.f;
+  const long step = (long)gridDim.x * BS;
+  for (long t = (long)blockIdx.x * BS + threadIdx.x; t < count; t += step) {
+    float v;
+    asm volatile("ld.global.cg.f32 %0, [%1];" : "=f"(v) : "l"(x + t * stride));
+    acc += v;
+  }
+  sink_if(acc, never, sink);
+}
+extern "C" __global__ void __launch_bounds__(BS) sector_write(float* x, long count, int stride) {
+  const long step = (long)gridDim.x * BS;
+  for (long t = (long)blockIdx.x * BS + threadIdx.x; t < count; t += step) x[t * stride] = (float)t;
+}
+// A pure write stream: 16-byte streaming stores, 4 per thread per step.
+extern "C" __global__ void __launch_bounds__(BS) dram_write_cs(float4* y, long n4) {
+  const long step = (long)gridDim.x * BS * 4;
+  const float4 v = make_float4(1.f, 2.f, 3.f, (float)threadIdx.x);
+  for (long i = (long)blockIdx.x * BS * 4 + threadIdx.x; i + 3 * BS < n4; i += step) {
+#pragma unroll
+    for (int u = 0; u < 4; ++u) st_stream(y + i + u * BS, v);
+  }
+}
+
 #endif // WB_PART_MAIN
 
 // ---- tensor cores: wgmma (sm_90a only) ----------------------------------------------------------

@@ -48,14 +48,14 @@ struct Row {
   std::string puzzle, kind, verdict, file;
   double time_us = 0, gbps = 0, gflops = 0, intensity = 0, sol = 0;
   std::string medal;
-  bool modelled = false;
+  bool predicted = false;
   RoofPoint point() const {
     std::string label = fmt::format("{} {}", short_id(puzzle), kind);
     if (verdict != "passed")
       label += " (wrong)";
     else if (sol > 0)
       label += fmt::format(", {:.0f}%", 100 * sol);
-    return {label, intensity, gflops, modelled ? "modelled" : kind};
+    return {label, intensity, gflops, predicted ? "predicted" : kind};
   }
 };
 
@@ -63,11 +63,11 @@ Row row_from(const CheckReport& r, const std::string& kind) {
   Row w;
   w.puzzle = r.puzzle, w.kind = kind, w.verdict = std::string(verdict_name(r.verdict)),
   w.file = r.file;
-  if (r.perf && (r.perf->timing.ok || r.perf->modelled)) {
+  if (r.perf && (r.perf->timing.ok || r.perf->predicted)) {
     const PerfReport& p = *r.perf;
     w.time_us = p.timing.ok ? p.timing.median_us : 0;
     w.gbps = p.gbps, w.gflops = p.gflops, w.intensity = p.intensity, w.sol = p.speed_of_light;
-    w.medal = p.medal, w.modelled = p.modelled;
+    w.medal = p.medal, w.predicted = p.predicted;
   }
   return w;
 }
@@ -77,7 +77,7 @@ Row row_from(const Attempt& a, const std::string& kind) {
   w.puzzle = a.puzzle, w.kind = kind, w.verdict = a.verdict, w.file = a.file;
   w.time_us = a.time_us, w.gbps = a.gbps, w.gflops = a.gflops, w.intensity = a.intensity,
   w.sol = a.sol;
-  w.medal = a.medal, w.modelled = a.modelled;
+  w.medal = a.medal, w.predicted = a.predicted;
   return w;
 }
 
@@ -171,7 +171,7 @@ int run_roofline(const cli::Global& g, const RooflineArgs& a) {
     // The newest attempt with a point of each file on this device.
     std::vector<std::string> seen;
     for (auto& at : store->attempts(p->id)) {
-      if (!at.has_point() || at.modelled != sim) continue;
+      if (!at.has_point() || at.predicted != sim) continue;
       if (!sim && at.device_uuid != device.uuid) continue;
       if (std::find(seen.begin(), seen.end(), at.file) != seen.end()) continue;
       seen.push_back(at.file);
@@ -184,7 +184,7 @@ int run_roofline(const cli::Global& g, const RooflineArgs& a) {
   }
 
   // The table.
-  fmt::print("{}{}\n", sim ? "modelled on " : "",
+  fmt::print("{}{}\n", sim ? "predicted for the " : "",
              sim ? (prof ? prof->name : "no GPU profile") : device.name);
   fmt::print("{:<16} {:<9} {:<14} {:>10} {:>9} {:>11} {:>8} {:>6}  {}\n", "puzzle", "kernel",
              "verdict", sim ? "-" : "time us", "GB/s", "GFLOP/s", "FLOP/B", "SOL", "medal");
@@ -202,7 +202,7 @@ int run_roofline(const cli::Global& g, const RooflineArgs& a) {
   for (auto& r : rows)
     if (r.intensity > 0 && r.gflops > 0) chart.points.push_back(r.point());
   chart.title = !a.title.empty() ? a.title
-                : sim ? fmt::format("Roofline modelled on the {}", prof ? prof->name : "datasheet")
+                : sim ? fmt::format("Roofline predicted for the {}", prof ? prof->name : "datasheet")
                       : fmt::format("{}: roofline", device.name);
   if (sim)
     chart.subtitle = "simulator: counted FLOPs and bytes at the [sim_perf] size, placed on the "
@@ -239,7 +239,7 @@ cli::Registration reg("roofline", [](CLI::App& app, cli::Global& g) -> std::func
                 "check the reference solutions and the starters now (and keep the attempts)");
   sub->add_flag("--no-starters", a->no_starters, "leave the starters out");
   sub->add_option("--backend", a->backend,
-                  "cuda, sim or auto (with --run; sim draws modelled points)")
+                  "cuda, sim or auto (with --run; sim draws predicted points)")
       ->check(CLI::IsMember({"cuda", "sim", "auto"}))
       ->capture_default_str();
   sub->add_option("--gpu", a->gpu,

@@ -1,5 +1,6 @@
 // warpbook: the command line. Every subcommand is a thin call into app/core.
 #include "command.hpp"
+#include "prediction_text.hpp"
 #include "core/catalog.hpp"
 #include "core/check.hpp"
 #include "core/compile.hpp"
@@ -91,15 +92,14 @@ void print_report(const CheckReport& r) {
     fmt::print("  simulator counters at {}:\n", r.sim_perf->label);
     for (auto& [k, v] : r.sim_perf->counters.total) fmt::print("    {:<32} {:.6g}\n", k, v);
   }
-  if (r.perf && r.perf->modelled) {
+  if (r.perf) {
     const PerfReport& p = *r.perf;
-    fmt::print("  modelled roofline point ({}): {:.3g} FLOP/byte, {}-bound; {}\n", p.ceiling_source,
-               p.intensity, p.bound.empty() ? "memory" : p.bound,
-               "counted by the simulator, not timed");
-    for (auto& f : p.flags) fmt::print("  note: {}\n", f);
-  } else if (r.perf) {
-    const PerfReport& p = *r.perf;
-    if (p.timing.ok)
+    if (p.timing.ok && p.predicted)
+      fmt::print("  predicted time {:.2f} us at the perf size ({})  {:.1f} GB/s  {:.1f} GFLOP/s  "
+                 "{:.0f}% of speed of light ({}-bound){}\n",
+                 p.timing.median_us, p.ceiling_source, p.gbps, p.gflops, 100 * p.speed_of_light,
+                 p.bound, p.medal.empty() ? "" : "  medal: " + p.medal + " (predicted)");
+    else if (p.timing.ok)
       fmt::print("  time {:.2f} us (median of {}, {}; min {:.2f}, p90 {:.2f})  {:.1f} GB/s  {:.1f} "
                  "GFLOP/s  "
                  "{:.0f}% of speed of light ({}-bound){}\n",
@@ -108,6 +108,9 @@ void print_report(const CheckReport& r) {
                  p.medal.empty() ? "" : "  medal: " + p.medal);
     for (auto& f : p.flags) fmt::print("  note: {}\n", f);
   }
+  if (r.prediction)
+    cli::print_why(*r.prediction,
+                   r.perf && r.perf->timing.ok && !r.perf->predicted ? r.perf->timing.median_us : 0);
   fmt::print("{}: {}\n", verdict_name(r.verdict), r.summary);
 }
 
@@ -141,7 +144,7 @@ int cmd_show(const Global& g, const std::string& key) {
 }
 
 int cmd_compile(const Global& g, const std::string& key, const std::string& file,
-                const std::string& ptx_out, const std::string& arch) {
+                const std::string& ptx_out, const std::string& cubin_out, const std::string& arch) {
   Catalog c = load(g);
   const Puzzle& p = find(c, key);
   bool ok;
@@ -166,6 +169,12 @@ int cmd_compile(const Global& g, const std::string& key, const std::string& file
   if (!ptx_out.empty() && !prog.ptx.empty()) {
     std::ofstream(ptx_out) << prog.ptx;
     fmt::print("wrote {} ({} bytes of PTX)\n", ptx_out, prog.ptx.size());
+  }
+  if (!cubin_out.empty()) {
+    if (prog.cubin.empty()) throw UsageError("no CUBIN: --cubin needs --arch sm_XY");
+    std::ofstream(cubin_out, std::ios::binary).write(prog.cubin.data(), long(prog.cubin.size()));
+    fmt::print("wrote {} ({} bytes of CUBIN: `cuobjdump -sass` shows what runs)\n", cubin_out,
+               prog.cubin.size());
   }
   fmt::print("{} in {:.0f} ms ({})\n", prog.ok ? "compiled" : "compile failed", prog.compile_ms,
              arch);
@@ -287,7 +296,7 @@ int main(int argc, char** argv) {
   app.add_option("--data-dir", g.data_dir, "where the workspace and the progress database live");
 
   auto* list = app.add_subcommand("list", "list lessons and puzzles");
-  std::string puzzle, file, backend = "auto", ptx_out, arch = "compute_80";
+  std::string puzzle, file, backend = "auto", ptx_out, cubin_out, arch = "compute_80";
   bool json = false, no_time = false;
   uint64_t seed = 0;
   std::vector<std::string> size_args;
@@ -300,6 +309,7 @@ int main(int argc, char** argv) {
   compile->add_option("PUZZLE", puzzle)->required();
   compile->add_option("FILE", file)->required();
   compile->add_option("--ptx", ptx_out, "write the PTX here");
+  compile->add_option("--cubin", cubin_out, "write the CUBIN here (with --arch sm_XY)");
   compile->add_option("--arch", arch, "compute_XY or sm_XY")->capture_default_str();
 
   auto add_run_opts = [&](CLI::App* s) {
@@ -337,7 +347,7 @@ int main(int argc, char** argv) {
   try {
     if (*list) return cmd_list(g);
     if (*show) return cmd_show(g, puzzle);
-    if (*compile) return cmd_compile(g, puzzle, file, ptx_out, arch);
+    if (*compile) return cmd_compile(g, puzzle, file, ptx_out, cubin_out, arch);
     if (*check) return cmd_check(g, puzzle, file, backend, json, seed, nullptr, no_time);
     if (*run) {
       Env sizes;

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -124,6 +125,10 @@ struct Transfer {
   } out = Out::image;
   bool hash = false; // RunResult::hashes gets content_hash of the data as the run left it
   std::byte guard_fill{}, data_fill{};
+  // Simulator, sampled runs (Simulator::run_sampled): the image is never built on the host; the
+  // simulator asks for its bytes [offset, offset + n) (guard bands included) the first time a
+  // kernel touches them. Must not allocate or lock (it runs in a signal handler).
+  std::function<void(uint64_t offset, std::byte* dst, size_t n)> lazy;
 };
 
 struct RunPlan {

@@ -42,7 +42,7 @@ Rgb point_color(const std::string& kind) {
   if (kind == "solution") return {44, 160, 44};
   if (kind == "starter") return {230, 85, 13};
   if (kind == "reference") return {120, 120, 120};
-  if (kind == "modelled") return {117, 107, 177};
+  if (kind == "predicted") return {117, 107, 177};
   return {49, 130, 189}; // attempt
 }
 
@@ -396,7 +396,7 @@ std::vector<Shape> chart_shapes(const RooflineChart& c, int width, int height) {
     std::string tip = fmt::format("{}: {:.3g} FLOP/B, {}FLOP/s{}", p.label, p.intensity,
                                   si_number(p.gflops * 1e9), above ? " (above the roof)" : "");
     if (above) circle(x, y, 9, white, false, {214, 39, 40}, 1.5, "flag above-roof");
-    bool hollow = p.kind == "modelled";
+    bool hollow = p.kind == "predicted";
     circle(x, y, 5.5, point_color(p.kind), !hollow, hollow ? point_color(p.kind) : white,
            hollow ? 2 : 1.2, "point " + (p.kind.empty() ? std::string("attempt") : p.kind), tip);
   }
@@ -435,7 +435,7 @@ std::vector<Shape> chart_shapes(const RooflineChart& c, int width, int height) {
     text(lx, ly, "Kernels", 12, ink, -1, "legend", true);
     ly += 18;
     for (auto& k : kinds) {
-      bool hollow = k == "modelled";
+      bool hollow = k == "predicted";
       circle(lx + 13, ly - 4, 5, point_color(k), !hollow, hollow ? point_color(k) : white,
              hollow ? 2 : 1.2, "legend point");
       text(lx + 32, ly, k.empty() ? "attempt" : k, 11, ink, -1, "legend");

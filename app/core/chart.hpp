@@ -34,7 +34,7 @@ struct RoofPoint {
   std::string label;    // "01 solution"
   double intensity = 0; // FLOP/byte
   double gflops = 0;    // achieved (or modelled) GFLOP/s
-  std::string kind;     // "solution", "starter", "attempt", "reference", "modelled"
+  std::string kind;     // "solution", "starter", "attempt", "reference", "predicted"
 };
 
 struct RooflineChart {

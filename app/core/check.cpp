@@ -1,6 +1,7 @@
 #include "check.hpp"
 
 #include "parallel.hpp"
+#include "perf/predict.hpp"
 #include "roofline.hpp"
 
 #include <algorithm>
@@ -649,6 +650,48 @@ CaseSetup prepare_case(const Puzzle& p, const Case& c, const Env& env, uint64_t 
   return {std::move(pr.buffers), std::move(pr.launches)};
 }
 
+LazyCase prepare_lazy_case(const Puzzle& p, const Case& c, const Env& env, uint64_t seed,
+                           uint64_t case_index) {
+  LazyCase lc;
+  lc.launches = make_launches(p, env);
+  for (auto& b : p.buffers) {
+    HostBuffer hb;
+    hb.name = b.name;
+    hb.type = b.type;
+    hb.data_bytes = size_t(b.count.eval(env)) * dtype_size(b.type);
+    hb.guard_bytes = kGuardBytes;
+    const Generator* gen = b.init ? &*b.init : nullptr;
+    if (auto it = c.init.find(b.name); it != c.init.end()) gen = &it->second;
+    std::optional<ResolvedGenerator> rg;
+    if (gen && !b.scratch) rg = gen->resolve(b.type, seed, stream_id(b.name, case_index), env);
+    const size_t guard = kGuardBytes, data = hb.data_bytes, es = dtype_size(b.type);
+    const std::byte poison{poison_byte(b.type)};
+    Transfer t;
+    // Runs in a signal handler (LazyImage): arithmetic and memset only.
+    t.lazy = [rg, guard, data, es, poison](uint64_t off, std::byte* dst, size_t n) {
+      // [off, off + n) of the image: head guard, then data, then tail guard.
+      const uint64_t end = off + n;
+      const uint64_t d0 = std::clamp<uint64_t>(guard, off, end);
+      const uint64_t d1 = std::clamp<uint64_t>(guard + data, d0, end);
+      std::memset(dst, kGuardByte, size_t(d0 - off));
+      if (d1 > d0) {
+        std::byte* p = dst + (d0 - off);
+        const uint64_t lo = std::max(off, d0), hi = d1;
+        if (rg) {
+          const uint64_t e0 = (lo - guard) / es, e1 = (hi - guard + es - 1) / es;
+          rg->fill(p, e0, size_t(e1 - e0));
+        } else {
+          std::memset(p, int(poison), size_t(hi - lo));
+        }
+      }
+      std::memset(dst + (d1 - off), kGuardByte, size_t(end - d1));
+    };
+    lc.buffers.push_back(std::move(hb));
+    lc.transfers.push_back(std::move(t));
+  }
+  return lc;
+}
+
 bool within_tolerance(double e, double a, double rtol, double atol) {
   if (std::isnan(e) || std::isnan(a)) return std::isnan(e) && std::isnan(a);
   if (std::isinf(e) || std::isinf(a)) return e == a;
@@ -740,6 +783,19 @@ CheckReport check_impl(const Puzzle& p, const std::string& source, const std::st
     return finish();
   }
 
+  // The performance model predicts the perf size meanwhile (its own simulator, on the CPU): on
+  // the simulator it gives the time; on a GPU it stands beside the measurement.
+  std::future<perf::Prediction> prediction;
+  perf::Machine machine;
+  if (opt.predict && p.perf && !run_sizes) {
+    machine = perf::machine_for_check(rep.device, opt.model_gpu, opt.data_dir);
+    prediction = std::async(std::launch::async, [&p, &source, &file, &tune, &machine, &rep] {
+      perf::PredictOptions po;
+      po.seed = rep.seed;
+      return perf::predict(p, source, file, tune, machine, po);
+    });
+  }
+
   t0 = Clock::now();
   progs.reference = reference.get();
   require_kernels(progs.reference, p.kernel_names());
@@ -795,10 +851,6 @@ CheckReport check_impl(const Puzzle& p, const std::string& source, const std::st
       rep.summary = fmt::format("case {}: {}", cr.label, cr.message);
     }
     rep.sim_perf = std::move(cr);
-    // The modelled roofline point: counted work against a real GPU's datasheet.
-    const GpuProfile* model = find_profile(opt.model_gpu);
-    if (rep.sim_perf->verdict == Verdict::passed && !rep.sim_perf->counters.empty())
-      rep.perf = modelled_perf(p, *rep.sim_perf, model ? *model : model_profile(rep.device));
   }
 
   // Timing on the GPU: the perf size, or the run's own size.
@@ -838,14 +890,25 @@ CheckReport check_impl(const Puzzle& p, const std::string& source, const std::st
     rep.perf = std::move(perf);
   }
 
+  if (prediction.valid()) {
+    t0 = Clock::now();
+    rep.prediction = prediction.get();
+    rep.phases_ms.emplace_back("prediction (waited)", ms_since(t0));
+    // On the simulator the prediction is the perf figure, marked predicted.
+    if (!is_gpu && rep.verdict == Verdict::passed && rep.prediction->ok)
+      rep.perf = perf::predicted_perf(p, *rep.prediction, machine);
+  }
+
   if (rep.verdict == Verdict::passed) {
     rep.summary =
         fmt::format("passed {} case{}", rep.cases.size(), rep.cases.size() == 1 ? "" : "s");
     if (rep.perf && rep.perf->timing.ok)
-      rep.summary +=
-          fmt::format("; {:.1f} us, {:.0f} GB/s, {:.0f}% of speed of light{}",
-                      rep.perf->timing.median_us, rep.perf->gbps, 100 * rep.perf->speed_of_light,
-                      rep.perf->medal.empty() ? "" : ", " + rep.perf->medal);
+      rep.summary += fmt::format(
+          "; {}{:.1f} us, {:.0f} GB/s, {:.0f}% of speed of light{}{}",
+          rep.perf->predicted ? "predicted on the " + machine.name + ": " : "",
+          rep.perf->timing.median_us, rep.perf->gbps, 100 * rep.perf->speed_of_light,
+          rep.perf->medal.empty() ? "" : ", " + rep.perf->medal,
+          rep.perf->predicted && !rep.perf->medal.empty() ? " (predicted)" : "");
   }
   return finish();
 }

@@ -23,8 +23,10 @@ struct CheckOptions {
   // Time the perf case even when the answer is wrong (not after a fault): `warpbook roofline
   // --run` places the puzzles' starters on the chart this way.
   bool time_wrong_answers = false;
-  // The GPU the simulator's modelled roofline point uses (a gpu_profiles() key, "h100-sxm");
-  // empty: the one the simulator's device name names, else the H200.
+  // Predict the [perf] size with the performance model (perf/predict.hpp): on the simulator
+  // that is its perf figure; on a GPU it goes beside the measurement.
+  bool predict = true;
+  // The GPU the simulator predicts for (a gpu_profiles() key, "h100-sxm"); empty: the H200.
   std::string model_gpu;
   // Called as work progresses ("compiling", "case 2 of 7", "timing"), for the runner and the GUI.
   std::function<void(const std::string& phase, int done, int total)> progress;
@@ -46,6 +48,17 @@ struct CaseSetup {
 };
 CaseSetup prepare_case(const Puzzle& p, const Case& c, const Env& env, uint64_t seed,
                        uint64_t case_index);
+
+// The same case at its full size for the performance model's sampled run (perf/predict.hpp): the
+// launches, and every buffer with an empty image and a lazy Transfer that makes its bytes (the
+// generator's, the poison, the guard bands) only where a simulated block touches them.
+struct LazyCase {
+  std::vector<HostBuffer> buffers;
+  std::vector<Transfer> transfers;
+  std::vector<Launch> launches;
+};
+LazyCase prepare_lazy_case(const Puzzle& p, const Case& c, const Env& env, uint64_t seed,
+                           uint64_t case_index);
 
 // Element comparison, exposed for tests: passes when |a - e| <= atol + rtol * |e|, or both are
 // NaN, or both are the same infinity. NaN never passes where the reference is finite.

@@ -115,34 +115,88 @@ Generator Generator::parse(std::string_view text) {
   return g;
 }
 
-uint64_t Generator::fill(DType t, std::span<std::byte> out, uint64_t seed, uint64_t stream,
-                         const Env& env) const {
-  size_t es = dtype_size(t);
-  size_t n = out.size() / es;
-  std::vector<double> a;
-  for (const auto& arg : args) a.push_back(arg.eval(env));
-  auto arg = [&](size_t i, double def) { return i < a.size() ? a[i] : def; };
-  uint64_t key = mix64(seed ^ mix64(stream));
+ResolvedGenerator Generator::resolve(DType t, uint64_t seed, uint64_t stream,
+                                     const Env& env) const {
+  ResolvedGenerator r;
+  r.type = t;
+  r.nargs = std::min<size_t>(args.size(), 3);
+  for (size_t i = 0; i < r.nargs; ++i) r.a[i] = args[i].eval(env);
+  r.key = mix64(seed ^ mix64(stream));
+  using K = ResolvedGenerator::Kind;
+  r.cval = kind == "zeros" ? 0 : kind == "ones" ? 1 : kind == "const" ? r.a[0] : 0;
+  r.kind = kind == "uniform"   ? K::uniform
+           : kind == "normal"  ? K::normal
+           : kind == "randint" ? K::randint
+           : kind == "skewed"  ? K::skewed
+           : kind == "arange"  ? K::arange
+           : kind == "ties"    ? K::ties
+                               : K::constant;
+  return r;
+}
+
+void ResolvedGenerator::fill(std::byte* out, uint64_t first, size_t count) const {
+  const size_t es = dtype_size(type);
+  auto arg = [&](size_t i, double def) { return i < nargs ? a[i] : def; };
   // splitmix64 of a counter: one mix per draw (perf sizes draw 2^27 values and more).
   auto rnd = [&](uint64_t i, uint64_t j) {
     return mix64(key + (i * 16 + j) * 0x9e3779b97f4a7c15ull);
   };
-  bool integer = !is_float(t);
-  // Resolve the kind once: this loop runs 2^26 times and more at perf sizes.
-  enum class K { uniform, normal, randint, skewed, arange, constant, ties } k = K::constant;
-  double cval = kind == "zeros" ? 0 : kind == "ones" ? 1 : kind == "const" ? a[0] : 0;
-  if (kind == "uniform")
-    k = K::uniform;
-  else if (kind == "normal")
-    k = K::normal;
-  else if (kind == "randint")
-    k = K::randint;
-  else if (kind == "skewed")
-    k = K::skewed;
-  else if (kind == "arange")
-    k = K::arange;
-  else if (kind == "ties")
-    k = K::ties;
+  const bool integer = !is_float(type);
+  for (size_t k = 0; k < count; ++k) {
+    const uint64_t i = first + k;
+    double v = cval;
+    switch (kind) {
+    case Kind::uniform: {
+      double lo = a[0], hi = a[1];
+      if (integer)
+        v = std::floor(lo) + double(rnd(i, 0) % uint64_t(std::max(1.0, hi - lo + 1)));
+      else
+        v = lo + (hi - lo) * unit(rnd(i, 0));
+      break;
+    }
+    case Kind::normal: {
+      double sum = 0;
+      for (int j = 0; j < 12; ++j) sum += unit(rnd(i, j));
+      v = arg(0, 0) + arg(1, 1) * (sum - 6.0);
+      break;
+    }
+    case Kind::randint:
+      v = a[0] + double(rnd(i, 0) % uint64_t(std::max(1.0, a[1] - a[0])));
+      break;
+    case Kind::skewed: {
+      double lo = a[0], hi = a[1], p = arg(2, 4);
+      double u = unit(rnd(i, 0));
+      double w = u;
+      for (int e = 1; e < int(p); ++e) w *= u; // integer powers only: exact everywhere
+      v = std::floor(lo + (hi - lo) * w);
+      break;
+    }
+    case Kind::arange:
+      v = arg(0, 0) + double(i) * arg(1, 1);
+      break;
+    case Kind::ties: {
+      double lo = a[0], hi = a[1], kk = std::max(1.0, a[2]);
+      double step = kk > 1 ? (hi - lo) / (kk - 1) : 0;
+      v = lo + step * double(rnd(i, 0) % uint64_t(kk));
+      break;
+    }
+    case Kind::constant:
+      break;
+    }
+    if (type == DType::f32) { // the common case, without store_element's switch
+      float f = static_cast<float>(v);
+      std::memcpy(out + k * 4, &f, 4);
+    } else {
+      store_element(type, out + k * es, v);
+    }
+  }
+}
+
+uint64_t Generator::fill(DType t, std::span<std::byte> out, uint64_t seed, uint64_t stream,
+                         const Env& env) const {
+  const ResolvedGenerator r = resolve(t, seed, stream, env);
+  const size_t es = dtype_size(t);
+  const size_t n = out.size() / es;
   // Blocks of whole 8-byte words, each hashed (content_hash) while it is still in cache: the
   // checker needs the hash of every input, and a second pass over hundreds of MiB costs more.
   constexpr size_t kBlock = size_t(1) << 15;
@@ -153,53 +207,7 @@ uint64_t Generator::fill(DType t, std::span<std::byte> out, uint64_t seed, uint6
       [&](int, int64_t first_block, int64_t end_block) {
         for (size_t blk = size_t(first_block); blk < size_t(end_block); ++blk) {
           const size_t begin = blk * kBlock, end = std::min(n, begin + kBlock);
-          for (size_t i = begin; i < end; ++i) {
-            double v = cval;
-            switch (k) {
-            case K::uniform: {
-              double lo = a[0], hi = a[1];
-              if (integer)
-                v = std::floor(lo) + double(rnd(i, 0) % uint64_t(std::max(1.0, hi - lo + 1)));
-              else
-                v = lo + (hi - lo) * unit(rnd(i, 0));
-              break;
-            }
-            case K::normal: {
-              double sum = 0;
-              for (int j = 0; j < 12; ++j) sum += unit(rnd(i, j));
-              v = arg(0, 0) + arg(1, 1) * (sum - 6.0);
-              break;
-            }
-            case K::randint:
-              v = a[0] + double(rnd(i, 0) % uint64_t(std::max(1.0, a[1] - a[0])));
-              break;
-            case K::skewed: {
-              double lo = a[0], hi = a[1], p = arg(2, 4);
-              double u = unit(rnd(i, 0));
-              double w = u;
-              for (int e = 1; e < int(p); ++e) w *= u; // integer powers only: exact everywhere
-              v = std::floor(lo + (hi - lo) * w);
-              break;
-            }
-            case K::arange:
-              v = arg(0, 0) + double(i) * arg(1, 1);
-              break;
-            case K::ties: {
-              double lo = a[0], hi = a[1], kk = std::max(1.0, a[2]);
-              double step = kk > 1 ? (hi - lo) / (kk - 1) : 0;
-              v = lo + step * double(rnd(i, 0) % uint64_t(kk));
-              break;
-            }
-            case K::constant:
-              break;
-            }
-            if (t == DType::f32) { // the common case, without store_element's switch
-              float f = static_cast<float>(v);
-              std::memcpy(out.data() + i * 4, &f, 4);
-            } else {
-              store_element(t, out.data() + i * es, v);
-            }
-          }
+          r.fill(out.data() + begin * es, begin, end - begin);
           const size_t end_byte = blk + 1 == blocks ? out.size() : end * es;
           sums[blk] =
               content_hash_part(out.data() + begin * es, end_byte - begin * es, begin * es / 8);

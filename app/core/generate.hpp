@@ -28,12 +28,26 @@ struct GenArg {
   double eval(const Env& env) const;
 };
 
+// A generator with its kind and arguments resolved for one buffer of one case: fills any range of
+// elements without allocating (so it can run anywhere, a signal handler included).
+struct ResolvedGenerator {
+  enum class Kind { uniform, normal, randint, skewed, arange, constant, ties } kind = Kind::constant;
+  DType type = DType::f32;
+  double a[3] = {0, 0, 0};
+  size_t nargs = 0;
+  double cval = 0;
+  uint64_t key = 0;
+  // Elements [first, first + count) into dst (count * dtype_size(type) bytes).
+  void fill(std::byte* dst, uint64_t first, size_t count) const;
+};
+
 struct Generator {
   std::string kind; // uniform normal randint skewed arange const ties
   std::vector<GenArg> args;
   std::string text;
 
   static Generator parse(std::string_view text); // throws ExprError naming what is wrong
+  ResolvedGenerator resolve(DType t, uint64_t seed, uint64_t stream, const Env& env) const;
   // Fill `out` (count * dtype_size(t) bytes) for one buffer of one case; returns content_hash
   // (backend.hpp) of the bytes written.
   uint64_t fill(DType t, std::span<std::byte> out, uint64_t seed, uint64_t stream,

@@ -14,7 +14,9 @@
 #include <fstream>
 #include <future>
 #include <sstream>
+#include <numeric>
 #include <thread>
+#include <tuple>
 
 namespace wb {
 
@@ -73,6 +75,7 @@ public:
     for (auto p : allocs_) d_.cuMemFree(p);
     for (auto m : modules_) d_.cuModuleUnload(m);
     for (auto e : events_) d_.cuEventDestroy(e);
+    for (auto e : spare_) d_.cuEventDestroy(e);
     if (stream_) d_.cuStreamDestroy(stream_);
     if (retained_) d_.cuDevicePrimaryCtxRelease(dev_);
   }
@@ -167,6 +170,34 @@ public:
     }
     return ms;
   }
+  // Two spare events (beyond those timed() uses) for timing a batch of launches.
+  CUevent event(int i) {
+    while (spare_.size() <= size_t(i)) {
+      CUevent e = nullptr;
+      check(d_.cuEventCreate(&e, CU_EVENT_DEFAULT), "creating an event");
+      spare_.push_back(e);
+    }
+    return spare_[size_t(i)];
+  }
+  void record(CUevent e) { check(d_.cuEventRecord(e, stream_), "recording an event"); }
+  double elapsed(CUevent a, CUevent b) {
+    float t = 0;
+    check(d_.cuEventElapsedTime(&t, a, b), "reading an event");
+    return t;
+  }
+  double once_smem(CUfunction f, unsigned grid, unsigned block, Args& a, unsigned smem) {
+    CUevent e0 = event(0), e1 = event(1);
+    record(e0);
+    check(d_.cuLaunchKernel(f, grid, 1, 1, block, 1, 1, smem, stream_, a.ptrs(), nullptr),
+          "launching a probe");
+    record(e1);
+    sync();
+    return elapsed(e0, e1);
+  }
+  bool set_dynamic_smem(CUfunction f, unsigned bytes) {
+    return d_.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, int(bytes)) ==
+           CUDA_SUCCESS;
+  }
   double once(CUfunction f, unsigned grid, unsigned block, Args& a) {
     return timed(f, grid, block, a, 1)[0];
   }
@@ -181,6 +212,7 @@ private:
   std::vector<CUdeviceptr> allocs_;
   std::vector<CUmodule> modules_;
   std::vector<CUevent> events_;
+  std::vector<CUevent> spare_;
 };
 
 double median_of(std::vector<double> v) {
@@ -265,6 +297,406 @@ ProbeResult make_result(const char* metric, const char* label, const GpuProfile*
   r.kernel = "";
   if (prof) r.datasheet = datasheet_metric(*prof, metric);
   return r;
+}
+
+// ---- the performance model's probes ---------------------------------------------------------
+// Each result is a ProbeResult whose `best` holds the figure (a latency in ns, a rate, a size)
+// and `median` the median one; units follow the metric name (metric_unit).
+
+// A chain of `slots` slots `stride` 8-byte words apart (each holding the next one's address) that
+// visits every slot once per cycle, in jumps of about 0.618 of the footprint (so neighbouring hops
+// are far apart in memory).
+void init_chain(Gpu& gpu, CUmodule mod, CUdeviceptr buf, unsigned slots, unsigned stride) {
+  unsigned step = std::max(1u, unsigned(double(slots) * 0.6180339887));
+  while (std::gcd(step, slots) != 1) ++step;
+  CUfunction f = gpu.function(mod, "chase_init");
+  Args a;
+  a.add(buf).add(slots).add(stride).add(step);
+  gpu.launch(f, std::min(65535u, (slots + kBlock - 1) / kBlock), kBlock, a);
+  gpu.sync();
+}
+
+bool d_max_dyn_smem(Gpu& gpu, CUfunction f, unsigned bytes) {
+  return gpu.set_dynamic_smem(f, bytes);
+}
+
+// Nanoseconds per hop of a one-thread chase of `hops` hops (the fastest of `reps` launches).
+double chase_ns(Gpu& gpu, CUfunction f, CUdeviceptr buf, int hops, float never, CUdeviceptr sink,
+                int reps = 3) {
+  double best = 1e30;
+  hops = std::max(8, hops / 8 * 8); // the chase kernels take 8 hops per loop trip
+  for (int r = 0; r < reps; ++r) {
+    Args a;
+    a.add(buf).add(hops).add(never).add(sink);
+    best = std::min(best, gpu.once(f, 1, 1, a));
+  }
+  return best * 1e6 / hops;
+}
+
+void machine_probes(Gpu& gpu, CUmodule mod, ProbeSuite& suite, const GpuProfile* prof,
+                    CUdeviceptr big, size_t big_bytes, CUdeviceptr flush, size_t flush_bytes,
+                    float never, CUdeviceptr sink,
+                    const std::function<void(const std::string&)>& progress) {
+  auto put = [&](const char* metric, const char* label, double best, double median,
+                 std::string kernel) {
+    ProbeResult r = make_result(metric, label, prof);
+    r.best = best;
+    r.median = median;
+    r.samples = 1;
+    r.kernel = std::move(kernel);
+    suite.results.push_back(std::move(r));
+  };
+  const unsigned sms = unsigned(std::max(1, suite.device.sm_count));
+  const size_t l2 = size_t(std::max<int64_t>(suite.device.l2_bytes, 1 << 20));
+  progress("latencies");
+
+  // -- L1: 128 slots 128 bytes apart (16 KiB), cached in L1; warmed by the first launch.
+  {
+    init_chain(gpu, mod, big, 128, 16);
+    CUfunction f = gpu.function(mod, "chase_ca");
+    chase_ns(gpu, f, big, 1024, never, sink, 1);
+    double ns = chase_ns(gpu, f, big, 200000, never, sink);
+    put(metric::l1_latency, "L1 hit latency (pointer chase)", ns, ns, "chase_ca 16 KiB");
+  }
+  // -- L2: a footprint of 4 MiB (far past L1, far inside L2), walked once to warm it.
+  CUfunction cg = gpu.function(mod, "chase_cg");
+  double l2_ns = 0;
+  {
+    const unsigned slots = unsigned((size_t(4) << 20) / 128);
+    init_chain(gpu, mod, big, slots, 16);
+    chase_ns(gpu, cg, big, int(slots), never, sink, 1);
+    l2_ns = chase_ns(gpu, cg, big, int(4 * slots), never, sink, 2);
+    put(metric::l2_latency, "L2 hit latency (pointer chase)", l2_ns, l2_ns, "chase_cg 4 MiB");
+  }
+  // -- Atomics' round trip: the same warm 4 MiB chain walked with atomicAdd(p, 0).
+  {
+    const unsigned slots = unsigned((size_t(4) << 20) / 128);
+    CUfunction f = gpu.function(mod, "chase_atomic");
+    double ns = chase_ns(gpu, f, big, int(slots), never, sink, 2);
+    put(metric::atomic_latency, "atomic latency (L2, chain of atomicAdd)", ns, ns,
+        "chase_atomic 4 MiB");
+  }
+  // -- DRAM: a footprint of 8 L2s, each slot visited at most once, after reading another buffer
+  // of twice the L2 through the L2 (so that nothing chase_init wrote is still there).
+  double dram_ns = 0;
+  {
+    size_t foot = std::min(big_bytes, 8 * l2);
+    const unsigned slots = unsigned(foot / 128);
+    init_chain(gpu, mod, big, slots, 16);
+    const int hops = int(std::min<unsigned>(slots / 2, 20000));
+    {
+      CUfunction fr = gpu.function(mod, "sector_read");
+      const long count = long(std::min(flush_bytes, 2 * l2) / 4);
+      Args a;
+      a.add(flush).add(count).add(1).add(never).add(sink);
+      gpu.launch(fr, sms * 8, kBlock, a);
+      gpu.sync();
+    }
+    dram_ns = chase_ns(gpu, cg, big, hops, never, sink, 1);
+    put(metric::dram_latency, "DRAM latency (pointer chase, 8x the L2)", dram_ns, dram_ns,
+        fmt::format("chase_cg {} MiB", foot >> 20));
+  }
+  // -- The L2's effective capacity: the largest footprint (in steps of 1/16 of the L2 the device
+  // reports) whose warm chase stays nearer the L2's latency than DRAM's. (On an H200 this is about
+  // half the 60 MiB: the L2 is two partitions, and data read by SMs of both can sit in each.)
+  {
+    double cap = 0;
+    for (int sixteenths = 4; sixteenths <= 32; ++sixteenths) {
+      size_t foot = l2 * size_t(sixteenths) / 16 / 128 * 128;
+      if (foot > big_bytes) break;
+      const unsigned slots = unsigned(foot / 128);
+      init_chain(gpu, mod, big, slots, 16);
+      chase_ns(gpu, cg, big, int(slots), never, sink, 1); // warm
+      double ns = chase_ns(gpu, cg, big, int(slots), never, sink, 1);
+      if (ns > 0.5 * (l2_ns + dram_ns)) break;
+      cap = double(foot);
+    }
+    put(metric::l2_capacity, "L2 effective capacity (warm chase stays in L2)",
+        cap / 1048576.0, cap / 1048576.0, "chase_cg sweep");
+  }
+  // -- Shared memory.
+  {
+    CUfunction f = gpu.function(mod, "chase_shared");
+    auto run = [&](int hops) {
+      double best = 1e30;
+      for (int r = 0; r < 3; ++r) {
+        Args a;
+        a.add(hops).add(5003u).add(never).add(sink);
+        best = std::min(best, gpu.once(f, 1, 32, a));
+      }
+      return best;
+    };
+    run(1000);
+    double ns = (run(400000) - run(200000)) * 1e6 / 200000; // (multiples of 8)
+    put(metric::shared_latency, "shared memory latency (pointer chase)", ns, ns, "chase_shared");
+  }
+
+  // -- Atomics' throughput: a resident grid, iterations sized to a few milliseconds.
+  progress("atomics");
+  auto atomic_rate = [&](const char* kernel, auto make, double per_thread_iter) {
+    CUfunction f = gpu.function(mod, kernel);
+    const unsigned grid = sms * unsigned(gpu.blocks_per_sm(f, kBlock));
+    int iters = 4;
+    double t = 0;
+    for (;;) {
+      Args a = make(iters);
+      gpu.launch(f, grid, kBlock, a);
+      t = gpu.once(f, grid, kBlock, a);
+      if (t > 2.0 || iters > (1 << 24)) break;
+      iters *= 4;
+    }
+    std::vector<double> ms;
+    for (int r = 0; r < 5; ++r) {
+      Args a = make(iters);
+      ms.push_back(gpu.once(f, grid, kBlock, a));
+    }
+    const double n = double(grid) * kBlock * iters * per_thread_iter;
+    return std::pair{n / (*std::min_element(ms.begin(), ms.end()) * 1e6), n / (median_of(ms) * 1e6)};
+  };
+  {
+    auto [b, m] = atomic_rate("atomic_one", [&](int it) { Args a; a.add(big).add(it); return a; }, 1);
+    put(metric::atomic_one, "atomics on one address (whole grid)", b, m, "atomic_one");
+  }
+  {
+    // One lane per warp: counted per lane, so per-lane serialisation gives the figure above and
+    // per-warp-instruction serialisation gives it too (but then atomic_one / 32 per lane above).
+    auto [b, m] = atomic_rate("atomic_one_lane",
+                              [&](int it) { Args a; a.add(big).add(it); return a; }, 1.0 / 32);
+    put(metric::atomic_one_lane, "atomics on one address, one lane per warp", b, m,
+        "atomic_one_lane");
+  }
+  {
+    auto [b, m] = atomic_rate("atomic_warp", [&](int it) { Args a; a.add(big).add(it); return a; }, 1);
+    put(metric::atomic_warp, "atomics, one address per warp", b, m, "atomic_warp");
+  }
+  {
+    const unsigned mask = unsigned((size_t(8) << 20) / 4 - 1); // 8 MiB of counters
+    auto [b, m] = atomic_rate(
+        "atomic_spread", [&](int it) { Args a; a.add(big).add(mask).add(it); return a; }, 1);
+    put(metric::atomic_spread, "atomics, every thread its own sector (L2)", b, m, "atomic_spread");
+  }
+  {
+    auto [b, m] = atomic_rate(
+        "atomic_shared_one", [&](int it) { Args a; a.add(it).add(never).add(sink); return a; }, 1);
+    put(metric::atomic_shared_one, "shared-memory atomics on one address per block", b, m,
+        "atomic_shared_one");
+  }
+
+  for (auto [spread, metric, label] :
+       {std::tuple{0, metric::atomic_shared_u32_one, "shared u32 atomics, one word per block"},
+        std::tuple{1, metric::atomic_shared_u32_spread, "shared u32 atomics, a word per lane"}}) {
+    auto [b, m] = atomic_rate(
+        "atomic_shared_u32",
+        [&, spread = spread](int it) { Args a; a.add(it).add(spread).add(never).add(sink); return a; }, 1);
+    put(metric, label, b, m, "atomic_shared_u32");
+  }
+
+  // -- Memory-level parallelism: a read stream with a known number of bytes in flight per SM
+  // (warps x 32 lanes x 16 bytes x loads in flight per thread), and the bandwidth it reaches.
+  progress("memory-level parallelism");
+  {
+    struct Point {
+      const char* metric;
+      int blocks; // 128-thread blocks per SM
+      int unroll;
+    };
+    for (Point pt : {Point{metric::dram_mlp_2k, 1, 1}, Point{metric::dram_mlp_4k, 2, 1},
+                     Point{metric::dram_mlp_8k, 4, 1}, Point{metric::dram_mlp_16k, 8, 1},
+                     Point{metric::dram_mlp_32k, 16, 1}, Point{metric::dram_mlp_64k, 16, 2},
+                     Point{metric::dram_mlp_128k, 16, 4}}) {
+      const char* kernel = pt.unroll == 1 ? "mlp_read_u1" : pt.unroll == 2 ? "mlp_read_u2" : "mlp_read_u4";
+      CUfunction f = gpu.function(mod, kernel);
+      const unsigned grid = sms * unsigned(pt.blocks);
+      const long unit = long(grid) * 128 * pt.unroll;
+      const long n4 = long(big_bytes / 16) / unit * unit;
+      Args a;
+      a.add(big).add(n4).add(never).add(sink);
+      gpu.launch(f, grid, 128, a);
+      std::vector<double> ms;
+      for (int r = 0; r < 3; ++r) ms.push_back(gpu.once(f, grid, 128, a));
+      const double bytes = 16.0 * double(n4);
+      const double kb = double(pt.blocks) * 4 * 32 * 16 * pt.unroll / 1024.0;
+      put(pt.metric, "", bytes / (*std::min_element(ms.begin(), ms.end()) * 1e6),
+          bytes / (median_of(ms) * 1e6),
+          fmt::format("{} ({} blocks of 128 per SM: {:.0f} KiB in flight per SM)", kernel,
+                      pt.blocks, kb));
+      suite.results.back().label = fmt::format("DRAM read, {:.0f} KiB in flight per SM", kb);
+    }
+  }
+
+  // -- The L2 a sector at a time (uncoalesced reads, partial-sector writes) and whole-line
+  // writes, on an 8 MiB window the L2 keeps.
+  progress("l2 sectors");
+  {
+    const unsigned mask = (1u << 21) - 1; // 2^21 floats: 8 MiB
+    auto l2_rate = [&](const char* kernel, auto make, double per_rep) {
+      CUfunction f = gpu.function(mod, kernel);
+      const unsigned grid = sms * unsigned(gpu.blocks_per_sm(f, kBlock));
+      int reps = 1;
+      double t = 0;
+      for (;;) {
+        Args a = make(reps);
+        gpu.launch(f, grid, kBlock, a);
+        t = gpu.once(f, grid, kBlock, a);
+        if (t > 1.0 || reps > (1 << 20)) break;
+        reps *= 4;
+      }
+      std::vector<double> ms;
+      for (int r = 0; r < 3; ++r) {
+        Args a = make(reps);
+        ms.push_back(gpu.once(f, grid, kBlock, a));
+      }
+      const double n = per_rep * reps;
+      return std::pair{n / (*std::min_element(ms.begin(), ms.end()) * 1e6), n / (median_of(ms) * 1e6)};
+    };
+    const double sectors = double(mask + 1) / 8;
+    {
+      auto [b, m] = l2_rate(
+          "l2_sector_read",
+          [&](int reps) { Args a; a.add(big).add(mask).add(reps).add(never).add(sink); return a; },
+          sectors);
+      put(metric::l2_sector_read, "L2 reads of 4 bytes, a sector per lane (G sectors/s)", b, m,
+          "l2_sector_read 8 MiB");
+    }
+    {
+      auto [b, m] = l2_rate(
+          "l2_sector_write", [&](int reps) { Args a; a.add(big).add(mask).add(reps); return a; },
+          sectors);
+      put(metric::l2_sector_write, "L2 writes of 4 bytes, a sector per lane (G sectors/s)", b, m,
+          "l2_sector_write 8 MiB");
+    }
+    {
+      const unsigned n4 = (mask + 1) / 4;
+      auto [b, m] = l2_rate(
+          "l2_write", [&](int reps) { Args a; a.add(big).add(n4).add(reps); return a; },
+          16.0 * n4);
+      put(metric::l2_write, "L2 write (whole lines, 8 MiB window)", b, m, "l2_write 8 MiB");
+    }
+  }
+
+  // -- A sequential stream, one thread per SM: nanoseconds per 64 bytes.
+  {
+    CUfunction f = gpu.function(mod, "seq_read");
+    const long per_block = long(std::min<size_t>(big_bytes / 4 / sms, size_t(1) << 18)); // 1 MiB
+    Args a;
+    a.add(big).add(per_block).add(never).add(sink);
+    gpu.launch(f, sms, 32, a);
+    std::vector<double> ms;
+    for (int r = 0; r < 3; ++r) ms.push_back(gpu.once(f, sms, 32, a));
+    const double ns = *std::min_element(ms.begin(), ms.end()) * 1e6 / (double(per_block) * 4 / 64);
+    put(metric::seq_read_ns, "one thread streaming its own MiB: ns per 64 bytes", ns, ns,
+        "seq_read");
+  }
+
+  // -- Launches: one empty launch between events; 200 back to back; many empty blocks.
+  progress("launches");
+  {
+    CUfunction f = gpu.function(mod, "empty_kernel");
+    Args a;
+    a.add(never).add(sink);
+    gpu.launch(f, 1, 32, a);
+    std::vector<double> one = gpu.timed(f, 1, 32, a, 40);
+    put(metric::launch, "empty kernel launch (events around one)", *std::min_element(one.begin(), one.end()) * 1e3,
+        median_of(one) * 1e3, "empty_kernel");
+    // Back to back: events around the whole batch.
+    std::vector<double> per;
+    for (int r = 0; r < 5; ++r) {
+      CUevent e0 = gpu.event(0), e1 = gpu.event(1);
+      gpu.record(e0);
+      for (int k = 0; k < 200; ++k) gpu.launch(f, 1, 32, a);
+      gpu.record(e1);
+      gpu.sync();
+      per.push_back(gpu.elapsed(e0, e1) * 1e3 / 200);
+    }
+    put(metric::launch_gap, "empty kernels back to back (per launch)",
+        *std::min_element(per.begin(), per.end()), median_of(per), "empty_kernel x200");
+    {
+      // One block at a time per SM (120 KiB of dynamic shared memory each): how soon an SM starts
+      // the next block after one ends.
+      const unsigned smem = 120 * 1024;
+      if (d_max_dyn_smem(gpu, f, smem)) {
+        const unsigned g1 = sms * 16, g2 = sms * 256;
+        double t1 = 1e30, t2 = 1e30;
+        for (int r = 0; r < 3; ++r) {
+          t1 = std::min(t1, gpu.once_smem(f, g1, 32, a, smem));
+          t2 = std::min(t2, gpu.once_smem(f, g2, 32, a, smem));
+        }
+        double ns = (t2 - t1) * 1e6 / double(g2 / sms - g1 / sms);
+        put(metric::block_turnover, "one block at a time per SM: ns from one to the next", ns, ns,
+            "empty_kernel (120 KiB shared)");
+      }
+    }
+    for (auto [threads, metric, label] :
+         {std::tuple{32u, metric::block_rate_32, "empty blocks of 32 threads per microsecond"},
+          std::tuple{256u, metric::block_rate_256, "empty blocks of 256 threads per microsecond"},
+          std::tuple{1024u, metric::block_rate_1024,
+                     "empty blocks of 1024 threads per microsecond"}}) {
+      const unsigned g1 = sms * 64, g2 = sms * 1024;
+      double t1 = 1e30, t2 = 1e30;
+      for (int r = 0; r < 3; ++r) {
+        t1 = std::min(t1, gpu.once(f, g1, threads, a));
+        t2 = std::min(t2, gpu.once(f, g2, threads, a));
+      }
+      double rate = double(g2 - g1) / std::max((t2 - t1) * 1e3, 1e-6);
+      put(metric, label, rate, rate, fmt::format("empty_kernel ({} threads)", threads));
+    }
+  }
+
+  // -- Sector-sized DRAM traffic over the big buffer (16 L2s), one word per `stride` words.
+  progress("dram sectors");
+  {
+    CUfunction fr = gpu.function(mod, "sector_read");
+    CUfunction fw = gpu.function(mod, "sector_write");
+    CUfunction fs = gpu.function(mod, "dram_write_cs");
+    const unsigned grid = sms * 8;
+    auto best_median = [&](CUfunction f, unsigned g, auto make, double bytes) {
+      Args a = make();
+      gpu.launch(f, g, kBlock, a);
+      std::vector<double> ms;
+      for (int r = 0; r < 5; ++r) ms.push_back(gpu.once(f, g, kBlock, a));
+      return std::pair{bytes / (*std::min_element(ms.begin(), ms.end()) * 1e6),
+                       bytes / (median_of(ms) * 1e6)};
+    };
+    for (auto [stride, metric, label] :
+         {std::tuple{16, metric::dram_sector_read_64, "DRAM reads, one sector per 64 bytes"},
+          std::tuple{32, metric::dram_sector_read, "DRAM reads, one sector per 128-byte line"}}) {
+      const long count = long(big_bytes / (size_t(stride) * 4));
+      auto [b, m] = best_median(
+          fr, grid,
+          [&] {
+            Args a;
+            a.add(big).add(count).add(stride).add(never).add(sink);
+            return a;
+          },
+          32.0 * double(count));
+      put(metric, label, b, m, fmt::format("sector_read stride {} (32 B counted per sector)", stride));
+    }
+    {
+      const long count = long(big_bytes / 128);
+      auto [b, m] = best_median(
+          fw, grid,
+          [&] {
+            Args a;
+            a.add(big).add(count).add(32);
+            return a;
+          },
+          32.0 * double(count));
+      put(metric::dram_sector_write, "DRAM writes of 4 bytes, one per 128-byte line", b, m,
+          "sector_write stride 32 (32 B counted per sector)");
+    }
+    {
+      const long n4 = long(big_bytes / 16) / (long(grid) * kBlock * 4) * (long(grid) * kBlock * 4);
+      auto [b, m] = best_median(
+          fs, grid,
+          [&] {
+            Args a;
+            a.add(big).add(n4);
+            return a;
+          },
+          16.0 * double(n4));
+      put(metric::dram_write, "DRAM write stream", b, m, "dram_write_cs");
+    }
+  }
 }
 
 } // namespace
@@ -531,6 +963,10 @@ ProbeSuite run_probes(const ProbeOptions& opt) {
       Args a = make(reps);
       add(run.measure(r, f, grid, a, 16.0 * double(n) * reps));
     }
+
+    // The performance model's probes use the first DRAM array (16 L2s) as scratch.
+    if (opt.machine)
+      machine_probes(gpu, mod, suite, prof, a_buf, arr, b_buf, arr, never, sink, progress);
 
     // -- wgmma (sm_90a): two warpgroups per block, one block per SM; 4 x m64n256k16 per group.
     auto wgmma_probe = [&](const char* metric, const char* label, const char* kernel,

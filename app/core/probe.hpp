@@ -35,6 +35,10 @@ struct ProbeOptions {
   double launch_ms = 1.5;   // how long one launch of a compute probe is sized to run
   bool wgmma = true;        // the sm_90a wgmma probes where the device is compute capability 9.0
   bool variants = false;    // keep every DRAM variant's result in ProbeSuite::variants
+  // The performance model's probes: latencies (L1, L2, DRAM, shared memory, atomics), the L2's
+  // effective capacity, atomics on one address, launch overhead and block dispatch, sector-sized
+  // DRAM reads and writes (a few seconds more).
+  bool machine = true;
   // "compiling", "clock ramp", "dram read" ... as each step starts.
   std::function<void(const std::string&)> progress;
 };

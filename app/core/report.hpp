@@ -4,6 +4,7 @@
 #include "backend.hpp"
 #include "compile.hpp"
 #include "expr.hpp"
+#include "perf/prediction.hpp"
 
 #include <map>
 #include <optional>
@@ -71,7 +72,9 @@ struct PerfReport {
   std::vector<std::string> flags; // "above the DRAM roof: is cost.bytes right, or served from L2?"
   double dram_ceiling_gbps = 0, compute_ceiling_gflops = 0;
   std::string ceiling_source; // "measured" or "datasheet"
-  bool modelled = false;      // simulator: counted bytes/flops, no time
+  // The performance model's figure, not a measurement: timing.median_us is the predicted time
+  // (timing.method "predicted"), scored like a timed one; the medal too is predicted.
+  bool predicted = false;
 };
 
 struct CheckReport {
@@ -87,6 +90,9 @@ struct CheckReport {
   std::vector<CaseReport> cases;
   std::optional<PerfReport> perf;
   std::optional<CaseReport> sim_perf; // counters at the [sim_perf] size
+  // The performance model: the time at the [perf] size and why (on the simulator this also fills
+  // `perf`, marked predicted; on a GPU it stands beside the measured `perf`).
+  std::optional<perf::Prediction> prediction;
   // Where the time went, in order: ("compile", 42.0), ("case n=1", 3.1), ("timing", 120.0) ...
   std::vector<std::pair<std::string, double>> phases_ms;
   double total_ms = 0;

@@ -88,6 +88,108 @@ Timing timing_from(const json& j) {
   return t;
 }
 
+json to(const perf::Factor& f) {
+  return {{"key", f.key}, {"text", f.text}, {"us", f.us}, {"share", f.share}, {"line", f.line}};
+}
+perf::Factor factor_from(const json& j) {
+  perf::Factor f;
+  f.key = j.value("key", "");
+  f.text = j.value("text", "");
+  f.us = j.value("us", 0.0);
+  f.share = j.value("share", 0.0);
+  f.line = j.value("line", 0);
+  return f;
+}
+
+} // namespace
+
+json prediction_json(const perf::Prediction& p) {
+  json launches = json::array();
+  for (auto& l : p.launches) {
+    json fs = json::array();
+    for (auto& f : l.factors) fs.push_back(to(f));
+    launches.push_back({{"kernel", l.kernel},
+                        {"grid", {l.grid.x, l.grid.y, l.grid.z}},
+                        {"block", {l.block.x, l.block.y, l.block.z}},
+                        {"us", l.us},
+                        {"registers", l.registers},
+                        {"shared_bytes", l.shared_bytes},
+                        {"resident", l.resident},
+                        {"limited_by", l.limited_by},
+                        {"occupancy", l.occupancy},
+                        {"blocks_per_sm", l.blocks_per_sm},
+                        {"dram_bytes", l.dram_bytes},
+                        {"l2_bytes", l.l2_bytes},
+                        {"factors", fs}});
+  }
+  json factors = json::array();
+  for (auto& f : p.factors) factors.push_back(to(f));
+  json lines = json::array();
+  for (auto& n : p.lines)
+    lines.push_back({{"line", n.line},
+                     {"text", n.text},
+                     {"share", n.share},
+                     {"bytes_used", n.bytes_used},
+                     {"bytes_fetched", n.bytes_fetched},
+                     {"conflict_ways", n.conflict_ways}});
+  return {{"ok", p.ok},         {"error", p.error},   {"gpu", p.gpu},
+          {"gpu_name", p.gpu_name}, {"us", p.us},     {"dram_bytes", p.dram_bytes},
+          {"l2_bytes", p.l2_bytes}, {"launches", launches}, {"factors", factors},
+          {"lines", lines},     {"method", p.method}, {"sources", p.sources},
+          {"model_ms", p.model_ms}, {"sim_ms", p.sim_ms}};
+}
+
+perf::Prediction prediction_from(const json& j) {
+  perf::Prediction p;
+  p.ok = j.value("ok", false);
+  p.error = j.value("error", "");
+  p.gpu = j.value("gpu", "");
+  p.gpu_name = j.value("gpu_name", "");
+  p.us = j.value("us", 0.0);
+  p.dram_bytes = j.value("dram_bytes", 0.0);
+  p.l2_bytes = j.value("l2_bytes", 0.0);
+  for (auto& l : j.value("launches", json::array())) {
+    perf::LaunchPrediction lp;
+    lp.kernel = l.value("kernel", "");
+    auto dim = [&](const char* k) {
+      auto v = l.value(k, std::vector<uint32_t>{1, 1, 1});
+      v.resize(3, 1);
+      return Dim3{v[0], v[1], v[2]};
+    };
+    lp.grid = dim("grid");
+    lp.block = dim("block");
+    lp.us = l.value("us", 0.0);
+    lp.registers = l.value("registers", 0);
+    lp.shared_bytes = l.value("shared_bytes", 0);
+    lp.resident = l.value("resident", 0);
+    lp.limited_by = l.value("limited_by", "");
+    lp.occupancy = l.value("occupancy", 0.0);
+    lp.blocks_per_sm = l.value("blocks_per_sm", uint64_t(0));
+    lp.dram_bytes = l.value("dram_bytes", 0.0);
+    lp.l2_bytes = l.value("l2_bytes", 0.0);
+    for (auto& f : l.value("factors", json::array())) lp.factors.push_back(factor_from(f));
+    p.launches.push_back(std::move(lp));
+  }
+  for (auto& f : j.value("factors", json::array())) p.factors.push_back(factor_from(f));
+  for (auto& n : j.value("lines", json::array())) {
+    perf::LineNote ln;
+    ln.line = n.value("line", 0);
+    ln.text = n.value("text", "");
+    ln.share = n.value("share", 0.0);
+    ln.bytes_used = n.value("bytes_used", 0.0);
+    ln.bytes_fetched = n.value("bytes_fetched", 0.0);
+    ln.conflict_ways = n.value("conflict_ways", 0.0);
+    p.lines.push_back(std::move(ln));
+  }
+  p.method = j.value("method", "");
+  p.sources = j.value("sources", "");
+  p.model_ms = j.value("model_ms", 0.0);
+  p.sim_ms = j.value("sim_ms", 0.0);
+  return p;
+}
+
+namespace {
+
 json to(const CaseReport& c) {
   json bufs = json::array();
   for (auto& b : c.buffers) {
@@ -269,9 +371,10 @@ std::string report_to_json(const CheckReport& r, int indent) {
                  {"dram_ceiling_gbps", p.dram_ceiling_gbps},
                  {"compute_ceiling_gflops", p.compute_ceiling_gflops},
                  {"ceiling_source", p.ceiling_source},
-                 {"modelled", p.modelled}};
+                 {"predicted", p.predicted}};
   }
   if (r.sim_perf) j["sim_perf"] = to(*r.sim_perf);
+  if (r.prediction) j["prediction"] = prediction_json(*r.prediction);
   return j.dump(indent);
 }
 
@@ -324,10 +427,11 @@ CheckReport report_from_json(const std::string& text) {
     pr.dram_ceiling_gbps = p.value("dram_ceiling_gbps", 0.0);
     pr.compute_ceiling_gflops = p.value("compute_ceiling_gflops", 0.0);
     pr.ceiling_source = p.value("ceiling_source", "");
-    pr.modelled = p.value("modelled", false);
+    pr.predicted = p.value("predicted", p.value("modelled", false));
     r.perf = std::move(pr);
   }
   if (j.contains("sim_perf")) r.sim_perf = case_from(j["sim_perf"]);
+  if (j.contains("prediction")) r.prediction = prediction_from(j["prediction"]);
   return r;
 }
 

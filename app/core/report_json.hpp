@@ -2,6 +2,7 @@
 #pragma once
 #include "report.hpp"
 
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 
 namespace wb {
@@ -11,6 +12,10 @@ std::string report_to_json(const CheckReport& r, int indent = 2);
 CheckReport report_from_json(const std::string& text);
 
 std::string device_to_json(const DeviceInfo& d, int indent = -1);
+
+// The performance model's prediction (`check --json`'s "prediction", `predict --json`).
+nlohmann::json prediction_json(const perf::Prediction& p);
+perf::Prediction prediction_from(const nlohmann::json& j);
 DeviceInfo device_from_json(const std::string& text);
 
 } // namespace wb

@@ -100,7 +100,9 @@ const GpuProfile* profile_for_device(const DeviceInfo& d) {
 }
 
 double datasheet_metric(const GpuProfile& p, std::string_view m) {
-  if (m.rfind("dram", 0) == 0) return p.dram_gbps;
+  if (m == metric::dram || m == metric::dram_read || m == metric::dram_copy ||
+      m == metric::dram_triad || m == metric::dram_write)
+    return p.dram_gbps;
   if (m == metric::shared) return p.shared_gbps();
   if (m == metric::fp32) return p.fp32_gflops;
   if (m == metric::fp64) return p.fp64_gflops;
@@ -125,8 +127,15 @@ std::string compute_metric(std::string_view precision) {
 }
 
 std::string metric_unit(std::string_view m) {
-  if (m.size() >= 4 && m.substr(m.size() - 4) == "gbps") return "GB/s";
-  if (m.size() >= 4 && m.substr(m.size() - 4) == "gops") return "GOP/s";
+  auto ends = [&](std::string_view s) {
+    return m.size() >= s.size() && m.substr(m.size() - s.size()) == s;
+  };
+  if (ends("gbps")) return "GB/s";
+  if (ends("gops")) return "GOP/s";
+  if (ends("_ns")) return "ns";
+  if (ends("_us") && !ends("_per_us")) return "us";
+  if (ends("_mib")) return "MiB";
+  if (ends("_per_us")) return "/us";
   return "GFLOP/s";
 }
 
@@ -200,6 +209,41 @@ std::vector<CeilingRow> ceiling_rows(const std::vector<MeasuredCeiling>& measure
       {"fp8_tc_gflops", "FP8 tensor"},
       {metric::int8_tc, "INT8 tensor (best)"},
       {metric::mma_s8, "  INT8 mma.sync"},
+      // The performance model's parameters (probe.cpp, "machine probes").
+      {metric::dram_write, "DRAM write stream"},
+      {metric::dram_sector_read, "DRAM reads, 1 sector per 128 B"},
+      {metric::dram_sector_read_64, "DRAM reads, 1 sector per 64 B"},
+      {metric::dram_sector_write, "DRAM writes, 4 B per 128 B"},
+      {metric::l1_latency, "L1 hit latency"},
+      {metric::l2_latency, "L2 hit latency"},
+      {metric::dram_latency, "DRAM latency"},
+      {metric::shared_latency, "shared memory latency"},
+      {metric::atomic_latency, "atomic latency (L2)"},
+      {metric::l2_capacity, "L2 effective capacity"},
+      {metric::atomic_one, "atomics, one address"},
+      {metric::atomic_one_lane, "atomics, one address, one lane a warp"},
+      {metric::atomic_warp, "atomics, one address per warp"},
+      {metric::atomic_spread, "atomics, spread over the L2"},
+      {metric::atomic_shared_one, "shared atomics, one address per block"},
+      {metric::atomic_shared_u32_one, "shared u32 atomics, one word per block"},
+      {metric::atomic_shared_u32_spread, "shared u32 atomics, a word per lane"},
+      {metric::dram_mlp_2k, "DRAM read, 2 KiB in flight per SM"},
+      {metric::dram_mlp_4k, "DRAM read, 4 KiB in flight per SM"},
+      {metric::dram_mlp_8k, "DRAM read, 8 KiB in flight per SM"},
+      {metric::dram_mlp_16k, "DRAM read, 16 KiB in flight per SM"},
+      {metric::dram_mlp_32k, "DRAM read, 32 KiB in flight per SM"},
+      {metric::dram_mlp_64k, "DRAM read, 64 KiB in flight per SM"},
+      {metric::dram_mlp_128k, "DRAM read, 128 KiB in flight per SM"},
+      {metric::l2_sector_read, "L2 sector reads (G/s)"},
+      {metric::l2_sector_write, "L2 sector writes (G/s)"},
+      {metric::l2_write, "L2 write"},
+      {metric::seq_read_ns, "one thread streaming, per 64 bytes"},
+      {metric::block_turnover, "block turnover, one at a time per SM"},
+      {metric::launch, "kernel launch (alone)"},
+      {metric::launch_gap, "kernel launch (back to back)"},
+      {metric::block_rate_32, "block dispatch, 32 threads"},
+      {metric::block_rate_256, "block dispatch, 256 threads"},
+      {metric::block_rate_1024, "block dispatch, 1024 threads"},
   };
   std::vector<CeilingRow> out;
   for (auto [m, label] : kRows) {
@@ -217,6 +261,8 @@ std::vector<CeilingRow> ceiling_rows(const std::vector<MeasuredCeiling>& measure
 
 std::string rate_text(double v, std::string_view unit) {
   if (!(v > 0)) return "-";
+  if (unit == "ns" || unit == "us" || unit == "MiB" || unit == "/us")
+    return fmt::format("{:.3g} {}", v, unit);
   const bool bytes = unit == "GB/s", ops = unit == "GOP/s";
   if (v >= 1e6)
     return fmt::format("{:.3g} {}", v / 1e6, bytes ? "PB/s" : ops ? "POP/s" : "PFLOP/s");
@@ -316,65 +362,5 @@ const GpuProfile& model_profile(const DeviceInfo& sim_device) {
   return *find_profile("h200");
 }
 
-PerfReport modelled_perf(const Puzzle& p, const CaseReport& sim, const GpuProfile& prof) {
-  PerfReport r;
-  r.modelled = true;
-  r.sizes = sim.sizes;
-  auto counter = [&](const char* name) {
-    auto it = sim.counters.total.find(name);
-    return it == sim.counters.total.end() ? 0.0 : it->second;
-  };
-  const double f32 = counter("flops_f32"), f16 = counter("flops_f16"), f64 = counter("flops_f64"),
-               tensor = counter("flops_tensor");
-  r.flops = f32 + f16 + f64 + tensor;
-  r.bytes = counter("bytes_loaded") + counter("bytes_stored");
-  r.intensity = r.bytes > 0 ? r.flops / r.bytes : 0;
-  r.dram_ceiling_gbps = prof.dram_gbps;
-  r.compute_ceiling_gflops = compute_ceiling(prof, p.cost_precision);
-  r.ceiling_source = fmt::format("modelled on the datasheet of the {}", prof.name);
-
-  // Tensor FLOPs run at the rate of the puzzle's precision when that is a tensor one, else FP16;
-  // half-precision arithmetic outside the tensor cores is taken at the FP32 rate.
-  const bool tensor_precision =
-      p.cost_precision != "f32" && p.cost_precision != "f64" && p.cost_precision != "int";
-  const double tc =
-      tensor_precision ? compute_ceiling(prof, p.cost_precision) : prof.fp16_tc_gflops;
-  auto t_of = [](double work, double rate) { return rate > 0 ? work / (rate * 1e3) : 0.0; };
-  const double t_mem = t_of(r.bytes, prof.dram_gbps);
-  const double t_cmp =
-      t_of(f32 + f16, prof.fp32_gflops) + t_of(f64, prof.fp64_gflops) + t_of(tensor, tc);
-  const double t_model = std::max(t_mem, t_cmp); // microseconds
-  if (t_model <= 0) {
-    r.flags.push_back("the simulator counted no FLOPs and no bytes: nothing to model");
-    return r;
-  }
-  r.bound = t_cmp > t_mem ? "compute" : "memory";
-  r.gbps = r.bytes / (t_model * 1e3);
-  r.gflops = r.flops / (t_model * 1e3);
-
-  // The least work the puzzle needs at the same sizes, over the work counted.
-  Env env = sim.sizes;
-  for (auto& t : p.tunables) env.emplace(t.name, t.default_value);
-  double cost_bytes = 0, cost_flops = 0;
-  try {
-    cost_bytes = double(p.cost_bytes.eval(env));
-    cost_flops = p.cost_flops.empty() ? 0 : double(p.cost_flops.eval(env));
-  } catch (const std::exception&) {
-  }
-  const double t_min =
-      std::max(t_of(cost_bytes, prof.dram_gbps), t_of(cost_flops, r.compute_ceiling_gflops));
-  r.speed_of_light = t_min / t_model;
-  if (cost_bytes > 0 && r.bytes > 1.5 * cost_bytes)
-    r.flags.push_back(fmt::format("the kernel moved {:.1f}x the bytes the puzzle needs ({} "
-                                  "counted, {} in [cost]): each input read once and each output "
-                                  "written once is the least",
-                                  r.bytes / cost_bytes, si_number(r.bytes) + "B",
-                                  si_number(cost_bytes) + "B"));
-  if (cost_bytes > 0 && r.bytes < 0.67 * cost_bytes)
-    r.flags.push_back(fmt::format("the simulator counted fewer bytes ({}B) than [cost] says the "
-                                  "puzzle needs ({}B): is [cost] bytes right?",
-                                  si_number(r.bytes), si_number(cost_bytes)));
-  return r;
-}
 
 } // namespace wb

@@ -62,6 +62,42 @@ inline constexpr const char* mma_bf16 = "mma_bf16_gflops";
 inline constexpr const char* mma_s8 = "mma_s8_gops";
 inline constexpr const char* wgmma_f16 = "wgmma_f16_gflops";
 inline constexpr const char* wgmma_bf16 = "wgmma_bf16_gflops";
+// The performance model's machine parameters (probe.cpp, "machine probes"); the unit follows the
+// name's suffix (metric_unit).
+inline constexpr const char* dram_write = "dram_write_gbps";
+inline constexpr const char* dram_sector_read = "dram_sector_read_gbps"; // 1 sector per 128 B
+inline constexpr const char* dram_sector_read_64 = "dram_sector_read_64_gbps"; // 1 per 64 B
+inline constexpr const char* dram_sector_write = "dram_sector_write_gbps"; // 4 B per 128 B line
+inline constexpr const char* l1_latency = "l1_latency_ns";
+inline constexpr const char* l2_latency = "l2_latency_ns";
+inline constexpr const char* dram_latency = "dram_latency_ns";
+inline constexpr const char* shared_latency = "shared_latency_ns";
+inline constexpr const char* atomic_latency = "atomic_latency_ns";
+inline constexpr const char* l2_capacity = "l2_capacity_mib";
+inline constexpr const char* atomic_one = "atomic_one_gops";           // whole grid, one address
+inline constexpr const char* atomic_one_lane = "atomic_one_lane_gops"; // one lane per warp
+inline constexpr const char* atomic_warp = "atomic_warp_gops";         // one address per warp
+inline constexpr const char* atomic_spread = "atomic_spread_gops";     // own sector per thread
+inline constexpr const char* atomic_shared_one = "atomic_shared_one_gops"; // one per block
+inline constexpr const char* atomic_shared_u32_one = "atomic_shared_u32_one_gops";
+inline constexpr const char* atomic_shared_u32_spread = "atomic_shared_u32_spread_gops";
+inline constexpr const char* dram_mlp_2k = "dram_mlp_2k_gbps"; // KiB in flight per SM
+inline constexpr const char* dram_mlp_4k = "dram_mlp_4k_gbps";
+inline constexpr const char* dram_mlp_8k = "dram_mlp_8k_gbps";
+inline constexpr const char* dram_mlp_16k = "dram_mlp_16k_gbps";
+inline constexpr const char* dram_mlp_32k = "dram_mlp_32k_gbps";
+inline constexpr const char* dram_mlp_64k = "dram_mlp_64k_gbps";
+inline constexpr const char* dram_mlp_128k = "dram_mlp_128k_gbps";
+inline constexpr const char* l2_sector_read = "l2_sector_read_gops";   // G sectors/s
+inline constexpr const char* l2_sector_write = "l2_sector_write_gops"; // G sectors/s
+inline constexpr const char* l2_write = "l2_write_gbps";
+inline constexpr const char* seq_read_ns = "seq_read_ns";       // one thread's stream, per 64 B
+inline constexpr const char* block_turnover = "block_turnover_ns"; // one block at a time per SM
+inline constexpr const char* launch = "launch_us";
+inline constexpr const char* launch_gap = "launch_gap_us";
+inline constexpr const char* block_rate_32 = "block_rate_32_per_us";
+inline constexpr const char* block_rate_256 = "block_rate_256_per_us";
+inline constexpr const char* block_rate_1024 = "block_rate_1024_per_us";
 } // namespace metric
 
 // The datasheet figure for a metric name, or 0 where the datasheet gives none (the L2).
@@ -70,7 +106,7 @@ double datasheet_metric(const GpuProfile& p, std::string_view metric);
 // f16 -> fp16_tc_gflops, bf16 -> bf16_tc_gflops, f64 -> fp64_gflops, i8 -> int8_tc_gops;
 // tf32 and fp8 have no probe ("tf32_tc_gflops", "fp8_tc_gflops": datasheet only).
 std::string compute_metric(std::string_view precision);
-// "GB/s", "GFLOP/s" or "GOP/s" for a metric name.
+// "GB/s", "GFLOP/s", "GOP/s", "ns", "us", "MiB" or "/us" for a metric name (by its suffix).
 std::string metric_unit(std::string_view metric);
 
 struct Ceilings {
@@ -131,15 +167,7 @@ std::string si_number(double v);
 // compute roof) / median time.
 void score_perf(PerfReport& r, const Puzzle& p, const Ceilings& c);
 
-// The simulator's modelled point for a [sim_perf] run, against a profile's datasheet roofs.
-// Counted work: FLOPs = flops_f32 + flops_f16 + flops_f64 + flops_tensor, DRAM bytes =
-// bytes_loaded + bytes_stored. The modelled time is max(bytes / bandwidth, sum of each precision's
-// FLOPs over its peak), so the point sits on the attainable bound min(peak, bandwidth x
-// intensity); its speed of light is the least time the puzzle's [cost] needs over that modelled
-// time (1.0 = no more work than the puzzle requires). No medal: medals need a real GPU. The
-// report is marked modelled, and its ceiling_source says which GPU it models.
-PerfReport modelled_perf(const Puzzle& p, const CaseReport& sim, const GpuProfile& prof);
-// The profile the simulator models when none is chosen: the one named in the simulator's device
+// The profile the simulator predicts for when none is chosen: the one named in the simulator's device
 // name ("simulator (modelling H200)"), else the H200.
 const GpuProfile& model_profile(const DeviceInfo& sim_device);
 

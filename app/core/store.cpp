@@ -124,7 +124,7 @@ Attempt attempt_from(const Stmt& s) {
   a.intensity = s.real(12);
   a.sol = s.real(13);
   a.medal = s.text(14);
-  a.modelled = s.integer(15) != 0;
+  a.predicted = s.integer(15) != 0;
   a.report_json = s.text(16);
   a.created_at = s.text(17);
   return a;
@@ -187,11 +187,11 @@ CheckReport Attempt::report() const {
 int64_t Store::record_attempt(const CheckReport& r, const std::string& source) {
   double time_us = 0, gbps = 0, gflops = 0, intensity = 0, sol = 0;
   std::string medal;
-  bool modelled = false;
+  bool predicted = false;
   if (r.perf) {
     const PerfReport& p = *r.perf;
-    modelled = p.modelled;
-    if (p.timing.ok || p.modelled) {
+    predicted = p.predicted;
+    if (p.timing.ok || p.predicted) {
       time_us = p.timing.ok ? p.timing.median_us : 0;
       gbps = p.gbps;
       gflops = p.gflops;
@@ -219,7 +219,7 @@ int64_t Store::record_attempt(const CheckReport& r, const std::string& source) {
       .bind(12, intensity)
       .bind(13, sol)
       .bind(14, medal)
-      .bind(15, int64_t(modelled))
+      .bind(15, int64_t(predicted))
       .bind(16, report_to_json(r, -1))
       .step();
   return sqlite3_last_insert_rowid(db_);

@@ -73,7 +73,7 @@ struct Attempt {
   double time_us = 0, gbps = 0, gflops = 0, intensity = 0;
   double sol = 0;    // speed of light, fraction (0 when not timed or modelled)
   std::string medal; // "", "bronze", "silver", "gold"
-  bool modelled = false;
+  bool predicted = false;
   std::string report_json; // report_to_json() of the whole CheckReport
   std::string created_at;  // UTC, ISO 8601
   // The full report (parses report_json; throws std::runtime_error if it is malformed).

@@ -228,7 +228,7 @@ void draw_roofline_chart(RoofPanel& p, ImVec2 size, ImFont* small) {
     ImGui::TextUnformatted(pt.label.c_str());
     ImGui::Separator();
     ImGui::Text("%.3g FLOP/byte, %s%s", pt.intensity, flops_text(pt.gflops).c_str(),
-                pt.modelled ? " (modelled)" : "");
+                pt.predicted ? " (predicted)" : "");
     if (!pt.tooltip.empty()) ImGui::TextUnformatted(pt.tooltip.c_str());
     if (pt.attempt > 0 && pt.kind == ChartPoint::trail)
       ImGui::TextDisabled("click to show this attempt");

@@ -26,7 +26,7 @@ struct ChartPoint {
   enum Kind : uint8_t { trail, current, reference };
   Kind kind = trail;
   double intensity = 0, gflops = 0;
-  bool modelled = false;
+  bool predicted = false;
   std::string label;   // "attempt 12", "your kernel", "solution"
   std::string tooltip; // its figures
   int64_t attempt = 0; // store row (0: none)

@@ -86,7 +86,7 @@ void draw_device(App& app) {
       ImGui::TextColored(ImVec4(1, 0.5f, 0.4f, 1), "%s", d.probe_error.c_str());
   } else {
     // The simulator models a GPU from the table of real parts.
-    ImGui::TextDisabled("Roofline modelled for:");
+    ImGui::TextDisabled("Roofline predicted for:");
     const GpuProfile* cur = find_profile(app.settings.gpu_profile);
     ImGui::SetNextItemWidth(-1);
     if (ImGui::BeginCombo("##profile",

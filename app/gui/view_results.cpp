@@ -155,7 +155,7 @@ void case_details(App& app, const CaseReport& c) {
 
 void perf_box(App& app, const PerfReport& p) {
   ImGui::PushFont(app.fonts.bold);
-  if (p.modelled)
+  if (p.predicted)
     ImGui::TextUnformatted("Modelled on the simulator");
   else
     ImGui::TextUnformatted("Speed");
@@ -186,7 +186,7 @@ void perf_box(App& app, const PerfReport& p) {
   }
   ImGui::TextDisabled("ceilings: %s (%.0f GB/s, %.0f GFLOP/s)", p.ceiling_source.c_str(),
                       p.dram_ceiling_gbps, p.compute_ceiling_gflops);
-  if (p.modelled)
+  if (p.predicted)
     ImGui::TextDisabled(
         "No time on the simulator: the point is counted work against that GPU's roofs.");
   for (auto& f : p.flags) ImGui::TextColored(ImVec4(1, 0.8f, 0.4f, 1), "note: %s", f.c_str());

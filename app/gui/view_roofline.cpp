@@ -36,7 +36,7 @@ void rebuild(App& app) {
     const GpuProfile* prof = find_profile(app.settings.gpu_profile);
     if (!prof) prof = &model_profile(dev ? dev->device : DeviceInfo{});
     p.chart.roofs = device_roofs({}, prof);
-    p.chart.title = "modelled: " + prof->name;
+    p.chart.title = "predicted: " + prof->name;
   }
   const Puzzle* pz = app.puzzle.puzzle;
   std::string kind = dev ? dev->kind : "sim";
@@ -56,7 +56,7 @@ void rebuild(App& app) {
         cp.kind = solution ? ChartPoint::reference : ChartPoint::trail;
         cp.intensity = a.intensity;
         cp.gflops = a.gflops;
-        cp.modelled = a.modelled;
+        cp.predicted = a.predicted;
         cp.attempt = a.id;
         cp.label = solution ? "solution" : fmt::format("attempt {}", a.id);
         cp.tooltip = point_tooltip(a.gbps, a.sol, a.time_us, a.verdict, a.created_at);
@@ -73,7 +73,7 @@ void rebuild(App& app) {
       cp.kind = ChartPoint::current;
       cp.intensity = pr.intensity;
       cp.gflops = pr.gflops;
-      cp.modelled = pr.modelled;
+      cp.predicted = pr.predicted;
       cp.attempt = app.results.attempt;
       cp.label = app.results.when == "just now" ? "your kernel"
                                                 : fmt::format("attempt {}", app.results.attempt);

@@ -1,6 +1,7 @@
 // The roofline arithmetic: GPU profiles, ridge points, log-axis ticks, speed of light, medals and
 // flags, measured-over-datasheet ceilings, and the simulator's modelled point.
 #include "core/puzzle.hpp"
+#include "core/perf/predict.hpp"
 #include "core/roofline.hpp"
 #include "core/store.hpp"
 
@@ -289,43 +290,32 @@ TEST_CASE("a timed check finds the ceilings probed on its device and driver") {
   CHECK(device_ceilings(unknown, "f32", dir.path.string()).dram_gbps == 0);
 }
 
-TEST_CASE("the simulator's modelled point") {
+TEST_CASE("a prediction scored like a timing, marked predicted") {
   Puzzle p = vector_add_puzzle();
-  const GpuProfile& h = *find_profile("h200");
-  CaseReport sim;
-  sim.sizes = {{"n", 1 << 20}};
-  const double n = 1 << 20;
-  sim.counters.total = {{"flops_f32", n}, {"bytes_loaded", 8 * n}, {"bytes_stored", 4 * n}};
-
-  PerfReport r = modelled_perf(p, sim, h);
-  CHECK(r.modelled);
-  CHECK(!r.timing.ok);
+  p.perf = Case{};
+  p.perf->sizes = {{"n", 1 << 26}};
+  const perf::Machine m = perf::machine_for(*find_profile("h200"));
+  perf::Prediction pred;
+  pred.ok = true;
+  pred.us = 200;
+  PerfReport r = perf::predicted_perf(p, pred, m);
+  CHECK(r.predicted);
+  CHECK(r.timing.ok);
+  CHECK(r.timing.method == "predicted");
+  CHECK(r.timing.median_us == 200);
+  const double n = 1 << 26;
   CHECK(r.bytes == 12 * n);
-  CHECK(r.flops == n);
-  CHECK(r.intensity == doctest::Approx(1.0 / 12));
-  CHECK(r.bound == "memory");
-  // On the attainable bound: bandwidth x intensity.
-  CHECK(r.gflops == doctest::Approx(attainable_gflops(r.intensity, h.dram_gbps, h.fp32_gflops)));
-  CHECK(r.gbps == doctest::Approx(h.dram_gbps));
-  CHECK(r.speed_of_light == doctest::Approx(1.0)); // no more bytes than the puzzle needs
-  CHECK(r.medal.empty());
-  CHECK(r.flags.empty());
-  CHECK(r.ceiling_source.find("H200") != std::string::npos);
+  CHECK(r.gbps == doctest::Approx(12 * n / 200e3));
+  // Scored against the machine's best DRAM stream, as a timed check is after `warpbook probe`.
+  CHECK(r.dram_ceiling_gbps == doctest::Approx(
+                                   std::max({m.dram_read_gbps, m.dram_copy_gbps, m.dram_triad_gbps})));
+  CHECK(r.speed_of_light == doctest::Approx(12 * n / (r.dram_ceiling_gbps * 1e3) / 200));
+  CHECK(!r.medal.empty()); // 88% of the ceiling: a medal, predicted
+  CHECK(r.ceiling_source.find("predicted") != std::string::npos);
 
-  // Twice the traffic (each input read twice): half the speed of light, and a flag that says so.
-  sim.counters.total["bytes_loaded"] = 20 * n;
-  PerfReport twice = modelled_perf(p, sim, h);
-  CHECK(twice.speed_of_light == doctest::Approx(0.5));
-  REQUIRE(!twice.flags.empty());
-  CHECK(twice.flags[0].find("2.0x") != std::string::npos);
-
-  // Another GPU models another point: the L4 has 300 GB/s.
-  sim.counters.total["bytes_loaded"] = 8 * n;
-  PerfReport l4 = modelled_perf(p, sim, *find_profile("l4"));
-  CHECK(l4.gbps == doctest::Approx(300));
-
-  CaseReport empty;
-  PerfReport e = modelled_perf(p, empty, h);
-  CHECK(e.speed_of_light == 0);
-  CHECK(!e.flags.empty());
+  // No prediction, no figures.
+  pred.ok = false;
+  PerfReport none = perf::predicted_perf(p, pred, m);
+  CHECK(!none.timing.ok);
+  CHECK(none.speed_of_light == 0);
 }

@@ -100,7 +100,7 @@ TEST_CASE("attempts go in and come back newest first") {
   CHECK(a.intensity == doctest::Approx(1.0 / 12));
   CHECK(a.sol == doctest::Approx(0.93));
   CHECK(a.medal == "gold");
-  CHECK(!a.modelled);
+  CHECK(!a.predicted);
   CHECK(a.has_point());
   CHECK(a.created_at.size() >= 20);
   CHECK(a.created_at.back() == 'Z');

@@ -753,6 +753,7 @@ private:
 
   void decode_function(uint32_t fi);
   void decode_instr(const ptx::Instr& in);
+  void note_registers(const ptx::Instr& in, const Opc& o, InstInfo& info);
   void finish_frames();
 };
 
@@ -887,6 +888,41 @@ void Decoder::decode_function(uint32_t fi) {
   funcs_[fi].pred_hi = uint32_t(P.npreds);
 }
 
+// The registers an instruction writes and reads (InstInfo::defs, uses). PTX writes its
+// destination first, except for the instructions that have none (stores, reductions, barriers,
+// branches ...), where every operand is read.
+void Decoder::note_registers(const ptx::Instr& in, const Opc& o, InstInfo& info) {
+  auto add = [&](std::vector<uint32_t>& v, const std::string& name) {
+    if (const Sym* s = lookup(name)) {
+      if (s->k == Sym::K::reg)
+        v.push_back(s->idx);
+      else if (s->k == Sym::K::pred)
+        v.push_back(kPredRow | s->idx);
+    }
+  };
+  auto walk = [&](auto& self, const ptx::Operand& op, std::vector<uint32_t>& v) -> void {
+    using K = ptx::Operand::Kind;
+    if (op.kind == K::ident) {
+      add(v, op.name);
+      if (!op.name2.empty()) add(v, op.name2);
+    } else if (op.kind == K::addr) {
+      if (!op.name.empty()) add(v, op.name);
+    } else if (op.kind == K::vec || op.kind == K::list) {
+      for (auto& e : op.elems) self(self, e, v);
+    }
+  };
+  static const char* const kNoDest[] = {"st",    "red",   "bar",      "barrier",   "bra",
+                                        "ret",   "exit",  "trap",     "prefetch",  "prefetchu",
+                                        "membar", "fence", "cp",      "call",      "pmevent",
+                                        "nanosleep", "brkpt", "stmatrix", "griddepcontrol"};
+  bool dest = true;
+  for (const char* b : kNoDest)
+    if (o.base == b) dest = false;
+  if (o.base == "wmma" && o.has("store")) dest = false;
+  if (!in.guard.empty()) add(info.uses, in.guard);
+  for (size_t i = 0; i < in.ops.size(); ++i) walk(walk, in.ops[i], i == 0 && dest ? info.defs : info.uses);
+}
+
 void Decoder::decode_instr(const ptx::Instr& in) {
   Inst I;
   InstInfo info;
@@ -905,6 +941,7 @@ void Decoder::decode_instr(const ptx::Instr& in) {
               decode_tensor(*this, I, info, o, in);
     if (!ok) throw Unsupported("the simulator does not implement `" + o.base + "`");
     if (!I.fn) throw Unsupported("no handler");
+    note_registers(in, o, info);
   } catch (const Unsupported& e) {
     int16_t g = I.guard;
     uint32_t gx = I.guard_xor;

@@ -383,7 +383,7 @@ void init_warp(Exec& x, Warp& w, uint32_t index) {
   for (int16_t p : P.true_preds) w.p[p] = kFull;
 }
 
-template <bool Count> int run_warp(Exec& x, Warp& w, uint32_t slice) {
+template <bool Count, bool Trace> int run_warp(Exec& x, Warp& w, uint32_t slice) {
   const Inst* code = x.code;
   uint32_t n = 0;
   int rc = kNext;
@@ -396,6 +396,14 @@ template <bool Count> int run_warp(Exec& x, Warp& w, uint32_t slice) {
       HotCount& c = x.hot[w.pc];
       ++c.warp;
       c.lanes += lanes_in(m);
+    }
+    if constexpr (Trace) { // a sampled run (the performance model): every instruction, in order
+      WarpTrace& t = *w.trace;
+      t.rec = t.ev.size() < x.L->trace_cap;
+      if (t.rec)
+        t.ev.push_back(TraceEvent{w.pc, m});
+      else
+        ++t.dropped;
     }
     ++n;
     rc = in.fn(x, w, in, m);
@@ -477,7 +485,7 @@ void finish_block(Exec& x, Block& B) {
 }
 
 // Runs a block's warps in turns until they have all exited, or a fault stops the launch.
-template <bool Count> void run_warps(Exec& x, Block& B) {
+template <bool Count, bool Trace> void run_warps(Exec& x, Block& B) {
   LaunchCtx& L = *x.L;
   std::vector<uint32_t> order(B.nwarps);
   std::iota(order.begin(), order.end(), 0u);
@@ -494,7 +502,7 @@ template <bool Count> void run_warps(Exec& x, Block& B) {
       alive = true;
       if (!w.active && !reschedule(x, w)) continue;
       uint32_t s = L.shuffle ? 1 + uint32_t(x.next_rand() % slice) : slice;
-      int rc = run_warp<Count>(x, w, s);
+      int rc = run_warp<Count, Trace>(x, w, s);
       progress = true;
       if (rc == kStop) return;
     }
@@ -535,7 +543,8 @@ template <bool Count> void run_warps(Exec& x, Block& B) {
   }
 }
 
-template <bool Count> void run_block(Exec& x, uint64_t linear) {
+template <bool Count, bool Trace = false>
+void run_block(Exec& x, uint64_t linear, BlockTrace* trace = nullptr) {
   LaunchCtx& L = *x.L;
   Block B;
   B.linear = linear;
@@ -552,7 +561,18 @@ template <bool Count> void run_block(Exec& x, uint64_t linear) {
   x.B = &B;
   B.epoch = ++x.epoch_base;
   for (uint32_t i = 0; i < B.nwarps; ++i) init_warp(x, x.warps[i], i);
-  run_warps<Count>(x, B);
+  if constexpr (Trace) {
+    trace->linear = linear;
+    trace->idx = B.idx;
+    trace->nthreads = B.nthreads;
+    trace->warps.assign(B.nwarps, WarpTrace{});
+    for (uint32_t i = 0; i < B.nwarps; ++i) x.warps[i].trace = &trace->warps[i];
+  } else {
+    for (uint32_t i = 0; i < B.nwarps; ++i) x.warps[i].trace = nullptr;
+  }
+  run_warps<Count, Trace>(x, B);
+  if constexpr (Trace)
+    for (uint32_t i = 0; i < B.nwarps; ++i) x.warps[i].trace = nullptr;
   finish_block(x, B); // printf output and per-thread maxima, also after a fault
 }
 
@@ -620,6 +640,16 @@ void internal_fault(LaunchCtx& L, const char* what) {
   L.stop.store(true);
 }
 
+// Runs the launch's `b`-th block (of the sampled list, when the run is sampled).
+void run_nth_block(LaunchCtx& L, Exec& x, uint64_t b) {
+  if (L.sample)
+    run_block<true, true>(x, (*L.sample)[b], &(*L.traces)[b]);
+  else if (L.count)
+    run_block<true>(x, b);
+  else
+    run_block<false>(x, b);
+}
+
 void worker(LaunchCtx& L, Exec& x, uint64_t nblocks) {
   try {
     setup_exec(x, L);
@@ -627,10 +657,7 @@ void worker(LaunchCtx& L, Exec& x, uint64_t nblocks) {
       if (L.stop.load(std::memory_order_relaxed)) break;
       uint64_t b = L.next_block.fetch_add(1, std::memory_order_relaxed);
       if (b >= nblocks) break;
-      if (L.count)
-        run_block<true>(x, b);
-      else
-        run_block<false>(x, b);
+      run_nth_block(L, x, b);
     }
   } catch (const std::exception& e) {
     internal_fault(L, e.what());
@@ -704,7 +731,8 @@ void Pool::wait() {
 }
 
 void run_launch(LaunchCtx& L, Pool& pool, unsigned max_workers, LaunchTotals& out) {
-  uint64_t nblocks = L.grid.count();
+  uint64_t nblocks = L.sample ? L.sample->size() : L.grid.count();
+  if (L.sample) L.traces->assign(nblocks, BlockTrace{});
   unsigned nw = unsigned(std::min<uint64_t>(max_workers ? max_workers : pool.size(), nblocks));
   nw = std::max(1u, std::min(nw, pool.size()));
   std::vector<Exec>& ex = pool.execs();
@@ -729,10 +757,7 @@ void run_launch(LaunchCtx& L, Pool& pool, unsigned max_workers, LaunchTotals& ou
       }
       uint64_t b = L.next_block.fetch_add(1, std::memory_order_relaxed);
       if (b >= nblocks) break;
-      if (L.count)
-        run_block<true>(x, b);
-      else
-        run_block<false>(x, b);
+      run_nth_block(L, x, b);
     }
   } catch (const std::exception& e) {
     internal_fault(L, e.what());

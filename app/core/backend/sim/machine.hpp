@@ -10,6 +10,7 @@
 #pragma once
 #include "core/backend.hpp"
 #include "fp.hpp"
+#include "lazy_image.hpp"
 
 #include <atomic>
 #include <bit>
@@ -88,11 +89,55 @@ struct InstInfo {
   MemKind mem = MemKind::none;
   bool branch = false;
   std::string note; // why an instruction is unsupported
+  // Registers written and read (register rows; predicates as kPredRow | index), for the
+  // performance model's dependency tracking. The guard predicate is among the uses.
+  std::vector<uint32_t> defs, uses;
 };
+constexpr uint32_t kPredRow = 0x80000000u;
 
 struct Exec;
 struct Warp;
 struct Inst;
+
+// ---- traces (the performance model's sampled runs, trace.hpp) ----
+// What one warp executed, instruction by instruction, with the memory each access touched.
+enum class TraceKind : uint8_t {
+  none,
+  global,        // global memory (also generic pointers that land there): sectors
+  local,         // local memory (spills, stack arrays), interleaved per lane as on a GPU: sectors
+  shared,        // shared memory: `count` wavefronts
+  global_atomic, // atomic or reduction on global memory: distinct words and lanes on each
+  shared_atomic, // on shared memory: `count` = the most lanes on one word (they serialise)
+};
+struct TraceEvent {
+  uint32_t pc = 0;
+  uint32_t mask = 0;  // the lanes that executed it (guard applied)
+  uint32_t first = 0; // memory: first entry in WarpTrace::sec
+  uint16_t count = 0; // memory: entries in sec (global, local, atomics) or wavefronts (shared)
+  TraceKind kind = TraceKind::none;
+  uint8_t bytes = 0; // bytes per lane
+};
+// A 32-byte sector and the bytes of it the access touched (bit i: byte i); for atomics the word
+// address / 4 and the number of lanes on it.
+struct TraceSector {
+  uint64_t id = 0;
+  uint32_t mask = 0;
+};
+struct WarpTrace {
+  std::vector<TraceEvent> ev;
+  std::vector<TraceSector> sec;
+  uint64_t dropped = 0; // events past the cap, not recorded
+  bool rec = false;     // the instruction executing now was recorded (its event is ev.back())
+  // Filled by the performance model (perf/schedule.cpp) after it reorders `ev`: for event k, the
+  // events whose results it reads are deps[dep_first[k] .. dep_first[k + 1]).
+  std::vector<uint32_t> dep_first, deps;
+};
+struct BlockTrace {
+  uint64_t linear = 0;
+  Dim3 idx;
+  uint32_t nthreads = 0;
+  std::vector<WarpTrace> warps;
+};
 // A handler executes one instruction for the lanes in `mask` (active lanes whose guard holds).
 // It returns what the warp loop does next.
 using ExecFn = int (*)(Exec&, Warp&, const Inst&, uint32_t mask);
@@ -238,7 +283,11 @@ class Memory {
 public:
   std::vector<std::unique_ptr<Region>> regions; // sorted by base
   std::vector<std::unique_ptr<std::byte[], void (*)(void*)>> storage;
+  std::vector<std::unique_ptr<LazyImage>> lazy;
   Region* add(uint64_t base, uint64_t data_off, uint64_t data_bytes, uint64_t image_bytes);
+  // A region whose bytes are made on first touch (LazyImage).
+  Region* add_lazy(uint64_t base, uint64_t data_off, uint64_t data_bytes, uint64_t image_bytes,
+                   LazyImage::Fill fill);
   // Zeroed memory that lives as long as this Memory.
   void* alloc_zeroed(size_t bytes);
   void sort();
@@ -297,6 +346,7 @@ struct Warp {
   std::vector<CallFrame> stack; // [lane * max_depth + d]
   std::byte* local = nullptr;   // this warp's local memory: lane l at local + l * local_per_thread
   bool consts_ok = false;       // constant rows hold the current program's constants
+  WarpTrace* trace = nullptr;   // a sampled run's trace of this warp, or nullptr
   uint64_t* row(uint32_t i) { return r + size_t(i) * kWarpSize; }
   uint64_t rv(uint32_t i, int lane) const { return r[size_t(i) * kWarpSize + lane]; }
 };
@@ -385,6 +435,10 @@ struct LaunchCtx {
   size_t printf_bytes = 0;
   bool printf_truncated = false;
   const std::vector<HostBuffer>* buffers = nullptr;
+  // A sampled run: only these blocks (linear indices) run, each traced into `traces` (same order).
+  const std::vector<uint64_t>* sample = nullptr;
+  std::vector<BlockTrace>* traces = nullptr;
+  size_t trace_cap = 0; // events kept per warp
 };
 
 // ---- helpers shared by the handler files ----
@@ -473,6 +527,15 @@ void note_writer(Exec& x, Warp& w, int lane, Region* r, uint64_t a);
 inline void store_writer(uint64_t* slot, uint64_t v) {
   std::atomic_ref<uint64_t>(*slot).store(v, std::memory_order_relaxed);
 }
+// Trace recording (trace.cpp), called by the memory handlers when w.trace is set: fills the
+// payload of the warp's last event. `addr` holds `n` addresses (global: simulated addresses;
+// local: the lanes' offsets in their frames; shared: offsets in the block's shared memory).
+void trace_global(Warp& w, const uint64_t* addr, int n, uint32_t bytes, TraceKind kind);
+void trace_local(const Exec& x, Warp& w, const uint64_t* off, const int* lanes, int n,
+                 uint32_t bytes);
+void trace_shared(Warp& w, uint32_t wavefronts, uint32_t bytes);
+void trace_atomic(Warp& w, const uint64_t* addr, int n, uint32_t bytes, bool shared);
+
 // Race check for one shared access of `n` bytes at offset `a` (exec.cpp).
 int shared_race_check(Exec& x, Warp& w, const Inst& in, int lane, uint64_t a, uint32_t n,
                       bool write, const std::byte* newval);

@@ -29,6 +29,20 @@ Region* Memory::add(uint64_t base, uint64_t data_off, uint64_t data_bytes, uint6
   return regions.back().get();
 }
 
+Region* Memory::add_lazy(uint64_t base, uint64_t data_off, uint64_t data_bytes,
+                         uint64_t image_bytes, LazyImage::Fill fill) {
+  auto r = std::make_unique<Region>();
+  r->base = base;
+  r->data_lo = base + data_off;
+  r->data_hi = r->data_lo + data_bytes;
+  r->end = base + image_bytes;
+  lazy.push_back(std::make_unique<LazyImage>(size_t(std::max<uint64_t>(image_bytes, 1)),
+                                             std::move(fill)));
+  r->host = lazy.back()->data();
+  regions.push_back(std::move(r));
+  return regions.back().get();
+}
+
 void* Memory::alloc_zeroed(size_t bytes) {
   size_t alloc = (std::max<size_t>(bytes, 1) + 255) / 256 * 256;
   void* p = std::aligned_alloc(256, alloc);

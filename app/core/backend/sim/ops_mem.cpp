@@ -268,7 +268,9 @@ template <Space S, bool Store> int h_access(Exec& x, Warp& w, const Inst& in, ui
   const uint32_t width = in.width, vec = in.vec, n = width * vec;
   const bool sign = in.flags & kSat; // reused: sign-extend sub-word loads
   uint64_t gaddr[kWarpSize], saddr[kWarpSize];
-  int ng = 0, nsh = 0;
+  uint64_t gfull[kWarpSize], loff[kWarpSize]; // the trace's: global addresses, local offsets
+  int llane[kWarpSize];
+  int ng = 0, nsh = 0, nl = 0;
   uint32_t gmask = 0, smask = 0;
   for (uint32_t mm = m; mm; mm &= mm - 1) {
     int l = std::countr_zero(mm);
@@ -323,12 +325,16 @@ template <Space S, bool Store> int h_access(Exec& x, Warp& w, const Inst& in, ui
       } else {
         ++w.gloads[l];
       }
+      gfull[ng] = a;
       gaddr[ng++] = a >> 5;
       gmask |= 1u << l;
     } else if (sp == Space::shared) {
       saddr[l] = uint64_t(p - x.B->shared);
       smask |= 1u << l;
       ++nsh;
+    } else if (sp == Space::local) {
+      loff[nl] = uint64_t(p - (w.local + size_t(l) * x.P->local_per_thread));
+      llane[nl++] = l;
     }
   }
   if (x.L->stop.load(std::memory_order_relaxed)) return kStop; // e.g. after a guard-band write
@@ -345,10 +351,15 @@ template <Space S, bool Store> int h_access(Exec& x, Warp& w, const Inst& in, ui
       }
     }
     if (nsh) {
-      uint32_t ideal;
-      c.s_wave += shared_wavefronts(saddr, smask, n, ideal);
+      uint32_t ideal, waves = shared_wavefronts(saddr, smask, n, ideal);
+      c.s_wave += waves;
       c.s_ideal += ideal;
+      if (w.trace) trace_shared(w, waves, n);
     }
+  }
+  if (w.trace) {
+    if (ng) trace_global(w, gfull, ng, n, TraceKind::global);
+    if (nl) trace_local(x, w, loff, llane, nl, n);
   }
   return kNext;
 }
@@ -462,6 +473,16 @@ template <bool Store, uint32_t W> int h_global1(Exec& x, Warp& w, const Inst& in
     c.g_ideal += (uint64_t(ng) * W + 31) / 32;
     c.g_sect += sectors;
   }
+  if (w.trace) {
+    if (m == kFull) {
+      trace_global(w, addr, kWarpSize, W, TraceKind::global);
+    } else {
+      uint64_t dense[kWarpSize];
+      int k = 0;
+      for (uint32_t mm = m; mm; mm &= mm - 1) dense[k++] = addr[std::countr_zero(mm)];
+      trace_global(w, dense, k, W, TraceKind::global);
+    }
+  }
   return kNext;
 }
 
@@ -552,12 +573,14 @@ template <bool Store, uint32_t W> int h_shared1(Exec& x, Warp& w, const Inst& in
       if (simple) {
         c.s_wave += 1;
         c.s_ideal += 1;
+        if (w.trace) trace_shared(w, 1, W);
         return kNext;
       }
     }
-    uint32_t ideal;
-    c.s_wave += shared_wavefronts(addr, m, W, ideal);
+    uint32_t ideal, waves = shared_wavefronts(addr, m, W, ideal);
+    c.s_wave += waves;
     c.s_ideal += ideal;
+    if (w.trace) trace_shared(w, waves, W);
   }
   return kNext;
 }
@@ -782,8 +805,9 @@ int h_atom(Exec& x, Warp& w, const Inst& in, uint32_t m) {
   const uint64_t* c = in.r[3] != kNoRow ? w.row(in.r[3]) : b;
   RmwFn rmw = pick_rmw(in.ty);
   uint32_t n = in.width;
-  uint64_t gaddr[kWarpSize];
-  int ng = 0;
+  uint64_t gaddr[kWarpSize], full[kWarpSize]; // full: the trace's addresses (global or shared)
+  int ng = 0, nfull = 0;
+  bool shared_atomic = false;
   for (uint32_t mm = m; mm; mm &= mm - 1) {
     int l = std::countr_zero(mm);
     uint64_t a = base[l] + uint64_t(in.imm);
@@ -808,8 +832,12 @@ int h_atom(Exec& x, Warp& w, const Inst& in, uint32_t m) {
     if (in.r[0] != kNoRow) w.row(in.r[0])[l] = old;
     if (sp == Space::global) {
       gaddr[ng++] = a >> 5;
+      full[nfull++] = a;
       if (x.last && x.last->writers && a >= x.last->data_lo && a < x.last->data_hi)
         note_writer(x, w, l, x.last, a);
+    } else if (sp == Space::shared) {
+      full[nfull++] = uint64_t(p - x.B->shared);
+      shared_atomic = true;
     }
   }
   if (x.count && ng) {
@@ -818,6 +846,7 @@ int h_atom(Exec& x, Warp& w, const Inst& in, uint32_t m) {
     ic.g_sect += count_distinct(gaddr, ng);
     ic.g_ideal += (uint64_t(ng) * n + 31) / 32;
   }
+  if (w.trace && nfull) trace_atomic(w, full, nfull, n, shared_atomic);
   return kNext;
 }
 
@@ -827,7 +856,7 @@ int h_cp_async(Exec& x, Warp& w, const Inst& in, uint32_t m) {
   const uint64_t* src = w.row(in.r[1]);
   const uint64_t* srcsz = in.r[2] != kNoRow ? w.row(in.r[2]) : nullptr;
   uint32_t n = in.width;
-  uint64_t gaddr[kWarpSize], saddr[kWarpSize];
+  uint64_t gaddr[kWarpSize], saddr[kWarpSize], gfull[kWarpSize];
   int ng = 0;
   uint32_t smask = 0;
   for (uint32_t mm = m; mm; mm &= mm - 1) {
@@ -841,6 +870,7 @@ int h_cp_async(Exec& x, Warp& w, const Inst& in, uint32_t m) {
       std::byte* s = global_ptr(x, w, in, l, sa, n, false);
       if (!s) return kStop;
       std::memcpy(buf, s, take);
+      gfull[ng] = sa;
       gaddr[ng++] = sa >> 5;
       ++w.gloads[l];
     }
@@ -863,6 +893,7 @@ int h_cp_async(Exec& x, Warp& w, const Inst& in, uint32_t m) {
       ic.s_ideal += ideal;
     }
   }
+  if (w.trace && ng) trace_global(w, gfull, ng, n, TraceKind::global);
   return kNext;
 }
 

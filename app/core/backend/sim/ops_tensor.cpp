@@ -98,7 +98,7 @@ int h_wmma_ldst(Exec& x, Warp& w, const Inst& in, uint32_t m) {
   const uint64_t* base = w.row(in.r[1]);
   const uint64_t* stride = in.r[2] != kNoRow ? w.row(in.r[2]) : nullptr;
   uint64_t sect[kWarpSize * 16];
-  int ns = 0;
+  int ns = 0, nshared = 0;
   for (uint32_t mm = m; mm; mm &= mm - 1) {
     int l = std::countr_zero(mm);
     uint64_t ld = stride ? uint32_t(stride[l]) : uint64_t(col ? R : C);
@@ -128,6 +128,17 @@ int h_wmma_ldst(Exec& x, Warp& w, const Inst& in, uint32_t m) {
         f.set(w, l, i, v);
       }
       if (sp == Space::global && ns < int(sizeof sect / sizeof sect[0])) sect[ns++] = a >> 5;
+      if (sp == Space::shared) ++nshared;
+    }
+  }
+  if (w.trace) {
+    if (ns) {
+      uint64_t addrs[kWarpSize * 16];
+      for (int i = 0; i < ns; ++i) addrs[i] = sect[i] << 5;
+      trace_global(w, addrs, ns, 32, TraceKind::global);
+    } else if (nshared) {
+      // A fragment's rows are contiguous: about one wavefront per 128 bytes.
+      trace_shared(w, uint32_t((nshared * eb + 127) / 128), uint32_t(eb));
     }
   }
   if (x.count && ns) {
@@ -288,6 +299,7 @@ int h_ldmatrix(Exec& x, Warp& w, const Inst& in, uint32_t m) {
     c.s_wave += uint64_t(num);
     c.s_ideal += uint64_t(num);
   }
+  if (w.trace) trace_shared(w, uint32_t(num), 16);
   return kNext;
 }
 

@@ -134,7 +134,32 @@ RunResult Simulator::run(const RunPlan& plan) {
   }
 }
 
-RunResult Simulator::run_locked(const RunPlan& plan) {
+SampledRun Simulator::run_sampled(const RunPlan& plan,
+                                  const std::vector<std::vector<uint64_t>>& blocks,
+                                  size_t trace_cap) {
+  std::lock_guard run_lock(impl_->run_mu);
+  SampledRun out;
+  Sampling s{&blocks, trace_cap, &out};
+  const bool writers = opt_.track_writers;
+  opt_.track_writers = false;
+  try {
+    RunResult r = run_locked(plan, &s);
+    out.fault = r.fault;
+    out.warnings = std::move(r.warnings);
+    out.run_ms = r.run_ms;
+  } catch (const std::bad_alloc&) {
+    out.fault = launch_fault(FaultKind::memory_limit,
+                             "the simulator ran out of host memory for this plan's buffers", -1);
+  } catch (const std::exception& e) {
+    out.fault =
+        launch_fault(FaultKind::internal,
+                     std::string("the simulator failed (a bug in Warpbook): ") + e.what(), -1);
+  }
+  opt_.track_writers = writers;
+  return out;
+}
+
+RunResult Simulator::run_locked(const RunPlan& plan, const Sampling* sampling) {
   auto t0 = std::chrono::steady_clock::now();
   RunResult res;
   auto done = [&]() -> RunResult& {
@@ -175,19 +200,28 @@ RunResult Simulator::run_locked(const RunPlan& plan) {
   if (bufs) {
     for (size_t i = 0; i < bufs->size(); ++i) {
       HostBuffer& hb = (*bufs)[i];
-      size_t img = hb.image.size();
+      // Transfer::In::kept: the simulator keeps nothing between runs, so the image it is.
+      const Transfer* tr = i < plan.transfers.size() ? &plan.transfers[i] : nullptr;
+      const bool lazy = tr && tr->lazy;
+      size_t img = lazy ? 0 : hb.image.size();
       size_t guard = hb.guard_bytes;
       if (img < guard + hb.data_bytes) img = guard + hb.data_bytes; // tolerate a short image
+      if (lazy) img = guard + hb.data_bytes + guard;
       uint64_t data_addr = (next + guard + 255) / 256 * 256;
       uint64_t base = data_addr - guard;
-      Region* r = mem.add(base, guard, hb.data_bytes, img);
+      Region* r = lazy ? mem.add_lazy(base, guard, hb.data_bytes, img, tr->lazy)
+                       : mem.add(base, guard, hb.data_bytes, img);
       r->buffer = int(i);
       r->name = hb.name.empty() ? "buffer " + std::to_string(i) : hb.name;
       r->dtype = hb.type;
       r->elem = uint32_t(dtype_bytes(hb.type));
       r->elem_shift = uint32_t(std::countr_zero(r->elem));
-      // Transfer::In::kept: the simulator keeps nothing between runs, so the image it is.
-      const Transfer* tr = i < plan.transfers.size() ? &plan.transfers[i] : nullptr;
+      if (lazy) {
+        r->nelem = hb.data_bytes / r->elem;
+        buf_region.push_back(r);
+        next = (base + img + 65536 + 255) / 256 * 256;
+        continue;
+      }
       if (tr && tr->in == Transfer::In::fill) {
         std::memset(r->host, int(tr->guard_fill), size_t(r->end - r->base));
         std::memset(r->host + guard, int(tr->data_fill), hb.data_bytes);
@@ -210,7 +244,9 @@ RunResult Simulator::run_locked(const RunPlan& plan) {
   uint32_t max_loads = 0, max_stores = 0;
   std::map<int, std::array<double, kNumCounters>> lines; // summed over the plan's launches
 
-  for (size_t li = 0; li < plan.launches.size(); ++li) {
+  const size_t nlaunch =
+      sampling ? std::min(plan.launches.size(), sampling->blocks->size()) : plan.launches.size();
+  for (size_t li = 0; li < nlaunch; ++li) {
     const Launch& la = plan.launches[li];
     int launch = int(li);
     std::string why;
@@ -311,6 +347,23 @@ RunResult Simulator::run_locked(const RunPlan& plan) {
       break;
     }
 
+    std::vector<uint64_t> sample;
+    SampledLaunch* traced = nullptr;
+    if (sampling) {
+      for (uint64_t b : (*sampling->blocks)[li])
+        if (b < g.count()) sample.push_back(b);
+      sampling->out->launches.push_back(SampledLaunch{});
+      traced = &sampling->out->launches.back();
+      traced->launch = la;
+      traced->code = P->info;
+      traced->static_shared = P->static_shared;
+      traced->local_per_thread = P->local_per_thread;
+      L.sample = &sample;
+      L.traces = &traced->blocks;
+      L.trace_cap = sampling->trace_cap;
+      L.count = true; // the traces take shared-memory wavefronts from the counting code
+    }
+
     LaunchTotals T;
     run_launch(L, impl_->pool, opt_.workers, T);
 
@@ -384,6 +437,12 @@ RunResult Simulator::run_locked(const RunPlan& plan) {
     tot["active_lane_efficiency"] = sum[cWarp] > 0 ? sum[cThread] / (32.0 * sum[cWarp]) : 0.0;
     tot["max_global_loads_per_thread"] = max_loads;
     tot["max_global_stores_per_thread"] = max_stores;
+  }
+
+  if (sampling) { // nothing comes back from a sampled run but its traces
+    for (auto& l : mem.lazy) sampling->out->lazy_bytes += l->touched_bytes();
+    done();
+    return res;
   }
 
   // ---- copy every image back (guard bands included) ----

@@ -1,0 +1,87 @@
+// warpbook predict PUZZLE FILE: the performance model alone (no correctness cases): how long the
+// kernel would take at the puzzle's [perf] size on a GPU of the table, and why. `check` shows the
+// same prediction beside its verdict; this is the quick way to ask "and on an A100?".
+#include "command.hpp"
+#include "prediction_text.hpp"
+#include "core/catalog.hpp"
+#include "core/compile.hpp"
+#include "core/perf/explain.hpp"
+#include "core/perf/predict.hpp"
+#include "core/report_json.hpp"
+#include "core/roofline.hpp"
+#include "core/store.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <fstream>
+#include <sstream>
+
+namespace {
+
+using namespace wb;
+
+struct PredictArgs {
+  std::string puzzle, file, gpu = "h200";
+  bool json = false, measured = false;
+};
+
+int run_predict(const cli::Global& g, const PredictArgs& a) {
+  Catalog cat = load_catalog(default_catalog_root(g.catalog));
+  const Puzzle* pz = cat.find_puzzle(a.puzzle);
+  if (!pz) throw cli::UsageError(fmt::format("no puzzle '{}'", a.puzzle));
+  std::ifstream in(a.file, std::ios::binary);
+  if (!in) throw cli::UsageError("cannot read " + a.file);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string source = ss.str();
+  const GpuProfile* prof = find_profile(a.gpu);
+  if (!prof) {
+    std::string keys;
+    for (auto& p : gpu_profiles()) keys += (keys.empty() ? "" : ", ") + p.key;
+    throw cli::UsageError(fmt::format("no GPU profile '{}' (there are: {})", a.gpu, keys));
+  }
+  std::vector<Diagnostic> diags;
+  std::map<std::string, int64_t> tune;
+  for (auto& t : pz->tunables) tune[t.name] = t.default_value;
+  for (auto& t : parse_tune_lines(source, a.file, diags)) tune[t.name] = t.value;
+  perf::Machine m = perf::machine_for(*prof);
+  perf::Prediction p = perf::predict(*pz, source, a.file, tune, m);
+  PerfReport score = perf::predicted_perf(*pz, p, m);
+  if (a.json) {
+    nlohmann::json j = prediction_json(p);
+    j["puzzle"] = pz->id;
+    j["file"] = a.file;
+    j["speed_of_light"] = score.speed_of_light;
+    j["medal"] = score.medal;
+    j["gbps"] = score.gbps;
+    j["gflops"] = score.gflops;
+    fmt::print("{}\n", j.dump(2));
+    return p.ok ? 0 : 3;
+  }
+  if (!p.ok) {
+    fmt::print(stderr, "predict: {}\n", p.error);
+    return 3;
+  }
+  fmt::print("{} on the {} (predicted): {} at the perf size", pz->id, p.gpu_name,
+             perf::us_text(p.us));
+  for (auto& [k, v] : score.sizes) fmt::print(" {}={}", k, v);
+  fmt::print("\n  {:.0f} GB/s, {:.0f} GFLOP/s, {:.0f}% of speed of light{}\n", score.gbps,
+             score.gflops, 100 * score.speed_of_light,
+             score.medal.empty() ? "" : ", " + score.medal + " (predicted)");
+  cli::print_why(p);
+  return 0;
+}
+
+cli::Registration reg("predict", [](CLI::App& app, cli::Global& g) -> std::function<int()> {
+  auto a = std::make_shared<PredictArgs>();
+  auto* sub = app.add_subcommand("predict", "predict a kernel's time at its puzzle's perf size on "
+                                            "a GPU of the table, and why (no GPU needed)");
+  sub->add_option("puzzle", a->puzzle, "puzzle id or prefix")->required();
+  sub->add_option("file", a->file, "the kernel file")->required();
+  sub->add_option("--gpu", a->gpu, "GPU profile (h200, h100-sxm, a100-80gb, ...)")
+      ->capture_default_str();
+  sub->add_flag("--json", a->json, "print the prediction as JSON");
+  return [a, &g] { return run_predict(g, *a); };
+});
+
+} // namespace

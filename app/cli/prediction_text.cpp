@@ -1,0 +1,34 @@
+#include "prediction_text.hpp"
+
+#include "core/perf/explain.hpp"
+
+#include <fmt/format.h>
+
+namespace wb::cli {
+
+void print_why(const perf::Prediction& p, double measured_us, int max_factors) {
+  if (!p.ok) {
+    fmt::print("  prediction: none ({})\n", p.error);
+    return;
+  }
+  if (measured_us > 0)
+    fmt::print("  predicted {} on the {} (measured {}: the prediction is {:.2f}x the "
+               "measurement)\n",
+               perf::us_text(p.us), p.gpu_name, perf::us_text(measured_us), p.us / measured_us);
+  fmt::print("  why this speed (predicted for the {}):\n", p.gpu_name);
+  int k = 0;
+  for (auto& f : p.factors) {
+    if (++k > max_factors) break;
+    fmt::print("    {:>3.0f}%  {}\n", 100 * f.share, f.text);
+  }
+  for (auto& l : p.launches)
+    fmt::print("    {} <<<({},{},{}), ({},{},{})>>>: {} registers, {} B shared; {} blocks per SM "
+               "(limited by {}), {:.0f}% occupancy; {} blocks on the busiest SM; {}\n",
+               l.kernel, l.grid.x, l.grid.y, l.grid.z, l.block.x, l.block.y, l.block.z,
+               l.registers, l.shared_bytes, l.resident, l.limited_by, 100 * l.occupancy,
+               l.blocks_per_sm, perf::us_text(l.us));
+  for (auto& n : p.lines) fmt::print("    line {:>3}: {}\n", n.line, n.text);
+  fmt::print("    how: {} ({:.0f} ms)\n", p.method, p.model_ms);
+}
+
+} // namespace wb::cli

@@ -1,0 +1,107 @@
+// Trace recording for the performance model's sampled runs: the memory payload of a warp's last
+// event (exec.cpp's run_warp<.., true> appends the event before the handler runs).
+#include "machine.hpp"
+
+namespace wb::sim {
+
+namespace {
+
+// The event the current instruction appended, or nullptr past the cap.
+TraceEvent* current(Warp& w) {
+  return w.trace && w.trace->rec ? &w.trace->ev.back() : nullptr;
+}
+
+// Adds the bytes [a, a + n) to the sectors of one access, merging into sectors seen already.
+void add_bytes(std::vector<TraceSector>& sec, size_t first, uint64_t a, uint32_t n) {
+  for (uint64_t s = a >> 5; s <= (a + n - 1) >> 5; ++s) {
+    uint64_t lo = std::max<uint64_t>(a, s << 5) - (s << 5);
+    uint64_t hi = std::min<uint64_t>(a + n, (s + 1) << 5) - (s << 5);
+    uint32_t m = hi - lo >= 32 ? 0xffffffffu : uint32_t(((1ull << (hi - lo)) - 1) << lo);
+    bool found = false;
+    for (size_t k = sec.size(); k > first; --k)
+      if (sec[k - 1].id == s) {
+        sec[k - 1].mask |= m;
+        found = true;
+        break;
+      }
+    if (!found) sec.push_back({s, m});
+  }
+}
+
+} // namespace
+
+void trace_global(Warp& w, const uint64_t* addr, int n, uint32_t bytes, TraceKind kind) {
+  TraceEvent* e = current(w);
+  if (!e || n == 0) return;
+  auto& sec = w.trace->sec;
+  const size_t first = sec.size();
+  for (int i = 0; i < n; ++i) add_bytes(sec, first, addr[i], bytes);
+  e->first = uint32_t(first);
+  e->count = uint16_t(std::min<size_t>(sec.size() - first, 0xffff));
+  e->kind = kind;
+  e->bytes = uint8_t(bytes);
+}
+
+void trace_local(const Exec& x, Warp& w, const uint64_t* off, const int* lanes, int n,
+                 uint32_t bytes) {
+  TraceEvent* e = current(w);
+  if (!e || n == 0) return;
+  // A GPU interleaves local memory: word k of every lane of a warp sits in one contiguous run,
+  // so lanes reading the same offset are coalesced. Addresses are synthetic, one range per warp.
+  const uint64_t frame = std::max<uint64_t>(x.P->local_per_thread, 16);
+  const uint64_t warp_uid = x.B->linear * uint64_t(x.B->nwarps) + w.index;
+  const uint64_t base = 0x00007e2000000000ull + warp_uid * frame * kWarpSize;
+  const uint32_t unit = std::max<uint32_t>(bytes, 4);
+  auto& sec = w.trace->sec;
+  const size_t first = sec.size();
+  for (int i = 0; i < n; ++i) {
+    uint64_t a = base + off[i] / unit * unit * kWarpSize + uint64_t(lanes[i]) * unit;
+    add_bytes(sec, first, a, bytes);
+  }
+  e->first = uint32_t(first);
+  e->count = uint16_t(std::min<size_t>(sec.size() - first, 0xffff));
+  e->kind = TraceKind::local;
+  e->bytes = uint8_t(bytes);
+}
+
+void trace_shared(Warp& w, uint32_t wavefronts, uint32_t bytes) {
+  TraceEvent* e = current(w);
+  if (!e) return;
+  e->count = uint16_t(std::min<uint32_t>(wavefronts, 0xffff));
+  e->kind = TraceKind::shared;
+  e->bytes = uint8_t(bytes);
+}
+
+void trace_atomic(Warp& w, const uint64_t* addr, int n, uint32_t bytes, bool shared) {
+  TraceEvent* e = current(w);
+  if (!e || n == 0) return;
+  auto& sec = w.trace->sec;
+  const size_t first = sec.size();
+  uint32_t most = 0;
+  for (int i = 0; i < n; ++i) {
+    uint64_t word = addr[i] >> 2;
+    bool found = false;
+    for (size_t k = sec.size(); k > first; --k)
+      if (sec[k - 1].id == word) {
+        most = std::max(most, ++sec[k - 1].mask);
+        found = true;
+        break;
+      }
+    if (!found) {
+      sec.push_back({word, 1});
+      most = std::max(most, 1u);
+    }
+  }
+  e->bytes = uint8_t(bytes);
+  if (shared) {
+    sec.resize(first); // only the serialisation counts for shared memory
+    e->count = uint16_t(most);
+    e->kind = TraceKind::shared_atomic;
+    return;
+  }
+  e->first = uint32_t(first);
+  e->count = uint16_t(std::min<size_t>(sec.size() - first, 0xffff));
+  e->kind = TraceKind::global_atomic;
+}
+
+} // namespace wb::sim

@@ -1,0 +1,30 @@
+// What each PTX instruction costs an SM: the pipe it issues to, for how many clocks it holds the
+// pipe, and when its result is ready. PTX is not what runs (ptxas turns it into SASS), so a few
+// PTX instructions that ptxas expands into sequences (IEEE division and square root, integer
+// division, 64-bit integer arithmetic) are charged as the sequence they become.
+#pragma once
+#include "core/backend/sim/machine.hpp"
+#include "machine.hpp"
+
+#include <vector>
+
+namespace wb::perf {
+
+struct OpCost {
+  Pipe pipe = Pipe::alu;
+  float issue = 1;    // clocks the pipe is busy (per SMSP; per SM for mio and tensor)
+  float latency = 4;  // clocks until the result can be used (memory: set by the memory model)
+  float sass = 1;     // SASS instructions it stands for (issue slots)
+  bool memory = false;     // a load, store or atomic (its trace event says which space)
+  bool l1_cached = true;   // a global load that allocates in L1 (not .cg / .cv / .volatile)
+  bool returns = true;     // a load or an atomic with a destination (red and st do not)
+  bool barrier = false;    // bar.sync / barrier.sync: waits for the block
+  bool arrive = false;     // bar.arrive: counts toward a barrier without waiting
+  bool async_wait = false; // cp.async.wait_group / wait_all
+  bool free = false;       // costs no issue slot (kernel parameters, labels)
+};
+
+// One entry per pc of the decoded kernel.
+std::vector<OpCost> cost_table(const std::vector<sim::InstInfo>& code, const Machine& m);
+
+} // namespace wb::perf

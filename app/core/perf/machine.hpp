@@ -1,0 +1,100 @@
+// The machine a prediction is made for: what the performance model (app/core/perf/) needs to
+// know about one GPU, beyond the roofline's ceilings. Every figure comes from a cited source:
+// NVIDIA's programming guide and datasheets, microbenchmark papers, or `warpbook probe` on a GPU
+// of that kind (docs/perf-model.md lists them). Nothing here is fitted to a kernel.
+#pragma once
+#include "core/roofline.hpp"
+
+#include <string>
+#include <vector>
+
+namespace wb {
+struct MeasuredCeiling;
+}
+
+namespace wb::perf {
+
+// Issue pipes of an SM sub-partition (SMSP) and what is shared by the whole SM.
+enum class Pipe : uint8_t {
+  alu,    // integer add/logic/shift/compare, moves, predicates, branches (16 lanes/clk/SMSP)
+  fma,    // FP32 add/mul/fma and integer multiply (32 lanes/clk/SMSP on 8.6+, 16 on 8.0)
+  fp64,   // FP64 arithmetic
+  fp16,   // packed half/bfloat arithmetic
+  sfu,    // special functions (ex2, lg2, rsqrt, sin, cos, tanh) and popc/clz
+  conv,   // conversions to/from 64-bit types, float <-> int
+  mio,    // the SM's memory-instruction queue: loads, stores, atomics, shuffles
+  tensor, // mma / wmma
+  sync,   // barriers
+  none,   // no pipe (labels, nops)
+};
+constexpr int kPipes = 10;
+const char* pipe_name(Pipe p);
+
+struct Machine {
+  std::string key, name;
+  int cc = 90;           // compute capability x 10
+  int sm_count = 132;
+  double clock_ghz = 1.98; // SM clock under load
+
+  // Residency (CUDA programming guide, "Technical specifications per compute capability").
+  int max_threads_sm = 2048, max_warps_sm = 64, max_blocks_sm = 32;
+  int regs_sm = 65536, reg_unit = 256, warp_gran = 4, max_regs_thread = 255;
+  int smem_sm = 233472, smem_block_optin = 232448, smem_reserved = 1024, smem_unit = 128;
+  int l1_shared_bytes = 262144; // unified L1 + shared memory per SM
+  std::vector<int> carveouts_kb = {0, 8, 16, 32, 64, 100, 132, 164, 196, 228};
+
+  // Issue: warp instructions per clock per SMSP, for each Pipe (mio and tensor: per SM).
+  double rate[kPipes] = {0.5, 1.0, 0.5, 1.0, 0.125, 0.125, 1.0, 1.0, 0.25, 4.0};
+  // Dependent-issue latency in clocks, per Pipe (mio: see the memory latencies below).
+  double latency[kPipes] = {4, 4, 8, 8, 17, 12, 24, 24, 20, 1};
+  double shfl_latency = 24;
+  double tensor_flops_clk_sm = 2734; // mma.sync f16/bf16 FLOPs per clock per SM
+
+  // Memory. Latencies in ns (unloaded), bandwidths in GB/s (10^9 B/s).
+  double lat_l1_ns = 17, lat_shared_ns = 11.6, lat_l2_ns = 146, lat_dram_ns = 330;
+  double lat_atomic_ns = 250;
+  double l1_bytes_clk = 128;       // L1 / shared data path per SM per clock
+  double l2_gbps = 8900;           // L2 read, all SMs
+  double l2_capacity = 30e6;       // what a kernel can reuse (bytes)
+  double dram_read_gbps = 4560, dram_write_gbps = 4280, dram_copy_gbps = 3980,
+         dram_triad_gbps = 4300;   // streams
+  double dram_sector_read_gbps = 1880;    // one 32 B sector per 128 B line (32 B counted)
+  double dram_sector_read_64_gbps = 2230; // one sector per 64 B
+  double dram_sector_write_gbps = 707;    // 4 B written per 128 B line (32 B counted)
+  double dram_fetch_bytes = 64;           // the L2 fetches this much from DRAM per miss
+  double sm_max_bytes_clk = 64;           // the most one SM moves to or from L2 per clock
+  // Loaded latency: the DRAM read bandwidth the whole GPU reaches with a given number of bytes in
+  // flight per SM (KiB, GB/s), a read stream with a known number of loads in flight. By Little's
+  // law a read issued with Y bytes in flight GPU-wide takes about Y / BW(Y).
+  std::vector<std::pair<double, double>> dram_mlp = {{2, 694},   {4, 1336},  {8, 2447},
+                                                     {16, 3765}, {32, 4305}, {64, 4280},
+                                                     {128, 4459}};
+  double l2_sector_read_gops = 234.8;  // 4-byte reads, one sector per lane (G sectors/s)
+  double l2_sector_write_gops = 97.8;  // 4-byte writes, one sector per lane (partial sectors)
+  double l2_write_gbps = 4001;         // whole lines
+
+  // Atomics (GOP/s: lane operations per second, whole GPU).
+  double atomic_spread_gops = 117, atomic_warp_gops = 56.8, atomic_one_gops = 0.57;
+  double shared_atomic_one_gops = 20.1; // f32, one address per block, all SMs
+  double shared_atomic_u32_one_gops = 260.8, shared_atomic_u32_spread_gops = 8325; // integer
+  bool atomic_one_per_warp = false; // the serialisation at one address is per warp instruction
+
+  // Launches.
+  double launch_us = 3.2;   // one launch between events, nothing in it
+  double block_ns = 78.6;   // an SM starts at most one block this often (small blocks)
+  double block_ns_per_warp = 3.5; // ... and no faster than this per warp of the block
+
+  std::string source; // where the figures come from, one line
+  bool measured = false; // figures of `warpbook probe` on this very GPU are in
+
+  double cycles(double ns) const { return ns * clock_ghz; }
+  // The loaded latency (ns) of a DRAM read with `gpu_bytes` in flight on the whole GPU.
+  double dram_loaded_ns(double gpu_bytes) const;
+  double ns(double cycles) const { return cycles / clock_ghz; }
+};
+
+// The model's figures for a profile of the table (roofline.hpp's gpu_profiles()), from cited
+// sources; `measured` (what `warpbook probe` stored for a GPU of this kind) replaces them.
+Machine machine_for(const GpuProfile& p, const std::vector<MeasuredCeiling>& measured = {});
+
+} // namespace wb::perf

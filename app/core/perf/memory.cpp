@@ -1,0 +1,108 @@
+// The memory analysis of a sampled launch (replay.hpp): how each pc's addresses move from a block
+// to its neighbours, which data every block shares, and what a block brings into the L2 that its
+// predecessor did not.
+#include "replay.hpp"
+
+#include <algorithm>
+
+namespace wb::perf {
+
+namespace {
+
+// The sectors one block touched, per pc (global loads, stores and atomics' words as sectors).
+using PcSectors = std::unordered_map<uint32_t, std::vector<uint64_t>>;
+
+PcSectors sectors_by_pc(const sim::BlockTrace& b) {
+  PcSectors out;
+  for (auto& w : b.warps)
+    for (auto& e : w.ev) {
+      if (e.kind != sim::TraceKind::global && e.kind != sim::TraceKind::global_atomic) continue;
+      auto& v = out[e.pc];
+      for (uint32_t k = 0; k < e.count; ++k) {
+        uint64_t id = w.sec[e.first + k].id;
+        v.push_back(e.kind == sim::TraceKind::global_atomic ? id | (uint64_t(1) << 62) : id);
+      }
+    }
+  for (auto& [pc, v] : out) {
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+  }
+  return out;
+}
+
+// The fraction of `a` found in `b` after adding `shift` to it (both sorted).
+double overlap(const std::vector<uint64_t>& a, const std::vector<uint64_t>& b, int64_t shift) {
+  if (a.empty()) return 0;
+  size_t hit = 0, j = 0;
+  for (uint64_t x : a) {
+    uint64_t y = x + uint64_t(shift);
+    while (j < b.size() && b[j] < y) ++j;
+    if (j < b.size() && b[j] == y) ++hit;
+  }
+  return double(hit) / double(a.size());
+}
+
+} // namespace
+
+LaunchMemory analyse_memory(const sim::SampledLaunch& l, int anchor, const int neighbour[3]) {
+  LaunchMemory m;
+  m.anchor = anchor;
+  m.shift.assign(l.code.size(), PcShift{});
+  if (anchor < 0 || size_t(anchor) >= l.blocks.size()) return m;
+  const sim::BlockTrace& A = l.blocks[size_t(anchor)];
+  PcSectors a = sectors_by_pc(A);
+  for (auto& [pc, v] : a)
+    for (uint64_t x : v)
+      if (!(x >> 62)) m.anchor_footprint.insert(x);
+  m.stored.resize(l.blocks.size());
+  for (size_t b = 0; b < l.blocks.size(); ++b)
+    for (auto& w : l.blocks[b].warps)
+      for (auto& e : w.ev)
+        if (e.kind == sim::TraceKind::global && l.code[e.pc].mem == sim::MemKind::store)
+          for (uint32_t k = 0; k < e.count; ++k) m.stored[b][w.sec[e.first + k].id] |= w.sec[e.first + k].mask;
+  for (int d = 0; d < 3; ++d) {
+    if (neighbour[d] < 0) continue;
+    PcSectors n = sectors_by_pc(l.blocks[size_t(neighbour[d])]);
+    for (auto& [pc, va] : a) {
+      auto it = n.find(pc);
+      if (it == n.end() || it->second.empty() || va.empty()) continue;
+      const auto& vn = it->second;
+      PcShift& s = m.shift[pc];
+      // The same data (shared along d), or the same pattern moved by the difference of the first
+      // sectors (tiles, rows, halos); anything else depends on the data.
+      if (overlap(va, vn, 0) >= 0.9) {
+        s.known[d] = true, s.delta[d] = 0;
+      } else {
+        int64_t delta = int64_t(vn.front()) - int64_t(va.front());
+        if (overlap(va, vn, delta) >= 0.9) s.known[d] = true, s.delta[d] = delta;
+      }
+    }
+  }
+  // What a block brings into the L2 that its predecessor along x did not: its footprint less the
+  // sectors found in the predecessor's (the anchor's footprint moved back by each pc's x shift).
+  double fresh = 0;
+  for (auto& [pc, v] : a) {
+    const PcShift& s = m.shift[pc];
+    for (uint64_t x : v) {
+      if (x >> 62) continue; // atomics' words
+      bool old = s.known[0] && m.anchor_footprint.count(x + uint64_t(s.delta[0]));
+      fresh += old ? 0 : 32;
+    }
+  }
+  m.new_bytes_per_block = fresh;
+  // Global atomics: lanes per word in the anchor, and whether the words are shared by all blocks.
+  bool all_shared = true, any = false;
+  for (auto& w : A.warps)
+    for (auto& e : w.ev)
+      if (e.kind == sim::TraceKind::global_atomic) {
+        any = true;
+        for (uint32_t k = 0; k < e.count; ++k) m.atomic_words[w.sec[e.first + k].id] += w.sec[e.first + k].mask;
+        const PcShift& s = m.shift[e.pc];
+        for (int d = 0; d < 3; ++d)
+          if (neighbour[d] >= 0 && !(s.known[d] && s.delta[d] == 0)) all_shared = false;
+      }
+  m.atomics_shared = any && all_shared;
+  return m;
+}
+
+} // namespace wb::perf

@@ -1,0 +1,372 @@
+#include "predict.hpp"
+
+#include "core/check.hpp"
+#include "core/compile.hpp"
+#include "core/roofline.hpp"
+#include "core/store.hpp"
+#include "explain.hpp"
+#include "replay.hpp"
+#include "schedule.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fmt/format.h>
+#include <mutex>
+
+namespace wb::perf {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+// The simulator the model runs its samples on (kept: its worker threads and decode cache).
+sim::Simulator& simulator() {
+  static sim::Simulator s([] {
+    sim::SimOptions o;
+    o.track_writers = false;
+    return o;
+  }());
+  return s;
+}
+
+struct Occupancy {
+  int resident = 1;
+  std::string limited_by = "blocks";
+  int registers = 32, shared_bytes = 0;
+  double l1_bytes = 0;
+  int warps = 1;
+};
+
+Occupancy occupancy(const Machine& m, const Launch& la, const std::vector<KernelResources>& res) {
+  Occupancy o;
+  for (auto& r : res)
+    if (r.name == la.kernel) {
+      if (r.registers > 0) o.registers = r.registers;
+      if (r.shared_bytes > 0) o.shared_bytes = r.shared_bytes;
+    }
+  o.shared_bytes += int(la.shared_bytes);
+  const int threads = int(la.block.count());
+  o.warps = (threads + 31) / 32;
+  struct Limit {
+    int blocks;
+    const char* why;
+  };
+  const int regs_warp = ((o.registers * 32 + m.reg_unit - 1) / m.reg_unit) * m.reg_unit;
+  const int warps_by_regs = regs_warp > 0 ? m.regs_sm / regs_warp / m.warp_gran * m.warp_gran : 64;
+  const int smem_block =
+      ((o.shared_bytes + m.smem_reserved + m.smem_unit - 1) / m.smem_unit) * m.smem_unit;
+  Limit lims[] = {
+      {m.max_blocks_sm, "blocks per SM"},
+      {m.max_threads_sm / std::max(1, o.warps * 32), "threads per SM"},
+      {warps_by_regs / std::max(1, o.warps), "registers"},
+      {smem_block > 0 ? m.smem_sm / smem_block : m.max_blocks_sm, "shared memory"},
+  };
+  o.resident = 1 << 30;
+  for (auto& l : lims)
+    if (l.blocks < o.resident) o.resident = l.blocks, o.limited_by = l.why;
+  o.resident = std::max(1, o.resident);
+  // The shared-memory carveout the driver picks: the smallest that holds the resident blocks.
+  const double need_kb = double(o.resident) * (o.shared_bytes > 0 ? smem_block : 0) / 1024.0;
+  int carve = m.carveouts_kb.empty() ? 0 : m.carveouts_kb.back();
+  for (int c : m.carveouts_kb)
+    if (c >= need_kb) {
+      carve = c;
+      break;
+    }
+  o.l1_bytes = std::max(16.0 * 1024, double(m.l1_shared_bytes) - carve * 1024.0);
+  return o;
+}
+
+// Which blocks of a launch the simulator runs: an interior anchor and its neighbours along each
+// grid dimension (how addresses move from block to block), the first and the last block (edges,
+// partial tiles), and two more spread over the grid (work that varies along it). `prefix`
+// instead runs the first blocks in order, for kernels whose blocks wait on earlier ones.
+struct SamplePlan {
+  std::vector<uint64_t> blocks;
+  int anchor = 0;
+  int neighbour[3] = {-1, -1, -1};
+};
+
+SamplePlan plan_sample(const Launch& la, bool prefix, int resident) {
+  SamplePlan sp;
+  const Dim3 g = la.grid;
+  const uint64_t n = g.count();
+  auto lin = [&](uint64_t x, uint64_t y, uint64_t z) { return x + uint64_t(g.x) * (y + uint64_t(g.y) * z); };
+  auto add = [&](uint64_t b) -> int {
+    for (size_t i = 0; i < sp.blocks.size(); ++i)
+      if (sp.blocks[i] == b) return int(i);
+    sp.blocks.push_back(b);
+    return int(sp.blocks.size() - 1);
+  };
+  if (prefix) {
+    const uint64_t k = std::min<uint64_t>(n, uint64_t(std::max(8, 2 * resident)));
+    for (uint64_t b = 0; b < k; ++b) add(b);
+    sp.anchor = int(k / 2);
+    if (uint64_t(sp.anchor) + 1 < k) sp.neighbour[0] = sp.anchor + 1;
+    return sp;
+  }
+  auto mid = [](uint32_t e) -> uint64_t { return e >= 2 ? std::min<uint64_t>(e / 2, e - 2) : 0; };
+  const uint64_t ax = mid(g.x), ay = mid(g.y), az = mid(g.z);
+  sp.anchor = add(lin(ax, ay, az));
+  if (g.x > 1) sp.neighbour[0] = add(lin(ax + 1, ay, az));
+  if (g.y > 1) sp.neighbour[1] = add(lin(ax, ay + 1, az));
+  if (g.z > 1) sp.neighbour[2] = add(lin(ax, ay, az + 1));
+  add(0);
+  add(n - 1);
+  if (n > 8) {
+    add(n / 4);
+    add(3 * n / 4);
+  }
+  return sp;
+}
+
+uint64_t warp_events(const sim::BlockTrace& b) {
+  uint64_t e = 0;
+  for (auto& w : b.warps) e += w.ev.size() + w.dropped;
+  return e;
+}
+
+Dim3 block_at(const Dim3& g, uint64_t linear) {
+  return Dim3{uint32_t(linear % g.x), uint32_t((linear / g.x) % g.y),
+              uint32_t(linear / (uint64_t(g.x) * g.y))};
+}
+
+} // namespace
+
+Machine machine_for_check(const DeviceInfo& device, const std::string& gpu,
+                          const std::string& data_dir) {
+  if (device.backend == "cuda") {
+    const GpuProfile* prof = profile_for_device(device);
+    std::vector<MeasuredCeiling> measured;
+    try {
+      auto store = Store::open(Store::default_path(data_dir));
+      measured = store->ceilings(device.uuid, device.driver);
+    } catch (const std::exception&) {
+    }
+    Machine m = machine_for(prof ? *prof : *find_profile("h200"), measured);
+    if (!prof) { // a GPU the table does not know: its own counts, the H200's figures otherwise
+      m.name = device.name;
+      m.key = "";
+      m.sm_count = std::max(1, device.sm_count);
+      if (device.clock_khz > 0) m.clock_ghz = device.clock_khz / 1e6;
+      m.cc = device.cc_major * 10 + device.cc_minor;
+    }
+    return m;
+  }
+  const GpuProfile* prof = find_profile(gpu.empty() ? "h200" : gpu);
+  return machine_for(prof ? *prof : *find_profile("h200"));
+}
+
+PerfReport predicted_perf(const Puzzle& p, const Prediction& pred, const Machine& m) {
+  PerfReport r;
+  r.predicted = true;
+  if (p.perf) r.sizes = p.perf->sizes;
+  if (!pred.ok) return r;
+  r.timing.ok = true;
+  r.timing.method = "predicted";
+  r.timing.median_us = r.timing.min_us = r.timing.max_us = r.timing.p10_us = r.timing.p90_us =
+      pred.us;
+  const GpuProfile* prof = find_profile(m.key);
+  Ceilings c = prof ? datasheet_ceilings(*prof, p.cost_precision) : Ceilings{};
+  c.dram_gbps = std::max({m.dram_read_gbps, m.dram_copy_gbps, m.dram_triad_gbps});
+  c.source = fmt::format("predicted for the {} (DRAM: its best measured stream; compute: the "
+                         "datasheet)",
+                         m.name);
+  score_perf(r, p, c);
+  return r;
+}
+
+Prediction predict(const Puzzle& puzzle, const std::string& source, const std::string& file,
+                   const std::map<std::string, int64_t>& defines, const Machine& m,
+                   const PredictOptions& opt) {
+  const auto t_start = Clock::now();
+  Prediction P;
+  P.gpu = m.key;
+  P.gpu_name = m.name;
+  P.sources = m.source;
+  auto fail = [&](std::string why) {
+    P.ok = false;
+    P.error = std::move(why);
+    P.model_ms = ms_since(t_start);
+    return P;
+  };
+  if (!puzzle.perf) return fail("the puzzle has no [perf] size to predict");
+
+  // Compiled for the machine's architecture: ptxas says registers and shared memory.
+  CompileOptions co;
+  co.arch = fmt::format("sm_{}", m.cc);
+  co.defines = defines;
+  co.ptxas_report = true;
+  Program prog = compile_source(source, file, co);
+  if (!prog.ok) return fail("the file does not compile for " + co.arch);
+
+  Env env = puzzle.env(*puzzle.perf, defines);
+  LazyCase lc;
+  try {
+    lc = prepare_lazy_case(puzzle, *puzzle.perf, env, opt.seed, 0);
+  } catch (const std::exception& e) {
+    return fail(std::string("the perf size cannot be laid out: ") + e.what());
+  }
+  const size_t nl = lc.launches.size();
+  std::vector<Occupancy> occ(nl);
+  for (size_t i = 0; i < nl; ++i) occ[i] = occupancy(m, lc.launches[i], prog.resources);
+
+  // The sampled run: spread blocks first; if that faults (blocks that wait on blocks which did not
+  // run, data that makes no sense outside the whole grid), the first blocks in order.
+  const auto t_sim = Clock::now();
+  sim::SampledRun run;
+  std::vector<SamplePlan> plans(nl);
+  bool prefix = false;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    prefix = attempt == 1;
+    std::vector<std::vector<uint64_t>> blocks(nl);
+    size_t total = 0, max_warps = 1;
+    for (size_t i = 0; i < nl; ++i) {
+      plans[i] = plan_sample(lc.launches[i], prefix, occ[i].resident);
+      blocks[i] = plans[i].blocks;
+      total += blocks[i].size();
+      max_warps = std::max<size_t>(max_warps, occ[i].warps);
+    }
+    RunPlan rp;
+    rp.program = &prog;
+    rp.buffers = &lc.buffers;
+    rp.transfers = lc.transfers;
+    rp.launches = lc.launches;
+    rp.timeout_s = opt.sim_timeout_s;
+    rp.instruction_budget = 60'000'000;
+    rp.seed = opt.seed;
+    const size_t cap = std::max<size_t>(20000, 8'000'000 / std::max<size_t>(1, total * max_warps));
+    run = simulator().run_sampled(rp, blocks, cap);
+    if (!run.fault) break;
+  }
+  P.sim_ms = ms_since(t_sim);
+  if (run.fault)
+    return fail(fmt::format("the sampled run at the perf size stopped: {}: {}",
+                            fault_name(run.fault.kind), run.fault.message));
+
+  // Each launch replayed on the busiest SM.
+  ExplainInput ex;
+  ex.machine = &m;
+  const uint64_t sms = uint64_t(std::max(1, m.sm_count));
+  size_t replayed_blocks = 0, sampled_blocks = 0;
+  int max_thin = 1;
+  for (size_t li = 0; li < run.launches.size(); ++li) {
+    sim::SampledLaunch& sl = run.launches[li];
+    const SamplePlan& sp = plans[li];
+    const Occupancy& o = occ[li];
+    sampled_blocks += sl.blocks.size();
+    LaunchMemory mem = analyse_memory(sl, sp.anchor, sp.neighbour);
+    std::vector<OpCost> cost = cost_table(sl.code, m);
+    schedule_like_ptxas(sl, cost, m);
+
+    const uint64_t n = sl.launch.grid.count();
+    const uint64_t nb = n >= sms ? (n + sms - 1) / sms : 1;
+    // Per block: the sampled blocks' average of warp instructions.
+    double events = 0;
+    for (auto& b : sl.blocks) events += double(warp_events(b));
+    events = sl.blocks.empty() ? 1 : std::max(1.0, events / double(sl.blocks.size()));
+    ReplayInput in;
+    in.m = &m;
+    in.launch = &sl;
+    in.cost = &cost;
+    in.mem = &mem;
+    in.resident = o.resident;
+    in.blocks_on_sm = nb;
+    in.l1_bytes = o.l1_bytes;
+    in.budget_events = opt.event_budget;
+    uint64_t k = nb;
+    if (double(nb) * events > double(opt.event_budget)) {
+      k = std::max<uint64_t>(std::min<uint64_t>(nb, uint64_t(o.resident) * 2),
+                             uint64_t(double(opt.event_budget) / events));
+      k = std::min(k, nb);
+    }
+    const double replay_events = double(std::min<uint64_t>(k, uint64_t(o.resident) * 2)) * events;
+    if (replay_events > double(opt.event_budget))
+      in.thin = int(std::ceil(replay_events / double(opt.event_budget)));
+    max_thin = std::max(max_thin, in.thin);
+    // The busiest SM's blocks: every SM-th block of the grid, each played by the sampled block
+    // nearest to it, in its own place (PcShift).
+    for (uint64_t j = 0; j < k; ++j) {
+      ReplayBlock rb;
+      rb.linear = std::min<uint64_t>(j * std::min<uint64_t>(sms, n), n - 1);
+      rb.idx = block_at(sl.launch.grid, rb.linear);
+      uint64_t best = ~0ull;
+      for (size_t t = 0; t < sl.blocks.size(); ++t) {
+        uint64_t d = sl.blocks[t].linear > rb.linear ? sl.blocks[t].linear - rb.linear
+                                                     : rb.linear - sl.blocks[t].linear;
+        if (d < best) best = d, rb.tmpl = int(t);
+      }
+      rb.busy_sms = double(std::clamp<int64_t>(int64_t(n) - int64_t(j * sms), 1, int64_t(sms)));
+      in.blocks.push_back(rb);
+    }
+    replayed_blocks += in.blocks.size();
+    // The launch's share of DRAM bytes written: stores over stores plus loads, by sectors.
+    {
+      double ld = 0, st = 0;
+      if (sp.anchor >= 0 && size_t(sp.anchor) < sl.blocks.size())
+        for (auto& w : sl.blocks[size_t(sp.anchor)].warps)
+          for (auto& e : w.ev)
+            if (e.kind == sim::TraceKind::global)
+              (cost[e.pc].returns ? ld : st) += e.count;
+      in.dram_mix_write = ld + st > 0 ? st / (ld + st) : 0;
+    }
+    ReplayResult rr = replay(in);
+    // Traces cut at the cap: what was recorded stands for the whole.
+    double cut = 1;
+    for (auto& b : sl.blocks)
+      for (auto& w : b.warps)
+        if (w.dropped && !w.ev.empty())
+          cut = std::max(cut, double(w.ev.size() + w.dropped) / double(w.ev.size()));
+    rr.cycles *= cut;
+
+    // One address hammered by every block: atomics there are served one after another.
+    double hot_us = 0;
+    uint64_t hot_lanes = 0;
+    if (mem.atomics_shared) {
+      for (auto& [word, lanes] : mem.atomic_words) hot_lanes = std::max(hot_lanes, lanes);
+      const double per_op_ns = 1.0 / std::max(1e-9, m.atomic_one_gops);
+      hot_us = double(hot_lanes) * double(n) * per_op_ns * 1e-3;
+    }
+    LaunchPrediction lp;
+    lp.kernel = sl.launch.kernel;
+    lp.grid = sl.launch.grid;
+    lp.block = sl.launch.block;
+    lp.registers = o.registers;
+    lp.shared_bytes = o.shared_bytes;
+    lp.resident = o.resident;
+    lp.limited_by = o.limited_by;
+    lp.occupancy = double(o.resident * o.warps) / m.max_warps_sm;
+    lp.blocks_per_sm = nb;
+    const double exec_us = std::max(rr.cycles / m.clock_ghz * 1e-3, hot_us);
+    lp.us = m.launch_us + exec_us;
+    // Traffic of the whole launch: the busiest SM's, times the blocks of the grid over its own.
+    const double grid_scale = double(n) / double(nb);
+    lp.dram_bytes = (rr.dram_read_bytes + rr.dram_write_bytes) * grid_scale;
+    lp.l2_bytes = rr.l2_bytes * grid_scale;
+    P.us += lp.us;
+    P.dram_bytes += lp.dram_bytes;
+    P.l2_bytes += lp.l2_bytes;
+    ex.launches.push_back(LaunchExplainInput{&sl, std::move(cost), std::move(mem), rr, lp, o.warps,
+                                             sp.anchor, hot_us, hot_lanes, exec_us});
+    P.launches.push_back(lp);
+  }
+  // Launches the sampled run did not reach (none normally): their overhead at least.
+  for (size_t li = run.launches.size(); li < nl; ++li) P.us += m.launch_us;
+
+  P.method = fmt::format(
+      "{} of the grid's blocks simulated at the perf size ({}{}), {} replayed on one {} SM{}; "
+      "the rest extrapolated",
+      sampled_blocks, prefix ? "the first blocks in order" : "spread over the grid",
+      run.lazy_bytes ? fmt::format(", {:.1f} MB of inputs generated", run.lazy_bytes / 1e6) : "",
+      replayed_blocks, m.name, max_thin > 1 ? fmt::format(" (1 in {} of their instructions)", max_thin) : "");
+  explain(ex, P);
+  P.ok = true;
+  P.model_ms = ms_since(t_start);
+  return P;
+}
+
+} // namespace wb::perf

@@ -1,0 +1,613 @@
+#include "replay.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <queue>
+
+namespace wb::perf {
+
+const char* stall_name(Stall s) {
+  switch (s) {
+  case Stall::dram:
+    return "loads from DRAM";
+  case Stall::l2:
+    return "loads from the L2";
+  case Stall::l1:
+    return "L1 hits";
+  case Stall::shared:
+    return "shared memory";
+  case Stall::atomic:
+    return "atomics";
+  case Stall::alu:
+    return "dependent arithmetic";
+  case Stall::pipe:
+    return "a busy pipe";
+  case Stall::mio:
+    return "the load/store queue";
+  case Stall::store:
+    return "stores waiting for DRAM";
+  case Stall::barrier:
+    return "barriers";
+  case Stall::issue:
+    return "other warps issuing";
+  default:
+    return "?";
+  }
+}
+
+namespace {
+
+constexpr double kMioDepth = 16;   // clocks of work the memory-instruction queue takes ahead
+constexpr size_t kChunk = 512;     // events per chunk when long traces are thinned
+constexpr uint32_t kNoReg = 0xffffffffu;
+
+// A set-associative LRU cache of 128-byte lines with a valid bit per 32-byte sector.
+class L1 {
+public:
+  explicit L1(double bytes) {
+    const size_t lines = std::max<size_t>(64, size_t(bytes / 128));
+    ways_ = 8;
+    sets_ = std::max<size_t>(1, lines / ways_);
+    tag_.assign(sets_ * ways_, ~0ull);
+    stamp_.assign(sets_ * ways_, 0);
+    valid_.assign(sets_ * ways_, 0);
+  }
+  // true on a hit; a miss allocates the sector when `fill`.
+  bool access(uint64_t sector, bool fill) {
+    const uint64_t line = sector >> 2;
+    const uint8_t bit = uint8_t(1u << (sector & 3));
+    const size_t set = size_t((line * 0x9e3779b97f4a7c15ull) >> 40) % sets_;
+    const size_t base = set * ways_;
+    ++clock_;
+    size_t victim = base;
+    for (size_t w = base; w < base + ways_; ++w) {
+      if (tag_[w] == line) {
+        stamp_[w] = clock_;
+        if (valid_[w] & bit) return true;
+        if (fill) valid_[w] |= bit;
+        return false;
+      }
+      if (stamp_[w] < stamp_[victim]) victim = w;
+    }
+    if (fill) {
+      tag_[victim] = line;
+      stamp_[victim] = clock_;
+      valid_[victim] = bit;
+    }
+    return false;
+  }
+
+private:
+  size_t sets_ = 1, ways_ = 8;
+  std::vector<uint64_t> tag_, stamp_;
+  std::vector<uint8_t> valid_;
+  uint64_t clock_ = 0;
+};
+
+struct Slot {
+  int block = -1;          // index into in.blocks; -1: empty
+  uint32_t first_warp = 0; // its warps in `warps`
+  uint32_t nwarps = 0, live = 0, arrived = 0;
+  double start = 0;
+  std::unordered_set<uint64_t> stored; // sectors it has written (each charged to DRAM once)
+};
+
+struct WarpState {
+  int slot = -1;
+  const sim::WarpTrace* tr = nullptr;
+  size_t pos = 0;
+  double next_issue = 0;
+  double async_done = 0;
+  bool at_bar = false, done = true;
+  int smsp = 0;
+  std::vector<double> done_at;     // per event of the trace: when its result is ready
+  std::vector<uint8_t> done_kind;  // and what it waited for (Stall)
+};
+
+struct Item {
+  double t;
+  uint32_t w;
+  bool operator>(const Item& o) const { return t > o.t || (t == o.t && w > o.w); }
+};
+
+} // namespace
+
+ReplayResult replay(const ReplayInput& in) {
+  const Machine& M = *in.m;
+  const sim::SampledLaunch& L = *in.launch;
+  const std::vector<OpCost>& cost = *in.cost;
+  const LaunchMemory& mem = *in.mem;
+  ReplayResult R;
+  R.pc.assign(L.code.size(), PcStats{});
+  if (in.blocks.empty() || L.blocks.empty()) return R;
+
+  const uint32_t wpb = uint32_t((L.launch.block.count() + 31) / 32);
+  const int slots_n = std::max(1, in.resident);
+  std::vector<Slot> slots(static_cast<size_t>(slots_n));
+  std::vector<WarpState> warps(size_t(slots_n) * wpb);
+  for (size_t i = 0; i < warps.size(); ++i) {
+    warps[i].slot = int(i / wpb);
+    warps[i].smsp = int(i % 4);
+  }
+  for (int s = 0; s < slots_n; ++s) slots[size_t(s)].first_warp = uint32_t(s) * wpb;
+
+  L1 l1(in.l1_bytes);
+  const double clk = M.clock_ghz;
+  const double thin = std::max(1, in.thin);
+  // Per-SMSP pipes and the SM-wide queues (times in clocks).
+  double smsp_free[4] = {0, 0, 0, 0};
+  double pipe_free[4][kPipes] = {};
+  double mio_free = 0, port_free = 0, l2_free = 0, dram_free = 0, atom_free = 0;
+  // The SM's history in the L2: when (in bytes this SM brought in) each 64-byte granule last came.
+  std::unordered_map<uint64_t, double> l2_seen;
+  double fetched = 0; // bytes this SM brought into the L2 so far
+  struct Pending {
+    double t, bytes;
+    bool operator>(const Pending& o) const { return t > o.t; }
+  };
+  std::priority_queue<Pending, std::vector<Pending>, std::greater<Pending>> dram_inflight;
+  double dram_bytes_inflight = 0; // this SM's DRAM reads not back yet
+  double inflight_integral = 0;
+
+  // DRAM service per byte for a stream with this launch's mix of reads and writes: the measured
+  // streams (read, triad 1/3 writes, copy 1/2, write) interpolated.
+  const double w = std::clamp(in.dram_mix_write, 0.0, 1.0);
+  const double pts[4][2] = {{0.0, M.dram_read_gbps},
+                            {1.0 / 3, M.dram_triad_gbps},
+                            {0.5, M.dram_copy_gbps},
+                            {1.0, M.dram_write_gbps}};
+  double stream_gbps = M.dram_read_gbps;
+  for (int i = 0; i < 3; ++i)
+    if (w >= pts[i][0] && w <= pts[i + 1][0]) {
+      double f = (w - pts[i][0]) / (pts[i + 1][0] - pts[i][0]);
+      stream_gbps = pts[i][1] + f * (pts[i + 1][1] - pts[i][1]);
+    }
+  const double store_backlog = M.cycles(2 * M.lat_dram_ns); // clocks of stores DRAM may owe
+
+  // Relocates a template's sector to the block it stands for (replay.hpp: PcShift).
+  const int64_t kPrivate = int64_t(1) << 36;
+  auto relocate = [&](uint64_t s, uint32_t pc, const ReplayBlock& b, bool local) -> uint64_t {
+    const sim::BlockTrace& T = L.blocks[size_t(b.tmpl)];
+    if (local) return s + uint64_t(int64_t(b.linear + 1) * kPrivate);
+    const PcShift& sh = mem.shift[pc];
+    int64_t off = 0;
+    const int64_t db[3] = {int64_t(b.idx.x) - T.idx.x, int64_t(b.idx.y) - T.idx.y,
+                           int64_t(b.idx.z) - T.idx.z};
+    bool priv = false;
+    for (int d = 0; d < 3; ++d) {
+      if (!db[d]) continue;
+      if (sh.known[d])
+        off += sh.delta[d] * db[d];
+      else
+        priv = true;
+    }
+    if (priv) off += int64_t(b.linear + 1) * kPrivate;
+    return uint64_t(int64_t(s) + off);
+  };
+  // Did an earlier block (in dispatch order) bring this template sector into the L2 recently?
+  const Dim3 g = L.launch.grid;
+  const double stride[3] = {1.0, double(g.x), double(g.x) * g.y};
+  auto earlier_block_had = [&](uint64_t s, uint32_t pc, const ReplayBlock& b) {
+    const PcShift& sh = mem.shift[pc];
+    const uint32_t c[3] = {b.idx.x, b.idx.y, b.idx.z};
+    for (int d = 0; d < 3; ++d) {
+      if (c[d] == 0 || !sh.known[d]) continue;
+      const double distance = stride[d] * std::max(mem.new_bytes_per_block, 32.0);
+      if (distance > M.l2_capacity) continue;
+      if (sh.delta[d] == 0 || (b.tmpl == mem.anchor &&
+                               mem.anchor_footprint.count(s + uint64_t(sh.delta[d]))))
+        return true;
+    }
+    return false;
+  };
+
+  // Blocks: dispatch in order, each no sooner than the SM can start blocks.
+  size_t next_block = 0;
+  double last_dispatch = -1e30;
+  const double dispatch_gap =
+      M.cycles(std::max(M.block_ns, M.block_ns_per_warp * double(wpb)));
+  std::vector<double> retire_times;
+  std::vector<std::priority_queue<Item, std::vector<Item>, std::greater<Item>>> ready(4);
+  double now = 0;
+  uint64_t events = 0;
+  // WARPBOOK_REPLAY_TRACE=N prints the first N instructions warp 0 issues (for model work).
+  long debug_left = std::getenv("WARPBOOK_REPLAY_TRACE") ? std::atol(std::getenv("WARPBOOK_REPLAY_TRACE")) : 0;
+  size_t empty_slots = size_t(slots_n);
+
+  auto start_block = [&](int s, double t) {
+    Slot& sl = slots[size_t(s)];
+    const ReplayBlock& b = in.blocks[next_block];
+    const sim::BlockTrace& T = L.blocks[size_t(b.tmpl)];
+    sl.block = int(next_block++);
+    sl.nwarps = uint32_t(std::min<size_t>(wpb, T.warps.size()));
+    sl.live = sl.nwarps;
+    sl.arrived = 0;
+    sl.start = t;
+    sl.stored.clear();
+    --empty_slots;
+    for (uint32_t k = 0; k < wpb; ++k) {
+      WarpState& ws = warps[sl.first_warp + k];
+      if (k >= sl.nwarps || T.warps[k].ev.empty()) {
+        ws.done = true;
+        if (k < sl.nwarps) --sl.live;
+        continue;
+      }
+      ws.tr = &T.warps[k];
+      ws.pos = 0;
+      ws.done = false;
+      ws.at_bar = false;
+      ws.next_issue = t;
+      ws.async_done = 0;
+      ws.done_at.assign(ws.tr->ev.size(), 0.0);
+      ws.done_kind.assign(ws.tr->ev.size(), uint8_t(Stall::alu));
+      ready[size_t(ws.smsp)].push({t, sl.first_warp + k});
+    }
+    if (sl.live == 0) { // an empty block retires at once
+      sl.block = -1;
+      ++empty_slots;
+      retire_times.push_back(t);
+    }
+  };
+  auto dispatch = [&](double t) {
+    for (int s = 0; s < slots_n && next_block < in.blocks.size(); ++s) {
+      if (slots[size_t(s)].block >= 0) continue;
+      double at = std::max(t, last_dispatch + dispatch_gap);
+      if (at > t) R.dispatch_wait += at - t;
+      last_dispatch = at;
+      start_block(s, at);
+    }
+  };
+  auto release_barrier = [&](Slot& sl, double t) {
+    for (uint32_t k = 0; k < sl.nwarps; ++k) {
+      WarpState& ws = warps[sl.first_warp + k];
+      if (ws.at_bar && !ws.done) {
+        R.barrier_wait += t - ws.next_issue;
+        ws.at_bar = false;
+        ws.next_issue = t + M.latency[int(Pipe::sync)];
+        ready[size_t(ws.smsp)].push({ws.next_issue, sl.first_warp + k});
+      }
+    }
+    sl.arrived = 0;
+  };
+  auto finish_warp = [&](WarpState& ws, double t) {
+    ws.done = true;
+    Slot& sl = slots[size_t(ws.slot)];
+    --sl.live;
+    if (sl.live > 0 && sl.arrived >= sl.live) release_barrier(sl, t);
+    if (sl.live == 0) {
+      retire_times.push_back(t);
+      R.warp_cycles += double(sl.nwarps) * (t - sl.start);
+      sl.block = -1;
+      ++empty_slots;
+      dispatch(t);
+    }
+  };
+
+  // Skips events of thinned chunks (barriers are always kept).
+  auto skip_thinned = [&](WarpState& ws) {
+    if (thin <= 1) return;
+    const auto& ev = ws.tr->ev;
+    while (ws.pos < ev.size() && (ws.pos / kChunk) % size_t(thin) != 0) {
+      if (cost[ev[ws.pos].pc].barrier) return;
+      ++ws.pos;
+    }
+  };
+
+  dispatch(0);
+  while (true) {
+    // The earliest scheduler with a candidate.
+    double tmin = 1e300;
+    for (auto& q : ready)
+      if (!q.empty()) tmin = std::min(tmin, q.top().t);
+    if (tmin >= 1e299) break;
+    now = std::max(now, tmin);
+    for (int s = 0; s < 4; ++s) {
+      auto& q = ready[size_t(s)];
+      while (!q.empty() && q.top().t <= now) {
+        Item it = q.top();
+        q.pop();
+        WarpState& ws = warps[it.w];
+        if (ws.done || ws.at_bar) continue;
+        skip_thinned(ws);
+        if (ws.pos >= ws.tr->ev.size()) {
+          finish_warp(ws, now);
+          continue;
+        }
+        const sim::TraceEvent& e = ws.tr->ev[ws.pos];
+        const OpCost& c = cost[e.pc];
+        const sim::InstInfo& info = L.code[e.pc];
+        // When could it issue? The latest of: its own last issue, its scheduler, its operands,
+        // its pipe, the memory queue, stores' backlog, outstanding async copies.
+        double t = ws.next_issue;
+        Stall why = Stall::issue;
+        uint32_t why_pc = e.pc; // a dependency's wait is charged to the instruction it waits for
+        if (!c.free && smsp_free[s] > t) t = smsp_free[s], why = Stall::issue;
+        // Its operands: the events it reads from (perf/schedule.cpp), wherever they are now.
+        if (!ws.tr->dep_first.empty())
+          for (uint32_t q = ws.tr->dep_first[ws.pos]; q < ws.tr->dep_first[ws.pos + 1]; ++q) {
+            const uint32_t src = ws.tr->deps[q];
+            if (ws.done_at[src] > t)
+              t = ws.done_at[src], why = Stall(ws.done_kind[src]), why_pc = ws.tr->ev[src].pc;
+          }
+        if (!c.free) {
+          if (c.pipe == Pipe::mio) {
+            if (mio_free - kMioDepth > t) t = mio_free - kMioDepth, why = Stall::mio;
+          } else if (pipe_free[s][int(c.pipe)] > t) {
+            t = pipe_free[s][int(c.pipe)], why = Stall::pipe;
+          }
+        }
+        if (c.memory && !c.returns && e.kind != sim::TraceKind::shared &&
+            e.kind != sim::TraceKind::none && dram_free - store_backlog > t)
+          t = dram_free - store_backlog, why = Stall::store;
+        if (c.async_wait && ws.async_done > t) t = ws.async_done, why = Stall::dram, why_pc = e.pc;
+        if (why == Stall::issue || why == Stall::pipe || why == Stall::mio || why == Stall::store)
+          why_pc = e.pc;
+        if (t > now) {
+          q.push({t, it.w});
+          continue;
+        }
+        // Issue at `now`.
+        ++events;
+        if (debug_left > 0 && it.w == 0) {
+          --debug_left;
+          std::fprintf(stderr, "replay: t=%10.1f pc=%4u line=%3d %-28s waited %7.1f (%s)\n", now,
+                       e.pc, info.line, info.opcode.c_str(), now - ws.next_issue,
+                       stall_name(why));
+        }
+        PcStats& ps = R.pc[e.pc];
+        ps.issued += 1;
+        const double waited = now - ws.next_issue;
+        if (waited > 0) R.pc[why_pc].stall[int(why)] += waited;
+        ps.lanes += __builtin_popcount(e.mask);
+        if (!c.free) {
+          smsp_free[s] = now + std::max(1.0f, c.sass);
+          R.issue_slots += c.sass;
+          if (c.pipe != Pipe::mio) {
+            pipe_free[s][int(c.pipe)] = now + c.issue;
+            R.pipe_busy[int(c.pipe)] += c.issue;
+          }
+        }
+        double done = now + c.latency;
+        Stall kind = c.pipe == Pipe::tensor ? Stall::pipe : Stall::alu;
+        const ReplayBlock& rb = in.blocks[size_t(slots[size_t(ws.slot)].block)];
+        if (c.pipe == Pipe::mio) {
+          double t0 = std::max(now, mio_free);
+          switch (e.kind) {
+          case sim::TraceKind::shared: {
+            mio_free = t0 + std::max<double>(1, e.count);
+            R.mio_busy += std::max<double>(1, e.count);
+            R.shared_wavefronts += e.count;
+            done = t0 + M.cycles(M.lat_shared_ns) + std::max(0, int(e.count) - 1);
+            kind = Stall::shared;
+            break;
+          }
+          case sim::TraceKind::shared_atomic: {
+            // Lanes on one word are served one after another: integer ones a clock each, float
+            // ones much slower (both measured); lanes on different words together.
+            const bool fp = info.opcode.find(".f") != std::string::npos;
+            const double per =
+                M.sm_count * clk / (fp ? M.shared_atomic_one_gops : M.shared_atomic_u32_one_gops);
+            const double busy = std::max(1.0, e.count * per);
+            mio_free = t0 + busy;
+            R.mio_busy += busy;
+            done = t0 + M.cycles(M.lat_shared_ns) + busy;
+            kind = Stall::atomic;
+            break;
+          }
+          case sim::TraceKind::global:
+          case sim::TraceKind::local:
+          case sim::TraceKind::global_atomic: {
+            const bool local = e.kind == sim::TraceKind::local;
+            const bool atomic = e.kind == sim::TraceKind::global_atomic;
+            const bool store = !c.returns && !atomic;
+            // Sectors at the block's own addresses; lines are the L1's units of work.
+            uint64_t sec[256];
+            uint32_t mask[256];
+            const int n = std::min<int>(e.count, 256);
+            for (int k = 0; k < n; ++k) {
+              const sim::TraceSector& ts = ws.tr->sec[e.first + uint32_t(k)];
+              sec[k] = atomic ? (relocate(ts.id, e.pc, rb, false) << 2) >> 5
+                              : relocate(ts.id, e.pc, rb, local);
+              mask[k] = ts.mask;
+            }
+            int lines = 0;
+            bool alone[256]; // the only sector of its 128-byte line in this request
+            for (int k = 0; k < n; ++k) {
+              bool dup = false;
+              alone[k] = true;
+              for (int j = 0; j < n; ++j) {
+                if (j == k || (sec[j] >> 2) != (sec[k] >> 2)) continue;
+                alone[k] = false;
+                if (j < k) dup = true;
+              }
+              lines += !dup;
+            }
+            const double busy = std::max(1, lines);
+            mio_free = t0 + busy;
+            R.mio_busy += busy;
+            const double share = std::max(1.0, rb.busy_sms);
+            const double port_svc = 32.0 / M.sm_max_bytes_clk;
+            // The L2's per-sector work for this SM's share of the GPU: whole-line reads and writes
+            // at the measured bandwidths, lone sectors at the measured sector rates.
+            auto l2_cost = [&](int k, bool write) {
+              double ns = write ? (mask[k] == 0xffffffffu ? 32.0 / M.l2_write_gbps
+                                                          : 1.0 / M.l2_sector_write_gops)
+                              : (alone[k] ? 1.0 / M.l2_sector_read_gops : 32.0 / M.l2_gbps);
+              return ns * share * clk;
+            };
+            auto l2_pass = [&](int k, bool write) {
+              double p0 = std::max(t0, port_free);
+              port_free = p0 + port_svc;
+              double q0 = std::max(p0, l2_free);
+              const double svc = l2_cost(k, write);
+              l2_free = q0 + svc;
+              R.port_busy += port_svc, R.l2_busy += svc, R.l2_bytes += 32;
+              return q0;
+            };
+            // DRAM: a queue of this SM's share of the bandwidth (bytes at the launch's read/write
+            // mix), each read also taking at least the loaded latency for the bytes in flight.
+            auto dram = [&](double q0, double ns) {
+              double d0 = std::max(q0, dram_free);
+              dram_free = d0 + ns * share * clk;
+              R.dram_busy += ns * share * clk;
+              return d0;
+            };
+            double ready = t0 + M.cycles(M.lat_l1_ns);
+            kind = Stall::l1;
+            if (atomic) {
+              // The L2's atomic units: per distinct word, and more for lanes on the same word.
+              const double t_addr = 1.0 / M.atomic_spread_gops; // ns, whole GPU
+              const double t_lane = std::max(0.0, (32.0 / M.atomic_warp_gops - t_addr) / 31.0);
+              double ns = 0;
+              for (int k = 0; k < n; ++k) ns += t_addr + (mask[k] - 1) * t_lane;
+              double a0 = std::max(t0, atom_free);
+              atom_free = a0 + ns * share * clk;
+              R.atomic_busy += ns * share * clk;
+              ready = atom_free + M.cycles(M.lat_atomic_ns);
+              kind = Stall::atomic;
+              for (int k = 0; k < n; ++k) l2_pass(k, true);
+            } else if (store) {
+              for (int k = 0; k < n; ++k) {
+                const double q0 = l2_pass(k, true);
+                if (local) continue; // a thread's own stack stays in the L2
+                // Written back to DRAM once per block and sector. A sector the block writes only
+                // part of is read first (read-modify-write); alone in its line that is much
+                // slower (the measured rate of scattered 4-byte writes).
+                if (!slots[size_t(ws.slot)].stored.insert(sec[k]).second) continue;
+                const auto& bm = mem.stored[size_t(rb.tmpl)];
+                auto it = bm.find(ws.tr->sec[e.first + uint32_t(k)].id);
+                const bool whole = it != bm.end() && it->second == 0xffffffffu;
+                if (whole) {
+                  dram(q0, 32.0 / stream_gbps);
+                  R.dram_write_bytes += 32;
+                } else if (alone[k]) {
+                  dram(q0, 32.0 / M.dram_sector_write_gbps);
+                  R.dram_write_bytes += 32, R.dram_read_bytes += 32;
+                } else {
+                  dram(q0, 64.0 / stream_gbps);
+                  R.dram_write_bytes += 32, R.dram_read_bytes += 32;
+                }
+              }
+            } else {
+              for (int k = 0; k < n; ++k) {
+                const uint64_t s_id = sec[k];
+                if ((c.l1_cached || local) && l1.access(s_id, true)) {
+                  R.l1_hits += 1;
+                  continue;
+                }
+                R.l1_misses += 1;
+                const double q0 = l2_pass(k, false);
+                // The L2 has it if this SM or an earlier block brought it in recently enough;
+                // else DRAM, 64 bytes at a time.
+                const uint64_t gran = s_id >> 1;
+                auto it = l2_seen.find(gran);
+                bool hit = it != l2_seen.end() && (fetched - it->second) * share < M.l2_capacity;
+                if (!hit && !local) hit = earlier_block_had(ws.tr->sec[e.first + uint32_t(k)].id, e.pc, rb);
+                if (hit || local) {
+                  R.l2_hits += 1;
+                  l2_seen[gran] = fetched;
+                  ready = std::max(ready, q0 + M.cycles(M.lat_l2_ns));
+                  if (kind != Stall::dram) kind = Stall::l2;
+                  continue;
+                }
+                // The other half of the 128-byte line in the same request, or already in the L2:
+                // a streamed line; else a lone one (the measured rate of scattered sectors).
+                bool paired = l2_seen.count(gran ^ 1) != 0;
+                for (int j = 0; j < n && !paired; ++j) paired = (sec[j] >> 1) == (gran ^ 1);
+                const double d0 = dram(q0, paired ? 64.0 / stream_gbps : 32.0 / M.dram_sector_read_gbps);
+                R.dram_read_bytes += 64;
+                R.dram_granules += 1;
+                fetched += 64;
+                l2_seen[gran] = fetched;
+                // Loaded latency: this SM's DRAM reads in flight, as the whole GPU's.
+                while (!dram_inflight.empty() && dram_inflight.top().t <= now) {
+                  dram_bytes_inflight -= dram_inflight.top().bytes;
+                  dram_inflight.pop();
+                }
+                const double lat = M.cycles(M.dram_loaded_ns((dram_bytes_inflight + 64) * share));
+                const double done_at = std::max(d0 + 64.0 / stream_gbps * share * clk, now + lat);
+                dram_inflight.push({done_at, 64});
+                dram_bytes_inflight += 64;
+                ready = std::max(ready, done_at);
+                kind = Stall::dram;
+              }
+            }
+            if (c.returns) {
+              done = std::max(ready, t0 + busy);
+              inflight_integral += (done - now) * 32.0 * n;
+            } else {
+              done = now;
+            }
+            if (info.opcode.rfind("cp.async", 0) == 0) ws.async_done = std::max(ws.async_done, ready);
+            break;
+          }
+          default: // shuffles, votes and other register work of the MIO
+            mio_free = t0 + 1;
+            R.mio_busy += 1;
+            done = t0 + M.shfl_latency;
+            kind = Stall::alu;
+            break;
+          }
+        }
+        ws.done_at[ws.pos] = done;
+        ws.done_kind[ws.pos] = uint8_t(kind);
+        ws.next_issue = now + (c.free ? 0 : 1);
+        ++ws.pos;
+        if (c.barrier) {
+          Slot& sl = slots[size_t(ws.slot)];
+          ws.at_bar = true;
+          ++sl.arrived;
+          if (sl.arrived >= sl.live) release_barrier(sl, now);
+          if (ws.at_bar) continue; // waits
+        }
+        if (ws.pos >= ws.tr->ev.size()) {
+          finish_warp(ws, now + 1);
+          continue;
+        }
+        q.push({ws.next_issue, it.w});
+        if (!c.free) break; // one issue per scheduler per clock
+      }
+    }
+    if (events > in.budget_events) break;
+  }
+
+  // The SM's time: its last block retired, and the stores it left DRAM to write.
+  double end = retire_times.empty() ? now : *std::max_element(retire_times.begin(), retire_times.end());
+  end = std::max(end, dram_free - store_backlog);
+  R.measured_cycles = end;
+  R.blocks_replayed = retire_times.size();
+  R.bytes_in_flight = end > 0 ? inflight_integral / end : 0;
+  // Extrapolate from the blocks replayed to all the SM runs, at the steady rate of the later half.
+  const double total = double(in.blocks_on_sm);
+  const double done_n = double(retire_times.size());
+  double cycles = end;
+  if (done_n > 0 && done_n < total) {
+    std::sort(retire_times.begin(), retire_times.end());
+    size_t half = retire_times.size() / 2;
+    double span = retire_times.back() - retire_times[half];
+    double per_block = retire_times.size() - half > 1 && span > 0
+                           ? span / double(retire_times.size() - 1 - half)
+                           : retire_times.back() / done_n;
+    cycles = end + (total - done_n) * per_block;
+  }
+  R.scale = done_n > 0 ? total / done_n : 1;
+  R.cycles = cycles * thin;
+  // Per-block figures to the whole SM.
+  const double k = R.scale * thin;
+  R.issue_slots *= k;
+  for (double& b : R.pipe_busy) b *= k;
+  R.mio_busy *= k, R.port_busy *= k, R.l2_busy *= k, R.dram_busy *= k, R.atomic_busy *= k;
+  R.shared_wavefronts *= k, R.l1_hits *= k, R.l1_misses *= k, R.l2_hits *= k;
+  R.dram_granules *= k, R.dram_read_bytes *= k, R.dram_write_bytes *= k, R.l2_bytes *= k;
+  R.barrier_wait *= k, R.warp_cycles *= k, R.dispatch_wait *= R.scale;
+  for (auto& p : R.pc) {
+    p.issued *= k;
+    p.lanes *= k;
+    for (double& s : p.stall) s *= k;
+  }
+  return R;
+}
+
+} // namespace wb::perf

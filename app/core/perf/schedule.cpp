@@ -1,0 +1,168 @@
+#include "schedule.hpp"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+namespace wb::perf {
+
+namespace {
+
+constexpr size_t kMaxRun = 384;       // longer runs are scheduled in pieces
+constexpr size_t kUnrollBudget = 96;  // ptxas unrolls a loop body up to 4 times within this
+constexpr size_t kMaxUnroll = 4;
+
+// Instructions nothing moves across (and that end a run).
+bool fence(const sim::InstInfo& in, const OpCost& c) {
+  if (c.barrier || c.arrive || c.async_wait || in.branch) return true;
+  if (c.memory && (!c.returns || in.mem == sim::MemKind::atomic)) return true; // stores, atomics
+  const std::string& op = in.opcode;
+  for (const char* f : {"bra", "call", "ret", "exit", "shfl", "vote", "match", "redux", "bar",
+                        "membar", "fence", "trap", "cp.async"})
+    if (op.rfind(f, 0) == 0) return true;
+  return false;
+}
+
+// The list-scheduled order of a window of instructions given by pcs (with `deps[k]` the window
+// positions k reads from): the latency-weighted longest path to the end first, ties in order.
+std::vector<uint16_t> list_schedule(const std::vector<uint32_t>& pcs,
+                                    const std::vector<std::vector<uint16_t>>& deps,
+                                    const std::vector<OpCost>& cost, double load_latency) {
+  const size_t n = pcs.size();
+  std::vector<std::vector<uint16_t>> succs(n);
+  for (size_t k = 0; k < n; ++k)
+    for (uint16_t p : deps[k]) succs[p].push_back(uint16_t(k));
+  std::vector<double> prio(n, 0);
+  for (size_t k = n; k-- > 0;) {
+    const OpCost& c = cost[pcs[k]];
+    double lat = c.memory && c.returns ? load_latency : std::max(1.0f, c.latency);
+    double tail = 0;
+    for (uint16_t s : succs[k]) tail = std::max(tail, prio[s]);
+    prio[k] = lat + tail;
+  }
+  std::vector<int> waiting(n);
+  for (size_t k = 0; k < n; ++k) waiting[k] = int(deps[k].size());
+  std::vector<uint16_t> ready, order;
+  for (size_t k = 0; k < n; ++k)
+    if (!waiting[k]) ready.push_back(uint16_t(k));
+  while (!ready.empty()) {
+    size_t best = 0;
+    for (size_t i = 1; i < ready.size(); ++i)
+      if (prio[ready[i]] > prio[ready[best]] ||
+          (prio[ready[i]] == prio[ready[best]] && ready[i] < ready[best]))
+        best = i;
+    uint16_t k = ready[best];
+    ready.erase(ready.begin() + long(best));
+    order.push_back(k);
+    for (uint16_t s : succs[k])
+      if (--waiting[s] == 0) ready.push_back(s);
+  }
+  if (order.size() != n)
+    for (size_t k = order.size(); k < n; ++k) order.push_back(uint16_t(k)); // cannot happen
+  return order;
+}
+
+} // namespace
+
+void schedule_like_ptxas(sim::SampledLaunch& l, const std::vector<OpCost>& cost, const Machine& m) {
+  const double load_latency = m.cycles(m.lat_l2_ns);
+  const size_t ncode = l.code.size();
+  std::vector<uint8_t> is_fence(ncode);
+  for (size_t pc = 0; pc < ncode; ++pc) is_fence[pc] = fence(l.code[pc], cost[pc]);
+  // Register rows to a dense index (predicates after the registers).
+  uint32_t nreg = 0, npred = 0;
+  for (auto& c : l.code)
+    for (const auto* v : {&c.defs, &c.uses})
+      for (uint32_t r : *v)
+        (r & sim::kPredRow ? npred : nreg) =
+            std::max(r & sim::kPredRow ? npred : nreg, (r & ~sim::kPredRow) + 1);
+  auto reg = [&](uint32_t r) { return r & sim::kPredRow ? nreg + (r & ~sim::kPredRow) : r; };
+  // Cached orders: (first pc, run length, iterations) -> permutation of the window.
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t>, std::vector<uint16_t>> cache;
+  std::vector<int64_t> writer(size_t(nreg) + npred, -1);
+
+  for (auto& b : l.blocks)
+    for (auto& w : b.warps) {
+      auto& ev = w.ev;
+      const size_t n = ev.size();
+      // 1. What each event reads, in PTX order: the last earlier event that wrote each register.
+      std::vector<uint32_t> first(n + 1, 0);
+      std::vector<uint32_t> prod;
+      std::fill(writer.begin(), writer.end(), -1);
+      for (size_t k = 0; k < n; ++k) {
+        first[k] = uint32_t(prod.size());
+        const sim::InstInfo& in = l.code[ev[k].pc];
+        for (uint32_t u : in.uses) {
+          int64_t wpos = writer[reg(u)];
+          if (wpos >= 0 && std::find(prod.begin() + first[k], prod.end(), uint32_t(wpos)) == prod.end())
+            prod.push_back(uint32_t(wpos));
+        }
+        for (uint32_t d : in.defs) writer[reg(d)] = int64_t(k);
+      }
+      first[n] = uint32_t(prod.size());
+      // 2. Windows: a run of consecutive pcs up to a fence; a loop whose body is one run is taken
+      // up to 4 iterations at a time, as ptxas unrolls small loops (its back branches then stop
+      // being fences).
+      std::vector<uint32_t> order(n); // new position -> old position
+      size_t i = 0;
+      while (i < n) {
+        size_t j = i + 1;
+        while (j < n && j - i < kMaxRun && ev[j].pc == ev[j - 1].pc + 1 && !is_fence[ev[j - 1].pc]) ++j;
+        const size_t len = j - i;
+        size_t iters = 1;
+        const bool loop = len >= 2 && l.code[ev[j - 1].pc].branch && j < n && ev[j].pc == ev[i].pc;
+        if (loop) {
+          const size_t cap = std::min(kMaxUnroll, std::max<size_t>(1, kUnrollBudget / len));
+          while (iters < cap) {
+            size_t s = i + iters * len;
+            if (s + len > n) break;
+            bool same = true;
+            for (size_t k = 0; k < len && same; ++k) same = ev[s + k].pc == ev[i + k].pc;
+            if (!same) break;
+            ++iters;
+          }
+        }
+        const size_t w_end = i + iters * len;
+        // The last event stays last when it is a fence.
+        size_t wn = w_end - i;
+        const bool keep_last = is_fence[ev[w_end - 1].pc];
+        if (keep_last) --wn;
+        if (wn >= 2) {
+          auto key = std::tuple{ev[i].pc, uint32_t(len), uint32_t(iters)};
+          auto it = cache.find(key);
+          if (it == cache.end()) {
+            std::vector<uint32_t> pcs(wn);
+            std::vector<std::vector<uint16_t>> deps(wn);
+            for (size_t k = 0; k < wn; ++k) {
+              pcs[k] = ev[i + k].pc;
+              for (uint32_t q = first[i + k]; q < first[i + k + 1]; ++q)
+                if (prod[q] >= i && prod[q] < i + wn) deps[k].push_back(uint16_t(prod[q] - i));
+            }
+            it = cache.emplace(key, list_schedule(pcs, deps, cost, load_latency)).first;
+          }
+          for (size_t k = 0; k < wn; ++k) order[i + k] = uint32_t(i + it->second[k]);
+        } else {
+          for (size_t k = 0; k < wn; ++k) order[i + k] = uint32_t(i + k);
+        }
+        if (keep_last) order[w_end - 1] = uint32_t(w_end - 1);
+        i = w_end;
+      }
+      // 3. Reorder the events and express what each reads in the new positions.
+      std::vector<uint32_t> where(n);
+      for (size_t k = 0; k < n; ++k) where[order[k]] = uint32_t(k);
+      std::vector<sim::TraceEvent> nev(n);
+      for (size_t k = 0; k < n; ++k) nev[k] = ev[order[k]];
+      ev.swap(nev);
+      w.dep_first.assign(n + 1, 0);
+      w.deps.clear();
+      w.deps.reserve(prod.size());
+      for (size_t k = 0; k < n; ++k) {
+        w.dep_first[k] = uint32_t(w.deps.size());
+        const uint32_t old = order[k];
+        for (uint32_t q = first[old]; q < first[old + 1]; ++q) w.deps.push_back(where[prod[q]]);
+      }
+      w.dep_first[n] = uint32_t(w.deps.size());
+    }
+}
+
+} // namespace wb::perf
