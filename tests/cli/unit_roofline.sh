@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `warpbook roofline`: the SVG it writes parses as XML (python3's minidom) and holds the datasheet
-# roofs, and, where the simulator runs, the solutions' modelled points; the PNG is a PNG; `probe`
+# roofs, and, where the simulator runs, the solutions' predicted points; the PNG is a PNG; `probe`
 # says plainly when there is no GPU. Usage: unit_roofline.sh WARPBOOK SOURCE_ROOT
 set -euo pipefail
 wb=$1
@@ -24,7 +24,7 @@ assert "300 GB/s" in texts, "the L4's DRAM roof is labelled"
 assert "ridge" in texts, "ridge points are labelled"
 EOF
 
-# The solutions of puzzles 01-03 on the simulator: modelled points, kept in the store.
+# The solutions of puzzles 01-03 on the simulator: predicted points, kept in the store.
 if grep -q "^sim:  PTX" "$tmp/devices"; then
   "$wb" --catalog "$root" --data-dir "$tmp/data" roofline 01 02 03 --run --backend sim --no-starters \
     --svg "$tmp/sim.svg" --png "$tmp/sim.png" >"$tmp/out2"
@@ -32,8 +32,8 @@ if grep -q "^sim:  PTX" "$tmp/devices"; then
   python3 - "$tmp/sim.svg" <<'EOF'
 import sys, xml.dom.minidom
 d = xml.dom.minidom.parse(sys.argv[1])
-pts = [e for e in d.getElementsByTagName("circle") if e.getAttribute("class") == "point modelled"]
-assert len(pts) == 3, f"three modelled solution points, got {len(pts)}"
+pts = [e for e in d.getElementsByTagName("circle") if e.getAttribute("class") == "point predicted"]
+assert len(pts) == 3, f"three predicted solution points, got {len(pts)}"
 for p in pts:
     assert 0 < float(p.getAttribute("cx")) < 1000 and 0 < float(p.getAttribute("cy")) < 640
 EOF

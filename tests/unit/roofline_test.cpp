@@ -1,5 +1,5 @@
 // The roofline arithmetic: GPU profiles, ridge points, log-axis ticks, speed of light, medals and
-// flags, measured-over-datasheet ceilings, and the simulator's modelled point.
+// flags, measured-over-datasheet ceilings, and the simulator's predicted point.
 #include "core/puzzle.hpp"
 #include "core/perf/predict.hpp"
 #include "core/roofline.hpp"

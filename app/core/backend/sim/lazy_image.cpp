@@ -15,7 +15,7 @@ namespace {
 constexpr int kSlots = 256;
 std::atomic<LazyImage*> g_images[kSlots];
 struct sigaction g_previous;
-std::once_flag g_installed;
+std::mutex g_install;
 
 void on_segv(int sig, siginfo_t* si, void* ctx) {
   for (auto& slot : g_images) {
@@ -26,7 +26,14 @@ void on_segv(int sig, siginfo_t* si, void* ctx) {
       return; // the access runs again and now succeeds
     }
   }
-  // Not ours: hand it on (the previous handler, or the default action: a crash as usual).
+  // Not ours: hand it on (the previous handler, or the default action: a crash as usual). A
+  // handler we hand on to may raise the signal again, back into us: then crash plainly.
+  static volatile sig_atomic_t handing_on = 0;
+  if (handing_on) {
+    signal(SIGSEGV, SIG_DFL);
+    return;
+  }
+  handing_on = 1;
   if ((g_previous.sa_flags & SA_SIGINFO) && g_previous.sa_sigaction) {
     g_previous.sa_sigaction(sig, si, ctx);
     return;
@@ -34,14 +41,18 @@ void on_segv(int sig, siginfo_t* si, void* ctx) {
   sigaction(SIGSEGV, &g_previous, nullptr);
 }
 
+// Checked at every new image, not once: a test framework (or anything else) may install its own
+// crash handler after ours, and ours must sit in front of it while an image is alive.
 void install_handler() {
-  std::call_once(g_installed, [] {
-    struct sigaction sa {};
-    sa.sa_sigaction = on_segv;
-    sa.sa_flags = SA_SIGINFO | SA_NODEFER;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGSEGV, &sa, &g_previous);
-  });
+  std::lock_guard lock(g_install);
+  struct sigaction now {};
+  sigaction(SIGSEGV, nullptr, &now);
+  if ((now.sa_flags & SA_SIGINFO) && now.sa_sigaction == on_segv) return;
+  struct sigaction sa {};
+  sa.sa_sigaction = on_segv;
+  sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGSEGV, &sa, &g_previous);
 }
 
 } // namespace
