@@ -136,7 +136,9 @@ def main():
     out.append("Half B (held out): " + summary([r for r in rows if r["half"] == "B"]))
     ms = [r["model_ms"] for r in rows if r["model_ms"]]
     if ms:
-        out.append(f"Model time per kernel: median {sorted(ms)[len(ms) // 2]:.0f} ms, max {max(ms):.0f} ms")
+        slow = [f"{r['id']} ({r['model_ms'] / 1000:.1f} s)" for r in rows if r["model_ms"] > 2000]
+        out.append(f"Model time per kernel (this machine): median {sorted(ms)[len(ms) // 2]:.0f} ms, "
+                   f"max {max(ms):.0f} ms; over 2 s: {', '.join(slow) or 'none'}")
     text = "\n".join(out)
     print(text)
     if md:

@@ -102,6 +102,7 @@ struct WarpState {
   double async_done = 0;
   bool at_bar = false, done = true;
   int smsp = 0;
+  uint64_t last_granule = ~uint64_t(0); // the 64-byte granule of its last one-sector load
   std::vector<double> done_at;     // per event of the trace: when its result is ready
   std::vector<uint8_t> done_kind;  // and what it waited for (Stall)
 };
@@ -235,6 +236,9 @@ ReplayResult replay(const ReplayInput& in) {
         continue;
       }
       ws.tr = &T.warps[k];
+      // Successive blocks start on successive sub-partitions: a grid of one-warp-busy blocks
+      // spreads over all four schedulers (02-row-sum's reference runs at 4 warps' speed, not 1).
+      ws.smsp = int((k + uint32_t(sl.block)) % 4);
       ws.pos = 0;
       ws.done = false;
       ws.at_bar = false;
@@ -277,6 +281,7 @@ ReplayResult replay(const ReplayInput& in) {
     --sl.live;
     if (sl.live > 0 && sl.arrived >= sl.live) release_barrier(sl, t);
     if (sl.live == 0) {
+      if (std::getenv("WARPBOOK_REPLAY_TRACE")) fprintf(stderr, "replay: block %d in slot %d: %.0f to %.0f\n", sl.block, ws.slot, sl.start, t);
       retire_times.push_back(t);
       R.warp_cycles += double(sl.nwarps) * (t - sl.start);
       sl.block = -1;
@@ -491,6 +496,8 @@ ReplayResult replay(const ReplayInput& in) {
                 }
               }
             } else {
+              const uint64_t prev_granule = ws.last_granule;
+              if (n == 1) ws.last_granule = sec[0] >> 1;
               for (int k = 0; k < n; ++k) {
                 const uint64_t s_id = sec[k];
                 if ((c.l1_cached || local) && l1.access(s_id, true)) {
@@ -526,7 +533,12 @@ ReplayResult replay(const ReplayInput& in) {
                   dram_bytes_inflight -= dram_inflight.top().bytes;
                   dram_inflight.pop();
                 }
-                const double lat = M.cycles(M.dram_loaded_ns((dram_bytes_inflight + 64) * share));
+                // One lane walking memory in order: the memory system has fetched ahead of it
+                // (probe seq_read: about an L2 latency per step, not a DRAM one), so the next
+                // granule of such a stream waits as for the L2.
+                const bool streamed = n == 1 && prev_granule + 1 == gran;
+                const double lat = streamed ? M.cycles(M.lat_l2_ns)
+                                            : M.cycles(M.dram_loaded_ns((dram_bytes_inflight + 64) * share));
                 const double done_at = std::max(d0 + 64.0 / stream_gbps * share * clk, now + lat);
                 dram_inflight.push({done_at, 64});
                 dram_bytes_inflight += 64;
