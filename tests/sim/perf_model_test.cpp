@@ -1,0 +1,147 @@
+// The performance model's orderings and shapes, on the simulator (no GPU): what a learner without
+// one is told about speed must at least rank kernels the way the H200 does. The figures each test
+// leans on were measured on the H200 (bench/perfmodel/data/h200-2026-11-23, docs/perf-model.md).
+#include "core/catalog.hpp"
+#include "core/compile.hpp"
+#include "core/perf/predict.hpp"
+#include "core/roofline.hpp"
+#include "core/store.hpp"
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+using namespace wb;
+
+namespace {
+
+const Catalog& catalog() {
+  static Catalog c = load_catalog(WARPBOOK_SOURCE_ROOT);
+  return c;
+}
+
+std::string read(const std::string& rel) {
+  std::ifstream in(std::string(WARPBOOK_SOURCE_ROOT) + "/" + rel, std::ios::binary);
+  REQUIRE_MESSAGE(in, "cannot read " << rel);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The source with one tunable's @tune value replaced (or added).
+std::string with_tune(std::string src, const std::string& name, int64_t value) {
+  std::regex line("//\\s*@tune[^\\n]*\\b" + name + "=[0-9]+[^\\n]*");
+  src = std::regex_replace(src, line, "");
+  return fmt::format("// @tune {}={}\n", name, value) + src;
+}
+
+perf::Prediction predict_source(const std::string& puzzle, const std::string& source,
+                                const std::string& name = "kernel.cu") {
+  const Puzzle* pz = catalog().find_puzzle(puzzle);
+  REQUIRE_MESSAGE(pz, "no puzzle " << puzzle);
+  std::vector<Diagnostic> diags;
+  std::map<std::string, int64_t> tune;
+  for (auto& t : pz->tunables) tune[t.name] = t.default_value;
+  for (auto& t : parse_tune_lines(source, name, diags)) tune[t.name] = t.value;
+  const perf::Machine m = perf::machine_for(*find_profile("h200"));
+  perf::Prediction p = perf::predict(*pz, source, name, tune, m);
+  REQUIRE_MESSAGE(p.ok, puzzle << ": " << p.error);
+  MESSAGE(fmt::format("{} {}: {:.1f} us, limiter {}", puzzle, name, p.us,
+                      p.factors.empty() ? "-" : p.factors[0].key));
+  return p;
+}
+
+perf::Prediction predict_file(const std::string& puzzle, const std::string& rel) {
+  return predict_source(puzzle, read(rel), rel);
+}
+
+bool names(const perf::Prediction& p, std::initializer_list<const char*> keys, size_t top = 2) {
+  for (size_t i = 0; i < std::min(top, p.factors.size()); ++i)
+    for (const char* k : keys)
+      if (p.factors[i].key == k) return true;
+  return false;
+}
+
+} // namespace
+
+TEST_CASE("perf model: demo 91's time rises with STRIDE up to 8 sectors per request") {
+  // H200: 263, 378, 736, 1467, 2068, 3146 us for STRIDE 1..32. Past 8 every lane has its own
+  // sector and the GPU slows less steeply (whole lines stop being shared, not sectors).
+  const std::string src = read("puzzles/91-demo-strided-copy/starter.cu");
+  std::vector<double> us;
+  for (int s : {1, 2, 4, 8, 16, 32}) us.push_back(predict_source("91", with_tune(src, "STRIDE", s)).us);
+  for (size_t i = 1; i < 4; ++i) CHECK(us[i] > 1.2 * us[i - 1]); // the H200: 1.44x at the least
+  CHECK(us[4] >= us[3]);
+  CHECK(us[5] >= us[4]);
+  CHECK(us[5] < 4 * us[3]); // sectors stop multiplying once each lane has its own
+}
+
+TEST_CASE("perf model: one thread per row is predicted far slower than the softmax solution") {
+  // H200: reference 11768 us, solution 132.9 us (89x).
+  const auto ref = predict_file("03-softmax", "puzzles/03-softmax/reference.cu");
+  const auto sol = predict_file("03-softmax", "solutions/03-softmax.cu");
+  CHECK(ref.us > 20 * sol.us);
+}
+
+TEST_CASE("perf model: BLOCK=32 is predicted slower than BLOCK=256 for the vector add") {
+  // H200: 1263.7 us with 32 threads a block (32 blocks a SM, one warp each), 236 us with 256.
+  const std::string src = read("puzzles/01-vector-add/reference.cu");
+  const auto b32 = predict_source("01", with_tune(src, "BLOCK", 32));
+  const auto b256 = predict_source("01", with_tune(src, "BLOCK", 256));
+  CHECK(b32.us > 2 * b256.us);
+  CHECK(names(b32, {"occupancy", "latency", "dispatch"}));
+}
+
+TEST_CASE("perf model: a grid one block longer than a wave shows a tail") {
+  // H200: 251.9 us with 264 blocks (2 a SM), 266.8 us with 265.
+  const auto full = predict_file("08-dot-product", "bench/perfmodel/corpus/v08-dot-grid264.cu");
+  const auto over = predict_file("08-dot-product", "bench/perfmodel/corpus/v08-dot-grid265.cu");
+  CHECK(over.us > full.us);
+  bool tail = false;
+  for (auto& f : over.factors) tail |= f.key == "tail" && f.share > 0.02;
+  CHECK_MESSAGE(tail, "the 265-block grid names its tail");
+  for (auto& f : full.factors) CHECK_MESSAGE((f.key != "tail" || f.share < 0.02), f.text);
+}
+
+TEST_CASE("perf model: the bank-conflicted and the padded transpose differ") {
+  // H200: 375.3 us without padding, 206.5 us with it.
+  const auto nopad = predict_file("07-transpose", "bench/perfmodel/corpus/v07-transpose-smem-nopad.cu");
+  const auto pad = predict_file("07-transpose", "bench/perfmodel/corpus/v07-transpose-smem-padded.cu");
+  CHECK(nopad.us > 1.2 * pad.us);
+  bool conflict_line = false;
+  for (auto& f : nopad.factors) conflict_line |= f.key == "bank_conflicts" && f.line > 0;
+  CHECK_MESSAGE(conflict_line, "the unpadded transpose names its bank conflicts on a line");
+  for (auto& f : pad.factors) CHECK(f.key != "bank_conflicts");
+}
+
+TEST_CASE("perf model: each designed limiter is named for a kernel built to have it") {
+  // One kernel of the corpus per limiter (bench/perfmodel/corpus.toml says how each was built).
+  struct Case {
+    const char* puzzle;
+    const char* file;
+    std::initializer_list<const char*> keys;
+  };
+  const Case cases[] = {
+      {"01-vector-add", "solutions/01-vector-add.cu", {"dram"}},
+      {"01-vector-add", "bench/perfmodel/corpus/v01-vadd-block32.cu", {"latency", "occupancy", "dispatch"}},
+      {"01-vector-add", "bench/perfmodel/corpus/v01-vadd-localmem.cu", {"local_memory", "l2"}},
+      {"91-demo-strided-copy", "bench/perfmodel/corpus/v91-strided-copy-s8.cu", {"sectors", "dram"}},
+      {"02-row-sum", "bench/perfmodel/corpus/v02-rowsum-atomic.cu", {"atomics"}},
+      {"06-gelu-half2", "bench/perfmodel/corpus/v06-gelu-fp64.cu", {"fp64", "issue"}},
+      {"06-gelu-half2", "bench/perfmodel/corpus/v06-gelu-quad-sfu.cu", {"sfu"}},
+      {"06-gelu-half2", "bench/perfmodel/corpus/v06-gelu-series-fp32.cu", {"fp32", "issue"}},
+      {"07-transpose", "bench/perfmodel/corpus/v07-transpose-smem-nopad.cu", {"bank_conflicts", "lsu", "shared"}},
+      {"08-dot-product", "bench/perfmodel/corpus/v08-dot-grid265.cu", {"tail", "dram"}},
+      {"17-tiled-sgemm", "bench/perfmodel/corpus/v17-sgemm-smem16.cu", {"lsu", "shared"}},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.file);
+    const auto p = predict_file(c.puzzle, c.file);
+    std::string got;
+    for (size_t i = 0; i < std::min<size_t>(2, p.factors.size()); ++i) got += p.factors[i].key + " ";
+    CHECK_MESSAGE(names(p, c.keys), c.file << " names " << got);
+  }
+}
