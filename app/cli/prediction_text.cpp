@@ -21,12 +21,7 @@ void print_why(const perf::Prediction& p, double measured_us, int max_factors) {
     if (++k > max_factors) break;
     fmt::print("    {:>3.0f}%  {}\n", 100 * f.share, f.text);
   }
-  for (auto& l : p.launches)
-    fmt::print("    {} <<<({},{},{}), ({},{},{})>>>: {} registers, {} B shared; {} blocks per SM "
-               "(limited by {}), {:.0f}% occupancy; {} blocks on the busiest SM; {}\n",
-               l.kernel, l.grid.x, l.grid.y, l.grid.z, l.block.x, l.block.y, l.block.z,
-               l.registers, l.shared_bytes, l.resident, l.limited_by, 100 * l.occupancy,
-               l.blocks_per_sm, perf::us_text(l.us));
+  for (auto& l : p.launches) fmt::print("    {}\n", perf::launch_text(l));
   for (auto& n : p.lines) fmt::print("    line {:>3}: {}\n", n.line, n.text);
   fmt::print("    how: {} ({:.0f} ms)\n", p.method, p.model_ms);
 }

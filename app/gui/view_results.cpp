@@ -2,6 +2,7 @@
 // wrote them, a heatmap of wrong elements, guard and NaN messages), then how fast (time, GB/s,
 // GFLOP/s, speed of light, medal) and what the simulator counted.
 #include "app.hpp"
+#include "core/perf/explain.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -155,12 +156,11 @@ void case_details(App& app, const CaseReport& c) {
 
 void perf_box(App& app, const PerfReport& p) {
   ImGui::PushFont(app.fonts.bold);
-  if (p.predicted)
-    ImGui::TextUnformatted("Modelled on the simulator");
-  else
-    ImGui::TextUnformatted("Speed");
+  ImGui::TextUnformatted(p.predicted ? "Speed (predicted: no GPU here)" : "Speed (measured)");
   ImGui::PopFont();
-  if (p.timing.ok)
+  if (p.timing.ok && p.predicted)
+    ImGui::Text("%.2f us predicted", p.timing.median_us);
+  else if (p.timing.ok)
     ImGui::Text("%.2f us (median of %zu; min %.2f, p90 %.2f)", p.timing.median_us,
                 p.timing.samples_us.size(), p.timing.min_us, p.timing.p90_us);
   if (p.gbps > 0 || p.gflops > 0)
@@ -171,7 +171,7 @@ void perf_box(App& app, const PerfReport& p) {
     ImGui::SameLine();
     if (!p.medal.empty()) {
       ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(medal_color(p.medal)));
-      ImGui::Text("  %s medal", p.medal.c_str());
+      ImGui::Text("  %s medal%s", p.medal.c_str(), p.predicted ? " (predicted)" : "");
       ImGui::PopStyleColor();
     }
     ImGui::ProgressBar(std::min(1.f, sol),
@@ -186,12 +186,41 @@ void perf_box(App& app, const PerfReport& p) {
   }
   ImGui::TextDisabled("ceilings: %s (%.0f GB/s, %.0f GFLOP/s)", p.ceiling_source.c_str(),
                       p.dram_ceiling_gbps, p.compute_ceiling_gflops);
-  if (p.predicted)
-    ImGui::TextDisabled(
-        "No time on the simulator: the point is counted work against that GPU's roofs.");
   for (auto& f : p.flags) ImGui::TextColored(ImVec4(1, 0.8f, 0.4f, 1), "note: %s", f.c_str());
   if (p.timing.fault)
     ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1), "timing: %s", p.timing.fault.message.c_str());
+}
+
+// Why this speed: the model's factors, ranked by their share of the time, each a sentence with
+// numbers; on a GPU the measured time stands beside the prediction.
+void why_box(App& app, const CheckReport& rep) {
+  const perf::Prediction& pr = *rep.prediction;
+  ImGui::PushFont(app.fonts.bold);
+  ImGui::Text("Why this speed (predicted for the %s)", pr.gpu_name.c_str());
+  ImGui::PopFont();
+  if (!pr.ok) {
+    ImGui::TextDisabled("no prediction: %s", pr.error.c_str());
+    return;
+  }
+  if (rep.perf && !rep.perf->predicted && rep.perf->timing.ok)
+    ImGui::Text("measured %.2f us, predicted %.2f us (%.2fx)", rep.perf->timing.median_us, pr.us,
+                pr.us / std::max(1e-9, rep.perf->timing.median_us));
+  const float bar_w = ImGui::GetFontSize() * 4;
+  for (size_t i = 0; i < pr.factors.size(); ++i) {
+    const perf::Factor& f = pr.factors[i];
+    ImGui::PushID(int(i));
+    ImGui::ProgressBar(float(std::clamp(f.share, 0.0, 1.0)), ImVec2(bar_w, 0),
+                       fmt::format("{:.0f}%", 100 * f.share).c_str());
+    ImGui::SameLine();
+    if (f.line > 0) {
+      if (ImGui::SmallButton(fmt::format("line {}", f.line).c_str())) goto_line(app, f.line, 1);
+      ImGui::SameLine();
+    }
+    ImGui::TextWrapped("%s", f.text.c_str());
+    ImGui::PopID();
+  }
+  for (auto& l : pr.launches) ImGui::TextDisabled("%s", perf::launch_text(l).c_str());
+  ImGui::TextDisabled("%s", pr.method.c_str());
 }
 
 void counters_table(const Counters& c, const char* id) {
@@ -289,6 +318,10 @@ void draw_results(App& app) {
   if (rep.perf) {
     ImGui::Spacing();
     perf_box(app, *rep.perf);
+  }
+  if (rep.prediction) {
+    ImGui::Spacing();
+    why_box(app, rep);
   }
 
   if (!rep.cases.empty()) {

@@ -52,8 +52,12 @@ NCU_METRICS = [
 
 
 def corpus():
-    with open(os.path.join(ROOT, "bench/perfmodel/corpus.toml"), "rb") as f:
-        return tomllib.load(f)["kernel"]
+    # Both manifests: the corpus the model was built against and the held-out kernels.
+    out = []
+    for name in ("corpus.toml", "heldout.toml"):
+        with open(os.path.join(ROOT, "bench/perfmodel", name), "rb") as f:
+            out += tomllib.load(f)["kernel"]
+    return out
 
 
 def essentials(rep):

@@ -89,7 +89,9 @@ def main():
     local = args[args.index("--local") + 1] if "--local" in args else None
     gpu = args[args.index("--gpu") + 1] if "--gpu" in args else "h200"
     md = args[args.index("--md") + 1] if "--md" in args else None
-    with open(os.path.join(ROOT, "bench/perfmodel/corpus.toml"), "rb") as f:
+    # --heldout: the kernels written apart from the model (bench/perfmodel/heldout.toml).
+    manifest = "heldout.toml" if "--heldout" in args else "corpus.toml"
+    with open(os.path.join(ROOT, "bench/perfmodel", manifest), "rb") as f:
         corpus = tomllib.load(f)["kernel"]
     measured = {}
     for line in open(os.path.join(data, "checks.jsonl")):

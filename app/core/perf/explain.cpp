@@ -341,4 +341,12 @@ void explain(const ExplainInput& in, Prediction& p) {
   }
 }
 
+std::string launch_text(const LaunchPrediction& l) {
+  return fmt::format("{} <<<({},{},{}), ({},{},{})>>>: {} registers, {} B shared; {} blocks per "
+                     "SM (limited by {}), {:.0f}% occupancy; {} blocks on the busiest SM; {}",
+                     l.kernel, l.grid.x, l.grid.y, l.grid.z, l.block.x, l.block.y, l.block.z,
+                     l.registers, l.shared_bytes, l.resident, l.limited_by, 100 * l.occupancy,
+                     l.blocks_per_sm, us_text(l.us));
+}
+
 } // namespace wb::perf

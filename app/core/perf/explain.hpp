@@ -31,5 +31,8 @@ void explain(const ExplainInput& in, Prediction& p);
 std::string bytes_text(double bytes);
 std::string rate_text_bps(double bytes_per_s);
 std::string us_text(double us);
+// "row_sum <<<(8192,1,1), (256,1,1)>>>: 32 registers, 0 B shared; 8 blocks per SM (limited by
+// threads per SM), 100% occupancy; 63 blocks on the busiest SM; 968 us"
+std::string launch_text(const LaunchPrediction& l);
 
 } // namespace wb::perf
