@@ -343,6 +343,7 @@ void machine_probes(Gpu& gpu, CUmodule mod, ProbeSuite& suite, const GpuProfile*
     r.best = best;
     r.median = median;
     r.samples = 1;
+    r.model_parameter = true;
     r.kernel = std::move(kernel);
     suite.results.push_back(std::move(r));
   };

@@ -59,7 +59,7 @@ TEST_CASE("the probe suite measures ceilings within reach of the datasheet") {
     if (r.metric.find("mma") != std::string::npos && cc < 80) continue;
     REQUIRE(r.ok());
     CHECK(r.median <= r.best * (1 + 1e-9));
-    CHECK(r.samples >= 5);
+    CHECK(r.samples >= (r.model_parameter ? 1 : 5)); // model probes: the best of a few runs
     if (r.datasheet > 0) {
       CHECK(r.best >= 0.5 * r.datasheet);
       CHECK(r.best <= 1.05 * r.datasheet);
