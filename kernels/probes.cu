@@ -341,9 +341,9 @@ extern "C" __global__ void __launch_bounds__(BS)
 // before returned, with no arithmetic between them, so the time per hop is the load-to-use
 // latency. ca: cached in L1 too; cg: L2 only. `hops` is a multiple of 8.
 #define WB_CHASE(name, LD)                                                                         \
-  extern "C" __global__ void name(unsigned long long p, int hops, float never, float* sink) {     \
+  extern "C" __global__ void name(unsigned long long p, int hops, float never, float* sink) {      \
     for (int h = 0; h < hops; h += 8) {                                                            \
-      _Pragma("unroll") for (int u = 0; u < 8; ++u) asm volatile(LD " %0, [%0];" : "+l"(p));     \
+      _Pragma("unroll") for (int u = 0; u < 8; ++u) asm volatile(LD " %0, [%0];" : "+l"(p));       \
     }                                                                                              \
     sink_if((float)(p & 0xff), never, sink);                                                       \
   }
@@ -388,7 +388,8 @@ extern "C" __global__ void __launch_bounds__(BS) atomic_warp(unsigned* p, int it
   for (int i = 0; i < iters; ++i) atomicAdd(q, v);
 }
 // Every thread adds to a different word of a window that stays in the L2 (mask + 1 words).
-extern "C" __global__ void __launch_bounds__(BS) atomic_spread(unsigned* p, unsigned mask, int iters) {
+extern "C" __global__ void __launch_bounds__(BS)
+    atomic_spread(unsigned* p, unsigned mask, int iters) {
   unsigned k = (unsigned)(blockIdx.x * BS + threadIdx.x) * 8u;
   for (int i = 0; i < iters; ++i) {
     atomicAdd(p + (k & mask), 1u);
@@ -396,7 +397,8 @@ extern "C" __global__ void __launch_bounds__(BS) atomic_spread(unsigned* p, unsi
   }
 }
 // Every thread of a block adds to one shared-memory float.
-extern "C" __global__ void __launch_bounds__(BS) atomic_shared_one(int iters, float never, float* sink) {
+extern "C" __global__ void __launch_bounds__(BS)
+    atomic_shared_one(int iters, float never, float* sink) {
   __shared__ float s;
   if (threadIdx.x == 0) s = 0.f;
   __syncthreads();
@@ -408,8 +410,8 @@ extern "C" __global__ void __launch_bounds__(BS) atomic_shared_one(int iters, fl
 
 // Shared-memory integer atomics: every thread of a block on one word, and every lane on its own
 // word (a histogram's two extremes).
-extern "C" __global__ void __launch_bounds__(BS) atomic_shared_u32(int iters, int spread, float never,
-                                                                  float* sink) {
+extern "C" __global__ void __launch_bounds__(BS)
+    atomic_shared_u32(int iters, int spread, float never, float* sink) {
   __shared__ unsigned s[BS];
   s[threadIdx.x] = 0;
   __syncthreads();
@@ -424,12 +426,13 @@ extern "C" __global__ void __launch_bounds__(BS) atomic_shared_u32(int iters, in
 // (nothing unrolled beyond that), run with a chosen number of warps per SM, so that the bytes in
 // flight per SM are known: the bandwidth they reach gives the loaded latency (Little's law).
 template <int U>
-__device__ __forceinline__ void mlp_body(const float4* __restrict__ x, long n4, float never, float* sink) {
+__device__ __forceinline__ void mlp_body(const float4* __restrict__ x, long n4, float never,
+                                         float* sink) {
   float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
   const long step = (long)gridDim.x * blockDim.x * U;
 #pragma unroll 1
-  for (long i = (long)blockIdx.x * blockDim.x * U + threadIdx.x; i + (U - 1) * (long)blockDim.x < n4;
-       i += step) {
+  for (long i = (long)blockIdx.x * blockDim.x * U + threadIdx.x;
+       i + (U - 1) * (long)blockDim.x < n4; i += step) {
     float4 v[U];
 #pragma unroll
     for (int u = 0; u < U; ++u) v[u] = ld_stream(x + i + u * blockDim.x);
@@ -457,12 +460,15 @@ extern "C" __global__ void __launch_bounds__(BS)
   for (int r = 0; r < reps; ++r)
     for (unsigned t = blockIdx.x * BS + threadIdx.x; t < n; t += gridDim.x * BS) {
       float v;
-      asm volatile("ld.global.cg.f32 %0, [%1];" : "=f"(v) : "l"(x + ((t * 8u + (unsigned)r) & mask)));
+      asm volatile("ld.global.cg.f32 %0, [%1];"
+                   : "=f"(v)
+                   : "l"(x + ((t * 8u + (unsigned)r) & mask)));
       acc += v;
     }
   sink_if(acc, never, sink);
 }
-extern "C" __global__ void __launch_bounds__(BS) l2_sector_write(float* x, unsigned mask, int reps) {
+extern "C" __global__ void __launch_bounds__(BS)
+    l2_sector_write(float* x, unsigned mask, int reps) {
   const unsigned n = (mask + 1) / 8;
   for (int r = 0; r < reps; ++r)
     for (unsigned t = blockIdx.x * BS + threadIdx.x; t < n; t += gridDim.x * BS)

@@ -52,7 +52,7 @@
 
 #define TILE (BLOCK * ITEMS)
 #define NWARPS (BLOCK / 32)
-#define VECS (ITEMS / 4)   // float4 rounds per thread
+#define VECS (ITEMS / 4) // float4 rounds per thread
 #if ITEMS % 4 != 0
 #error "this solution loads float4s: ITEMS must be a multiple of 4"
 #endif
@@ -64,7 +64,8 @@ __device__ __forceinline__ unsigned long long pack(unsigned long long flag, floa
   return (flag << 32) | (unsigned long long)__float_as_uint(v);
 }
 
-extern "C" __global__ void scan_reduce(const float* __restrict__ x, float* __restrict__ sums, int n) {
+extern "C" __global__ void scan_reduce(const float* __restrict__ x, float* __restrict__ sums,
+                                       int n) {
   // Zero the ticket and every status word: one word per tile, and word 0 for block 0.
   unsigned long long* ws = reinterpret_cast<unsigned long long*>(sums);
   if (threadIdx.x == 0) ws[blockIdx.x + 1] = 0ull;
@@ -73,7 +74,8 @@ extern "C" __global__ void scan_reduce(const float* __restrict__ x, float* __res
 
 extern "C" __global__ void scan_sums(float* sums, int tiles) {}
 
-extern "C" __global__ void scan_final(const float* __restrict__ x, float* __restrict__ y, float* sums, int n) {
+extern "C" __global__ void scan_final(const float* __restrict__ x, float* __restrict__ y,
+                                      float* sums, int n) {
   __shared__ unsigned int tile_s;
   __shared__ float warp_incl[NWARPS];
   __shared__ float prefix_s;

@@ -2,7 +2,6 @@
 // kernel would take at the puzzle's [perf] size on a GPU of the table, and why. `check` shows the
 // same prediction beside its verdict; this is the quick way to ask "and on an A100?".
 #include "command.hpp"
-#include "prediction_text.hpp"
 #include "core/catalog.hpp"
 #include "core/compile.hpp"
 #include "core/perf/explain.hpp"
@@ -10,10 +9,11 @@
 #include "core/report_json.hpp"
 #include "core/roofline.hpp"
 #include "core/store.hpp"
+#include "prediction_text.hpp"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 namespace {

@@ -202,8 +202,9 @@ int run_roofline(const cli::Global& g, const RooflineArgs& a) {
   for (auto& r : rows)
     if (r.intensity > 0 && r.gflops > 0) chart.points.push_back(r.point());
   chart.title = !a.title.empty() ? a.title
-                : sim ? fmt::format("Roofline predicted for the {}", prof ? prof->name : "datasheet")
-                      : fmt::format("{}: roofline", device.name);
+                : sim
+                    ? fmt::format("Roofline predicted for the {}", prof ? prof->name : "datasheet")
+                    : fmt::format("{}: roofline", device.name);
   if (sim)
     chart.subtitle = "simulator: counted FLOPs and bytes at the [sim_perf] size, placed on the "
                      "attainable bound of the datasheet roofs (dashed)";

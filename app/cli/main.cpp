@@ -1,12 +1,12 @@
 // warpbook: the command line. Every subcommand is a thin call into app/core.
 #include "command.hpp"
-#include "prediction_text.hpp"
 #include "core/catalog.hpp"
 #include "core/check.hpp"
 #include "core/compile.hpp"
 #include "core/report_json.hpp"
 #include "core/roofline.hpp"
 #include "core/store.hpp"
+#include "prediction_text.hpp"
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -109,8 +109,9 @@ void print_report(const CheckReport& r) {
     for (auto& f : p.flags) fmt::print("  note: {}\n", f);
   }
   if (r.prediction)
-    cli::print_why(*r.prediction,
-                   r.perf && r.perf->timing.ok && !r.perf->predicted ? r.perf->timing.median_us : 0);
+    cli::print_why(*r.prediction, r.perf && r.perf->timing.ok && !r.perf->predicted
+                                      ? r.perf->timing.median_us
+                                      : 0);
   fmt::print("{}: {}\n", verdict_name(r.verdict), r.summary);
 }
 

@@ -31,7 +31,15 @@ struct GenArg {
 // A generator with its kind and arguments resolved for one buffer of one case: fills any range of
 // elements without allocating (so it can run anywhere, a signal handler included).
 struct ResolvedGenerator {
-  enum class Kind { uniform, normal, randint, skewed, arange, constant, ties } kind = Kind::constant;
+  enum class Kind {
+    uniform,
+    normal,
+    randint,
+    skewed,
+    arange,
+    constant,
+    ties
+  } kind = Kind::constant;
   DType type = DType::f32;
   double a[3] = {0, 0, 0};
   size_t nargs = 0;

@@ -13,8 +13,8 @@
 #include <fmt/format.h>
 #include <fstream>
 #include <future>
-#include <sstream>
 #include <numeric>
+#include <sstream>
 #include <thread>
 #include <tuple>
 
@@ -412,8 +412,8 @@ void machine_probes(Gpu& gpu, CUmodule mod, ProbeSuite& suite, const GpuProfile*
       if (ns > 0.5 * (l2_ns + dram_ns)) break;
       cap = double(foot);
     }
-    put(metric::l2_capacity, "L2 effective capacity (warm chase stays in L2)",
-        cap / 1048576.0, cap / 1048576.0, "chase_cg sweep");
+    put(metric::l2_capacity, "L2 effective capacity (warm chase stays in L2)", cap / 1048576.0,
+        cap / 1048576.0, "chase_cg sweep");
   }
   // -- Shared memory.
   {
@@ -452,33 +452,66 @@ void machine_probes(Gpu& gpu, CUmodule mod, ProbeSuite& suite, const GpuProfile*
       ms.push_back(gpu.once(f, grid, kBlock, a));
     }
     const double n = double(grid) * kBlock * iters * per_thread_iter;
-    return std::pair{n / (*std::min_element(ms.begin(), ms.end()) * 1e6), n / (median_of(ms) * 1e6)};
+    return std::pair{n / (*std::min_element(ms.begin(), ms.end()) * 1e6),
+                     n / (median_of(ms) * 1e6)};
   };
   {
-    auto [b, m] = atomic_rate("atomic_one", [&](int it) { Args a; a.add(big).add(it); return a; }, 1);
+    auto [b, m] = atomic_rate(
+        "atomic_one",
+        [&](int it) {
+          Args a;
+          a.add(big).add(it);
+          return a;
+        },
+        1);
     put(metric::atomic_one, "atomics on one address (whole grid)", b, m, "atomic_one");
   }
   {
     // One lane per warp: counted per lane, so per-lane serialisation gives the figure above and
     // per-warp-instruction serialisation gives it too (but then atomic_one / 32 per lane above).
-    auto [b, m] = atomic_rate("atomic_one_lane",
-                              [&](int it) { Args a; a.add(big).add(it); return a; }, 1.0 / 32);
+    auto [b, m] = atomic_rate(
+        "atomic_one_lane",
+        [&](int it) {
+          Args a;
+          a.add(big).add(it);
+          return a;
+        },
+        1.0 / 32);
     put(metric::atomic_one_lane, "atomics on one address, one lane per warp", b, m,
         "atomic_one_lane");
   }
   {
-    auto [b, m] = atomic_rate("atomic_warp", [&](int it) { Args a; a.add(big).add(it); return a; }, 1);
+    auto [b, m] = atomic_rate(
+        "atomic_warp",
+        [&](int it) {
+          Args a;
+          a.add(big).add(it);
+          return a;
+        },
+        1);
     put(metric::atomic_warp, "atomics, one address per warp", b, m, "atomic_warp");
   }
   {
     const unsigned mask = unsigned((size_t(8) << 20) / 4 - 1); // 8 MiB of counters
     auto [b, m] = atomic_rate(
-        "atomic_spread", [&](int it) { Args a; a.add(big).add(mask).add(it); return a; }, 1);
+        "atomic_spread",
+        [&](int it) {
+          Args a;
+          a.add(big).add(mask).add(it);
+          return a;
+        },
+        1);
     put(metric::atomic_spread, "atomics, every thread its own sector (L2)", b, m, "atomic_spread");
   }
   {
     auto [b, m] = atomic_rate(
-        "atomic_shared_one", [&](int it) { Args a; a.add(it).add(never).add(sink); return a; }, 1);
+        "atomic_shared_one",
+        [&](int it) {
+          Args a;
+          a.add(it).add(never).add(sink);
+          return a;
+        },
+        1);
     put(metric::atomic_shared_one, "shared-memory atomics on one address per block", b, m,
         "atomic_shared_one");
   }
@@ -488,7 +521,12 @@ void machine_probes(Gpu& gpu, CUmodule mod, ProbeSuite& suite, const GpuProfile*
         std::tuple{1, metric::atomic_shared_u32_spread, "shared u32 atomics, a word per lane"}}) {
     auto [b, m] = atomic_rate(
         "atomic_shared_u32",
-        [&, spread = spread](int it) { Args a; a.add(it).add(spread).add(never).add(sink); return a; }, 1);
+        [&, spread = spread](int it) {
+          Args a;
+          a.add(it).add(spread).add(never).add(sink);
+          return a;
+        },
+        1);
     put(metric, label, b, m, "atomic_shared_u32");
   }
 
@@ -505,7 +543,9 @@ void machine_probes(Gpu& gpu, CUmodule mod, ProbeSuite& suite, const GpuProfile*
                      Point{metric::dram_mlp_8k, 4, 1}, Point{metric::dram_mlp_16k, 8, 1},
                      Point{metric::dram_mlp_32k, 16, 1}, Point{metric::dram_mlp_64k, 16, 2},
                      Point{metric::dram_mlp_128k, 16, 4}}) {
-      const char* kernel = pt.unroll == 1 ? "mlp_read_u1" : pt.unroll == 2 ? "mlp_read_u2" : "mlp_read_u4";
+      const char* kernel = pt.unroll == 1   ? "mlp_read_u1"
+                           : pt.unroll == 2 ? "mlp_read_u2"
+                                            : "mlp_read_u4";
       CUfunction f = gpu.function(mod, kernel);
       const unsigned grid = sms * unsigned(pt.blocks);
       const long unit = long(grid) * 128 * pt.unroll;
@@ -548,20 +588,30 @@ void machine_probes(Gpu& gpu, CUmodule mod, ProbeSuite& suite, const GpuProfile*
         ms.push_back(gpu.once(f, grid, kBlock, a));
       }
       const double n = per_rep * reps;
-      return std::pair{n / (*std::min_element(ms.begin(), ms.end()) * 1e6), n / (median_of(ms) * 1e6)};
+      return std::pair{n / (*std::min_element(ms.begin(), ms.end()) * 1e6),
+                       n / (median_of(ms) * 1e6)};
     };
     const double sectors = double(mask + 1) / 8;
     {
       auto [b, m] = l2_rate(
           "l2_sector_read",
-          [&](int reps) { Args a; a.add(big).add(mask).add(reps).add(never).add(sink); return a; },
+          [&](int reps) {
+            Args a;
+            a.add(big).add(mask).add(reps).add(never).add(sink);
+            return a;
+          },
           sectors);
       put(metric::l2_sector_read, "L2 reads of 4 bytes, a sector per lane (G sectors/s)", b, m,
           "l2_sector_read 8 MiB");
     }
     {
       auto [b, m] = l2_rate(
-          "l2_sector_write", [&](int reps) { Args a; a.add(big).add(mask).add(reps); return a; },
+          "l2_sector_write",
+          [&](int reps) {
+            Args a;
+            a.add(big).add(mask).add(reps);
+            return a;
+          },
           sectors);
       put(metric::l2_sector_write, "L2 writes of 4 bytes, a sector per lane (G sectors/s)", b, m,
           "l2_sector_write 8 MiB");
@@ -569,7 +619,12 @@ void machine_probes(Gpu& gpu, CUmodule mod, ProbeSuite& suite, const GpuProfile*
     {
       const unsigned n4 = (mask + 1) / 4;
       auto [b, m] = l2_rate(
-          "l2_write", [&](int reps) { Args a; a.add(big).add(n4).add(reps); return a; },
+          "l2_write",
+          [&](int reps) {
+            Args a;
+            a.add(big).add(n4).add(reps);
+            return a;
+          },
           16.0 * n4);
       put(metric::l2_write, "L2 write (whole lines, 8 MiB window)", b, m, "l2_write 8 MiB");
     }
@@ -597,8 +652,8 @@ void machine_probes(Gpu& gpu, CUmodule mod, ProbeSuite& suite, const GpuProfile*
     a.add(never).add(sink);
     gpu.launch(f, 1, 32, a);
     std::vector<double> one = gpu.timed(f, 1, 32, a, 40);
-    put(metric::launch, "empty kernel launch (events around one)", *std::min_element(one.begin(), one.end()) * 1e3,
-        median_of(one) * 1e3, "empty_kernel");
+    put(metric::launch, "empty kernel launch (events around one)",
+        *std::min_element(one.begin(), one.end()) * 1e3, median_of(one) * 1e3, "empty_kernel");
     // Back to back: events around the whole batch.
     std::vector<double> per;
     for (int r = 0; r < 5; ++r) {
@@ -670,7 +725,8 @@ void machine_probes(Gpu& gpu, CUmodule mod, ProbeSuite& suite, const GpuProfile*
             return a;
           },
           32.0 * double(count));
-      put(metric, label, b, m, fmt::format("sector_read stride {} (32 B counted per sector)", stride));
+      put(metric, label, b, m,
+          fmt::format("sector_read stride {} (32 B counted per sector)", stride));
     }
     {
       const long count = long(big_bytes / 128);

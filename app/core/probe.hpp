@@ -23,9 +23,9 @@ struct ProbeResult {
   double datasheet = 0; // the matching profile's figure; 0 when there is none
   int samples = 0;      // timed launches
   bool model_parameter = false; // a performance-model probe (a latency, a rate): its best of a few
-  double launch_us = 0; // median duration of one launch
-  std::string kernel;   // the kernel (for DRAM: the fastest of the variants tried)
-  std::string skipped;  // why it was not measured; empty when it was
+  double launch_us = 0;         // median duration of one launch
+  std::string kernel;           // the kernel (for DRAM: the fastest of the variants tried)
+  std::string skipped;          // why it was not measured; empty when it was
   bool ok() const { return skipped.empty() && best > 0; }
 };
 

@@ -132,11 +132,20 @@ json prediction_json(const perf::Prediction& p) {
                      {"bytes_used", n.bytes_used},
                      {"bytes_fetched", n.bytes_fetched},
                      {"conflict_ways", n.conflict_ways}});
-  return {{"ok", p.ok},         {"error", p.error},   {"gpu", p.gpu},
-          {"gpu_name", p.gpu_name}, {"us", p.us},     {"dram_bytes", p.dram_bytes},
-          {"l2_bytes", p.l2_bytes}, {"launches", launches}, {"factors", factors},
-          {"lines", lines},     {"method", p.method}, {"sources", p.sources},
-          {"model_ms", p.model_ms}, {"sim_ms", p.sim_ms}};
+  return {{"ok", p.ok},
+          {"error", p.error},
+          {"gpu", p.gpu},
+          {"gpu_name", p.gpu_name},
+          {"us", p.us},
+          {"dram_bytes", p.dram_bytes},
+          {"l2_bytes", p.l2_bytes},
+          {"launches", launches},
+          {"factors", factors},
+          {"lines", lines},
+          {"method", p.method},
+          {"sources", p.sources},
+          {"model_ms", p.model_ms},
+          {"sim_ms", p.sim_ms}};
 }
 
 perf::Prediction prediction_from(const json& j) {

@@ -362,5 +362,4 @@ const GpuProfile& model_profile(const DeviceInfo& sim_device) {
   return *find_profile("h200");
 }
 
-
 } // namespace wb

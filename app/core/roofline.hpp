@@ -65,9 +65,9 @@ inline constexpr const char* wgmma_bf16 = "wgmma_bf16_gflops";
 // The performance model's machine parameters (probe.cpp, "machine probes"); the unit follows the
 // name's suffix (metric_unit).
 inline constexpr const char* dram_write = "dram_write_gbps";
-inline constexpr const char* dram_sector_read = "dram_sector_read_gbps"; // 1 sector per 128 B
+inline constexpr const char* dram_sector_read = "dram_sector_read_gbps";       // 1 sector per 128 B
 inline constexpr const char* dram_sector_read_64 = "dram_sector_read_64_gbps"; // 1 per 64 B
-inline constexpr const char* dram_sector_write = "dram_sector_write_gbps"; // 4 B per 128 B line
+inline constexpr const char* dram_sector_write = "dram_sector_write_gbps";     // 4 B per 128 B line
 inline constexpr const char* l1_latency = "l1_latency_ns";
 inline constexpr const char* l2_latency = "l2_latency_ns";
 inline constexpr const char* dram_latency = "dram_latency_ns";
@@ -91,7 +91,7 @@ inline constexpr const char* dram_mlp_128k = "dram_mlp_128k_gbps";
 inline constexpr const char* l2_sector_read = "l2_sector_read_gops";   // G sectors/s
 inline constexpr const char* l2_sector_write = "l2_sector_write_gops"; // G sectors/s
 inline constexpr const char* l2_write = "l2_write_gbps";
-inline constexpr const char* seq_read_ns = "seq_read_ns";       // one thread's stream, per 64 B
+inline constexpr const char* seq_read_ns = "seq_read_ns";          // one thread's stream, per 64 B
 inline constexpr const char* block_turnover = "block_turnover_ns"; // one block at a time per SM
 inline constexpr const char* launch = "launch_us";
 inline constexpr const char* launch_gap = "launch_gap_us";
@@ -167,8 +167,8 @@ std::string si_number(double v);
 // compute roof) / median time.
 void score_perf(PerfReport& r, const Puzzle& p, const Ceilings& c);
 
-// The profile the simulator predicts for when none is chosen: the one named in the simulator's device
-// name ("simulator (modelling H200)"), else the H200.
+// The profile the simulator predicts for when none is chosen: the one named in the simulator's
+// device name ("simulator (modelling H200)"), else the H200.
 const GpuProfile& model_profile(const DeviceInfo& sim_device);
 
 } // namespace wb

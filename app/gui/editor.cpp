@@ -456,7 +456,8 @@ gutter_figures(const std::map<int, std::map<std::string, double>>& by_line) {
     double waves = get("shared_wavefronts");
     double div = get("divergent_branches");
     if (req > 0) {
-      f.text = fmt::format("{:.1f} sectors/req", sec / req);
+      // Bytes a request needed (its sectors, were it coalesced) of the bytes it fetched.
+      f.text = fmt::format("{:.0f} of {:.0f} B", 32 * ideal / req, 32 * sec / req);
       // More sectors than the ideal: uncoalesced. 2x the ideal is already bad.
       if (ideal > 0 && sec > ideal) f.badness = float(std::min(1.0, (sec / ideal - 1.0)));
     }
@@ -700,7 +701,7 @@ EditorFrame draw_editor(const char* id, TextModel& m, EditorView& v) {
   int digits = std::max(3, int(std::log10(std::max(1, n))) + 1);
   float marker_w = char_w * 2;
   float numbers_w = char_w * float(digits + 1);
-  float figures_w = v.figures.empty() ? 0 : char_w * 16; // "32.0 sectors/req"
+  float figures_w = v.figures.empty() ? 0 : char_w * 16; // "128 of 1024 B"
   float gutter_w = marker_w + numbers_w + figures_w + char_w;
 
   if (v.goto_line > 0) ImGui::SetNextWindowFocus();

@@ -98,7 +98,7 @@ TEST_CASE("replace_all (a reload) is one undo step") {
   CHECK(m.text() == "!mine");
 }
 
-TEST_CASE("gutter figures say sectors per request and flag uncoalesced lines") {
+TEST_CASE("gutter figures say bytes used of bytes fetched and flag uncoalesced lines") {
   std::map<int, std::map<std::string, double>> by_line;
   by_line[5] = {{"global_load_requests", 100},
                 {"global_load_sectors", 400},
@@ -108,9 +108,9 @@ TEST_CASE("gutter figures say sectors per request and flag uncoalesced lines") {
                 {"global_load_ideal_sectors", 400}};
   by_line[12] = {{"shared_bank_conflicts", 31}, {"shared_wavefronts", 32}};
   auto f = gutter_figures(by_line);
-  CHECK(f[5].text == "4.0 sectors/req");
+  CHECK(f[5].text == "128 of 128 B");
   CHECK(f[5].badness == 0);
-  CHECK(f[9].text == "32.0 sectors/req");
+  CHECK(f[9].text == "128 of 1024 B");
   CHECK(f[9].badness == 1);
   CHECK(f[12].text.find("31 bank") != std::string::npos);
   CHECK(f[12].badness > 0.5f);
@@ -125,7 +125,7 @@ TEST_CASE("the widget maps clicks to positions, markers to their lines, and keys
   EditorView v;
   v.font = ui.font();
   v.markers.push_back({4, 3, 0, "identifier \"oops\" is undefined"});
-  v.figures[3] = {"4.0 sectors/req", "", 0};
+  v.figures[3] = {"128 of 128 B", "", 0};
   EditorFrame last;
   auto body = [&] { last = draw_editor("##ed", m, v); };
   ui.frame(body);

@@ -1,7 +1,7 @@
 // The roofline arithmetic: GPU profiles, ridge points, log-axis ticks, speed of light, medals and
 // flags, measured-over-datasheet ceilings, and the simulator's predicted point.
-#include "core/puzzle.hpp"
 #include "core/perf/predict.hpp"
+#include "core/puzzle.hpp"
 #include "core/roofline.hpp"
 #include "core/store.hpp"
 
@@ -307,8 +307,8 @@ TEST_CASE("a prediction scored like a timing, marked predicted") {
   CHECK(r.bytes == 12 * n);
   CHECK(r.gbps == doctest::Approx(12 * n / 200e3));
   // Scored against the machine's best DRAM stream, as a timed check is after `warpbook probe`.
-  CHECK(r.dram_ceiling_gbps == doctest::Approx(
-                                   std::max({m.dram_read_gbps, m.dram_copy_gbps, m.dram_triad_gbps})));
+  CHECK(r.dram_ceiling_gbps ==
+        doctest::Approx(std::max({m.dram_read_gbps, m.dram_copy_gbps, m.dram_triad_gbps})));
   CHECK(r.speed_of_light == doctest::Approx(12 * n / (r.dram_ceiling_gbps * 1e3) / 200));
   CHECK(!r.medal.empty()); // 88% of the ceiling: a medal, predicted
   CHECK(r.ceiling_source.find("predicted") != std::string::npos);

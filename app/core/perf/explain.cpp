@@ -149,10 +149,10 @@ void explain(const ExplainInput& in, Prediction& p) {
       Pipe p;
       const char* key;
     };
-    for (PipeKey pk : {PipeKey{Pipe::fma, "fp32"}, PipeKey{Pipe::fp64, "fp64"},
-                       PipeKey{Pipe::fp16, "fp16"}, PipeKey{Pipe::sfu, "sfu"},
-                       PipeKey{Pipe::conv, "conversions"}, PipeKey{Pipe::alu, "alu"},
-                       PipeKey{Pipe::tensor, "tensor"}}) {
+    for (PipeKey pk :
+         {PipeKey{Pipe::fma, "fp32"}, PipeKey{Pipe::fp64, "fp64"}, PipeKey{Pipe::fp16, "fp16"},
+          PipeKey{Pipe::sfu, "sfu"}, PipeKey{Pipe::conv, "conversions"}, PipeKey{Pipe::alu, "alu"},
+          PipeKey{Pipe::tensor, "tensor"}}) {
       const double us = rr.pipe_busy[int(pk.p)] / 4 * to_us;
       if (us > 0.02 * T)
         add(pk.key, us,
@@ -219,8 +219,8 @@ void explain(const ExplainInput& in, Prediction& p) {
           fmt::format("latency: {} in flight per SM where about {} keeps DRAM busy ({} per SM x "
                       "{:.0f} ns); more loads in flight per thread, or more threads per SM "
                       "({} blocks of {} warps now, limited by {})",
-                      bytes_text(have), bytes_text(need), rate_text_bps(per_sm_bw),
-                      m.lat_dram_ns, lp.resident, L.warps_per_block, lp.limited_by),
+                      bytes_text(have), bytes_text(need), rate_text_bps(per_sm_bw), m.lat_dram_ns,
+                      lp.resident, L.warps_per_block, lp.limited_by),
           0);
     }
     if (stall_total > 0 && stall_alu / stall_total > 0.4 && busiest < 0.7 * L.exec_us) {
@@ -228,8 +228,10 @@ void explain(const ExplainInput& in, Prediction& p) {
       int worst = 0;
       double w = 0;
       for (size_t pc = 0; pc < rr.pc.size(); ++pc)
-        if (rr.pc[pc].stall[int(Stall::alu)] > w) w = rr.pc[pc].stall[int(Stall::alu)], worst = sl.code[pc].line;
-      double per_warp = rr.issue_slots / std::max(1.0, double(lp.blocks_per_sm) * L.warps_per_block);
+        if (rr.pc[pc].stall[int(Stall::alu)] > w)
+          w = rr.pc[pc].stall[int(Stall::alu)], worst = sl.code[pc].line;
+      double per_warp =
+          rr.issue_slots / std::max(1.0, double(lp.blocks_per_sm) * L.warps_per_block);
       add("serial", L.exec_us * stall_alu / stall_total,
           fmt::format("dependent arithmetic: each warp runs {:.3g} instructions mostly one after "
                       "another (line {} waits on its own results most), with {} warps per SM to "
@@ -268,9 +270,10 @@ void explain(const ExplainInput& in, Prediction& p) {
             line);
       if (t.local_req > 0 && here.size() > 0)
         add("local_memory", std::max(l2_us, mio_us) * 0.5,
-            fmt::format("line {}: an array in local memory ({} per block): a register array indexed "
-                        "at run time, or a spill",
-                        line, plural(t.local_req, "access", "accesses")),
+            fmt::format(
+                "line {}: an array in local memory ({} per block): a register array indexed "
+                "at run time, or a spill",
+                line, plural(t.local_req, "access", "accesses")),
             line);
     }
     std::sort(f.begin(), f.end(), [](const Factor& a, const Factor& b) { return a.us > b.us; });
@@ -286,7 +289,8 @@ void explain(const ExplainInput& in, Prediction& p) {
       LineTraffic& all = lines[line];
       all.requests += t.requests, all.used += t.used, all.fetched += t.fetched;
       all.shared_req += t.shared_req, all.waves += t.waves, all.ideal += t.ideal;
-      all.atomics += t.atomics, all.atomic_lanes_max = std::max(all.atomic_lanes_max, t.atomic_lanes_max);
+      all.atomics += t.atomics,
+          all.atomic_lanes_max = std::max(all.atomic_lanes_max, t.atomic_lanes_max);
       all.local_req += t.local_req, all.stall += t.stall, all.stall_mem += t.stall_mem;
       all.issued += t.issued;
     }
@@ -313,7 +317,8 @@ void explain(const ExplainInput& in, Prediction& p) {
                                us_text(m.launch_us));
     merged.push_back(x);
   }
-  std::sort(merged.begin(), merged.end(), [](const Factor& a, const Factor& b) { return a.us > b.us; });
+  std::sort(merged.begin(), merged.end(),
+            [](const Factor& a, const Factor& b) { return a.us > b.us; });
   p.factors = std::move(merged);
 
   // Line notes for the editor's gutter.

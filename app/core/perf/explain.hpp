@@ -14,9 +14,9 @@ struct LaunchExplainInput {
   LaunchPrediction lp;
   int warps_per_block = 1;
   int anchor = 0;
-  double hot_us = 0;       // atomics on one address, served one after another
-  uint64_t hot_lanes = 0;  // lanes per block on the hottest word
-  double exec_us = 0;      // the launch without its launch overhead
+  double hot_us = 0;      // atomics on one address, served one after another
+  uint64_t hot_lanes = 0; // lanes per block on the hottest word
+  double exec_us = 0;     // the launch without its launch overhead
 };
 
 struct ExplainInput {

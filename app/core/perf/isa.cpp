@@ -23,8 +23,12 @@ std::string_view base_of(std::string_view op) {
   return d == std::string_view::npos ? op : op.substr(0, d);
 }
 
-bool type_f64(std::string_view op) { return has(op, "f64"); }
-bool type_f32(std::string_view op) { return has(op, "f32") || has(op, "ftz") && !type_f64(op); }
+bool type_f64(std::string_view op) {
+  return has(op, "f64");
+}
+bool type_f32(std::string_view op) {
+  return has(op, "f32") || has(op, "ftz") && !type_f64(op);
+}
 bool type_half(std::string_view op) {
   return has(op, "f16") || has(op, "f16x2") || has(op, "bf16") || has(op, "bf16x2");
 }
@@ -53,7 +57,8 @@ std::vector<OpCost> cost_table(const std::vector<sim::InstInfo>& code, const Mac
     if (b == "ld" || b == "ldu" || b == "st" || b == "atom" || b == "red" ||
         (b == "cp" && has(op, "async") && !has(op, "commit_group") && !has(op, "wait_group") &&
          !has(op, "wait_all")) ||
-        b == "ldmatrix" || b == "stmatrix" || (b == "wmma" && (has(op, "load") || has(op, "store")))) {
+        b == "ldmatrix" || b == "stmatrix" ||
+        (b == "wmma" && (has(op, "load") || has(op, "store")))) {
       if ((b == "ld" || b == "ldu") && has(op, "param")) {
         c.free = true; // kernel parameters are constant-bank operands in SASS
         c.sass = 0, c.issue = 0, c.latency = 0;
@@ -151,7 +156,8 @@ std::vector<OpCost> cost_table(const std::vector<sim::InstInfo>& code, const Mac
       set(Pipe::alu, wide64 ? 2 : 1);
     }
     // Special registers (%tid, %ctaid ...) are read with S2R: a slower path than an ALU move.
-    if (b == "mov" && in.uses.empty() && !in.defs.empty() && op.find("u32") != std::string_view::npos)
+    if (b == "mov" && in.uses.empty() && !in.defs.empty() &&
+        op.find("u32") != std::string_view::npos)
       c.latency = std::max(c.latency, 10.0f);
     out[pc] = c;
   }

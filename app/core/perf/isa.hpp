@@ -12,9 +12,9 @@ namespace wb::perf {
 
 struct OpCost {
   Pipe pipe = Pipe::alu;
-  float issue = 1;    // clocks the pipe is busy (per SMSP; per SM for mio and tensor)
-  float latency = 4;  // clocks until the result can be used (memory: set by the memory model)
-  float sass = 1;     // SASS instructions it stands for (issue slots)
+  float issue = 1;         // clocks the pipe is busy (per SMSP; per SM for mio and tensor)
+  float latency = 4;       // clocks until the result can be used (memory: set by the memory model)
+  float sass = 1;          // SASS instructions it stands for (issue slots)
   bool memory = false;     // a load, store or atomic (its trace event says which space)
   bool l1_cached = true;   // a global load that allocates in L1 (not .cg / .cv / .volatile)
   bool returns = true;     // a load or an atomic with a destination (red and st do not)

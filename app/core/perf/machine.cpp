@@ -46,7 +46,7 @@ void set_cc(Machine& m, int cc) {
     m.rate[int(Pipe::fp16)] = fp16;
     m.rate[int(Pipe::sfu)] = sfu;
     m.rate[int(Pipe::conv)] = conv;
-    m.rate[int(Pipe::mio)] = 1.0;   // one memory instruction per clock per SM (32 lanes)
+    m.rate[int(Pipe::mio)] = 1.0;    // one memory instruction per clock per SM (32 lanes)
     m.rate[int(Pipe::sync)] = 0.125; // 16 barrier operations per clock per SM: per warp, /4 SMSPs
   };
   switch (cc) {
@@ -127,8 +127,8 @@ Machine base(const GpuProfile& p) {
     if (p.key == "h200") {
       m.l2_gbps = 8821, m.l2_capacity = 33.75 * 1048576;
       m.dram_read_gbps = 4558, m.dram_write_gbps = 4285, m.dram_copy_gbps = 3988,
-      m.dram_triad_gbps = 4306, m.dram_sector_read_gbps = 1878,
-      m.dram_sector_read_64_gbps = 2257, m.dram_sector_write_gbps = 704;
+      m.dram_triad_gbps = 4306, m.dram_sector_read_gbps = 1878, m.dram_sector_read_64_gbps = 2257,
+      m.dram_sector_write_gbps = 704;
       m.source = "NVIDIA H200 datasheet; CUDA programming guide (compute capability 9.0); "
                  "instruction latencies measured on an H100 SXM and an H200; memory, atomics and "
                  "launches measured by `warpbook probe` on an H200 (driver 580.159, 2026-11-23)";
@@ -163,7 +163,8 @@ Machine base(const GpuProfile& p) {
     m.l2_gbps = 4400, m.l2_capacity = 20.0 * 1048576; // a partition's worth, as on GH100
     m.launch_us = 2.3, m.block_ns = 78.6 * 1.98 / 1.41;
     const double s = 4400.0 / 8900.0; // atomics scale with the L2
-    m.atomic_spread_gops = 117 * s, m.atomic_warp_gops = 56.8 * s, m.atomic_one_gops = 0.57 * 1.41 / 1.98,
+    m.atomic_spread_gops = 117 * s, m.atomic_warp_gops = 56.8 * s,
+    m.atomic_one_gops = 0.57 * 1.41 / 1.98,
     m.shared_atomic_one_gops = 20.1 * 108 * 1.41 / (132 * 1.98);
     m.source = "NVIDIA A100 datasheet; CUDA programming guide (compute capability 8.0); "
                "latencies from Abdelkhalik et al. 2022 and Luo et al. 2025; DRAM efficiencies, "
@@ -180,16 +181,20 @@ Machine base(const GpuProfile& p) {
     m.lat_l1_ns = 43 / ghz, m.lat_shared_ns = 30 / ghz, m.lat_l2_ns = 273 / ghz,
     m.lat_dram_ns = 541 / ghz, m.lat_atomic_ns = 300;
     m.l2_capacity = p.l2_mib * 1048576 * 0.5;
-    m.l2_gbps = p.key == "rtx4090" ? 5000 : p.key == "l40s" ? 5500 : p.key == "rtx3090" ? 2500
-                : p.key == "l4"    ? 2000 : 1200;
+    m.l2_gbps = p.key == "rtx4090"   ? 5000
+                : p.key == "l40s"    ? 5500
+                : p.key == "rtx3090" ? 2500
+                : p.key == "l4"      ? 2000
+                                     : 1200;
     m.launch_us = 3.0, m.block_ns = 78.6 * 1.98 / ghz;
     const double s = m.l2_gbps / 8900.0;
     m.atomic_spread_gops = 117 * s, m.atomic_warp_gops = 56.8 * s,
     m.atomic_one_gops = 0.57 * ghz / 1.98,
     m.shared_atomic_one_gops = 20.1 * p.sm_count * ghz / (132 * 1.98);
-    m.source = std::string(p.name) +
-               " datasheet; CUDA programming guide (compute capability " +
-               (turing ? "7.5" : ada ? "8.9" : "8.6") +
+    m.source = std::string(p.name) + " datasheet; CUDA programming guide (compute capability " +
+               (turing ? "7.5"
+                : ada  ? "8.9"
+                       : "8.6") +
                "); latencies from Luo et al. and Accel-Sim's configurations; DRAM efficiencies, "
                "atomics and launches scaled from our H200's measurements";
   }
@@ -265,8 +270,8 @@ Machine machine_for(const GpuProfile& p, const std::vector<MeasuredCeiling>& mea
   take(metric::atomic_shared_u32_spread, m.shared_atomic_u32_spread_gops);
   {
     const std::pair<const char*, double> mlp[] = {
-        {metric::dram_mlp_2k, 2},   {metric::dram_mlp_4k, 4},   {metric::dram_mlp_8k, 8},
-        {metric::dram_mlp_16k, 16}, {metric::dram_mlp_32k, 32}, {metric::dram_mlp_64k, 64},
+        {metric::dram_mlp_2k, 2},    {metric::dram_mlp_4k, 4},   {metric::dram_mlp_8k, 8},
+        {metric::dram_mlp_16k, 16},  {metric::dram_mlp_32k, 32}, {metric::dram_mlp_64k, 64},
         {metric::dram_mlp_128k, 128}};
     std::vector<std::pair<double, double>> curve;
     for (auto [name, kb] : mlp) {

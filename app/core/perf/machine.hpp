@@ -32,7 +32,7 @@ const char* pipe_name(Pipe p);
 
 struct Machine {
   std::string key, name;
-  int cc = 90;           // compute capability x 10
+  int cc = 90; // compute capability x 10
   int sm_count = 132;
   double clock_ghz = 1.98; // SM clock under load
 
@@ -53,11 +53,11 @@ struct Machine {
   // Memory. Latencies in ns (unloaded), bandwidths in GB/s (10^9 B/s).
   double lat_l1_ns = 17, lat_shared_ns = 11.6, lat_l2_ns = 146, lat_dram_ns = 330;
   double lat_atomic_ns = 250;
-  double l1_bytes_clk = 128;       // L1 / shared data path per SM per clock
-  double l2_gbps = 8900;           // L2 read, all SMs
-  double l2_capacity = 30e6;       // what a kernel can reuse (bytes)
+  double l1_bytes_clk = 128; // L1 / shared data path per SM per clock
+  double l2_gbps = 8900;     // L2 read, all SMs
+  double l2_capacity = 30e6; // what a kernel can reuse (bytes)
   double dram_read_gbps = 4560, dram_write_gbps = 4280, dram_copy_gbps = 3980,
-         dram_triad_gbps = 4300;   // streams
+         dram_triad_gbps = 4300;          // streams
   double dram_sector_read_gbps = 1880;    // one 32 B sector per 128 B line (32 B counted)
   double dram_sector_read_64_gbps = 2230; // one sector per 64 B
   double dram_sector_write_gbps = 707;    // 4 B written per 128 B line (32 B counted)
@@ -66,12 +66,11 @@ struct Machine {
   // Loaded latency: the DRAM read bandwidth the whole GPU reaches with a given number of bytes in
   // flight per SM (KiB, GB/s), a read stream with a known number of loads in flight. By Little's
   // law a read issued with Y bytes in flight GPU-wide takes about Y / BW(Y).
-  std::vector<std::pair<double, double>> dram_mlp = {{2, 694},   {4, 1336},  {8, 2447},
-                                                     {16, 3765}, {32, 4305}, {64, 4280},
-                                                     {128, 4459}};
-  double l2_sector_read_gops = 234.8;  // 4-byte reads, one sector per lane (G sectors/s)
-  double l2_sector_write_gops = 97.8;  // 4-byte writes, one sector per lane (partial sectors)
-  double l2_write_gbps = 4001;         // whole lines
+  std::vector<std::pair<double, double>> dram_mlp = {{2, 694},   {4, 1336},  {8, 2447},  {16, 3765},
+                                                     {32, 4305}, {64, 4280}, {128, 4459}};
+  double l2_sector_read_gops = 234.8; // 4-byte reads, one sector per lane (G sectors/s)
+  double l2_sector_write_gops = 97.8; // 4-byte writes, one sector per lane (partial sectors)
+  double l2_write_gbps = 4001;        // whole lines
 
   // Atomics (GOP/s: lane operations per second, whole GPU).
   double atomic_spread_gops = 117, atomic_warp_gops = 56.8, atomic_one_gops = 0.57;
@@ -80,11 +79,11 @@ struct Machine {
   bool atomic_one_per_warp = false; // the serialisation at one address is per warp instruction
 
   // Launches.
-  double launch_us = 3.2;   // one launch between events, nothing in it
-  double block_ns = 78.6;   // an SM starts at most one block this often (small blocks)
+  double launch_us = 3.2;         // one launch between events, nothing in it
+  double block_ns = 78.6;         // an SM starts at most one block this often (small blocks)
   double block_ns_per_warp = 3.5; // ... and no faster than this per warp of the block
 
-  std::string source; // where the figures come from, one line
+  std::string source;    // where the figures come from, one line
   bool measured = false; // figures of `warpbook probe` on this very GPU are in
 
   double cycles(double ns) const { return ns * clock_ghz; }

@@ -59,7 +59,8 @@ LaunchMemory analyse_memory(const sim::SampledLaunch& l, int anchor, const int n
     for (auto& w : l.blocks[b].warps)
       for (auto& e : w.ev)
         if (e.kind == sim::TraceKind::global && l.code[e.pc].mem == sim::MemKind::store)
-          for (uint32_t k = 0; k < e.count; ++k) m.stored[b][w.sec[e.first + k].id] |= w.sec[e.first + k].mask;
+          for (uint32_t k = 0; k < e.count; ++k)
+            m.stored[b][w.sec[e.first + k].id] |= w.sec[e.first + k].mask;
   for (int d = 0; d < 3; ++d) {
     if (neighbour[d] < 0) continue;
     PcSectors n = sectors_by_pc(l.blocks[size_t(neighbour[d])]);
@@ -96,7 +97,8 @@ LaunchMemory analyse_memory(const sim::SampledLaunch& l, int anchor, const int n
     for (auto& e : w.ev)
       if (e.kind == sim::TraceKind::global_atomic) {
         any = true;
-        for (uint32_t k = 0; k < e.count; ++k) m.atomic_words[w.sec[e.first + k].id] += w.sec[e.first + k].mask;
+        for (uint32_t k = 0; k < e.count; ++k)
+          m.atomic_words[w.sec[e.first + k].id] += w.sec[e.first + k].mask;
         const PcShift& s = m.shift[e.pc];
         for (int d = 0; d < 3; ++d)
           if (neighbour[d] >= 0 && !(s.known[d] && s.delta[d] == 0)) all_shared = false;

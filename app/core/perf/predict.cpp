@@ -95,7 +95,9 @@ SamplePlan plan_sample(const Launch& la, bool prefix, int resident) {
   SamplePlan sp;
   const Dim3 g = la.grid;
   const uint64_t n = g.count();
-  auto lin = [&](uint64_t x, uint64_t y, uint64_t z) { return x + uint64_t(g.x) * (y + uint64_t(g.y) * z); };
+  auto lin = [&](uint64_t x, uint64_t y, uint64_t z) {
+    return x + uint64_t(g.x) * (y + uint64_t(g.y) * z);
+  };
   auto add = [&](uint64_t b) -> int {
     for (size_t i = 0; i < sp.blocks.size(); ++i)
       if (sp.blocks[i] == b) return int(i);
@@ -310,8 +312,7 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
       if (sp.anchor >= 0 && size_t(sp.anchor) < sl.blocks.size())
         for (auto& w : sl.blocks[size_t(sp.anchor)].warps)
           for (auto& e : w.ev)
-            if (e.kind == sim::TraceKind::global)
-              (cost[e.pc].returns ? ld : st) += e.count;
+            if (e.kind == sim::TraceKind::global) (cost[e.pc].returns ? ld : st) += e.count;
       in.dram_mix_write = ld + st > 0 ? st / (ld + st) : 0;
     }
     ReplayResult rr = replay(in);
@@ -362,7 +363,8 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
       "the rest extrapolated",
       sampled_blocks, prefix ? "the first blocks in order" : "spread over the grid",
       run.lazy_bytes ? fmt::format(", {:.1f} MB of inputs generated", run.lazy_bytes / 1e6) : "",
-      replayed_blocks, m.name, max_thin > 1 ? fmt::format(" (1 in {} of their instructions)", max_thin) : "");
+      replayed_blocks, m.name,
+      max_thin > 1 ? fmt::format(" (1 in {} of their instructions)", max_thin) : "");
   explain(ex, P);
   P.ok = true;
   P.model_ms = ms_since(t_start);

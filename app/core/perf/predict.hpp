@@ -22,8 +22,8 @@ namespace wb::perf {
 
 struct PredictOptions {
   uint64_t seed = 1;
-  size_t event_budget = 2'000'000;  // instructions replayed per launch, at most
-  double sim_timeout_s = 20;        // the sampled run's wall clock, at most
+  size_t event_budget = 2'000'000; // instructions replayed per launch, at most
+  double sim_timeout_s = 20;       // the sampled run's wall clock, at most
 };
 
 // The machine for a check: the device's own profile (or the H200's) with what `warpbook probe`

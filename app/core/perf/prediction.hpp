@@ -22,8 +22,8 @@ struct Factor {
 // What the editor's gutter shows beside a source line.
 struct LineNote {
   int line = 0;
-  std::string text;  // "uses 128 of 1024 bytes fetched; waits 61% of stall time"
-  double share = 0;  // of the kernel's stall time spent waiting on this line (0..1)
+  std::string text; // "uses 128 of 1024 bytes fetched; waits 61% of stall time"
+  double share = 0; // of the kernel's stall time spent waiting on this line (0..1)
   double bytes_used = 0, bytes_fetched = 0; // global memory requests of this line, per block
   double conflict_ways = 0; // shared memory: wavefronts per request (1 = no conflict)
 };
@@ -31,29 +31,29 @@ struct LineNote {
 struct LaunchPrediction {
   std::string kernel;
   Dim3 grid, block;
-  double us = 0;                 // this launch, with its launch overhead
+  double us = 0; // this launch, with its launch overhead
   int registers = 0, shared_bytes = 0;
-  int resident = 0;              // blocks per SM at once
-  std::string limited_by;        // "threads", "registers", "shared memory", "blocks", "warps"
-  double occupancy = 0;          // resident warps / the SM's maximum
-  uint64_t blocks_per_sm = 0;    // on the busiest SM
+  int resident = 0;                    // blocks per SM at once
+  std::string limited_by;              // "threads", "registers", "shared memory", "blocks", "warps"
+  double occupancy = 0;                // resident warps / the SM's maximum
+  uint64_t blocks_per_sm = 0;          // on the busiest SM
   double dram_bytes = 0, l2_bytes = 0; // whole launch
-  std::vector<Factor> factors;   // ranked
+  std::vector<Factor> factors;         // ranked
 };
 
 struct Prediction {
   bool ok = false;
-  std::string error;             // why there is none
-  std::string gpu, gpu_name;     // the profile
-  double us = 0;                 // the plan (all launches) at the perf size
+  std::string error;         // why there is none
+  std::string gpu, gpu_name; // the profile
+  double us = 0;             // the plan (all launches) at the perf size
   double dram_bytes = 0, l2_bytes = 0;
   std::vector<LaunchPrediction> launches;
-  std::vector<Factor> factors;   // ranked over the plan: the limiter first
+  std::vector<Factor> factors; // ranked over the plan: the limiter first
   std::vector<LineNote> lines;
-  std::string method;            // how it was sampled and extrapolated, one sentence
-  std::string sources;           // where the machine's figures come from
-  double model_ms = 0;           // wall clock spent predicting
-  double sim_ms = 0;             // ... of which simulating the sampled blocks
+  std::string method;  // how it was sampled and extrapolated, one sentence
+  std::string sources; // where the machine's figures come from
+  double model_ms = 0; // wall clock spent predicting
+  double sim_ms = 0;   // ... of which simulating the sampled blocks
 };
 
 } // namespace wb::perf

@@ -39,8 +39,8 @@ const char* stall_name(Stall s) {
 
 namespace {
 
-constexpr double kMioDepth = 16;   // clocks of work the memory-instruction queue takes ahead
-constexpr size_t kChunk = 512;     // events per chunk when long traces are thinned
+constexpr double kMioDepth = 16; // clocks of work the memory-instruction queue takes ahead
+constexpr size_t kChunk = 512;   // events per chunk when long traces are thinned
 constexpr uint32_t kNoReg = 0xffffffffu;
 
 // A set-associative LRU cache of 128-byte lines with a valid bit per 32-byte sector.
@@ -103,8 +103,8 @@ struct WarpState {
   bool at_bar = false, done = true;
   int smsp = 0;
   uint64_t last_granule = ~uint64_t(0); // the 64-byte granule of its last one-sector load
-  std::vector<double> done_at;     // per event of the trace: when its result is ready
-  std::vector<uint8_t> done_kind;  // and what it waited for (Stall)
+  std::vector<double> done_at;          // per event of the trace: when its result is ready
+  std::vector<uint8_t> done_kind;       // and what it waited for (Stall)
 };
 
 struct Item {
@@ -197,8 +197,8 @@ ReplayResult replay(const ReplayInput& in) {
       if (c[d] == 0 || !sh.known[d]) continue;
       const double distance = stride[d] * std::max(mem.new_bytes_per_block, 32.0);
       if (distance > M.l2_capacity) continue;
-      if (sh.delta[d] == 0 || (b.tmpl == mem.anchor &&
-                               mem.anchor_footprint.count(s + uint64_t(sh.delta[d]))))
+      if (sh.delta[d] == 0 ||
+          (b.tmpl == mem.anchor && mem.anchor_footprint.count(s + uint64_t(sh.delta[d]))))
         return true;
     }
     return false;
@@ -207,14 +207,14 @@ ReplayResult replay(const ReplayInput& in) {
   // Blocks: dispatch in order, each no sooner than the SM can start blocks.
   size_t next_block = 0;
   double last_dispatch = -1e30;
-  const double dispatch_gap =
-      M.cycles(std::max(M.block_ns, M.block_ns_per_warp * double(wpb)));
+  const double dispatch_gap = M.cycles(std::max(M.block_ns, M.block_ns_per_warp * double(wpb)));
   std::vector<double> retire_times;
   std::vector<std::priority_queue<Item, std::vector<Item>, std::greater<Item>>> ready(4);
   double now = 0;
   uint64_t events = 0;
   // WARPBOOK_REPLAY_TRACE=N prints the first N instructions warp 0 issues (for model work).
-  long debug_left = std::getenv("WARPBOOK_REPLAY_TRACE") ? std::atol(std::getenv("WARPBOOK_REPLAY_TRACE")) : 0;
+  long debug_left =
+      std::getenv("WARPBOOK_REPLAY_TRACE") ? std::atol(std::getenv("WARPBOOK_REPLAY_TRACE")) : 0;
   size_t empty_slots = size_t(slots_n);
 
   auto start_block = [&](int s, double t) {
@@ -281,7 +281,9 @@ ReplayResult replay(const ReplayInput& in) {
     --sl.live;
     if (sl.live > 0 && sl.arrived >= sl.live) release_barrier(sl, t);
     if (sl.live == 0) {
-      if (std::getenv("WARPBOOK_REPLAY_TRACE")) fprintf(stderr, "replay: block %d in slot %d: %.0f to %.0f\n", sl.block, ws.slot, sl.start, t);
+      if (std::getenv("WARPBOOK_REPLAY_TRACE"))
+        fprintf(stderr, "replay: block %d in slot %d: %.0f to %.0f\n", sl.block, ws.slot, sl.start,
+                t);
       retire_times.push_back(t);
       R.warp_cycles += double(sl.nwarps) * (t - sl.start);
       sl.block = -1;
@@ -358,8 +360,7 @@ ReplayResult replay(const ReplayInput& in) {
         if (debug_left > 0 && it.w == 0) {
           --debug_left;
           std::fprintf(stderr, "replay: t=%10.1f pc=%4u line=%3d %-28s waited %7.1f (%s)\n", now,
-                       e.pc, info.line, info.opcode.c_str(), now - ws.next_issue,
-                       stall_name(why));
+                       e.pc, info.line, info.opcode.c_str(), now - ws.next_issue, stall_name(why));
         }
         PcStats& ps = R.pc[e.pc];
         ps.issued += 1;
@@ -439,7 +440,7 @@ ReplayResult replay(const ReplayInput& in) {
             auto l2_cost = [&](int k, bool write) {
               double ns = write ? (mask[k] == 0xffffffffu ? 32.0 / M.l2_write_gbps
                                                           : 1.0 / M.l2_sector_write_gops)
-                              : (alone[k] ? 1.0 / M.l2_sector_read_gops : 32.0 / M.l2_gbps);
+                                : (alone[k] ? 1.0 / M.l2_sector_read_gops : 32.0 / M.l2_gbps);
               return ns * share * clk;
             };
             auto l2_pass = [&](int k, bool write) {
@@ -511,7 +512,8 @@ ReplayResult replay(const ReplayInput& in) {
                 const uint64_t gran = s_id >> 1;
                 auto it = l2_seen.find(gran);
                 bool hit = it != l2_seen.end() && (fetched - it->second) * share < M.l2_capacity;
-                if (!hit && !local) hit = earlier_block_had(ws.tr->sec[e.first + uint32_t(k)].id, e.pc, rb);
+                if (!hit && !local)
+                  hit = earlier_block_had(ws.tr->sec[e.first + uint32_t(k)].id, e.pc, rb);
                 if (hit || local) {
                   R.l2_hits += 1;
                   l2_seen[gran] = fetched;
@@ -523,7 +525,8 @@ ReplayResult replay(const ReplayInput& in) {
                 // a streamed line; else a lone one (the measured rate of scattered sectors).
                 bool paired = l2_seen.count(gran ^ 1) != 0;
                 for (int j = 0; j < n && !paired; ++j) paired = (sec[j] >> 1) == (gran ^ 1);
-                const double d0 = dram(q0, paired ? 64.0 / stream_gbps : 32.0 / M.dram_sector_read_gbps);
+                const double d0 =
+                    dram(q0, paired ? 64.0 / stream_gbps : 32.0 / M.dram_sector_read_gbps);
                 R.dram_read_bytes += 64;
                 R.dram_granules += 1;
                 fetched += 64;
@@ -537,8 +540,9 @@ ReplayResult replay(const ReplayInput& in) {
                 // (probe seq_read: about an L2 latency per step, not a DRAM one), so the next
                 // granule of such a stream waits as for the L2.
                 const bool streamed = n == 1 && prev_granule + 1 == gran;
-                const double lat = streamed ? M.cycles(M.lat_l2_ns)
-                                            : M.cycles(M.dram_loaded_ns((dram_bytes_inflight + 64) * share));
+                const double lat =
+                    streamed ? M.cycles(M.lat_l2_ns)
+                             : M.cycles(M.dram_loaded_ns((dram_bytes_inflight + 64) * share));
                 const double done_at = std::max(d0 + 64.0 / stream_gbps * share * clk, now + lat);
                 dram_inflight.push({done_at, 64});
                 dram_bytes_inflight += 64;
@@ -552,7 +556,8 @@ ReplayResult replay(const ReplayInput& in) {
             } else {
               done = now;
             }
-            if (info.opcode.rfind("cp.async", 0) == 0) ws.async_done = std::max(ws.async_done, ready);
+            if (info.opcode.rfind("cp.async", 0) == 0)
+              ws.async_done = std::max(ws.async_done, ready);
             break;
           }
           default: // shuffles, votes and other register work of the MIO
@@ -586,7 +591,8 @@ ReplayResult replay(const ReplayInput& in) {
   }
 
   // The SM's time: its last block retired, and the stores it left DRAM to write.
-  double end = retire_times.empty() ? now : *std::max_element(retire_times.begin(), retire_times.end());
+  double end =
+      retire_times.empty() ? now : *std::max_element(retire_times.begin(), retire_times.end());
   end = std::max(end, dram_free - store_backlog);
   R.measured_cycles = end;
   R.blocks_replayed = retire_times.size();

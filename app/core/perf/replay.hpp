@@ -31,9 +31,9 @@ struct PcShift {
 
 // What the sampled blocks say about a launch's memory, beyond each block on its own.
 struct LaunchMemory {
-  std::vector<PcShift> shift;                     // per pc
-  std::unordered_set<uint64_t> anchor_footprint;  // sectors the anchor block touched
-  int anchor = -1;                                // index of the anchor among the sampled blocks
+  std::vector<PcShift> shift;                    // per pc
+  std::unordered_set<uint64_t> anchor_footprint; // sectors the anchor block touched
+  int anchor = -1;                               // index of the anchor among the sampled blocks
   // Sectors the anchor touched that its predecessor along a dimension touched too (so they are in
   // the L2 when it gets there, if the distance allows).
   double new_bytes_per_block = 0; // bytes a block brings into the L2 that its x-neighbour did not
@@ -46,10 +46,10 @@ struct LaunchMemory {
 };
 
 struct ReplayBlock {
-  int tmpl = 0;               // which sampled block's trace
-  Dim3 idx;                   // the block it stands for
+  int tmpl = 0; // which sampled block's trace
+  Dim3 idx;     // the block it stands for
   uint64_t linear = 0;
-  double busy_sms = 1;        // SMs busy while it runs (its share of DRAM and L2)
+  double busy_sms = 1; // SMs busy while it runs (its share of DRAM and L2)
 };
 
 struct ReplayInput {
@@ -57,56 +57,56 @@ struct ReplayInput {
   const sim::SampledLaunch* launch = nullptr;
   const std::vector<OpCost>* cost = nullptr;
   const LaunchMemory* mem = nullptr;
-  int resident = 1;           // blocks at a time on the SM
-  uint64_t blocks_on_sm = 1;  // blocks the busiest SM runs in all
+  int resident = 1;                // blocks at a time on the SM
+  uint64_t blocks_on_sm = 1;       // blocks the busiest SM runs in all
   std::vector<ReplayBlock> blocks; // the first ones it runs, in order (the rest extrapolated)
-  double l1_bytes = 0;        // L1 left beside the shared-memory carveout
-  double dram_mix_write = 0;  // the launch's share of DRAM bytes that are writes (0..1)
+  double l1_bytes = 0;             // L1 left beside the shared-memory carveout
+  double dram_mix_write = 0;       // the launch's share of DRAM bytes that are writes (0..1)
   size_t budget_events = 3'000'000;
-  int thin = 1;               // replay 1 of every `thin` chunks of long traces, times `thin`
+  int thin = 1; // replay 1 of every `thin` chunks of long traces, times `thin`
 };
 
 // Why a warp waited before issuing an instruction.
 enum class Stall : uint8_t {
-  dram,      // for a load that went to DRAM
-  l2,        // for a load served by the L2
-  l1,        // for an L1 hit
-  shared,    // for shared memory
-  atomic,    // for an atomic's return
-  alu,       // for an arithmetic result (a dependency chain)
-  pipe,      // its pipe was busy (issue rate)
-  mio,       // the memory-instruction queue was full (too many requests, uncoalesced ones)
-  store,     // stores backed up behind DRAM
-  barrier,   // at __syncthreads()
-  issue,     // another warp of its scheduler issued (the scheduler was busy)
+  dram,    // for a load that went to DRAM
+  l2,      // for a load served by the L2
+  l1,      // for an L1 hit
+  shared,  // for shared memory
+  atomic,  // for an atomic's return
+  alu,     // for an arithmetic result (a dependency chain)
+  pipe,    // its pipe was busy (issue rate)
+  mio,     // the memory-instruction queue was full (too many requests, uncoalesced ones)
+  store,   // stores backed up behind DRAM
+  barrier, // at __syncthreads()
+  issue,   // another warp of its scheduler issued (the scheduler was busy)
   count
 };
 constexpr int kStalls = int(Stall::count);
 const char* stall_name(Stall s);
 
 struct PcStats {
-  double issued = 0;              // warp instructions (after thinning and extrapolation)
-  double stall[kStalls] = {};     // warp-clocks spent waiting before it
+  double issued = 0;          // warp instructions (after thinning and extrapolation)
+  double stall[kStalls] = {}; // warp-clocks spent waiting before it
   double lanes = 0;
 };
 
 struct ReplayResult {
-  double cycles = 0;              // the SM's time for all its blocks
-  double measured_cycles = 0;     // of which replayed (before extrapolation)
+  double cycles = 0;          // the SM's time for all its blocks
+  double measured_cycles = 0; // of which replayed (before extrapolation)
   uint64_t blocks_replayed = 0;
-  double scale = 1;               // replayed -> all (blocks and thinning)
-  double issue_slots = 0;         // SASS issue slots used, all schedulers
-  double pipe_busy[kPipes] = {};  // clocks each pipe was busy (per SMSP pipes: summed)
+  double scale = 1;              // replayed -> all (blocks and thinning)
+  double issue_slots = 0;        // SASS issue slots used, all schedulers
+  double pipe_busy[kPipes] = {}; // clocks each pipe was busy (per SMSP pipes: summed)
   double mio_busy = 0, port_busy = 0, l2_busy = 0, dram_busy = 0, atomic_busy = 0;
   double shared_wavefronts = 0, shared_conflict_wavefronts = 0;
   double l1_hits = 0, l1_misses = 0, l2_hits = 0, dram_granules = 0;
   double dram_read_bytes = 0, dram_write_bytes = 0, l2_bytes = 0;
-  double bytes_in_flight = 0;     // average DRAM+L2 bytes in flight on the SM
-  double dispatch_wait = 0;       // clocks a free slot waited for the next block
-  double tail_cycles = 0;         // clocks at the end with fewer blocks than slots
-  double barrier_wait = 0;        // warp-clocks at barriers
-  double warp_cycles = 0;         // warp-clocks resident
-  std::vector<PcStats> pc;        // per pc
+  double bytes_in_flight = 0; // average DRAM+L2 bytes in flight on the SM
+  double dispatch_wait = 0;   // clocks a free slot waited for the next block
+  double tail_cycles = 0;     // clocks at the end with fewer blocks than slots
+  double barrier_wait = 0;    // warp-clocks at barriers
+  double warp_cycles = 0;     // warp-clocks resident
+  std::vector<PcStats> pc;    // per pc
 };
 
 ReplayResult replay(const ReplayInput& in);

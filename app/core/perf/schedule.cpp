@@ -8,8 +8,8 @@ namespace wb::perf {
 
 namespace {
 
-constexpr size_t kMaxRun = 384;       // longer runs are scheduled in pieces
-constexpr size_t kUnrollBudget = 96;  // ptxas unrolls a loop body up to 4 times within this
+constexpr size_t kMaxRun = 384;      // longer runs are scheduled in pieces
+constexpr size_t kUnrollBudget = 96; // ptxas unrolls a loop body up to 4 times within this
 constexpr size_t kMaxUnroll = 4;
 
 // Instructions nothing moves across (and that end a run).
@@ -94,7 +94,8 @@ void schedule_like_ptxas(sim::SampledLaunch& l, const std::vector<OpCost>& cost,
         const sim::InstInfo& in = l.code[ev[k].pc];
         for (uint32_t u : in.uses) {
           int64_t wpos = writer[reg(u)];
-          if (wpos >= 0 && std::find(prod.begin() + first[k], prod.end(), uint32_t(wpos)) == prod.end())
+          if (wpos >= 0 &&
+              std::find(prod.begin() + first[k], prod.end(), uint32_t(wpos)) == prod.end())
             prod.push_back(uint32_t(wpos));
         }
         for (uint32_t d : in.defs) writer[reg(d)] = int64_t(k);
@@ -107,7 +108,8 @@ void schedule_like_ptxas(sim::SampledLaunch& l, const std::vector<OpCost>& cost,
       size_t i = 0;
       while (i < n) {
         size_t j = i + 1;
-        while (j < n && j - i < kMaxRun && ev[j].pc == ev[j - 1].pc + 1 && !is_fence[ev[j - 1].pc]) ++j;
+        while (j < n && j - i < kMaxRun && ev[j].pc == ev[j - 1].pc + 1 && !is_fence[ev[j - 1].pc])
+          ++j;
         const size_t len = j - i;
         size_t iters = 1;
         const bool loop = len >= 2 && l.code[ev[j - 1].pc].branch && j < n && ev[j].pc == ev[i].pc;

@@ -24,7 +24,7 @@
 extern "C" __global__ void row_sum(const float* x, float* y, int rows, int cols) {
   const float* row = x + (long long)blockIdx.x * cols;
   int* acc = reinterpret_cast<int*>(y) + blockIdx.x; // y[row]'s 4 bytes hold the running sum
-  if (threadIdx.x == 0) *acc = 0;                     // y is poisoned before the run
+  if (threadIdx.x == 0) *acc = 0;                    // y is poisoned before the run
   __syncthreads();
   float s = 0.0f;
   for (int c = threadIdx.x; c < cols; c += BLOCK) s += row[c];

@@ -8,9 +8,9 @@
 //
 // Why it is slow: 48 KB of shared memory per block (plus the 1 KB the hardware reserves) lets
 // at most 4 blocks share an SM's 228 KB, so an SM holds 4 x 64 = 256 threads (8 warps, 1/8 of
-// its 2048). With 4 loads of 4 B in flight per thread that is 4 KB outstanding per SM where Little's
-// law wants ~25 KB; the same code with a small stage array would run 2048 threads and 32 KB in
-// flight, enough for DRAM. Expected: ~15-20% of the DRAM ceiling, limited by resident warps.
+// its 2048). With 4 loads of 4 B in flight per thread that is 4 KB outstanding per SM where
+// Little's law wants ~25 KB; the same code with a small stage array would run 2048 threads and 32
+// KB in flight, enough for DRAM. Expected: ~15-20% of the DRAM ceiling, limited by resident warps.
 // @tune BLOCK=64
 
 #define STAGE 12288 // floats: 48 KB, the most a static __shared__ array may hold

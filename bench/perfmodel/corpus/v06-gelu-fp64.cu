@@ -34,7 +34,8 @@ __device__ __forceinline__ unsigned int gelu_pair(unsigned int bits) {
 extern "C" __global__ void gelu(const __half* __restrict__ x, __half* __restrict__ y, int n) {
   const long long i = ((long long)blockIdx.x * BLOCK + threadIdx.x) * VEC;
   if (i + VEC <= n) {
-    const uint4 in = *reinterpret_cast<const uint4*>(x + i); // 16-byte aligned: i is a multiple of 8
+    const uint4 in =
+        *reinterpret_cast<const uint4*>(x + i); // 16-byte aligned: i is a multiple of 8
     *reinterpret_cast<uint4*>(y + i) =
         make_uint4(gelu_pair(in.x), gelu_pair(in.y), gelu_pair(in.z), gelu_pair(in.w));
   } else {

@@ -5,9 +5,9 @@
 //   Phi(a) = 1/2 + a * sum_i w'_i * 2^(c_i a^2),  a = clamp(x, -6, 6),
 // where c_i = -log2(e) / 2 * ((1 + xi_i) / 2)^2 and w'_i = w_i / (2 sqrt(2 pi)) for the nodes xi_i
 // and weights w_i on [-1, 1]. Each node costs one FMUL, one ex2.approx.ftz (a single MUFU.EX2)
-// and one FFMA. Checked against the reference over every f16 input: within 45% of the f16 tolerance (the
-// erf form's own distance from the puzzle's tanh form).
-// Run:  warpbook check 06-gelu-half2 bench/perfmodel/corpus/v06-gelu-quad-sfu.cu
+// and one FFMA. Checked against the reference over every f16 input: within 45% of the f16 tolerance
+// (the erf form's own distance from the puzzle's tanh form). Run:  warpbook check 06-gelu-half2
+// bench/perfmodel/corpus/v06-gelu-quad-sfu.cu
 //
 // Why it is slow: 16 MUFU.EX2 per element. The SFU does 16 lanes per clock per SM (a quarter of a
 // warp per scheduler per clock), against 128 lanes per clock of FP32 and of issue: 2^28 x 16 =

@@ -22,7 +22,7 @@ extern "C" __global__ void transpose(const float* __restrict__ input, float* __r
   const long long r = (long long)blockIdx.y * TILE + threadIdx.x; // input row = output column
   if (r >= rows) return;
   for (int j = threadIdx.y; j < TILE; j += ROWS) {
-    const long long c = (long long)blockIdx.x * TILE + j;           // input column = output row
+    const long long c = (long long)blockIdx.x * TILE + j; // input column = output row
     if (c < cols) output[c * rows + r] = input[r * cols + c];
   }
 }

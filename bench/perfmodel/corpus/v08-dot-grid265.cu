@@ -37,9 +37,11 @@ __device__ __forceinline__ float dot4(float4 p, float4 q, float acc) {
   return fmaf(p.w, q.w, acc);
 }
 
-// __launch_bounds__ keeps the kernel within 32 registers so that two 1024-thread blocks share an SM.
+// __launch_bounds__ keeps the kernel within 32 registers so that two 1024-thread blocks share an
+// SM.
 extern "C" __global__ void __launch_bounds__(BLOCK, 2048 / BLOCK)
-dot_partial(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ partial, int n) {
+    dot_partial(const float* __restrict__ a, const float* __restrict__ b,
+                float* __restrict__ partial, int n) {
   const float4* a4 = reinterpret_cast<const float4*>(a); // the buffers are 256-byte aligned
   const float4* b4 = reinterpret_cast<const float4*>(b);
   const long long n4 = n / 4;
@@ -58,7 +60,8 @@ dot_partial(const float* __restrict__ a, const float* __restrict__ b, float* __r
   if (threadIdx.x == 0) partial[blockIdx.x] = t;
 }
 
-extern "C" __global__ void dot_final(const float* __restrict__ partial, float* __restrict__ out, int parts) {
+extern "C" __global__ void dot_final(const float* __restrict__ partial, float* __restrict__ out,
+                                     int parts) {
   float v = 0.0f;
   for (int k = threadIdx.x; k < parts; k += BLOCK) v += partial[k];
   v = block_total(v);

@@ -29,18 +29,22 @@ __device__ float block_total(float v) {
   return v;
 }
 
-// __launch_bounds__ keeps the kernel within 32 registers so that two 1024-thread blocks share an SM.
+// __launch_bounds__ keeps the kernel within 32 registers so that two 1024-thread blocks share an
+// SM.
 extern "C" __global__ void __launch_bounds__(BLOCK, 2048 / BLOCK)
-dot_partial(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ partial, int n) {
+    dot_partial(const float* __restrict__ a, const float* __restrict__ b,
+                float* __restrict__ partial, int n) {
   const long long step = (long long)gridDim.x * BLOCK;
   float s = 0.0f;
 #pragma unroll 1
-  for (long long i = (long long)blockIdx.x * BLOCK + threadIdx.x; i < n; i += step) s = fmaf(a[i], b[i], s);
+  for (long long i = (long long)blockIdx.x * BLOCK + threadIdx.x; i < n; i += step)
+    s = fmaf(a[i], b[i], s);
   const float t = block_total(s);
   if (threadIdx.x == 0) partial[blockIdx.x] = t;
 }
 
-extern "C" __global__ void dot_final(const float* __restrict__ partial, float* __restrict__ out, int parts) {
+extern "C" __global__ void dot_final(const float* __restrict__ partial, float* __restrict__ out,
+                                     int parts) {
   float v = 0.0f;
   for (int k = threadIdx.x; k < parts; k += BLOCK) v += partial[k];
   v = block_total(v);

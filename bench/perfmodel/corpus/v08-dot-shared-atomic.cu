@@ -31,7 +31,8 @@ extern "C" __global__ void dot_partial(const float* __restrict__ a, const float*
   if (threadIdx.x == 0) partial[blockIdx.x] = (float)acc;
 }
 
-extern "C" __global__ void dot_final(const float* __restrict__ partial, float* __restrict__ out, int parts) {
+extern "C" __global__ void dot_final(const float* __restrict__ partial, float* __restrict__ out,
+                                     int parts) {
   __shared__ float warp_sums[32];
   float v = 0.0f;
   for (int k = threadIdx.x; k < parts; k += BLOCK) v += partial[k];

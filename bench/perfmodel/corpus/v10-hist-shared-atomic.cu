@@ -15,12 +15,14 @@
 // @tune BLOCK=256
 // @tune GRID=1056
 
-extern "C" __global__ void histogram(const unsigned char* __restrict__ data, unsigned int* __restrict__ bins, int n) {
+extern "C" __global__ void histogram(const unsigned char* __restrict__ data,
+                                     unsigned int* __restrict__ bins, int n) {
   __shared__ unsigned int h[256];
   for (int k = threadIdx.x; k < 256; k += BLOCK) h[k] = 0u;
   __syncthreads();
   const long long step = (long long)gridDim.x * BLOCK;
-  for (long long i = (long long)blockIdx.x * BLOCK + threadIdx.x; i < n; i += step) atomicAdd(&h[data[i]], 1u);
+  for (long long i = (long long)blockIdx.x * BLOCK + threadIdx.x; i < n; i += step)
+    atomicAdd(&h[data[i]], 1u);
   __syncthreads();
   for (int k = threadIdx.x; k < 256; k += BLOCK)
     if (h[k]) atomicAdd(&bins[k], h[k]);

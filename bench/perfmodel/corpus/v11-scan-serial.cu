@@ -49,7 +49,8 @@ __device__ float block_scan(float v, float& total) {
   return v;
 }
 
-extern "C" __global__ void scan_reduce(const float* __restrict__ x, float* __restrict__ sums, int n) {
+extern "C" __global__ void scan_reduce(const float* __restrict__ x, float* __restrict__ sums,
+                                       int n) {
   __shared__ float part[32];
   const long long base = (long long)blockIdx.x * TILE;
   float s = 0.0f;
@@ -87,7 +88,8 @@ extern "C" __global__ void scan_sums(float* sums, int tiles) {
   }
 }
 
-extern "C" __global__ void scan_final(const float* __restrict__ x, float* __restrict__ y, float* sums, int n) {
+extern "C" __global__ void scan_final(const float* __restrict__ x, float* __restrict__ y,
+                                      float* sums, int n) {
   __shared__ float s[TILE]; // 32 KB
   const long long base = (long long)blockIdx.x * TILE;
   for (int j = threadIdx.x; j < TILE; j += BLOCK) s[j] = base + j < n ? x[base + j] : 0.0f;

@@ -27,8 +27,8 @@
 #define BK 16
 #define NT 256 // threads per block
 
-extern "C" __global__ void sgemm(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
-                                 int M, int N, int K) {
+extern "C" __global__ void sgemm(const float* __restrict__ A, const float* __restrict__ B,
+                                 float* __restrict__ C, int M, int N, int K) {
   __shared__ __align__(16) float As[BK][BM + 4]; // transposed: As[k][m]
   __shared__ __align__(16) float Bs[BK][BN];
   const int tx = threadIdx.x, ty = threadIdx.y; // 16 x 16

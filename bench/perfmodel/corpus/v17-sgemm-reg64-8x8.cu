@@ -33,11 +33,13 @@
 // One 4-byte global -> shared copy that does not pass through registers; src_bytes = 0 writes 0.
 __device__ __forceinline__ void cp_async4(float* dst, const float* src, int src_bytes) {
   const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src), "r"(src_bytes) : "memory");
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src), "r"(src_bytes)
+               : "memory");
 }
 
 extern "C" __global__ void __launch_bounds__(NT, 6) // <= 168 registers: 6 blocks per SM, no spills
-sgemm(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N, int K) {
+    sgemm(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M,
+          int N, int K) {
   __shared__ __align__(16) float As[2][BK][BM + 4]; // transposed: As[buf][k][m]
   __shared__ __align__(16) float Bs[2][BK][BN];
   const int tid = threadIdx.y * 8 + threadIdx.x;
@@ -49,7 +51,8 @@ sgemm(const float* __restrict__ A, const float* __restrict__ B, float* __restric
   const long long bm = (long long)blockIdx.y * BM, bn = (long long)blockIdx.x * BN;
   const bool inside = bm + BM <= M && bn + BN <= N; // a whole tile of C: unchecked loads
 
-  // Thread t copies A[bm + t / 8 + 8 q][k0 + t % 8] and B[k0 + q][bn + t], q = 0..7, into buffer buf.
+  // Thread t copies A[bm + t / 8 + 8 q][k0 + t % 8] and B[k0 + q][bn + t], q = 0..7, into buffer
+  // buf.
   auto issue = [&](int buf, int k0) {
     const int m0 = tid / BK, kk = tid % BK;
     if (inside && k0 + BK <= K) {

@@ -21,8 +21,8 @@
 #endif
 #define T BM
 
-extern "C" __global__ void sgemm(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
-                                 int M, int N, int K) {
+extern "C" __global__ void sgemm(const float* __restrict__ A, const float* __restrict__ B,
+                                 float* __restrict__ C, int M, int N, int K) {
   __shared__ float As[T][T];
   __shared__ float Bs[T][T];
   const int tx = threadIdx.x, ty = threadIdx.y;

@@ -911,16 +911,17 @@ void Decoder::note_registers(const ptx::Instr& in, const Opc& o, InstInfo& info)
       for (auto& e : op.elems) self(self, e, v);
     }
   };
-  static const char* const kNoDest[] = {"st",    "red",   "bar",      "barrier",   "bra",
-                                        "ret",   "exit",  "trap",     "prefetch",  "prefetchu",
-                                        "membar", "fence", "cp",      "call",      "pmevent",
-                                        "nanosleep", "brkpt", "stmatrix", "griddepcontrol"};
+  static const char* const kNoDest[] = {
+      "st",      "red",       "bar",       "barrier",  "bra",           "ret", "exit",
+      "trap",    "prefetch",  "prefetchu", "membar",   "fence",         "cp",  "call",
+      "pmevent", "nanosleep", "brkpt",     "stmatrix", "griddepcontrol"};
   bool dest = true;
   for (const char* b : kNoDest)
     if (o.base == b) dest = false;
   if (o.base == "wmma" && o.has("store")) dest = false;
   if (!in.guard.empty()) add(info.uses, in.guard);
-  for (size_t i = 0; i < in.ops.size(); ++i) walk(walk, in.ops[i], i == 0 && dest ? info.defs : info.uses);
+  for (size_t i = 0; i < in.ops.size(); ++i)
+    walk(walk, in.ops[i], i == 0 && dest ? info.defs : info.uses);
 }
 
 void Decoder::decode_instr(const ptx::Instr& in) {

@@ -20,7 +20,8 @@ class LazyImage {
 public:
   // Fills bytes [offset, offset + n) of the image into `dst`.
   using Fill = std::function<void(uint64_t offset, std::byte* dst, size_t n)>;
-  static constexpr size_t kChunk = size_t(4) << 10; // a page: sampled blocks of a grid-stride loop touch 1 KiB here and there
+  static constexpr size_t kChunk =
+      size_t(4) << 10; // a page: sampled blocks of a grid-stride loop touch 1 KiB here and there
 
   // Throws std::bad_alloc when the mappings cannot be made.
   LazyImage(size_t bytes, Fill fill);

@@ -36,8 +36,8 @@ Region* Memory::add_lazy(uint64_t base, uint64_t data_off, uint64_t data_bytes,
   r->data_lo = base + data_off;
   r->data_hi = r->data_lo + data_bytes;
   r->end = base + image_bytes;
-  lazy.push_back(std::make_unique<LazyImage>(size_t(std::max<uint64_t>(image_bytes, 1)),
-                                             std::move(fill)));
+  lazy.push_back(
+      std::make_unique<LazyImage>(size_t(std::max<uint64_t>(image_bytes, 1)), std::move(fill)));
   r->host = lazy.back()->data();
   regions.push_back(std::move(r));
   return regions.back().get();

@@ -17,9 +17,9 @@ struct SimOptions {
 
 // One launch of a sampled run: which blocks ran and what every warp of them executed.
 struct SampledLaunch {
-  Launch launch;               // as the plan gave it
-  std::vector<InstInfo> code;  // what each pc is (opcode, line, registers, memory kind)
-  uint32_t static_shared = 0;  // bytes of __shared__ the kernel declares
+  Launch launch;              // as the plan gave it
+  std::vector<InstInfo> code; // what each pc is (opcode, line, registers, memory kind)
+  uint32_t static_shared = 0; // bytes of __shared__ the kernel declares
   uint32_t local_per_thread = 0;
   std::vector<BlockTrace> blocks; // in the order they were asked for
 };
