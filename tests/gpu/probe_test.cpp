@@ -9,6 +9,8 @@
 #include "core/roofline.hpp"
 #include "core/store.hpp"
 
+#include <cmath>
+
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -58,8 +60,14 @@ TEST_CASE("the probe suite measures ceilings within reach of the datasheet") {
     if (r.metric.find("wgmma") != std::string::npos && cc != 90) continue; // sm_90a only
     if (r.metric.find("mma") != std::string::npos && cc < 80) continue;
     REQUIRE(r.ok());
-    CHECK(r.median <= r.best * (1 + 1e-9));
-    CHECK(r.samples >= (r.model_parameter ? 1 : 5)); // model probes: the best of a few runs
+    if (r.model_parameter) {
+      // Latencies and rates of the performance model: the best of a few runs (times: least).
+      CHECK(r.samples >= 1);
+      CHECK(std::isfinite(r.median));
+    } else {
+      CHECK(r.median <= r.best * (1 + 1e-9)); // throughputs: the median is no faster than the best
+      CHECK(r.samples >= 5);
+    }
     if (r.datasheet > 0) {
       CHECK(r.best >= 0.5 * r.datasheet);
       CHECK(r.best <= 1.05 * r.datasheet);
