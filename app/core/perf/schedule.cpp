@@ -113,7 +113,7 @@ void schedule_like_ptxas(sim::SampledLaunch& l, const std::vector<OpCost>& cost,
         const size_t len = j - i;
         size_t iters = 1;
         const bool loop = len >= 2 && l.code[ev[j - 1].pc].branch && j < n && ev[j].pc == ev[i].pc;
-        if (loop) {
+        if (loop && !l.code[ev[i].pc].nounroll) {
           const size_t cap = std::min(kMaxUnroll, std::max<size_t>(1, kUnrollBudget / len));
           while (iters < cap) {
             size_t s = i + iters * len;

@@ -930,6 +930,7 @@ void Decoder::decode_instr(const ptx::Instr& in) {
   info.opcode = in.opcode;
   info.line = in.src_line;
   info.ptx_line = in.ptx_line;
+  info.nounroll = in.nounroll;
   try {
     if (!in.guard.empty()) {
       I.guard = pred_name(in.guard);

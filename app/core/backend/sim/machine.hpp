@@ -88,6 +88,7 @@ struct InstInfo {
   bool special = false; // special-function unit op (ex2, lg2, sin, cos, rsqrt, rcp.approx, tanh...)
   MemKind mem = MemKind::none;
   bool branch = false;
+  bool nounroll = false; // heads a loop marked `#pragma unroll 1` (ptxas keeps it rolled)
   std::string note; // why an instruction is unsupported
   // Registers written and read (register rows; predicates as kPredRow | index), for the
   // performance model's dependency tracking. The guard predicate is among the uses.

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <stdexcept>
+#include <utility>
 
 namespace wb::sim::ptx {
 namespace {
@@ -143,6 +144,7 @@ private:
   std::vector<Tok> t_;
   size_t p_ = 0;
   int cur_src_line_ = 0;
+  bool nounroll_next_ = false;
   int operand_depth_ = 0;
 
   // p_ never reads past the final `end` token, even where a loop stepped over it (fuzzing).
@@ -443,6 +445,8 @@ private:
           f.decls.push_back(v);
           f.body.push_back({Stmt::Kind::decl, int(f.decls.size() - 1)});
         } else if (k.s == ".pragma") {
+          for (size_t q = p_; q < t_.size() && !(t_[q].k == Tok::K::punct && t_[q].s == ";"); ++q)
+            if (t_[q].s.find("nounroll") != std::string::npos) nounroll_next_ = true;
           skip_to_semicolon();
         } else {
           fail("unknown directive " + k.s + " in a function body");
@@ -457,6 +461,7 @@ private:
     Instr in;
     in.ptx_line = peek().line;
     in.src_line = cur_src_line_;
+    in.nounroll = std::exchange(nounroll_next_, false);
     if (is_punct("@")) {
       ++p_;
       if (is_punct("!")) {

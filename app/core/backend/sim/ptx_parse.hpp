@@ -39,6 +39,7 @@ struct Instr {
   std::vector<Operand> ops;
   int ptx_line = 0;
   int src_line = 0; // learner line from .loc (0 when unknown)
+  bool nounroll = false; // after `.pragma "nounroll";`: the loop it heads stays rolled in SASS
 };
 
 struct VarDecl {
