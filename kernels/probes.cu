@@ -408,14 +408,15 @@ extern "C" __global__ void __launch_bounds__(BS)
   if (threadIdx.x == 0) sink_if(s, never, sink);
 }
 
-// Shared-memory integer atomics: every thread of a block on one word, and every lane on its own
-// word (a histogram's two extremes).
+// Shared-memory integer atomics: every thread of a block on one word (spread 0), every lane on
+// its own word (1), and the lanes of a warp on their warp's own word (2): a histogram's extremes,
+// and what a warp with colliding lanes costs when no other warp shares its word.
 extern "C" __global__ void __launch_bounds__(BS)
     atomic_shared_u32(int iters, int spread, float never, float* sink) {
   __shared__ unsigned s[BS];
   s[threadIdx.x] = 0;
   __syncthreads();
-  unsigned* p = spread ? s + threadIdx.x : s;
+  unsigned* p = spread == 1 ? s + threadIdx.x : spread == 2 ? s + (threadIdx.x >> 5) : s;
   const unsigned v = 1u + (threadIdx.x & 1u);
   for (int i = 0; i < iters; ++i) atomicAdd(p, v);
   __syncthreads();

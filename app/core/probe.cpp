@@ -518,7 +518,8 @@ void machine_probes(Gpu& gpu, CUmodule mod, ProbeSuite& suite, const GpuProfile*
 
   for (auto [spread, metric, label] :
        {std::tuple{0, metric::atomic_shared_u32_one, "shared u32 atomics, one word per block"},
-        std::tuple{1, metric::atomic_shared_u32_spread, "shared u32 atomics, a word per lane"}}) {
+        std::tuple{1, metric::atomic_shared_u32_spread, "shared u32 atomics, a word per lane"},
+        std::tuple{2, metric::atomic_shared_u32_warp, "shared u32 atomics, one word per warp"}}) {
     auto [b, m] = atomic_rate(
         "atomic_shared_u32",
         [&, spread = spread](int it) {

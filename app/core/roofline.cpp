@@ -227,6 +227,7 @@ std::vector<CeilingRow> ceiling_rows(const std::vector<MeasuredCeiling>& measure
       {metric::atomic_shared_one, "shared atomics, one address per block"},
       {metric::atomic_shared_u32_one, "shared u32 atomics, one word per block"},
       {metric::atomic_shared_u32_spread, "shared u32 atomics, a word per lane"},
+      {metric::atomic_shared_u32_warp, "shared u32 atomics, one word per warp"},
       {metric::dram_mlp_2k, "DRAM read, 2 KiB in flight per SM"},
       {metric::dram_mlp_4k, "DRAM read, 4 KiB in flight per SM"},
       {metric::dram_mlp_8k, "DRAM read, 8 KiB in flight per SM"},

@@ -81,6 +81,7 @@ inline constexpr const char* atomic_spread = "atomic_spread_gops";     // own se
 inline constexpr const char* atomic_shared_one = "atomic_shared_one_gops"; // one per block
 inline constexpr const char* atomic_shared_u32_one = "atomic_shared_u32_one_gops";
 inline constexpr const char* atomic_shared_u32_spread = "atomic_shared_u32_spread_gops";
+inline constexpr const char* atomic_shared_u32_warp = "atomic_shared_u32_warp_gops";
 inline constexpr const char* dram_mlp_2k = "dram_mlp_2k_gbps"; // KiB in flight per SM
 inline constexpr const char* dram_mlp_4k = "dram_mlp_4k_gbps";
 inline constexpr const char* dram_mlp_8k = "dram_mlp_8k_gbps";
