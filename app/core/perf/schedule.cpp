@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <string_view>
 #include <tuple>
 
 namespace wb::perf {
@@ -15,7 +16,7 @@ constexpr size_t kMaxUnroll = 4;
 // Instructions nothing moves across (and that end a run).
 bool fence(const sim::InstInfo& in, const OpCost& c) {
   if (c.barrier || c.arrive || c.async_wait || in.branch) return true;
-  if (c.memory && (!c.returns || in.mem == sim::MemKind::atomic)) return true; // stores, atomics
+  if (in.mem == sim::MemKind::atomic) return true; // stores are ordered by may_alias instead
   const std::string& op = in.opcode;
   for (const char* f : {"bra", "call", "ret", "exit", "shfl", "vote", "match", "redux", "bar",
                         "membar", "fence", "trap", "cp.async"})
@@ -62,6 +63,25 @@ std::vector<uint16_t> list_schedule(const std::vector<uint32_t>& pcs,
   return order;
 }
 
+// Bytes one lane's access covers, from the opcode's vector width and type (16 when unsure).
+int access_bytes(const std::string& op) {
+  int vec = op.find(".v4") != std::string::npos ? 4 : op.find(".v2") != std::string::npos ? 2 : 1;
+  int ty = 16;
+  for (auto [t, b] : {std::pair{"8", 1}, {"16", 2}, {"32", 4}, {"64", 8}, {"128", 16}}) {
+    const std::string suffix = std::string(t);
+    const size_t at = op.rfind(suffix);
+    if (at != std::string::npos && at + suffix.size() == op.size()) ty = b;
+  }
+  return std::min(16, vec * ty);
+}
+
+// The state space a memory opcode names ("shared", "global", "local", or "" for generic).
+std::string_view space_of(const std::string& op) {
+  for (const char* s : {".shared", ".global", ".local", ".const", ".param"})
+    if (op.find(s) != std::string::npos) return s;
+  return "";
+}
+
 } // namespace
 
 void schedule_like_ptxas(sim::SampledLaunch& l, const std::vector<OpCost>& cost, const Machine& m) {
@@ -88,10 +108,12 @@ void schedule_like_ptxas(sim::SampledLaunch& l, const std::vector<OpCost>& cost,
       // 1. What each event reads, in PTX order: the last earlier event that wrote each register.
       std::vector<uint32_t> first(n + 1, 0);
       std::vector<uint32_t> prod;
+      std::vector<int64_t> base_writer(n, -1); // who wrote a memory op's base register
       std::fill(writer.begin(), writer.end(), -1);
       for (size_t k = 0; k < n; ++k) {
         first[k] = uint32_t(prod.size());
         const sim::InstInfo& in = l.code[ev[k].pc];
+        if (in.addr_base != sim::kNoRow) base_writer[k] = writer[reg(in.addr_base)];
         for (uint32_t u : in.uses) {
           int64_t wpos = writer[reg(u)];
           if (wpos >= 0 &&
@@ -139,6 +161,27 @@ void schedule_like_ptxas(sim::SampledLaunch& l, const std::vector<OpCost>& cost,
               pcs[k] = ev[i + k].pc;
               for (uint32_t q = first[i + k]; q < first[i + k + 1]; ++q)
                 if (prod[q] >= i && prod[q] < i + wn) deps[k].push_back(uint16_t(prod[q] - i));
+              // Memory order: a store stays after the loads and stores it may overlap, and a
+              // load after the stores it may overlap. Two accesses off one base register value
+              // with disjoint displacements never overlap (ptxas knows that much), nor do
+              // accesses to different state spaces.
+              const sim::InstInfo& a = l.code[pcs[k]];
+              const bool a_store = a.mem == sim::MemKind::store;
+              if (a.mem != sim::MemKind::load && !a_store) continue;
+              for (size_t j = 0; j < k; ++j) {
+                const sim::InstInfo& b = l.code[ev[i + j].pc];
+                const bool b_store = b.mem == sim::MemKind::store;
+                if (!(a_store || b_store) || (b.mem != sim::MemKind::load && !b_store)) continue;
+                const auto sa = space_of(a.opcode), sb = space_of(b.opcode);
+                if (!sa.empty() && !sb.empty() && sa != sb) continue;
+                if (a.addr_base != sim::kNoRow && a.addr_base == b.addr_base &&
+                    base_writer[i + k] == base_writer[i + j]) {
+                  const int64_t a0 = a.addr_offset, a1 = a0 + access_bytes(a.opcode);
+                  const int64_t b0 = b.addr_offset, b1 = b0 + access_bytes(b.opcode);
+                  if (a1 <= b0 || b1 <= a0) continue;
+                }
+                deps[k].push_back(uint16_t(j));
+              }
             }
             it = cache.emplace(key, list_schedule(pcs, deps, cost, load_latency)).first;
           }

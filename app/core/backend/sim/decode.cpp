@@ -907,6 +907,11 @@ void Decoder::note_registers(const ptx::Instr& in, const Opc& o, InstInfo& info)
       if (!op.name2.empty()) add(v, op.name2);
     } else if (op.kind == K::addr) {
       if (!op.name.empty()) add(v, op.name);
+      if (info.addr_base == kNoRow && !op.name.empty())
+        if (const Sym* s = lookup(op.name); s && s->k == Sym::K::reg) {
+          info.addr_base = s->idx;
+          info.addr_offset = op.offset;
+        }
     } else if (op.kind == K::vec || op.kind == K::list) {
       for (auto& e : op.elems) self(self, e, v);
     }

@@ -93,6 +93,10 @@ struct InstInfo {
   // Registers written and read (register rows; predicates as kPredRow | index), for the
   // performance model's dependency tracking. The guard predicate is among the uses.
   std::vector<uint32_t> defs, uses;
+  // A memory operand's base register row and displacement (kNoRow: none or absolute), so the
+  // model can tell, as ptxas does, that [%r+4] and [%r+8] never overlap.
+  uint32_t addr_base = kNoRow;
+  int64_t addr_offset = 0;
 };
 constexpr uint32_t kPredRow = 0x80000000u;
 
