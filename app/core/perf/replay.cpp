@@ -597,17 +597,19 @@ ReplayResult replay(const ReplayInput& in) {
   R.measured_cycles = end;
   R.blocks_replayed = retire_times.size();
   R.bytes_in_flight = end > 0 ? inflight_integral / end : 0;
-  // Extrapolate from the blocks replayed to all the SM runs, at the steady rate of the later half.
+  // Extrapolate from the blocks replayed to all the SM runs, at the steady rate of the last full
+  // round of slots (blocks retire in waves: the span of a part of one wave says nothing).
   const double total = double(in.blocks_on_sm);
   const double done_n = double(retire_times.size());
   double cycles = end;
   if (done_n > 0 && done_n < total) {
     std::sort(retire_times.begin(), retire_times.end());
-    size_t half = retire_times.size() / 2;
-    double span = retire_times.back() - retire_times[half];
-    double per_block = retire_times.size() - half > 1 && span > 0
-                           ? span / double(retire_times.size() - 1 - half)
-                           : retire_times.back() / done_n;
+    const size_t S = size_t(std::max(1, slots_n)), d = retire_times.size();
+    double per_block = retire_times.back() / done_n;
+    if (d >= 2 * S) {
+      const double span = retire_times[d - 1] - retire_times[d - 1 - S];
+      if (span > 0) per_block = span / double(S);
+    }
     cycles = end + (total - done_n) * per_block;
   }
   R.scale = done_n > 0 ? total / done_n : 1;

@@ -13,12 +13,21 @@ constexpr size_t kMaxRun = 384;      // longer runs are scheduled in pieces
 constexpr size_t kUnrollBudget = 96; // ptxas unrolls a loop body up to 4 times within this
 constexpr size_t kMaxUnroll = 4;
 
+// A conditional branch over a few instructions: ptxas turns the skipped block into predicated
+// instructions (if-conversion), so it orders nothing.
+constexpr uint32_t kIfConvert = 6;
+bool short_forward_branch(const sim::InstInfo& in, uint32_t pc) {
+  return in.branch && in.branch_target > pc + 1 && in.branch_target <= pc + 1 + kIfConvert &&
+         in.opcode.rfind("bra", 0) == 0;
+}
+
 // Instructions nothing moves across (and that end a run).
-bool fence(const sim::InstInfo& in, const OpCost& c) {
+bool fence(const sim::InstInfo& in, const OpCost& c, uint32_t pc) {
+  if (short_forward_branch(in, pc)) return false;
   if (c.barrier || c.arrive || c.async_wait || in.branch) return true;
   if (in.mem == sim::MemKind::atomic) return true; // stores are ordered by may_alias instead
   const std::string& op = in.opcode;
-  for (const char* f : {"bra", "call", "ret", "exit", "shfl", "vote", "match", "redux", "bar",
+  for (const char* f : {"call", "ret", "exit", "shfl", "vote", "match", "redux", "bar",
                         "membar", "fence", "trap", "cp.async"})
     if (op.rfind(f, 0) == 0) return true;
   return false;
@@ -88,7 +97,7 @@ void schedule_like_ptxas(sim::SampledLaunch& l, const std::vector<OpCost>& cost,
   const double load_latency = m.cycles(m.lat_l2_ns);
   const size_t ncode = l.code.size();
   std::vector<uint8_t> is_fence(ncode);
-  for (size_t pc = 0; pc < ncode; ++pc) is_fence[pc] = fence(l.code[pc], cost[pc]);
+  for (size_t pc = 0; pc < ncode; ++pc) is_fence[pc] = fence(l.code[pc], cost[pc], uint32_t(pc));
   // Register rows to a dense index (predicates after the registers).
   uint32_t nreg = 0, npred = 0;
   for (auto& c : l.code)
@@ -98,7 +107,7 @@ void schedule_like_ptxas(sim::SampledLaunch& l, const std::vector<OpCost>& cost,
             std::max(r & sim::kPredRow ? npred : nreg, (r & ~sim::kPredRow) + 1);
   auto reg = [&](uint32_t r) { return r & sim::kPredRow ? nreg + (r & ~sim::kPredRow) : r; };
   // Cached orders: (first pc, run length, iterations) -> permutation of the window.
-  std::map<std::tuple<uint32_t, uint32_t, uint32_t>, std::vector<uint16_t>> cache;
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint64_t>, std::vector<uint16_t>> cache;
   std::vector<int64_t> writer(size_t(nreg) + npred, -1);
 
   for (auto& b : l.blocks)
@@ -130,8 +139,12 @@ void schedule_like_ptxas(sim::SampledLaunch& l, const std::vector<OpCost>& cost,
       size_t i = 0;
       while (i < n) {
         size_t j = i + 1;
-        while (j < n && j - i < kMaxRun && ev[j].pc == ev[j - 1].pc + 1 && !is_fence[ev[j - 1].pc])
-          ++j;
+        auto next_in_run = [&](size_t j) {
+          const uint32_t p = ev[j - 1].pc, q = ev[j].pc;
+          if (is_fence[p]) return false;
+          return q == p + 1 || (short_forward_branch(l.code[p], p) && q == l.code[p].branch_target);
+        };
+        while (j < n && j - i < kMaxRun && next_in_run(j)) ++j;
         const size_t len = j - i;
         size_t iters = 1;
         const bool loop = len >= 2 && l.code[ev[j - 1].pc].branch && j < n && ev[j].pc == ev[i].pc;
@@ -152,7 +165,10 @@ void schedule_like_ptxas(sim::SampledLaunch& l, const std::vector<OpCost>& cost,
         const bool keep_last = is_fence[ev[w_end - 1].pc];
         if (keep_last) --wn;
         if (wn >= 2) {
-          auto key = std::tuple{ev[i].pc, uint32_t(len), uint32_t(iters)};
+          // Branches inside a run make windows of one length differ: key on the pcs themselves.
+          uint64_t h = 1469598103934665603ull;
+          for (size_t k = i; k < i + wn; ++k) h = (h ^ ev[k].pc) * 1099511628211ull;
+          auto key = std::tuple{ev[i].pc, uint32_t(len), uint32_t(iters), h};
           auto it = cache.find(key);
           if (it == cache.end()) {
             std::vector<uint32_t> pcs(wn);

@@ -881,6 +881,7 @@ void Decoder::decode_function(uint32_t fi) {
       P.info[pc].note = "branch to an unknown label " + name;
     } else {
       P.code[pc].target = it->second;
+      P.info[pc].branch_target = it->second;
     }
   }
   funcs_[fi].end_pc = uint32_t(P.code.size());
