@@ -280,8 +280,10 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
     in.blocks_on_sm = nb;
     in.l1_bytes = o.l1_bytes;
     in.budget_events = opt.event_budget;
+    // Six rounds of the SM's slots show its steady rate; more only cost time (a grid of tiny
+    // blocks would replay thousands).
     uint64_t k = nb;
-    if (double(nb) * events > double(opt.event_budget)) {
+    if (double(k) * events > double(opt.event_budget)) {
       k = std::max<uint64_t>(std::min<uint64_t>(nb, uint64_t(o.resident) * 2),
                              uint64_t(double(opt.event_budget) / events));
       k = std::min(k, nb);

@@ -305,14 +305,17 @@ ReplayResult replay(const ReplayInput& in) {
   dispatch(0);
   while (true) {
     // The earliest scheduler with a candidate.
+    // A scheduler that issued this clock takes no more candidates until it is free again: its
+    // waiting warps stay queued rather than being popped and pushed back once a clock each.
     double tmin = 1e300;
-    for (auto& q : ready)
-      if (!q.empty()) tmin = std::min(tmin, q.top().t);
+    for (int s = 0; s < 4; ++s)
+      if (!ready[size_t(s)].empty())
+        tmin = std::min(tmin, std::max(ready[size_t(s)].top().t, smsp_free[s]));
     if (tmin >= 1e299) break;
     now = std::max(now, tmin);
     for (int s = 0; s < 4; ++s) {
       auto& q = ready[size_t(s)];
-      while (!q.empty() && q.top().t <= now) {
+      while (!q.empty() && q.top().t <= now && smsp_free[s] <= now) {
         Item it = q.top();
         q.pop();
         WarpState& ws = warps[it.w];
