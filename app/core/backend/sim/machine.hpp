@@ -88,9 +88,9 @@ struct InstInfo {
   bool special = false; // special-function unit op (ex2, lg2, sin, cos, rsqrt, rcp.approx, tanh...)
   MemKind mem = MemKind::none;
   bool branch = false;
-  bool nounroll = false; // heads a loop marked `#pragma unroll 1` (ptxas keeps it rolled)
+  bool nounroll = false;      // heads a loop marked `#pragma unroll 1` (ptxas keeps it rolled)
   uint32_t branch_target = 0; // a branch's target pc
-  std::string note; // why an instruction is unsupported
+  std::string note;           // why an instruction is unsupported
   // Registers written and read (register rows; predicates as kPredRow | index), for the
   // performance model's dependency tracking. The guard predicate is among the uses.
   std::vector<uint32_t> defs, uses;

@@ -38,7 +38,7 @@ struct Instr {
   bool guard_neg = false;
   std::vector<Operand> ops;
   int ptx_line = 0;
-  int src_line = 0; // learner line from .loc (0 when unknown)
+  int src_line = 0;      // learner line from .loc (0 when unknown)
   bool nounroll = false; // after `.pragma "nounroll";`: the loop it heads stays rolled in SASS
 };
 
