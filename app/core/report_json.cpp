@@ -131,6 +131,7 @@ json prediction_json(const perf::Prediction& p) {
                      {"share", n.share},
                      {"bytes_used", n.bytes_used},
                      {"bytes_fetched", n.bytes_fetched},
+                     {"requests", n.requests},
                      {"conflict_ways", n.conflict_ways}});
   return {{"ok", p.ok},
           {"error", p.error},
@@ -187,6 +188,7 @@ perf::Prediction prediction_from(const json& j) {
     ln.share = n.value("share", 0.0);
     ln.bytes_used = n.value("bytes_used", 0.0);
     ln.bytes_fetched = n.value("bytes_fetched", 0.0);
+    ln.requests = n.value("requests", 0.0);
     ln.conflict_ways = n.value("conflict_ways", 0.0);
     p.lines.push_back(std::move(ln));
   }

@@ -105,7 +105,15 @@ void apply_report_to_editor(App& app, const CheckReport& r) {
   if (r.prediction && r.prediction->ok && app.settings.gutter_counters)
     for (auto& n : r.prediction->lines) {
       GutterFigure& f = ps.editor.figures[n.line];
-      if (f.text.empty()) f.text = fmt::format("{:.0f}% wait", 100 * n.share);
+      if (n.requests > 0 && n.bytes_fetched > 0) {
+        // Bytes the lanes asked for of the bytes the sectors brought, per request.
+        f.text = fmt::format("{:.0f} of {:.0f} B", n.bytes_used / n.requests,
+                             n.bytes_fetched / n.requests);
+        f.badness =
+            std::max(f.badness, float(std::clamp(1 - n.bytes_used / n.bytes_fetched, 0.0, 1.0)));
+      } else if (f.text.empty()) {
+        f.text = fmt::format("{:.0f}% wait", 100 * n.share);
+      }
       f.badness = std::max(f.badness, float(std::min(1.0, n.share)));
       f.tooltip += (f.tooltip.empty() ? "" : "\n") + std::string("predicted: ") + n.text;
     }

@@ -329,6 +329,7 @@ void explain(const ExplainInput& in, Prediction& p) {
     n.share = plan_stall > 0 ? t.stall / plan_stall : 0;
     n.bytes_used = t.used;
     n.bytes_fetched = t.fetched;
+    n.requests = t.requests;
     n.conflict_ways = t.ideal > 0 ? t.waves / t.ideal : 0;
     std::vector<std::string> parts;
     if (t.requests > 0)

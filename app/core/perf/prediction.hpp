@@ -25,6 +25,7 @@ struct LineNote {
   std::string text; // "uses 128 of 1024 bytes fetched; waits 61% of stall time"
   double share = 0; // of the kernel's stall time spent waiting on this line (0..1)
   double bytes_used = 0, bytes_fetched = 0; // global memory requests of this line, per block
+  double requests = 0;                      // ... and how many there were
   double conflict_ways = 0; // shared memory: wavefronts per request (1 = no conflict)
 };
 
