@@ -287,6 +287,7 @@ Machine machine_for(const GpuProfile& p, const std::vector<MeasuredCeiling>& mea
   double rate1024 = 0;
   take(metric::block_rate_1024, rate1024);
   if (rate1024 > 0) m.block_ns_per_warp = m.sm_count * 1e3 / rate1024 / 32;
+  take(metric::block_turnover, m.block_turnover_ns);
   double mma = 0;
   take(metric::mma_f16, mma);
   if (mma > 0) m.tensor_flops_clk_sm = mma / (m.sm_count * m.clock_ghz);

@@ -82,6 +82,7 @@ struct Machine {
   double launch_us = 3.2;         // one launch between events, nothing in it
   double block_ns = 78.6;         // an SM starts at most one block this often (small blocks)
   double block_ns_per_warp = 3.5; // ... and no faster than this per warp of the block
+  double block_turnover_ns = 161; // a slot's next block starts this long after one ends (H200)
 
   std::string source;    // where the figures come from, one line
   bool measured = false; // figures of `warpbook probe` on this very GPU are in

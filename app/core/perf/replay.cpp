@@ -208,6 +208,7 @@ ReplayResult replay(const ReplayInput& in) {
   size_t next_block = 0;
   double last_dispatch = -1e30;
   const double dispatch_gap = M.cycles(std::max(M.block_ns, M.block_ns_per_warp * double(wpb)));
+  const double turnover = M.cycles(M.block_turnover_ns);
   std::vector<double> retire_times;
   std::vector<std::priority_queue<Item, std::vector<Item>, std::greater<Item>>> ready(4);
   double now = 0;
@@ -257,7 +258,9 @@ ReplayResult replay(const ReplayInput& in) {
   auto dispatch = [&](double t) {
     for (int s = 0; s < slots_n && next_block < in.blocks.size(); ++s) {
       if (slots[size_t(s)].block >= 0) continue;
-      double at = std::max(t, last_dispatch + dispatch_gap);
+      // A slot's next block: once the SM has retired the last one (probe block_turnover) and
+      // its dispatcher is free.
+      double at = std::max(t + (t > 0 ? turnover : 0.0), last_dispatch + dispatch_gap);
       if (at > t) R.dispatch_wait += at - t;
       last_dispatch = at;
       start_block(s, at);
