@@ -3,7 +3,7 @@
 // same prediction beside its verdict; this is the quick way to ask "and on an A100?".
 #include "command.hpp"
 #include "core/catalog.hpp"
-#include "core/compile.hpp"
+#include "core/check.hpp"
 #include "core/perf/explain.hpp"
 #include "core/perf/predict.hpp"
 #include "core/report_json.hpp"
@@ -41,9 +41,8 @@ int run_predict(const cli::Global& g, const PredictArgs& a) {
     throw cli::UsageError(fmt::format("no GPU profile '{}' (there are: {})", a.gpu, keys));
   }
   std::vector<Diagnostic> diags;
-  std::map<std::string, int64_t> tune;
-  for (auto& t : pz->tunables) tune[t.name] = t.default_value;
-  for (auto& t : parse_tune_lines(source, a.file, diags)) tune[t.name] = t.value;
+  const std::map<std::string, int64_t> tune = resolve_tunables(*pz, source, a.file, diags);
+  for (auto& d : diags) fmt::print(stderr, "{}\n", d.str());
   perf::Machine m = perf::machine_for(*prof);
   perf::Prediction p = perf::predict(*pz, source, a.file, tune, m);
   PerfReport score = perf::predicted_perf(*pz, p, m);

@@ -735,25 +735,9 @@ CheckReport check_impl(const Puzzle& p, const std::string& source, const std::st
   // Tunables: the puzzle's defaults, overridden by the learner's @tune lines.
   progress("compiling", 0, 1);
   auto t0 = Clock::now();
-  std::vector<TuneLine> tunes = parse_tune_lines(source, file, rep.diagnostics);
-  std::map<std::string, int64_t> tune;
-  for (auto& t : p.tunables) tune[t.name] = t.default_value;
-  std::map<std::string, int64_t> ref_tune = tune;
-  for (auto& t : tunes) {
-    const Tunable* decl = p.tunable(t.name);
-    if (!decl) {
-      std::string known;
-      for (auto& k : p.tunables) known += fmt::format("{}{}", known.empty() ? "" : ", ", k.name);
-      rep.diagnostics.push_back(
-          {file, t.line, 1, Diagnostic::Severity::error,
-           fmt::format("@tune {}: this puzzle has no tunable '{}'{}", t.name, t.name,
-                       known.empty() ? " (it has none)" : fmt::format(" (it has {})", known))});
-    } else if (auto why = decl->reject_reason(t.value); !why.empty()) {
-      rep.diagnostics.push_back({file, t.line, 1, Diagnostic::Severity::error, "@tune " + why});
-    } else {
-      tune[t.name] = t.value;
-    }
-  }
+  const std::map<std::string, int64_t> tune = resolve_tunables(p, source, file, rep.diagnostics);
+  // The reference always runs at the puzzle's defaults.
+  const std::map<std::string, int64_t> ref_tune = resolve_tunables(p, "", file, rep.diagnostics);
   rep.tunables = tune;
 
   Programs progs;
@@ -785,8 +769,10 @@ CheckReport check_impl(const Puzzle& p, const std::string& source, const std::st
 
   // The performance model predicts the perf size meanwhile (its own simulator, on the CPU): on
   // the simulator it gives the time; on a GPU it stands beside the measurement.
-  std::future<perf::Prediction> prediction;
+  // `machine` before the future: a return before get() destroys the future first, and its
+  // destructor waits for the task that reads `machine`.
   perf::Machine machine;
+  std::future<perf::Prediction> prediction;
   if (opt.predict && p.perf && !run_sizes) {
     machine = perf::machine_for_check(rep.device, opt.model_gpu, opt.data_dir);
     prediction = std::async(std::launch::async, [&p, &source, &file, &tune, &machine, &rep] {
@@ -914,6 +900,29 @@ CheckReport check_impl(const Puzzle& p, const std::string& source, const std::st
 }
 
 } // namespace
+
+std::map<std::string, int64_t> resolve_tunables(const Puzzle& p, const std::string& source,
+                                                const std::string& file,
+                                                std::vector<Diagnostic>& diagnostics) {
+  std::map<std::string, int64_t> tune;
+  for (auto& t : p.tunables) tune[t.name] = t.default_value;
+  for (auto& t : parse_tune_lines(source, file, diagnostics)) {
+    const Tunable* decl = p.tunable(t.name);
+    if (!decl) {
+      std::string known;
+      for (auto& k : p.tunables) known += fmt::format("{}{}", known.empty() ? "" : ", ", k.name);
+      diagnostics.push_back(
+          {file, t.line, 1, Diagnostic::Severity::error,
+           fmt::format("@tune {}: this puzzle has no tunable '{}'{}", t.name, t.name,
+                       known.empty() ? " (it has none)" : fmt::format(" (it has {})", known))});
+    } else if (auto why = decl->reject_reason(t.value); !why.empty()) {
+      diagnostics.push_back({file, t.line, 1, Diagnostic::Severity::error, "@tune " + why});
+    } else {
+      tune[t.name] = t.value;
+    }
+  }
+  return tune;
+}
 
 CheckReport check_puzzle(const Puzzle& p, const std::string& source, const std::string& file,
                          Backend& backend, const CheckOptions& opt) {

@@ -32,6 +32,13 @@ struct CheckOptions {
   std::function<void(const std::string& phase, int done, int total)> progress;
 };
 
+// The puzzle's tunables: its defaults, with the @tune lines of `source` applied. A line naming no
+// tunable, or a value the tunable does not allow, becomes an error in `diagnostics` and changes
+// nothing.
+std::map<std::string, int64_t> resolve_tunables(const Puzzle& puzzle, const std::string& source,
+                                                const std::string& file,
+                                                std::vector<Diagnostic>& diagnostics);
+
 // Judges `source` (the learner's file, named `file`) against `puzzle` on `backend`.
 CheckReport check_puzzle(const Puzzle& puzzle, const std::string& source, const std::string& file,
                          Backend& backend, const CheckOptions& opt);

@@ -1,35 +1,22 @@
 // The performance model's orderings and shapes, on the simulator (no GPU): what a learner without
 // one is told about speed must at least rank kernels the way the H200 does. The figures each test
 // leans on were measured on the H200 (bench/perfmodel/data/h200-2026-11-23, docs/perf-model.md).
-#include "core/catalog.hpp"
-#include "core/compile.hpp"
+#include "common/puzzle_suite.hpp"
 #include "core/perf/predict.hpp"
 #include "core/roofline.hpp"
 #include "core/store.hpp"
 
-#include <doctest/doctest.h>
-#include <fmt/format.h>
-
 #include <cmath>
-#include <fstream>
 #include <regex>
-#include <sstream>
 
 using namespace wb;
 
 namespace {
 
-const Catalog& catalog() {
-  static Catalog c = load_catalog(WARPBOOK_SOURCE_ROOT);
-  return c;
-}
-
 std::string read(const std::string& rel) {
-  std::ifstream in(std::string(WARPBOOK_SOURCE_ROOT) + "/" + rel, std::ios::binary);
-  REQUIRE_MESSAGE(in, "cannot read " << rel);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  std::string s = test::read_file(fs::path(WARPBOOK_SOURCE_ROOT) / rel);
+  REQUIRE_MESSAGE(!s.empty(), "cannot read " << rel);
+  return s;
 }
 
 // The source with one tunable's @tune value replaced (or added).
@@ -41,12 +28,11 @@ std::string with_tune(std::string src, const std::string& name, int64_t value) {
 
 perf::Prediction predict_source(const std::string& puzzle, const std::string& source,
                                 const std::string& name = "kernel.cu") {
-  const Puzzle* pz = catalog().find_puzzle(puzzle);
+  const Puzzle* pz = test::builtin_catalog().find_puzzle(puzzle);
   REQUIRE_MESSAGE(pz, "no puzzle " << puzzle);
   std::vector<Diagnostic> diags;
-  std::map<std::string, int64_t> tune;
-  for (auto& t : pz->tunables) tune[t.name] = t.default_value;
-  for (auto& t : parse_tune_lines(source, name, diags)) tune[t.name] = t.value;
+  const auto tune = resolve_tunables(*pz, source, name, diags);
+  for (auto& d : diags) FAIL_CHECK(d.str()); // every @tune line the tests write is allowed
   const perf::Machine m = perf::machine_for(*find_profile("h200"));
   perf::Prediction p = perf::predict(*pz, source, name, tune, m);
   REQUIRE_MESSAGE(p.ok, puzzle << ": " << p.error);

@@ -213,9 +213,10 @@ ReplayResult replay(const ReplayInput& in) {
   std::vector<std::priority_queue<Item, std::vector<Item>, std::greater<Item>>> ready(4);
   double now = 0;
   uint64_t events = 0;
-  // WARPBOOK_REPLAY_TRACE=N prints the first N instructions warp 0 issues (for model work).
-  long debug_left =
-      std::getenv("WARPBOOK_REPLAY_TRACE") ? std::atol(std::getenv("WARPBOOK_REPLAY_TRACE")) : 0;
+  // WARPBOOK_REPLAY_TRACE=N prints the first N instructions warp 0 issues, and every block's
+  // start and end (for model work).
+  const char* debug_env = std::getenv("WARPBOOK_REPLAY_TRACE");
+  long debug_left = debug_env ? std::atol(debug_env) : 0;
   size_t empty_slots = size_t(slots_n);
 
   auto start_block = [&](int s, double t) {
@@ -284,9 +285,9 @@ ReplayResult replay(const ReplayInput& in) {
     --sl.live;
     if (sl.live > 0 && sl.arrived >= sl.live) release_barrier(sl, t);
     if (sl.live == 0) {
-      if (std::getenv("WARPBOOK_REPLAY_TRACE"))
-        fprintf(stderr, "replay: block %d in slot %d: %.0f to %.0f\n", sl.block, ws.slot, sl.start,
-                t);
+      if (debug_env)
+        std::fprintf(stderr, "replay: block %d in slot %d: %.0f to %.0f\n", sl.block, ws.slot,
+                     sl.start, t);
       retire_times.push_back(t);
       R.warp_cycles += double(sl.nwarps) * (t - sl.start);
       sl.block = -1;

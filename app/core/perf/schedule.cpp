@@ -72,18 +72,6 @@ std::vector<uint16_t> list_schedule(const std::vector<uint32_t>& pcs,
   return order;
 }
 
-// Bytes one lane's access covers, from the opcode's vector width and type (16 when unsure).
-int access_bytes(const std::string& op) {
-  int vec = op.find(".v4") != std::string::npos ? 4 : op.find(".v2") != std::string::npos ? 2 : 1;
-  int ty = 16;
-  for (auto [t, b] : {std::pair{"8", 1}, {"16", 2}, {"32", 4}, {"64", 8}, {"128", 16}}) {
-    const std::string suffix = std::string(t);
-    const size_t at = op.rfind(suffix);
-    if (at != std::string::npos && at + suffix.size() == op.size()) ty = b;
-  }
-  return std::min(16, vec * ty);
-}
-
 // The state space a memory opcode names ("shared", "global", "local", or "" for generic).
 std::string_view space_of(const std::string& op) {
   for (const char* s : {".shared", ".global", ".local", ".const", ".param"})
@@ -192,8 +180,9 @@ void schedule_like_ptxas(sim::SampledLaunch& l, const std::vector<OpCost>& cost,
                 if (!sa.empty() && !sb.empty() && sa != sb) continue;
                 if (a.addr_base != sim::kNoRow && a.addr_base == b.addr_base &&
                     base_writer[i + k] == base_writer[i + j]) {
-                  const int64_t a0 = a.addr_offset, a1 = a0 + access_bytes(a.opcode);
-                  const int64_t b0 = b.addr_offset, b1 = b0 + access_bytes(b.opcode);
+                  // The trace knows each lane's access size.
+                  const int64_t a0 = a.addr_offset, a1 = a0 + ev[i + k].bytes;
+                  const int64_t b0 = b.addr_offset, b1 = b0 + ev[i + j].bytes;
                   if (a1 <= b0 || b1 <= a0) continue;
                 }
                 deps[k].push_back(uint16_t(j));

@@ -203,10 +203,10 @@ RunResult Simulator::run_locked(const RunPlan& plan, const Sampling* sampling) {
       // Transfer::In::kept: the simulator keeps nothing between runs, so the image it is.
       const Transfer* tr = i < plan.transfers.size() ? &plan.transfers[i] : nullptr;
       const bool lazy = tr && tr->lazy;
-      size_t img = lazy ? 0 : hb.image.size();
       size_t guard = hb.guard_bytes;
-      if (img < guard + hb.data_bytes) img = guard + hb.data_bytes; // tolerate a short image
-      if (lazy) img = guard + hb.data_bytes + guard;
+      // A lazy image is both guard bands and the data; a given one may be short (tolerated).
+      size_t img =
+          lazy ? guard + hb.data_bytes + guard : std::max(hb.image.size(), guard + hb.data_bytes);
       uint64_t data_addr = (next + guard + 255) / 256 * 256;
       uint64_t base = data_addr - guard;
       Region* r = lazy ? mem.add_lazy(base, guard, hb.data_bytes, img, tr->lazy)
