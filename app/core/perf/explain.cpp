@@ -33,8 +33,9 @@ struct LineTraffic {
   double shared_req = 0, waves = 0, ideal = 0; // ideal: one wavefront per 128 bytes asked
   double atomics = 0, atomic_lanes_max = 0;
   double local_req = 0;
-  double stall = 0;     // warp-clocks waiting on this line (replay)
-  double stall_mem = 0; // of which for memory
+  double stall = 0;        // warp-clocks waiting on this line (replay)
+  double stall_mem = 0;    // of which for memory
+  double stall_atomic = 0; // of which for atomics to finish
   double issued = 0;
 };
 
@@ -118,6 +119,7 @@ void explain(const ExplainInput& in, Prediction& p) {
       double mem = ps.stall[int(Stall::dram)] + ps.stall[int(Stall::l2)] + ps.stall[int(Stall::l1)];
       t.stall_mem += mem;
       stall_mem += mem;
+      t.stall_atomic += ps.stall[int(Stall::atomic)];
       stall_alu += ps.stall[int(Stall::alu)];
       stall_bar += ps.stall[int(Stall::barrier)];
     }
@@ -263,10 +265,13 @@ void explain(const ExplainInput& in, Prediction& p) {
                         line, t.waves / t.ideal, t.waves / t.shared_req, t.ideal / t.shared_req),
             line);
       if (t.atomics > 0 && t.atomic_lanes_max >= 8 && L.hot_us <= 0.05 * T)
-        add("atomics", std::max(rr.atomic_busy * to_us, mio_us) * 0.5,
-            fmt::format("line {}: up to {:.0f} lanes of a warp add to one address, and are served "
-                        "one after another",
-                        line, t.atomic_lanes_max),
+        add("atomics",
+            std::max(std::max(rr.atomic_busy * to_us, mio_us) * 0.5,
+                     stall_total > 0 ? L.exec_us * t.stall_atomic / stall_total : 0.0),
+            fmt::format("line {}: up to {:.0f} lanes of a warp add to one address; warps wait on "
+                        "this line's atomics {:.0f}% of their waiting time",
+                        line, t.atomic_lanes_max,
+                        stall_total > 0 ? 100 * t.stall_atomic / stall_total : 0.0),
             line);
       if (t.local_req > 0 && here.size() > 0)
         add("local_memory", std::max(l2_us, mio_us) * 0.5,

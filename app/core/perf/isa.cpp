@@ -36,6 +36,17 @@ bool type_64bit_int(std::string_view op) {
   return has(op, "s64") || has(op, "u64") || has(op, "b64");
 }
 
+// The pc of the instruction that last wrote `row` before `pc`, within a few instructions back
+// (a straight-line neighbour, as ptxas's peephole sees it), or -1.
+int defined_near(const std::vector<sim::InstInfo>& code, size_t pc, uint32_t row) {
+  for (size_t k = pc; k-- > 0 && pc - k <= 8;) {
+    for (uint32_t d : code[k].defs)
+      if (d == row) return int(k);
+    if (code[k].branch) break;
+  }
+  return -1;
+}
+
 } // namespace
 
 std::vector<OpCost> cost_table(const std::vector<sim::InstInfo>& code, const Machine& m) {
@@ -69,6 +80,13 @@ std::vector<OpCost> cost_table(const std::vector<sim::InstInfo>& code, const Mac
         c.memory = true;
         c.returns = !(b == "st" || b == "red" || b == "stmatrix" || (b == "cp") ||
                       (b == "wmma" && has(op, "store")));
+        if (b == "atom" && has(op, "shared") && has(op, "add") &&
+            (has(op, "u32") || has(op, "s32"))) {
+          bool value_in_register = false;
+          for (uint32_t u : in.uses)
+            if (!(u & sim::kPredRow) && u != in.addr_base) value_in_register = true;
+          c.aggregated = !value_in_register;
+        }
         c.l1_cached = !(has(op, "cg") || has(op, "cv") || has(op, "volatile") ||
                         has(op, "L1::no_allocate") || has(op, "cs") || b == "atom" || b == "red");
       }
@@ -121,10 +139,17 @@ std::vector<OpCost> cost_table(const std::vector<sim::InstInfo>& code, const Mac
       bool ints = has(rest, "s8") || has(rest, "u8") || has(rest, "s16") || has(rest, "u16") ||
                   has(rest, "s32") || has(rest, "u32") || has(rest, "s64") || has(rest, "u64");
       if (f64 || (fl && ints) || has(rest, "rni") || has(rest, "rzi") || has(rest, "rmi") ||
-          has(rest, "rpi"))
+          has(rest, "rpi")) {
         set(Pipe::conv);
-      else
+      } else if (rest.starts_with("u64.u32") || rest.starts_with("s64.u32") ||
+                 rest.starts_with("u32.u64") || rest.starts_with("s32.s64") ||
+                 rest.starts_with("u32.s64") || rest.starts_with("s32.u64")) {
+        // Zero extension (the high word is RZ) and truncation (the low register) cost nothing.
+        c.free = true;
+        c.sass = 0, c.issue = 0, c.latency = 0;
+      } else {
         set(Pipe::alu);
+      }
     } else if (type_f64(op) && (b == "add" || b == "sub" || b == "mul" || b == "fma" ||
                                 b == "mad" || b == "min" || b == "max" || b == "setp" ||
                                 b == "neg" || b == "abs" || b == "testp" || b == "copysign")) {
@@ -136,12 +161,21 @@ std::vector<OpCost> cost_table(const std::vector<sim::InstInfo>& code, const Mac
                type_f32(op)) {
       set(Pipe::fma);
     } else if ((b == "mul" || b == "mad") && !type_f32(op)) {
-      // Integer multiplies run on the FMA pipe as IMAD; 64-bit ones take several.
+      // Integer multiplies run on the FMA pipe as IMAD, at the integer rate (the heavy half of
+      // the FP32 lanes); 64-bit ones take several.
       bool wide = has(op, "wide");
       set(Pipe::fma, type_64bit_int(op) && !wide ? 3 : 1);
+      c.issue = float(c.sass / m.rate[int(Pipe::alu)]);
     } else if (b == "dp4a" || b == "dp2a") {
       set(Pipe::fma);
-    } else if (b == "mov" || b == "cvta" || b == "isspacep") {
+    } else if (b == "cvta" && has(op, "to") && has(op, "global")) {
+      c.free = true; // generic and global addresses are the same numbers: ptxas drops it
+      c.sass = 0, c.issue = 0, c.latency = 0;
+    } else if (b == "mov") {
+      // A MOV or IMAD.MOV (SASS keeps most moves: copies across loop iterations, constants).
+      set(Pipe::alu);
+      c.flex = true;
+    } else if (b == "isspacep") {
       set(Pipe::alu);
     } else if (b == "bra" || b == "call" || b == "ret" || b == "exit" || b == "trap" ||
                b == "brkpt") {
@@ -154,12 +188,41 @@ std::vector<OpCost> cost_table(const std::vector<sim::InstInfo>& code, const Mac
       bool wide64 = type_64bit_int(op) && (b == "add" || b == "sub" || b == "shl" || b == "shr" ||
                                            b == "setp" || b == "min" || b == "max");
       set(Pipe::alu, wide64 ? 2 : 1);
+      c.flex = b == "add" || b == "sub" || (b == "shl" && !wide64);
+      if (b == "add" && wide64) {
+        // A 64-bit address: base + mul.wide(i, size) is one IMAD.WIDE, so the add vanishes;
+        // base + (i << k) is a LEA pair, so the shift vanishes instead (below).
+        for (uint32_t u : in.uses) {
+          int d = defined_near(code, pc, u);
+          if (d >= 0 && base_of(code[size_t(d)].opcode) == "mul" &&
+              has(code[size_t(d)].opcode, "wide")) {
+            c.free = true;
+            c.sass = 0, c.issue = 0, c.latency = 0;
+            break;
+          }
+        }
+      }
     }
     // Special registers (%tid, %ctaid ...) are read with S2R: a slower path than an ALU move.
     if (b == "mov" && in.uses.empty() && !in.defs.empty() &&
         op.find("u32") != std::string_view::npos)
       c.latency = std::max(c.latency, 10.0f);
     out[pc] = c;
+  }
+  // base + (i << k) in 64 bits is LEA and LEA.HI.X: the add's two instructions do the shift too.
+  for (size_t pc = 0; pc < code.size(); ++pc) {
+    std::string_view op = code[pc].opcode;
+    if (base_of(op) != "add" || !type_64bit_int(op) || out[pc].free) continue;
+    for (uint32_t u : code[pc].uses) {
+      int d = defined_near(code, pc, u);
+      if (d >= 0 && base_of(code[size_t(d)].opcode) == "shl" &&
+          type_64bit_int(code[size_t(d)].opcode) && code[size_t(d)].uses.size() == 1) {
+        OpCost& s = out[size_t(d)];
+        s.free = true, s.flex = false;
+        s.sass = 0, s.issue = 0, s.latency = 0;
+        break;
+      }
+    }
   }
   return out;
 }

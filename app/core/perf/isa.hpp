@@ -21,7 +21,13 @@ struct OpCost {
   bool barrier = false;    // bar.sync / barrier.sync: waits for the block
   bool arrive = false;     // bar.arrive: counts toward a barrier without waiting
   bool async_wait = false; // cp.async.wait_group / wait_all
-  bool free = false;       // costs no issue slot (kernel parameters, labels)
+  bool free = false;       // costs no issue slot (kernel parameters, labels, folded moves)
+  // An integer add, shift or move that ptxas puts on whichever of the ALU and the FMA pipe is
+  // less busy (IADD3 or IMAD.IADD, SHF or IMAD.SHL, MOV or IMAD.MOV): the replay picks.
+  bool flex = false;
+  // atom.shared.add of a constant: ptxas emits ATOMS.POPC.INC, which adds a warp's lanes on one
+  // word in a single operation (a histogram's hot bin costs one, not 32).
+  bool aggregated = false;
 };
 
 // One entry per pc of the decoded kernel.

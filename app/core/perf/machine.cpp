@@ -12,7 +12,7 @@ const char* pipe_name(Pipe p) {
   case Pipe::alu:
     return "integer ALU";
   case Pipe::fma:
-    return "FP32";
+    return "FMA (FP32 and integer multiply)";
   case Pipe::fp64:
     return "FP64";
   case Pipe::fp16:

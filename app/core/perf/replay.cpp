@@ -330,8 +330,14 @@ ReplayResult replay(const ReplayInput& in) {
           continue;
         }
         const sim::TraceEvent& e = ws.tr->ev[ws.pos];
-        const OpCost& c = cost[e.pc];
+        OpCost c = cost[e.pc];
         const sim::InstInfo& info = L.code[e.pc];
+        // An integer op ptxas can put on either pipe goes to the one free sooner (IMAD forms run
+        // at the integer rate of the FMA pipe's heavy half).
+        if (c.flex && pipe_free[s][int(Pipe::fma)] < pipe_free[s][int(Pipe::alu)]) {
+          c.pipe = Pipe::fma;
+          c.issue = float(c.sass / M.rate[int(Pipe::alu)]);
+        }
         // When could it issue? The latest of: its own last issue, its scheduler, its operands,
         // its pipe, the memory queue, stores' backlog, outstanding async copies.
         double t = ws.next_issue;
@@ -402,7 +408,7 @@ ReplayResult replay(const ReplayInput& in) {
             const bool fp = info.opcode.find(".f") != std::string::npos;
             const double per =
                 M.sm_count * clk / (fp ? M.shared_atomic_one_gops : M.shared_atomic_u32_one_gops);
-            const double busy = std::max(1.0, e.count * per);
+            const double busy = c.aggregated ? std::max(1.0, per) : std::max(1.0, e.count * per);
             mio_free = t0 + busy;
             R.mio_busy += busy;
             done = t0 + M.cycles(M.lat_shared_ns) + busy;
