@@ -27,7 +27,7 @@ bool type_f64(std::string_view op) {
   return has(op, "f64");
 }
 bool type_f32(std::string_view op) {
-  return has(op, "f32") || has(op, "ftz") && !type_f64(op);
+  return has(op, "f32") || (has(op, "ftz") && !type_f64(op));
 }
 bool type_half(std::string_view op) {
   return has(op, "f16") || has(op, "f16x2") || has(op, "bf16") || has(op, "bf16x2");
@@ -47,7 +47,17 @@ int defined_near(const std::vector<sim::InstInfo>& code, size_t pc, uint32_t row
   return -1;
 }
 
+// ptxas folds it into another instruction, or drops it: no issue slot, no latency.
+void make_free(OpCost& c) {
+  c.free = true, c.flex = false;
+  c.sass = 0, c.issue = 0, c.latency = 0;
+}
+
 } // namespace
+
+float integer_issue(const Machine& m, float sass) {
+  return float(sass / m.rate[int(Pipe::alu)]);
+}
 
 std::vector<OpCost> cost_table(const std::vector<sim::InstInfo>& code, const Machine& m) {
   std::vector<OpCost> out(code.size());
@@ -71,8 +81,7 @@ std::vector<OpCost> cost_table(const std::vector<sim::InstInfo>& code, const Mac
         b == "ldmatrix" || b == "stmatrix" ||
         (b == "wmma" && (has(op, "load") || has(op, "store")))) {
       if ((b == "ld" || b == "ldu") && has(op, "param")) {
-        c.free = true; // kernel parameters are constant-bank operands in SASS
-        c.sass = 0, c.issue = 0, c.latency = 0;
+        make_free(c); // kernel parameters are constant-bank operands in SASS
       } else if ((b == "ld" || b == "ldu") && has(op, "const")) {
         set(Pipe::alu, 1, 8); // the constant cache
       } else {
@@ -144,9 +153,7 @@ std::vector<OpCost> cost_table(const std::vector<sim::InstInfo>& code, const Mac
       } else if (rest.starts_with("u64.u32") || rest.starts_with("s64.u32") ||
                  rest.starts_with("u32.u64") || rest.starts_with("s32.s64") ||
                  rest.starts_with("u32.s64") || rest.starts_with("s32.u64")) {
-        // Zero extension (the high word is RZ) and truncation (the low register) cost nothing.
-        c.free = true;
-        c.sass = 0, c.issue = 0, c.latency = 0;
+        make_free(c); // zero extension (the high word is RZ), truncation (the low register)
       } else {
         set(Pipe::alu);
       }
@@ -165,12 +172,11 @@ std::vector<OpCost> cost_table(const std::vector<sim::InstInfo>& code, const Mac
       // the FP32 lanes); 64-bit ones take several.
       bool wide = has(op, "wide");
       set(Pipe::fma, type_64bit_int(op) && !wide ? 3 : 1);
-      c.issue = float(c.sass / m.rate[int(Pipe::alu)]);
+      c.issue = integer_issue(m, c.sass);
     } else if (b == "dp4a" || b == "dp2a") {
       set(Pipe::fma);
     } else if (b == "cvta" && has(op, "to") && has(op, "global")) {
-      c.free = true; // generic and global addresses are the same numbers: ptxas drops it
-      c.sass = 0, c.issue = 0, c.latency = 0;
+      make_free(c); // generic and global addresses are the same numbers
     } else if (b == "mov") {
       // A MOV or IMAD.MOV (SASS keeps most moves: copies across loop iterations, constants).
       set(Pipe::alu);
@@ -189,19 +195,6 @@ std::vector<OpCost> cost_table(const std::vector<sim::InstInfo>& code, const Mac
                                            b == "setp" || b == "min" || b == "max");
       set(Pipe::alu, wide64 ? 2 : 1);
       c.flex = b == "add" || b == "sub" || (b == "shl" && !wide64);
-      if (b == "add" && wide64) {
-        // A 64-bit address: base + mul.wide(i, size) is one IMAD.WIDE, so the add vanishes;
-        // base + (i << k) is a LEA pair, so the shift vanishes instead (below).
-        for (uint32_t u : in.uses) {
-          int d = defined_near(code, pc, u);
-          if (d >= 0 && base_of(code[size_t(d)].opcode) == "mul" &&
-              has(code[size_t(d)].opcode, "wide")) {
-            c.free = true;
-            c.sass = 0, c.issue = 0, c.latency = 0;
-            break;
-          }
-        }
-      }
     }
     // Special registers (%tid, %ctaid ...) are read with S2R: a slower path than an ALU move.
     if (b == "mov" && in.uses.empty() && !in.defs.empty() &&
@@ -209,17 +202,21 @@ std::vector<OpCost> cost_table(const std::vector<sim::InstInfo>& code, const Mac
       c.latency = std::max(c.latency, 10.0f);
     out[pc] = c;
   }
-  // base + (i << k) in 64 bits is LEA and LEA.HI.X: the add's two instructions do the shift too.
+  // 64-bit address arithmetic: base + mul.wide(i, size) is one IMAD.WIDE, so the add vanishes;
+  // base + (i << k) is a LEA pair, the add's two instructions, so the shift vanishes.
   for (size_t pc = 0; pc < code.size(); ++pc) {
     std::string_view op = code[pc].opcode;
-    if (base_of(op) != "add" || !type_64bit_int(op) || out[pc].free) continue;
+    if (base_of(op) != "add" || !type_64bit_int(op)) continue;
     for (uint32_t u : code[pc].uses) {
-      int d = defined_near(code, pc, u);
-      if (d >= 0 && base_of(code[size_t(d)].opcode) == "shl" &&
-          type_64bit_int(code[size_t(d)].opcode) && code[size_t(d)].uses.size() == 1) {
-        OpCost& s = out[size_t(d)];
-        s.free = true, s.flex = false;
-        s.sass = 0, s.issue = 0, s.latency = 0;
+      const int d = defined_near(code, pc, u);
+      if (d < 0) continue;
+      const sim::InstInfo& src = code[size_t(d)];
+      if (base_of(src.opcode) == "mul" && has(src.opcode, "wide")) {
+        make_free(out[pc]);
+        break;
+      }
+      if (base_of(src.opcode) == "shl" && type_64bit_int(src.opcode) && src.uses.size() == 1) {
+        make_free(out[size_t(d)]);
         break;
       }
     }

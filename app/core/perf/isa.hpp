@@ -30,6 +30,10 @@ struct OpCost {
   bool aggregated = false;
 };
 
+// Clocks an SMSP's pipe is busy with `sass` integer instructions (ALU, or IMAD on the FMA pipe's
+// heavy half: both at the integer rate).
+float integer_issue(const Machine& m, float sass);
+
 // One entry per pc of the decoded kernel.
 std::vector<OpCost> cost_table(const std::vector<sim::InstInfo>& code, const Machine& m);
 

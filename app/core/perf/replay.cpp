@@ -336,7 +336,7 @@ ReplayResult replay(const ReplayInput& in) {
         // at the integer rate of the FMA pipe's heavy half).
         if (c.flex && pipe_free[s][int(Pipe::fma)] < pipe_free[s][int(Pipe::alu)]) {
           c.pipe = Pipe::fma;
-          c.issue = float(c.sass / M.rate[int(Pipe::alu)]);
+          c.issue = integer_issue(M, c.sass);
         }
         // When could it issue? The latest of: its own last issue, its scheduler, its operands,
         // its pipe, the memory queue, stores' backlog, outstanding async copies.
