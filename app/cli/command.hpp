@@ -2,6 +2,7 @@
 // command touches no other file.
 #pragma once
 #include <CLI/CLI.hpp>
+#include <atomic>
 #include <functional>
 #include <string>
 #include <vector>
@@ -29,6 +30,21 @@ std::vector<Registered>& registry();
 // Raised for usage and environment problems: main prints it and exits 4.
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
+};
+
+} // namespace wb::cli
+
+namespace wb::cli {
+
+// Ctrl+C as a request to stop, for commands that run many checks (tune, sweep): while one of
+// these lives, the first SIGINT sets interrupted() and prints `message`; a second one exits 130.
+class StopOnCtrlC {
+public:
+  explicit StopOnCtrlC(const char* message);
+  ~StopOnCtrlC();
+  StopOnCtrlC(const StopOnCtrlC&) = delete;
+  StopOnCtrlC& operator=(const StopOnCtrlC&) = delete;
+  const std::atomic<bool>* flag() const;
 };
 
 } // namespace wb::cli

@@ -99,6 +99,10 @@ std::string hex(Rgb c) {
 
 } // namespace
 
+double chart_text_width(const std::string& text, double size) {
+  return text_width(text, size);
+}
+
 std::string Roof::label() const {
   return fmt::format("{} {} {}", name, value_text(value, kind),
                      measured ? "measured" : "datasheet");
@@ -451,13 +455,19 @@ std::vector<Shape> chart_shapes(const RooflineChart& c, int width, int height) {
 }
 
 std::string chart_svg(const RooflineChart& c, int width, int height) {
+  return shapes_svg(chart_shapes(c, width, height), width, height,
+                    c.title.empty() ? "Roofline" : c.title);
+}
+
+std::string shapes_svg(const std::vector<Shape>& shapes, int width, int height,
+                       const std::string& title) {
   std::string s = fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                               "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" "
                               "height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
                               "font-family=\"DejaVu Sans, Verdana, sans-serif\">\n",
                               width, height);
-  s += fmt::format("<title>{}</title>\n", esc(c.title.empty() ? "Roofline" : c.title));
-  for (const Shape& sh : chart_shapes(c, width, height)) {
+  s += fmt::format("<title>{}</title>\n", esc(title));
+  for (const Shape& sh : shapes) {
     std::string cls = sh.role.empty() ? "" : fmt::format(" class=\"{}\"", esc(sh.role));
     std::string stroke =
         sh.stroked ? fmt::format(" stroke=\"{}\" stroke-width=\"{:.2f}\"", hex(sh.stroke), sh.width)

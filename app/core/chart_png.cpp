@@ -216,6 +216,10 @@ std::string chart_font_path() {
 }
 
 Image render_chart(const RooflineChart& c, int width, int height) {
+  return render_shapes(chart_shapes(c, width, height), width, height);
+}
+
+Image render_shapes(const std::vector<Shape>& shapes, int width, int height) {
   Canvas cv(width, height);
   Image img;
 #if WB_HAVE_STB
@@ -223,7 +227,7 @@ Image render_chart(const RooflineChart& c, int width, int height) {
   std::string fp = chart_font_path();
   img.has_text = !fp.empty() && font.load(fp);
 #endif
-  for (const Shape& s : chart_shapes(c, width, height)) {
+  for (const Shape& s : shapes) {
     switch (s.type) {
     case Shape::Type::line:
       cv.line(s);
@@ -249,15 +253,20 @@ Image render_chart(const RooflineChart& c, int width, int height) {
 
 bool write_chart_png(const RooflineChart& c, const std::string& path, std::string& why, int width,
                      int height) {
+  return write_shapes_png(chart_shapes(c, width, height), path, why, width, height);
+}
+
+bool write_shapes_png(const std::vector<Shape>& shapes, const std::string& path, std::string& why,
+                      int width, int height) {
 #if WB_HAVE_STB
-  Image img = render_chart(c, width, height);
+  Image img = render_shapes(shapes, width, height);
   if (!stbi_write_png(path.c_str(), img.width, img.height, 3, img.rgb.data(), img.width * 3)) {
     why = "could not write " + path;
     return false;
   }
   return true;
 #else
-  (void)c, (void)path, (void)width, (void)height;
+  (void)shapes, (void)path, (void)width, (void)height;
   why = "this build has no PNG support (stb headers were not found when it was built); use --svg";
   return false;
 #endif

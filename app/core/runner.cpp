@@ -32,17 +32,17 @@ double now_s() {
   return duration<double>(steady_clock::now().time_since_epoch()).count();
 }
 
-const char* kOps[] = {"hello", "compile", "check", "run", "probe", "cancel"};
+const char* kOps[] = {"hello", "compile", "check", "run", "probe", "cancel", "tune", "sweep"};
 const char* kEvents[] = {"hello", "progress", "log", "result", "exited"};
 
 Op op_from(const std::string& s) {
-  for (int i = 0; i < 6; ++i)
+  for (size_t i = 0; i < std::size(kOps); ++i)
     if (s == kOps[i]) return Op(i);
   throw std::runtime_error("unknown op '" + s + "'");
 }
 
 EventKind event_kind_from(const std::string& s) {
-  for (int i = 0; i < 5; ++i)
+  for (size_t i = 0; i < std::size(kEvents); ++i)
     if (s == kEvents[i]) return EventKind(i);
   throw std::runtime_error("unknown event '" + s + "'");
 }
@@ -114,7 +114,8 @@ std::string to_json(const Request& r) {
   json j = {{"id", r.id}, {"op", kOps[int(r.op)]}};
   if (!r.puzzle.empty()) j["puzzle"] = r.puzzle;
   if (!r.file.empty()) j["file"] = r.file;
-  if (r.op == Op::compile || r.op == Op::check || r.op == Op::run) {
+  if (r.op == Op::compile || r.op == Op::check || r.op == Op::run || r.op == Op::tune ||
+      r.op == Op::sweep) {
     j["source"] = r.source;
     j["backend"] = r.backend;
     j["seed"] = r.seed;
@@ -128,6 +129,8 @@ std::string to_json(const Request& r) {
     j["sizes"] = s;
   }
   if (r.op == Op::cancel) j["target"] = r.target;
+  if (!r.only.empty()) j["only"] = r.only;
+  if (!r.sweep.empty()) j["sweep"] = r.sweep;
   return j.dump();
 }
 
@@ -160,6 +163,10 @@ Request request_from_json(const std::string& line) {
   r.target = j.value("target", uint64_t(0));
   if (j.contains("sizes") && j["sizes"].is_object())
     for (auto& [k, v] : j["sizes"].items()) r.sizes[k] = v.get<int64_t>();
+  if (j.contains("only") && j["only"].is_object())
+    r.only = j["only"].get<std::map<std::string, std::vector<int64_t>>>();
+  if (j.contains("sweep") && j["sweep"].is_array())
+    r.sweep = j["sweep"].get<std::vector<std::string>>();
   return r;
 }
 
@@ -195,6 +202,8 @@ std::string to_json(const Event& e) {
     if (e.runner_died) j["runner_died"] = true;
     if (e.runner_ending) j["runner_ending"] = true;
     if (e.report) j["report"] = json::parse(report_to_json(*e.report, -1));
+    if (e.tune) j["tune"] = tune_to_json(*e.tune);
+    if (e.sweep) j["sweep"] = sweep_to_json(*e.sweep);
     if (!e.probe.empty() || !e.ceilings.empty()) {
       auto list = [](const std::vector<ProbeFigure>& v) {
         json p = json::array();
@@ -244,6 +253,8 @@ Event event_from_json(const std::string& line) {
   e.runner_ending = j.value("runner_ending", false);
   if (j.contains("report") && j["report"].is_object())
     e.report = report_from_json(j["report"].dump());
+  if (j.contains("tune") && j["tune"].is_object()) e.tune = tune_from_json(j["tune"]);
+  if (j.contains("sweep") && j["sweep"].is_object()) e.sweep = sweep_from_json(j["sweep"]);
   auto list = [&](const char* key, std::vector<ProbeFigure>& out) {
     if (j.contains(key) && j[key].is_array())
       for (auto& f : j[key])
@@ -458,6 +469,40 @@ private:
       CheckOptions o = options_for(r);
       res.report = r.op == Op::check ? check_puzzle(p, r.source, r.file, b, o)
                                      : run_puzzle(p, r.source, r.file, b, r.sizes, o);
+      res.ok = true;
+      return;
+    }
+    case Op::tune: {
+      const Puzzle& p = puzzle(r.puzzle);
+      Backend& b = backend_or_throw(r.backend);
+      std::string error;
+      std::vector<TuneConfig> space = tune_space(p, r.only, error);
+      if (!error.empty()) throw std::runtime_error(error);
+      if (space.empty()) throw std::runtime_error(p.id + " has no tunables: nothing to tune");
+      TuneOptions to;
+      to.check = options_for(r); // its progress reports each configuration and raises a cancel
+      res.tune = tune_puzzle(p, r.source, r.file, b, space, to);
+      res.ok = true;
+      return;
+    }
+    case Op::sweep: {
+      const Puzzle& p = puzzle(r.puzzle);
+      Backend& b = backend_or_throw(r.backend);
+      SweepSpec spec;
+      try {
+        spec = parse_sweep(p, r.sweep);
+      } catch (const std::invalid_argument& e) {
+        throw std::runtime_error(e.what());
+      }
+      SweepOptions so;
+      so.check = options_for(r);
+      auto progress = so.check.progress;
+      so.on_point = [progress, &spec](const SweepSeries& s, const SweepPoint& pt, int done,
+                                      int total) {
+        progress(fmt::format("{} {}={} ({} of {})", s.name, spec.name, pt.size, done, total), done,
+                 total);
+      };
+      res.sweep = sweep_puzzle(p, r.source, r.file, b, spec, so);
       res.ok = true;
       return;
     }

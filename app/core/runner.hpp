@@ -7,7 +7,7 @@
 //   requests  {"id":7,"op":"check","puzzle":"01-vector-add","file":"01-vector-add.cu",
 //              "source":"...","backend":"auto","seed":0,"time":true}
 //             op: hello | compile | check | run (+ "sizes":{"n":1000}) | probe | cancel (+
-//             "target")
+//             "target") | tune (+ "only":{"BLOCK":[128,256]}) | sweep (+ "sweep":["n=2^10..2^20"])
 //   events    {"id":0,"event":"hello","version":"0.1.0","pid":123,"backends":{...}}
 //             {"id":7,"event":"progress","phase":"case 2 of 5","done":1,"total":5}
 //             {"id":7,"event":"log","text":"..."}
@@ -21,6 +21,8 @@
 #include "backend.hpp"
 #include "expr.hpp"
 #include "report.hpp"
+#include "sweep.hpp"
+#include "tune.hpp"
 
 #include <atomic>
 #include <condition_variable>
@@ -40,7 +42,7 @@ namespace wb::runner {
 constexpr int kProtocolVersion = 1;
 constexpr int kStickyExit = 75; // the runner ended itself after a sticky device fault
 
-enum class Op { hello, compile, check, run, probe, cancel };
+enum class Op { hello, compile, check, run, probe, cancel, tune, sweep };
 std::string_view op_name(Op op);
 
 struct Request {
@@ -55,6 +57,8 @@ struct Request {
   std::string model_gpu; // the GPU profile the simulator's roofline point models ("h200")
   Env sizes;             // run
   uint64_t target = 0;   // cancel
+  std::map<std::string, std::vector<int64_t>> only; // tune: narrow these tunables
+  std::vector<std::string> sweep;                   // sweep: `--size` words
 };
 
 // A ceiling measured by a probe (probe.hpp's ProbeResult), as the runner reports it; the window
@@ -97,7 +101,9 @@ struct Event {
   bool runner_died = false;   // made by the client: the runner ended before answering
   bool runner_ending = false; // the runner ends itself after this answer (a sticky device fault)
   std::optional<CheckReport> report;
-  std::vector<ProbeFigure> probe; // a probe's figures, and the ceilings to store
+  std::optional<TuneReport> tune;   // a tune's ranked table
+  std::optional<SweepReport> sweep; // a sweep's series
+  std::vector<ProbeFigure> probe;   // a probe's figures, and the ceilings to store
   std::vector<ProbeFigure> ceilings;
   DeviceInfo probe_device; // the device they were measured on
   double elapsed_ms = 0;   // client side: from send to this event

@@ -6,6 +6,8 @@
 #include "core/report.hpp"
 #include "core/runner.hpp"
 #include "core/store.hpp"
+#include "core/sweep.hpp"
+#include "core/tune.hpp"
 #include "core/workspace.hpp"
 #include "editor.hpp"
 #include "markdown.hpp"
@@ -89,7 +91,9 @@ struct RunState {
 
 struct ResultsState {
   std::optional<CheckReport> report;
-  std::string error; // the runner could not answer
+  std::optional<TuneReport> tune;   // the Tune button's ranked table
+  std::optional<SweepReport> sweep; // the Sweep button's chart
+  std::string error;                // the runner could not answer
   bool runner_died = false;
   bool cancelled = false;
   bool compile_only = false;
@@ -183,6 +187,9 @@ void open_lesson(App& app, const std::string& id);
 void open_link(App& app, const std::string& url);
 void run_check(App& app);   // save, then check the learner's file
 void run_compile(App& app); // save, then compile only
+void run_tune(App& app);    // save, then try every combination of the tunables
+void run_sweep(App& app);   // save, then run the kernel across sizes
+void apply_tunables(App& app, const TuneConfig& config); // @tune lines into the editor (undoable)
 void cancel_run(App& app);
 void measure_ceilings(App& app);
 bool save_now(App& app); // writes the learner's file if it changed
@@ -207,6 +214,8 @@ void draw_lesson(App& app);
 void draw_puzzle(App& app);
 void draw_editor_pane(App& app);
 void draw_results(App& app);
+void draw_tune_results(App& app);  // view_tune.cpp: the table, Results pane
+void draw_sweep_results(App& app); // view_tune.cpp: the chart, Results pane
 void draw_roofline(App& app);
 void draw_device(App& app);
 void draw_status_bar(App& app);

@@ -437,6 +437,12 @@ bool Script::step(App& app, ImGuiIO& io) {
     j["rss_kib"] = rss;
     j["peak_rss_kib"] = peak;
     j["roofline_points"] = app.roof.panel.points.size();
+    j["tune_rows"] = app.results.tune ? app.results.tune->rows.size() : 0;
+    j["tune_winner"] =
+        app.results.tune && app.results.tune->winner >= 0
+            ? config_text(app.results.tune->rows[size_t(app.results.tune->winner)].config)
+            : "";
+    j["sweep_series"] = app.results.sweep ? app.results.sweep->series.size() : 0;
     std::ofstream(c.rest) << j.dump(2) << "\n";
     ok("wrote " + c.rest);
     return true;

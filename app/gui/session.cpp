@@ -194,6 +194,12 @@ void finish_run(App& app, const runner::Event& e) {
   res.results_seq = seq + 1;
   res.elapsed_ms = e.elapsed_ms;
   res.when = "just now";
+  if (e.ok && (e.tune || e.sweep)) {
+    res.tune = e.tune;
+    res.sweep = e.sweep;
+    app.roof.dirty = true; // the configurations go on the roofline
+    return;
+  }
   if (!e.ok || !e.report) {
     res.error = e.text.empty() ? "the runner gave no answer" : e.text;
     res.runner_died = e.runner_died;
@@ -247,7 +253,10 @@ void start_request(App& app, runner::Op op) {
   st.file = r.file;
   st.started = app.now;
   st.phase = "starting";
-  st.id = send(app, r, app.settings.request_timeout_s);
+  // A tune or a sweep is many checks: it gets the time of many.
+  double timeout = app.settings.request_timeout_s;
+  if (op == runner::Op::tune || op == runner::Op::sweep) timeout = std::max(timeout, 3600.0);
+  st.id = send(app, r, timeout);
   app.run = st;
 }
 
@@ -561,6 +570,22 @@ void run_check(App& app) {
 }
 void run_compile(App& app) {
   start_request(app, runner::Op::compile);
+}
+void run_tune(App& app) {
+  start_request(app, runner::Op::tune);
+}
+void run_sweep(App& app) {
+  start_request(app, runner::Op::sweep);
+}
+
+void apply_tunables(App& app, const TuneConfig& config) {
+  PuzzleState& ps = app.puzzle;
+  if (!ps.puzzle) return;
+  std::string text = source_with_tunables(ps.text.text(), config, true);
+  ps.text.replace_all(text);
+  ps.last_edit = app.now;
+  save_now(app);
+  note(app, fmt::format("set {} in {}", config_text(config), ps.file.path().filename().string()));
 }
 
 void cancel_run(App& app) {

@@ -28,8 +28,9 @@ void header(App& app) {
   // Buttons at the right end of the header line.
   bool running = app.run && !app.run->reference;
   float bw = ImGui::CalcTextSize("Run (Ctrl+Enter)").x + ImGui::CalcTextSize("Compile").x +
-             ImGui::CalcTextSize("Reset...").x + ImGui::GetStyle().FramePadding.x * 6 +
-             ImGui::GetStyle().ItemSpacing.x * 3;
+             ImGui::CalcTextSize("Tune").x + ImGui::CalcTextSize("Sweep").x +
+             ImGui::CalcTextSize("Reset...").x + ImGui::GetStyle().FramePadding.x * 10 +
+             ImGui::GetStyle().ItemSpacing.x * 5;
   ImGui::SameLine(std::max(ImGui::GetCursorPosX(), ImGui::GetWindowContentRegionMax().x - bw));
   if (running) {
     ImGui::PushStyleColor(ImGuiCol_Button, ImVec4(0.55f, 0.25f, 0.2f, 1));
@@ -45,6 +46,22 @@ void header(App& app) {
     ImGui::SameLine();
     if (ImGui::Button("Compile")) run_compile(app);
     app.marks.add("compile");
+    ImGui::SameLine();
+    ImGui::BeginDisabled(ps.puzzle->tunables.empty());
+    if (ImGui::Button("Tune")) run_tune(app);
+    ImGui::EndDisabled();
+    app.marks.add("tune");
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+      ImGui::SetTooltip(ps.puzzle->tunables.empty()
+                            ? "This puzzle has no tunables."
+                            : "Try every combination of the tunables: each is checked, then "
+                              "timed (GPU) or predicted (simulator), and ranked.");
+    ImGui::SameLine();
+    if (ImGui::Button("Sweep")) run_sweep(app);
+    app.marks.add("sweep");
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("Your kernel, the solution and the reference across sizes: GB/s "
+                        "against size, with the DRAM roof.");
   }
   ImGui::SameLine();
   if (ImGui::Button("Reset...")) ps.confirm_reset = true;

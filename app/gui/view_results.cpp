@@ -259,7 +259,11 @@ void draw_results(App& app) {
   if (app.run && !app.run->reference) {
     const RunState& run = *app.run;
     float frac = run.total > 0 ? float(run.done) / float(run.total) : 0;
-    ImGui::Text("%s: %s", run.op == runner::Op::compile ? "Compiling" : "Checking",
+    ImGui::Text("%s: %s",
+                run.op == runner::Op::compile ? "Compiling"
+                : run.op == runner::Op::tune  ? "Tuning"
+                : run.op == runner::Op::sweep ? "Sweeping"
+                                              : "Checking",
                 run.phase.c_str());
     ImGui::ProgressBar(frac, ImVec2(-1, 0), fmt::format("{:.1f} s", app.now - run.started).c_str());
     ImGui::Spacing();
@@ -277,8 +281,10 @@ void draw_results(App& app) {
     if (r.runner_died)
       ImGui::TextDisabled("Your file is safe on disk. Press Run to start a fresh runner.");
   }
+  if (r.tune) draw_tune_results(app);
+  if (r.sweep) draw_sweep_results(app);
   if (!r.report) {
-    if (r.error.empty() && !app.run)
+    if (r.error.empty() && !app.run && !r.tune && !r.sweep)
       ImGui::TextDisabled("Press Run (Ctrl+Enter) to check your kernel.");
     ImGui::EndChild();
     return;

@@ -83,6 +83,19 @@ void rebuild(App& app) {
       p.points.push_back(std::move(cp));
     }
   }
+  // A tune's configurations, each where it ran (or is predicted to run).
+  if (app.results.tune && pz && app.results.tune->puzzle == pz->id)
+    for (auto& row : app.results.tune->rows) {
+      if (row.verdict != Verdict::passed || row.gflops <= 0 || row.intensity <= 0) continue;
+      ChartPoint cp;
+      cp.kind = ChartPoint::trail;
+      cp.intensity = row.intensity;
+      cp.gflops = row.gflops;
+      cp.predicted = row.predicted;
+      cp.label = "tune " + config_text(row.config);
+      cp.tooltip = point_tooltip(row.gbps, row.sol, row.us, "passed", "this tune");
+      p.points.push_back(std::move(cp));
+    }
   for (auto& b : rs.bench_points) p.points.push_back(b);
   p.invalidate();
   rs.dirty = false;

@@ -5,6 +5,7 @@
 #include "core/perf/predict.hpp"
 #include "core/roofline.hpp"
 #include "core/store.hpp"
+#include "core/tune.hpp"
 
 #include <cmath>
 #include <regex>
@@ -20,10 +21,8 @@ std::string read(const std::string& rel) {
 }
 
 // The source with one tunable's @tune value replaced (or added).
-std::string with_tune(std::string src, const std::string& name, int64_t value) {
-  std::regex line("//\\s*@tune[^\\n]*\\b" + name + "=[0-9]+[^\\n]*");
-  src = std::regex_replace(src, line, "");
-  return fmt::format("// @tune {}={}\n", name, value) + src;
+std::string with_tune(const std::string& src, const std::string& name, int64_t value) {
+  return source_with_tunables(src, {{name, value}});
 }
 
 perf::Prediction predict_source(const std::string& puzzle, const std::string& source,
