@@ -19,7 +19,7 @@ namespace {
 using namespace wb;
 
 struct SweepArgs {
-  std::string puzzle, file, backend = "auto", gpu, svg, png;
+  std::string puzzle, file, backend = "auto", gpu, svg, png, replot;
   std::vector<std::string> sizes;
   bool json = false, no_solution = false, no_reference = false;
   uint64_t seed = 0;
@@ -68,7 +68,30 @@ void print_table(const SweepReport& r) {
     fmt::print("*: predicted for the {} by the performance model, not measured\n", r.model_gpu);
 }
 
+// Draws a sweep saved with --json (on a GPU machine, say) without running anything.
+int replot(const SweepArgs& a) {
+  std::ifstream in(a.replot, std::ios::binary);
+  if (!in) throw cli::UsageError("cannot read " + a.replot);
+  SweepReport r;
+  try {
+    r = sweep_from_json(nlohmann::json::parse(in));
+  } catch (const std::exception& e) {
+    throw cli::UsageError(fmt::format("{}: {}", a.replot, e.what()));
+  }
+  std::string why;
+  if (!a.svg.empty()) {
+    std::string err = write_file_atomic(a.svg, sweep_svg(r));
+    if (!err.empty()) throw cli::UsageError(err);
+  }
+  if (!a.png.empty() && !write_sweep_png(r, a.png, why)) throw cli::UsageError(why);
+  print_table(r);
+  return 0;
+}
+
 int run_sweep(const cli::Global& g, const SweepArgs& a) {
+  if (!a.replot.empty()) return replot(a);
+  if (a.puzzle.empty() || a.file.empty())
+    throw cli::UsageError("sweep needs PUZZLE and FILE (or --replot SWEEP.json)");
   Catalog cat = load_catalog(default_catalog_root(g.catalog));
   const Puzzle* p = cat.find_puzzle(a.puzzle);
   if (!p) throw cli::UsageError(fmt::format("no puzzle '{}'", a.puzzle));
@@ -131,8 +154,10 @@ cli::Registration reg("sweep", [](CLI::App& app, cli::Global& g) -> std::functio
   auto* sub = app.add_subcommand(
       "sweep", "run a kernel, the solution and the reference across sizes (timed on a GPU, "
                "predicted on the simulator): a table and a GB/s-against-size chart");
-  sub->add_option("PUZZLE", a->puzzle, "puzzle id or prefix")->required();
-  sub->add_option("FILE", a->file, "the kernel file")->required();
+  sub->add_option("PUZZLE", a->puzzle, "puzzle id or prefix");
+  sub->add_option("FILE", a->file, "the kernel file");
+  sub->add_option("--replot", a->replot,
+                  "draw a sweep saved with --json (--svg, --png) instead of running one");
   sub->add_option("--size", a->sizes,
                   "n=2^10..2^28 (doubling), n=2^10..2^28*4, n=1K..64K+1K, n=256,1000 or "
                   "cols=4096 (fixed); default: the largest [perf] size from 2^10 up");

@@ -435,7 +435,7 @@ std::vector<Shape> sweep_shapes(const SweepReport& r, int width, int height) {
   const double step = nice_step(top / unit * 1.08, 6) * unit;
   const double y_hi = std::ceil(top * 1.08 / step) * step;
 
-  const double L = 78, R = width - 40.0, T = 58, B = height - 58.0;
+  const double L = 78, R = width - 40.0, T = 58, B = height - 78.0;
   const double lx0 = std::log2(lo), lx1 = std::log2(hi);
   auto X = [&](double size) { return L + (std::log2(size) - lx0) / (lx1 - lx0) * (R - L); };
   auto Y = [&](double v) { return B - v / y_hi * (B - T); };
@@ -464,7 +464,7 @@ std::vector<Shape> sweep_shapes(const SweepReport& r, int width, int height) {
   }
   line(L, B, R, B, ink, 1, false, "axis");
   line(L, T, L, B, ink, 1, false, "axis");
-  text((L + R) / 2, B + 40, r.var + " (log scale)", 12, ink, 0, "axis-label");
+  text((L + R) / 2, B + 36, r.var + " (log scale)", 12, ink, 0, "axis-label");
   {
     Shape s;
     s.type = Shape::Type::text;
@@ -532,9 +532,9 @@ std::vector<Shape> sweep_shapes(const SweepReport& r, int width, int height) {
       prev = &p;
     }
   }
-  // Legend, top left inside the plot, on a white box so that no roof or line runs through it.
-  std::vector<std::pair<std::string, bool>> entries; // label, predicted
-  double legend_w = 0;
+  // Legend: one row under the axis label, outside the plot, so no line or roof runs through it.
+  double lx = L;
+  const double ly = B + 62;
   for (auto& s : r.series) {
     bool predicted = std::any_of(s.points.begin(), s.points.end(),
                                  [](const SweepPoint& p) { return p.predicted; });
@@ -543,25 +543,9 @@ std::vector<Shape> sweep_shapes(const SweepReport& r, int width, int height) {
       label += ": failed its check, not drawn";
     else if (predicted)
       label += " (predicted)";
-    legend_w = std::max(legend_w, chart_text_width(label, 11));
-    entries.emplace_back(label, predicted);
-  }
-  Shape box;
-  box.type = Shape::Type::rect;
-  box.x0 = L + 6, box.y0 = T + 2;
-  box.x1 = L + 46 + legend_w, box.y1 = T + 8 + 16.0 * double(entries.size());
-  box.filled = true;
-  box.fill = {255, 255, 255};
-  box.stroke = {210, 210, 210};
-  box.role = "legend";
-  out.push_back(box);
-  double legend_y = T + 17;
-  for (size_t i = 0; i < entries.size(); ++i) {
-    double lx = L + 12;
-    line(lx, legend_y - 4, lx + 22, legend_y - 4, series_color(r.series[i].name), 2,
-         entries[i].second, "legend");
-    text(lx + 28, legend_y, entries[i].first, 11, ink, -1, "legend");
-    legend_y += 16;
+    line(lx, ly - 4, lx + 22, ly - 4, series_color(s.name), 2, predicted, "legend");
+    text(lx + 28, ly, label, 11, ink, -1, "legend");
+    lx += 28 + chart_text_width(label, 11) + 24;
   }
   return out;
 }
