@@ -39,7 +39,8 @@ struct Fonts {
 struct PuzzleProgress {
   int attempts = 0;
   bool passed = false;
-  std::string medal; // best medal
+  std::string medal;            // best medal: earned on a GPU, else predicted on the simulator
+  bool medal_predicted = false; // a prediction, not a medal
   double best_sol = 0;
 };
 
