@@ -27,6 +27,7 @@ struct Fonts {
   ImFont* bold = nullptr;
   ImFont* italic = nullptr;
   ImFont* mono = nullptr;
+  ImFont* small = nullptr; // the roofline's labels: more of them fit a small pane
   ImFont* h1 = nullptr;
   ImFont* h2 = nullptr;
   ImFont* h3 = nullptr;
@@ -121,6 +122,7 @@ struct RoofState {
   std::string for_puzzle;
   bool dirty = true;
   std::vector<ChartPoint> bench_points; // synthetic history for the benchmark
+  ImVec4 pane;                          // the pane's rectangle last frame (x0, y0, x1, y1)
 };
 
 // Screen rectangles of named buttons, for scripted clicks ("run" -> its rect last frame).
