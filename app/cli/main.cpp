@@ -9,13 +9,16 @@
 #include "prediction_text.hpp"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fmt/format.h>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <unistd.h>
+#include <vector>
 
 #ifdef WARPBOOK_HAVE_GUI
 #include "gui/gui.hpp"
@@ -274,6 +277,58 @@ int cmd_devices(const Global& g) {
   return 0;
 }
 
+// Edits that turn `a` into `b`: insertions, deletions, substitutions and swaps of two neighbours
+// (optimal string alignment), so that "chek" and "lsit" are one edit from their commands.
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i)
+    for (size_t j = 1; j <= b.size(); ++j) {
+      d[i][j] = std::min(
+          {d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  return d[a.size()][b.size()];
+}
+
+// The command `word` was probably meant to be: the nearest within one edit (two for words longer
+// than four letters), else the only command it begins; empty when nothing is that close.
+std::string closest_command(const std::string& word, const std::vector<std::string>& names) {
+  const size_t limit = word.size() <= 4 ? 1 : 2;
+  std::string best;
+  size_t best_d = limit + 1;
+  for (auto& n : names)
+    if (size_t d = edit_distance(word, n); d < best_d) best = n, best_d = d;
+  if (!best.empty() || word.size() < 3) return best;
+  for (auto& n : names)
+    if (n.rfind(word, 0) == 0) {
+      if (!best.empty()) return {}; // the start of several: no guess
+      best = n;
+    }
+  return best;
+}
+
+// The first word of the command line that stands where a subcommand goes but names none, skipping
+// the top-level options and their values (`--catalog X chek`). CLI11 would reject it too, but with
+// the whole help; with no subcommand at all, `warpbook` opens the window.
+std::optional<std::string> unknown_subcommand(CLI::App& app, int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--") return std::nullopt;
+    if (arg.size() > 1 && arg[0] == '-') {
+      CLI::Option* o = app.get_option_no_throw(arg.substr(0, arg.find('=')));
+      if (o && o->get_items_expected_min() > 0 && arg.find('=') == std::string::npos) ++i;
+      continue;
+    }
+    for (CLI::App* sub : app.get_subcommands({}))
+      if (sub->get_name() == arg) return std::nullopt;
+    return arg;
+  }
+  return std::nullopt;
+}
+
 } // namespace
 
 namespace wb::cli {
@@ -338,6 +393,15 @@ int main(int argc, char** argv) {
     if (subs.size() > before) extra.emplace_back(subs.back(), std::move(action));
   }
   app.require_subcommand(0, 1);
+
+  if (auto word = unknown_subcommand(app, argc, argv)) {
+    std::vector<std::string> names;
+    for (CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+    std::string guess = closest_command(*word, names);
+    fmt::print(stderr, "warpbook: no command '{}'{} (warpbook --help lists them)\n", *word,
+               guess.empty() ? "" : fmt::format("; did you mean '{}'?", guess));
+    return kExitUsage;
+  }
 
   try {
     app.parse(argc, argv);

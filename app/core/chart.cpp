@@ -1,5 +1,7 @@
 #include "chart.hpp"
 
+#include "chart_labels.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
@@ -56,19 +58,6 @@ std::string value_text(double v, Roof::Kind k) {
   return fmt::format("{:.3g} {}", v, unit_g);
 }
 
-// Text width without a font at hand: DejaVu Sans averages a little over half an em.
-double text_width(const std::string& s, double size) {
-  size_t chars = 0;
-  for (unsigned char ch : s)
-    if ((ch & 0xc0) != 0x80) ++chars; // count UTF-8 code points
-  return 0.56 * size * double(chars);
-}
-
-struct Box {
-  double x0, y0, x1, y1;
-  bool overlaps(const Box& o) const { return x0 < o.x1 && o.x0 < x1 && y0 < o.y1 && o.y0 < y1; }
-};
-
 std::string esc(const std::string& s) {
   std::string o;
   for (char ch : s) {
@@ -104,8 +93,11 @@ double chart_text_width(const std::string& text, double size) {
 }
 
 std::string Roof::label() const {
-  return fmt::format("{} {} {}", name, value_text(value, kind),
-                     measured ? "measured" : "datasheet");
+  return fmt::format("{} {}", short_label(), measured ? "measured" : "datasheet");
+}
+
+std::string Roof::short_label() const {
+  return fmt::format("{} {}", name, value_text(value, kind));
 }
 
 std::vector<Roof> device_roofs(const std::vector<MeasuredCeiling>& measured,
@@ -240,17 +232,10 @@ std::vector<Shape> chart_shapes(const RooflineChart& c, int width, int height) {
   std::vector<Shape> out;
   const double W = width, H = height;
   const double legend_w = std::min(260.0, W * 0.3);
-  const double L = 78, R = W - legend_w, T = 70, B = H - 56;
-  auto px = [&](double x) {
-    return L + (std::log10(x) - std::log10(g.x_lo)) / (std::log10(g.x_hi) - std::log10(g.x_lo)) *
-                   (R - L);
-  };
-  auto py = [&](double y) {
-    return B - (std::log10(y) - std::log10(g.y_lo)) / (std::log10(g.y_hi) - std::log10(g.y_lo)) *
-                   (B - T);
-  };
+  const PlotFrame f(g, {78, 70, W - legend_w, H - 56});
+  const double L = f.rect.x0, R = f.rect.x1, T = f.rect.y0, B = f.rect.y1;
   const Rgb ink{34, 34, 34}, grey{110, 110, 110}, grid_major{221, 221, 221},
-      grid_minor{240, 240, 240}, white{255, 255, 255};
+      grid_minor{240, 240, 240}, white{255, 255, 255}, warn{214, 39, 40};
   auto line = [&](double x0, double y0, double x1, double y1, Rgb col, double w, bool dashed,
                   std::string role, std::string title = {}) {
     Shape s;
@@ -277,42 +262,16 @@ std::vector<Shape> chart_shapes(const RooflineChart& c, int width, int height) {
     s.role = std::move(role), s.title = std::move(title);
     out.push_back(std::move(s));
   };
-  // Labels placed so far (pixels), so later ones step aside.
-  std::vector<Box> placed;
-  // The first of the candidate spots (nudged up or down by up to a few lines) where the text
-  // overlaps no label or marker placed so far.
-  struct Spot {
-    double x, y;
-    int anchor;
+  // Text measured by the estimate that holds for every font the files may be drawn with.
+  const MeasureText measure = [](const std::string& t, double size) {
+    return estimate_text(t, size);
   };
-  auto place = [&](std::initializer_list<Spot> spots, const std::string& t, double size) {
-    const double w = text_width(t, size);
-    auto box = [&](const Spot& s, double yy) {
-      double left = s.anchor < 0 ? s.x : s.anchor == 0 ? s.x - w / 2 : s.x - w;
-      return Box{left - 1, yy - size, left + w + 1, yy + 3};
-    };
-    // Every spot unmoved first, then every spot one line off, and so on.
-    for (int k = 0; k <= 8; ++k)
-      for (const Spot& s : spots) {
-        double yy = s.y + (k % 2 ? 1 : -1) * ((k + 1) / 2) * (size + 2);
-        Box b = box(s, yy);
-        if (b.y0 < T || b.y1 > B || b.x0 < L || b.x1 > R) continue;
-        if (std::any_of(placed.begin(), placed.end(), [&](auto& o) { return o.overlaps(b); }))
-          continue;
-        placed.push_back(b);
-        return Spot{s.x, yy, s.anchor};
-      }
-    const Spot& s = *spots.begin();
-    placed.push_back(box(s, s.y));
-    return s;
+  const ChartLabels labels = place_chart_labels(c, g, f, {0, 0, W, H}, measure, LabelSizes{});
+  // A placed label, drawn from its anchor edge on the baseline the estimate assumed.
+  auto label = [&](const ChartLabel& l, Rgb col, const char* role) {
+    double x = l.anchor < 0 ? l.box.x0 : l.anchor == 0 ? (l.box.x0 + l.box.x1) / 2 : l.box.x1;
+    text(x, l.box.y0 + estimate_baseline(l.size), l.text, l.size, col, l.anchor, role);
   };
-  // The points' markers are in the way of every label.
-  for (auto& p : c.points)
-    if (p.intensity > 0 && p.gflops > 0) {
-      double x = px(std::clamp(p.intensity, g.x_lo, g.x_hi)),
-             y = py(std::clamp(p.gflops, g.y_lo, g.y_hi));
-      placed.push_back({x - 6, y - 6, x + 6, y + 6});
-    }
 
   // Background, title.
   {
@@ -323,21 +282,26 @@ std::vector<Shape> chart_shapes(const RooflineChart& c, int width, int height) {
     bg.role = "background";
     out.push_back(bg);
   }
-  text(L, 26, c.title.empty() ? "Roofline" : c.title, 17, ink, -1, "title", true);
-  if (!c.subtitle.empty()) text(L, 46, c.subtitle, 11.5, grey, -1, "subtitle");
+  const double title_w = W - L - 8;
+  text(L, 26, fit_text(c.title.empty() ? "Roofline" : c.title, 17, title_w / 1.12 - 1, measure), 17,
+       ink, -1, "title", true);
+  if (!c.subtitle.empty())
+    text(L, 46, fit_text(c.subtitle, 11.5, title_w, measure), 11.5, grey, -1, "subtitle");
 
-  // Grid and ticks.
+  // Grid, then the tick labels that had room.
   for (auto& t : g.x_ticks) {
-    double x = px(t.value);
+    double x = f.px(t.value);
     line(x, T, x, B, t.major ? grid_major : grid_minor, 1, false,
          t.major ? "grid major" : "grid minor");
-    if (!t.label.empty()) text(x, B + 17, t.label, 11, ink, 0, "tick x");
   }
   for (auto& t : g.y_ticks) {
-    double y = py(t.value);
+    double y = f.py(t.value);
     line(L, y, R, y, t.major ? grid_major : grid_minor, 1, false,
          t.major ? "grid major" : "grid minor");
-    if (!t.label.empty()) text(L - 6, y + 4, t.label, 11, ink, 1, "tick y");
+  }
+  for (auto& l : labels.placed) {
+    if (l.kind == ChartLabel::Kind::tick_x) label(l, ink, "tick x");
+    if (l.kind == ChartLabel::Kind::tick_y) label(l, ink, "tick y");
   }
   {
     Shape frame;
@@ -348,7 +312,7 @@ std::vector<Shape> chart_shapes(const RooflineChart& c, int width, int height) {
   }
   text((L + R) / 2, B + 38, "arithmetic intensity (FLOP per byte of DRAM traffic)", 12, ink, 0,
        "axis-title x");
-  text(L - 6, T - 10, "FLOP/s", 12, ink, 1, "axis-title y");
+  text(L - 6, T - 12, "FLOP/s", 12, ink, 1, "axis-title y");
 
   // Roofs: datasheet (dashed) under measured (solid).
   for (int pass = 0; pass < 2; ++pass)
@@ -357,99 +321,111 @@ std::vector<Shape> chart_shapes(const RooflineChart& c, int width, int height) {
       if (r.measured != (pass == 1)) continue;
       std::string role = fmt::format("roof {} {}", r.measured ? "measured" : "datasheet",
                                      r.kind == Roof::Kind::memory ? "memory" : "compute");
-      line(px(s.x0), py(s.y0), px(s.x1), py(s.y1), roof_color(r), r.measured ? 2.2 : 1.6,
+      line(f.px(s.x0), f.py(s.y0), f.px(s.x1), f.py(s.y1), roof_color(r), r.measured ? 2.2 : 1.6,
            !r.measured, role, r.label());
     }
-  // Labels of the main roofs, on the chart: compute ones over their right end, memory ones under
-  // their line near its left end (the line rises away from the text; points sit further right).
-  for (auto& s : g.segments) {
-    const Roof& r = c.roofs[s.roof];
-    if (!g.main_roof[s.roof]) continue;
-    std::string t = fmt::format("{} {}", r.name, value_text(r.value, r.kind));
-    if (r.kind == Roof::Kind::compute) {
-      Spot sp = place({{R - 4, py(s.y0) - 5, 1}, {R - 4, py(s.y0) + 15, 1}}, t, 11);
-      text(sp.x, sp.y, t, 11, roof_color(r), sp.anchor, "roof-label");
-    } else {
-      // Above and to the left of a point on the line: the line falls away under the text. The
-      // point sits one label's width in from where the line enters the chart.
-      double w = text_width(t, 11);
-      double x = std::min(px(s.x0) + w + 12, px(s.x1));
-      double xd =
-          std::pow(10.0, std::log10(g.x_lo) + (x - L) / (R - L) * std::log10(g.x_hi / g.x_lo));
-      Spot sp = place({{x - 4, py(r.value * xd) - 6, 1}}, t, 11);
-      text(sp.x, sp.y, t, 11, roof_color(r), sp.anchor, "roof-label");
-    }
-  }
   // Ridge points of the main DRAM roof.
-  for (auto& rd : g.ridges) {
-    double x = px(rd.intensity), y = py(rd.gflops);
-    circle(x, y, 4, white, true, ink, 1.3, "ridge",
+  for (auto& rd : g.ridges)
+    circle(f.px(rd.intensity), f.py(rd.gflops), 4, white, true, ink, 1.3, "ridge",
            fmt::format("ridge point: {} meets {} at {:.3g} FLOP/byte", c.roofs[rd.memory_roof].name,
                        c.roofs[rd.compute_roof].name, rd.intensity));
-    std::string t = fmt::format("ridge {:.3g} FLOP/B", rd.intensity);
-    Spot sp = place({{x + 7, y + 15, -1}, {x - 7, y + 15, 1}}, t, 10);
-    text(sp.x, sp.y, t, 10, grey, sp.anchor, "ridge-label");
-  }
-  // Points, then their labels.
+  // Points.
   for (size_t i = 0; i < c.points.size(); ++i) {
     const RoofPoint& p = c.points[i];
     if (!(p.intensity > 0) || !(p.gflops > 0)) continue;
-    double x = px(std::clamp(p.intensity, g.x_lo, g.x_hi)),
-           y = py(std::clamp(p.gflops, g.y_lo, g.y_hi));
+    double x = f.px(std::clamp(p.intensity, g.x_lo, g.x_hi)),
+           y = f.py(std::clamp(p.gflops, g.y_lo, g.y_hi));
     bool above = i < g.above_roof.size() && g.above_roof[i];
     std::string tip = fmt::format("{}: {:.3g} FLOP/B, {}FLOP/s{}", p.label, p.intensity,
                                   si_number(p.gflops * 1e9), above ? " (above the roof)" : "");
-    if (above) circle(x, y, 9, white, false, {214, 39, 40}, 1.5, "flag above-roof");
+    if (above) circle(x, y, 9, white, false, warn, 1.5, "flag above-roof");
     bool hollow = p.kind == "predicted";
     circle(x, y, 5.5, point_color(p.kind), !hollow, hollow ? point_color(p.kind) : white,
            hollow ? 2 : 1.2, "point " + (p.kind.empty() ? std::string("attempt") : p.kind), tip);
   }
-  for (size_t i = 0; i < c.points.size(); ++i) {
-    const RoofPoint& p = c.points[i];
-    if (!(p.intensity > 0) || !(p.gflops > 0)) continue;
-    double x = px(std::clamp(p.intensity, g.x_lo, g.x_hi)),
-           y = py(std::clamp(p.gflops, g.y_lo, g.y_hi));
-    bool above = i < g.above_roof.size() && g.above_roof[i];
-    std::string t = p.label + (above ? " (!)" : "");
-    Spot sp = place({{x + 9, y + 4, -1}, {x - 9, y + 4, 1}}, t, 11);
-    text(sp.x, sp.y, t, 11, ink, sp.anchor, "point-label");
+  // The labels that found a spot on the plot.
+  for (auto& l : labels.placed) {
+    if (l.kind == ChartLabel::Kind::roof) label(l, roof_color(c.roofs[l.index]), "roof-label");
+    if (l.kind == ChartLabel::Kind::ridge) label(l, grey, "ridge-label");
+    if (l.kind == ChartLabel::Kind::point) label(l, ink, "point-label");
   }
 
-  // Legend.
-  double lx = R + 18, ly = T + 4;
-  text(lx, ly, "Roofs", 12, ink, -1, "legend", true);
-  ly += 18;
+  // Legend, down the right: every roof, the kinds of point, and the labels with no room on the
+  // plot. It ends where the plot does (the last x tick label may reach under it); what does not
+  // fit is left out, with a count.
+  const double lx = R + 18;
+  double ly = T + 4;
+  int left_out = 0;
+  auto room = [&](double need) { return ly + need <= B; };
+  auto legend_text = [&](double x, const std::string& t, double size, Rgb col, bool bold = false) {
+    text(x, ly, fit_text(t, size, (W - x - 4) / (bold ? 1.12 : 1.0) - (bold ? 1 : 0), measure),
+         size, col, -1, "legend", bold);
+  };
+  legend_text(lx, "Roofs", 12, ink, true);
+  ly += 14;
+  legend_text(lx, "solid: measured, dashed: datasheet", 9.5, grey);
+  ly += 17;
   for (auto& r : c.roofs) {
     if (!(r.value > 0)) continue;
+    if (!room(15)) {
+      ++left_out;
+      continue;
+    }
     line(lx, ly - 4, lx + 26, ly - 4, roof_color(r), r.measured ? 2.2 : 1.6, !r.measured,
          fmt::format("legend roof {}", r.measured ? "measured" : "datasheet"));
-    text(lx + 32, ly, fmt::format("{} {}", r.name, value_text(r.value, r.kind)), 11, ink, -1,
-         "legend");
+    legend_text(lx + 32, r.short_label(), 11, ink);
     ly += 15;
-    text(lx + 32, ly, r.measured ? "measured" : "datasheet", 9.5, grey, -1, "legend");
-    ly += 16;
   }
   std::vector<std::string> kinds;
   for (auto& p : c.points)
     if (p.intensity > 0 && p.gflops > 0 &&
         std::find(kinds.begin(), kinds.end(), p.kind) == kinds.end())
       kinds.push_back(p.kind);
-  if (!kinds.empty()) {
+  if (!kinds.empty() && !room(24 + 17)) left_out += int(kinds.size());
+  if (!kinds.empty() && room(24 + 17)) {
     ly += 6;
-    text(lx, ly, "Kernels", 12, ink, -1, "legend", true);
+    legend_text(lx, "Kernels", 12, ink, true);
     ly += 18;
     for (auto& k : kinds) {
+      if (!room(17)) {
+        ++left_out;
+        continue;
+      }
       bool hollow = k == "predicted";
       circle(lx + 13, ly - 4, 5, point_color(k), !hollow, hollow ? point_color(k) : white,
              hollow ? 2 : 1.2, "legend point");
-      text(lx + 32, ly, k.empty() ? "attempt" : k, 11, ink, -1, "legend");
+      legend_text(lx + 32, k.empty() ? "attempt" : k, 11, ink);
       ly += 17;
     }
   }
-  if (std::any_of(g.above_roof.begin(), g.above_roof.end(), [](bool b) { return b; })) {
+  if (std::any_of(g.above_roof.begin(), g.above_roof.end(), [](bool b) { return b; }) &&
+      room(4 + 26)) {
     ly += 4;
-    text(lx, ly, "(!) above the roof: a wrong", 10, {214, 39, 40}, -1, "legend");
-    text(lx, ly + 13, "[cost], or data from cache", 10, {214, 39, 40}, -1, "legend");
+    legend_text(lx, "(!) above the roof: a wrong", 10, warn);
+    ly += 13;
+    legend_text(lx, "[cost], or data from cache", 10, warn);
+    ly += 13;
+  }
+  // Roofs are listed above already; ridges and points whose labels had no room, here.
+  bool heading = false;
+  for (auto& l : labels.legend) {
+    if (l.kind == ChartLabel::Kind::roof) continue;
+    if (!heading && room(6 + 16 + 14)) {
+      ly += 6;
+      legend_text(lx, "No room on the plot", 11, ink, true);
+      ly += 16;
+      heading = true;
+    }
+    if (!heading || !room(14)) {
+      ++left_out;
+      continue;
+    }
+    legend_text(lx + 8, l.text, 10.5, l.kind == ChartLabel::Kind::ridge ? grey : ink);
+    ly += 14;
+  }
+  if (left_out > 0) {
+    ly = std::max(ly, B);
+    legend_text(lx, fmt::format("({} more: a larger image shows them)", left_out), 10, grey);
   }
   return out;
 }

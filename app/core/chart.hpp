@@ -28,6 +28,8 @@ struct Roof {
   bool measured = false;
   // "DRAM 4.41 TB/s measured", "FP32 67 TFLOP/s datasheet"
   std::string label() const;
+  // "DRAM 4.41 TB/s": on the chart, where the line's dash says which
+  std::string short_label() const;
 };
 
 struct RoofPoint {

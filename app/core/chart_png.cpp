@@ -3,6 +3,7 @@
 // run time, and stb_image_write for the file. stb is compiled into this file with static linkage,
 // so that it never clashes with the copy Dear ImGui's library links.
 #include "chart.hpp"
+#include "chart_labels.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -10,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <memory>
 
 #if __has_include(<stb/stb_truetype.h>) && __has_include(<stb/stb_image_write.h>)
 #define WB_HAVE_STB 1
@@ -119,23 +121,9 @@ private:
   std::vector<uint8_t> px_;
 };
 
-// UTF-8 -> code points (invalid bytes become '?').
 std::vector<int> codepoints(const std::string& s) {
   std::vector<int> out;
-  for (size_t i = 0; i < s.size();) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    int n = c < 0x80 ? 0 : (c >> 5) == 6 ? 1 : (c >> 4) == 14 ? 2 : (c >> 3) == 30 ? 3 : -1;
-    if (n < 0 || i + size_t(n) >= s.size()) {
-      out.push_back('?');
-      ++i;
-      continue;
-    }
-    int cp = n == 0 ? c : c & (0x3f >> n);
-    for (int k = 1; k <= n; ++k)
-      cp = (cp << 6) | (static_cast<unsigned char>(s[i + size_t(k)]) & 0x3f);
-    out.push_back(cp);
-    i += size_t(n) + 1;
-  }
+  for (const CodePoint& c : utf8_code_points(s)) out.push_back(int(c.value));
   return out;
 }
 
@@ -151,19 +139,28 @@ public:
     return stbtt_InitFont(&info_, d, stbtt_GetFontOffsetForIndex(d, 0)) != 0;
   }
 
-  // Draws `t` with its baseline at y; x is the start, middle or end as `anchor` says. Bold is
-  // drawn twice, a third of a pixel apart.
-  void draw(Canvas& cv, const Shape& s) {
-    const float scale = stbtt_ScaleForPixelHeight(&info_, float(s.size) * 1.2f);
-    std::vector<int> cps = codepoints(s.text);
+  // The line's ascent to descent spans 1.2 font sizes, as a browser's line of DejaVu Sans does.
+  float scale(double size) const { return stbtt_ScaleForPixelHeight(&info_, float(size) * 1.2f); }
+
+  double width(const std::string& text, double size) const {
+    const float sc = scale(size);
+    std::vector<int> cps = codepoints(text);
     double w = 0;
     for (size_t i = 0; i < cps.size(); ++i) {
       int adv = 0, lsb = 0;
       stbtt_GetCodepointHMetrics(&info_, cps[i], &adv, &lsb);
-      w += adv * scale;
-      if (i + 1 < cps.size())
-        w += stbtt_GetCodepointKernAdvance(&info_, cps[i], cps[i + 1]) * scale;
+      w += adv * sc;
+      if (i + 1 < cps.size()) w += stbtt_GetCodepointKernAdvance(&info_, cps[i], cps[i + 1]) * sc;
     }
+    return w;
+  }
+
+  // Draws `t` with its baseline at y; x is the start, middle or end as `anchor` says. Bold is
+  // drawn twice, a third of a pixel apart.
+  void draw(Canvas& cv, const Shape& s) {
+    const float sc = scale(s.size);
+    std::vector<int> cps = codepoints(s.text);
+    double w = width(s.text, s.size);
     double x = s.anchor < 0 ? s.x0 : s.anchor == 0 ? s.x0 - w / 2 : s.x0 - w;
     for (int pass = 0; pass < (s.bold ? 2 : 1); ++pass) {
       double pen = x + pass * 0.35;
@@ -173,8 +170,8 @@ public:
         // Render at the pen's sub-pixel offset so that spacing stays even.
         float shift = float(pen - std::floor(pen));
         int bw = 0, bh = 0, xoff = 0, yoff = 0;
-        unsigned char* bmp = stbtt_GetCodepointBitmapSubpixel(&info_, scale, scale, shift, 0.f,
-                                                              cps[i], &bw, &bh, &xoff, &yoff);
+        unsigned char* bmp = stbtt_GetCodepointBitmapSubpixel(&info_, sc, sc, shift, 0.f, cps[i],
+                                                              &bw, &bh, &xoff, &yoff);
         if (bmp) {
           int ox = int(std::floor(pen)) + xoff, oy = int(std::lround(s.y0)) + yoff;
           for (int r = 0; r < bh; ++r)
@@ -182,9 +179,9 @@ public:
               cv.blend(ox + cc, oy + r, s.fill, bmp[r * bw + cc] / 255.0 * s.opacity);
           stbtt_FreeBitmap(bmp, nullptr);
         }
-        pen += adv * scale;
+        pen += adv * sc;
         if (i + 1 < cps.size())
-          pen += stbtt_GetCodepointKernAdvance(&info_, cps[i], cps[i + 1]) * scale;
+          pen += stbtt_GetCodepointKernAdvance(&info_, cps[i], cps[i + 1]) * sc;
       }
     }
   }
@@ -213,6 +210,19 @@ std::string chart_font_path() {
         "/usr/local/share/fonts/DejaVuSans.ttf"})
     if (std::filesystem::is_regular_file(p, ec)) return p;
   return {};
+}
+
+MeasureText chart_font_measure() {
+#if WB_HAVE_STB
+  auto font = std::make_shared<Font>();
+  std::string path = chart_font_path();
+  if (path.empty() || !font->load(path)) return {};
+  return [font](const std::string& text, double size) {
+    return TextExtent{font->width(text, size), 1.2 * size};
+  };
+#else
+  return {};
+#endif
 }
 
 Image render_chart(const RooflineChart& c, int width, int height) {

@@ -99,7 +99,7 @@ void load_fonts(App& app, float scale) {
     ImFontConfig cfg;
     cfg.SizePixels = std::round(13 * scale);
     f.ui = io.Fonts->AddFontDefault(&cfg);
-    f.bold = f.italic = f.mono = f.h1 = f.h2 = f.h3 = f.ui;
+    f.bold = f.italic = f.mono = f.small = f.h1 = f.h2 = f.h3 = f.ui;
     f.packaged = false;
     return;
   }
@@ -107,10 +107,11 @@ void load_fonts(App& app, float scale) {
   f.bold = add_font(bold, px, text_ranges);
   f.italic = add_font(italic, px, text_ranges);
   f.mono = add_font(mono, px, text_ranges);
+  f.small = add_font(sans, std::round(px * 0.87f), text_ranges);
   f.h1 = add_font(bold, std::round(px * 1.6f), heading_ranges);
   f.h2 = add_font(bold, std::round(px * 1.3f), heading_ranges);
   f.h3 = add_font(bold, std::round(px * 1.12f), heading_ranges);
-  for (ImFont** x : {&f.bold, &f.italic, &f.mono, &f.h1, &f.h2, &f.h3})
+  for (ImFont** x : {&f.bold, &f.italic, &f.mono, &f.small, &f.h1, &f.h2, &f.h3})
     if (!*x) *x = f.ui;
   io.FontDefault = f.ui;
 }

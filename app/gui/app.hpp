@@ -29,6 +29,7 @@ struct Fonts {
   ImFont* bold = nullptr;
   ImFont* italic = nullptr;
   ImFont* mono = nullptr;
+  ImFont* small = nullptr; // the roofline's labels: more of them fit a small pane
   ImFont* h1 = nullptr;
   ImFont* h2 = nullptr;
   ImFont* h3 = nullptr;
@@ -41,7 +42,8 @@ struct Fonts {
 struct PuzzleProgress {
   int attempts = 0;
   bool passed = false;
-  std::string medal; // best medal
+  std::string medal;            // best medal: earned on a GPU, else predicted on the simulator
+  bool medal_predicted = false; // a prediction, not a medal
   double best_sol = 0;
 };
 
@@ -124,6 +126,7 @@ struct RoofState {
   std::string for_puzzle;
   bool dirty = true;
   std::vector<ChartPoint> bench_points; // synthetic history for the benchmark
+  ImVec4 pane;                          // the pane's rectangle last frame (x0, y0, x1, y1)
 };
 
 // Screen rectangles of named buttons, for scripted clicks ("run" -> its rect last frame).

@@ -6,31 +6,24 @@
 
 namespace wb::gui {
 
+PlotFrame RoofAxes::frame() const {
+  PlotFrame f;
+  f.rect = {a.x, a.y, b.x, b.y};
+  f.x_lo = x_lo, f.x_hi = x_hi, f.y_lo = y_lo, f.y_hi = y_hi;
+  return f;
+}
+
 ImVec2 RoofAxes::to_px(double x, double y) const {
-  double fx = (std::log10(x) - std::log10(x_lo)) / (std::log10(x_hi) - std::log10(x_lo));
-  double fy = (std::log10(y) - std::log10(y_lo)) / (std::log10(y_hi) - std::log10(y_lo));
-  return ImVec2(a.x + float(fx) * (b.x - a.x), b.y - float(fy) * (b.y - a.y));
+  PlotFrame f = frame();
+  return ImVec2(float(f.px(x)), float(f.py(y)));
 }
 
 double RoofAxes::intensity_at(float px) const {
-  double f = double(px - a.x) / double(b.x - a.x);
-  return std::pow(10.0, std::log10(x_lo) + f * (std::log10(x_hi) - std::log10(x_lo)));
+  return frame().intensity_at(px);
 }
 
 double RoofAxes::gflops_at(float py) const {
-  double f = double(b.y - py) / double(b.y - a.y);
-  return std::pow(10.0, std::log10(y_lo) + f * (std::log10(y_hi) - std::log10(y_lo)));
-}
-
-RoofAxes fit_axes(const ChartGeometry& g, ImVec2 a, ImVec2 b, float label_w, float label_h) {
-  RoofAxes ax;
-  ax.x_lo = g.x_lo, ax.x_hi = g.x_hi, ax.y_lo = g.y_lo, ax.y_hi = g.y_hi;
-  ax.a = ImVec2(a.x + label_w, a.y + label_h * 0.5f);
-  ax.b = ImVec2(b.x - label_h * 0.5f, b.y - label_h * 2.2f);
-  // Never a degenerate rectangle, however small the pane.
-  if (ax.b.x < ax.a.x + 10) ax.b.x = ax.a.x + 10;
-  if (ax.b.y < ax.a.y + 10) ax.b.y = ax.a.y + 10;
-  return ax;
+  return frame().gflops_at(py);
 }
 
 namespace {
@@ -46,6 +39,10 @@ ImU32 roof_color(const std::string& metric, int alpha = 255) {
   return IM_COL32(160, 160, 160, alpha);
 }
 
+const ImU32 kTickInk = IM_COL32(170, 170, 170, 255), kAxisInk = IM_COL32(150, 150, 150, 255),
+            kRidgeInk = IM_COL32(210, 210, 210, 220), kCurrentInk = IM_COL32(235, 255, 235, 255),
+            kReferenceInk = IM_COL32(190, 190, 190, 255);
+
 void dashed(ImDrawList* dl, ImVec2 p, ImVec2 q, ImU32 c, float w) {
   float dx = q.x - p.x, dy = q.y - p.y;
   float len = std::sqrt(dx * dx + dy * dy);
@@ -56,6 +53,25 @@ void dashed(ImDrawList* dl, ImVec2 p, ImVec2 q, ImU32 c, float w) {
     dl->AddLine(ImVec2(p.x + dx * t / len, p.y + dy * t / len),
                 ImVec2(p.x + dx * t1 / len, p.y + dy * t1 / len), c, w);
   }
+}
+
+void roof_line(ImDrawList* dl, ImVec2 p, ImVec2 q, const Roof& r, bool main) {
+  ImU32 c = roof_color(r.metric, main ? 255 : 150);
+  float w = main ? 2.0f : 1.2f;
+  if (r.measured)
+    dl->AddLine(p, q, c, w);
+  else
+    dashed(dl, p, q, c, w);
+}
+
+void current_marker(ImDrawList* dl, ImVec2 q, float r) {
+  dl->AddCircleFilled(q, r, IM_COL32(80, 220, 120, 255), 16);
+  dl->AddCircle(q, r, IM_COL32(255, 255, 255, 255), 16, 1.5f);
+}
+
+void reference_marker(ImDrawList* dl, ImVec2 q, float r) {
+  dl->AddQuadFilled(ImVec2(q.x, q.y - r), ImVec2(q.x + r, q.y), ImVec2(q.x, q.y + r),
+                    ImVec2(q.x - r, q.y), IM_COL32(150, 150, 150, 255));
 }
 
 std::string flops_text(double gflops) {
@@ -74,104 +90,82 @@ void draw_roofline_chart(RoofPanel& p, ImVec2 size, ImFont* small) {
   bool hovered = ImGui::IsItemHovered();
   bool clicked = ImGui::IsItemClicked(0);
   p.clicked_attempt = 0;
+  p.drawn_text.clear();
   if (!small) small = ImGui::GetFont();
-  float fs = small->FontSize;
+  const float fs = small->FontSize;
 
   if (!p.geo_valid) {
+    // Labelled: the learner's kernel (its label placed first), then the reference solution; the
+    // trail's labels are in its tooltips.
     p.chart.points.clear();
-    for (auto& pt : p.points)
-      p.chart.points.push_back({pt.label, pt.intensity, pt.gflops, "attempt"});
+    p.chart_point.clear();
+    for (auto kind : {ChartPoint::current, ChartPoint::reference, ChartPoint::trail})
+      for (size_t i = 0; i < p.points.size(); ++i) {
+        const ChartPoint& pt = p.points[i];
+        if (pt.kind != kind) continue;
+        p.chart.points.push_back(
+            {kind == ChartPoint::trail ? "" : pt.label, pt.intensity, pt.gflops, "attempt"});
+        p.chart_point.push_back(i);
+      }
     p.geo = chart_geometry(p.chart);
     p.geo_valid = true;
+    p.layout_valid = false;
   }
   const ChartGeometry& g = p.geo;
-  float label_w = small->CalcTextSizeA(fs, FLT_MAX, 0, "100 TFLOP/s").x + 6;
-  RoofAxes ax = fit_axes(g, a, b, label_w, fs * 1.3f);
+  const TextBox region{a.x, a.y, b.x, b.y};
+  if (!p.layout_valid || !(region == p.layout_region) || fs != p.layout_font) {
+    MeasureText measure = [small](const std::string& t, double sz) {
+      ImVec2 v = small->CalcTextSizeA(float(sz), FLT_MAX, 0, t.c_str());
+      return TextExtent{v.x, v.y};
+    };
+    p.layout = layout_chart_pane(p.chart, g, region, measure, fs);
+    p.layout_region = region, p.layout_font = fs, p.layout_valid = true;
+  }
+  const ChartPane& pane = p.layout;
+  RoofAxes ax;
+  ax.x_lo = g.x_lo, ax.x_hi = g.x_hi, ax.y_lo = g.y_lo, ax.y_hi = g.y_hi;
+  ax.a = ImVec2(float(pane.frame.rect.x0), float(pane.frame.rect.y0));
+  ax.b = ImVec2(float(pane.frame.rect.x1), float(pane.frame.rect.y1));
   p.axes = ax;
+
+  // Every text goes through here, which keeps what it drew for the tests.
+  auto text = [&](const ChartLabel& l, ImU32 col, const char* kind) {
+    ImVec2 at(float(l.box.x0), float(l.box.y0));
+    ImVec2 sz = small->CalcTextSizeA(fs, FLT_MAX, 0, l.text.c_str());
+    dl->AddText(small, fs, at, col, l.text.c_str());
+    p.drawn_text.push_back({l.text, kind, ImVec4(at.x, at.y, at.x + sz.x, at.y + sz.y)});
+  };
+  auto point_of = [&](const ChartLabel& l) -> const ChartPoint& {
+    return p.points[p.chart_point[l.index]];
+  };
 
   dl->AddRectFilled(ax.a, ax.b, IM_COL32(22, 24, 30, 255));
   dl->PushClipRect(a, b, true);
-  // Grid and ticks.
+  // Grid, tick labels, the axis title.
   for (auto& t : g.x_ticks) {
     if (t.value < g.x_lo * 0.999 || t.value > g.x_hi * 1.001) continue;
     float x = ax.to_px(t.value, g.y_lo).x;
     dl->AddLine(ImVec2(x, ax.a.y), ImVec2(x, ax.b.y),
                 t.major ? IM_COL32(255, 255, 255, 38) : IM_COL32(255, 255, 255, 14));
-    if (!t.label.empty()) {
-      float w = small->CalcTextSizeA(fs, FLT_MAX, 0, t.label.c_str()).x;
-      dl->AddText(small, fs, ImVec2(x - w * 0.5f, ax.b.y + 3), IM_COL32(170, 170, 170, 255),
-                  t.label.c_str());
-    }
   }
   for (auto& t : g.y_ticks) {
     if (t.value < g.y_lo * 0.999 || t.value > g.y_hi * 1.001) continue;
     float y = ax.to_px(g.x_lo, t.value).y;
     dl->AddLine(ImVec2(ax.a.x, y), ImVec2(ax.b.x, y),
                 t.major ? IM_COL32(255, 255, 255, 38) : IM_COL32(255, 255, 255, 14));
-    if (!t.label.empty()) {
-      float w = small->CalcTextSizeA(fs, FLT_MAX, 0, t.label.c_str()).x;
-      dl->AddText(small, fs, ImVec2(ax.a.x - w - 4, y - fs * 0.5f), IM_COL32(170, 170, 170, 255),
-                  t.label.c_str());
-    }
   }
-  const char* xlab = "arithmetic intensity (FLOP/byte)";
-  float xw = small->CalcTextSizeA(fs, FLT_MAX, 0, xlab).x;
-  dl->AddText(small, fs, ImVec2((ax.a.x + ax.b.x - xw) * 0.5f, ax.b.y + fs * 1.15f),
-              IM_COL32(150, 150, 150, 255), xlab);
+  for (auto& l : pane.labels.placed)
+    if (l.kind == ChartLabel::Kind::tick_x || l.kind == ChartLabel::Kind::tick_y)
+      text(l, kTickInk, "tick");
+  if (!pane.axis_title.text.empty()) text(pane.axis_title, kAxisInk, "axis");
 
-  // Roofs: measured solid, datasheet dashed; a label at the roof's right end.
+  // Roofs (measured solid, datasheet dashed), ridges, points, then the labels over them.
   dl->PushClipRect(ax.a, ax.b, true);
-  for (auto& s : g.segments) {
-    const Roof& r = p.chart.roofs[s.roof];
-    bool main = s.roof < g.main_roof.size() && g.main_roof[s.roof];
-    ImU32 c = roof_color(r.metric, main ? 255 : 150);
-    ImVec2 p0 = ax.to_px(s.x0, s.y0), p1 = ax.to_px(s.x1, s.y1);
-    float w = main ? 2.0f : 1.2f;
-    if (r.measured)
-      dl->AddLine(p0, p1, c, w);
-    else
-      dashed(dl, p0, p1, c, w);
-  }
-  // Labels never overlap: each takes the first free spot going down from where it wants to be.
-  std::vector<ImVec4> placed;
-  auto place = [&](ImVec2 want, const std::string& t, ImU32 col) {
-    ImVec2 sz = small->CalcTextSizeA(fs, FLT_MAX, 0, t.c_str());
-    for (int tries = 0; tries < 6; ++tries) {
-      ImVec4 r(want.x, want.y, want.x + sz.x, want.y + sz.y);
-      bool clash = false;
-      for (auto& o : placed) clash |= r.x < o.z && o.x < r.z && r.y < o.w && o.y < r.w;
-      if (!clash) {
-        placed.push_back(r);
-        dl->AddText(small, fs, want, col, t.c_str());
-        return;
-      }
-      want.y += sz.y + 1;
-    }
-  };
-  for (auto& r : g.ridges) {
-    ImVec2 q = ax.to_px(r.intensity, r.gflops);
-    dl->AddCircle(q, 4, IM_COL32(255, 255, 255, 200), 12, 1.5f);
-    place(ImVec2(q.x + 5, q.y + 3), fmt::format("ridge {:.3g}", r.intensity),
-          IM_COL32(210, 210, 210, 220));
-  }
-  // Roof names, placed at the right edge where each roof leaves the chart.
-  for (size_t i = 0; i < p.chart.roofs.size(); ++i) {
-    const Roof& r = p.chart.roofs[i];
-    if (!(r.value > 0) || (i < g.main_roof.size() && !g.main_roof[i])) continue;
-    std::string t = r.label();
-    float tw = small->CalcTextSizeA(fs, FLT_MAX, 0, t.c_str()).x;
-    ImVec2 q;
-    if (r.kind == Roof::Kind::compute) {
-      q = ax.to_px(g.x_hi, r.value);
-      q = ImVec2(ax.b.x - tw - 4, q.y - fs - 1);
-    } else {
-      // Where the memory roof is at a third of the width.
-      double x = ax.intensity_at(ax.a.x + (ax.b.x - ax.a.x) * 0.08f);
-      q = ax.to_px(x, r.value * x);
-      q = ImVec2(q.x + 2, q.y - fs - 2);
-    }
-    place(q, t, roof_color(r.metric));
-  }
+  for (auto& s : g.segments)
+    roof_line(dl, ax.to_px(s.x0, s.y0), ax.to_px(s.x1, s.y1), p.chart.roofs[s.roof],
+              s.roof < g.main_roof.size() && g.main_roof[s.roof]);
+  for (auto& r : g.ridges)
+    dl->AddCircle(ax.to_px(r.intensity, r.gflops), 4, IM_COL32(255, 255, 255, 200), 12, 1.5f);
 
   // Points: the trail fades with age (oldest faintest), then the reference, then the current.
   int n_trail = 0;
@@ -180,7 +174,6 @@ void draw_roofline_chart(RoofPanel& p, ImVec2 size, ImFont* small) {
   ImVec2 mouse = ImGui::GetIO().MousePos;
   int best = -1;
   float best_d = 8 * 8;
-  // Trail first, then the reference, then the current point on top (its label placed first).
   const int order[3] = {ChartPoint::trail, ChartPoint::reference, ChartPoint::current};
   for (int pass : order)
     for (size_t i = 0; i < p.points.size(); ++i) {
@@ -198,14 +191,9 @@ void draw_roofline_chart(RoofPanel& p, ImVec2 size, ImFont* small) {
         dl->AddCircleFilled(q, 3.5f, IM_COL32(120, 170, 230, alpha), 6);
         dl->Flags = keep;
       } else if (pt.kind == ChartPoint::reference) {
-        float r = 6;
-        dl->AddQuadFilled(ImVec2(q.x, q.y - r), ImVec2(q.x + r, q.y), ImVec2(q.x, q.y + r),
-                          ImVec2(q.x - r, q.y), IM_COL32(150, 150, 150, 255));
-        place(ImVec2(q.x + 8, q.y - fs * 0.5f), pt.label, IM_COL32(190, 190, 190, 255));
+        reference_marker(dl, q, 6);
       } else {
-        dl->AddCircleFilled(q, 7, IM_COL32(80, 220, 120, 255), 16);
-        dl->AddCircle(q, 7, IM_COL32(255, 255, 255, 255), 16, 1.5f);
-        place(ImVec2(q.x + 10, q.y - fs * 0.5f), pt.label, IM_COL32(235, 255, 235, 255));
+        current_marker(dl, q, 7);
       }
       if (hovered) {
         float dx = mouse.x - q.x, dy = mouse.y - q.y;
@@ -215,8 +203,37 @@ void draw_roofline_chart(RoofPanel& p, ImVec2 size, ImFont* small) {
         }
       }
     }
+  for (auto& l : pane.labels.placed) {
+    if (l.kind == ChartLabel::Kind::roof)
+      text(l, roof_color(p.chart.roofs[l.index].metric), "roof");
+    if (l.kind == ChartLabel::Kind::ridge) text(l, kRidgeInk, "ridge");
+    if (l.kind == ChartLabel::Kind::point)
+      text(l, point_of(l).kind == ChartPoint::current ? kCurrentInk : kReferenceInk, "point");
+  }
   dl->PopClipRect();
   dl->AddRect(ax.a, ax.b, IM_COL32(255, 255, 255, 60));
+
+  // The legend: labels with no room on the plot, each after a sample of what it names.
+  for (auto& e : pane.legend) {
+    const ChartLabel& l = e.label;
+    ImVec2 s0(float(e.swatch.x0), float(e.swatch.y0)), s1(float(e.swatch.x1), float(e.swatch.y1));
+    ImVec2 mid((s0.x + s1.x) * 0.5f, (s0.y + s1.y) * 0.5f);
+    if (l.kind == ChartLabel::Kind::roof) {
+      const Roof& r = p.chart.roofs[l.index];
+      roof_line(dl, ImVec2(s0.x, mid.y), ImVec2(s1.x, mid.y), r, true);
+      text(l, roof_color(r.metric), "legend");
+    } else if (l.kind == ChartLabel::Kind::ridge) {
+      dl->AddCircle(mid, 4, IM_COL32(255, 255, 255, 200), 12, 1.5f);
+      text(l, kRidgeInk, "legend");
+    } else {
+      bool current = point_of(l).kind == ChartPoint::current;
+      if (current)
+        current_marker(dl, mid, 5);
+      else
+        reference_marker(dl, mid, 5);
+      text(l, current ? kCurrentInk : kReferenceInk, "legend");
+    }
+  }
   dl->PopClipRect();
 
   p.hovered = best;
@@ -229,6 +246,9 @@ void draw_roofline_chart(RoofPanel& p, ImVec2 size, ImFont* small) {
     ImGui::Separator();
     ImGui::Text("%.3g FLOP/byte, %s%s", pt.intensity, flops_text(pt.gflops).c_str(),
                 pt.predicted ? " (predicted)" : "");
+    for (size_t k = 0; k < p.chart_point.size() && k < g.above_roof.size(); ++k)
+      if (p.chart_point[k] == size_t(best) && g.above_roof[k])
+        ImGui::TextDisabled("(!) above the roof: a wrong [cost], or data from cache");
     if (!pt.tooltip.empty()) ImGui::TextUnformatted(pt.tooltip.c_str());
     if (pt.attempt > 0 && pt.kind == ChartPoint::trail)
       ImGui::TextDisabled("click to show this attempt");

@@ -1,8 +1,10 @@
-// The roofline pane's chart: chart.hpp supplies the roofs, the axes and the ticks (the same maths
-// as `warpbook roofline --svg`); this maps them onto a rectangle of the window with log axes,
-// draws them on the ImDrawList, and finds the point under the mouse.
+// The roofline pane's chart: chart.hpp supplies the roofs, the axes and the ticks, and
+// chart_labels.hpp lays out the plot and its text (the same code as `warpbook roofline --svg`,
+// measuring with the window's font); this draws them on the ImDrawList and finds the point under
+// the mouse.
 #pragma once
 #include "core/chart.hpp"
+#include "core/chart_labels.hpp"
 
 #include <cstdint>
 #include <string>
@@ -16,6 +18,7 @@ namespace wb::gui {
 struct RoofAxes {
   double x_lo = 0.01, x_hi = 1000, y_lo = 1, y_hi = 1e6;
   ImVec2 a, b; // plot rectangle: a top-left, b bottom-right
+  PlotFrame frame() const;
   ImVec2 to_px(double intensity, double gflops) const;
   double intensity_at(float px) const;
   double gflops_at(float py) const;
@@ -32,19 +35,29 @@ struct ChartPoint {
   int64_t attempt = 0; // store row (0: none)
 };
 
+// A text the chart drew last frame and its rectangle on the screen (tests check none collide).
+struct DrawnText {
+  std::string text;
+  std::string kind; // "tick", "axis", "roof", "ridge", "point", "legend", "heading"
+  ImVec4 box;       // x0, y0, x1, y1
+};
+
 struct RoofPanel {
   RooflineChart chart; // roofs and title (its points are filled from `points`)
   std::vector<ChartPoint> points;
+  std::vector<size_t> chart_point; // chart.points[i] is points[chart_point[i]]
   ChartGeometry geo;
   bool geo_valid = false;
+  ChartPane layout; // laid out in layout_region with a font of layout_font pixels
+  TextBox layout_region;
+  float layout_font = 0;
+  bool layout_valid = false;
   RoofAxes axes;
   int hovered = -1;
   int64_t clicked_attempt = 0; // set for one frame when a trail point is clicked
+  std::vector<DrawnText> drawn_text;
   void invalidate() { geo_valid = false; }
 };
-
-// Fits the chart's geometry into a rectangle, leaving room for the tick labels.
-RoofAxes fit_axes(const ChartGeometry& g, ImVec2 a, ImVec2 b, float label_w, float label_h);
 
 // Draws the chart in the region at the cursor (`size`), handles hover and clicks.
 void draw_roofline_chart(RoofPanel& p, ImVec2 size, ImFont* small_font);

@@ -179,6 +179,15 @@ bool Script::step(App& app, ImGuiIO& io) {
     app.reading_tab_request = c.rest == "puzzle" ? 1 : 0;
     return true;
   }
+  if (v == "mouse") {
+    std::istringstream ss(c.rest);
+    float x = 0, y = 0;
+    ss >> x >> y;
+    // The pointer itself, or the platform backend puts it back next frame.
+    glfwSetCursorPos(glfwGetCurrentContext(), x, y);
+    io.MousePos = ImVec2(x, y);
+    return frame_in_cmd_ >= 1;
+  }
   if (v == "goto-line") {
     app.puzzle.editor.goto_line = std::atoi(c.rest.c_str());
     return frame_in_cmd_ >= 1;
@@ -443,6 +452,18 @@ bool Script::step(App& app, ImGuiIO& io) {
             ? config_text(app.results.tune->rows[size_t(app.results.tune->winner)].config)
             : "";
     j["sweep_series"] = app.results.sweep ? app.results.sweep->series.size() : 0;
+    // The roofline pane's text as drawn last frame, for tests that none of it collides.
+    nlohmann::json texts = nlohmann::json::array();
+    for (auto& t : app.roof.panel.drawn_text)
+      texts.push_back(
+          {{"text", t.text}, {"kind", t.kind}, {"box", {t.box.x, t.box.y, t.box.z, t.box.w}}});
+    const ImVec4& pane = app.roof.pane;
+    const TextBox& plot = app.roof.panel.layout.frame.rect;
+    j["roofline"] = {{"pane", {pane.x, pane.y, pane.z, pane.w}},
+                     {"plot", {plot.x0, plot.y0, plot.x1, plot.y1}},
+                     {"texts", texts},
+                     {"legend", app.roof.panel.layout.legend.size()},
+                     {"legend_left_out", app.roof.panel.layout.legend_left_out}};
     std::ofstream(c.rest) << j.dump(2) << "\n";
     ok("wrote " + c.rest);
     return true;

@@ -4,6 +4,7 @@
 //
 //   open puzzle 01-vector-add      open lesson 0001-programs-not-threads     tab puzzle|lesson
 //   scroll-lesson PIXELS           goto-line N (the editor)
+//   mouse X Y                      move the mouse there (hover, no click)
 //   click NAME                     a marked button: run, cancel, compile, hint, solution,
 //                                  keep-mine, quiz1-choice2, quiz1-check, puzzle:ID, ...
 //   key ctrl+enter                 key presses: ctrl/shift + enter tab backspace delete a..z ...

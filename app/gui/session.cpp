@@ -4,6 +4,7 @@
 #include "app.hpp"
 #include "gui.hpp"
 
+#include "core/progress.hpp"
 #include "core/roofline.hpp"
 
 #include <algorithm>
@@ -71,10 +72,6 @@ void set_note(App& app, const std::string& key, const std::string& value) {
   } catch (const std::exception& e) {
     app.store_error = e.what();
   }
-}
-
-int medal_rank(const std::string& m) {
-  return m == "gold" ? 3 : m == "silver" ? 2 : m == "bronze" ? 1 : 0;
 }
 
 // Markers and gutter figures for the editor from a report.
@@ -361,16 +358,22 @@ void refresh_progress(App& app) {
   app.progress.clear();
   if (!app.store) return;
   try {
-    for (auto& a : app.store->attempt_summaries()) {
-      if (is_solution_file(a.file)) continue; // reference checks are not the learner's
-      PuzzleProgress& p = app.progress[a.puzzle];
-      ++p.attempts;
-      p.passed |= a.verdict == "passed";
-      if (medal_rank(a.medal) > medal_rank(p.medal)) p.medal = a.medal;
-      p.best_sol = std::max(p.best_sol, a.sol);
+    // The same standing `warpbook progress` prints.
+    Progress pr =
+        learner_progress(app.catalog, app.store->attempt_summaries(), app.store->notes("read/"));
+    for (auto& s : pr.puzzles) {
+      if (s.attempts == 0) continue;
+      PuzzleProgress& p = app.progress[s.id];
+      p.attempts = s.attempts;
+      p.passed = s.passed();
+      // A medal earned on a GPU, else the one predicted (which says so).
+      p.medal_predicted = s.measured.medal.empty() && !s.predicted.medal.empty();
+      p.medal = p.medal_predicted ? s.predicted.medal : s.measured.medal;
+      p.best_sol = std::max(s.measured.sol, s.predicted.sol);
     }
     app.lessons_read.clear();
-    for (auto& [k, v] : app.store->notes("read/")) app.lessons_read[k.substr(5)] = true;
+    for (auto& l : pr.lessons)
+      if (l.read) app.lessons_read[l.id] = true;
   } catch (const std::exception& e) {
     app.store_error = e.what();
   }

@@ -51,8 +51,11 @@ void puzzle_row(App& app, const Puzzle& p, float indent) {
     ImGui::Text("%s: %s, level %d", p.id.c_str(), p.title.c_str(), p.level);
     if (it != app.progress.end()) {
       const PuzzleProgress& pr = it->second;
+      std::string medal = pr.medal.empty()     ? ""
+                          : pr.medal_predicted ? ", " + pr.medal + " (predicted)"
+                                               : ", " + pr.medal;
       ImGui::Text("%d attempt%s%s%s", pr.attempts, pr.attempts == 1 ? "" : "s",
-                  pr.passed ? ", passed" : "", pr.medal.empty() ? "" : (", " + pr.medal).c_str());
+                  pr.passed ? ", passed" : "", medal.c_str());
       if (pr.best_sol > 0) ImGui::Text("best: %.0f%% of speed of light", 100 * pr.best_sol);
     } else {
       ImGui::TextDisabled("not tried yet");

@@ -3,6 +3,7 @@
 // the result on show. Hover for figures; click a trail point to show that attempt.
 #include "app.hpp"
 
+#include "core/chart_labels.hpp"
 #include "core/roofline.hpp"
 
 #include <fmt/format.h>
@@ -107,18 +108,49 @@ void rebuild(App& app) {
 void draw_roofline(App& app) {
   RoofState& rs = app.roof;
   if (rs.dirty || rs.for_puzzle != (app.puzzle.puzzle ? app.puzzle.puzzle->id : "")) rebuild(app);
+  ImVec2 wp = ImGui::GetWindowPos(), ws = ImGui::GetWindowSize();
+  rs.pane = ImVec4(wp.x, wp.y, wp.x + ws.x, wp.y + ws.y);
+
+  // The heading, as much of "Roofline  <device>  N earlier" as the pane is wide: the count goes
+  // first, then the device's name is cut short.
+  int trail = 0;
+  for (auto& pt : rs.panel.points) trail += pt.kind == ChartPoint::trail;
+  const std::string earlier = fmt::format("{} earlier", trail);
+  const float avail = ImGui::GetContentRegionAvail().x, gap = ImGui::GetStyle().ItemSpacing.x;
+  ImGui::PushFont(app.fonts.bold);
+  const float head_w = ImGui::CalcTextSize("Roofline").x;
+  ImGui::PopFont();
+  const float earlier_w = 2 * gap + ImGui::CalcTextSize(earlier.c_str()).x;
+  MeasureText measure = [](const std::string& t, double) {
+    ImVec2 v = ImGui::CalcTextSize(t.c_str());
+    return TextExtent{v.x, v.y};
+  };
+  const bool show_earlier = head_w + gap + measure(rs.panel.chart.title, 0).w + earlier_w <= avail;
+  const std::string title = fit_text(
+      rs.panel.chart.title, 0, avail - head_w - gap - (show_earlier ? earlier_w : 0), measure);
+  std::vector<DrawnText> heading;
+  auto drawn = [&](const std::string& t) {
+    ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+    heading.push_back({t, "heading", ImVec4(a.x, a.y, b.x, b.y)});
+  };
   ImGui::PushFont(app.fonts.bold);
   ImGui::TextUnformatted("Roofline");
   ImGui::PopFont();
-  ImGui::SameLine();
-  ImGui::TextDisabled("%s", rs.panel.chart.title.c_str());
-  int trail = 0;
-  for (auto& pt : rs.panel.points) trail += pt.kind == ChartPoint::trail;
-  ImGui::SameLine();
-  ImGui::TextDisabled("  %d earlier", trail);
+  drawn("Roofline");
+  if (!title.empty()) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("%s", title.c_str());
+    drawn(title);
+  }
+  if (show_earlier) {
+    ImGui::SameLine(0, 2 * gap);
+    ImGui::TextDisabled("%s", earlier.c_str());
+    drawn(earlier);
+  }
   ImGui::Separator();
-  ImVec2 avail = ImGui::GetContentRegionAvail();
-  draw_roofline_chart(rs.panel, avail, app.fonts.ui);
+  ImVec2 avail_chart = ImGui::GetContentRegionAvail();
+  draw_roofline_chart(rs.panel, avail_chart, app.fonts.small);
+  rs.panel.drawn_text.insert(rs.panel.drawn_text.end(), heading.begin(), heading.end());
   if (rs.panel.clicked_attempt > 0) show_attempt(app, rs.panel.clicked_attempt);
 }
 

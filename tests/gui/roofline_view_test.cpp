@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <doctest/doctest.h>
+#include <string>
+#include <vector>
 
 using namespace wb;
 using namespace wb::gui;
@@ -30,14 +32,82 @@ TEST_CASE("log axes map decades evenly and invert exactly") {
   CHECK_FALSE(ax.inside(ImVec2(50, 200)));
 }
 
-TEST_CASE("fit_axes keeps room for labels and never collapses") {
-  ChartGeometry g;
-  RoofAxes ax = fit_axes(g, ImVec2(0, 0), ImVec2(400, 300), 60, 14);
-  CHECK(ax.a.x == doctest::Approx(60));
-  CHECK(ax.b.y < 300 - 14);
-  RoofAxes tiny = fit_axes(g, ImVec2(0, 0), ImVec2(20, 20), 60, 14);
-  CHECK(tiny.b.x - tiny.a.x >= 10);
-  CHECK(tiny.b.y - tiny.a.y >= 10);
+namespace {
+
+// The window's chart font (DejaVu Sans at 13 pixels) where it is installed, else ImGui's own.
+ImFont* chart_font() {
+  std::string path = chart_font_path();
+  if (path.empty()) return nullptr;
+  ImFontAtlas* atlas = ImGui::GetIO().Fonts;
+  ImFont* f = atlas->AddFontFromFileTTF(path.c_str(), 13);
+  atlas->ClearTexData(); // built again with the new font
+  unsigned char* px;
+  int w, h;
+  atlas->GetTexDataAsRGBA32(&px, &w, &h);
+  return f;
+}
+
+} // namespace
+
+TEST_CASE("the pane's text never collides, at the sizes the window gives it") {
+  wb::test::Headless ui(1000, 800);
+  ImFont* font = chart_font();
+  // Measured roofs beside the datasheet's, as on a GPU that was probed.
+  const std::vector<MeasuredCeiling> h200 = {
+      {metric::dram, 4410, 4380, "GB/s"},          {metric::l2, 11000, 10800, "GB/s"},
+      {metric::shared, 30000, 29500, "GB/s"},      {metric::fp32, 64500, 64000, "GFLOP/s"},
+      {metric::fp64, 33000, 32800, "GFLOP/s"},     {metric::fp16_tc, 805000, 790000, "GFLOP/s"},
+      {metric::bf16_tc, 800000, 790000, "GFLOP/s"}};
+  for (const char* gpu : {"h200", "h100-sxm"})
+    for (bool measured : {false, true})
+      // The chart's region in the pane at 1280x800, 1600x1000 and 2560x1440.
+      for (ImVec2 size : {ImVec2(282, 268), ImVec2(359, 352), ImVec2(588, 537)}) {
+        CAPTURE(std::string(gpu));
+        CAPTURE(measured);
+        CAPTURE(size.x);
+        RoofPanel p;
+        p.chart.roofs =
+            device_roofs(measured ? h200 : std::vector<MeasuredCeiling>{}, find_profile(gpu));
+        ChartPoint cur, ref, old;
+        cur.kind = ChartPoint::current, cur.label = "your kernel";
+        cur.intensity = 1.0 / 12, cur.gflops = 300;
+        ref.kind = ChartPoint::reference, ref.label = "solution";
+        ref.intensity = 1.0 / 12, ref.gflops = 330;
+        old.label = "attempt 3", old.intensity = 1.0 / 12, old.gflops = 40;
+        p.points = {old, ref, cur};
+        ImVec2 at;
+        ui.frame([&] {
+          at = ImGui::GetCursorScreenPos();
+          draw_roofline_chart(p, size, font);
+        });
+        REQUIRE(p.drawn_text.size() > 10);
+        bool kernel_labelled = false;
+        for (size_t i = 0; i < p.drawn_text.size(); ++i) {
+          const ImVec4& r = p.drawn_text[i].box;
+          CAPTURE(p.drawn_text[i].text);
+          kernel_labelled |= p.drawn_text[i].text.rfind("your kernel", 0) == 0;
+          CHECK(r.x >= at.x);
+          CHECK(r.y >= at.y);
+          CHECK(r.z <= at.x + size.x);
+          CHECK(r.w <= at.y + size.y);
+          for (size_t j = i + 1; j < p.drawn_text.size(); ++j) {
+            const ImVec4& o = p.drawn_text[j].box;
+            CAPTURE(p.drawn_text[j].text);
+            CHECK_FALSE((r.x < o.z && o.x < r.z && r.y < o.w && o.y < r.w));
+          }
+        }
+        CHECK(kernel_labelled); // on the plot, or in the legend under it
+        CHECK(p.layout.legend_left_out == 0);
+      }
+}
+
+TEST_CASE("a tiny pane still has a plot") {
+  wb::test::Headless ui(300, 300);
+  RoofPanel p;
+  p.chart.roofs = device_roofs({}, find_profile("h200"));
+  ui.frame([&] { draw_roofline_chart(p, ImVec2(20, 20), nullptr); });
+  CHECK(p.axes.b.x - p.axes.a.x >= 10);
+  CHECK(p.axes.b.y - p.axes.a.y >= 10);
 }
 
 TEST_CASE("the chart draws an H200's roofs and finds the point under the mouse") {
