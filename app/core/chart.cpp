@@ -88,10 +88,6 @@ std::string hex(Rgb c) {
 
 } // namespace
 
-double chart_text_width(const std::string& text, double size) {
-  return text_width(text, size);
-}
-
 std::string Roof::label() const {
   return fmt::format("{} {}", short_label(), measured ? "measured" : "datasheet");
 }

@@ -114,9 +114,6 @@ Image render_chart(const RooflineChart& c, int width = 1000, int height = 640);
 bool write_chart_png(const RooflineChart& c, const std::string& path, std::string& why,
                      int width = 1000, int height = 640);
 
-// A text's width in pixels without a font at hand (DejaVu Sans's average advance), for layouts.
-double chart_text_width(const std::string& text, double size);
-
 // The same for any drawing made of shapes (the sweep chart): an SVG document, an image, a PNG.
 std::string shapes_svg(const std::vector<Shape>& shapes, int width, int height,
                        const std::string& title);

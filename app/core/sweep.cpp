@@ -1,5 +1,6 @@
 // Performance across sizes: see sweep.hpp.
 #include "sweep.hpp"
+#include "chart_labels.hpp"
 #include "perf/predict.hpp"
 #include "report_json.hpp"
 #include "roofline.hpp"
@@ -545,7 +546,7 @@ std::vector<Shape> sweep_shapes(const SweepReport& r, int width, int height) {
       label += " (predicted)";
     line(lx, ly - 4, lx + 22, ly - 4, series_color(s.name), 2, predicted, "legend");
     text(lx + 28, ly, label, 11, ink, -1, "legend");
-    lx += 28 + chart_text_width(label, 11) + 24;
+    lx += 28 + estimate_text(label, 11).w + 24;
   }
   return out;
 }
