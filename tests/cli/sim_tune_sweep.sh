@@ -44,6 +44,19 @@ grep -q "^// @tune ITEMS=${win#* }$" "$tmp/mine.cu" || fail "ITEMS not written"
 [ "$(grep -c '@tune' "$tmp/mine.cu")" = "$(grep -c '@tune' solutions/01-vector-add.cu)" ] || fail "@tune lines duplicated"
 diff <(grep -v '^// @tune' solutions/01-vector-add.cu) <(grep -v '^// @tune' "$tmp/mine.cu") || fail "other lines changed"
 
+# Ctrl+C stops the tune after the configurations under way: exit 130, the file untouched even
+# with --write, and the output says how far it got.
+cp "$tmp/mine.cu" "$tmp/before.cu"
+"$exe" tune 01 "$tmp/mine.cu" --backend sim --jobs 1 --write $data >"$tmp/c.txt" 2>"$tmp/c.err" &
+pid=$!
+for _ in $(seq 100); do grep -q "\[  2/30\]" "$tmp/c.err" 2>/dev/null && break; sleep 0.1; done
+kill -INT $pid
+set +e; wait $pid; rc=$?; set -e
+[ $rc = 130 ] || fail "Ctrl+C: exit $rc, not 130"
+grep -q "cancelled after" "$tmp/c.txt" || fail "no cancelled line: $(cat "$tmp/c.txt")"
+grep -q "stopping after the configurations under way" "$tmp/c.err" || fail "no stopping line"
+cmp -s "$tmp/before.cu" "$tmp/mine.cu" || fail "a cancelled tune changed the file"
+
 # Usage errors say what is wrong and exit 4.
 set +e
 "$exe" tune 01 "$tmp/mine.cu" --backend sim --only WARPS=4 $data >/dev/null 2>"$tmp/e1"; rc1=$?
