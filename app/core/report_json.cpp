@@ -199,6 +199,13 @@ perf::Prediction prediction_from(const json& j) {
   return p;
 }
 
+Verdict verdict_from(const std::string& s) {
+  for (Verdict v : {Verdict::passed, Verdict::wrong_answer, Verdict::compile_error,
+                    Verdict::runtime_fault, Verdict::usage_error})
+    if (verdict_name(v) == s) return v;
+  throw std::runtime_error("unknown verdict '" + s + "'");
+}
+
 namespace {
 
 json to(const CaseReport& c) {
@@ -245,13 +252,6 @@ json to(const CaseReport& c) {
           {"steps_ms", c.steps_ms},
           {"grid", dim(c.grid)},
           {"block", dim(c.block)}};
-}
-
-Verdict verdict_from(const std::string& s) {
-  for (Verdict v : {Verdict::passed, Verdict::wrong_answer, Verdict::compile_error,
-                    Verdict::runtime_fault, Verdict::usage_error})
-    if (verdict_name(v) == s) return v;
-  throw std::runtime_error("unknown verdict '" + s + "'");
 }
 
 CaseReport case_from(const json& j) {

@@ -17,5 +17,7 @@ std::string device_to_json(const DeviceInfo& d, int indent = -1);
 nlohmann::json prediction_json(const perf::Prediction& p);
 perf::Prediction prediction_from(const nlohmann::json& j);
 DeviceInfo device_from_json(const std::string& text);
+// verdict_name()'s inverse; throws std::runtime_error on an unknown name.
+Verdict verdict_from(const std::string& name);
 
 } // namespace wb

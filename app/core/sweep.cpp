@@ -325,10 +325,7 @@ SweepReport sweep_from_json(const nlohmann::json& j) {
       for (auto& jp : js.at("points")) {
         SweepPoint pt;
         pt.size = jp.at("size").get<int64_t>();
-        std::string v = jp.at("verdict").get<std::string>();
-        for (Verdict k : {Verdict::passed, Verdict::wrong_answer, Verdict::compile_error,
-                          Verdict::runtime_fault, Verdict::usage_error})
-          if (verdict_name(k) == v) pt.verdict = k;
+        pt.verdict = verdict_from(jp.at("verdict").get<std::string>());
         pt.why = jp.value("why", "");
         pt.us = jp.at("time_us").get<double>();
         pt.gbps = jp.at("gbps").get<double>();

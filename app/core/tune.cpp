@@ -325,10 +325,7 @@ TuneReport tune_from_json(const nlohmann::json& j) {
       TuneRow row;
       row.config = r.at("config").get<TuneConfig>();
       row.is_default = r.at("default").get<bool>();
-      std::string v = r.at("verdict").get<std::string>();
-      for (Verdict k : {Verdict::passed, Verdict::wrong_answer, Verdict::compile_error,
-                        Verdict::runtime_fault, Verdict::usage_error})
-        if (verdict_name(k) == v) row.verdict = k;
+      row.verdict = verdict_from(r.at("verdict").get<std::string>());
       row.why = r.value("why", "");
       row.us = r.at("time_us").get<double>();
       row.predicted = r.at("predicted").get<bool>();
