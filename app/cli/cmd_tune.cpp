@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <sstream>
 #include <unistd.h>
 
@@ -29,6 +30,14 @@ struct TuneArgs {
 std::string time_text(const TuneRow& r) {
   if (r.us <= 0) return "";
   return fmt::format("{:.1f} us{}", r.us, r.predicted ? " (p)" : "");
+}
+
+// The limiter's name alone: "DRAM" from "dot_partial (1): DRAM: 1.07 GB at ..." (a puzzle of
+// several launches names the launch first).
+std::string limiter_name(const std::string& text) {
+  static const std::regex launch(R"(^\S+ \(\d+\): )");
+  std::string s = std::regex_replace(text, launch, "", std::regex_constants::format_first_only);
+  return s.substr(0, s.find(':'));
 }
 
 void print_table(const TuneReport& t, const Puzzle& p) {
@@ -50,7 +59,7 @@ void print_table(const TuneReport& t, const Puzzle& p) {
     if (timed)
       fmt::print("{}  {:<13} {:>14} {:>8.0f} {:>4.0f}%  {:<8} {}{}\n", line,
                  verdict_name(r.verdict), time_text(r), r.gbps, 100 * r.sol, r.medal,
-                 r.limiter.substr(0, r.limiter.find(':')), note);
+                 limiter_name(r.limiter), note);
     else
       fmt::print("{}  {:<13} {}{}\n", line, verdict_name(r.verdict), r.why, note);
   }
