@@ -87,9 +87,7 @@ cli::Registration reg("grade", [](CLI::App& app, cli::Global& g) -> std::functio
       "grade", "check a class's submissions (DIR/STUDENT/PUZZLE.cu or DIR/STUDENT.PUZZLE.cu), "
                "each in its own runner, into a table, CSV and JSON");
   sub->add_option("DIR", a->dir, "the class folder")->required();
-  sub->add_option("--backend", a->backend, "cuda, sim or auto")
-      ->check(CLI::IsMember({"cuda", "sim", "auto"}))
-      ->capture_default_str();
+  cli::add_backend_option(sub, a->backend);
   sub->add_option("--jobs,-j", a->jobs, "submissions checked at once, one runner each")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();

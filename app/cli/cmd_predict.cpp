@@ -12,9 +12,7 @@
 #include "prediction_text.hpp"
 
 #include <fmt/format.h>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 namespace {
 
@@ -26,14 +24,9 @@ struct PredictArgs {
 };
 
 int run_predict(const cli::Global& g, const PredictArgs& a) {
-  Catalog cat = load_catalog(default_catalog_root(g.catalog));
-  const Puzzle* pz = cat.find_puzzle(a.puzzle);
-  if (!pz) throw cli::UsageError(fmt::format("no puzzle '{}'", a.puzzle));
-  std::ifstream in(a.file, std::ios::binary);
-  if (!in) throw cli::UsageError("cannot read " + a.file);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string source = ss.str();
+  Catalog cat = cli::open_catalog(g, a.json);
+  const Puzzle* pz = &cli::puzzle_or_throw(cat, a.puzzle);
+  const std::string source = cli::read_source(a.file);
   const GpuProfile* prof = find_profile(a.gpu);
   if (!prof) {
     std::string keys;

@@ -239,10 +239,8 @@ cli::Registration reg("roofline", [](CLI::App& app, cli::Global& g) -> std::func
   sub->add_flag("--run", a->run,
                 "check the reference solutions and the starters now (and keep the attempts)");
   sub->add_flag("--no-starters", a->no_starters, "leave the starters out");
-  sub->add_option("--backend", a->backend,
-                  "cuda, sim or auto (with --run; sim draws predicted points)")
-      ->check(CLI::IsMember({"cuda", "sim", "auto"}))
-      ->capture_default_str();
+  cli::add_backend_option(sub, a->backend,
+                          "cuda, sim or auto (with --run; sim draws predicted points)");
   sub->add_option("--gpu", a->gpu,
                   "the GPU profile for datasheet roofs and the simulator's model (h200, l4, ...)");
   sub->add_option("--device", a->device, "draw the stored ceilings of this device UUID");

@@ -9,9 +9,7 @@
 #include <atomic>
 #include <csignal>
 #include <fmt/format.h>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <unistd.h>
 
 namespace {
@@ -68,22 +66,26 @@ void print_table(const SweepReport& r) {
     fmt::print("*: predicted for the {} by the performance model, not measured\n", r.model_gpu);
 }
 
-// Draws a sweep saved with --json (on a GPU machine, say) without running anything.
-int replot(const SweepArgs& a) {
-  std::ifstream in(a.replot, std::ios::binary);
-  if (!in) throw cli::UsageError("cannot read " + a.replot);
-  SweepReport r;
-  try {
-    r = sweep_from_json(nlohmann::json::parse(in));
-  } catch (const std::exception& e) {
-    throw cli::UsageError(fmt::format("{}: {}", a.replot, e.what()));
-  }
-  std::string why;
+// --svg and --png, for a sweep run now or replotted.
+void write_charts(const SweepReport& r, const SweepArgs& a) {
   if (!a.svg.empty()) {
     std::string err = write_file_atomic(a.svg, sweep_svg(r));
     if (!err.empty()) throw cli::UsageError(err);
   }
+  std::string why;
   if (!a.png.empty() && !write_sweep_png(r, a.png, why)) throw cli::UsageError(why);
+}
+
+// Draws a sweep saved with --json (on a GPU machine, say) without running anything.
+int replot(const SweepArgs& a) {
+  const std::string text = cli::read_source(a.replot);
+  SweepReport r;
+  try {
+    r = sweep_from_json(nlohmann::json::parse(text));
+  } catch (const std::exception& e) {
+    throw cli::UsageError(fmt::format("{}: {}", a.replot, e.what()));
+  }
+  write_charts(r, a);
   print_table(r);
   return 0;
 }
@@ -92,23 +94,16 @@ int run_sweep(const cli::Global& g, const SweepArgs& a) {
   if (!a.replot.empty()) return replot(a);
   if (a.puzzle.empty() || a.file.empty())
     throw cli::UsageError("sweep needs PUZZLE and FILE (or --replot SWEEP.json)");
-  Catalog cat = load_catalog(default_catalog_root(g.catalog));
-  const Puzzle* p = cat.find_puzzle(a.puzzle);
-  if (!p) throw cli::UsageError(fmt::format("no puzzle '{}'", a.puzzle));
-  std::ifstream in(a.file, std::ios::binary);
-  if (!in) throw cli::UsageError("cannot read " + a.file);
-  std::stringstream ss;
-  ss << in.rdbuf();
+  Catalog cat = cli::open_catalog(g, a.json);
+  const Puzzle* p = &cli::puzzle_or_throw(cat, a.puzzle);
+  const std::string source = cli::read_source(a.file);
   SweepSpec spec;
   try {
     spec = parse_sweep(*p, a.sizes);
   } catch (const std::invalid_argument& e) {
     throw cli::UsageError(e.what());
   }
-  std::string why;
-  auto backend = make_backend(a.backend, why);
-  if (!backend)
-    throw cli::UsageError(fmt::format("backend '{}' cannot run here: {}", a.backend, why));
+  auto backend = cli::backend_or_throw(a.backend);
 
   SweepOptions opt;
   opt.check.seed = a.seed;
@@ -126,13 +121,9 @@ int run_sweep(const cli::Global& g, const SweepArgs& a) {
   };
   cli::StopOnCtrlC stop("\nstopping after the run under way (Ctrl+C again to quit)\n");
   opt.cancel = stop.flag();
-  SweepReport r = sweep_puzzle(*p, ss.str(), a.file, *backend, spec, opt);
+  SweepReport r = sweep_puzzle(*p, source, a.file, *backend, spec, opt);
 
-  if (!a.svg.empty()) {
-    std::string err = write_file_atomic(a.svg, sweep_svg(r));
-    if (!err.empty()) throw cli::UsageError(err);
-  }
-  if (!a.png.empty() && !write_sweep_png(r, a.png, why)) throw cli::UsageError(why);
+  write_charts(r, a);
   if (a.json)
     fmt::print("{}\n", sweep_to_json(r).dump(2));
   else {
@@ -161,9 +152,7 @@ cli::Registration reg("sweep", [](CLI::App& app, cli::Global& g) -> std::functio
   sub->add_option("--size", a->sizes,
                   "n=2^10..2^28 (doubling), n=2^10..2^28*4, n=1K..64K+1K, n=256,1000 or "
                   "cols=4096 (fixed); default: the largest [perf] size from 2^10 up");
-  sub->add_option("--backend", a->backend, "cuda, sim or auto")
-      ->check(CLI::IsMember({"cuda", "sim", "auto"}))
-      ->capture_default_str();
+  cli::add_backend_option(sub, a->backend);
   sub->add_option("--gpu", a->gpu, "simulator: the GPU profile predicted for (default h200)");
   sub->add_option("--seed", a->seed, "input seed");
   sub->add_option("--svg", a->svg, "write the chart as SVG");

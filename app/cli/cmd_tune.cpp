@@ -9,10 +9,8 @@
 #include <atomic>
 #include <csignal>
 #include <fmt/format.h>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
-#include <sstream>
 #include <unistd.h>
 
 namespace {
@@ -48,7 +46,7 @@ void print_table(const TuneReport& t, const Puzzle& p) {
   int rank = 0;
   for (size_t i = 0; i < t.rows.size(); ++i) {
     const TuneRow& r = t.rows[i];
-    bool timed = r.verdict == Verdict::passed && r.us > 0;
+    const bool timed = r.timed();
     std::string line = timed ? fmt::format("{:>4}", ++rank) : fmt::format("{:>4}", "-");
     for (auto& tu : p.tunables) {
       auto it = r.config.find(tu.name);
@@ -66,14 +64,9 @@ void print_table(const TuneReport& t, const Puzzle& p) {
 }
 
 int run_tune(const cli::Global& g, const TuneArgs& a) {
-  Catalog cat = load_catalog(default_catalog_root(g.catalog));
-  const Puzzle* p = cat.find_puzzle(a.puzzle);
-  if (!p) throw cli::UsageError(fmt::format("no puzzle '{}'", a.puzzle));
-  std::ifstream in(a.file, std::ios::binary);
-  if (!in) throw cli::UsageError("cannot read " + a.file);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string source = ss.str();
+  Catalog cat = cli::open_catalog(g, a.json);
+  const Puzzle* p = &cli::puzzle_or_throw(cat, a.puzzle);
+  const std::string source = cli::read_source(a.file);
   if (p->tunables.empty())
     throw cli::UsageError(fmt::format("{} has no tunables: there is nothing to tune", p->id));
   std::map<std::string, std::vector<int64_t>> only;
@@ -86,10 +79,7 @@ int run_tune(const cli::Global& g, const TuneArgs& a) {
   std::vector<TuneConfig> space = tune_space(*p, only, error);
   if (!error.empty()) throw cli::UsageError(error);
 
-  std::string why;
-  auto backend = make_backend(a.backend, why);
-  if (!backend)
-    throw cli::UsageError(fmt::format("backend '{}' cannot run here: {}", a.backend, why));
+  auto backend = cli::backend_or_throw(a.backend);
 
   TuneOptions opt;
   opt.check.seed = a.seed;
@@ -170,9 +160,7 @@ cli::Registration reg("tune", [](CLI::App& app, cli::Global& g) -> std::function
   sub->add_option("FILE", a->file, "the kernel file")->required();
   sub->add_option("--only", a->only,
                   "NAME=V1,V2 ...: only these values (e.g. BLOCK=128,256 ITEMS=1,4)");
-  sub->add_option("--backend", a->backend, "cuda, sim or auto")
-      ->check(CLI::IsMember({"cuda", "sim", "auto"}))
-      ->capture_default_str();
+  cli::add_backend_option(sub, a->backend);
   sub->add_option("--gpu", a->gpu, "simulator: the GPU profile predicted for (default h200)");
   sub->add_option("--seed", a->seed, "input seed, the same for every configuration");
   sub->add_option("--jobs", a->jobs, "simulator: configurations checked at once (default: cores)");

@@ -1,6 +1,9 @@
 // Subcommands register themselves: each cmd_*.cpp adds a static Registration, so adding a
 // command touches no other file.
 #pragma once
+#include "core/backend.hpp"
+#include "core/catalog.hpp"
+
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <functional>
@@ -31,6 +34,18 @@ std::vector<Registered>& registry();
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+// What most subcommands start with; each throws UsageError saying what is wrong.
+// The catalog --catalog names, its problems printed as warnings unless `quiet`.
+Catalog open_catalog(const Global& g, bool quiet = false);
+// The puzzle `key` names (id, number or folder); the error lists the catalog's ids.
+const Puzzle& puzzle_or_throw(const Catalog& c, const std::string& key);
+// The whole text of the learner's file.
+std::string read_source(const std::string& path);
+std::unique_ptr<Backend> backend_or_throw(const std::string& kind);
+// `--backend cuda|sim|auto` on a subcommand.
+CLI::Option* add_backend_option(CLI::App* sub, std::string& kind,
+                                const std::string& help = "cuda, sim or auto");
 
 } // namespace wb::cli
 

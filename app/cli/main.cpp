@@ -6,6 +6,7 @@
 #include "core/report_json.hpp"
 #include "core/roofline.hpp"
 #include "core/store.hpp"
+#include "core/workspace.hpp"
 #include "prediction_text.hpp"
 
 #include <CLI/CLI.hpp>
@@ -41,34 +42,10 @@ Exit codes:
 using cli::Global;
 using cli::UsageError;
 
-std::string read_text(const std::string& path, bool& ok) {
-  std::ifstream in(path, std::ios::binary);
-  ok = bool(in);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-Catalog load(const Global& g, bool quiet = false) {
-  Catalog c = load_catalog(default_catalog_root(g.catalog));
-  if (!quiet)
-    for (auto& e : c.errors) fmt::print(stderr, "warning: {}\n", e.str());
-  return c;
-}
-
-const Puzzle& find(const Catalog& c, const std::string& key) {
-  if (const Puzzle* p = c.find_puzzle(key)) return *p;
-  std::string ids;
-  for (auto& p : c.puzzles) ids += fmt::format("{}{}", ids.empty() ? "" : ", ", p.id);
-  throw UsageError(fmt::format("no puzzle '{}' in {} (there are: {})", key, c.root.string(), ids));
-}
-
-std::unique_ptr<Backend> backend_or_throw(const std::string& kind) {
-  std::string why;
-  auto b = make_backend(kind, why);
-  if (!b) throw UsageError(fmt::format("backend '{}' cannot run here: {}", kind, why));
-  return b;
-}
+using cli::backend_or_throw;
+using cli::open_catalog;
+using cli::puzzle_or_throw;
+using cli::read_source;
 
 void print_diagnostics(const std::vector<Diagnostic>& diags) {
   for (auto& d : diags) fmt::print("{}\n", d.str());
@@ -119,7 +96,7 @@ void print_report(const CheckReport& r) {
 }
 
 int cmd_list(const Global& g) {
-  Catalog c = load(g);
+  Catalog c = open_catalog(g);
   for (auto& l : c.lessons) fmt::print("lesson {:<36} {}\n", l.id, l.title);
   for (auto& p : c.puzzles)
     fmt::print("puzzle {:<36} {} (level {}{})\n", p.id, p.title, p.level, p.demo ? ", demo" : "");
@@ -129,10 +106,9 @@ int cmd_list(const Global& g) {
 }
 
 int cmd_show(const Global& g, const std::string& key) {
-  Catalog c = load(g);
-  const Puzzle& p = find(c, key);
-  bool ok;
-  fmt::print("{}\n", read_text(p.readme.string(), ok));
+  Catalog c = open_catalog(g);
+  const Puzzle& p = puzzle_or_throw(c, key);
+  fmt::print("{}\n", read_file(p.readme).value_or(""));
   fmt::print("kernel: extern \"C\" __global__ void {}(", p.kernel_name);
   for (size_t i = 0; i < p.kernel_args.size(); ++i) {
     const std::string& a = p.kernel_args[i];
@@ -149,11 +125,9 @@ int cmd_show(const Global& g, const std::string& key) {
 
 int cmd_compile(const Global& g, const std::string& key, const std::string& file,
                 const std::string& ptx_out, const std::string& cubin_out, const std::string& arch) {
-  Catalog c = load(g);
-  const Puzzle& p = find(c, key);
-  bool ok;
-  std::string src = read_text(file, ok);
-  if (!ok) throw UsageError(fmt::format("cannot read {}", file));
+  Catalog c = open_catalog(g);
+  const Puzzle& p = puzzle_or_throw(c, key);
+  std::string src = read_source(file);
   std::vector<Diagnostic> diags;
   std::map<std::string, int64_t> defines;
   for (auto& t : p.tunables) defines[t.name] = t.default_value;
@@ -188,11 +162,9 @@ int cmd_compile(const Global& g, const std::string& key, const std::string& file
 int cmd_check(const Global& g, const std::string& key, const std::string& file,
               const std::string& backend_kind, bool json, uint64_t seed, const Env* sizes,
               bool no_time) {
-  Catalog c = load(g, json);
-  const Puzzle& p = find(c, key);
-  bool ok;
-  std::string src = read_text(file, ok);
-  if (!ok) throw UsageError(fmt::format("cannot read {}", file));
+  Catalog c = open_catalog(g, json);
+  const Puzzle& p = puzzle_or_throw(c, key);
+  std::string src = read_source(file);
   // With --json, stdout carries the report alone: device printf (which the CUDA driver writes to
   // the process's stdout) and any library chatter go to stderr instead.
   FILE* json_out = stdout;
@@ -231,7 +203,7 @@ int cmd_check(const Global& g, const std::string& key, const std::string& file,
 // puzzle's solution on the best backend here, so a fresh install shows the whole pipeline working.
 int cmd_main_job(const Global& g) {
   cmd_list(g);
-  Catalog c = load(g, true);
+  Catalog c = open_catalog(g, true);
   if (c.puzzles.empty()) return 0;
   const Puzzle& p = c.puzzles.front();
   fmt::print("\n$ warpbook check {} {}\n", p.id, p.solution.string());
@@ -371,9 +343,7 @@ int main(int argc, char** argv) {
   auto add_run_opts = [&](CLI::App* s) {
     s->add_option("PUZZLE", puzzle)->required();
     s->add_option("FILE", file)->required();
-    s->add_option("--backend", backend, "cuda, sim or auto")
-        ->check(CLI::IsMember({"cuda", "sim", "auto"}))
-        ->capture_default_str();
+    cli::add_backend_option(s, backend);
     s->add_flag("--json", json, "print the report as JSON");
     s->add_option("--seed", seed, "input seed (default: fresh each run; the report says which)");
     s->add_flag("--no-time", no_time, "skip timing");

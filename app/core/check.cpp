@@ -723,7 +723,7 @@ CheckReport check_impl(const Puzzle& p, const std::string& source, const std::st
   rep.puzzle = p.id;
   rep.file = file;
   rep.device = backend.info();
-  rep.seed = opt.seed ? opt.seed : std::random_device{}() * 0x100000001ull + std::random_device{}();
+  rep.seed = opt.seed ? opt.seed : fresh_seed();
   auto progress = [&](const std::string& s, int k, int n) {
     if (opt.progress) opt.progress(s, k, n);
   };
@@ -900,6 +900,11 @@ CheckReport check_impl(const Puzzle& p, const std::string& source, const std::st
 }
 
 } // namespace
+
+uint64_t fresh_seed() {
+  std::random_device rd;
+  return (uint64_t(rd()) << 32) | rd();
+}
 
 std::map<std::string, int64_t> resolve_tunables(const Puzzle& p, const std::string& source,
                                                 const std::string& file,

@@ -32,6 +32,9 @@ struct CheckOptions {
   std::function<void(const std::string& phase, int done, int total)> progress;
 };
 
+// A fresh 64-bit input seed, for a check (or a tune, or a sweep) whose options give none.
+uint64_t fresh_seed();
+
 // The puzzle's tunables: its defaults, with the @tune lines of `source` applied. A line naming no
 // tunable, or a value the tunable does not allow, becomes an error in `diagnostics` and changes
 // nothing.

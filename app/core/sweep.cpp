@@ -4,14 +4,13 @@
 #include "perf/predict.hpp"
 #include "report_json.hpp"
 #include "roofline.hpp"
+#include "workspace.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <fmt/format.h>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <random>
 #include <sstream>
 #include <stdexcept>
 
@@ -48,13 +47,6 @@ int64_t size_value(const std::string& s, const std::string& word) {
   } catch (const std::out_of_range&) {
     throw bad();
   }
-}
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 double now_ms() {
@@ -162,14 +154,15 @@ SweepReport sweep_puzzle(const Puzzle& p, const std::string& source, const std::
   std::vector<Kernel> kernels{{"your kernel", file, source}};
   // The solution's own @tune lines apply to it, as in a check of that file.
   if (opt.solution && !p.solution.empty() && fs::exists(p.solution))
-    kernels.push_back(
-        {"solution", "solutions/" + p.solution.filename().string(), read_text(p.solution)});
+    kernels.push_back({"solution", "solutions/" + p.solution.filename().string(),
+                       read_file(p.solution).value_or("")});
   if (opt.reference)
-    kernels.push_back({"reference", p.reference.filename().string(), read_text(p.reference)});
+    kernels.push_back(
+        {"reference", p.reference.filename().string(), read_file(p.reference).value_or("")});
 
   CheckOptions co = opt.check;
   co.progress = nullptr;
-  if (!co.seed) co.seed = (uint64_t(std::random_device{}()) << 32) | std::random_device{}();
+  if (!co.seed) co.seed = fresh_seed(); // every series and size on the same inputs
   perf::Machine machine;
   if (!gpu) machine = perf::machine_for_check(rep.device, co.model_gpu, co.data_dir);
   rep.model_gpu = gpu ? "" : machine.name;

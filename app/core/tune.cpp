@@ -10,7 +10,6 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <random>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -188,8 +187,7 @@ TuneReport tune_puzzle(const Puzzle& p, const std::string& source, const std::st
   rep.device = backend.info();
   rep.configurations = int(space.size());
   // One seed for every configuration: they are judged on the same inputs.
-  rep.seed = opt.check.seed ? opt.check.seed
-                            : (uint64_t(std::random_device{}()) << 32) | std::random_device{}();
+  rep.seed = opt.check.seed ? opt.check.seed : fresh_seed();
   std::vector<Diagnostic> ignored;
   const TuneConfig own = resolve_tunables(p, source, file, ignored);
 
@@ -257,14 +255,13 @@ TuneReport tune_puzzle(const Puzzle& p, const std::string& source, const std::st
 
   for (auto& r : rows)
     if (r) rep.rows.push_back(std::move(*r));
-  auto timed = [](const TuneRow& r) { return r.verdict == Verdict::passed && r.us > 0; };
   std::stable_sort(rep.rows.begin(), rep.rows.end(), [&](const TuneRow& a, const TuneRow& b) {
-    if (timed(a) != timed(b)) return timed(a);
-    if (timed(a)) return a.us < b.us;
+    if (a.timed() != b.timed()) return a.timed();
+    if (a.timed()) return a.us < b.us;
     return int(a.verdict) < int(b.verdict);
   });
   for (size_t i = 0; i < rep.rows.size(); ++i) {
-    if (rep.winner < 0 && timed(rep.rows[i])) rep.winner = int(i);
+    if (rep.winner < 0 && rep.rows[i].timed()) rep.winner = int(i);
     if (rep.rows[i].is_default) rep.default_row = int(i);
   }
   rep.total_ms =

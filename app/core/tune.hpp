@@ -57,6 +57,8 @@ struct TuneRow {
   std::string limiter; // the performance model's first factor ("DRAM: 805 MB at ...")
   int registers = 0;   // of the first kernel
   double check_ms = 0;
+  // Passed with a time: a row the ranking places.
+  bool timed() const { return verdict == Verdict::passed && us > 0; }
 };
 
 struct TuneReport {

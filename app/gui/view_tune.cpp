@@ -106,7 +106,7 @@ void draw_tune_results(App& app) {
     int rank = 0;
     for (size_t i = 0; i < t.rows.size(); ++i) {
       const TuneRow& r = t.rows[i];
-      bool timed = r.verdict == Verdict::passed && r.us > 0;
+      const bool timed = r.timed();
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
       if (timed)

@@ -5,17 +5,8 @@
 set -euo pipefail
 exe=$1
 src=$2
-if [ -z "${DISPLAY:-}" ]; then
-  if ! command -v Xvfb >/dev/null; then echo "skipped: no DISPLAY and no Xvfb"; exit 0; fi
-  Xvfb :94 -screen 0 1600x1000x24 >/dev/null 2>&1 &
-  xvfb=$!
-  export DISPLAY=:94
-  sleep 1
-fi
-export LIBGL_ALWAYS_SOFTWARE=1
-tmp=$(mktemp -d)
-cleanup() { rm -rf "$tmp"; [ -n "${xvfb:-}" ] && kill "$xvfb" 2>/dev/null || true; }
-trap cleanup EXIT
+source "$src/tests/common/gui_display.sh"
+gui_setup 1600x1000
 cd "$src"
 {
   echo "wait-hello 60"

@@ -7,19 +7,10 @@
 set -euo pipefail
 exe=$1
 src=$2
-if [ -z "${DISPLAY:-}" ]; then
-  if ! command -v Xvfb >/dev/null; then echo "skipped: no DISPLAY and no Xvfb"; exit 0; fi
-  Xvfb :95 -screen 0 1600x1000x24 >/dev/null 2>&1 &
-  xvfb=$!
-  export DISPLAY=:95
-  sleep 1
-fi
-export LIBGL_ALWAYS_SOFTWARE=1
-tmp=$(mktemp -d)
+source "$src/tests/common/gui_display.sh"
+gui_setup 1600x1000
 shots=${WARPBOOK_GUI_SHOTS:-$tmp}
 mkdir -p "$shots"
-cleanup() { rm -rf "$tmp"; [ -n "${xvfb:-}" ] && kill "$xvfb" 2>/dev/null || true; }
-trap cleanup EXIT
 cd "$src"
 cat > "$tmp/script.txt" <<SCRIPT
 wait-hello 60

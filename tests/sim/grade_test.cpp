@@ -2,6 +2,7 @@
 // a crashing (its runner dies), a non-UTF-8, a huge and two kernel-less submissions and one that
 // names no puzzle, each with its row; the summary, the CSV and the JSON; the cache (a second run
 // skips what did not change, --force does not); the memory limit.
+#include "common/temp_dir.hpp"
 #include "core/catalog.hpp"
 #include "core/grade.hpp"
 
@@ -35,18 +36,7 @@ std::string read(const fs::path& p) {
   return ss.str();
 }
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string t = (fs::temp_directory_path() / "wb-grade-sim-XXXXXX").string();
-    path = ::mkdtemp(t.data());
-  }
-  ~TempDir() { fs::remove_all(path); }
-  void write(const std::string& rel, const std::string& text) const {
-    fs::create_directories((path / rel).parent_path());
-    std::ofstream(path / rel, std::ios::binary) << text;
-  }
-};
+using test::TempDir;
 
 const Row& row_of(const Result& r, const std::string& student) {
   for (auto& row : r.rows)

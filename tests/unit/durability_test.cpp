@@ -3,6 +3,7 @@
 // and is killed with SIGKILL at a random moment, 50 times over. Afterwards the database passes
 // PRAGMA integrity_check and holds every attempt the child was told was committed; the file is
 // always one of the versions written, whole.
+#include "common/temp_dir.hpp"
 #include "core/report.hpp"
 #include "core/store.hpp"
 #include "core/workspace.hpp"
@@ -20,14 +21,7 @@ using namespace wb;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char t[] = "/tmp/warpbook-durable-XXXXXX";
-    path = mkdtemp(t);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
+using test::TempDir;
 
 // Forks a child running `body(write_fd)`; the child never returns.
 template <class F> pid_t spawn(int& read_fd, F body) {

@@ -1,5 +1,6 @@
 // `warpbook grade`'s pure parts: UTF-8 validation, the kernel pre-check, finding submissions in a
 // class folder, the summary and the CSV. tests/sim/grade_test.cpp runs a whole class.
+#include "common/temp_dir.hpp"
 #include "core/catalog.hpp"
 #include "core/grade.hpp"
 
@@ -24,18 +25,7 @@ const Puzzle& vector_add() {
   return *p;
 }
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string t = (fs::temp_directory_path() / "wb-grade-unit-XXXXXX").string();
-    path = ::mkdtemp(t.data());
-  }
-  ~TempDir() { fs::remove_all(path); }
-  void write(const std::string& rel, const std::string& text) const {
-    fs::create_directories((path / rel).parent_path());
-    std::ofstream(path / rel, std::ios::binary) << text;
-  }
-};
+using test::TempDir;
 
 const char* kKernel =
     "extern \"C\" __global__ void vector_add(const float* a, const float* b, float* c, int n) {\n"

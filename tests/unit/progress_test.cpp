@@ -1,6 +1,7 @@
 // The learner's standing (core/progress.hpp) and `warpbook progress`: a store in a fresh data
 // folder with attempts that passed and failed, timed on a GPU and predicted on the simulator, a
 // reference check that is not the learner's, and lessons read; then the command's table and JSON.
+#include "common/temp_dir.hpp"
 #include "core/catalog.hpp"
 #include "core/progress.hpp"
 #include "core/store.hpp"
@@ -20,14 +21,7 @@ using namespace wb;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/warpbook-progress-XXXXXX";
-    path = mkdtemp(tmpl);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
+using test::TempDir;
 
 // A check as the store records it: `medal` and `sol` for a passing timed or predicted run.
 CheckReport attempt(const std::string& puzzle, const std::string& file, bool gpu, Verdict v,

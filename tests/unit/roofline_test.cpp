@@ -1,5 +1,6 @@
 // The roofline arithmetic: GPU profiles, ridge points, log-axis ticks, speed of light, medals and
 // flags, measured-over-datasheet ceilings, and the simulator's predicted point.
+#include "common/temp_dir.hpp"
 #include "core/perf/predict.hpp"
 #include "core/puzzle.hpp"
 #include "core/roofline.hpp"
@@ -30,14 +31,7 @@ PerfReport timed(int64_t n, double median_us) {
   return r;
 }
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/warpbook-roofline-XXXXXX";
-    path = mkdtemp(tmpl);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
+using test::TempDir;
 
 } // namespace
 

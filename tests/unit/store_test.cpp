@@ -1,4 +1,5 @@
 // The progress database: where it lives, attempts in and out, ceilings per device and driver, WAL.
+#include "common/temp_dir.hpp"
 #include "core/report_json.hpp"
 #include "core/store.hpp"
 
@@ -11,14 +12,7 @@ using namespace wb;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/warpbook-store-XXXXXX";
-    path = mkdtemp(tmpl);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
+using test::TempDir;
 
 CheckReport timed_report(const std::string& puzzle, const std::string& file, double median_us) {
   CheckReport r;
