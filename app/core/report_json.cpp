@@ -115,6 +115,7 @@ json prediction_json(const perf::Prediction& p) {
                         {"registers", l.registers},
                         {"shared_bytes", l.shared_bytes},
                         {"resident", l.resident},
+                        {"resident_running", l.resident_running},
                         {"limited_by", l.limited_by},
                         {"occupancy", l.occupancy},
                         {"blocks_per_sm", l.blocks_per_sm},
@@ -172,6 +173,7 @@ perf::Prediction prediction_from(const json& j) {
     lp.registers = l.value("registers", 0);
     lp.shared_bytes = l.value("shared_bytes", 0);
     lp.resident = l.value("resident", 0);
+    lp.resident_running = l.value("resident_running", lp.resident);
     lp.limited_by = l.value("limited_by", "");
     lp.occupancy = l.value("occupancy", 0.0);
     lp.blocks_per_sm = l.value("blocks_per_sm", uint64_t(0));

@@ -35,6 +35,7 @@ LIMITER_KEYS = {
     "divergence": {"divergence"},
     "local_memory": {"local_memory"},
     "lsu": {"lsu", "l1", "shared"},
+    "alu": {"alu", "issue"},
 }
 
 

@@ -134,6 +134,12 @@ TEST_CASE("perf model: each designed limiter is named for a kernel built to have
        {"bank_conflicts", "lsu", "shared"}},
       {"08-dot-product", "bench/perfmodel/corpus/v08-dot-grid265.cu", {"tail", "dram"}},
       {"17-tiled-sgemm", "bench/perfmodel/corpus/v17-sgemm-smem16.cu", {"lsu", "shared"}},
+      // The cause right after the unit it fills: 8x the sectors make the LSU and L2 busy.
+      {"04-matrix-add-2d", "bench/perfmodel/corpus/v04-matadd-colwalk.cu", {"sectors"}},
+      {"06-gelu-half2", "bench/perfmodel/corpus/v06-gelu-divergent.cu", {"divergence"}},
+      {"02-row-sum", "bench/perfmodel/corpus/v02-rowsum-tree1024.cu", {"barrier"}},
+      // DRAM 69% busy on the H200 with 12% occupancy: latency goes first, not DRAM.
+      {"02-row-sum", "bench/perfmodel/corpus/v02-rowsum-bigsmem.cu", {"latency", "occupancy"}},
   };
   for (const Case& c : cases) {
     CAPTURE(c.file);
@@ -143,4 +149,21 @@ TEST_CASE("perf model: each designed limiter is named for a kernel built to have
       got += p.factors[i].key + " ";
     CHECK_MESSAGE(names(p, c.keys), c.file << " names " << got);
   }
+}
+
+TEST_CASE("perf model: warps that exit free their slots, warps at a barrier do not") {
+  // H200 (bench/perfmodel/results/h200-2026-11-23-exited-warps.md): puzzle 09's reference, whose
+  // idle threads return, 2679 us at 256 threads per block; the same kernel with them waiting at
+  // a __syncthreads() 8215 us (3.1x), and 2267 us for both at 32 threads per block.
+  const std::string exit_src = read("puzzles/09-argmax-rows/reference.cu");
+  const std::string stay_src = read("bench/perfmodel/experiments/one-thread-per-row/r09-stay.cu");
+  const auto exit256 = predict_source("09-argmax-rows", with_tune(exit_src, "BLOCK", 256));
+  const auto stay256 = predict_source("09-argmax-rows", with_tune(stay_src, "BLOCK", 256));
+  const auto stay32 = predict_source("09-argmax-rows", with_tune(stay_src, "BLOCK", 32));
+  CHECK(stay256.us > 2 * exit256.us);
+  CHECK(stay256.us > 2 * stay32.us);
+  REQUIRE(!exit256.launches.empty());
+  CHECK(exit256.launches[0].resident == 8);
+  CHECK(exit256.launches[0].resident_running > 8);
+  CHECK(stay256.launches[0].resident_running == 8);
 }

@@ -29,7 +29,7 @@ namespace {
 // Per source line, what the anchor block's requests used and fetched (global memory), its shared
 // accesses' wavefronts, its atomics, and whether it touched local memory.
 struct LineTraffic {
-  double requests = 0, used = 0, fetched = 0;
+  double requests = 0, used = 0, fetched = 0, lanes = 0;
   double shared_req = 0, waves = 0, ideal = 0; // ideal: one wavefront per 128 bytes asked
   double atomics = 0, atomic_lanes_max = 0;
   double local_req = 0;
@@ -41,6 +41,61 @@ struct LineTraffic {
 
 std::string plural(double n, const char* one, const char* many) {
   return fmt::format("{:.0f} {}", n, n == 1 ? one : many);
+}
+
+} // namespace
+
+namespace {
+
+// A resource busy this share of the time or more is the limiter; below it, the time goes to
+// waiting (latency, dependent chains, barriers, block starts) and that is named first.
+constexpr double kSaturated = 0.85;
+
+bool is_resource(const std::string& k) {
+  for (const char* r : {"dram", "l2", "lsu", "issue", "fp32", "fp64", "fp16", "sfu", "conversions",
+                        "alu", "tensor", "shared"})
+    if (k == r) return true;
+  return k == "atomics";
+}
+// Warps waiting on memory or on their own dependent arithmetic with the SM's resources idle.
+bool is_waiting(const std::string& k) {
+  return k == "latency" || k == "serial";
+}
+bool is_pipe(const std::string& k) {
+  for (const char* r : {"fp32", "fp64", "fp16", "sfu", "conversions", "alu", "tensor"})
+    if (k == r) return true;
+  return false;
+}
+// A cause: what makes a resource busier than the work needs.
+bool is_cause(const Factor& f) {
+  return f.key == "sectors" || f.key == "bank_conflicts" || f.key == "local_memory" ||
+         f.key == "divergence" || (f.key == "atomics" && f.line > 0);
+}
+
+// By time, then: the limiter first (a resource if one is saturated, else what the warps wait
+// on), and right after it the causes that make up much of its time (the line to change).
+void rank(std::vector<Factor>& f, double total_us) {
+  std::stable_sort(f.begin(), f.end(),
+                   [](const Factor& a, const Factor& b) { return a.us > b.us; });
+  if (f.empty() || total_us <= 0) return;
+  // Saturated issue taken up by one pipe's instructions: the pipe says more.
+  if (f[0].key == "issue" && f[0].us >= kSaturated * total_us) {
+    auto p = std::find_if(f.begin(), f.end(),
+                          [&](const Factor& x) { return is_pipe(x.key) && x.us >= 0.9 * f[0].us; });
+    if (p != f.end()) std::rotate(f.begin(), p, p + 1);
+  }
+  if (is_resource(f[0].key) && !is_cause(f[0]) && f[0].us < kSaturated * total_us) {
+    auto w = std::find_if(f.begin(), f.end(), [](const Factor& x) { return is_waiting(x.key); });
+    if (w != f.end() && w->us >= 0.1 * total_us) std::rotate(f.begin(), w, w + 1);
+  }
+  if (!is_resource(f[0].key) || is_cause(f[0])) return;
+  const double top = f[0].us;
+  auto next = f.begin() + 1;
+  for (auto it = f.begin() + 1; it != f.end(); ++it)
+    if (is_cause(*it) && it->us >= 0.3 * top) {
+      std::rotate(next, it, it + 1);
+      ++next;
+    }
 }
 
 } // namespace
@@ -83,6 +138,7 @@ void explain(const ExplainInput& in, Prediction& p) {
           switch (e.kind) {
           case sim::TraceKind::global:
             t.requests += 1, t.used += lanes * e.bytes, t.fetched += 32.0 * e.count;
+            t.lanes += lanes;
             break;
           case sim::TraceKind::local:
             t.local_req += 1;
@@ -193,26 +249,27 @@ void explain(const ExplainInput& in, Prediction& p) {
     }
     // -- waves and the tail
     {
-      const double slots = double(m.sm_count) * lp.resident;
+      const int per_sm = std::max(lp.resident, lp.resident_running);
+      const double slots = double(m.sm_count) * per_sm;
       const double waves = double(n) / slots;
       const double full = std::ceil(waves - 1e-9);
       if (waves < 0.5)
         add("occupancy", L.exec_us * (1 - waves),
             fmt::format("grid: {} blocks fill {:.0f}% of the GPU's {:.0f} block slots ({} SMs x {} "
                         "blocks); the rest of the GPU waits",
-                        n, 100 * waves, slots, m.sm_count, lp.resident));
+                        n, 100 * waves, slots, m.sm_count, per_sm));
       else if (full >= 1 && full < 16 && full - waves > 0.05) {
         const double lost = L.exec_us * (full - waves) / full;
         add("tail", lost,
             fmt::format("tail: {} blocks on {} SMs x {} slots is {:.2f} waves; the last wave runs "
                         "{:.0f} blocks while {:.0f} slots wait",
-                        n, m.sm_count, lp.resident, waves, double(n) - (full - 1) * slots,
+                        n, m.sm_count, per_sm, waves, double(n) - (full - 1) * slots,
                         full * slots - double(n)));
       }
     }
     // -- latency: warps waiting on memory while DRAM and the L2 have room
     const double busiest = std::max({dram_us, l2_us, mio_us, issue_us});
-    if (stall_total > 0 && stall_mem / stall_total > 0.5 && busiest < 0.7 * L.exec_us) {
+    if (stall_total > 0 && stall_mem / stall_total > 0.5 && busiest < kSaturated * L.exec_us) {
       const double per_sm_bw = m.dram_read_gbps * 1e9 / m.sm_count; // B/s
       const double need = per_sm_bw * m.lat_dram_ns * 1e-9;
       const double have = rr.bytes_in_flight;
@@ -225,7 +282,7 @@ void explain(const ExplainInput& in, Prediction& p) {
                       lp.resident, L.warps_per_block, lp.limited_by),
           0);
     }
-    if (stall_total > 0 && stall_alu / stall_total > 0.4 && busiest < 0.7 * L.exec_us) {
+    if (stall_total > 0 && stall_alu / stall_total > 0.4 && busiest < kSaturated * L.exec_us) {
       // A dependency chain: the line whose results are waited on most.
       int worst = 0;
       double w = 0;
@@ -245,14 +302,44 @@ void explain(const ExplainInput& in, Prediction& p) {
       add("barrier", L.exec_us * stall_bar / rr.warp_cycles,
           fmt::format("barriers: warps spend {:.0f}% of their time waiting at __syncthreads()",
                       100 * stall_bar / rr.warp_cycles));
+    // -- divergence: issue slots spent on warps with lanes idle (a branch that splits a warp
+    // runs both sides; a lane that has left the loop still costs its warp the slot)
+    {
+      double lanes = 0, issued = 0, worst_idle = 0;
+      int worst = 0;
+      std::map<int, std::pair<double, double>> by_line; // line -> (lanes, issued)
+      for (size_t pc = 0; pc < rr.pc.size(); ++pc) {
+        if (L.cost[pc].free) continue;
+        auto& [ln, is] = by_line[sl.code[pc].line];
+        ln += rr.pc[pc].lanes, is += rr.pc[pc].issued;
+        lanes += rr.pc[pc].lanes, issued += rr.pc[pc].issued;
+      }
+      for (auto& [line, li] : by_line)
+        if (li.second * 32 - li.first > worst_idle)
+          worst_idle = li.second * 32 - li.first, worst = line;
+      const double idle = issued > 0 ? 1 - lanes / (32 * issued) : 0;
+      if (idle > 0.2 && issue_us * idle > 0.05 * T)
+        add("divergence", issue_us * idle,
+            fmt::format("divergence: warps issue with {:.1f} of 32 lanes at work on average, so "
+                        "{:.0f}% of the issue slots ({}) go to idle lanes; line {} wastes the most",
+                        32 * (1 - idle), 100 * idle, us_text(issue_us * idle), worst),
+            worst);
+    }
     // -- per line: wasted sectors, bank conflicts, one-address atomics, local memory
     double total_fetched = 0;
     for (auto& [line, t] : here) total_fetched += t.fetched;
     for (auto& [line, t] : here) {
+      // (A lone lane per request, one thread walking its row, is not counted: the L1 hands it
+      // the rest of each sector on its next loads.)
       if (t.requests > 0 && t.fetched > 1.8 * t.used && total_fetched > 0 &&
-          t.fetched > 0.2 * total_fetched) {
-        const double waste = (1 - t.used / t.fetched) * (t.fetched / total_fetched);
-        add("sectors", std::max(dram_us, l2_us) * waste,
+          t.fetched > 0.2 * total_fetched && t.lanes >= 2 * t.requests) {
+        const double share = t.fetched / total_fetched;
+        const double waste = (1 - t.used / t.fetched) * share;
+        // The load/store unit takes a request's 128-byte lines one a clock.
+        const double lines = std::max(1.0, t.fetched / t.requests / 128);
+        const double need = std::max(1.0, std::ceil(t.used / t.requests / 128));
+        const double lsu_waste = (1 - need / lines) * share;
+        add("sectors", std::max(std::max(dram_us, l2_us) * waste, mio_us * lsu_waste),
             fmt::format("line {} fetches {:.0f} bytes per request where {:.0f} would do: {:.1f}x "
                         "the bytes",
                         line, t.fetched / t.requests, t.used / t.requests, t.fetched / t.used),
@@ -281,7 +368,7 @@ void explain(const ExplainInput& in, Prediction& p) {
                 line, plural(t.local_req, "access", "accesses")),
             line);
     }
-    std::sort(f.begin(), f.end(), [](const Factor& a, const Factor& b) { return a.us > b.us; });
+    rank(f, L.exec_us);
     lp.factors = f;
     // Into the plan's list: one launch's factor weighs by its share of the plan.
     for (auto x : f) {
@@ -322,8 +409,7 @@ void explain(const ExplainInput& in, Prediction& p) {
                                us_text(m.launch_us));
     merged.push_back(x);
   }
-  std::sort(merged.begin(), merged.end(),
-            [](const Factor& a, const Factor& b) { return a.us > b.us; });
+  rank(merged, p.us);
   p.factors = std::move(merged);
 
   // Line notes for the editor's gutter.
@@ -353,11 +439,15 @@ void explain(const ExplainInput& in, Prediction& p) {
 }
 
 std::string launch_text(const LaunchPrediction& l) {
+  const std::string running =
+      l.resident_running > l.resident
+          ? fmt::format(", up to {} once their idle warps have exited", l.resident_running)
+          : "";
   return fmt::format("{} <<<({},{},{}), ({},{},{})>>>: {} registers, {} B shared; {} blocks per "
-                     "SM (limited by {}), {:.0f}% occupancy; {} blocks on the busiest SM; {}",
+                     "SM (limited by {}){}, {:.0f}% occupancy; {} blocks on the busiest SM; {}",
                      l.kernel, l.grid.x, l.grid.y, l.grid.z, l.block.x, l.block.y, l.block.z,
-                     l.registers, l.shared_bytes, l.resident, l.limited_by, 100 * l.occupancy,
-                     l.blocks_per_sm, us_text(l.us));
+                     l.registers, l.shared_bytes, l.resident, l.limited_by, running,
+                     100 * l.occupancy, l.blocks_per_sm, us_text(l.us));
 }
 
 } // namespace wb::perf

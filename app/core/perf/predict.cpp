@@ -36,6 +36,10 @@ sim::Simulator& simulator() {
 struct Occupancy {
   int resident = 1;
   std::string limited_by = "blocks";
+  // Warps that exit free their warp slots and registers at once; a block's slot and its shared
+  // memory are held until its last warp ends (measured: results/h200-2026-11-23-exited-warps.md).
+  int block_slots = 1; // blocks per SM by the block limit and shared memory alone
+  int warp_slots = 64; // warps per SM by the warp limit and registers alone
   int registers = 32, shared_bytes = 0;
   double l1_bytes = 0;
   int warps = 1;
@@ -65,6 +69,8 @@ Occupancy occupancy(const Machine& m, const Launch& la, const std::vector<Kernel
       {warps_by_regs / std::max(1, o.warps), "registers"},
       {smem_block > 0 ? m.smem_sm / smem_block : m.max_blocks_sm, "shared memory"},
   };
+  o.block_slots = std::max(1, std::min(lims[0].blocks, lims[3].blocks));
+  o.warp_slots = std::min(m.max_threads_sm / 32, warps_by_regs);
   o.resident = 1 << 30;
   for (auto& l : lims)
     if (l.blocks < o.resident) o.resident = l.blocks, o.limited_by = l.why;
@@ -271,12 +277,32 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
     double events = 0;
     for (auto& b : sl.blocks) events += double(warp_events(b));
     events = sl.blocks.empty() ? 1 : std::max(1.0, events / double(sl.blocks.size()));
+    // Blocks whose warps mostly exit early (one thread per row): the SM holds more of them than
+    // the occupancy of whole blocks, as many as its block slots and the warps still running allow.
+    int slots = o.resident;
+    {
+      size_t long_warps = 0;
+      for (auto& b : sl.blocks) {
+        uint64_t most = 0;
+        for (auto& w : b.warps) most = std::max<uint64_t>(most, w.ev.size() + w.dropped);
+        size_t k = 0; // warps that run long, or wait at a barrier for those that do
+        for (auto& w : b.warps)
+          k += 4 * (w.ev.size() + w.dropped) >= most ||
+               std::any_of(w.ev.begin(), w.ev.end(),
+                           [&](const sim::TraceEvent& e) { return cost[e.pc].barrier; });
+        long_warps = std::max(long_warps, k);
+      }
+      if (long_warps > 0 && long_warps < size_t(o.warps))
+        slots =
+            std::clamp((o.warp_slots - o.warps) / int(long_warps) + 1, o.resident, o.block_slots);
+    }
     ReplayInput in;
     in.m = &m;
     in.launch = &sl;
     in.cost = &cost;
     in.mem = &mem;
-    in.resident = o.resident;
+    in.resident = slots;
+    in.warp_slots = o.warp_slots;
     in.blocks_on_sm = nb;
     in.l1_bytes = o.l1_bytes;
     in.budget_events = opt.event_budget;
@@ -284,11 +310,11 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
     // blocks would replay thousands).
     uint64_t k = nb;
     if (double(k) * events > double(opt.event_budget)) {
-      k = std::max<uint64_t>(std::min<uint64_t>(nb, uint64_t(o.resident) * 2),
+      k = std::max<uint64_t>(std::min<uint64_t>(nb, uint64_t(slots) * 2),
                              uint64_t(double(opt.event_budget) / events));
       k = std::min(k, nb);
     }
-    const double replay_events = double(std::min<uint64_t>(k, uint64_t(o.resident) * 2)) * events;
+    const double replay_events = double(std::min<uint64_t>(k, uint64_t(slots) * 2)) * events;
     if (replay_events > double(opt.event_budget))
       in.thin = int(std::ceil(replay_events / double(opt.event_budget)));
     max_thin = std::max(max_thin, in.thin);
@@ -341,6 +367,7 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
     lp.registers = o.registers;
     lp.shared_bytes = o.shared_bytes;
     lp.resident = o.resident;
+    lp.resident_running = slots;
     lp.limited_by = o.limited_by;
     lp.occupancy = double(o.resident * o.warps) / m.max_warps_sm;
     lp.blocks_per_sm = nb;

@@ -219,6 +219,7 @@ ReplayResult replay(const ReplayInput& in) {
   long debug_left = debug_env ? std::atol(debug_env) : 0;
   size_t empty_slots = size_t(slots_n);
 
+  uint32_t live_warps = 0; // on the SM: a block starts only when its warps fit beside these
   auto start_block = [&](int s, double t) {
     Slot& sl = slots[size_t(s)];
     const ReplayBlock& b = in.blocks[next_block];
@@ -250,6 +251,9 @@ ReplayResult replay(const ReplayInput& in) {
       ws.done_kind.assign(ws.tr->ev.size(), uint8_t(Stall::alu));
       ready[size_t(ws.smsp)].push({t, sl.first_warp + k});
     }
+    if (debug_env)
+      std::fprintf(stderr, "replay: start block %d: %u warps, %u live, %u on the SM\n", sl.block,
+                   sl.nwarps, sl.live, live_warps);
     if (sl.live == 0) { // an empty block retires at once
       sl.block = -1;
       ++empty_slots;
@@ -259,12 +263,14 @@ ReplayResult replay(const ReplayInput& in) {
   auto dispatch = [&](double t) {
     for (int s = 0; s < slots_n && next_block < in.blocks.size(); ++s) {
       if (slots[size_t(s)].block >= 0) continue;
+      if (live_warps + wpb > uint32_t(std::max(in.warp_slots, int(wpb)))) break;
       // A slot's next block: once the SM has retired the last one (probe block_turnover) and
       // its dispatcher is free.
       double at = std::max(t + (t > 0 ? turnover : 0.0), last_dispatch + dispatch_gap);
       if (at > t) R.dispatch_wait += at - t;
       last_dispatch = at;
       start_block(s, at);
+      live_warps += slots[size_t(s)].live;
     }
   };
   auto release_barrier = [&](Slot& sl, double t) {
@@ -283,7 +289,9 @@ ReplayResult replay(const ReplayInput& in) {
     ws.done = true;
     Slot& sl = slots[size_t(ws.slot)];
     --sl.live;
+    --live_warps;
     if (sl.live > 0 && sl.arrived >= sl.live) release_barrier(sl, t);
+    if (sl.live > 0 && slots_n > 1) dispatch(t); // its warp slot may let another block in
     if (sl.live == 0) {
       if (debug_env)
         std::fprintf(stderr, "replay: block %d in slot %d: %.0f to %.0f\n", sl.block, ws.slot,
@@ -510,14 +518,16 @@ ReplayResult replay(const ReplayInput& in) {
                 }
               }
             } else {
+              // A lane's stream is the granules it misses the L1 on: loads that hit (a row's
+              // running maximum reloaded) do not break it.
               const uint64_t prev_granule = ws.last_granule;
-              if (n == 1) ws.last_granule = sec[0] >> 1;
               for (int k = 0; k < n; ++k) {
                 const uint64_t s_id = sec[k];
                 if ((c.l1_cached || local) && l1.access(s_id, true)) {
                   R.l1_hits += 1;
                   continue;
                 }
+                if (n == 1) ws.last_granule = s_id >> 1;
                 R.l1_misses += 1;
                 const double q0 = l2_pass(k, false);
                 // The L2 has it if this SM or an earlier block brought it in recently enough;
@@ -585,7 +595,16 @@ ReplayResult replay(const ReplayInput& in) {
         ws.done_kind[ws.pos] = uint8_t(kind);
         ws.next_issue = now + (c.free ? 0 : 1);
         ++ws.pos;
-        if (c.barrier) {
+        // A barrier reached by some of the warp's lanes while others still have work before it
+        // (code that diverged around __syncthreads(): barriers count threads, not warps): those
+        // lanes wait there and the warp goes on with the others.
+        bool whole = c.barrier;
+        for (size_t j = ws.pos; whole && j < ws.tr->ev.size(); ++j) {
+          const sim::TraceEvent& later = ws.tr->ev[j];
+          if (cost[later.pc].barrier) break;
+          whole = (later.mask & ~e.mask) == 0;
+        }
+        if (c.barrier && whole) {
           Slot& sl = slots[size_t(ws.slot)];
           ws.at_bar = true;
           ++sl.arrived;
@@ -629,6 +648,13 @@ ReplayResult replay(const ReplayInput& in) {
   R.cycles = cycles * thin;
   // Per-block figures to the whole SM.
   const double k = R.scale * thin;
+  // The extrapolated time is no less than what the SM's own busiest unit needs for all its
+  // blocks (a steady rate read from a few retirements can run ahead of it).
+  {
+    double floor = std::max(R.issue_slots / 4, R.mio_busy);
+    for (double b : R.pipe_busy) floor = std::max(floor, b / 4);
+    R.cycles = std::max(R.cycles, floor * k);
+  }
   R.issue_slots *= k;
   for (double& b : R.pipe_busy) b *= k;
   R.mio_busy *= k, R.port_busy *= k, R.l2_busy *= k, R.dram_busy *= k, R.atomic_busy *= k;

@@ -57,7 +57,8 @@ struct ReplayInput {
   const sim::SampledLaunch* launch = nullptr;
   const std::vector<OpCost>* cost = nullptr;
   const LaunchMemory* mem = nullptr;
-  int resident = 1;                // blocks at a time on the SM
+  int resident = 1;                // block slots on the SM (blocks at a time, at most)
+  int warp_slots = 1 << 30;        // a block starts only when its warps fit beside the live ones
   uint64_t blocks_on_sm = 1;       // blocks the busiest SM runs in all
   std::vector<ReplayBlock> blocks; // the first ones it runs, in order (the rest extrapolated)
   double l1_bytes = 0;             // L1 left beside the shared-memory carveout
