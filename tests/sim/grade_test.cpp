@@ -2,6 +2,7 @@
 // a crashing (its runner dies), a non-UTF-8, a huge and two kernel-less submissions and one that
 // names no puzzle, each with its row; the summary, the CSV and the JSON; the cache (a second run
 // skips what did not change, --force does not); the memory limit.
+#include "common/puzzle_suite.hpp"
 #include "common/temp_dir.hpp"
 #include "core/catalog.hpp"
 #include "core/grade.hpp"
@@ -18,11 +19,6 @@ using namespace wb;
 using namespace wb::grade;
 
 namespace {
-
-const Catalog& catalog() {
-  static Catalog c = load_catalog(WARPBOOK_SOURCE_ROOT);
-  return c;
-}
 
 std::string exe() {
   const char* e = std::getenv("WARPBOOK_EXE");
@@ -98,7 +94,7 @@ TEST_CASE("grade: one row per submission, whatever it does; the summary, CSV, JS
   std::vector<std::string> progress;
   opt.progress = [&](const std::string& line) { progress.push_back(line); };
 
-  Result r = grade_class(catalog(), opt);
+  Result r = grade_class(test::builtin_catalog(), opt);
   REQUIRE(r.rows.size() == 10);
   CHECK(r.checked == 5); // alice, bob, carol, dave, mallory: the rest needed no runner
   CHECK(r.unchanged == 0);
@@ -218,7 +214,7 @@ TEST_CASE("grade: one row per submission, whatever it does; the summary, CSV, JS
 
   // Again, unchanged: only mallory's crash is checked again; dave's timeout costs nothing now.
   progress.clear();
-  Result again = grade_class(catalog(), opt);
+  Result again = grade_class(test::builtin_catalog(), opt);
   CHECK(again.checked == 1);
   CHECK(again.unchanged == 4);
   CHECK(row_of(again, "alice").unchanged);
@@ -232,7 +228,7 @@ TEST_CASE("grade: one row per submission, whatever it does; the summary, CSV, JS
 
   // Bob fixes his kernel: his file is checked again, and now passes.
   cls.write("bob/01-vector-add.cu", kernel(index + "  if (i < n) c[i] = a[i] + b[i];\n"));
-  Result fixed = grade_class(catalog(), opt);
+  Result fixed = grade_class(test::builtin_catalog(), opt);
   CHECK(fixed.checked == 2);
   CHECK(fixed.unchanged == 3);
   CHECK(row_of(fixed, "bob").verdict == "passed");
@@ -241,7 +237,7 @@ TEST_CASE("grade: one row per submission, whatever it does; the summary, CSV, JS
 
   // --force checks everything again.
   opt.force = true;
-  Result forced = grade_class(catalog(), opt);
+  Result forced = grade_class(test::builtin_catalog(), opt);
   CHECK(forced.checked == 5);
   CHECK(forced.unchanged == 0);
   CHECK(row_of(forced, "dave").verdict == "timeout");
@@ -256,14 +252,14 @@ TEST_CASE("grade: a runner past --memory is killed and its row says so") {
   opt.backend = "sim";
   opt.runner_command = "'" + exe() + "' --catalog '" + WARPBOOK_SOURCE_ROOT + "' runner";
   opt.memory_mib = 16; // any runner holds more once NVRTC is loaded
-  Result r = grade_class(catalog(), opt);
+  Result r = grade_class(test::builtin_catalog(), opt);
   REQUIRE(r.rows.size() == 1);
   CHECK(r.rows[0].verdict == "out_of_memory");
   CHECK_MESSAGE(has(r.rows[0].diagnostic, "over the --memory limit of 16 MiB, so it was killed"),
                 r.rows[0].diagnostic);
   // The limit is part of what a row depends on: a higher one checks the file again.
   opt.memory_mib = 4096;
-  Result more = grade_class(catalog(), opt);
+  Result more = grade_class(test::builtin_catalog(), opt);
   CHECK(more.checked == 1);
   CHECK(more.rows[0].verdict == "passed");
 }
@@ -272,11 +268,11 @@ TEST_CASE("grade: usage problems are thrown, an empty folder leaves no cache beh
   TempDir cls;
   Options opt;
   opt.dir = cls.path / "missing";
-  CHECK_THROWS_AS(grade_class(catalog(), opt), std::invalid_argument);
+  CHECK_THROWS_AS(grade_class(test::builtin_catalog(), opt), std::invalid_argument);
   opt.dir = cls.path;
   opt.jobs = 0;
-  CHECK_THROWS_AS(grade_class(catalog(), opt), std::invalid_argument);
+  CHECK_THROWS_AS(grade_class(test::builtin_catalog(), opt), std::invalid_argument);
   opt.jobs = 1;
-  CHECK(grade_class(catalog(), opt).rows.empty());
+  CHECK(grade_class(test::builtin_catalog(), opt).rows.empty());
   CHECK_FALSE(fs::exists(cls.path / kCacheName));
 }

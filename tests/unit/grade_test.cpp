@@ -1,5 +1,6 @@
 // `warpbook grade`'s pure parts: UTF-8 validation, the kernel pre-check, finding submissions in a
 // class folder, the summary and the CSV. tests/sim/grade_test.cpp runs a whole class.
+#include "common/puzzle_suite.hpp"
 #include "common/temp_dir.hpp"
 #include "core/catalog.hpp"
 #include "core/grade.hpp"
@@ -14,13 +15,8 @@ using namespace wb::grade;
 
 namespace {
 
-const Catalog& catalog() {
-  static Catalog c = load_catalog(WARPBOOK_SOURCE_ROOT);
-  return c;
-}
-
 const Puzzle& vector_add() {
-  const Puzzle* p = catalog().find_puzzle("01");
+  const Puzzle* p = test::builtin_catalog().find_puzzle("01");
   REQUIRE(p);
   return *p;
 }
@@ -104,7 +100,7 @@ TEST_CASE("find_submissions: student folders (nested too) and STUDENT.PUZZLE.cu 
   d.write("nopuzzle.cu", "x");
   d.write(".warpbook-grade.json", "{}");
   d.write("README.md", "x");
-  auto subs = find_submissions(d.path, catalog());
+  auto subs = find_submissions(d.path, test::builtin_catalog());
   REQUIRE(subs.size() == 6);
   CHECK(subs[0].file == "alice/01.cu");
   CHECK(subs[0].student == "alice");

@@ -43,28 +43,22 @@ std::string plural(double n, const char* one, const char* many) {
   return fmt::format("{:.0f} {}", n, n == 1 ? one : many);
 }
 
-} // namespace
-
-namespace {
-
 // A resource busy this share of the time or more is the limiter; below it, the time goes to
 // waiting (latency, dependent chains, barriers, block starts) and that is named first.
 constexpr double kSaturated = 0.85;
 
-bool is_resource(const std::string& k) {
-  for (const char* r : {"dram", "l2", "lsu", "issue", "fp32", "fp64", "fp16", "sfu", "conversions",
-                        "alu", "tensor", "shared"})
-    if (k == r) return true;
-  return k == "atomics";
-}
-// Warps waiting on memory or on their own dependent arithmetic with the SM's resources idle.
-bool is_waiting(const std::string& k) {
-  return k == "latency" || k == "serial";
-}
 bool is_pipe(const std::string& k) {
   for (const char* r : {"fp32", "fp64", "fp16", "sfu", "conversions", "alu", "tensor"})
     if (k == r) return true;
   return false;
+}
+// A unit with a rate (a pipe, issue, the memory system, the L2's atomic units).
+bool is_resource(const std::string& k) {
+  return is_pipe(k) || k == "dram" || k == "l2" || k == "lsu" || k == "issue" || k == "atomics";
+}
+// Warps waiting on memory or on their own dependent arithmetic with the SM's resources idle.
+bool is_waiting(const std::string& k) {
+  return k == "latency" || k == "serial";
 }
 // A cause: what makes a resource busier than the work needs.
 bool is_cause(const Factor& f) {

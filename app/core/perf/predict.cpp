@@ -70,7 +70,7 @@ Occupancy occupancy(const Machine& m, const Launch& la, const std::vector<Kernel
       {smem_block > 0 ? m.smem_sm / smem_block : m.max_blocks_sm, "shared memory"},
   };
   o.block_slots = std::max(1, std::min(lims[0].blocks, lims[3].blocks));
-  o.warp_slots = std::min(m.max_threads_sm / 32, warps_by_regs);
+  o.warp_slots = std::min(m.max_warps_sm, warps_by_regs);
   o.resident = 1 << 30;
   for (auto& l : lims)
     if (l.blocks < o.resident) o.resident = l.blocks, o.limited_by = l.why;

@@ -251,9 +251,6 @@ ReplayResult replay(const ReplayInput& in) {
       ws.done_kind.assign(ws.tr->ev.size(), uint8_t(Stall::alu));
       ready[size_t(ws.smsp)].push({t, sl.first_warp + k});
     }
-    if (debug_env)
-      std::fprintf(stderr, "replay: start block %d: %u warps, %u live, %u on the SM\n", sl.block,
-                   sl.nwarps, sl.live, live_warps);
     if (sl.live == 0) { // an empty block retires at once
       sl.block = -1;
       ++empty_slots;
