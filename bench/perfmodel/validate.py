@@ -36,6 +36,7 @@ LIMITER_KEYS = {
     "local_memory": {"local_memory"},
     "lsu": {"lsu", "l1", "shared"},
     "alu": {"alu", "issue"},
+    "dispatch": {"dispatch"},
 }
 
 
@@ -126,6 +127,14 @@ def main():
             "model_ms": pred.get("model_ms", 0),
         })
     out = []
+    if local:
+        import datetime
+        rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
+                             text=True).stdout.strip()
+        out.append(f"Measured: {os.path.relpath(os.path.abspath(data), ROOT)}. Predicted for `{gpu}` "
+                   f"on {datetime.date.today()} by `warpbook predict` built from {rev or 'this tree'} "
+                   f"(a machine without a GPU, {os.cpu_count()} cores).")
+        out.append("")
     out.append(f"| kernel | designed limiter | measured | predicted | ratio | SOL | model names | |")
     out.append("|---|---|---:|---:|---:|---:|---|---|")
     for r in rows:

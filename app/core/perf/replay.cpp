@@ -149,7 +149,7 @@ ReplayResult replay(const ReplayInput& in) {
     bool operator>(const Pending& o) const { return t > o.t; }
   };
   std::priority_queue<Pending, std::vector<Pending>, std::greater<Pending>> dram_inflight;
-  double dram_bytes_inflight = 0; // this SM's DRAM reads not back yet
+  double dram_bytes_inflight = 0; // this SM's DRAM reads not back yet and writes not written
   double inflight_integral = 0;
 
   // DRAM service per byte for a stream with this launch's mix of reads and writes: the measured
@@ -190,13 +190,22 @@ ReplayResult replay(const ReplayInput& in) {
   // Did an earlier block (in dispatch order) bring this template sector into the L2 recently?
   const Dim3 g = L.launch.grid;
   const double stride[3] = {1.0, double(g.x), double(g.x) * g.y};
+  // The earlier block along d is either one of the blocks resident on the GPU beside this one
+  // (dispatched in the same round of every SM's slots: it reads the same data at about the same
+  // point of its run, so the L2 still has it however much the grid reads in all), or it ran
+  // before, and then only as many bytes as the blocks between them brought in may have passed.
+  const uint64_t concurrent =
+      std::max<uint64_t>(1, uint64_t(slots_n) * uint64_t(std::max(1, M.sm_count)));
   auto earlier_block_had = [&](uint64_t s, uint32_t pc, const ReplayBlock& b) {
     const PcShift& sh = mem.shift[pc];
     const uint32_t c[3] = {b.idx.x, b.idx.y, b.idx.z};
     for (int d = 0; d < 3; ++d) {
       if (c[d] == 0 || !sh.known[d]) continue;
+      const uint64_t back = uint64_t(stride[d]);
+      const bool same_round =
+          back <= b.linear && b.linear / concurrent == (b.linear - back) / concurrent;
       const double distance = stride[d] * std::max(mem.new_bytes_per_block, 32.0);
-      if (distance > M.l2_capacity) continue;
+      if (!same_round && distance > M.l2_capacity) continue;
       if (sh.delta[d] == 0 ||
           (b.tmpl == mem.anchor && mem.anchor_footprint.count(s + uint64_t(sh.delta[d]))))
         return true;
@@ -301,12 +310,32 @@ ReplayResult replay(const ReplayInput& in) {
     }
   };
 
-  // Skips events of thinned chunks (barriers are always kept).
+  // Skips events of thinned chunks (barriers are always kept). Their loads still pass through the
+  // L1 and the L2 (untimed, uncounted): the replayed chunks then hit on what the skipped ones
+  // brought in (the other half of a granule, a tile's next rows), as they would in a full run.
   auto skip_thinned = [&](WarpState& ws) {
     if (thin <= 1) return;
     const auto& ev = ws.tr->ev;
+    const ReplayBlock& rb = in.blocks[size_t(slots[size_t(ws.slot)].block)];
     while (ws.pos < ev.size() && (ws.pos / kChunk) % size_t(thin) != 0) {
-      if (cost[ev[ws.pos].pc].barrier) return;
+      const sim::TraceEvent& e = ev[ws.pos];
+      const OpCost& c = cost[e.pc];
+      if (c.barrier) return;
+      const bool local = e.kind == sim::TraceKind::local;
+      if ((e.kind == sim::TraceKind::global || local) && c.returns) {
+        for (uint32_t k = 0; k < e.count; ++k) {
+          const uint64_t s_id = relocate(ws.tr->sec[e.first + k].id, e.pc, rb, local);
+          if ((c.l1_cached || local) && l1.access(s_id, true)) continue;
+          if (local) continue;
+          const uint64_t gran = s_id >> 1;
+          auto it = l2_seen.find(gran);
+          const bool hit = (it != l2_seen.end() &&
+                            (fetched - it->second) * std::max(1.0, rb.busy_sms) < M.l2_capacity) ||
+                           earlier_block_had(ws.tr->sec[e.first + k].id, e.pc, rb);
+          if (!hit) fetched += 64;
+          l2_seen[gran] = fetched;
+        }
+      }
       ++ws.pos;
     }
   };
@@ -425,7 +454,8 @@ ReplayResult replay(const ReplayInput& in) {
           case sim::TraceKind::global_atomic: {
             const bool local = e.kind == sim::TraceKind::local;
             const bool atomic = e.kind == sim::TraceKind::global_atomic;
-            const bool store = !c.returns && !atomic;
+            // cp.async returns nothing to a register but reads global memory: a load.
+            const bool store = !c.returns && !atomic && info.mem != sim::MemKind::load;
             // Sectors at the block's own addresses; lines are the L1's units of work.
             uint64_t sec[256];
             uint32_t mask[256];
@@ -478,6 +508,21 @@ ReplayResult replay(const ReplayInput& in) {
               R.dram_busy += ns * share * clk;
               return d0;
             };
+            auto retire_dram = [&] {
+              while (!dram_inflight.empty() && dram_inflight.top().t <= now) {
+                dram_bytes_inflight -= dram_inflight.top().bytes;
+                dram_inflight.pop();
+              }
+            };
+            // A write occupies the DRAM's channels as a read does: it counts in the bytes in
+            // flight that set the reads' loaded latency until it is written.
+            auto write_in_flight = [&](double d0, double bytes) {
+              retire_dram();
+              const double lat = M.cycles(M.dram_loaded_ns((dram_bytes_inflight + bytes) * share));
+              dram_inflight.push(
+                  {std::max(d0 + bytes / stream_gbps * share * clk, now + lat), bytes});
+              dram_bytes_inflight += bytes;
+            };
             double ready = t0 + M.cycles(M.lat_l1_ns);
             kind = Stall::l1;
             if (atomic) {
@@ -504,13 +549,13 @@ ReplayResult replay(const ReplayInput& in) {
                 auto it = bm.find(ws.tr->sec[e.first + uint32_t(k)].id);
                 const bool whole = it != bm.end() && it->second == 0xffffffffu;
                 if (whole) {
-                  dram(q0, 32.0 / stream_gbps);
+                  write_in_flight(dram(q0, 32.0 / stream_gbps), 32);
                   R.dram_write_bytes += 32;
                 } else if (alone[k]) {
-                  dram(q0, 32.0 / M.dram_sector_write_gbps);
+                  write_in_flight(dram(q0, 32.0 / M.dram_sector_write_gbps), 32);
                   R.dram_write_bytes += 32, R.dram_read_bytes += 32;
                 } else {
-                  dram(q0, 64.0 / stream_gbps);
+                  write_in_flight(dram(q0, 64.0 / stream_gbps), 64);
                   R.dram_write_bytes += 32, R.dram_read_bytes += 32;
                 }
               }
@@ -552,10 +597,7 @@ ReplayResult replay(const ReplayInput& in) {
                 fetched += 64;
                 l2_seen[gran] = fetched;
                 // Loaded latency: this SM's DRAM reads in flight, as the whole GPU's.
-                while (!dram_inflight.empty() && dram_inflight.top().t <= now) {
-                  dram_bytes_inflight -= dram_inflight.top().bytes;
-                  dram_inflight.pop();
-                }
+                retire_dram();
                 // One lane walking memory in order: the memory system has fetched ahead of it
                 // (probe seq_read: about an L2 latency per step, not a DRAM one), so the next
                 // granule of such a stream waits as for the L2.
