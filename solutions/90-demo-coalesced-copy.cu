@@ -20,7 +20,7 @@
 // the thread that owns the partial vector.
 //
 // Figures (H200, 2026-11-23, `warpbook check`): 246 us, 2.18 TB/s, 48% of speed of light; the
-// starter 201 us (58%). `warpbook predict` says 199 us and names block scheduling first. The
+// starter 201 us (58%). `warpbook predict` says 201 us and names block scheduling first. The
 // float4 idea pays only with a grid a quarter the size: compare 01-vector-add's solution, which
 // picks its own grid and reaches 93%.
 // @tune BLOCK=256

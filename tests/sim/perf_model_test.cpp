@@ -65,7 +65,7 @@ TEST_CASE("perf model: demo 91's time rises with STRIDE up to 8 sectors per requ
   CHECK(us[5] >= us[4]);
   CHECK(us[5] < 4 * us[3]); // sectors stop multiplying once each lane has its own
   // Lesson 0003's table prints these predictions: keep it true when the model changes.
-  const double lesson[] = {249, 406, 810, 1618, 2156, 4196};
+  const double lesson[] = {251, 406, 810, 1618, 2156, 4196};
   for (size_t i = 0; i < 6; ++i) CHECK_MESSAGE(std::abs(us[i] / lesson[i] - 1) < 0.05, us[i]);
 }
 
