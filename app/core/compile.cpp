@@ -2,6 +2,8 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <dlfcn.h>
+#include <filesystem>
 #include <fmt/format.h>
 #include <mutex>
 #include <nvrtc.h>
@@ -9,6 +11,8 @@
 #include <sstream>
 
 namespace wb {
+
+namespace fs = std::filesystem;
 
 std::string_view severity_name(Diagnostic::Severity s) {
   switch (s) {
@@ -74,12 +78,65 @@ const std::pair<const char*, const char*> kShims[] = {
 const std::pair<const char*, const char*> kAliases[] = {
     {"float.h", "cfloat"}, {"limits.h", "climits"}, {"assert.h", "cassert"}, {"stdio.h", "cstdio"}};
 
-std::string cuda_include_dir() {
-  if (const char* e = std::getenv("WARPBOOK_CUDA_INCLUDE"); e && *e) return e;
-  if (const char* e = std::getenv("CUDA_HOME"); e && *e) return std::string(e) + "/include";
+// The toolkit's include directory: where the NVRTC this process loaded came from, unless the
+// environment names one; the one Warpbook was built against last.
+std::vector<std::string> cuda_include_candidates() {
+  std::vector<std::string> out;
+  if (const char* e = std::getenv("WARPBOOK_CUDA_INCLUDE"); e && *e) out.push_back(e);
+  for (const char* var : {"CUDA_HOME", "CUDA_PATH"})
+    if (const char* e = std::getenv(var); e && *e) out.push_back(std::string(e) + "/include");
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&nvrtcVersion), &info) && info.dli_fname) {
+    // lib64/libnvrtc.so (beside include/) or targets/<arch>/lib/libnvrtc.so (include/ beside lib/)
+    const fs::path lib = fs::weakly_canonical(fs::path(info.dli_fname)).parent_path();
+    out.push_back((lib.parent_path() / "include").string());
+  }
   std::string d = WARPBOOK_CUDA_INCLUDE;
   auto semi = d.find(';');
-  return semi == std::string::npos ? d : d.substr(0, semi);
+  out.push_back(semi == std::string::npos ? d : d.substr(0, semi));
+  return out;
+}
+
+std::string cuda_include_dir() {
+  const auto c = cuda_include_candidates();
+  for (const auto& d : c) {
+    std::error_code ec;
+    if (fs::exists(fs::path(d) / "cuda_fp16.h", ec)) return d;
+  }
+  return c.back();
+}
+
+// The include directories NVRTC is given: the toolkit's, and its CCCL (CUB, libcu++, Thrust, which
+// cooperative groups needs too), which CUDA 13 keeps in include/cccl.
+std::vector<std::string> cuda_include_dirs() {
+  std::vector<std::string> out{cuda_include_dir()};
+  std::error_code ec;
+  if (fs::is_directory(fs::path(out[0]) / "cccl", ec)) out.push_back(out[0] + "/cccl");
+  return out;
+}
+
+// "cannot open source file "cub/block/block_reduce.cuh"": say where Warpbook looked, and what
+// the header belongs to.
+void explain_missing_headers(std::vector<Diagnostic>& diags) {
+  static const std::regex missing(R"re(cannot open source file "([^"]+)")re");
+  for (auto& d : diags) {
+    std::smatch m;
+    if (d.severity != Diagnostic::Severity::error || !std::regex_search(d.message, m, missing))
+      continue;
+    const std::string h = m[1];
+    auto starts = [&](const char* p) { return h.rfind(p, 0) == 0; };
+    const char* part = starts("cub/")                     ? "CUB (part of CUDA's CCCL)"
+                       : starts("cuda/") || starts("nv/") ? "libcu++ (part of CUDA's CCCL)"
+                       : starts("thrust/")                ? "Thrust (part of CUDA's CCCL)"
+                       : starts("cooperative_groups")     ? "cooperative groups"
+                                                          : nullptr;
+    std::string dirs;
+    for (auto& x : cuda_include_dirs()) dirs += (dirs.empty() ? "" : ", ") + x;
+    d.message += fmt::format(
+        " ({}is not in the toolkit's headers Warpbook gives NVRTC: {}; set WARPBOOK_CUDA_INCLUDE "
+        "to the include directory of a CUDA toolkit that has it)",
+        part ? fmt::format("{} ", part) : std::string(), dirs);
+  }
 }
 
 std::vector<std::string> ptx_entries(const std::string& ptx) {
@@ -241,7 +298,8 @@ Program compile_source(const std::string& source, const std::string& file,
   p.file = file;
   p.arch = opt.arch;
   std::vector<std::string> options = {"--gpu-architecture=" + opt.arch, "-lineinfo", "-std=c++17",
-                                      "-I" + cuda_include_dir(), "-DWARPBOOK=1"};
+                                      "-DWARPBOOK=1"};
+  for (auto& d : cuda_include_dirs()) options.push_back("-I" + d);
   for (auto& [k, v] : opt.defines) options.push_back(fmt::format("-D{}={}", k, v));
   for (auto& e : opt.extra) options.push_back(e);
   bool real_arch = opt.arch.rfind("sm_", 0) == 0;
@@ -251,6 +309,13 @@ Program compile_source(const std::string& source, const std::string& file,
   NvrtcResult r = run_nvrtc(text, file, options, real_arch);
   p.log = r.log;
   p.diagnostics = parse_nvrtc_log(r.log);
+  // libcu++ (under NVRTC) defines INFINITY and NAN its own way over the prelude's: same values.
+  std::erase_if(p.diagnostics, [](const Diagnostic& d) {
+    return d.severity == Diagnostic::Severity::warning &&
+           (d.message.rfind("incompatible redefinition of macro \"INFINITY\"", 0) == 0 ||
+            d.message.rfind("incompatible redefinition of macro \"NAN\"", 0) == 0);
+  });
+  explain_missing_headers(p.diagnostics);
   if (r.status != NVRTC_SUCCESS && r.status != NVRTC_ERROR_COMPILATION)
     p.diagnostics.push_back({file, 0, 0, Diagnostic::Severity::error,
                              fmt::format("NVRTC failed: {}", nvrtcGetErrorString(r.status))});

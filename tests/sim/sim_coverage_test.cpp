@@ -1,7 +1,7 @@
-// Instruction coverage: every kernel of the corpus, of every puzzle (reference, starter) and of
-// every solution, compiled for compute_80 and compute_90, decodes without a single instruction
-// the simulator does not implement. Also writes the list of distinct instruction spellings seen
-// (build dir: sim_instruction_coverage.txt) for docs/simulator.md.
+// Instruction coverage: every kernel of the corpus (tests/corpus, tests/libraries), of every puzzle
+// (reference, starter) and of every solution, compiled for compute_80 and compute_90, decodes
+// without a single instruction the simulator does not implement. Also writes the list of distinct
+// instruction spellings seen (build dir: sim_instruction_coverage.txt) for docs/simulator.md.
 #include "sim_test_util.hpp"
 
 #include "core/backend/sim/decode.hpp"
@@ -20,8 +20,9 @@ namespace {
 std::vector<fs::path> sources() {
   std::vector<fs::path> v;
   fs::path root = WARPBOOK_SOURCE_ROOT;
-  for (auto& e : fs::directory_iterator(root / "tests" / "corpus"))
-    if (e.path().extension() == ".cu") v.push_back(e.path());
+  for (const char* dir : {"corpus", "libraries"})
+    for (auto& e : fs::directory_iterator(root / "tests" / dir))
+      if (e.path().extension() == ".cu") v.push_back(e.path());
   if (fs::exists(root / "puzzles"))
     for (auto& d : fs::directory_iterator(root / "puzzles"))
       for (const char* f : {"reference.cu", "starter.cu"})
@@ -39,6 +40,10 @@ std::map<std::string, int64_t> defines_for(const fs::path& file, const std::stri
                                       {"COLS", 4},    {"BM", 64},   {"BN", 64},   {"BK", 8},
                                       {"TM", 4},      {"TN", 4},    {"WARPS", 4}, {"VEC", 4},
                                       {"ITEMS", 4},   {"RADIUS", 3}};
+  // Library kernels: only the names their puzzles define (CUB has a member named WARPS, which a
+  // -DWARPS would break).
+  if (file.parent_path().filename() == "libraries")
+    d = {{"BLOCK", 256}, {"GRID", 64}, {"ITEMS", 4}};
   std::vector<wb::Diagnostic> diags;
   for (auto& t : wb::parse_tune_lines(src, file.filename().string(), diags)) d[t.name] = t.value;
   return d;

@@ -925,6 +925,9 @@ void Decoder::note_registers(const ptx::Instr& in, const Opc& o, InstInfo& info)
   for (const char* b : kNoDest)
     if (o.base == b) dest = false;
   if (o.base == "wmma" && o.has("store")) dest = false;
+  if (o.base == "mbarrier" && (o.has("init") || o.has("inval") || o.has("complete_tx") ||
+                               (o.has("expect_tx") && !o.has("arrive"))))
+    dest = false;
   if (!in.guard.empty()) add(info.uses, in.guard);
   for (size_t i = 0; i < in.ops.size(); ++i)
     walk(walk, in.ops[i], i == 0 && dest ? info.defs : info.uses);
@@ -944,9 +947,9 @@ void Decoder::decode_instr(const ptx::Instr& in) {
     }
     Opc o(in.opcode);
     bool ok = decode_int(*this, I, info, o, in) || decode_float(*this, I, info, o, in) ||
-              decode_cvt(*this, I, info, o, in) || decode_mem(*this, I, info, o, in) ||
-              decode_ctrl(*this, I, info, o, in) || decode_warp(*this, I, info, o, in) ||
-              decode_tensor(*this, I, info, o, in);
+              decode_cvt(*this, I, info, o, in) || decode_sync(*this, I, info, o, in) ||
+              decode_mem(*this, I, info, o, in) || decode_ctrl(*this, I, info, o, in) ||
+              decode_warp(*this, I, info, o, in) || decode_tensor(*this, I, info, o, in);
     if (!ok) throw Unsupported("the simulator does not implement `" + o.base + "`");
     if (!I.fn) throw Unsupported("no handler");
     note_registers(in, o, info);

@@ -113,6 +113,7 @@ bool decode_mem(Dec&, Inst&, InstInfo&, const Opc&, const ptx::Instr&);
 bool decode_ctrl(Dec&, Inst&, InstInfo&, const Opc&, const ptx::Instr&);
 bool decode_warp(Dec&, Inst&, InstInfo&, const Opc&, const ptx::Instr&);
 bool decode_tensor(Dec&, Inst&, InstInfo&, const Opc&, const ptx::Instr&);
+bool decode_sync(Dec&, Inst&, InstInfo&, const Opc&, const ptx::Instr&);
 
 int h_nop(Exec&, Warp&, const Inst&, uint32_t);
 int h_unsupported(Exec&, Warp&, const Inst&, uint32_t);

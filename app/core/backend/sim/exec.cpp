@@ -495,20 +495,27 @@ template <bool Count, bool Trace> void run_warps(Exec& x, Block& B) {
     if (L.shuffle) {
       for (uint32_t i = B.nwarps; i > 1; --i) std::swap(order[i - 1], order[x.next_rand() % i]);
     }
-    bool progress = false, alive = false;
+    bool progress = false, alive = false, all_wait_mbar = true;
+    const uint64_t mbar_changes = B.mbar_changes;
     for (uint32_t wi : order) {
       Warp& w = x.warps[wi];
       if (!w.live) continue;
       alive = true;
       if (!w.active && !reschedule(x, w)) continue;
       uint32_t s = L.shuffle ? 1 + uint32_t(x.next_rand() % slice) : slice;
+      w.mbar_waiting = false;
       int rc = run_warp<Count, Trace>(x, w, s);
       progress = true;
+      all_wait_mbar &= w.mbar_waiting;
       if (rc == kStop) return;
     }
     if (!alive) break;
     if (!progress) {
       report_stuck(x);
+      return;
+    }
+    if (all_wait_mbar && B.mbar_changes == mbar_changes) {
+      report_mbarrier_deadlock(x);
       return;
     }
     if (L.stop.load(std::memory_order_relaxed)) return;

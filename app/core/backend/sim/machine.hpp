@@ -38,7 +38,8 @@ constexpr uint64_t kLocalWindow = 0x00007e1000000000ull;
 constexpr uint64_t kWindowSize = 1ull << 32;
 constexpr uint64_t kModuleVarBase = 0x00007f0000000000ull;
 constexpr uint64_t kBufferBase = 0x00007f1000000000ull;
-constexpr uint64_t kNullPage = 1ull << 16; // addresses below this are "a null pointer"
+constexpr uint64_t kHeapBase = 0x00007f8000000000ull; // device malloc (DeviceHeap)
+constexpr uint64_t kNullPage = 1ull << 16;            // addresses below this are "a null pointer"
 
 enum class Ty : uint8_t {
   none,
@@ -283,6 +284,29 @@ struct Region {
   bool readonly = false;
   uint64_t* writers = nullptr; // per element: (block << 11 | thread) + 1, 0 unwritten (atomic_ref)
   size_t nelem = 0;
+  std::string freed_by; // device malloc: who freed it ("" while it is live)
+};
+
+// Device-side malloc/free for one launch: each allocation is a Region of its own with guard bands
+// on both sides, so bounds, guard-band and element messages work as for buffers. A free empties
+// the region's data range, so any later access takes the slow path and is named a use after free.
+// The default CUDA heap is 8 MB: past it malloc returns NULL, as on a GPU.
+class DeviceHeap {
+public:
+  static constexpr uint64_t kLimit = 8ull << 20, kGuard = 256;
+  // The simulated address of `bytes` fresh bytes, or 0 when the heap is full.
+  uint64_t allocate(uint64_t bytes, std::string owner);
+  // "" on success; else what is wrong with freeing `a` (never malloc'd, already freed).
+  std::string release(uint64_t a, const std::string& who);
+  Region* find(uint64_t a) const;
+  // Allocations still live, for the leak warnings at the end of the launch.
+  std::vector<std::string> leaks() const;
+
+private:
+  mutable std::mutex mu_;
+  std::map<uint64_t, std::unique_ptr<Region>> regions_; // by base
+  std::vector<std::unique_ptr<std::byte[]>> storage_;
+  uint64_t next_ = kHeapBase, used_ = 0;
 };
 
 class Memory {
@@ -299,6 +323,7 @@ public:
   void sort();
   // The region whose image contains [a, a+n), or nullptr.
   Region* find(uint64_t a) const;
+  DeviceHeap* heap = nullptr; // the launch's device malloc heap, when its kernel calls malloc
   // The region nearest to `a` (for messages), or nullptr.
   Region* nearest(uint64_t a) const;
 };
@@ -336,6 +361,9 @@ struct Warp {
   // keeps jumping back while other lanes wait further on yields to them (`yielded` lanes run only
   // when no other lane can).
   uint32_t yielded = 0, spin_mask = 0, spin_count = 0;
+  // The warp's last turn ended in an mbarrier wait that failed (ops_sync.cpp), at this pc.
+  bool mbar_waiting = false;
+  uint32_t mbar_wait_pc = 0;
   bool force_partial = false;
   bool warned_partial = false;
   uint32_t lane_pc[kWarpSize] = {};
@@ -378,6 +406,7 @@ struct Block {
   uint32_t arrived[16] = {};
   uint32_t expected[16] = {}; // 0: all non-exited threads
   uint32_t epoch = 0;
+  uint64_t mbar_changes = 0; // mbarrier inits, arrivals and transactions so far
   uint32_t red_popc[16] = {};
   bool red_all[16] = {true, true, true, true, true, true, true, true,
                       true, true, true, true, true, true, true, true};
@@ -516,6 +545,8 @@ inline uint32_t pc_of(const Exec& x, const Inst& in) {
 bool reschedule(Exec& x, Warp& w);
 // A barrier completed or a thread exited: release what can be released (exec.cpp).
 int check_barriers(Exec& x);
+// Every live warp waits on an mbarrier that nothing can complete: the fault (ops_sync.cpp).
+int report_mbarrier_deadlock(Exec& x);
 
 // Memory access (memory.cpp). Each returns a host pointer, or nullptr after raising a fault.
 std::byte* global_ptr(Exec& x, Warp& w, const Inst& in, int lane, uint64_t a, uint32_t n,

@@ -57,11 +57,61 @@ void Memory::sort() {
 }
 
 Region* Memory::find(uint64_t a) const {
+  if (a >= kHeapBase) return heap ? heap->find(a) : nullptr;
   auto it = std::upper_bound(regions.begin(), regions.end(), a,
                              [](uint64_t v, auto& r) { return v < r->base; });
   if (it == regions.begin()) return nullptr;
   Region* r = (it - 1)->get();
   return a < r->end ? r : nullptr;
+}
+
+uint64_t DeviceHeap::allocate(uint64_t bytes, std::string owner) {
+  std::lock_guard lk(mu_);
+  const uint64_t data = std::max<uint64_t>(bytes, 1);
+  if (used_ + data > kLimit) return 0;
+  used_ += data;
+  const uint64_t image = kGuard + (data + 255) / 256 * 256 + kGuard;
+  auto r = std::make_unique<Region>();
+  r->base = next_;
+  r->data_lo = next_ + kGuard;
+  r->data_hi = r->data_lo + bytes;
+  r->end = next_ + image;
+  storage_.emplace_back(new std::byte[image]());
+  r->host = storage_.back().get();
+  r->name = std::move(owner);
+  next_ += image;
+  const uint64_t a = r->data_lo;
+  regions_[r->base] = std::move(r);
+  return a;
+}
+
+std::string DeviceHeap::release(uint64_t a, const std::string& who) {
+  std::lock_guard lk(mu_);
+  auto it = regions_.upper_bound(a);
+  Region* r = it == regions_.begin() ? nullptr : std::prev(it)->second.get();
+  if (!r || a != r->data_lo)
+    return r && a < r->end ? "a pointer inside " + r->name + ", not the start malloc returned"
+                           : "a pointer malloc did not return";
+  if (!r->freed_by.empty()) return r->name + ", which " + r->freed_by + " already freed";
+  r->freed_by = who;
+  std::atomic_ref<uint64_t>(r->data_hi).store(r->data_lo, std::memory_order_relaxed);
+  return "";
+}
+
+Region* DeviceHeap::find(uint64_t a) const {
+  std::lock_guard lk(mu_);
+  auto it = regions_.upper_bound(a);
+  if (it == regions_.begin()) return nullptr;
+  Region* r = std::prev(it)->second.get();
+  return a < r->end ? r : nullptr;
+}
+
+std::vector<std::string> DeviceHeap::leaks() const {
+  std::lock_guard lk(mu_);
+  std::vector<std::string> out;
+  for (auto& [base, r] : regions_)
+    if (r->freed_by.empty()) out.push_back(r->name);
+  return out;
 }
 
 Region* Memory::nearest(uint64_t a) const {
@@ -174,6 +224,13 @@ std::byte* global_ptr(Exec& x, Warp& w, const Inst& in, int lane, uint64_t a, ui
     }
     x.last = r;
     return r->host + (a - r->base);
+  }
+  if (r && !r->freed_by.empty() && a >= r->data_lo && a < r->end - DeviceHeap::kGuard) {
+    raise_fault(x, FaultKind::out_of_bounds,
+                who(x, w, lane) + " " + verb(write) + " " + r->name + " after " + r->freed_by +
+                    " freed it (a use after free)" + at_line(inf.line),
+                inf.line);
+    return nullptr;
   }
   if (r) {
     // Inside a guard band: the access lands (as it would on a GPU, corrupting the band, which the

@@ -394,15 +394,46 @@ int h_assertfail(Exec& x, Warp& w, const Inst& in, uint32_t m) {
                      line);
 }
 
+// Device malloc/free (DeviceHeap): each lane's call on its own, in lane order.
+int h_malloc_free(Exec& x, Warp& w, const Inst& in, uint32_t m) {
+  const Program& P = *x.P;
+  const CallSite& cs = P.calls[in.target];
+  const FuncInfo& caller = P.funcs[cs.caller];
+  const bool is_malloc = P.funcs[cs.callee].builtin == 3;
+  const uint64_t* cframe = w.row(caller.frame_row);
+  const InstInfo& inf = info_of(x, in);
+  DeviceHeap* heap = x.L->mem->heap;
+  for (uint32_t mm = m; mm; mm &= mm - 1) {
+    const int l = std::countr_zero(mm);
+    if (cs.arg_off.empty() || !heap) break;
+    const uint64_t arg = read_frame_u64(w, P, l, cframe[l], cs.arg_off[0], cs.arg_size[0]);
+    const std::string who = thread_name(x, w, l) + " of " + block_name(x) + at_line(inf.line);
+    if (is_malloc) {
+      const uint64_t a =
+          heap->allocate(arg, "the " + std::to_string(arg) + " bytes malloc'd by " + who);
+      if (!cs.ret_off.empty())
+        std::memcpy(w.local + size_t(l) * P.local_per_thread + cframe[l] + cs.ret_off[0], &a,
+                    std::min<uint32_t>(cs.ret_size[0], 8));
+      continue;
+    }
+    if (!arg) continue; // free(NULL) does nothing
+    const std::string why = heap->release(arg, who);
+    if (!why.empty())
+      return raise_fault(x, FaultKind::out_of_bounds,
+                         thread_name(x, w, l) + " called free" + at_line(inf.line) + " on " + why +
+                             (why.rfind("the ", 0) == 0 ? " (a double free)" : ""),
+                         inf.line);
+  }
+  return kNext;
+}
+
 int h_call_unsupported(Exec& x, Warp& w, const Inst& in, uint32_t m) {
   if (!m) return kNext;
   const Program& P = *x.P;
   const CallSite& cs = P.calls[in.target];
   const FuncInfo& callee = P.funcs[cs.callee];
   const InstInfo& inf = info_of(x, in);
-  std::string what = callee.builtin == 3 || callee.builtin == 4
-                         ? "device-side malloc/free"
-                         : "the external function " + callee.name;
+  std::string what = "the external function " + callee.name;
   return raise_fault(x, FaultKind::unsupported,
                      "the simulator does not support " + what + " (PTX line " +
                          std::to_string(inf.ptx_line) + ")" + at_line(inf.line),
@@ -451,6 +482,10 @@ bool decode_ctrl(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Instr
       break;
     case 2:
       I.fn = h_assertfail;
+      break;
+    case 3:
+    case 4:
+      I.fn = h_malloc_free;
       break;
     default:
       I.fn = h_call_unsupported;

@@ -184,6 +184,8 @@ RunResult Simulator::run_locked(const RunPlan& plan, const Sampling* sampling) {
 
   // ---- memory: module variables and the plan's buffers ----
   Memory mem;
+  std::vector<std::unique_ptr<DeviceHeap>>
+      heaps; // one per launch that mallocs (outlives mem's use)
   for (auto& v : mod->vars) {
     if (v.space != "global" && v.space != "const") continue;
     Region* r = mem.add(v.addr, 0, v.size, std::max<uint64_t>(v.size, 1));
@@ -364,8 +366,24 @@ RunResult Simulator::run_locked(const RunPlan& plan, const Sampling* sampling) {
       L.count = true; // the traces take shared-memory wavefronts from the counting code
     }
 
+    // A heap of its own for a launch whose kernel calls malloc or free.
+    DeviceHeap* heap = nullptr;
+    if (std::any_of(P->funcs.begin(), P->funcs.end(),
+                    [](const FuncInfo& f) { return f.builtin == 3 || f.builtin == 4; }))
+      heap = heaps.emplace_back(std::make_unique<DeviceHeap>()).get();
+    mem.heap = heap;
+
     LaunchTotals T;
     run_launch(L, impl_->pool, opt_.workers, T);
+    if (heap && !L.fault) {
+      const auto leaks = heap->leaks();
+      for (size_t i = 0; i < leaks.size() && i < 3; ++i)
+        L.warnings.push_back(leaks[i] + " were never freed: device malloc memory stays taken "
+                                        "until the program ends (free it in the kernel)");
+      if (leaks.size() > 3)
+        L.warnings.push_back(std::to_string(leaks.size() - 3) +
+                             " more malloc'd blocks were never freed");
+    }
 
     // ---- results of the launch ----
     for (auto& [blk, s] : L.printf_by_block) {

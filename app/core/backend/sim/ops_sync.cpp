@@ -1,0 +1,297 @@
+// mbarrier: the shared-memory barrier objects behind cuda::barrier, cuda::pipeline's block scope,
+// cooperative groups' memcpy_async and TMA-style transfers. mbarrier.init / arrive / arrive_drop
+// (with .expect_tx and .noComplete) / expect_tx / complete_tx / test_wait / try_wait (and their
+// .parity forms) / pending_count / inval, and cp.async.mbarrier.arrive.
+//
+// The 8-byte object in shared memory is opaque to programs, so the simulator keeps its own
+// encoding there: pending arrivals (bits 0-19), the count they reset to (20-39), the pending
+// transaction bytes (40-60, signed), a mark that init ran (61-62) and the phase (63). A phase
+// completes when its arrivals and its transaction bytes are both down to zero. cp.async copies
+// land when issued in the simulator, so an arrive-on for them happens at once. A thread that waits
+// on an incomplete phase gives its turn to the other warps; when every live warp waits and no
+// mbarrier changes, the block is deadlocked and the fault names the barrier and its counts.
+#include "ops_common.hpp"
+
+#include <fmt/format.h>
+
+namespace wb::sim {
+
+namespace {
+
+constexpr uint64_t kCountMask = (1ull << 20) - 1;
+constexpr uint64_t kTxMask = (1ull << 21) - 1;
+constexpr uint64_t kInitMark = 2ull << 61;
+constexpr uint64_t kMarkMask = 3ull << 61;
+constexpr uint64_t kPhase = 1ull << 63;
+
+struct Mbar {
+  uint64_t pending, expected;
+  int64_t tx;
+  bool phase;
+};
+Mbar unpack(uint64_t v) {
+  int64_t tx = int64_t((v >> 40) & kTxMask);
+  if (tx & (1ll << 20)) tx -= 1ll << 21;
+  return {v & kCountMask, (v >> 20) & kCountMask, tx, (v & kPhase) != 0};
+}
+uint64_t pack(const Mbar& m) {
+  return (m.pending & kCountMask) | ((m.expected & kCountMask) << 20) |
+         ((uint64_t(m.tx) & kTxMask) << 40) | kInitMark | (m.phase ? kPhase : 0);
+}
+
+enum Op : uint8_t {
+  kInit,
+  kArrive, // aux bits: 1 drop, 2 expect_tx first, 4 noComplete
+  kExpectTx,
+  kCompleteTx,
+  kTestWait, // aux bit 1: .parity
+  kPendingCount,
+  kInval,
+  kAsyncArrive, // cp.async.mbarrier.arrive; aux bit 1: .noinc
+};
+
+// The barrier's name for messages: the shared variable it lies in, and the byte offset.
+std::string mbar_name(const Exec& x, uint64_t off) {
+  for (const SharedSym& s : x.P->shared_syms)
+    if (off >= s.offset && off < uint64_t(s.offset) + std::max<uint32_t>(s.size, 1)) {
+      const uint64_t k = (off - s.offset) / 8;
+      return s.size > 8 ? fmt::format("{}[{}]", s.name, k) : s.name;
+    }
+  return fmt::format("the mbarrier at shared offset {}", off);
+}
+
+// The lane's mbarrier: its shared-memory offset and host pointer, or nullptr after a fault.
+uint64_t* mbar_at(Exec& x, Warp& w, const Inst& in, int l, uint64_t& off) {
+  uint64_t a = w.row(in.r[1])[l] + uint64_t(in.imm);
+  std::byte* p = nullptr;
+  if (in.space == Space::shared) {
+    p = shared_ptr(x, w, in, l, a, 8, true);
+  } else {
+    Space sp = Space::generic;
+    p = generic_ptr(x, w, in, l, a, 8, true, sp);
+    if (p && sp != Space::shared) {
+      raise_fault(x, FaultKind::misaligned,
+                  thread_name(x, w, l) + " used an mbarrier that is not in shared memory" +
+                      at_line(info_of(x, in).line) + " (an mbarrier object must be __shared__)",
+                  info_of(x, in).line);
+      return nullptr;
+    }
+  }
+  if (!p) return nullptr;
+  off = uint64_t(p - x.B->shared);
+  if (off % 8) {
+    raise_fault(x, FaultKind::misaligned,
+                thread_name(x, w, l) + " used an mbarrier at shared offset " + std::to_string(off) +
+                    ", not a multiple of 8" + at_line(info_of(x, in).line),
+                info_of(x, in).line);
+    return nullptr;
+  }
+  return reinterpret_cast<uint64_t*>(p);
+}
+
+int uninitialised(Exec& x, Warp& w, const Inst& in, int l, uint64_t off) {
+  const int line = info_of(x, in).line;
+  return raise_fault(x, FaultKind::trap,
+                     thread_name(x, w, l) + " used " + mbar_name(x, off) + at_line(line) +
+                         " before any thread initialised it (mbarrier.init, or init() of a "
+                         "cuda::barrier, then __syncthreads() before its first use)",
+                     line);
+}
+
+// The phase is complete: the next one starts, and what threads did before their arrivals is
+// ordered before what they do after the wait (a new epoch for the shared-memory race check).
+void complete_phase(Exec& x, Mbar& b) {
+  b.phase = !b.phase;
+  b.pending = b.expected;
+  b.tx = 0;
+  x.B->epoch = ++x.epoch_base;
+}
+
+int h_mbarrier(Exec& x, Warp& w, const Inst& in, uint32_t m) {
+  const uint8_t op = in.sub;
+  uint32_t waiting = 0;
+  for (uint32_t mm = m; mm; mm &= mm - 1) {
+    const int l = std::countr_zero(mm);
+    if (op == kPendingCount) { // from a state token: nothing to look up
+      w.row(in.r[0])[l] = unpack(w.row(in.r[1])[l]).pending;
+      continue;
+    }
+    uint64_t off = 0;
+    uint64_t* p = mbar_at(x, w, in, l, off);
+    if (!p) return kStop;
+    const int line = info_of(x, in).line;
+    if (op == kInit) {
+      const uint64_t n = w.row(in.r[2])[l] & 0xffffffffu;
+      if (n == 0 || n > kCountMask)
+        return raise_fault(x, FaultKind::trap,
+                           thread_name(x, w, l) + " initialised " + mbar_name(x, off) +
+                               " with a count of " + std::to_string(n) + at_line(line) +
+                               " (it must be 1 to 1048575)",
+                           line);
+      *p = pack({n, n, 0, false});
+      ++x.B->mbar_changes;
+      continue;
+    }
+    if (op == kInval) {
+      *p = 0;
+      ++x.B->mbar_changes;
+      continue;
+    }
+    if ((*p & kMarkMask) != kInitMark) return uninitialised(x, w, in, l, off);
+    Mbar b = unpack(*p);
+    switch (op) {
+    case kArrive:
+    case kAsyncArrive: {
+      const uint64_t before = *p;
+      uint64_t n = 1;
+      if (op == kArrive && in.r[2] != kNoRow) {
+        const uint64_t v = w.row(in.r[2])[l] & 0xffffffffu;
+        if (in.aux & 2)
+          b.tx += int64_t(v); // arrive.expect_tx: the operand is a byte count
+        else
+          n = v;
+      }
+      if (op == kAsyncArrive && !(in.aux & 2)) n = 0; // pending +1, then the arrive: no change
+      if (n > b.pending)
+        return raise_fault(
+            x, FaultKind::trap,
+            fmt::format("{} arrived on {}{} {} time(s) where the phase waits for {} more "
+                        "arrival(s) (the count given to init is {}): more threads arrive than "
+                        "the barrier was set up for",
+                        thread_name(x, w, l), mbar_name(x, off), at_line(line), n, b.pending,
+                        b.expected),
+            line);
+      b.pending -= n;
+      if (in.aux & 1) b.expected -= std::min(b.expected, n); // arrive_drop: fewer from now on
+      if (b.pending == 0 && b.tx == 0 && !(in.aux & 4)) complete_phase(x, b);
+      *p = pack(b);
+      if (in.r[0] != kNoRow) w.row(in.r[0])[l] = before;
+      ++x.B->mbar_changes;
+      break;
+    }
+    case kExpectTx:
+    case kCompleteTx: {
+      const int64_t v = int64_t(w.row(in.r[2])[l] & 0xffffffffu);
+      b.tx += op == kExpectTx ? v : -v;
+      if (b.pending == 0 && b.tx == 0) complete_phase(x, b);
+      *p = pack(b);
+      ++x.B->mbar_changes;
+      break;
+    }
+    case kTestWait: {
+      // The token's phase (or the parity given) has completed once the barrier's phase moved on.
+      const bool asked =
+          (in.aux & 1) ? (w.row(in.r[2])[l] & 1) != 0 : (w.row(in.r[2])[l] & kPhase) != 0;
+      const bool done = asked != b.phase;
+      if (done)
+        w.p[in.pd] |= 1u << l;
+      else
+        w.p[in.pd] &= ~(1u << l), waiting |= 1u << l;
+      break;
+    }
+    default:
+      break;
+    }
+  }
+  if (op == kTestWait && waiting == m && m) {
+    // Nobody can complete the phase while this warp spins: let the others run. (With lanes of its
+    // own still to run elsewhere, the warp is not stuck yet.)
+    w.mbar_waiting = !((w.run | w.wsync) & ~w.active);
+    w.mbar_wait_pc = w.pc;
+    w.yielded |= w.active;
+    ++w.pc;
+    if (w.pc >= w.resched_pc) reschedule(x, w);
+    return kYield;
+  }
+  return kNext;
+}
+
+} // namespace
+
+// The deadlock report: every live warp waits on an mbarrier phase that nobody can complete.
+int report_mbarrier_deadlock(Exec& x) {
+  Block& B = *x.B;
+  for (uint32_t wi = 0; wi < B.nwarps; ++wi) {
+    Warp& w = (*B.warps)[wi];
+    if (!w.live || !w.mbar_waiting) continue;
+    const Inst& in = x.code[w.mbar_wait_pc];
+    const int l = std::countr_zero(w.active ? w.active : w.live);
+    const int line = x.P->info[w.mbar_wait_pc].line;
+    uint64_t a = w.row(in.r[1])[l] + uint64_t(in.imm);
+    std::string what = "an mbarrier";
+    if (in.space == Space::shared && a + 8 <= B.shared_size) {
+      Mbar b = unpack(*reinterpret_cast<const uint64_t*>(B.shared + a));
+      what = fmt::format("{} (phase {}: {} of {} arrivals still missing{})", mbar_name(x, a),
+                         b.phase ? 1 : 0, b.pending, b.expected,
+                         b.tx ? fmt::format(", {} transaction bytes outstanding", b.tx) : "");
+    }
+    return raise_fault(x, FaultKind::deadlock,
+                       "deadlock in " + block_name(x) + ": every live warp waits on an mbarrier, " +
+                           thread_name(x, w, l) + " on " + what + at_line(line) +
+                           ", and no thread is left to arrive on it",
+                       line);
+  }
+  return kStop;
+}
+
+bool decode_sync(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Instr& in) {
+  const bool async_arrive = o.base == "cp" && o.has("async") && o.has("mbarrier");
+  if (o.base != "mbarrier" && !async_arrive) return false;
+  auto addr = [&](size_t k) {
+    Dec::Addr a = D.addr(op(in, k), o.space() == Space::shared ? Space::shared : Space::generic);
+    if (a.base == kNoRow) throw Unsupported("an mbarrier at an absolute address");
+    I.r[1] = a.base;
+    I.imm = a.disp;
+    I.space =
+        a.space == Space::shared || o.space() == Space::shared ? Space::shared : Space::generic;
+  };
+  (void)info;
+  if (async_arrive) {
+    need_ops(in, 1);
+    addr(0);
+    I.sub = kAsyncArrive;
+    I.aux = o.has("noinc") ? 2 : 0;
+  } else if (o.has("init")) {
+    need_ops(in, 2);
+    addr(0);
+    I.r[2] = D.row(op(in, 1), Ty::u32);
+    I.sub = kInit;
+  } else if (o.has("inval")) {
+    need_ops(in, 1);
+    addr(0);
+    I.sub = kInval;
+  } else if (o.has("pending_count")) {
+    need_ops(in, 2);
+    I.r[0] = D.dst(op(in, 0));
+    I.r[1] = D.row(op(in, 1), Ty::b64);
+    I.sub = kPendingCount;
+  } else if (o.has("arrive") || o.has("arrive_drop")) {
+    if (in.ops.size() < 2) throw Unsupported("mbarrier.arrive needs a state and an address");
+    if (op(in, 0).kind != ptx::Operand::Kind::sink) I.r[0] = D.dst(op(in, 0));
+    addr(1);
+    if (in.ops.size() > 2) I.r[2] = D.row(op(in, 2), Ty::u32);
+    I.sub = kArrive;
+    I.aux = uint32_t((o.has("arrive_drop") ? 1 : 0) | (o.has("expect_tx") ? 2 : 0) |
+                     (o.has("noComplete") ? 4 : 0));
+    if (o.has("shared::cluster") && !o.has("shared::cta"))
+      throw Unsupported("mbarrier arrivals on another block of a cluster");
+  } else if (o.has("expect_tx") || o.has("complete_tx")) {
+    need_ops(in, 2);
+    addr(0);
+    I.r[2] = D.row(op(in, 1), Ty::u32);
+    I.sub = o.has("expect_tx") ? kExpectTx : kCompleteTx;
+  } else if (o.has("test_wait") || o.has("try_wait")) {
+    if (in.ops.size() < 3) throw Unsupported("mbarrier wait needs a predicate, address and state");
+    I.pd = D.pred(op(in, 0));
+    addr(1);
+    I.aux = o.has("parity") ? 1 : 0;
+    I.r[2] = D.row(op(in, 2), I.aux ? Ty::u32 : Ty::b64);
+    I.sub = kTestWait;
+  } else {
+    throw Unsupported("this form of mbarrier");
+  }
+  I.fn = h_mbarrier;
+  return true;
+}
+
+} // namespace wb::sim

@@ -1,0 +1,51 @@
+// Kernels written with CUDA's device libraries (tests/libraries/*.cu: cooperative groups, CUB,
+// libcu++, mbarrier, device malloc), each a solution of a puzzle: every one must pass its puzzle's
+// check on a backend, and where a file says `// same: COUNTER ...` the simulator must count what it
+// counts for the hand-written kernel named by `// like:` (a library adds no memory traffic).
+// Shared by tests/sim/libraries_test.cpp (CI) and tests/gpu/libraries_gpu_test.cpp.
+#pragma once
+#include "common/puzzle_suite.hpp"
+
+#include <regex>
+
+namespace wb::test {
+
+struct LibraryKernel {
+  fs::path file;
+  std::string library, puzzle, like;
+  std::vector<std::string> same; // counters that must match `like`'s
+};
+
+inline std::vector<LibraryKernel> library_kernels() {
+  std::vector<LibraryKernel> out;
+  for (auto& e : fs::directory_iterator(fs::path(WARPBOOK_SOURCE_ROOT) / "tests" / "libraries")) {
+    if (e.path().extension() != ".cu") continue;
+    LibraryKernel k;
+    k.file = e.path();
+    std::istringstream in(read_file(e.path()));
+    std::string line;
+    static const std::regex field(R"(^// (library|puzzle|like|same): (.*)$)");
+    while (std::getline(in, line) && line.rfind("//", 0) == 0) {
+      std::smatch m;
+      if (!std::regex_match(line, m, field)) continue;
+      if (m[1] == "library") k.library = m[2];
+      if (m[1] == "puzzle") k.puzzle = m[2];
+      if (m[1] == "like") k.like = m[2];
+      if (m[1] == "same") {
+        std::istringstream names(m[2]);
+        for (std::string s; names >> s;) k.same.push_back(s);
+      }
+    }
+    out.push_back(k);
+  }
+  std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.file < b.file; });
+  return out;
+}
+
+inline const Puzzle& library_puzzle(const LibraryKernel& k) {
+  const Puzzle* p = builtin_catalog().find_puzzle(k.puzzle);
+  REQUIRE_MESSAGE(p, k.file.filename().string() << ": no puzzle " << k.puzzle);
+  return *p;
+}
+
+} // namespace wb::test
