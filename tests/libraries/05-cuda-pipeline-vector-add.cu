@@ -7,7 +7,9 @@
 // in shared memory with cuda::memcpy_async while it adds the current ones: a two-stage
 // cuda::pipeline (cp.async on sm_80 and later), the double buffering of puzzle 17's solution in
 // the library's words. Each thread copies and then reads its own element, so the pipeline is the
-// thread's own (cuda::thread_scope_thread).
+// thread's own (cuda::thread_scope_thread). The last step waits for every stage: waiting for all
+// but the newest there too reads a tile still in flight (wrong on the H200, and on the simulator,
+// whose cp.async copies land only when waited for).
 #include <cuda/pipeline>
 // @tune BLOCK=256
 // @tune ITEMS=16
@@ -27,8 +29,12 @@ extern "C" __global__ void vector_add(const float* a, const float* b, float* c, 
   };
   stage(0);
   for (int k = 0; k < ITEMS; ++k) {
-    if (k + 1 < ITEMS) stage(k + 1);
-    cuda::pipeline_consumer_wait_prior<1>(pipe); // all but the newest stage have landed
+    if (k + 1 < ITEMS) {
+      stage(k + 1);
+      cuda::pipeline_consumer_wait_prior<1>(pipe); // all but the stage just issued have landed
+    } else {
+      cuda::pipeline_consumer_wait_prior<0>(pipe); // the last stage: nothing newer to skip
+    }
     const long long i = base + (long long)k * BLOCK;
     if (i < n) c[i] = sa[k & 1][threadIdx.x] + sb[k & 1][threadIdx.x];
     pipe.consumer_release();

@@ -330,6 +330,8 @@ void init_warp(Exec& x, Warp& w, uint32_t index) {
   w.run = w.live;
   w.bar = w.wsync = 0;
   w.yielded = w.spin_mask = w.spin_count = 0;
+  w.cp_pending.clear();
+  std::fill(std::begin(w.cp_groups), std::end(w.cp_groups), 0u);
   w.bar_pc_all = kNoPc;
   w.active = w.live;
   w.pc = P.entry_pc;

@@ -361,6 +361,18 @@ struct Warp {
   // keeps jumping back while other lanes wait further on yields to them (`yielded` lanes run only
   // when no other lane can).
   uint32_t yielded = 0, spin_mask = 0, spin_count = 0;
+  // cp.async copies issued and not yet landed (ops_mem.cpp): they reach shared memory when the
+  // lane waits for their group (cp.async.wait_group / wait_all), arrives on an mbarrier for them,
+  // or at the end of the block, so a kernel that reads a tile before waiting for it reads what
+  // was there before, as on a GPU.
+  struct PendingCopy {
+    uint32_t off; // shared-memory offset
+    uint8_t lane, n;
+    uint32_t group; // the lane's commit count when issued
+    std::byte data[16];
+  };
+  std::vector<PendingCopy> cp_pending;
+  uint32_t cp_groups[32] = {}; // per lane: groups committed so far
   // The warp's last turn ended in an mbarrier wait that failed (ops_sync.cpp), at this pc.
   bool mbar_waiting = false;
   uint32_t mbar_wait_pc = 0;
@@ -545,6 +557,8 @@ inline uint32_t pc_of(const Exec& x, const Inst& in) {
 bool reschedule(Exec& x, Warp& w);
 // A barrier completed or a thread exited: release what can be released (exec.cpp).
 int check_barriers(Exec& x);
+// Lands the lane's pending cp.async copies of groups before `group` (all: ~0u) (ops_mem.cpp).
+void land_copies(Exec& x, Warp& w, uint32_t lanes, uint32_t group_limit_from_newest, bool all);
 // Every live warp waits on an mbarrier that nothing can complete: the fault (ops_sync.cpp).
 int report_mbarrier_deadlock(Exec& x);
 

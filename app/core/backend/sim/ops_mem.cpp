@@ -875,7 +875,9 @@ int h_cp_async(Exec& x, Warp& w, const Inst& in, uint32_t m) {
       ++w.gloads[l];
     }
     if (x.track_races && shared_race_check(x, w, in, l, da, n, true, buf) != kNext) return kStop;
-    std::memcpy(d, buf, n);
+    Warp::PendingCopy pc{uint32_t(d - x.B->shared), uint8_t(l), uint8_t(n), w.cp_groups[l], {}};
+    std::memcpy(pc.data, buf, n);
+    w.cp_pending.push_back(pc);
     saddr[l] = da;
     smask |= 1u << l;
   }
@@ -897,6 +899,17 @@ int h_cp_async(Exec& x, Warp& w, const Inst& in, uint32_t m) {
   return kNext;
 }
 
+// cp.async.commit_group: the lanes' open groups close. cp.async.wait_group N: the lanes' copies
+// land except those of their newest N groups; wait_all (aux 1): all of them.
+int h_cp_async_commit(Exec&, Warp& w, const Inst&, uint32_t m) {
+  each_lane(m, [&](int l) { ++w.cp_groups[l]; });
+  return kNext;
+}
+int h_cp_async_wait(Exec& x, Warp& w, const Inst& in, uint32_t m) {
+  land_copies(x, w, m, uint32_t(in.imm), in.aux == 1);
+  return kNext;
+}
+
 int h_zero_dst(Exec&, Warp& w, const Inst& in, uint32_t m) { // createpolicy: an opaque policy value
   uint64_t* d = w.row(in.r[0]);
   each_lane(m, [&](int l) { d[l] = 0; });
@@ -904,6 +917,19 @@ int h_zero_dst(Exec&, Warp& w, const Inst& in, uint32_t m) { // createpolicy: an
 }
 
 } // namespace
+
+void land_copies(Exec& x, Warp& w, uint32_t lanes, uint32_t newest_kept, bool all) {
+  if (w.cp_pending.empty()) return;
+  auto lands = [&](const Warp::PendingCopy& c) {
+    if (!((lanes >> c.lane) & 1)) return false;
+    // wait_all commits the open group first; wait_group N keeps the newest N committed groups
+    // (and the open one) in flight.
+    return all || c.group + newest_kept < w.cp_groups[c.lane];
+  };
+  for (const auto& c : w.cp_pending)
+    if (lands(c)) std::memcpy(x.B->shared + c.off, c.data, c.n);
+  std::erase_if(w.cp_pending, lands);
+}
 
 bool decode_mem(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Instr& in) {
   const std::string& b = o.base;
@@ -986,8 +1012,19 @@ bool decode_mem(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Instr&
   }
   if (b == "cp") {
     if (o.has("async")) {
-      if (o.has("commit_group") || o.has("wait_group") || o.has("wait_all")) {
-        I.fn = h_nop;
+      if (o.has("commit_group")) {
+        I.fn = h_cp_async_commit;
+        return true;
+      }
+      if (o.has("wait_group") || o.has("wait_all")) {
+        I.aux = o.has("wait_all") ? 1 : 0;
+        if (!I.aux) {
+          need_ops(in, 1);
+          if (op(in, 0).kind != ptx::Operand::Kind::integer)
+            throw Unsupported("cp.async.wait_group needs a constant");
+          I.imm = int64_t(op(in, 0).bits);
+        }
+        I.fn = h_cp_async_wait;
         return true;
       }
       if (o.has("bulk") || o.has("mbarrier")) throw Unsupported("cp.async.bulk / mbarrier forms");

@@ -142,6 +142,8 @@ int h_mbarrier(Exec& x, Warp& w, const Inst& in, uint32_t m) {
     switch (op) {
     case kArrive:
     case kAsyncArrive: {
+      // The arrive-on of cp.async.mbarrier.arrive happens once the thread's copies have landed.
+      if (op == kAsyncArrive) land_copies(x, w, 1u << l, 0, true);
       const uint64_t before = *p;
       uint64_t n = 1;
       if (op == kArrive && in.r[2] != kNoRow) {
