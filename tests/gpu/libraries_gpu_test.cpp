@@ -1,14 +1,34 @@
 // CUDA's device libraries on the GPU: every kernel of tests/libraries passes its puzzle, timed at
-// the perf size beside the puzzle's own solution (the table lesson 0005 quotes).
+// the perf size beside the puzzle's own solution, and the times lesson 0005 quotes for them are
+// what they measure (within 15%).
 #include "common/library_suite.hpp"
 #include "gpu_util.hpp"
 
 using namespace wb;
 
+namespace {
+
+// Lesson 0005's table: "| `tests/libraries/FILE` | ... | 71.1 µs | 70.7 µs |" -> FILE: 71.1.
+std::map<std::string, double> lesson_times() {
+  std::map<std::string, double> out;
+  std::istringstream in(test::read_file(fs::path(WARPBOOK_SOURCE_ROOT) / "lessons" /
+                                        "0005-reductions" / "lesson.md"));
+  static const std::regex row(R"(^\| `tests/libraries/([^`]+)` \|[^|]*\| ([0-9.]+) µs \|)");
+  for (std::string line; std::getline(in, line);) {
+    std::smatch m;
+    if (std::regex_search(line, m, row)) out[m[1]] = std::stod(m[2]);
+  }
+  return out;
+}
+
+} // namespace
+
 TEST_CASE("device libraries: every kernel of tests/libraries passes its puzzle on the GPU") {
   auto gpu = gpu::backend();
   CheckOptions opt;
   opt.seed = 0;
+  const auto quoted = lesson_times();
+  REQUIRE(quoted.size() >= 4);
   for (const auto& k : test::library_kernels()) {
     CAPTURE(k.file.filename().string());
     const Puzzle& p = test::library_puzzle(k);
@@ -18,6 +38,9 @@ TEST_CASE("device libraries: every kernel of tests/libraries passes its puzzle o
     const CheckReport s =
         check_puzzle(p, test::read_file(p.solution), p.solution.filename().string(), *gpu, opt);
     auto us = [](const CheckReport& c) { return c.perf ? c.perf->timing.median_us : 0.0; };
+    if (auto it = quoted.find(k.file.filename().string()); it != quoted.end() && us(r) > 0)
+      CHECK_MESSAGE(std::abs(us(r) / it->second - 1) < 0.15,
+                    "lesson 0005 quotes " << it->second << " us, measured " << us(r) << " us");
     MESSAGE(fmt::format("library {:<40} {:<14} {:>10.1f} us   solution {:>10.1f} us   {}",
                         k.file.filename().string(), verdict_name(r.verdict), us(r), us(s),
                         k.library));
