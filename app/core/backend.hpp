@@ -99,6 +99,9 @@ struct Launch {
   Dim3 grid, block;
   uint32_t shared_bytes = 0; // dynamic
   std::vector<KernelArg> args;
+  // Every block resident at once, so the kernel may synchronise the whole grid
+  // (cooperative_groups::this_grid().sync()): cuLaunchCooperativeKernel on a GPU.
+  bool cooperative = false;
 };
 
 // The hash the checker compares inputs by, before and after a run: the sum over the data's 8-byte

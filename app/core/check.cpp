@@ -161,6 +161,7 @@ std::vector<Launch> make_launches(const Puzzle& p, const Env& env) {
     l.grid = eval_dim(ld.grid, env);
     l.block = eval_dim(ld.block, env);
     l.shared_bytes = ld.shared_bytes.empty() ? 0 : uint32_t(ld.shared_bytes.eval(env));
+    l.cooperative = ld.cooperative;
     for (auto& a : ld.args) {
       KernelArg ka;
       ka.name = a;
@@ -541,6 +542,18 @@ CaseReport run_case(const Puzzle& p, const Case& c, const Env& learner_env, cons
   for (auto& w : lr.warnings) cr.problems.push_back(w);
   if (lr.fault) {
     cr.fault = lr.fault;
+    // cooperative_groups' grid sync traps when the launch gave it no grid workspace (%envreg1/2).
+    const int li = lr.fault.launch;
+    if (lr.fault.kind == FaultKind::trap && li >= 0 && size_t(li) < lp.launches.size() &&
+        !lp.launches[size_t(li)].cooperative && uses_grid_sync(progs.learner.ptx))
+      cr.fault.message = fmt::format(
+          "{} synchronises the whole grid (cooperative_groups::this_grid().sync()), which needs a "
+          "cooperative launch, with every block resident at once; this puzzle launches it the "
+          "ordinary way, so the grid barrier stops on a trap. Use a second launch for the second "
+          "phase (as this puzzle's kernels are laid out), or a puzzle whose launch says "
+          "cooperative = true",
+          lp.launches[size_t(li)].kernel);
+    lr.fault.message = cr.fault.message;
     std::string where =
         lr.fault.source_line > 0 ? fmt::format(" (line {})", lr.fault.source_line) : "";
     fail(Verdict::runtime_fault,

@@ -383,4 +383,8 @@ std::string nvrtc_version() {
   return fmt::format("{}.{}", major, minor);
 }
 
+bool uses_grid_sync(const std::string& ptx) {
+  return ptx.find("%envreg1") != std::string::npos || ptx.find("%envreg2") != std::string::npos;
+}
+
 } // namespace wb

@@ -71,6 +71,8 @@ bool require_kernels(Program& p, const std::vector<std::string>& names);
 
 // NVRTC's log -> diagnostics (file(line): severity: message, with the column from the caret line).
 std::vector<Diagnostic> parse_nvrtc_log(const std::string& log);
+// Does the PTX read the grid workspace that cooperative groups' grid sync needs (%envreg1/2)?
+bool uses_grid_sync(const std::string& ptx);
 
 // The NVRTC version as "13.0", or an empty string when NVRTC cannot be used.
 std::string nvrtc_version();

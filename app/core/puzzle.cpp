@@ -498,7 +498,7 @@ std::optional<Puzzle> load_puzzle(const fs::path& dir, const fs::path& solutions
   for (size_t i = 0; i < launch_tables.size(); ++i) {
     const toml::table& t = *launch_tables[i];
     std::string key = launch_tables.size() == 1 ? "launch" : fmt::format("launch[{}]", i);
-    c.only_keys(t, key, {"kernel", "args", "grid", "block", "shared", "tunables"});
+    c.only_keys(t, key, {"kernel", "args", "grid", "block", "shared", "tunables", "cooperative"});
     LaunchDecl l;
     l.kernel = c.str(t, "kernel", key + ".kernel", false).value_or(p.kernel_name);
     if (!is_valid_identifier(l.kernel)) c.error(key + ".kernel", t, "must be a C identifier");
@@ -510,6 +510,12 @@ std::optional<Puzzle> load_puzzle(const fs::path& dir, const fs::path& solutions
     l.block = dims(c, t.get("block"), key + ".block");
     if (const toml::node* sh = t.get("shared")) {
       if (auto e = c.expr(*sh, key + ".shared")) l.shared_bytes = *e;
+    }
+    if (const toml::node* co = t.get("cooperative")) {
+      if (auto b = co->value<bool>())
+        l.cooperative = *b;
+      else
+        c.error(key + ".cooperative", *co, "must be true or false");
     }
     if (const toml::node* tn = t.get("tunables")) {
       if (const toml::table* tt = tn->as_table()) {

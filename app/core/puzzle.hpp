@@ -51,6 +51,7 @@ struct LaunchDecl {
   std::array<Expr, 3> grid;
   std::array<Expr, 3> block;
   Expr shared_bytes; // dynamic shared memory, may be empty (0)
+  bool cooperative = false; // a cooperative launch (Launch::cooperative)
 };
 
 struct Tunable {

@@ -13,6 +13,7 @@ namespace wb::test {
 struct LibraryKernel {
   fs::path file;
   std::string library, puzzle, like;
+  std::string catalog; // a catalog of its own (tests/libraries/catalog), else the built-in
   std::vector<std::string> same; // counters that must match `like`'s
 };
 
@@ -24,12 +25,13 @@ inline std::vector<LibraryKernel> library_kernels() {
     k.file = e.path();
     std::istringstream in(read_file(e.path()));
     std::string line;
-    static const std::regex field(R"(^// (library|puzzle|like|same): (.*)$)");
+    static const std::regex field(R"(^// (library|catalog|puzzle|like|same): (.*)$)");
     while (std::getline(in, line) && line.rfind("//", 0) == 0) {
       std::smatch m;
       if (!std::regex_match(line, m, field)) continue;
       if (m[1] == "library") k.library = m[2];
       if (m[1] == "puzzle") k.puzzle = m[2];
+      if (m[1] == "catalog") k.catalog = m[2];
       if (m[1] == "like") k.like = m[2];
       if (m[1] == "same") {
         std::istringstream names(m[2]);
@@ -42,8 +44,17 @@ inline std::vector<LibraryKernel> library_kernels() {
   return out;
 }
 
+// The test catalog: puzzles the library kernels need that the curriculum does not have (a
+// cooperative launch).
+inline const Catalog& library_catalog() {
+  static Catalog c =
+      load_catalog(fs::path(WARPBOOK_SOURCE_ROOT) / "tests" / "libraries" / "catalog");
+  return c;
+}
+
 inline const Puzzle& library_puzzle(const LibraryKernel& k) {
-  const Puzzle* p = builtin_catalog().find_puzzle(k.puzzle);
+  const Puzzle* p =
+      (k.catalog.empty() ? builtin_catalog() : library_catalog()).find_puzzle(k.puzzle);
   REQUIRE_MESSAGE(p, k.file.filename().string() << ": no puzzle " << k.puzzle);
   return *p;
 }

@@ -32,7 +32,7 @@ std::string library_file(const std::string& name) {
 
 TEST_CASE("device libraries: every kernel of tests/libraries passes its puzzle on the simulator") {
   const auto kernels = test::library_kernels();
-  REQUIRE(kernels.size() >= 8);
+  REQUIRE(kernels.size() >= 9);
   for (const auto& k : kernels) {
     CAPTURE(k.file.filename().string());
     const Puzzle& p = test::library_puzzle(k);
@@ -133,5 +133,62 @@ TEST_CASE("device libraries: a header the toolkit lacks is named with where Warp
   for (auto& d : r.diagnostics)
     named |= d.message.find("CUB (part of CUDA's CCCL) is not in the toolkit's headers Warpbook "
                             "gives NVRTC") != std::string::npos;
+  CHECK_MESSAGE(named, test::describe(r));
+}
+
+TEST_CASE(
+    "device libraries: the test catalog's cooperative puzzle: reference passes, starter fails") {
+  const Catalog& cat = test::library_catalog();
+  REQUIRE_MESSAGE(cat.errors.empty(), cat.errors.front().message);
+  const Puzzle* p = cat.find_puzzle("01-grid-dot");
+  REQUIRE(p);
+  CHECK(p->launches.front().cooperative);
+  const CheckReport ref = check_sim(*p, test::read_file(p->reference), "reference.cu");
+  CHECK_MESSAGE(ref.verdict == Verdict::passed, test::describe(ref));
+  const CheckReport start = check_sim(*p, test::read_file(p->starter), "starter.cu");
+  CHECK_MESSAGE(start.verdict == Verdict::wrong_answer, test::describe(start));
+}
+
+TEST_CASE("device libraries: a grid sync without a cooperative launch is named, not a bare trap") {
+  // Puzzle 08 launches dot_partial the ordinary way: cooperative groups' grid barrier finds no
+  // grid workspace and traps, on the GPU as on the simulator.
+  const std::string src = R"(#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+extern "C" __global__ void dot_partial(const float* a, const float* b, float* partial, int n) {
+  float v = 0;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += (long long)gridDim.x * blockDim.x)
+    v += a[i] * b[i];
+  atomicAdd(&partial[blockIdx.x], v);
+  cg::this_grid().sync();
+}
+extern "C" __global__ void dot_final(const float* partial, float* out, int parts) {
+  if (threadIdx.x == 0) out[0] = partial[0];
+}
+)";
+  const CheckReport r =
+      check_sim(*test::builtin_catalog().find_puzzle("08-dot-product"), src, "k.cu");
+  REQUIRE(r.verdict == Verdict::runtime_fault);
+  const std::string& m = r.cases.front().message;
+  CHECK_MESSAGE(m.find("trap: dot_partial synchronises the whole grid "
+                       "(cooperative_groups::this_grid().sync()), which needs a cooperative "
+                       "launch") != std::string::npos,
+                m);
+}
+
+TEST_CASE(
+    "device libraries: a cooperative grid larger than can be resident is refused, saying why") {
+  const Catalog& cat = test::library_catalog();
+  const Puzzle* p = cat.find_puzzle("01-grid-dot");
+  REQUIRE(p);
+  // 1024-thread blocks: 2 per SM on an H200, 264 at most; GRID = 2048 asks for 293 at n = 300001.
+  std::string src = test::read_file(p->reference);
+  src = "// @tune BLOCK=1024\n// @tune GRID=2048\n" + src;
+  const CheckReport r = check_sim(*p, src, "big.cu");
+  REQUIRE(r.verdict == Verdict::runtime_fault);
+  bool named = false;
+  for (auto& c : r.cases)
+    named |= c.message.find("a cooperative launch needs all 293 blocks resident at once; an H200 "
+                            "holds at most 264 blocks of 1024 threads") != std::string::npos;
   CHECK_MESSAGE(named, test::describe(r));
 }

@@ -856,6 +856,31 @@ Fault CudaBackend::prepare(const RunPlan& plan, Prepared& prep, bool upload) {
 Fault CudaBackend::enqueue(const RunPlan& plan, const Prepared& prep, int index) {
   const Launch& l = plan.launches[size_t(index)];
   const PreparedLaunch& pl = prep.launches[size_t(index)];
+  if (l.cooperative) {
+    // Every block must be resident at once: the driver refuses a larger grid with a bare
+    // CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, so say how large it may be first.
+    int per_sm = 0;
+    d_.cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, pl.fn, int(l.block.count()),
+                                                   l.shared_bytes);
+    const uint64_t most = uint64_t(per_sm) * uint64_t(info_.sm_count);
+    if (l.grid.count() > most) {
+      Fault f;
+      f.kind = FaultKind::launch_config;
+      f.launch = index;
+      f.message = fmt::format(
+          "{}: a cooperative launch needs all {} blocks resident at once; this GPU holds at most "
+          "{} "
+          "of them ({} per SM on {} SMs, with this kernel's registers and shared memory): make "
+          "the grid smaller, and let each block loop over more of the work",
+          l.kernel, l.grid.count(), most, per_sm, info_.sm_count);
+      return f;
+    }
+    CUresult r = d_.cuLaunchCooperativeKernel(pl.fn, l.grid.x, l.grid.y, l.grid.z, l.block.x,
+                                              l.block.y, l.block.z, l.shared_bytes, stream_,
+                                              const_cast<void**>(pl.params.data()));
+    if (r != CUDA_SUCCESS) return fault_from(r, index, l.kernel, "the cooperative launch");
+    return {};
+  }
   CUresult r =
       d_.cuLaunchKernel(pl.fn, l.grid.x, l.grid.y, l.grid.z, l.block.x, l.block.y, l.block.z,
                         l.shared_bytes, stream_, const_cast<void**>(pl.params.data()), nullptr);

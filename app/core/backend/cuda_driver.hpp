@@ -48,7 +48,9 @@ namespace wb::cuda {
   X(cuEventRecord)                                                                                 \
   X(cuEventSynchronize)                                                                            \
   X(cuEventElapsedTime)                                                                            \
-  X(cuLaunchKernel)
+  X(cuLaunchKernel)                                                                                \
+  X(cuLaunchCooperativeKernel)                                                                     \
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor)
 
 // Used when present; their absence only turns a feature off (graph timing, signature checks,
 // pinned staging of large transfers).

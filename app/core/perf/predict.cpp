@@ -220,6 +220,11 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
     return fail(std::string("the perf size cannot be laid out: ") + e.what());
   }
   const size_t nl = lc.launches.size();
+  // A sample of blocks cannot pass a grid barrier that waits for all of them.
+  for (const Launch& l : lc.launches)
+    if (l.cooperative)
+      return fail(l.kernel + " is a cooperative launch (its blocks wait for each other at grid "
+                             "barriers), which the performance model does not predict yet");
   std::vector<Occupancy> occ(nl);
   for (size_t i = 0; i < nl; ++i) occ[i] = occupancy(m, lc.launches[i], prog.resources);
 

@@ -635,8 +635,11 @@ private:
         {"%lanemask_ge", Special::lanemask_ge},
         {"%lanemask_gt", Special::lanemask_gt},
         {"%dynamic_smem_size", Special::dynamic_smem_size},
-        {"%total_smem_size", Special::total_smem_size}};
+        {"%total_smem_size", Special::total_smem_size},
+        {"%envreg1", Special::envreg1},
+        {"%envreg2", Special::envreg2}};
     auto it = m.find(n);
+    if (it == m.end() && n.rfind("%envreg", 0) == 0) return Special::zero; // driver-set: unused
     if (it == m.end()) return std::nullopt;
     return it->second;
   }

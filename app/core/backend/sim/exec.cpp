@@ -314,6 +314,10 @@ uint64_t special_value(const Exec& x, const Warp& w, Special s, int lane) {
     return L.dyn_shared;
   case Special::total_smem_size:
     return B.shared_size;
+  case Special::envreg1:
+    return L.grid_workspace >> 32;
+  case Special::envreg2:
+    return L.grid_workspace & 0xffffffffu;
   default:
     return 0;
   }
@@ -491,7 +495,10 @@ template <bool Count, bool Trace> void run_warps(Exec& x, Block& B) {
   LaunchCtx& L = *x.L;
   std::vector<uint32_t> order(B.nwarps);
   std::iota(order.begin(), order.end(), 0u);
-  uint32_t slice = L.shuffle ? 16 : 4096;
+  // A cooperative launch's blocks each have a thread, and may wait on one another at a grid
+  // barrier: short turns, and the CPU handed on after each round, so a block spinning there lets
+  // the others reach it.
+  uint32_t slice = L.shuffle ? 16 : L.cooperative ? 256 : 4096;
   uint32_t rounds = 0;
   for (;;) {
     if (L.shuffle) {
@@ -520,6 +527,7 @@ template <bool Count, bool Trace> void run_warps(Exec& x, Block& B) {
       report_mbarrier_deadlock(x);
       return;
     }
+    if (L.cooperative) std::this_thread::yield();
     if (L.stop.load(std::memory_order_relaxed)) return;
     if ((++rounds & 15) == 0) {
       uint64_t total = L.executed.fetch_add(x.executed, std::memory_order_relaxed) + x.executed;
@@ -741,9 +749,67 @@ void Pool::wait() {
   started_ = false;
 }
 
+namespace {
+
+// What the workers counted, merged into the launch's totals.
+void merge_totals(LaunchCtx& L, std::vector<Exec>& ex, size_t n, LaunchTotals& out) {
+  if (L.count) {
+    out.ic.assign(L.P->code.size(), InstCount{});
+    for (size_t wi = 0; wi < n; ++wi) {
+      Exec& x = ex[wi];
+      for (size_t i = 0; i < x.ic.size(); ++i) {
+        InstCount& a = out.ic[i];
+        const InstCount& b = x.ic[i];
+        a.warp += x.hot[i].warp;
+        a.lanes += x.hot[i].lanes;
+        a.g_req += b.g_req;
+        a.g_sect += b.g_sect;
+        a.g_ideal += b.g_ideal;
+        a.g_bytes += b.g_bytes;
+        a.s_wave += b.s_wave;
+        a.s_ideal += b.s_ideal;
+        a.divergent += b.divergent;
+      }
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    Exec& x = ex[i];
+    out.max_gloads = std::max(out.max_gloads, x.max_gloads);
+    out.max_gstores = std::max(out.max_gstores, x.max_gstores);
+    for (auto& w : x.warnings) L.warnings.push_back(w);
+  }
+}
+
+// A cooperative launch: every block at once, each on a thread of its own with its own worker
+// state, so blocks that wait for each other at a grid barrier all get there.
+void run_cooperative(LaunchCtx& L, uint64_t nblocks, LaunchTotals& out) {
+  std::vector<Exec> ex(nblocks);
+  std::vector<std::thread> threads;
+  threads.reserve(nblocks);
+  for (uint64_t b = 0; b < nblocks; ++b)
+    threads.emplace_back([&L, &ex, b] {
+      try {
+        setup_exec(ex[b], L);
+        if (!L.stop.load(std::memory_order_relaxed)) run_nth_block(L, ex[b], b);
+      } catch (const std::exception& e) {
+        internal_fault(L, e.what());
+      }
+      L.executed.fetch_add(ex[b].executed, std::memory_order_relaxed);
+      ex[b].executed = 0;
+    });
+  for (auto& t : threads) t.join();
+  merge_totals(L, ex, nblocks, out);
+}
+
+} // namespace
+
 void run_launch(LaunchCtx& L, Pool& pool, unsigned max_workers, LaunchTotals& out) {
   uint64_t nblocks = L.sample ? L.sample->size() : L.grid.count();
   if (L.sample) L.traces->assign(nblocks, BlockTrace{});
+  if (L.cooperative && !L.sample) {
+    run_cooperative(L, nblocks, out);
+    return;
+  }
   unsigned nw = unsigned(std::min<uint64_t>(max_workers ? max_workers : pool.size(), nblocks));
   nw = std::max(1u, std::min(nw, pool.size()));
   std::vector<Exec>& ex = pool.execs();
@@ -779,32 +845,7 @@ void run_launch(LaunchCtx& L, Pool& pool, unsigned max_workers, LaunchTotals& ou
     pool.wait();
   else
     nw = 1;
-  // Merge what the workers counted.
-  if (L.count) {
-    out.ic.assign(L.P->code.size(), InstCount{});
-    for (unsigned wi = 0; wi < nw; ++wi) {
-      Exec& x = ex[wi];
-      for (size_t i = 0; i < x.ic.size(); ++i) {
-        InstCount& a = out.ic[i];
-        const InstCount& b = x.ic[i];
-        a.warp += x.hot[i].warp;
-        a.lanes += x.hot[i].lanes;
-        a.g_req += b.g_req;
-        a.g_sect += b.g_sect;
-        a.g_ideal += b.g_ideal;
-        a.g_bytes += b.g_bytes;
-        a.s_wave += b.s_wave;
-        a.s_ideal += b.s_ideal;
-        a.divergent += b.divergent;
-      }
-    }
-  }
-  for (unsigned i = 0; i < nw; ++i) {
-    Exec& x = ex[i];
-    out.max_gloads = std::max(out.max_gloads, x.max_gloads);
-    out.max_gstores = std::max(out.max_gstores, x.max_gstores);
-    for (auto& w : x.warnings) L.warnings.push_back(w);
-  }
+  merge_totals(L, ex, nw, out);
 }
 
 } // namespace wb::sim

@@ -238,6 +238,8 @@ enum class Special : uint8_t {
   lanemask_gt,
   dynamic_smem_size,
   total_smem_size,
+  envreg1, // the grid workspace's high 32 bits (a cooperative launch), else 0
+  envreg2, // its low 32 bits
   zero
 };
 
@@ -486,6 +488,11 @@ struct LaunchCtx {
   const std::vector<uint64_t>* sample = nullptr;
   std::vector<BlockTrace>* traces = nullptr;
   size_t trace_cap = 0; // events kept per warp
+  // A cooperative launch: every block runs at once, on a thread of its own, and the kernel sees
+  // the address of a zeroed global workspace in %envreg1:%envreg2 (cooperative groups' grid
+  // barrier counts arrivals there).
+  bool cooperative = false;
+  uint64_t grid_workspace = 0;
 };
 
 // ---- helpers shared by the handler files ----

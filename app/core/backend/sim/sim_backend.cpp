@@ -5,6 +5,8 @@
 #include "exec.hpp"
 #include "sim.hpp"
 
+#include <fmt/format.h>
+
 #include <array>
 #include <bit>
 #include <chrono>
@@ -366,6 +368,31 @@ RunResult Simulator::run_locked(const RunPlan& plan, const Sampling* sampling) {
       L.count = true; // the traces take shared-memory wavefronts from the counting code
     }
 
+    if (la.cooperative) {
+      // As on an H200 (132 SMs, 2048 threads and 32 blocks each): a cooperative grid must be
+      // resident at once, and the simulator runs it so.
+      const uint64_t per_sm = std::min<uint64_t>(32, 2048 / std::max<uint64_t>(1, b.count())),
+                     most = 132 * per_sm;
+      if (g.count() > most) {
+        res.fault = launch_fault(
+            FaultKind::launch_config,
+            fmt::format("{}: a cooperative launch needs all {} blocks resident at once; an H200 "
+                        "holds at most {} blocks of {} threads ({} per SM on 132 SMs): make the "
+                        "grid smaller, and let each block loop over more of the work",
+                        la.kernel, g.count(), most, b.count(), per_sm),
+            launch);
+        break;
+      }
+      L.cooperative = true;
+      constexpr uint64_t kWorkspace = kHeapBase - 0x10000;
+      if (!mem.find(kWorkspace)) {
+        Region* r = mem.add(kWorkspace, 0, 64, 64);
+        r->name = "the grid workspace";
+        mem.sort();
+      }
+      std::memset(mem.find(kWorkspace)->host, 0, 64);
+      L.grid_workspace = kWorkspace;
+    }
     // A heap of its own for a launch whose kernel calls malloc or free.
     DeviceHeap* heap = nullptr;
     if (std::any_of(P->funcs.begin(), P->funcs.end(),
