@@ -387,4 +387,8 @@ bool uses_grid_sync(const std::string& ptx) {
   return ptx.find("%envreg1") != std::string::npos || ptx.find("%envreg2") != std::string::npos;
 }
 
+std::string toolkit_include_dir() {
+  return cuda_include_dir();
+}
+
 } // namespace wb

@@ -71,6 +71,9 @@ bool require_kernels(Program& p, const std::vector<std::string>& names);
 
 // NVRTC's log -> diagnostics (file(line): severity: message, with the column from the caret line).
 std::vector<Diagnostic> parse_nvrtc_log(const std::string& log);
+// The CUDA toolkit's include directory NVRTC is given (the one the loaded NVRTC came from, unless
+// WARPBOOK_CUDA_INCLUDE, CUDA_HOME or CUDA_PATH names another).
+std::string toolkit_include_dir();
 // Does the PTX read the grid workspace that cooperative groups' grid sync needs (%envreg1/2)?
 bool uses_grid_sync(const std::string& ptx);
 

@@ -2,6 +2,7 @@
 // passes its puzzles and counts what the hand-written kernels count; the mistakes these libraries
 // make possible get verdicts that name them.
 #include "common/library_suite.hpp"
+#include "core/compile.hpp"
 
 using namespace wb;
 
@@ -191,4 +192,36 @@ TEST_CASE(
     named |= c.message.find("a cooperative launch needs all 293 blocks resident at once; an H200 "
                             "holds at most 264 blocks of 1024 threads") != std::string::npos;
   CHECK_MESSAGE(named, test::describe(r));
+}
+
+TEST_CASE("device libraries: every header of cooperative groups, CUB's block and warp primitives "
+          "and libcu++'s synchronisation compiles with NVRTC") {
+  // The header list comes from the toolkit itself, so a header added to a later CUDA is tried too.
+  std::string src = "#include <cooperative_groups.h>\n";
+  for (const char* h : {"reduce", "scan", "memcpy_async"})
+    src += fmt::format("#include <cooperative_groups/{}.h>\n", h);
+  const fs::path inc = fs::path(toolkit_include_dir());
+  const fs::path cub = fs::exists(inc / "cccl" / "cub") ? inc / "cccl" / "cub" : inc / "cub";
+  int headers = 0;
+  for (const char* dir : {"block", "warp"})
+    for (auto& e : fs::directory_iterator(cub / dir))
+      if (e.path().extension() == ".cuh") {
+        src += fmt::format("#include <cub/{}/{}>\n", dir, e.path().filename().string());
+        ++headers;
+      }
+  CHECK(headers >= 20);
+  for (const char* h : {"barrier", "pipeline", "atomic", "std/atomic", "std/type_traits",
+                        "std/limits", "std/cmath", "std/span", "std/array", "std/utility",
+                        "std/tuple", "std/bit", "std/complex", "std/functional", "annotated_ptr"})
+    src += fmt::format("#include <cuda/{}>\n", h);
+  src += "extern \"C\" __global__ void k(int* x) { *x = 1; }\n";
+  for (const char* arch : {"compute_80", "compute_90"}) {
+    CompileOptions opt;
+    opt.arch = arch;
+    const Program prog = compile_source(src, "all_headers.cu", opt);
+    std::string errors;
+    for (auto& d : prog.diagnostics) errors += d.str() + "\n";
+    CHECK_MESSAGE(prog.ok, arch << ":\n" << errors);
+    CHECK_MESSAGE(errors.empty(), arch << ":\n" << errors);
+  }
 }
