@@ -429,7 +429,28 @@ std::string mismatch_sentence(const BufferReport& br) {
 
 struct Programs {
   Program learner, reference;
+  std::string learner_source;
 };
+
+// A trap at a line that has no __trap(), assert or asm was put there by the compiler: say what it
+// most likely stands for rather than "__trap()", which the learner never wrote.
+std::string explain_trap(const std::string& message, const std::string& source, int line) {
+  if (line <= 0) return message;
+  std::istringstream in(source);
+  std::string text;
+  for (int n = 0; n < line && std::getline(in, text); ++n) {
+  }
+  for (const char* own : {"trap", "assert", "asm"})
+    if (text.find(own) != std::string::npos) return message;
+  std::string m = message;
+  if (auto at = m.find(" (__trap())"); at != std::string::npos) m.erase(at, 11);
+  return m + fmt::format(
+                 ": line {} has no __trap(), assert or asm, so the compiler put this trap there. "
+                 "It does so where it can prove the code is undefined: most often a write or read "
+                 "through a null (or otherwise invalid) pointer, such as `float* p = nullptr; *p = "
+                 "1.0f;`. Check the pointers used on that line",
+                 line);
+}
 
 // Runs the reference and the learner on one case and judges the learner's outputs.
 // `keep`, when given, receives the learner's buffers and launches: they stay on the device
@@ -553,6 +574,8 @@ CaseReport run_case(const Puzzle& p, const Case& c, const Env& learner_env, cons
           "phase (as this puzzle's kernels are laid out), or a puzzle whose launch says "
           "cooperative = true",
           lp.launches[size_t(li)].kernel);
+    else if (lr.fault.kind == FaultKind::trap)
+      cr.fault.message = explain_trap(cr.fault.message, progs.learner_source, lr.fault.source_line);
     lr.fault.message = cr.fault.message;
     std::string where =
         lr.fault.source_line > 0 ? fmt::format(" (line {})", lr.fault.source_line) : "";
@@ -763,6 +786,7 @@ CheckReport check_impl(const Puzzle& p, const std::string& source, const std::st
     return compile_source(read_file(p.reference), p.reference.filename().string(), rco);
   });
   progs.learner = compile_source(source, file, co);
+  progs.learner_source = source;
   require_kernels(progs.learner, p.kernel_names());
   for (auto& d : progs.learner.diagnostics) rep.diagnostics.push_back(d);
   rep.resources =
