@@ -60,6 +60,8 @@ void print_report(const CheckReport& r) {
                c.perf ? " [perf size]" : "");
     fmt::print("  ({:.1f} ms)\n", c.ms);
     for (auto& p : c.problems) fmt::print("         {}\n", p);
+    if (!c.sim_explanation.empty())
+      fmt::print("         explained by the simulator: {}\n", c.sim_explanation);
     for (auto& b : c.buffers)
       for (size_t i = 1; i < b.first.size() && c.verdict == Verdict::wrong_answer; ++i) {
         auto& m = b.first[i];

@@ -843,7 +843,31 @@ CheckReport check_impl(const Puzzle& p, const std::string& source, const std::st
     if (opt.perf_case && is_gpu && p.perf) cases.push_back(*p.perf);
   }
   Prepared last_buffers; // the last case's inputs, timed below when it is the timed size
+  // A GPU's first failing case runs again on the simulator meanwhile, same inputs (same seed and
+  // case index): its finding explains the failure.
+  std::future<CheckReport> on_sim;
+  size_t on_sim_case = 0;
+  auto explain_on_sim = [&](size_t i) {
+    on_sim_case = i;
+    CheckOptions so;
+    so.seed = rep.seed;
+    so.time = so.perf_case = so.predict = so.explain_on_sim = false;
+    so.only_case = i;
+    so.data_dir = opt.data_dir;
+    on_sim = std::async(std::launch::async, [&p, &source, &file, so] {
+      std::string why;
+      auto sim = make_sim_backend(why);
+      if (!sim) {
+        CheckReport r;
+        r.verdict = Verdict::usage_error;
+        r.summary = why;
+        return r;
+      }
+      return check_puzzle(p, source, file, *sim, so);
+    });
+  };
   for (size_t i = 0; i < cases.size(); ++i) {
+    if (opt.only_case && i != *opt.only_case) continue;
     progress(fmt::format("case {} of {}", i + 1, cases.size()), int(i), int(cases.size()));
     bool last_case = i + 1 == cases.size();
     CaseReport cr =
@@ -854,11 +878,34 @@ CheckReport check_impl(const Puzzle& p, const std::string& source, const std::st
     rep.cases.push_back(std::move(cr));
     const CaseReport& last = rep.cases.back();
     if (last.verdict != Verdict::passed) {
+      if (is_gpu && opt.explain_on_sim && !run_sizes && !on_sim.valid() && i < p.cases.size())
+        explain_on_sim(i);
       if (rep.verdict == Verdict::passed) {
         rep.verdict = last.verdict;
         rep.summary = fmt::format("case {}: {}", last.label, last.message);
       }
       if (opt.stop_at_first_failure || last.fault.sticky || !backend.usable()) break;
+    }
+  }
+
+  if (on_sim.valid() && on_sim_case < rep.cases.size()) {
+    progress("explaining on the simulator", 0, 1);
+    const CheckReport r = on_sim.get();
+    CaseReport& gc = rep.cases[on_sim_case];
+    if (r.cases.empty()) {
+      gc.sim_explanation = "the simulator could not run this case: " + r.summary;
+    } else if (const CaseReport& sc = r.cases.front(); sc.verdict == Verdict::passed) {
+      gc.sim_explanation =
+          "the simulator passes this case with the same inputs, so the cause is not an index, a "
+          "bound or a barrier it can see: most likely timing (a race the GPU's schedule exposes "
+          "and the simulator's does not, a flag or spin loop between blocks) or the GPU's "
+          "arithmetic (fast-math functions, contracted multiply-adds) against a tight tolerance";
+    } else {
+      gc.sim_explanation = fmt::format("the simulator, same case and inputs: {}: {}",
+                                       verdict_name(sc.verdict), sc.message);
+      for (size_t k = 0; k < sc.problems.size() && k < 2; ++k)
+        if (sc.problems[k] != sc.message) gc.sim_explanation += "; " + sc.problems[k];
+      gc.sim_line = sc.fault.source_line;
     }
   }
 

@@ -6,6 +6,7 @@
 #include "report.hpp"
 
 #include <functional>
+#include <optional>
 
 namespace wb {
 
@@ -28,6 +29,10 @@ struct CheckOptions {
   bool predict = true;
   // The GPU the simulator predicts for (a gpu_profiles() key, "h100-sxm"); empty: the H200.
   std::string model_gpu;
+  // On a GPU, re-run the first failing case on the simulator to explain it (CaseReport).
+  bool explain_on_sim = true;
+  // Run only this case of the puzzle's list (its inputs as in a full check with the same seed).
+  std::optional<size_t> only_case;
   // Called as work progresses ("compiling", "case 2 of 7", "timing"), for the runner and the GUI.
   std::function<void(const std::string& phase, int done, int total)> progress;
 };

@@ -55,7 +55,12 @@ struct CaseReport {
   std::vector<std::string> problems; // every reason, one sentence each
   Counters counters;
   std::string printf_output;
-  double ms = 0; // wall clock for this case (reference + learner runs + comparison)
+  // On a GPU, for the first failing case: what the simulator finds running the same case with
+  // the same inputs (a race, an out-of-bounds thread and line, a deadlock), or that it passes.
+  // The GPU's verdict stays the verdict; this is the explanation.
+  std::string sim_explanation;
+  int sim_line = 0; // the learner's line the simulator's finding names, 0 if none
+  double ms = 0;    // wall clock for this case (reference + learner runs + comparison)
   std::vector<std::pair<std::string, double>> steps_ms; // prepare, reference run, run, compare
   Dim3 grid, block;
 };

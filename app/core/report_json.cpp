@@ -248,6 +248,8 @@ json to(const CaseReport& c) {
           {"fault", to(c.fault)},
           {"buffers", bufs},
           {"problems", c.problems},
+          {"sim_explanation", c.sim_explanation},
+          {"sim_line", c.sim_line},
           {"counters", to(c.counters)},
           {"printf", c.printf_output},
           {"ms", c.ms},
@@ -291,6 +293,8 @@ CaseReport case_from(const json& j) {
     c.buffers.push_back(std::move(br));
   }
   c.problems = j.value("problems", std::vector<std::string>{});
+  c.sim_explanation = j.value("sim_explanation", std::string());
+  c.sim_line = j.value("sim_line", 0);
   if (j.contains("counters")) c.counters = counters_from(j["counters"]);
   c.printf_output = j.value("printf", "");
   c.ms = j.value("ms", 0.0);

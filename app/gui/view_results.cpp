@@ -142,6 +142,17 @@ void case_details(App& app, const CaseReport& c) {
     ImGui::Bullet();
     ImGui::TextWrapped("%s", p.c_str());
   }
+  if (!c.sim_explanation.empty()) {
+    // The GPU's verdict stands; this is why, from the same case run on the simulator.
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0.55f, 0.8f, 1, 1));
+    ImGui::TextWrapped("Explained by the simulator: %s", c.sim_explanation.c_str());
+    ImGui::PopStyleColor();
+    if (c.sim_line > 0) {
+      ImGui::SameLine();
+      if (ImGui::SmallButton(fmt::format("go to line {}##sim", c.sim_line).c_str()))
+        goto_line(app, c.sim_line, 0);
+    }
+  }
   for (auto& b : c.buffers) buffer_details(c, b);
   ImGui::TextDisabled("grid (%u,%u,%u) x block (%u,%u,%u), %.1f ms", c.grid.x, c.grid.y, c.grid.z,
                       c.block.x, c.block.y, c.block.z, c.ms);

@@ -6,6 +6,8 @@
 //   // sim: VERDICT[,VERDICT...] | words | more words      (every word group must appear)
 //   // gpu: VERDICT[,VERDICT...] | words                   ("same": as on the simulator)
 //   // gpu-sticky: yes | no | maybe                        (the fault poisons the CUDA context)
+//   // gpu-explained: words | more words                   (the simulator's explanation of the
+//                                                          GPU's first failing case holds them)
 //   // perf: yes                                           (check the perf size too)
 //   // note: where a backend cannot see the fault, and why
 //
@@ -35,7 +37,8 @@ struct FaultCase {
   std::string puzzle = "01-vector-add";
   std::string source;
   FaultExpect sim, gpu;
-  std::string sticky = "no"; // on the GPU: yes, no, maybe
+  std::vector<std::string> explained; // words the GPU verdict's simulator explanation must hold
+  std::string sticky = "no";          // on the GPU: yes, no, maybe
   bool perf = false;
   std::string note;
 };
@@ -83,7 +86,7 @@ inline FaultCase load_fault_case(const fs::path& file) {
   fc.name = file.stem().string();
   fc.source = read_file(file);
   std::istringstream in(fc.source);
-  std::string line, sim, gpu;
+  std::string line, sim, gpu, explained;
   int here = 0;
   for (int n = 1; std::getline(in, line); ++n) {
     if (!here && line.find("/*HERE*/") != std::string::npos) here = n;
@@ -101,6 +104,8 @@ inline FaultCase load_fault_case(const fs::path& file) {
       gpu = value;
     else if (key == "gpu-sticky")
       fc.sticky = value;
+    else if (key == "gpu-explained")
+      explained = value;
     else if (key == "perf")
       fc.perf = value == "yes";
     else if (key == "note")
@@ -122,6 +127,11 @@ inline FaultCase load_fault_case(const fs::path& file) {
   fc.gpu = gpu == "same" ? fc.sim : parse_expect(gpu, where);
   subst(fc.sim);
   subst(fc.gpu);
+  if (!explained.empty()) {
+    FaultExpect e = parse_expect("wrong_answer | " + explained, where);
+    subst(e);
+    fc.explained = e.words;
+  }
   return fc;
 }
 
@@ -212,6 +222,14 @@ template <class Make> void check_fault_cases(Make make, bool gpu) {
       CHECK_MESSAGE(all.find(w) != std::string::npos,
                     fc.name << ": expected the words '" << w << "' in: " << all);
     if (gpu && fc.sticky != "maybe") CHECK_MESSAGE(sticky == (fc.sticky == "yes"), fc.name);
+    if (gpu && !fc.explained.empty()) {
+      std::string why;
+      for (auto& c : r.cases) why += c.sim_explanation;
+      for (auto& w : fc.explained)
+        CHECK_MESSAGE(why.find(w) != std::string::npos,
+                      fc.name << ": expected the simulator's explanation to hold '" << w
+                              << "', got: " << why);
+    }
   }
   MESSAGE("fault suite on " << (gpu ? "the GPU" : "the simulator") << ":\n" << table);
   if (const char* out = std::getenv("WARPBOOK_FAULT_TABLE"); out && *out)

@@ -2,6 +2,7 @@
 // puzzle: 01-vector-add
 // sim: runtime_fault | null pointer | line @HERE
 // gpu: runtime_fault | illegal memory access
+// gpu-explained: the simulator, same case and inputs: runtime_fault | null pointer | line @HERE
 // gpu-sticky: yes
 extern "C" __global__ void vector_add(const float* a, const float* b, float* c, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
