@@ -3,6 +3,7 @@
 #include "exec.hpp"
 
 #include <algorithm>
+#include <fmt/format.h>
 #include <numeric>
 #include <random>
 #include <thread>
@@ -129,6 +130,19 @@ int check_barriers(Exec& x) {
                              "one inside a branch that "
                              "not all threads take?)",
                          l0);
+    }
+    // Released only because the threads missing had exited: a GPU since Volta lets the others
+    // through, but the programming guide requires every thread of the block to reach it.
+    if (B.exited > 0 && !B.expected[id] && pc0 != kNoPc &&
+        !x.L->warned_exited_barrier.exchange(true)) {
+      const int line = x.P->info[pc0].line;
+      x.warnings.push_back(fmt::format(
+          "the __syncthreads() at line {} let {} threads of {} through after the other {} had "
+          "exited without reaching it (a return before the barrier, or the barrier inside a branch "
+          "that not all threads take): today's GPUs let it pass, but the CUDA programming guide "
+          "says every thread of the block must reach it, and other GPUs may hang; guard the work "
+          "instead of returning, and keep the barrier where every thread meets it",
+          line, n0, block_name(x), B.exited));
     }
     const Inst* bi = pc0 != kNoPc ? &x.code[pc0] : nullptr;
     for (uint32_t wi = 0; wi < B.nwarps; ++wi) {

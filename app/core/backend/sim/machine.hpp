@@ -493,6 +493,7 @@ struct LaunchCtx {
   // barrier counts arrivals there).
   bool cooperative = false;
   uint64_t grid_workspace = 0;
+  std::atomic<bool> warned_exited_barrier{false}; // said once per launch (exec.cpp)
 };
 
 // ---- helpers shared by the handler files ----
