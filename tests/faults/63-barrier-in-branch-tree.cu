@@ -2,7 +2,7 @@
 // puzzle: 02-row-sum
 // sim: passed | __syncthreads() at line @HERE let 128 threads of block | had exited without reaching it
 // gpu: passed |
-// note: It passes on the H200 (threads that exited count as arrived since Volta) and compute-sanitizer's synccheck is silent, but the programming guide makes it undefined: the simulator passes it with a warning naming the barrier.
+// note: It passes on the H200 (threads that exited count as arrived since Volta), but the programming guide makes it undefined; compute-sanitizer's synccheck on the H200 flags divergent threads at the barrier once step < 32. The simulator passes it with a warning naming the barrier.
 // @tune BLOCK=256
 extern "C" __global__ void row_sum(const float* x, float* y, int rows, int cols) {
   __shared__ float s[BLOCK];
