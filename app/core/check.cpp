@@ -438,8 +438,8 @@ std::string explain_trap(const std::string& message, const std::string& source, 
   if (line <= 0) return message;
   std::istringstream in(source);
   std::string text;
-  for (int n = 0; n < line && std::getline(in, text); ++n) {
-  }
+  for (int n = 1; n <= line; ++n)
+    if (!std::getline(in, text)) return message;
   for (const char* own : {"trap", "assert", "asm"})
     if (text.find(own) != std::string::npos) return message;
   std::string m = message;
@@ -576,12 +576,11 @@ CaseReport run_case(const Puzzle& p, const Case& c, const Env& learner_env, cons
           lp.launches[size_t(li)].kernel);
     else if (lr.fault.kind == FaultKind::trap)
       cr.fault.message = explain_trap(cr.fault.message, progs.learner_source, lr.fault.source_line);
-    lr.fault.message = cr.fault.message;
     std::string where =
-        lr.fault.source_line > 0 ? fmt::format(" (line {})", lr.fault.source_line) : "";
+        cr.fault.source_line > 0 ? fmt::format(" (line {})", cr.fault.source_line) : "";
     fail(Verdict::runtime_fault,
-         fmt::format("{}: {}{}", fault_name(lr.fault.kind), lr.fault.message,
-                     lr.fault.message.find("line") == std::string::npos ? where : ""));
+         fmt::format("{}: {}{}", fault_name(cr.fault.kind), cr.fault.message,
+                     cr.fault.message.find("line") == std::string::npos ? where : ""));
   }
 
   bool inputs_changed = false;

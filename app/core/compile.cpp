@@ -97,7 +97,9 @@ std::vector<std::string> cuda_include_candidates() {
   return out;
 }
 
-std::string cuda_include_dir() {
+} // namespace
+
+std::string toolkit_include_dir() {
   const auto c = cuda_include_candidates();
   for (const auto& d : c) {
     std::error_code ec;
@@ -106,10 +108,12 @@ std::string cuda_include_dir() {
   return c.back();
 }
 
+namespace {
+
 // The include directories NVRTC is given: the toolkit's, and its CCCL (CUB, libcu++, Thrust, which
 // cooperative groups needs too), which CUDA 13 keeps in include/cccl.
 std::vector<std::string> cuda_include_dirs() {
-  std::vector<std::string> out{cuda_include_dir()};
+  std::vector<std::string> out{toolkit_include_dir()};
   std::error_code ec;
   if (fs::is_directory(fs::path(out[0]) / "cccl", ec)) out.push_back(out[0] + "/cccl");
   return out;
@@ -221,12 +225,6 @@ NvrtcResult run_nvrtc(const std::string& text, const std::string& file,
   }
   nvrtcDestroyProgram(&prog);
   return r;
-}
-
-int find_line(const std::string& source, const std::string& needle) {
-  size_t pos = source.find(needle);
-  if (pos == std::string::npos) return 0;
-  return int(std::count(source.begin(), source.begin() + pos, '\n')) + 1;
 }
 
 } // namespace
@@ -385,10 +383,6 @@ std::string nvrtc_version() {
 
 bool uses_grid_sync(const std::string& ptx) {
   return ptx.find("%envreg1") != std::string::npos || ptx.find("%envreg2") != std::string::npos;
-}
-
-std::string toolkit_include_dir() {
-  return cuda_include_dir();
 }
 
 } // namespace wb

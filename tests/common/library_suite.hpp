@@ -52,6 +52,23 @@ inline const Catalog& library_catalog() {
   return c;
 }
 
+// Puzzle 08 launches dot_partial the ordinary way: a grid sync in it finds no grid workspace, and
+// cooperative groups traps, on the GPU as on the simulator.
+inline const std::string kGridSyncInPuzzle08 = R"(#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+extern "C" __global__ void dot_partial(const float* a, const float* b, float* partial, int n) {
+  float v = 0;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += (long long)gridDim.x * blockDim.x)
+    v += a[i] * b[i];
+  atomicAdd(&partial[blockIdx.x], v);
+  cg::this_grid().sync();
+}
+extern "C" __global__ void dot_final(const float* partial, float* out, int parts) {
+  if (threadIdx.x == 0) out[0] = partial[0];
+}
+)";
+
 inline const Puzzle& library_puzzle(const LibraryKernel& k) {
   const Puzzle* p =
       (k.catalog.empty() ? builtin_catalog() : library_catalog()).find_puzzle(k.puzzle);

@@ -5,6 +5,7 @@
 #pragma once
 #include "core/backend.hpp"
 #include "core/backend/sim/sim.hpp"
+#include "core/compile.hpp"
 
 #include <nvrtc.h>
 
@@ -33,13 +34,6 @@ inline std::string corpus_path(const std::string& name) {
   return std::string(WARPBOOK_SOURCE_ROOT) + "/tests/corpus/" + name;
 }
 
-// The CUDA headers (cuda_fp16.h, mma.h, ...) NVRTC needs an include path for.
-inline std::string cuda_include_dir() {
-  for (const char* v : {"CUDA_HOME", "CUDA_PATH"})
-    if (const char* e = std::getenv(v)) return std::string(e) + "/include";
-  return "/usr/local/cuda/include";
-}
-
 // NVRTC straight from the tests (the core's compile_source adds a prelude; these sources need
 // none).
 inline std::string compile_ptx(const std::string& source, const std::string& name = "kernel.cu",
@@ -52,7 +46,7 @@ inline std::string compile_ptx(const std::string& source, const std::string& nam
   if (nvrtcCreateProgram(&prog, source.c_str(), name.c_str(), 0, nullptr, nullptr) != NVRTC_SUCCESS)
     throw std::runtime_error("nvrtcCreateProgram failed");
   std::string a = "--gpu-architecture=" + arch;
-  std::string inc = "-I" + cuda_include_dir();
+  std::string inc = "-I" + wb::toolkit_include_dir(); // cuda_fp16.h, mma.h, ...
   const char* opts[] = {a.c_str(), "-lineinfo", inc.c_str(), "-std=c++17"};
   nvrtcResult r = nvrtcCompileProgram(prog, 4, opts);
   size_t n = 0;

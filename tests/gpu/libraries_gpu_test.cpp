@@ -71,20 +71,7 @@ TEST_CASE("device libraries: a grid sync without a cooperative launch is named o
   char dir[] = "/tmp/warpbook-gridsync-XXXXXX";
   REQUIRE(mkdtemp(dir));
   const fs::path src = fs::path(dir) / "k.cu";
-  std::ofstream(src) << R"(#include <cooperative_groups.h>
-namespace cg = cooperative_groups;
-extern "C" __global__ void dot_partial(const float* a, const float* b, float* partial, int n) {
-  float v = 0;
-  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
-       i += (long long)gridDim.x * blockDim.x)
-    v += a[i] * b[i];
-  atomicAdd(&partial[blockIdx.x], v);
-  cg::this_grid().sync();
-}
-extern "C" __global__ void dot_final(const float* partial, float* out, int parts) {
-  if (threadIdx.x == 0) out[0] = partial[0];
-}
-)";
+  std::ofstream(src) << test::kGridSyncInPuzzle08;
   const fs::path out = fs::path(dir) / "out.txt";
   std::system(fmt::format("'{}' check 08 '{}' --data-dir '{}' > '{}' 2>&1", exe, src.string(), dir,
                           out.string())

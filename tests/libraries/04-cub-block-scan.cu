@@ -18,16 +18,28 @@ using Store = cub::BlockStore<float, BLOCK, ITEMS, cub::BLOCK_STORE_WARP_TRANSPO
 using Reduce = cub::BlockReduce<float, BLOCK>;
 using Scan = cub::BlockScan<float, BLOCK>;
 
+// The block's tile: where it starts, and how many of its elements lie before n.
+__device__ long long tile_base() {
+  return (long long)blockIdx.x * BLOCK * ITEMS;
+}
+__device__ int tile_valid(int n) {
+  return (int)min((long long)BLOCK * ITEMS, n - tile_base());
+}
+
+// The block's tile of x (zeros past n), ITEMS per thread; the block may reuse `tmp` after it.
+__device__ void load_tile(const float* x, int n, float (&v)[ITEMS],
+                          typename Load::TempStorage& tmp) {
+  Load(tmp).Load(x + tile_base(), v, tile_valid(n), 0.0f);
+  __syncthreads();
+}
+
 extern "C" __global__ void scan_reduce(const float* x, float* sums, int n) {
   __shared__ union {
     typename Load::TempStorage load;
     typename Reduce::TempStorage reduce;
   } tmp;
-  const long long base = (long long)blockIdx.x * BLOCK * ITEMS;
-  const int valid = (int)min((long long)BLOCK * ITEMS, n - base);
   float v[ITEMS];
-  Load(tmp.load).Load(x + base, v, valid, 0.0f);
-  __syncthreads();
+  load_tile(x, n, v, tmp.load);
   float t = 0;
 #pragma unroll
   for (int k = 0; k < ITEMS; ++k) t += v[k];
@@ -63,15 +75,12 @@ extern "C" __global__ void scan_final(const float* x, float* y, float* sums, int
     typename Scan::TempStorage scan;
     typename Store::TempStorage store;
   } tmp;
-  const long long base = (long long)blockIdx.x * BLOCK * ITEMS;
-  const int valid = (int)min((long long)BLOCK * ITEMS, n - base);
   float v[ITEMS];
-  Load(tmp.load).Load(x + base, v, valid, 0.0f);
-  __syncthreads();
+  load_tile(x, n, v, tmp.load);
   const float prefix = sums[blockIdx.x];
   Scan(tmp.scan).InclusiveSum(v, v);
 #pragma unroll
   for (int k = 0; k < ITEMS; ++k) v[k] += prefix;
   __syncthreads();
-  Store(tmp.store).Store(y + base, v, valid);
+  Store(tmp.store).Store(y + tile_base(), v, tile_valid(n));
 }

@@ -151,24 +151,8 @@ TEST_CASE(
 }
 
 TEST_CASE("device libraries: a grid sync without a cooperative launch is named, not a bare trap") {
-  // Puzzle 08 launches dot_partial the ordinary way: cooperative groups' grid barrier finds no
-  // grid workspace and traps, on the GPU as on the simulator.
-  const std::string src = R"(#include <cooperative_groups.h>
-namespace cg = cooperative_groups;
-extern "C" __global__ void dot_partial(const float* a, const float* b, float* partial, int n) {
-  float v = 0;
-  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
-       i += (long long)gridDim.x * blockDim.x)
-    v += a[i] * b[i];
-  atomicAdd(&partial[blockIdx.x], v);
-  cg::this_grid().sync();
-}
-extern "C" __global__ void dot_final(const float* partial, float* out, int parts) {
-  if (threadIdx.x == 0) out[0] = partial[0];
-}
-)";
-  const CheckReport r =
-      check_sim(*test::builtin_catalog().find_puzzle("08-dot-product"), src, "k.cu");
+  const CheckReport r = check_sim(*test::builtin_catalog().find_puzzle("08-dot-product"),
+                                  test::kGridSyncInPuzzle08, "k.cu");
   REQUIRE(r.verdict == Verdict::runtime_fault);
   const std::string& m = r.cases.front().message;
   CHECK_MESSAGE(m.find("trap: dot_partial synchronises the whole grid "

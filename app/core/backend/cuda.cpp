@@ -870,8 +870,8 @@ Fault CudaBackend::enqueue(const RunPlan& plan, const Prepared& prep, int index)
       f.message = fmt::format(
           "{}: a cooperative launch needs all {} blocks resident at once; this GPU holds at most "
           "{} "
-          "of them ({} per SM on {} SMs, with this kernel's registers and shared memory): make "
-          "the grid smaller, and let each block loop over more of the work",
+          "of them ({} per SM on {} SMs, with this kernel's registers and shared memory): make the "
+          "grid smaller, and let each block loop over more of the work",
           l.kernel, l.grid.count(), most, per_sm, info_.sm_count);
       return f;
     }

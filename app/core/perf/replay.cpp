@@ -213,6 +213,15 @@ ReplayResult replay(const ReplayInput& in) {
     return false;
   };
 
+  // Is this 64-byte granule in the L2: brought in by this SM recently enough, or by an earlier
+  // block (`id` is the template sector, `pc` the instruction)?
+  auto in_l2 = [&](uint64_t gran, uint64_t id, uint32_t pc, const ReplayBlock& b) {
+    auto it = l2_seen.find(gran);
+    return (it != l2_seen.end() &&
+            (fetched - it->second) * std::max(1.0, b.busy_sms) < M.l2_capacity) ||
+           earlier_block_had(id, pc, b);
+  };
+
   // Blocks: dispatch in order, each no sooner than the SM can start blocks.
   size_t next_block = 0;
   double last_dispatch = -1e30;
@@ -328,11 +337,7 @@ ReplayResult replay(const ReplayInput& in) {
           if ((c.l1_cached || local) && l1.access(s_id, true)) continue;
           if (local) continue;
           const uint64_t gran = s_id >> 1;
-          auto it = l2_seen.find(gran);
-          const bool hit = (it != l2_seen.end() &&
-                            (fetched - it->second) * std::max(1.0, rb.busy_sms) < M.l2_capacity) ||
-                           earlier_block_had(ws.tr->sec[e.first + k].id, e.pc, rb);
-          if (!hit) fetched += 64;
+          if (!in_l2(gran, ws.tr->sec[e.first + k].id, e.pc, rb)) fetched += 64;
           l2_seen[gran] = fetched;
         }
       }
@@ -575,11 +580,7 @@ ReplayResult replay(const ReplayInput& in) {
                 // The L2 has it if this SM or an earlier block brought it in recently enough;
                 // else DRAM, 64 bytes at a time.
                 const uint64_t gran = s_id >> 1;
-                auto it = l2_seen.find(gran);
-                bool hit = it != l2_seen.end() && (fetched - it->second) * share < M.l2_capacity;
-                if (!hit && !local)
-                  hit = earlier_block_had(ws.tr->sec[e.first + uint32_t(k)].id, e.pc, rb);
-                if (hit || local) {
+                if (local || in_l2(gran, ws.tr->sec[e.first + uint32_t(k)].id, e.pc, rb)) {
                   R.l2_hits += 1;
                   l2_seen[gran] = fetched;
                   ready = std::max(ready, q0 + M.cycles(M.lat_l2_ns));

@@ -192,14 +192,6 @@ int check_barriers(Exec& x) {
 // ---- shared-memory races ----
 
 namespace {
-std::string shared_elem_name(const Exec& x, uint64_t off, uint32_t n) {
-  for (auto& s : x.P->shared_syms) {
-    uint64_t end = s.dynamic ? x.B->shared_size : uint64_t(s.offset) + s.size;
-    if (off >= s.offset && off < end)
-      return s.name + "[" + std::to_string((off - s.offset) / std::max<uint32_t>(n, 1)) + "]";
-  }
-  return "shared offset " + std::to_string(off);
-}
 std::string lane_thread(const Exec& x, uint32_t warp, uint32_t lane) {
   uint32_t t = warp * 32 + lane;
   const Dim3& b = x.L->block;
@@ -207,6 +199,16 @@ std::string lane_thread(const Exec& x, uint32_t warp, uint32_t lane) {
          std::to_string(t / (b.x * b.y)) + ")";
 }
 } // namespace
+
+std::string shared_elem_name(const Exec& x, uint64_t off, uint32_t n) {
+  for (auto& s : x.P->shared_syms) {
+    uint64_t end = s.dynamic ? x.B->shared_size : uint64_t(s.offset) + s.size;
+    if (off < s.offset || off >= end) continue;
+    if (!s.dynamic && s.size <= n) return s.name; // a variable of one element
+    return s.name + "[" + std::to_string((off - s.offset) / std::max<uint32_t>(n, 1)) + "]";
+  }
+  return "shared offset " + std::to_string(off);
+}
 
 int shared_race_check(Exec& x, Warp& w, const Inst& in, int lane, uint64_t a, uint32_t n,
                       bool write, const std::byte* newval) {

@@ -364,9 +364,9 @@ struct Warp {
   // when no other lane can).
   uint32_t yielded = 0, spin_mask = 0, spin_count = 0;
   // cp.async copies issued and not yet landed (ops_mem.cpp): they reach shared memory when the
-  // lane waits for their group (cp.async.wait_group / wait_all), arrives on an mbarrier for them,
-  // or at the end of the block, so a kernel that reads a tile before waiting for it reads what
-  // was there before, as on a GPU.
+  // lane waits for their group (cp.async.wait_group / wait_all) or arrives on an mbarrier for
+  // them, so a kernel that reads a tile before waiting for it reads what was there before, as on
+  // a GPU.
   struct PendingCopy {
     uint32_t off; // shared-memory offset
     uint8_t lane, n;
@@ -565,8 +565,12 @@ inline uint32_t pc_of(const Exec& x, const Inst& in) {
 bool reschedule(Exec& x, Warp& w);
 // A barrier completed or a thread exited: release what can be released (exec.cpp).
 int check_barriers(Exec& x);
-// Lands the lane's pending cp.async copies of groups before `group` (all: ~0u) (ops_mem.cpp).
-void land_copies(Exec& x, Warp& w, uint32_t lanes, uint32_t group_limit_from_newest, bool all);
+// Lands the pending cp.async copies of `lanes`: all of them, or all but those of each lane's
+// newest `newest_kept` committed groups and its open one (ops_mem.cpp).
+void land_copies(Exec& x, Warp& w, uint32_t lanes, uint32_t newest_kept, bool all);
+// The shared variable at offset `off` and its element for an `n`-byte access ("s[3]", "bar"),
+// for messages (exec.cpp).
+std::string shared_elem_name(const Exec& x, uint64_t off, uint32_t n);
 // Every live warp waits on an mbarrier that nothing can complete: the fault (ops_sync.cpp).
 int report_mbarrier_deadlock(Exec& x);
 

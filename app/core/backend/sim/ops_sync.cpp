@@ -6,9 +6,9 @@
 // The 8-byte object in shared memory is opaque to programs, so the simulator keeps its own
 // encoding there: pending arrivals (bits 0-19), the count they reset to (20-39), the pending
 // transaction bytes (40-60, signed), a mark that init ran (61-62) and the phase (63). A phase
-// completes when its arrivals and its transaction bytes are both down to zero. cp.async copies
-// land when issued in the simulator, so an arrive-on for them happens at once. A thread that waits
-// on an incomplete phase gives its turn to the other warps; when every live warp waits and no
+// completes when its arrivals and its transaction bytes are both down to zero. The thread's
+// cp.async copies land at its cp.async.mbarrier.arrive, which then arrives at once. A thread that
+// waits on an incomplete phase gives its turn to the other warps; when every live warp waits and no
 // mbarrier changes, the block is deadlocked and the fault names the barrier and its counts.
 #include "ops_common.hpp"
 
@@ -50,16 +50,6 @@ enum Op : uint8_t {
   kAsyncArrive, // cp.async.mbarrier.arrive; aux bit 1: .noinc
 };
 
-// The barrier's name for messages: the shared variable it lies in, and the byte offset.
-std::string mbar_name(const Exec& x, uint64_t off) {
-  for (const SharedSym& s : x.P->shared_syms)
-    if (off >= s.offset && off < uint64_t(s.offset) + std::max<uint32_t>(s.size, 1)) {
-      const uint64_t k = (off - s.offset) / 8;
-      return s.size > 8 ? fmt::format("{}[{}]", s.name, k) : s.name;
-    }
-  return fmt::format("the mbarrier at shared offset {}", off);
-}
-
 // The lane's mbarrier: its shared-memory offset and host pointer, or nullptr after a fault.
 uint64_t* mbar_at(Exec& x, Warp& w, const Inst& in, int l, uint64_t& off) {
   uint64_t a = w.row(in.r[1])[l] + uint64_t(in.imm);
@@ -92,7 +82,7 @@ uint64_t* mbar_at(Exec& x, Warp& w, const Inst& in, int l, uint64_t& off) {
 int uninitialised(Exec& x, Warp& w, const Inst& in, int l, uint64_t off) {
   const int line = info_of(x, in).line;
   return raise_fault(x, FaultKind::trap,
-                     thread_name(x, w, l) + " used " + mbar_name(x, off) + at_line(line) +
+                     thread_name(x, w, l) + " used " + shared_elem_name(x, off, 8) + at_line(line) +
                          " before any thread initialised it (mbarrier.init, or init() of a "
                          "cuda::barrier, then __syncthreads() before its first use)",
                      line);
@@ -124,7 +114,7 @@ int h_mbarrier(Exec& x, Warp& w, const Inst& in, uint32_t m) {
       const uint64_t n = w.row(in.r[2])[l] & 0xffffffffu;
       if (n == 0 || n > kCountMask)
         return raise_fault(x, FaultKind::trap,
-                           thread_name(x, w, l) + " initialised " + mbar_name(x, off) +
+                           thread_name(x, w, l) + " initialised " + shared_elem_name(x, off, 8) +
                                " with a count of " + std::to_string(n) + at_line(line) +
                                " (it must be 1 to 1048575)",
                            line);
@@ -160,8 +150,8 @@ int h_mbarrier(Exec& x, Warp& w, const Inst& in, uint32_t m) {
             fmt::format("{} arrived on {}{} {} time(s) where the phase waits for {} more "
                         "arrival(s) (the count given to init is {}): more threads arrive than "
                         "the barrier was set up for",
-                        thread_name(x, w, l), mbar_name(x, off), at_line(line), n, b.pending,
-                        b.expected),
+                        thread_name(x, w, l), shared_elem_name(x, off, 8), at_line(line), n,
+                        b.pending, b.expected),
             line);
       b.pending -= n;
       if (in.aux & 1) b.expected -= std::min(b.expected, n); // arrive_drop: fewer from now on
@@ -223,8 +213,8 @@ int report_mbarrier_deadlock(Exec& x) {
     std::string what = "an mbarrier";
     if (in.space == Space::shared && a + 8 <= B.shared_size) {
       Mbar b = unpack(*reinterpret_cast<const uint64_t*>(B.shared + a));
-      what = fmt::format("{} (phase {}: {} of {} arrivals still missing{})", mbar_name(x, a),
-                         b.phase ? 1 : 0, b.pending, b.expected,
+      what = fmt::format("{} (phase {}: {} of {} arrivals still missing{})",
+                         shared_elem_name(x, a, 8), b.phase ? 1 : 0, b.pending, b.expected,
                          b.tx ? fmt::format(", {} transaction bytes outstanding", b.tx) : "");
     }
     return raise_fault(x, FaultKind::deadlock,

@@ -186,8 +186,8 @@ RunResult Simulator::run_locked(const RunPlan& plan, const Sampling* sampling) {
 
   // ---- memory: module variables and the plan's buffers ----
   Memory mem;
-  std::vector<std::unique_ptr<DeviceHeap>>
-      heaps; // one per launch that mallocs (outlives mem's use)
+  // A device heap per launch that mallocs; mem.heap points at the current launch's.
+  std::vector<std::unique_ptr<DeviceHeap>> heaps;
   for (auto& v : mod->vars) {
     if (v.space != "global" && v.space != "const") continue;
     Region* r = mem.add(v.addr, 0, v.size, std::max<uint64_t>(v.size, 1));
