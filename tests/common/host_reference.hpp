@@ -1,0 +1,122 @@
+// The check on the judge: a puzzle's reference.cu, run on the simulator through the core API at
+// every [[case]] of its puzzle.toml, against an independent host computation written in plain C++
+// (double or long double, straight from the formula in the README). The references judge every
+// learner's kernel, so a wrong reference would pass wrong answers. Each puzzles_host_*_test.cpp
+// file holds the host computations of some puzzles.
+#pragma once
+#include "common/puzzle_suite.hpp"
+#include "core/backend.hpp"
+#include "core/catalog.hpp"
+#include "core/check.hpp"
+#include "core/compile.hpp"
+#include "core/dtype.hpp"
+#include "core/generate.hpp"
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
+#include <sstream>
+
+namespace wb::host_ref {
+
+using Vals = std::map<std::string, std::vector<double>>; // buffer name -> elements as doubles
+
+inline const Catalog& catalog() {
+  return test::builtin_catalog();
+}
+
+inline Backend& sim() {
+  static std::unique_ptr<Backend> b = [] {
+    std::string why;
+    auto s = make_sim_backend(why);
+    if (!s) FAIL(fmt::format("the simulator is not available: {}", why));
+    return s;
+  }();
+  return *b;
+}
+
+inline std::string slurp(const fs::path& p) {
+  return test::read_file(p);
+}
+
+// Builds the buffers of one case from the puzzle's generators (as the checker does), runs the
+// reference's launches on the simulator, and returns every buffer's contents afterwards.
+inline Vals run_reference(const Puzzle& p, const Program& prog, const Case& c, size_t case_index,
+                          uint64_t seed) {
+  CaseSetup setup = prepare_case(p, c, p.env(c), seed, case_index);
+  std::vector<HostBuffer>& bufs = setup.buffers;
+  const std::vector<Launch>& launches = setup.launches;
+  RunPlan plan;
+  plan.program = &prog;
+  plan.buffers = &bufs;
+  plan.launches = launches;
+  plan.timeout_s = 60;
+  plan.seed = seed;
+  plan.counters = false;
+  RunResult r = sim().run(plan);
+  INFO(fault_name(r.fault.kind), ": ", r.fault.message);
+  REQUIRE_FALSE(r.fault);
+  Vals out;
+  for (auto& hb : bufs) {
+    size_t es = dtype_size(hb.type), n = hb.data_bytes / es;
+    std::vector<double> v(n);
+    for (size_t i = 0; i < n; ++i) v[i] = load_element(hb.type, hb.data() + i * es);
+    out[hb.name] = std::move(v);
+  }
+  return out;
+}
+
+struct Tol {
+  double rtol = 0, atol = 0;
+};
+
+// What the host says the outputs must be, from the inputs the reference saw.
+using HostFn = std::function<Vals(const Env& sizes, const Vals& in)>;
+
+inline void check_puzzle_reference(const std::string& id, Tol tol, const HostFn& host) {
+  const Puzzle* p = catalog().find_puzzle(id);
+  REQUIRE_MESSAGE(p, "no puzzle ", id);
+  CompileOptions co = sim().compile_options();
+  for (auto& t : p->tunables) co.defines[t.name] = t.default_value;
+  Program prog = compile_source(slurp(p->reference), "reference.cu", co);
+  REQUIRE_MESSAGE(prog.ok, prog.log);
+  for (size_t ci = 0; ci < p->cases.size(); ++ci) {
+    const Case& c = p->cases[ci];
+    std::string label = c.label;
+    for (auto& [k, v] : c.sizes) label += fmt::format(" {}={}", k, v);
+    CAPTURE(id);
+    CAPTURE(label);
+    uint64_t seed = 0x5eed0000ull + ci;
+    Vals got = run_reference(*p, prog, c, ci, seed);
+    Vals want = host(c.sizes, got); // inputs are unchanged by the run; outputs are overwritten
+    for (auto& [name, expect] : want) {
+      const std::vector<double>& actual = got.at(name);
+      REQUIRE(actual.size() == expect.size());
+      size_t bad = 0, first = 0;
+      for (size_t i = 0; i < expect.size(); ++i) {
+        bool ok = std::fabs(actual[i] - expect[i]) <= tol.atol + tol.rtol * std::fabs(expect[i]);
+        if (!ok && bad++ == 0) first = i;
+      }
+      CHECK_MESSAGE(bad == 0,
+                    fmt::format("{}: {} of {} wrong, first {}[{}] = {} where the host says {}",
+                                name, bad, expect.size(), name, first, bad ? actual[first] : 0.0,
+                                bad ? expect[first] : 0.0));
+    }
+  }
+}
+
+inline int64_t sz(const Env& e, const char* k) {
+  return e.at(k);
+}
+inline double f32(double v) {
+  return double(float(v));
+} // round to f32, as a stored output is
+
+} // namespace wb::host_ref
