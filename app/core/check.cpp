@@ -414,13 +414,37 @@ int64_t guard_damage(const std::byte* p, size_t n) {
   return -1;
 }
 
-std::string mismatch_sentence(const BufferReport& br) {
+// Wrong only by rounding: every wrong element close to its value, finite and written, under a
+// tolerance that allows some error. What a long sum in too narrow an accumulator produces.
+bool near_miss(const BufferReport& br, double rtol, double atol) {
+  if (br.unwritten || br.nan_wrong || (rtol == 0 && atol == 0) || br.first.empty()) return false;
+  if (br.dtype != "f32" && br.dtype != "f64" && br.dtype != "f16" && br.dtype != "bf16")
+    return false;
+  const Mismatch& m = br.first.front();
+  double tol = atol + rtol * std::fabs(m.expected);
+  return br.max_rel_err <= 0.05 && br.max_abs_err <= 1000 * tol;
+}
+
+std::string mismatch_sentence(const BufferReport& br, double rtol, double atol) {
   const Mismatch& m = br.first.front();
   std::string where = m.coords.empty() ? fmt::format("{}[{}]", br.name, m.index)
                                        : fmt::format("{}[{}]", br.name, coords_str(m.coords));
   if (m.unwritten)
     return fmt::format("{} of {} elements of {} were never written (first: {}, {})", br.unwritten,
                        br.count, br.name, where, m.owner);
+  if (near_miss(br, rtol, atol))
+    return fmt::format(
+        "{} of {} elements of {} are a near miss (first: {} = {}, expected {}, {}): the largest "
+        "error is {} (relative {}) where the tolerance allows {} + {} x |expected|. Every wrong "
+        "element is within {:.2g}% of its value, so this is rounding, not a wrong formula: most "
+        "often accumulated rounding along a long sum (each add rounds to the accumulator's "
+        "precision: 24 bits in float, 11 in half, 8 in bfloat16), or an approximate intrinsic "
+        "(__expf, __fdividef). The usual fixes: add in a tree (per-thread partial sums combined "
+        "pairwise, as a block reduction does) or in a wider accumulator (float for half data; "
+        "double or Kahan summation for float)",
+        br.wrong, br.count, br.name, where, fmt_value(m.actual), fmt_value(m.expected), m.owner,
+        fmt_value(br.max_abs_err), fmt_value(br.max_rel_err), fmt_value(atol), fmt_value(rtol),
+        std::max(100 * br.max_rel_err, 0.01));
   return fmt::format("{} of {} elements of {} are wrong (first: {} = {}, expected {}, {}; max abs "
                      "error {}, max rel error {})",
                      br.wrong, br.count, br.name, where, fmt_value(m.actual), fmt_value(m.expected),
@@ -620,7 +644,7 @@ CaseReport run_case(const Puzzle& p, const Case& c, const Env& learner_env, cons
       auto wit = lr.writers.find(int(i));
       compare_output(br, d, expected[i], got, br.count, br.shape, rtol, atol,
                      learner.launches.front(), wit == lr.writers.end() ? nullptr : &wit->second);
-      if (br.wrong) fail(Verdict::wrong_answer, mismatch_sentence(br));
+      if (br.wrong) fail(Verdict::wrong_answer, mismatch_sentence(br, rtol, atol));
     }
     cr.buffers.push_back(std::move(br));
   }

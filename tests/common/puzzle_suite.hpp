@@ -31,6 +31,32 @@ inline std::string describe(const CheckReport& r) {
   return s;
 }
 
+// A solution's headline figure, written in its header as `// measured: 188.99 us on NVIDIA H200`:
+// what the kernel took at the puzzle's perf size on that GPU (the median of `warpbook check`). The
+// gpu tests hold every solution to its line; the sim tests check that every solution has one.
+struct MeasuredLine {
+  double us = 0;
+  std::string device;
+  int count = 0; // how many such lines the file has (exactly one is right)
+};
+inline MeasuredLine measured_line(const std::string& source) {
+  MeasuredLine m;
+  std::istringstream in(source);
+  std::string line;
+  const std::string key = "// measured: ";
+  while (std::getline(in, line)) {
+    if (line.rfind(key, 0) != 0) continue;
+    ++m.count;
+    std::istringstream rest(line.substr(key.size()));
+    std::string unit, on;
+    if (!(rest >> m.us >> unit >> on) || unit != "us" || on != "on") m.us = 0;
+    std::getline(rest, m.device);
+    size_t a = m.device.find_first_not_of(' ');
+    m.device = a == std::string::npos ? "" : m.device.substr(a);
+  }
+  return m;
+}
+
 // Runs reference, solution and starter of every puzzle; `on_result` sees each report.
 template <class F> void check_every_puzzle(Backend& backend, const CheckOptions& opt, F on_result) {
   const Catalog& cat = builtin_catalog();

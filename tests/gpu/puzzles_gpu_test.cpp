@@ -21,7 +21,7 @@ TEST_CASE("every puzzle on the GPU: reference and solution pass and are timed; t
   REQUIRE_MESSAGE(gpu, why);
   CheckOptions opt;
   opt.data_dir = dir;
-  std::vector<std::string> table, short_of_gold;
+  std::vector<std::string> table, short_of_gold, off_their_line;
   test::check_every_puzzle(*gpu, opt, [&](const Puzzle& p, const char* role, const CheckReport& r) {
     std::string figures;
     if (r.perf && r.perf->timing.ok)
@@ -30,6 +30,19 @@ TEST_CASE("every puzzle on the GPU: reference and solution pass and are timed; t
                             100 * r.perf->speed_of_light, r.perf->medal);
     table.push_back(
         fmt::format("{:<24} {:<9} {:<13} {}", p.id, role, verdict_name(r.verdict), figures));
+    // A solution's `// measured:` line is what it takes on that GPU: more than 15% off it, the
+    // header (and whatever lesson quotes it) no longer tells the truth.
+    if (std::string(role) == "solution" && r.perf && r.perf->timing.ok) {
+      test::MeasuredLine m = test::measured_line(test::read_file(p.solution));
+      if (m.us > 0 && m.device == r.device.name) {
+        double ratio = r.perf->timing.median_us / m.us;
+        std::string line =
+            fmt::format("{}: measured {:.2f} us, its header says {:.2f} us ({:.2f}x)", p.id,
+                        r.perf->timing.median_us, m.us, ratio);
+        MESSAGE(line);
+        if (ratio < 1 / 1.15 || ratio > 1.15) off_their_line.push_back(line);
+      }
+    }
     if (std::string(role) == "solution" && r.verdict == Verdict::passed && r.perf && !p.demo) {
       bool gold = r.perf->medal == "gold";
       if (!gold)
@@ -39,6 +52,8 @@ TEST_CASE("every puzzle on the GPU: reference and solution pass and are timed; t
   });
   fmt::print("\n{:<24} {:<9} {:<13} figures at the perf size\n", "puzzle", "file", "verdict");
   for (auto& l : table) fmt::print("{}\n", l);
+  for (auto& s : off_their_line)
+    FAIL_CHECK("a solution's `// measured:` line is off by more than 15%: " << s);
   // Every solution must earn its gold bar (the content issue's bar). Reported as its own ctest
   // entry, label "medals", so the engine's pass/fail stays readable on its own.
   if (std::getenv("WARPBOOK_REQUIRE_GOLD"))

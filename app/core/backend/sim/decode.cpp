@@ -5,7 +5,9 @@
 #include <atomic>
 #include <cctype>
 #include <functional>
+#include <optional>
 #include <set>
+#include <unordered_map>
 
 namespace wb::sim {
 
@@ -373,7 +375,9 @@ public:
     scratch_row_ = new_row();
     zero_row_ = const_row(0);
     // Decode every reachable function into one code array.
+    local_starts_.resize(order_.size());
     for (size_t i = 0; i < order_.size(); ++i) decode_function(uint32_t(i));
+    finish_local_arrays();
     finish_frames();
     return true;
   }
@@ -581,6 +585,17 @@ private:
   uint32_t scratch_row_ = kNoRow, zero_row_ = kNoRow;
   int16_t scratch_pred_ = -1, true_pred_ = -1, false_pred_ = -1, cc_pred_ = -1;
   std::vector<std::vector<uint32_t>> callees_;
+  // Which variable a register's value is the address of, traced through mov/cvta/add/sub/mad/cvt
+  // (InstInfo::shared_sym, local_lo/hi). A register defined once from a variable and once from
+  // anything else is `mixed` and never named.
+  struct Prov {
+    enum class K : uint8_t { none, shared, frame, local_array, mixed } k = K::none;
+    uint32_t lo = 0, hi = 0; // shared: the symbol's index; frame/local_array: frame offsets
+    bool operator==(const Prov&) const = default;
+  };
+  std::unordered_map<uint32_t, Prov> prov_;
+  std::map<std::string, int> shared_index_;
+  std::vector<std::set<uint32_t>> local_starts_; // per function: where its local arrays start
 
   uint32_t new_row() { return P.nrows++; }
   int16_t new_pred() { return int16_t(P.npreds++); }
@@ -734,6 +749,7 @@ private:
       }
       off = uint32_t(align_up(off, v.align));
       shared_off_[name] = off;
+      shared_index_[name] = int(P.shared_syms.size());
       P.shared_syms.push_back({v.pretty, off, uint32_t(v.size), false});
       off += uint32_t(v.size);
     }
@@ -757,6 +773,8 @@ private:
   void decode_function(uint32_t fi);
   void decode_instr(const ptx::Instr& in);
   void note_registers(const ptx::Instr& in, const Opc& o, InstInfo& info);
+  void note_provenance(const ptx::Instr& in, const Opc& o, InstInfo& info);
+  void finish_local_arrays();
   void finish_frames();
 };
 
@@ -956,6 +974,7 @@ void Decoder::decode_instr(const ptx::Instr& in) {
     if (!ok) throw Unsupported("the simulator does not implement `" + o.base + "`");
     if (!I.fn) throw Unsupported("no handler");
     note_registers(in, o, info);
+    note_provenance(in, o, info);
   } catch (const Unsupported& e) {
     int16_t g = I.guard;
     uint32_t gx = I.guard_xor;
@@ -967,6 +986,96 @@ void Decoder::decode_instr(const ptx::Instr& in) {
   }
   P.code.push_back(I);
   P.info.push_back(std::move(info));
+}
+
+void Decoder::note_provenance(const ptx::Instr& in, const Opc& o, InstInfo& info) {
+  using K = ptx::Operand::Kind;
+  auto of_name = [&](const std::string& name) -> std::optional<Prov> {
+    if (auto it = shared_index_.find(name); it != shared_index_.end())
+      return Prov{Prov::K::shared, uint32_t(it->second), 0};
+    if (const Sym* s = lookup(name)) {
+      if (s->k == Sym::K::frame) return Prov{Prov::K::frame, s->idx, s->idx + s->size};
+      if (s->k == Sym::K::reg) {
+        auto it = prov_.find(s->idx);
+        if (it != prov_.end() && it->second.k != Prov::K::none && it->second.k != Prov::K::mixed)
+          return it->second;
+      }
+    }
+    return std::nullopt;
+  };
+  // A memory access: name the variable its address came from.
+  for (auto& op : in.ops) {
+    if (op.kind != K::addr || op.name.empty()) continue;
+    if (auto p = of_name(op.name)) {
+      if (p->k == Prov::K::shared) {
+        info.shared_sym = int16_t(p->lo);
+      } else if (p->k == Prov::K::local_array) {
+        info.local_lo = p->lo;
+        info.local_hi = p->hi;
+        info.local_frame = funcs_[cur_].frame_row;
+      }
+    }
+    break;
+  }
+  if (info.defs.empty() || (info.defs[0] & kPredRow)) return;
+  // The value written: the address of a variable, when every traced source agrees.
+  static const char* const kKeeps[] = {"mov", "cvta", "add", "sub", "mad", "cvt"};
+  bool keeps = false;
+  for (const char* b : kKeeps) keeps |= o.base == b;
+  Prov out;
+  if (keeps) {
+    std::optional<Prov> src;
+    bool clash = false;
+    int64_t imm = 0;
+    bool has_imm = false, has_reg = false;
+    for (size_t i = 1; i < in.ops.size(); ++i) {
+      const ptx::Operand& op = in.ops[i];
+      if (op.kind == K::integer) {
+        imm = int64_t(op.bits), has_imm = true;
+        continue;
+      }
+      if (op.kind != K::ident) continue;
+      auto p = of_name(op.name);
+      if (!p) {
+        has_reg = true;
+        continue;
+      }
+      if (p->k == Prov::K::frame && op.offset) p->lo += uint32_t(op.offset);
+      if (src && !(*src == *p)) clash = true;
+      src = p;
+    }
+    if (src && !clash) {
+      out = *src;
+      if (out.k == Prov::K::frame) {
+        // The frame's address (mov %SPL, __local_depot) plus a constant is where one of its
+        // local arrays starts (add.u64 %rd, %SPL, 128); anything else loses the trail.
+        if (o.base == "add" && has_imm && !has_reg)
+          out.k = Prov::K::local_array, out.lo += uint32_t(imm);
+        else if (o.base == "mov" || o.base == "cvta")
+          out.k = Prov::K::frame;
+        else
+          out = Prov{};
+        if (out.k == Prov::K::local_array) local_starts_[cur_].insert(out.lo);
+      } else if (out.k == Prov::K::shared && P.shared_syms[out.lo].dynamic) {
+        out = Prov{}; // extern __shared__: the launch sets its size, checked against that
+      }
+    }
+  }
+  auto [it, fresh] = prov_.try_emplace(info.defs[0], out);
+  if (!fresh && !(it->second == out)) it->second.k = Prov::K::mixed;
+}
+
+// A local array runs from where it starts to where the next one in its frame does.
+void Decoder::finish_local_arrays() {
+  for (size_t f = 0; f < funcs_.size(); ++f) {
+    if (funcs_[f].entry_pc == kNoPc) continue;
+    for (uint32_t pc = funcs_[f].entry_pc; pc < funcs_[f].end_pc; ++pc) {
+      InstInfo& info = P.info[pc];
+      if (info.local_frame == kNoRow) continue;
+      auto next = local_starts_[f].upper_bound(info.local_lo);
+      if (next != local_starts_[f].end()) info.local_hi = std::min(info.local_hi, *next);
+    }
+  }
 }
 
 void Decoder::finish_frames() {

@@ -99,6 +99,12 @@ struct InstInfo {
   // model can tell, as ptxas does, that [%r+4] and [%r+8] never overlap.
   uint32_t addr_base = kNoRow;
   int64_t addr_offset = 0;
+  // The variable a memory access was addressed from, when the decoder could trace its address
+  // back to one (mov %r, s; add %r2, %r, %off; st.shared [%r2]): an access outside it is named
+  // even when it lands inside another variable. shared_sym indexes Program::shared_syms; a local
+  // array is [local_lo, local_hi) of the frame whose address is in register row local_frame.
+  int16_t shared_sym = -1;
+  uint32_t local_lo = 0, local_hi = 0, local_frame = kNoRow;
 };
 constexpr uint32_t kPredRow = 0x80000000u;
 
@@ -600,6 +606,10 @@ void trace_shared(Warp& w, uint32_t wavefronts, uint32_t bytes);
 void trace_atomic(Warp& w, const uint64_t* addr, int n, uint32_t bytes, bool shared);
 
 // Race check for one shared access of `n` bytes at offset `a` (exec.cpp).
+// An access outside the shared or local variable its address was traced to (InstInfo::shared_sym,
+// local_lo/hi): a fault naming the variable and what it hit. Correctness runs only.
+int variable_check(Exec& x, Warp& w, const Inst& in, int lane, Space sp, uint64_t off, uint32_t n,
+                   bool write);
 int shared_race_check(Exec& x, Warp& w, const Inst& in, int lane, uint64_t a, uint32_t n,
                       bool write, const std::byte* newval);
 

@@ -291,6 +291,53 @@ std::byte* shared_ptr(Exec& x, Warp& w, const Inst& in, int lane, uint64_t a, ui
   return nullptr;
 }
 
+int variable_check(Exec& x, Warp& w, const Inst& in, int lane, Space sp, uint64_t off, uint32_t n,
+                   bool write) {
+  const InstInfo& inf = info_of(x, in);
+  const uint32_t es = in.width ? in.width : n; // element size, for indices and counts
+  if (sp == Space::shared && inf.shared_sym >= 0) {
+    const SharedSym& s = x.P->shared_syms[size_t(inf.shared_sym)];
+    if (off >= s.offset && off + n <= uint64_t(s.offset) + s.size) return kNext;
+    int64_t idx = (int64_t(off) - int64_t(s.offset)) / int64_t(es);
+    std::string landed = shared_elem_name(x, off, es);
+    std::string other = landed.substr(0, landed.find('['));
+    bool in_other = landed.rfind("shared offset", 0) != 0;
+    std::string what = who(x, w, lane) + " " + verb(write) + " " + s.name + "[" +
+                       std::to_string(idx) + "]" + at_line(inf.line) + ", outside " + s.name +
+                       ", which has " + std::to_string(s.size / es) + " elements of " +
+                       std::to_string(es) + " bytes";
+    if (!in_other)
+      what += " (those bytes belong to no variable)";
+    else if (write)
+      what += ". It landed in " + landed +
+              ": a block's shared variables lie side by side, so on a GPU this write silently "
+              "changes " +
+              other;
+    else
+      what += ". It read " + landed +
+              ": a block's shared variables lie side by side, so on a GPU this read silently "
+              "returns " +
+              other + "'s value";
+    return raise_fault(x, FaultKind::out_of_bounds, what, inf.line);
+  }
+  if (sp == Space::local && inf.local_frame != kNoRow) {
+    uint64_t rel = off - w.row(inf.local_frame)[lane];
+    if (rel >= inf.local_lo && rel + n <= inf.local_hi) return kNext;
+    uint32_t len = inf.local_hi - inf.local_lo;
+    int64_t idx = (int64_t(rel) - int64_t(inf.local_lo)) / int64_t(es);
+    return raise_fault(
+        x, FaultKind::out_of_bounds,
+        who(x, w, lane) + " " + verb(write) + " element " + std::to_string(idx) +
+            " of a local array" + at_line(inf.line) + ", which has " + std::to_string(len / es) +
+            " elements of " + std::to_string(es) + " bytes: " +
+            (int64_t(rel) < int64_t(inf.local_lo) ? "before its start" : "past its end") +
+            ", inside the thread's own stack, so on a GPU it " + (write ? "overwrites" : "reads") +
+            " the thread's other local variables without a fault",
+        inf.line);
+  }
+  return kNext;
+}
+
 std::byte* local_ptr(Exec& x, Warp& w, const Inst& in, int lane, uint64_t a, uint32_t n,
                      bool write) {
   const InstInfo& inf = info_of(x, in);

@@ -301,6 +301,12 @@ template <Space S, bool Store> int h_access(Exec& x, Warp& w, const Inst& in, ui
       p = generic_ptr(x, w, in, l, a, n, Store, sp);
     }
     if (!p) return kStop;
+    if (x.track_races && (sp == Space::shared || sp == Space::local)) {
+      uint64_t off = sp == Space::shared
+                         ? uint64_t(p - x.B->shared)
+                         : uint64_t(p - (w.local + size_t(l) * x.P->local_per_thread));
+      if (variable_check(x, w, in, l, sp, off, n, Store) != kNext) return kStop;
+    }
     if (sp == Space::shared && x.track_races) {
       std::byte nv[16];
       if (Store)
@@ -508,6 +514,12 @@ template <bool Store, uint32_t W> int h_shared1(Exec& x, Warp& w, const Inst& in
     return true;
   });
   if (!in_bounds) return kStop;
+  if (x.track_races && info_of(x, in).shared_sym >= 0) {
+    bool inside = each_lane_while(m, [&](int l) {
+      return variable_check(x, w, in, l, Space::shared, addr[l], W, Store) == kNext;
+    });
+    if (!inside) return kStop;
+  }
   if (x.track_races) {
     const uint32_t epoch = B.epoch;
     const uint16_t me = uint16_t(w.index);
