@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""The solutions beside PyTorch: for each puzzle 01-18, Warpbook's timing of solutions/ID.cu (from
-`warpbook check ID solutions/ID.cu --json`) and PyTorch's eager op doing the same work, at the same
+"""The solutions beside PyTorch and Triton: for each puzzle 01-18, Warpbook's timing of solutions/ID.cu
+(from `warpbook check ID solutions/ID.cu --json`), PyTorch's eager op doing the same work, and the
+puzzle's Triton version from bench/triton/kernels.py (checked, then timed alike), at the same
 [perf] sizes and dtypes, timed the way Warpbook times (a warm-up of at least 20 ms; an L2 flush
 before each sample, outside the events; CUDA events around the op alone; at least 10 samples and
 100 ms; the median). Prints one markdown row per puzzle with the issue's performance bar and whether
@@ -14,10 +15,14 @@ scripts/puzzles_vs_torch.sh runs the checks and then this on the GPU machine.
   puzzles_vs_torch.py CHECKS --selftest parse and tabulate only, without importing torch
                                         (works on simulator reports: `check ... --backend sim --json`)
   puzzles_vs_torch.py CHECKS --only 16,17   time only these puzzles against PyTorch
+  puzzles_vs_torch.py CHECKS --no-triton     leave the Triton column empty (--no-torch: time Triton only)
+  TRITON_INTERPRET=1 puzzles_vs_torch.py CHECKS --cpu-dry-run   no GPU: every code path on the CPU at
+                                        the [sim_perf] sizes (Triton through its interpreter; times mean nothing)
 
 Each PyTorch op also has its output compared, once and untimed, with the formula of the puzzle's
 reference.cu computed in float64, so that a wrong translation (a padding, an orientation, TF32)
-shows up as "torch check FAILED" instead of as a flattering ratio."""
+shows up as "torch check FAILED" instead of as a flattering ratio. The Triton output goes through the
+same check before it is timed; a Triton compile error, crash or wrong answer is written in its cell."""
 import argparse
 import gc
 import json
