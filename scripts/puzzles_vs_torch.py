@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""The solutions beside PyTorch: for each puzzle 01-18, Warpbook's timing of solutions/ID.cu (from
-`warpbook check ID solutions/ID.cu --json`) and PyTorch's eager op doing the same work, at the same
+"""The solutions beside PyTorch and Triton: for each puzzle 01-18, Warpbook's timing of solutions/ID.cu
+(from `warpbook check ID solutions/ID.cu --json`), PyTorch's eager op doing the same work, and the
+puzzle's Triton version from bench/triton/kernels.py (checked, then timed alike), at the same
 [perf] sizes and dtypes, timed the way Warpbook times (a warm-up of at least 20 ms; an L2 flush
 before each sample, outside the events; CUDA events around the op alone; at least 10 samples and
 100 ms; the median). Prints one markdown row per puzzle with the issue's performance bar and whether
@@ -14,10 +15,14 @@ scripts/puzzles_vs_torch.sh runs the checks and then this on the GPU machine.
   puzzles_vs_torch.py CHECKS --selftest parse and tabulate only, without importing torch
                                         (works on simulator reports: `check ... --backend sim --json`)
   puzzles_vs_torch.py CHECKS --only 16,17   time only these puzzles against PyTorch
+  puzzles_vs_torch.py CHECKS --no-triton     leave the Triton column empty (--no-torch: time Triton only)
+  TRITON_INTERPRET=1 puzzles_vs_torch.py CHECKS --cpu-dry-run   no GPU: every code path on the CPU at
+                                        the [sim_perf] sizes (Triton through its interpreter; times mean nothing)
 
 Each PyTorch op also has its output compared, once and untimed, with the formula of the puzzle's
 reference.cu computed in float64, so that a wrong translation (a padding, an orientation, TF32)
-shows up as "torch check FAILED" instead of as a flattering ratio."""
+shows up as "torch check FAILED" instead of as a flattering ratio. The Triton output goes through the
+same check before it is timed; a Triton compile error, crash or wrong answer is written in its cell."""
 import argparse
 import gc
 import json
@@ -47,19 +52,29 @@ def bar_text(num):
 
 
 # ---------------------------------------------------------------------------------------------
-# The PyTorch side: one builder per puzzle. Each takes the sizes of the report's perf case, makes
-# the inputs the way puzzle.toml's init does (the data matters for the histogram's contention),
-# and returns an Op: the timed call (outputs preallocated where torch has an out= variant), and an
-# untimed check against the reference.cu formula in float64.
+# The rows: one builder per puzzle (BUILDERS, below). A builder takes the sizes of the report's
+# perf case, makes the inputs the way puzzle.toml's init does (the data matters for the
+# histogram's contention), and returns an Op holding
+#   - the PyTorch side: the timed call fn (outputs preallocated where torch has an out= variant)
+#     and outs(), its outputs once fn has run;
+#   - the Triton side: triton(tk), given bench/triton/kernels.py as tk, returns the timed call,
+#     which launches the puzzle's Triton version on the same inputs and returns its outputs;
+#   - check(outs): an untimed comparison of either side's outputs with the formula of the
+#     puzzle's reference.cu computed in float64 (NaN never passes), so that a wrong translation
+#     (a padding, an orientation, TF32) shows up as a failed check instead of a flattering ratio.
+# A later puzzle adds a row with one more builder and one more line in BUILDERS.
 
 
 class Op:
-    def __init__(self, desc, fn, check, note=""):
-        self.desc, self.fn, self.check, self.note = desc, fn, check, note
+    def __init__(self, desc, fn, outs, check, triton=None, note=""):
+        self.desc, self.fn, self.outs, self.check, self.triton, self.note = desc, fn, outs, check, triton, note
+
+
+DEVICE = "cuda"  # "cpu" only for --cpu-dry-run
 
 
 def dev_empty(torch, shape, dtype=None):
-    return torch.empty(shape, device="cuda", dtype=dtype or torch.float32)
+    return torch.empty(shape, device=DEVICE, dtype=dtype or torch.float32)
 
 
 def uniform(torch, shape, lo, hi, dtype=None):
@@ -67,10 +82,17 @@ def uniform(torch, shape, lo, hi, dtype=None):
 
 
 def close(got, ref, rtol, atol):
-    """(ok, max abs error) of got against a float64 reference, elementwise |err| <= atol + rtol|ref|."""
-    err = (got.double() - ref).abs()
-    ok = not bool((err > atol + rtol * ref.abs()).any())
-    return ok, float(err.max())
+    """(ok, max abs error) of got against a float64 reference, elementwise |err| <= atol + rtol|ref|.
+    A NaN in got fails (NaN <= anything is false)."""
+    err = (got.double().reshape(ref.shape) - ref).abs()
+    ok = bool((err <= atol + rtol * ref.abs()).all())
+    return ok, float(err.nan_to_num(float("inf")).max()) if err.numel() else 0.0
+
+
+def all_close(pairs):
+    """close() over several (got, ref, rtol, atol): ok if all are, and the largest error."""
+    res = [close(*p) for p in pairs]
+    return all(ok for ok, _ in res), max(err for _, err in res)
 
 
 def with_out(torch, out_call, alloc_call, what):
@@ -78,7 +100,7 @@ def with_out(torch, out_call, alloc_call, what):
     no cudaMalloc once warm, but the op is then timed with its allocation)."""
     try:
         out_call()
-        torch.cuda.synchronize()
+        sync(torch)
         return out_call, ""
     except (TypeError, RuntimeError) as e:
         return alloc_call, f"{what} has no out= here ({type(e).__name__}): it allocates its output"
@@ -86,143 +108,170 @@ def with_out(torch, out_call, alloc_call, what):
 
 def b01(torch, F, s):
     n = s["n"]
-    a, b, c = uniform(torch, n, -1, 1), uniform(torch, n, -1, 1), dev_empty(torch, n)
-    return Op(f"torch.add(a, b, out=c); f32 [{n}]", lambda: torch.add(a, b, out=c),
-              lambda: close(c, (a.double() + b.double()).float(), 0, 0))  # f32 add is correctly rounded: exact
+    a, b, c, c2 = uniform(torch, n, -1, 1), uniform(torch, n, -1, 1), dev_empty(torch, n), dev_empty(torch, n)
+    return Op(f"torch.add(a, b, out=c); f32 [{n}]", lambda: torch.add(a, b, out=c), lambda: c,
+              lambda got: close(got, (a.double() + b.double()).float().double(), 0, 0),  # correctly rounded: exact
+              lambda tk: lambda: tk.vector_add(a, b, c2))
 
 
 def b02(torch, F, s):
     r, k = s["rows"], s["cols"]
-    x, y = uniform(torch, (r, k), -1, 1), dev_empty(torch, r)
-    return Op(f"torch.sum(x, 1, out=y); f32 [{r}, {k}]", lambda: torch.sum(x, 1, out=y),
-              lambda: close(y, x.double().sum(1), 1e-5, 1e-4))
+    x, y, y2 = uniform(torch, (r, k), -1, 1), dev_empty(torch, r), dev_empty(torch, r)
+    return Op(f"torch.sum(x, 1, out=y); f32 [{r}, {k}]", lambda: torch.sum(x, 1, out=y), lambda: y,
+              lambda got: close(got, x.double().sum(1), 1e-5, 1e-4), lambda tk: lambda: tk.row_sum(x, y2))
 
 
-def softmax_op(torch, F, s):
+def softmax_op(torch, F, s, tri):
     r, k = s["rows"], s["cols"]
-    x, y = uniform(torch, (r, k), -4, 4), dev_empty(torch, (r, k))
+    x, y, y2 = uniform(torch, (r, k), -4, 4), dev_empty(torch, (r, k)), dev_empty(torch, (r, k))
     fn, note = with_out(torch, lambda: torch.softmax(x, -1, out=y), lambda: torch.softmax(x, -1), "torch.softmax")
-    got = y if not note else None
 
-    def check():
+    def check(got):
         xd = x.double()
         e = (xd - xd.amax(1, keepdim=True)).exp()
-        return close(got if got is not None else fn(), e / e.sum(1, keepdim=True), 1e-4, 1e-6)
+        return close(got, e / e.sum(1, keepdim=True), 1e-4, 1e-6)
 
-    return Op(f"torch.softmax(x, -1{', out=y' if not note else ''}); f32 [{r}, {k}]", fn, check, note)
+    return Op(f"torch.softmax(x, -1{', out=y' if not note else ''}); f32 [{r}, {k}]", fn,
+              (lambda: y) if not note else fn, check, lambda tk: lambda: getattr(tk, tri)(x, y2), note)
+
+
+def b03(torch, F, s):
+    return softmax_op(torch, F, s, "softmax")
+
+
+def b12(torch, F, s):
+    return softmax_op(torch, F, s, "online_softmax")
 
 
 def b04(torch, F, s):
     r, k = s["rows"], s["cols"]
-    a, b, c = uniform(torch, (r, k), -1, 1), uniform(torch, (r, k), -1, 1), dev_empty(torch, (r, k))
-    return Op(f"torch.add(a, b, out=c); f32 [{r}, {k}]", lambda: torch.add(a, b, out=c),
-              lambda: close(c, (a.double() + b.double()).float(), 0, 0))  # f32 add is correctly rounded: exact
+    a, b = uniform(torch, (r, k), -1, 1), uniform(torch, (r, k), -1, 1)
+    c, c2 = dev_empty(torch, (r, k)), dev_empty(torch, (r, k))
+    return Op(f"torch.add(a, b, out=c); f32 [{r}, {k}]", lambda: torch.add(a, b, out=c), lambda: c,
+              lambda got: close(got, (a.double() + b.double()).float().double(), 0, 0),  # exact, as above
+              lambda tk: lambda: tk.matrix_add(a, b, c2))
 
 
 def b05(torch, F, s):
     r, k = s["rows"], s["cols"]
-    x, y, out = uniform(torch, r, -1, 1), uniform(torch, k, -1, 1), dev_empty(torch, (r, k))
+    x, y = uniform(torch, r, -1, 1), uniform(torch, k, -1, 1)
+    out, out2 = dev_empty(torch, (r, k)), dev_empty(torch, (r, k))
     return Op(f"torch.add(x[:, None], y[None, :], out=out); f32 [{r}] + [{k}] -> [{r}, {k}]",
-              lambda: torch.add(x[:, None], y[None, :], out=out),
-              lambda: close(out, (x.double()[:, None] + y.double()[None, :]).float(), 0, 0))  # exact, as above
+              lambda: torch.add(x[:, None], y[None, :], out=out), lambda: out,
+              lambda got: close(got, (x.double()[:, None] + y.double()[None, :]).float().double(), 0, 0),  # exact
+              lambda tk: lambda: tk.outer_add(x, y, out2))
 
 
 def b06(torch, F, s):
     n = s["n"]
-    x, y = uniform(torch, n, -6, 6, torch.float16), dev_empty(torch, n, torch.float16)
+    x, y, y2 = uniform(torch, n, -6, 6, torch.float16), dev_empty(torch, n, torch.float16), dev_empty(torch, n, torch.float16)
     # F.gelu has no out=; its out variant lives in torch._C._nn.
     fn, note = with_out(torch, lambda: torch._C._nn.gelu(x, approximate="tanh", out=y),
                         lambda: F.gelu(x, approximate="tanh"), "gelu")
 
-    def check():
+    def check(got):
         v = x.double()
         ref = 0.5 * v * (1 + torch.tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)))
-        return close(y if not note else fn(), ref, 1e-2, 1e-3)
+        return close(got, ref, 1e-2, 1e-3)
 
-    return Op(f"F.gelu(x, approximate='tanh'{', out=y' if not note else ''}); f16 [{n}]", fn, check, note)
+    return Op(f"F.gelu(x, approximate='tanh'{', out=y' if not note else ''}); f16 [{n}]", fn,
+              (lambda: y) if not note else fn, check, lambda tk: lambda: tk.gelu(x, y2), note)
 
 
 def b07(torch, F, s):
     r, k = s["rows"], s["cols"]
-    x, out = uniform(torch, (r, k), -1, 1), dev_empty(torch, (k, r))
+    x, out, out2 = uniform(torch, (r, k), -1, 1), dev_empty(torch, (k, r)), dev_empty(torch, (k, r))
     # x.t().contiguous() allocates; copy_ into a preallocated output is the same kernel.
-    return Op(f"out.copy_(x.t()); f32 [{r}, {k}] -> [{k}, {r}]", lambda: out.copy_(x.t()),
-              lambda: (bool(torch.equal(out, x.t())), 0.0))
+    return Op(f"out.copy_(x.t()); f32 [{r}, {k}] -> [{k}, {r}]", lambda: out.copy_(x.t()), lambda: out,
+              lambda got: (bool(torch.equal(got, x.t())), 0.0), lambda tk: lambda: tk.transpose(x, out2))
 
 
 def b08(torch, F, s):
     n = s["n"]
     a, b, out = uniform(torch, n, -1, 1), uniform(torch, n, -1, 1), dev_empty(torch, ())
-    return Op(f"torch.dot(a, b, out=out); f32 [{n}]", lambda: torch.dot(a, b, out=out),
-              lambda: close(out, (a.double() * b.double()).sum(), 1e-4, 1e-1))
+    partial, out2 = dev_empty(torch, 2 * min(65535, -(-n // 32))), dev_empty(torch, 1)
+    return Op(f"torch.dot(a, b, out=out); f32 [{n}]", lambda: torch.dot(a, b, out=out), lambda: out,
+              lambda got: close(got.reshape(()), (a.double() * b.double()).sum(), 1e-4, 1e-1),
+              lambda tk: lambda: tk.dot_product(a, b, partial, out2))
 
 
 def b09(torch, F, s):
     r, k = s["rows"], s["cols"]
-    x, idx = uniform(torch, (r, k), -1, 1), dev_empty(torch, r, torch.int64)
+    x, idx, idx2 = uniform(torch, (r, k), -1, 1), dev_empty(torch, r, torch.int64), dev_empty(torch, r, torch.int32)
 
-    def check():  # the value at the index is the row's maximum (random floats: ties are unlikely)
-        return bool(torch.equal(x.gather(1, idx[:, None])[:, 0], x.amax(1))), 0.0
+    def check(got):  # the value at the index is the row's maximum, and the first one (torch.argmax's rule)
+        got = got.long()
+        ok = bool(((got >= 0) & (got < k)).all())
+        ok = ok and bool(torch.equal(x.gather(1, got[:, None])[:, 0], x.amax(1)))
+        return ok and bool(torch.equal(got, x.argmax(1))), 0.0
 
     # argmax writes int64 indices (the puzzle writes int32): 4 bytes more per row, negligible.
     return Op(f"torch.argmax(x, 1, out=idx); f32 [{r}, {k}] -> i64 [{r}]",
-              lambda: torch.argmax(x, 1, out=idx), check)
+              lambda: torch.argmax(x, 1, out=idx), lambda: idx, check, lambda tk: lambda: tk.argmax_rows(x, idx2))
 
 
 def b10(torch, F, s):
     n = s["n"]
     # skewed(0, 256, 8): floor(256 u^8), about half of all bytes 0. uint8 is what bincount takes
     # directly, so there is no conversion at all.
-    u = torch.rand(n, device="cuda")
+    u = torch.rand(n, device=DEVICE)
     data = u.pow_(8).mul_(256).floor_().clamp_(max=255).to(torch.uint8)
     del u
-    res = {}
+    res, bins2 = {}, dev_empty(torch, 256, torch.int32)  # int32: the puzzle's u32 counts, same bits below 2^31
 
     def fn():
         res["bins"] = torch.bincount(data, minlength=256)
 
-    def check():
-        bins = res["bins"]
-        ok = bins.numel() == 256 and int(bins.sum()) == n
+    def check(got):
+        got = got.long()
+        ok = got.numel() == 256 and int(got.sum()) == n
         for v in (0, 1, 17, 255):
-            ok = ok and int(bins[v]) == int((data == v).sum())
-        return ok, 0.0
+            ok = ok and int(got[v]) == int((data == v).sum())
+        return ok and bool(torch.equal(got, torch.bincount(data, minlength=256))), 0.0
 
-    return Op(f"torch.bincount(data, minlength=256); u8 [{n}] -> i64 [256]", fn, check,
-              "bincount allocates its output and reads max() back to the host to size it (part of its time)")
+    def tri(tk):
+        def run():
+            bins2.zero_()  # the puzzle's bins start at zero and the kernel adds to them
+            return tk.histogram(data, bins2)
+        return run
+
+    return Op(f"torch.bincount(data, minlength=256); u8 [{n}] -> i64 [256]", fn, lambda: res["bins"], check, tri,
+              "bincount allocates its output and reads max() back to the host to size it (part of its time); "
+              "Triton's time includes zeroing its 256 bins")
 
 
 def b11(torch, F, s):
     n = s["n"]
-    x = torch.randint(-8, 9, (n,), device="cuda").float()  # randint(-8, 9): whole numbers -8..8
-    y = dev_empty(torch, n)
-    return Op(f"torch.cumsum(x, 0, out=y); f32 [{n}]", lambda: torch.cumsum(x, 0, out=y),
-              lambda: close(y, x.double().cumsum(0), 0, 0))
+    x = torch.randint(-8, 9, (n,), device=DEVICE).float()  # randint(-8, 9): whole numbers -8..8
+    y, y2, sums = dev_empty(torch, n), dev_empty(torch, n), dev_empty(torch, 2 * -(-n // 32) + 64)
+    return Op(f"torch.cumsum(x, 0, out=y); f32 [{n}]", lambda: torch.cumsum(x, 0, out=y), lambda: y,
+              lambda got: close(got, x.double().cumsum(0), 0, 0), lambda tk: lambda: tk.inclusive_scan(x, y2, sums))
 
 
 def b13(torch, F, s):
     r, k = s["rows"], s["cols"]
     x = uniform(torch, (r, k), -1, 1)
     w, b = uniform(torch, k, 0.5, 1.5), uniform(torch, k, -0.5, 0.5)
-    res = {}
+    res, y2 = {}, dev_empty(torch, (r, k))
 
     def fn():  # no out= for layer_norm
         res["y"] = F.layer_norm(x, (k,), w, b, 1e-5)
 
-    def check():
+    def check(got):
         xd = x.double()
         mean = xd.mean(1, keepdim=True)
         var = ((xd - mean) ** 2).mean(1, keepdim=True)
-        return close(res["y"], (xd - mean) / (var + 1e-5).sqrt() * w.double() + b.double(), 1e-3, 1e-3)
+        return close(got, (xd - mean) / (var + 1e-5).sqrt() * w.double() + b.double(), 1e-3, 1e-3)
 
-    return Op(f"F.layer_norm(x, ({k},), w, b, eps=1e-5); f32 [{r}, {k}]", fn, check,
-              "layer_norm allocates y (and its per-row mean and rstd)")
+    return Op(f"F.layer_norm(x, ({k},), w, b, eps=1e-5); f32 [{r}, {k}]", fn, lambda: res["y"], check,
+              lambda tk: lambda: tk.layernorm(x, w, b, y2, 1e-5), "layer_norm allocates y (and its per-row mean and rstd)")
 
 
 def b14(torch, F, s):
     r, k = s["rows"], s["cols"]
     x, res_in = uniform(torch, (r, k), -1, 1), dev_empty(torch, (r, k)).normal_(0, 2)
     w, h = uniform(torch, k, 0.5, 1.5), dev_empty(torch, (r, k))
+    h2, y2 = dev_empty(torch, (r, k)), dev_empty(torch, (r, k))
     eps = 1e-6
     out = {}
     if hasattr(F, "rms_norm"):  # torch >= 2.4
@@ -236,33 +285,32 @@ def b14(torch, F, s):
         torch.add(x, res_in, out=h)
         out["y"] = norm()
 
-    def check():
+    def check(got):
         hd = x.double() + res_in.double()
-        ok_h, err_h = close(h, hd, 1e-6, 1e-6)
         ref = hd * torch.rsqrt((hd * hd).mean(1, keepdim=True) + eps) * w.double()
-        ok_y, err_y = close(out["y"], ref, 1e-4, 1e-5)
-        return ok_h and ok_y, max(err_h, err_y)
+        return all_close([(got[0], hd, 1e-6, 1e-6), (got[1], ref, 1e-4, 1e-5)])
 
-    return Op(desc, fn, check, "rms_norm allocates y")
+    return Op(desc, fn, lambda: (h, out["y"]), check, lambda tk: lambda: tk.rmsnorm_residual(x, res_in, w, h2, y2, eps),
+              "rms_norm allocates y")
 
 
 def b15(torch, F, s):
     r, k = s["rows"], s["cols"]
-    gu, y = dev_empty(torch, (r, 2 * k)).normal_(0, 2), dev_empty(torch, (r, k))
+    gu, y, y2 = dev_empty(torch, (r, 2 * k)).normal_(0, 2), dev_empty(torch, (r, k)), dev_empty(torch, (r, k))
     g, u = gu[:, :k], gu[:, k:]  # row r is [gate | up]: two strided views, no copy
 
-    def check():
+    def check(got):
         gd = g.double()
-        return close(y, gd / (1 + (-gd).exp()) * u.double(), 1e-4, 1e-5)
+        return close(got, gd / (1 + (-gd).exp()) * u.double(), 1e-4, 1e-5)
 
     return Op(f"torch.mul(F.silu(g), u, out=y); g, u = gu[:, :{k}], gu[:, {k}:]; f32 [{r}, {2 * k}]",
-              lambda: torch.mul(F.silu(g), u, out=y), check,
+              lambda: torch.mul(F.silu(g), u, out=y), lambda: y, check, lambda tk: lambda: tk.swiglu(gu, y2),
               "two kernels: F.silu writes a temporary that the mul reads back")
 
 
 def b16(torch, F, s):
     c, n, k = s["channels"], s["length"], s["ksize"]
-    x, w = uniform(torch, (c, n), -1, 1), uniform(torch, (c, k), -1, 1)
+    x, w, y2 = uniform(torch, (c, n), -1, 1), uniform(torch, (c, k), -1, 1), dev_empty(torch, (c, n))
     xv, wv = x.view(1, c, n), w.view(c, 1, k)
     res = {}
 
@@ -271,44 +319,57 @@ def b16(torch, F, s):
     def fn():
         res["y"] = F.conv1d(xv, wv, padding=k - 1, groups=c)[..., :n]
 
-    def check():
+    def check(got):
         xp = F.pad(x.double(), (k - 1, 0))
         ref = sum(w.double()[:, j:j + 1] * xp[:, j:j + n] for j in range(k))
-        return close(res["y"][0], ref, 1e-5, 1e-5)
+        return close(got, ref, 1e-5, 1e-5)
 
     return Op(f"F.conv1d(x[None], w[:, None], padding={k - 1}, groups={c})[..., :{n}]; "
-              f"f32 x [{c}, {n}], w [{c}, {k}]", fn, check,
+              f"f32 x [{c}, {n}], w [{c}, {k}]", fn, lambda: res["y"][0], check, lambda tk: lambda: tk.conv1d(x, w, y2),
               "conv1d allocates its output (n + ksize - 1 columns, the first n kept); cudnn.benchmark on")
 
 
 def b17(torch, F, s):
     m, n, k = s["M"], s["N"], s["K"]
-    a, b, c = uniform(torch, (m, k), -1, 1), uniform(torch, (k, n), -1, 1), dev_empty(torch, (m, n))
-    # atol 1e-3 at K = 4096 passes true fp32 and fails TF32 (~1e-2): it checks that TF32 is off.
+    a, b = uniform(torch, (m, k), -1, 1), uniform(torch, (k, n), -1, 1)
+    c, c2 = dev_empty(torch, (m, n)), dev_empty(torch, (m, n))
+    # atol 1e-3 at K = 4096 passes true fp32 and fails TF32 (~1e-2): it checks that TF32 is off, in
+    # cuBLAS and in Triton's tl.dot (input_precision="ieee").
     return Op(f"torch.matmul(A, B, out=C); f32 [{m}, {k}] x [{k}, {n}], TF32 off",
-              lambda: torch.matmul(a, b, out=c), lambda: close(c, a.double() @ b.double(), 1e-4, 1e-3))
+              lambda: torch.matmul(a, b, out=c), lambda: c, lambda got: close(got, a.double() @ b.double(), 1e-4, 1e-3),
+              lambda tk: lambda: tk.sgemm(a, b, c2))
 
 
 def b18(torch, F, s):
     m, k = s["M"], s["K"]
-    a, x, y = uniform(torch, (m, k), -1, 1), uniform(torch, k, -1, 1), dev_empty(torch, m)
-    return Op(f"torch.mv(A, x, out=y); f32 [{m}, {k}] x [{k}]", lambda: torch.mv(a, x, out=y),
-              lambda: close(y, a.double() @ x.double(), 1e-4, 1e-3))
+    a, x, y, y2 = uniform(torch, (m, k), -1, 1), uniform(torch, k, -1, 1), dev_empty(torch, m), dev_empty(torch, m)
+    return Op(f"torch.mv(A, x, out=y); f32 [{m}, {k}] x [{k}]", lambda: torch.mv(a, x, out=y), lambda: y,
+              lambda got: close(got, a.double() @ x.double(), 1e-4, 1e-3), lambda tk: lambda: tk.gemv(a, x, y2))
 
 
 # puzzle number -> (builder, the size names it takes)
 BUILDERS = {
-    1: (b01, {"n"}), 2: (b02, {"rows", "cols"}), 3: (softmax_op, {"rows", "cols"}),
+    1: (b01, {"n"}), 2: (b02, {"rows", "cols"}), 3: (b03, {"rows", "cols"}),
     4: (b04, {"rows", "cols"}), 5: (b05, {"rows", "cols"}), 6: (b06, {"n"}),
     7: (b07, {"rows", "cols"}), 8: (b08, {"n"}), 9: (b09, {"rows", "cols"}), 10: (b10, {"n"}),
-    11: (b11, {"n"}), 12: (softmax_op, {"rows", "cols"}), 13: (b13, {"rows", "cols"}),
+    11: (b11, {"n"}), 12: (b12, {"rows", "cols"}), 13: (b13, {"rows", "cols"}),
     14: (b14, {"rows", "cols"}), 15: (b15, {"rows", "cols"}), 16: (b16, {"channels", "length", "ksize"}),
     17: (b17, {"M", "N", "K"}), 18: (b18, {"M", "K"}),
 }
 
 
+def sync(torch):
+    if DEVICE == "cuda":
+        torch.cuda.synchronize()
+
+
 def bench(torch, fn, flush, min_warm_ms=20.0, min_reps=10, min_ms=100.0):
     """Median, p10 and p90 in microseconds, and the sample count, timed as Warpbook times."""
+    if DEVICE != "cuda":  # --cpu-dry-run: the code paths only; the figure means nothing
+        t0 = time.perf_counter()
+        fn()
+        us = (time.perf_counter() - t0) * 1e6
+        return {"median_us": us, "p10_us": us, "p90_us": us, "samples": 1}
     fn()  # first call: lazy initialisation (cuBLAS handles, cuDNN autotuning) outside the warm-up
     torch.cuda.synchronize()
     w0, warm = time.perf_counter(), 0
@@ -384,7 +445,7 @@ def load_reports(path):
     return reps
 
 
-def toml_perf_sizes(root, pid):
+def toml_perf_sizes(root, pid, section="[perf]"):
     """[perf] from puzzles/ID/puzzle.toml (integers only), for a report that has no perf section."""
     sizes, inside = {}, False
     try:
@@ -394,7 +455,7 @@ def toml_perf_sizes(root, pid):
     for line in lines:
         line = line.split("#", 1)[0].strip()
         if line.startswith("["):
-            inside = line == "[perf]"
+            inside = line == section
         elif inside and "=" in line:
             key, val = (t.strip() for t in line.split("=", 1))
             if re.fullmatch(r"\d+", val):
@@ -439,7 +500,22 @@ def judge(row):
 
 
 HEAD = ["puzzle", "solution µs", "GB/s or GFLOP/s", "speed of light", "medal", "PyTorch op",
-        "PyTorch µs", "torch/ours", "bar", "met?"]
+        "PyTorch µs", "torch/ours", "Triton µs", "triton/ours", "bar", "met?"]
+
+
+def triton_cell(row, compute):
+    """The Triton time and rate, or why there is none: a failure is said in the table, never dropped."""
+    tr = row.get("triton") or {}
+    if tr.get("error"):
+        return f"ERROR: {tr['error']}"
+    if tr.get("check") is False:
+        return f"WRONG ANSWER (max err {tr.get('check_err', 0):.3g}): not timed"
+    if tr.get("check_error"):
+        return f"check did not run: {tr['check_error']}: not timed"
+    if not tr.get("median_us"):
+        return "-"
+    rate = tr.get("gflops") if compute else tr.get("gbps")
+    return f"{tr['median_us']:.1f}" + (f" ({rate:.0f} {'GFLOP/s' if compute else 'GB/s'})" if rate else "")
 
 
 def md_row(row):
@@ -462,7 +538,8 @@ def md_row(row):
         op += f" — torch check did not run: {t['check_error']}"
     cells = [row["puzzle"], us, rate, fmt(o.get("speed_of_light") and 100 * o["speed_of_light"], ".0f", "%"),
              o.get("medal") or "-", op.replace("|", "\\|"), torch_us,
-             fmt(row["ratio"], ".2f"), bar_text(row["num"]), row["met"]]
+             fmt(row["ratio"], ".2f"), triton_cell(row, compute).replace("|", "\\|"),
+             fmt(row.get("triton_ratio"), ".2f"), bar_text(row["num"]), row["met"]]
     return "| " + " | ".join(cells) + " |"
 
 
@@ -480,12 +557,20 @@ def header_lines(meta):
 
 
 def table(meta, rows):
-    lines = header_lines(meta) + ["", "| " + " | ".join(HEAD) + " |", "|" + "---|" * len(HEAD)]
+    lines = header_lines(meta) + [triton_header(meta), "", "| " + " | ".join(HEAD) + " |", "|" + "---|" * len(HEAD)]
     lines += [md_row(r) for r in rows]
     notes = [f"- {r['puzzle']}: {r['torch']['note']}" for r in rows if r["torch"].get("note")]
     if notes:
         lines += ["", "PyTorch notes:"] + notes
     return "\n".join(lines) + "\n"
+
+
+def triton_header(meta):
+    if meta.get("triton"):
+        return (f"Triton {meta['triton']}: bench/triton/kernels.py, each output checked untimed against the float64 "
+                f"formula (the same check as PyTorch's; NaN fails), then timed the same way; triton/ours is Triton's "
+                f"time over the solution's (above 1: the CUDA solution is faster); sgemm with input_precision=\"ieee\" (no TF32)")
+    return f"Triton: not run ({meta.get('triton_error') or '--selftest'})"
 
 
 def write_outputs(out_dir, meta, rows):
@@ -515,6 +600,67 @@ def ours_figures(rep):
     }
 
 
+def short_error(e):
+    return f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"[:200]
+
+
+def rates(ours, us):
+    """GB/s, GFLOP/s and fraction of speed of light of a time, from the solution's cost and ceilings."""
+    out = {}
+    if ours.get("bytes"):
+        out["gbps"] = ours["bytes"] / (us * 1e3)
+    if ours.get("flops"):
+        out["gflops"] = ours["flops"] / (us * 1e3)
+    dram, comp = ours.get("dram_ceiling_gbps"), ours.get("compute_ceiling_gflops")
+    if dram and comp and ours.get("bytes") is not None:
+        floor_us = max(ours["bytes"] / (dram * 1e3), (ours.get("flops") or 0) / (comp * 1e3))
+        out["speed_of_light"] = floor_us / us
+    return out
+
+
+def load_triton(root, meta):
+    """bench/triton/kernels.py, or None with meta["triton_error"] saying why (the column then says so)."""
+    try:
+        import triton
+
+        sys.path.insert(0, os.path.join(root, "bench", "triton"))
+        import kernels
+
+        meta["triton"] = triton.__version__
+        return kernels
+    except Exception as e:
+        meta["triton_error"] = short_error(e)
+        traceback.print_exc(file=sys.stderr)
+        return None
+
+
+def triton_side(torch, tk, op, ours, flush):
+    """Runs the Triton version once (compiling it) and checks its output; times it only if the check
+    passed. Returns (figures, Triton time / solution time). Never raises: a compile error, a crash or
+    a wrong answer is written into the figures, and so into the table."""
+    res, ratio = {}, None
+    try:
+        fn = op.triton(tk)
+        got = fn()
+        sync(torch)
+        ok, err = op.check(got)
+        res.update(check=ok, check_err=err)
+        if ok:
+            t = bench(torch, fn, flush)
+            res.update(t)
+            res.update(rates(ours, t["median_us"]))
+            if ours.get("timed") and ours["median_us"]:
+                ratio = t["median_us"] / ours["median_us"]
+    except Exception as e:
+        res["error"] = short_error(e)
+        traceback.print_exc(file=sys.stderr)
+        try:
+            sync(torch)  # an illegal address poisons the context: say so, go on
+        except Exception as e2:
+            res["error"] += f" (and then {short_error(e2)})"
+    return res, ratio
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("checks", help="a folder of ID.json check reports, or a combined checks.json")
@@ -522,7 +668,15 @@ def main():
     ap.add_argument("--selftest", action="store_true", help="parse and tabulate only; no torch")
     ap.add_argument("--only", default="", help="comma-separated puzzle numbers to time against torch")
     ap.add_argument("--flush-mib", type=int, default=256)
+    ap.add_argument("--no-triton", action="store_true", help="leave the Triton column empty")
+    ap.add_argument("--no-torch", action="store_true", help="time Triton only (PyTorch's op still gives the inputs)")
+    ap.add_argument("--cpu-dry-run", action="store_true",
+                    help="no GPU: every code path on the CPU at the [sim_perf] sizes, Triton through its "
+                         "interpreter (set TRITON_INTERPRET=1); checks mean something, times do not")
     a = ap.parse_args()
+    global DEVICE
+    if a.cpu_dry_run:
+        DEVICE = "cpu"
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     os.makedirs(a.out, exist_ok=True)
 
@@ -547,9 +701,14 @@ def main():
         torch.backends.cudnn.benchmark = True  # let cuDNN pick its best conv1d algorithm
         torch.set_float32_matmul_precision("highest")
         meta.update(torch=torch.__version__, cuda=torch.version.cuda, cudnn=torch.backends.cudnn.version(),
-                    torch_device=torch.cuda.get_device_name(0))
-        flush = torch.empty(a.flush_mib << 20, dtype=torch.uint8, device="cuda")
-    for line in header_lines(meta):
+                    torch_device=torch.cuda.get_device_name(0) if DEVICE == "cuda" else "cpu (dry run)")
+        flush = torch.empty(a.flush_mib << 20, dtype=torch.uint8, device="cuda") if DEVICE == "cuda" else None
+    tk = None
+    if a.selftest or a.no_triton:
+        meta["triton_error"] = "--selftest" if a.selftest else "--no-triton"
+    else:
+        tk = load_triton(root, meta)
+    for line in header_lines(meta) + [triton_header(meta)]:
         print(line)
     print()
     print("| " + " | ".join(HEAD) + " |", flush=True)
@@ -560,9 +719,11 @@ def main():
         rep, num = reps[pid], puzzle_num(pid)
         ours = ours_figures(rep)
         sizes = (rep.get("perf") or {}).get("sizes") or toml_perf_sizes(root, pid)
+        if a.cpu_dry_run:
+            sizes = toml_perf_sizes(root, pid, "[sim_perf]")
         row = {"puzzle": pid, "num": num, "verdict": rep.get("verdict", "no report"),
                "summary": rep.get("summary") or rep.get("error"), "sizes": sizes,
-               "ours": ours, "torch": {}, "ratio": None}
+               "ours": ours, "torch": {}, "ratio": None, "triton": {}, "triton_ratio": None}
         builder, keys = BUILDERS.get(num, (None, set()))
         if builder is None or set(sizes) != keys:
             row["torch"]["error"] = f"sizes {sorted(sizes)} are not the builder's {sorted(keys)}"
@@ -572,30 +733,25 @@ def main():
             try:
                 op = builder(torch, F, sizes)
                 row["torch"].update(op=op.desc, note=op.note)
-                t = bench(torch, op.fn, flush)
-                row["torch"].update(t)
-                try:
-                    ok, err = op.check()
-                    row["torch"].update(check=ok, check_err=err)
-                except Exception as e:  # the timing stands; the check could not run
-                    row["torch"]["check_error"] = f"{type(e).__name__}: {e}".splitlines()[0][:200]
-                tu = t["median_us"]
-                if ours.get("bytes"):
-                    row["torch"]["gbps"] = ours["bytes"] / (tu * 1e3)
-                if ours.get("flops"):
-                    row["torch"]["gflops"] = ours["flops"] / (tu * 1e3)
-                dram, comp = ours.get("dram_ceiling_gbps"), ours.get("compute_ceiling_gflops")
-                if dram and comp and ours.get("bytes") is not None:
-                    floor_us = max(ours["bytes"] / (dram * 1e3), (ours.get("flops") or 0) / (comp * 1e3))
-                    row["torch"]["speed_of_light"] = floor_us / tu
-                if ours.get("timed") and ours["median_us"]:
-                    row["ratio"] = tu / ours["median_us"]
+                if not a.no_torch:
+                    t = bench(torch, op.fn, flush)
+                    row["torch"].update(t)
+                    try:
+                        ok, err = op.check(op.outs())
+                        row["torch"].update(check=ok, check_err=err)
+                    except Exception as e:  # the timing stands; the check could not run
+                        row["torch"]["check_error"] = short_error(e)
+                    row["torch"].update(rates(ours, t["median_us"]))
+                    if ours.get("timed") and ours["median_us"]:
+                        row["ratio"] = t["median_us"] / ours["median_us"]
             except Exception as e:  # one op failing must not lose the rest of the table
-                row["torch"]["error"] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:200]
+                row["torch"]["error"] = short_error(e)
                 traceback.print_exc(file=sys.stderr)
-            finally:
-                op = None
-                gc.collect()
+            if op is not None and tk is not None and op.triton is not None:
+                row["triton"], row["triton_ratio"] = triton_side(torch, tk, op, ours, flush)
+            op = None
+            gc.collect()
+            if DEVICE == "cuda":
                 torch.cuda.empty_cache()
         elif a.selftest:
             row["torch"]["op"] = f"({builder.__name__})"

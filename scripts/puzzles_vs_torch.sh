@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The performance bars of puzzles 01-18 on the GPU machine: measure the ceilings (`probe`, so that
 # medals and speed of light use this card's), check and time every solution, then time PyTorch's
-# eager equivalents in the same run and tabulate both (scripts/puzzles_vs_torch.py).
+# eager equivalents and the Triton versions (bench/triton/kernels.py) in the same run and tabulate
+# all three (scripts/puzzles_vs_torch.py).
 # Usage, from the repository root there:  bash scripts/puzzles_vs_torch.sh BUILD_DIR
 # BUILD_DIR holds a built `warpbook`. $OUT (default /tmp/vs-torch) gets only what is worth bringing
 # back: run.log, probe.json, checks.json (the reports, slimmed), vs_torch.md and vs_torch.json. The
@@ -49,7 +50,12 @@ for dir in puzzles/[0-9][0-9]-*/; do
   printf '%-22s rc=%d %5.1f s  %s\n' "$id" "$rc" "$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')" "$summary"
 done
 
-step PyTorch
+step "Triton: bench/triton/kernels.py on every puzzle's cases, against float64 (WB_TRITON_CASES=0 skips)"
+if [ "$backend" = cuda ] && [ "${WB_TRITON_CASES:-1}" = 1 ]; then
+  python3 bench/triton/test_kernels.py || echo "some Triton cases failed (rc $?): the lines above say which"
+fi
+
+step "PyTorch and Triton"
 if [ "$backend" = cuda ]; then
   python3 scripts/puzzles_vs_torch.py "$checks" --out "$out"
 else

@@ -1,0 +1,210 @@
+#!/usr/bin/env python3
+"""Checks every launcher of bench/triton/kernels.py on its puzzle's [[case]]s, the way Warpbook
+checks a kernel: the sizes and input distributions of puzzles/ID/puzzle.toml, outputs poisoned
+with NaN (or -1) before the call, the answer compared with a float64 reference elementwise,
+|got - ref| <= atol + rtol |ref| with the puzzle's [check] tolerance, NaN never passing.
+
+  python3 bench/triton/test_kernels.py [--only 1,17] [--device cuda|cpu]
+  TRITON_INTERPRET=1 python3 bench/triton/test_kernels.py --device cpu   (no GPU: Triton's interpreter)
+
+Prints one line per case and a closing 'N passed, N failed'; exits 1 if any case failed."""
+import argparse
+import math
+import os
+import re
+import sys
+import tomllib
+import traceback
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+import kernels  # noqa: E402
+
+DTYPES = {"f32": torch.float32, "f16": torch.float16, "i32": torch.int32, "u32": torch.int32, "u8": torch.uint8}
+
+
+def cdiv(a, b):
+    return -(-a // b)
+
+
+def size_of(expr, sizes):
+    if isinstance(expr, int):
+        return expr
+    return int(eval(expr, {"__builtins__": {}}, dict(sizes, cdiv=cdiv, min=min, max=max)))
+
+
+def fill(t, init, gen):
+    """The puzzle's init distributions (puzzle.toml), on a tensor already of the right shape."""
+    m = re.fullmatch(r"(\w+)(?:\((.*)\))?", init.strip())
+    kind, args = m.group(1), [float(a) for a in (m.group(2) or "").split(",") if a.strip()]
+    n = t.numel()
+    if kind in ("zeros", "ones", "const"):
+        return t.fill_(0 if kind == "zeros" else 1 if kind == "ones" else args[0])
+    if kind == "uniform" and not t.is_floating_point():
+        v = torch.randint(int(args[0]), int(args[1]) + 1, (n,), generator=gen)
+    elif kind == "uniform":
+        v = torch.rand(n, generator=gen, dtype=torch.float64) * (args[1] - args[0]) + args[0]
+    elif kind == "normal":
+        v = torch.randn(n, generator=gen, dtype=torch.float64) * args[1] + args[0]
+    elif kind == "randint":
+        v = torch.randint(int(args[0]), int(args[1]), (n,), generator=gen)
+    elif kind == "ties":  # args[2] distinct values evenly spread over [lo, hi]
+        k = int(args[2])
+        v = args[0] + (args[1] - args[0]) * torch.randint(0, k, (n,), generator=gen) / max(k - 1, 1)
+    elif kind == "arange":  # start + step * i: increasing
+        v = args[0] + args[1] * torch.arange(n, dtype=torch.float64)
+    elif kind == "skewed":  # floor(lo + (hi - lo) u^p): heavy at lo
+        u = torch.rand(n, generator=gen, dtype=torch.float64)
+        v = (args[0] + (args[1] - args[0]) * u ** args[2]).floor().clamp(max=args[1] - 1)
+    else:
+        raise ValueError(f"unknown init {init!r}")
+    return t.copy_(v.reshape(t.shape).to(t.dtype))
+
+
+# puzzle number -> (call, reference): call(kernels, bufs) returns the outputs as a tuple; reference(bufs)
+# returns (name, float64 or int64 expected) pairs, computed from the inputs as reference.cu does.
+def softmax_ref(b):
+    x = b["x"].double()
+    e = (x - x.amax(1, keepdim=True)).exp()
+    return [("y", e / e.sum(1, keepdim=True))]
+
+
+def conv_ref(b):
+    x, w = b["x"].double(), b["w"].double()
+    c, n, k = x.shape[0], x.shape[1], w.shape[1]
+    xp = torch.cat([torch.zeros(c, k - 1, dtype=torch.float64, device=x.device), x], 1)
+    return [("y", sum(w[:, j:j + 1] * xp[:, j:j + n] for j in range(k)))]
+
+
+def gelu_ref(b):
+    v = b["x"].double()
+    g = 0.5 * v * (1 + torch.tanh(0.7978845608028654 * (v + 0.044715 * v ** 3)))
+    return [("y", g)]
+
+
+def layernorm_ref(b):
+    x = b["x"].double()
+    mean = x.mean(1, keepdim=True)
+    var = ((x - mean) ** 2).mean(1, keepdim=True)
+    return [("y", (x - mean) / (var + 1e-5).sqrt() * b["w"].double() + b["b"].double())]
+
+
+def rmsnorm_ref(b):
+    h = b["x"].double() + b["res"].double()
+    return [("h", h), ("y", h / ((h * h).mean(1, keepdim=True) + 1e-6).sqrt() * b["w"].double())]
+
+
+CASES = {
+    1: (lambda k, b: k.vector_add(b["a"], b["b"], b["c"]), lambda b: [("c", b["a"].double() + b["b"].double())]),
+    2: (lambda k, b: k.row_sum(b["x"], b["y"]), lambda b: [("y", b["x"].double().sum(1))]),
+    3: (lambda k, b: k.softmax(b["x"], b["y"]), softmax_ref),
+    4: (lambda k, b: k.matrix_add(b["a"], b["b"], b["c"]), lambda b: [("c", b["a"].double() + b["b"].double())]),
+    5: (lambda k, b: k.outer_add(b["x"], b["y"], b["out"]),
+        lambda b: [("out", b["x"].double()[:, None] + b["y"].double()[None, :])]),
+    6: (lambda k, b: k.gelu(b["x"], b["y"]), gelu_ref),
+    7: (lambda k, b: k.transpose(b["input"], b["output"]), lambda b: [("output", b["input"].double().t())]),
+    8: (lambda k, b: k.dot_product(b["a"], b["b"], b["partial"], b["out"]),
+        lambda b: [("out", (b["a"].double() * b["b"].double()).sum().reshape(1))]),
+    9: (lambda k, b: k.argmax_rows(b["x"], b["idx"]), lambda b: [("idx", b["x"].double().cpu().argmax(1))]),
+    10: (lambda k, b: k.histogram(b["data"], b["bins"]),
+         lambda b: [("bins", torch.bincount(b["data"].long().cpu(), minlength=256))]),
+    11: (lambda k, b: k.inclusive_scan(b["x"], b["y"], b["sums"]), lambda b: [("y", b["x"].double().cumsum(0))]),
+    12: (lambda k, b: k.online_softmax(b["x"], b["y"]), softmax_ref),
+    13: (lambda k, b: k.layernorm(b["x"], b["w"], b["b"], b["y"], 1e-5), layernorm_ref),
+    14: (lambda k, b: k.rmsnorm_residual(b["x"], b["res"], b["w"], b["h"], b["y"], 1e-6), rmsnorm_ref),
+    15: (lambda k, b: k.swiglu(b["gu"], b["y"]),
+         lambda b: [("y", (lambda g, u: g / (1 + (-g).exp()) * u)(*b["gu"].double().split(b["y"].shape[1], 1)))]),
+    16: (lambda k, b: k.conv1d(b["x"], b["w"], b["y"]), conv_ref),
+    17: (lambda k, b: k.sgemm(b["A"], b["B"], b["C"]), lambda b: [("C", b["A"].double() @ b["B"].double())]),
+    18: (lambda k, b: k.gemv(b["A"], b["x"], b["y"]), lambda b: [("y", b["A"].double() @ b["x"].double())]),
+}
+
+
+def compare(got, ref, rtol, atol):
+    """(ok, max abs error, where) with NaN never passing."""
+    got, ref = got.double().cpu().reshape(ref.shape), ref.double().cpu()
+    err = (got - ref).abs()
+    bad = ~(err <= atol + rtol * ref.abs())  # NaN in got compares false: bad
+    worst = float(err.nan_to_num(float("inf")).max()) if err.numel() else 0.0
+    first = int(bad.flatten().nonzero()[0]) if bool(bad.any()) else -1
+    return not bool(bad.any()), worst, first
+
+
+def run_case(num, spec, case, device, gen):
+    sizes = {k: v for k, v in case.items() if isinstance(v, int)}
+    inits = case.get("init", {})
+    bufs = {}
+    for buf in spec["buffer"]:
+        shape = [size_of(e, sizes) for e in buf["shape"]] if "shape" in buf else [size_of(buf["count"], sizes)]
+        t = torch.empty(shape, dtype=DTYPES[buf["type"]], device=device)
+        init = inits.get(buf["name"], buf.get("init"))
+        if init:
+            fill(t, init, gen)
+        elif t.is_floating_point():
+            t.fill_(float("nan"))  # poisoned: an element the kernel does not write fails
+        else:
+            t.fill_(-1)
+        bufs[buf["name"]] = t
+    call, reference = CASES[num]
+    expected = reference(bufs)
+    call(kernels, bufs)
+    chk = spec.get("check", {})
+    rtol, atol = float(chk.get("rtol", 0)), float(chk.get("atol", 0))
+    fails = []
+    for name, ref in expected:
+        if bufs[name].is_floating_point():  # the reference stores its answer in the output's type
+            ref = ref.to(bufs[name].dtype).double()
+        ok, worst, first = compare(bufs[name], ref, rtol, atol)
+        if not ok:
+            fails.append(f"{name}: max err {worst:.3g}, first bad element {first}")
+    return fails
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--only", default="", help="comma-separated puzzle numbers")
+    ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    ap.add_argument("--max-elems", type=int, default=0, help="skip cases with a buffer larger than this (0: none)")
+    a = ap.parse_args()
+    if a.device == "cpu" and os.environ.get("TRITON_INTERPRET") != "1":
+        print("no GPU: run with TRITON_INTERPRET=1 (Triton's CPU interpreter)", file=sys.stderr)
+        return 2
+    only = {int(x) for x in a.only.split(",") if x.strip()}
+    gen = torch.Generator().manual_seed(12)
+    passed = failed = skipped = 0
+    for d in sorted(os.listdir(os.path.join(ROOT, "puzzles"))):
+        m = re.match(r"(\d\d)-", d)
+        num = int(m.group(1)) if m else 0
+        if num not in CASES or (only and num not in only):
+            continue
+        with open(os.path.join(ROOT, "puzzles", d, "puzzle.toml"), "rb") as f:
+            spec = tomllib.load(f)
+        for i, case in enumerate(spec.get("case", [])):
+            sizes = {k: v for k, v in case.items() if isinstance(v, int)}
+            what = f"{d} case {i + 1} {sizes}" + (f" ({case['label']})" if case.get("label") else "")
+            biggest = max(math.prod(size_of(e, sizes) for e in b["shape"]) if "shape" in b else size_of(b["count"], sizes)
+                          for b in spec["buffer"])
+            if a.max_elems and biggest > a.max_elems:
+                skipped += 1
+                print(f"SKIP {what}: {biggest} elements", flush=True)
+                continue
+            try:
+                fails = run_case(num, spec, case, a.device, gen)
+            except Exception as e:  # a compile error or a crash is a failed case, not the end of the run
+                traceback.print_exc()
+                fails = [f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"]
+            if fails:
+                failed += 1
+                print(f"FAIL {what}: " + "; ".join(fails), flush=True)
+            else:
+                passed += 1
+                print(f"ok   {what}", flush=True)
+    print(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
