@@ -14,7 +14,7 @@ TEST_CASE("29 int8 absmax: reference against the host") {
   check_puzzle_reference("29-int8-absmax", {0, 0}, [](const Env& e, const Vals& in) {
     const int64_t rows = sz(e, "rows"), cols = sz(e, "cols");
     const std::vector<double>& x = in.at("x");
-    std::vector<double> q(x.size()), y(x.size()), scale(size_t(rows));
+    std::vector<double> q(x.size()), y(x.size()), scale(static_cast<size_t>(rows));
     for (int64_t r = 0; r < rows; ++r) {
       double amax = 0;
       for (int64_t c = 0; c < cols; ++c) amax = std::max(amax, std::fabs(x[size_t(r * cols + c)]));

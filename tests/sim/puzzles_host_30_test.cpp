@@ -2,7 +2,7 @@
 // e4m3 encoder written here (not core/dtype.cpp's): round to nearest even on the format's own
 // grid, saturate to +-448. The codes are compared exactly, the sign of zero included, and the
 // reference runs twice: compiled for compute_80 (cuda_fp8.h's software conversion) and for
-// compute_90 (cvt.rn.satfinite.e4m3x2.f32, the instruction the H200 runs).
+// compute_90 (cvt.rn.satfinite.e4m3x2.f32, the instruction the H200 runs); the solution too.
 #include "common/host_reference.hpp"
 
 #include <cfenv>
@@ -46,7 +46,7 @@ Vals host_fp8(const Env& e, const Vals& in) {
   const int64_t rows = sz(e, "rows"), cols = sz(e, "cols");
   const std::vector<double>& x = in.at("x");
   const std::vector<double>& st = in.at("static_scale");
-  std::vector<double> q(x.size()), scale(size_t(rows));
+  std::vector<double> q(x.size()), scale(static_cast<size_t>(rows));
   for (int64_t r = 0; r < rows; ++r) {
     double s = st[size_t(r)];
     if (!(s > 0)) {
@@ -74,7 +74,7 @@ TEST_CASE("30 fp8 e4m3: the host encoder on the format's edges") {
   CHECK(e4m3_encode(1.0625) == 0x38); // tie between 1 and 1.125: to the even mantissa
   CHECK(e4m3_encode(1.1875) == 0x3a); // tie between 1.125 and 1.25: up, to the even one
   CHECK(e4m3_encode(15.5) ==
-        0x50); // 15.5 is the tie between 15 and 16: up to 16 (exponent carries)
+        0x58); // 15.5 is the tie between 15 and 16: up to 16 (exponent carries)
   CHECK(e4m3_encode(std::ldexp(1.0, -9)) == 0x01);  // the smallest subnormal
   CHECK(e4m3_encode(std::ldexp(1.0, -10)) == 0x00); // half of it: a tie, to zero
   CHECK(e4m3_encode(std::ldexp(1.5, -10)) == 0x01);
@@ -87,41 +87,49 @@ TEST_CASE("30 fp8 e4m3: the host encoder on the format's edges") {
     if ((b & 0x7f) != 0x7f) CHECK(e4m3_decode(uint8_t(b)) == double(e4m3_bits_to_f32(uint8_t(b))));
 }
 
-TEST_CASE("30 fp8 e4m3: reference against the host, compute_80 and compute_90") {
+// The solution goes through the same check: its packed conversion (__nv_fp8x4_e4m3) is another
+// path to the same codes. Both run at the puzzle's default BLOCK.
+TEST_CASE("30 fp8 e4m3: reference and solution against the host, compute_80 and compute_90") {
   REQUIRE(std::fegetround() == FE_TONEAREST);
   const Puzzle* p = catalog().find_puzzle("30-fp8-e4m3-quantize");
   REQUIRE(p);
-  for (const char* arch : {"compute_80", "compute_90"}) {
-    CAPTURE(arch);
-    CompileOptions co = sim().compile_options();
-    co.arch = arch;
-    for (auto& t : p->tunables) co.defines[t.name] = t.default_value;
-    Program prog = compile_source(slurp(p->reference), "reference.cu", co);
-    REQUIRE_MESSAGE(prog.ok, prog.log);
-    if (std::string(arch) == "compute_90")
-      CHECK(prog.ptx.find("cvt.rn.satfinite.e4m3x2.f32") != std::string::npos);
-    for (size_t ci = 0; ci < p->cases.size(); ++ci) {
-      const Case& c = p->cases[ci];
-      std::string label = c.label;
-      for (auto& [k, v] : c.sizes) label += fmt::format(" {}={}", k, v);
-      CAPTURE(label);
-      Vals got = run_reference(*p, prog, c, ci, 0x5eed3000ull + ci);
-      Vals want = host_fp8(c.sizes, got);
-      for (auto& [name, expect] : want) {
-        const std::vector<double>& actual = got.at(name);
-        REQUIRE(actual.size() == expect.size());
-        size_t bad = 0, first = 0;
-        for (size_t i = 0; i < expect.size(); ++i) {
-          bool same = std::isnan(expect[i]) ? std::isnan(actual[i])
-                                            : actual[i] == expect[i] && std::signbit(actual[i]) ==
-                                                                            std::signbit(expect[i]);
-          if (!same && bad++ == 0) first = i;
+  REQUIRE(fs::exists(p->solution));
+  for (const fs::path& file : {p->reference, p->solution})
+    for (const char* arch : {"compute_80", "compute_90"}) {
+      CAPTURE(file.filename().string());
+      CAPTURE(arch);
+      CompileOptions co = sim().compile_options();
+      co.arch = arch;
+      for (auto& t : p->tunables) co.defines[t.name] = t.default_value;
+      Program prog = compile_source(slurp(file), file.filename().string(), co);
+      REQUIRE_MESSAGE(prog.ok, prog.log);
+      if (std::string(arch) == "compute_90")
+        CHECK(prog.ptx.find("cvt.rn.satfinite.e4m3x2.f32") != std::string::npos);
+      else
+        CHECK(prog.ptx.find("cvt.rn.satfinite.e4m3x2.f32") == std::string::npos);
+      for (size_t ci = 0; ci < p->cases.size(); ++ci) {
+        const Case& c = p->cases[ci];
+        std::string label = c.label;
+        for (auto& [k, v] : c.sizes) label += fmt::format(" {}={}", k, v);
+        CAPTURE(label);
+        Vals got = run_reference(*p, prog, c, ci, 0x5eed3000ull + ci);
+        Vals want = host_fp8(c.sizes, got);
+        for (auto& [name, expect] : want) {
+          const std::vector<double>& actual = got.at(name);
+          REQUIRE(actual.size() == expect.size());
+          size_t bad = 0, first = 0;
+          for (size_t i = 0; i < expect.size(); ++i) {
+            bool same =
+                std::isnan(expect[i])
+                    ? std::isnan(actual[i])
+                    : actual[i] == expect[i] && std::signbit(actual[i]) == std::signbit(expect[i]);
+            if (!same && bad++ == 0) first = i;
+          }
+          CHECK_MESSAGE(bad == 0,
+                        fmt::format("{}: {} of {} differ, first {}[{}] = {} where the host says {}",
+                                    name, bad, expect.size(), name, first,
+                                    bad ? actual[first] : 0.0, bad ? expect[first] : 0.0));
         }
-        CHECK_MESSAGE(bad == 0,
-                      fmt::format("{}: {} of {} differ, first {}[{}] = {} where the host says {}",
-                                  name, bad, expect.size(), name, first, bad ? actual[first] : 0.0,
-                                  bad ? expect[first] : 0.0));
       }
     }
-  }
 }
