@@ -1,39 +1,43 @@
 // Solution · 28 top-k of each row
 //
 // What: one block of 256 threads per row, and the row read from DRAM exactly once. The block
-// streams the row in steps of 4096 values (four float4 loads per thread, the next step's four
-// already in flight while this one is filtered). It holds a threshold: the k-th best value among
-// the candidates it has kept. A value that does not beat the threshold is dropped at once (one
-// compare); one that does is appended to a candidate list in shared memory (a ballot per warp,
-// one shared atomic per warp). When the list could overflow in the next step, the block selects
-// the exact top k of the list with a radix select on a 64-bit key, keeps those k, and raises the
-// threshold to the k-th value. At the end, one last select, and the k survivors are sorted by
-// counting, for each, how many of the others rank before it.
+// streams the row in steps of 4096 values (four float4 loads per thread; the next step's four are
+// issued before this step is filtered). It holds a threshold: the k-th best value among the
+// candidates it has kept. A value that does not beat the threshold is dropped at once; one that
+// does is appended to a candidate list in shared memory (one shared atomic per value, which the
+// hardware combines across a warp). When the list might not have room for a whole step more (it
+// holds over 256), the block finds the exact top k of the list with a radix select on a 64-bit
+// key, keeps those k and raises the threshold to the k-th. At the end, one last select, and the k
+// winners are sorted by counting, for each, how many of the others rank before it.
 // Run:  warpbook check 28-topk-rows solutions/28-topk-rows.cu
 //       warpbook predict 28-topk-rows solutions/28-topk-rows.cu
 //
 // Ties, exactly: the order is "larger value first, then lower column". The key of a candidate is
-// (bits of the value, made to sort as unsigned integers) << 32 | ~column. Larger keys rank first,
+// (bits of the value, made to sort as unsigned integers) << 32 | ~column. Larger keys rank first and
 // no two keys are equal (the columns differ), so the k-th largest key splits the list into exactly
-// k winners and the rest, whatever the ties. -0.0 is turned into +0.0 first (v + 0.0f), so equal
-// values (as == says) have equal value bits. A later column never beats an equal value already
-// kept, so the filter "v > threshold" (strictly) is exact, not a heuristic.
+// k winners and the rest, whatever the ties. -0.0 becomes +0.0 first (v + 0.0f), so values that ==
+// calls equal have equal bits. A later column never beats an equal value already kept, so the
+// filter "v > threshold" (strictly) is exact, not a heuristic.
 //
 // Why it is fast: top-k is a read of the logits and almost nothing else, so DRAM sets the time,
-// as in argmax (puzzle 09). What makes it hard is keeping the selection off the critical path:
-// sorting the row, or k argmax passes (the reference), read or touch every value many times. Here
-// each value costs one load (a quarter of a float4) and one compare. For random logits the
-// threshold climbs fast: after the first 4096 values only about k / i of the i-th value's
-// successors get in, about k ln(V / 4096) = 170 appends for the rest of a 128256-value row, so a
-// row needs two selects (one of ~4096 candidates, one of ~220). The select (4 to 8 passes of a
-// 256-bin histogram over the list in shared memory) is a few thousand instructions per row, small
-// beside the 126 float4 loads per thread. Inputs that defeat the threshold (increasing rows:
-// every value is a new maximum) stay correct: they select at every step, slower.
+// as in argmax (puzzle 09). What makes it hard is keeping the selection out of the way: sorting
+// the row, or k argmax passes (the reference), touch every value many times. Here the common path
+// for four values is one float4 load, three max, one compare with the threshold and one warp vote
+// that skips the append code when no lane of the warp has anything to append. For random logits
+// the threshold climbs fast: the i-th value is in the top k of the first i with probability k / i.
+// On a row of 128256 with k = 50 the block selects four or five times: once over the first 4096
+// values, then over lists of about 300, and some 500 values are appended after the first select.
+// A select is 2 to 4 passes of a 256-bin histogram over the list (8 at most, when ties go down to
+// the column bits), a few hundred instructions per warp for a list of 300. Rows that defeat the
+// threshold (increasing rows: every value is a new maximum) stay correct; they select every step.
 //
 // Napkin maths: 1024 rows x 128256 x 4 B = 525 MB read, 410 KB written: 110 us at the H200's
-// 4.8 TB/s datasheet, 115 us at the 4.56 TB/s read stream `warpbook probe` measured; 257 us on an
-// A100 80 GB, 520 us on an RTX 4090. Shared memory: 41.5 KB per block (5120 candidates of 8 B and
-// a 256-bin histogram), so 5 blocks of 256 threads fit an SM.
+// 4.8 TB/s datasheet, 115 us at the 4.56 TB/s read stream `warpbook probe` measured; 258 us on an
+// A100 80 GB, 521 us on an RTX 4090. Predicted on the H200 (`warpbook predict`): 127 us,
+// 4.1 TB/s, 86% of the datasheet and 90% of the measured stream; DRAM is the limiter (busy 90%),
+// the integer ALU next (about 60%: the max/compare and the selects). 64 registers and 36 KB of
+// shared memory (4352 candidates of 8 B and the histogram): 4 blocks of 256 threads per SM, by
+// registers, and up to 64 KB of loads in flight per SM (each block's next step: 256 x 64 B).
 // @tune BLOCK=256
 
 #define U (BLOCK >= 256 ? 1024 / BLOCK : 4) // float4 loads per thread per step
