@@ -13,11 +13,11 @@
 //       warpbook predict 28-topk-rows solutions/28-topk-rows.cu
 //
 // Ties, exactly: the order is "larger value first, then lower column". The key of a candidate is
-// (bits of the value, made to sort as unsigned integers) << 32 | ~column. Larger keys rank first and
-// no two keys are equal (the columns differ), so the k-th largest key splits the list into exactly
-// k winners and the rest, whatever the ties. -0.0 becomes +0.0 first (v + 0.0f), so values that ==
-// calls equal have equal bits. A later column never beats an equal value already kept, so the
-// filter "v > threshold" (strictly) is exact, not a heuristic.
+// (bits of the value, made to sort as unsigned integers) << 32 | ~column. Larger keys rank first
+// and no two keys are equal (the columns differ), so the k-th largest key splits the list into
+// exactly k winners and the rest, whatever the ties. -0.0 becomes +0.0 first (v + 0.0f), so values
+// that == calls equal have equal bits. A later column never beats an equal value already kept, so
+// the filter "v > threshold" (strictly) is exact, not a heuristic.
 //
 // Why it is fast: top-k is a read of the logits and almost nothing else, so DRAM sets the time,
 // as in argmax (puzzle 09). What makes it hard is keeping the selection out of the way: sorting
@@ -34,17 +34,18 @@
 // Napkin maths: 1024 rows x 128256 x 4 B = 525 MB read, 410 KB written: 110 us at the H200's
 // 4.8 TB/s datasheet, 115 us at the 4.56 TB/s read stream `warpbook probe` measured; 258 us on an
 // A100 80 GB, 521 us on an RTX 4090. Predicted on the H200 (`warpbook predict`): 127 us,
-// 4.1 TB/s, 86% of the datasheet and 90% of the measured stream; DRAM is the limiter (busy 90%),
-// the integer ALU next (about 60%: the max/compare and the selects). 64 registers and 36 KB of
-// shared memory (4352 candidates of 8 B and the histogram): 4 blocks of 256 threads per SM, by
-// registers, and up to 64 KB of loads in flight per SM (each block's next step: 256 x 64 B).
+// 4.1 TB/s, 86% of the datasheet and 90% of the measured stream (`check` on the simulator says
+// 127 to 131 us, with the seed's logits); DRAM is the limiter (busy 90%), the integer ALU next
+// (about 60%: the max/compare and the selects). 64 registers and 36 KB of shared memory (4352
+// candidates of 8 B and the histogram): 4 blocks of 256 threads per SM, by registers, and up to
+// 64 KB of loads in flight per SM (each block's next step: 256 x 64 B).
 // @tune BLOCK=256
 
 #define U (BLOCK >= 256 ? 1024 / BLOCK : 4) // float4 loads per thread per step
 #define STEP (4 * U * BLOCK)                // values per step: 4096 for BLOCK >= 256
 #define KMAX 64
-#define SLACK 256                 // candidates the list may hold before a step
-#define CAP (SLACK + STEP)        // room for a whole step of candidates beyond SLACK
+#define SLACK 256          // candidates the list may hold before a step
+#define CAP (SLACK + STEP) // room for a whole step of candidates beyond SLACK
 #define FULL 0xffffffffu
 
 typedef unsigned long long u64;
@@ -55,9 +56,9 @@ struct Shared {
   unsigned sel_key[KMAX];
   int sel_col[KMAX];
   __align__(16) unsigned hist[256];
-  int count;         // candidates in the list
-  int nsel;          // winners gathered by the select
-  unsigned min_key;  // the k-th winner's value key
+  int count;        // candidates in the list
+  int nsel;         // winners gathered by the select
+  unsigned min_key; // the k-th winner's value key
   int digit, above, in_bin;
 };
 
@@ -191,8 +192,8 @@ struct Filter {
 };
 
 // One step: make room if needed, then drop what does not beat the threshold, append the rest.
-__device__ __forceinline__ void step(Shared& s, Filter& f, const float (&v)[4 * U], int base,
-                                     int V, int k, bool vec) {
+__device__ __forceinline__ void step(Shared& s, Filter& f, const float (&v)[4 * U], int base, int V,
+                                     int k, bool vec) {
   // One barrier a step: the previous step's appends are done, and if any thread saw the list
   // too long to take a whole step more, everyone selects. s.count is the largest `seen`.
   if (__syncthreads_or(f.seen + STEP > CAP)) {

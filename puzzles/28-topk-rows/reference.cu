@@ -9,7 +9,8 @@ __device__ bool ranks_before(float v, int c, float w, int d) {
   return v > w || (v == w && c < d);
 }
 
-extern "C" __global__ void topk_rows(const float* x, float* vals, int* idx, int rows, int V, int k) {
+extern "C" __global__ void topk_rows(const float* x, float* vals, int* idx, int rows, int V,
+                                     int k) {
   __shared__ float sv[1024];
   __shared__ int sc[1024];
   const int t = threadIdx.x;
@@ -28,7 +29,8 @@ extern "C" __global__ void topk_rows(const float* x, float* vals, int* idx, int 
     sc[t] = best_c;
     __syncthreads();
     for (int s = blockDim.x / 2; s > 0; s >>= 1) {
-      if (t < s && sc[t + s] >= 0 && (sc[t] < 0 || ranks_before(sv[t + s], sc[t + s], sv[t], sc[t]))) {
+      if (t < s && sc[t + s] >= 0 &&
+          (sc[t] < 0 || ranks_before(sv[t + s], sc[t + s], sv[t], sc[t]))) {
         sv[t] = sv[t + s];
         sc[t] = sc[t + s];
       }
