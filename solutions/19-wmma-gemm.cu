@@ -30,18 +30,22 @@
 // about feeding the tensor cores from shared memory. A 64 x 64 warp tile reads 8 fragments
 // (4 KB) for 16 mma of 16 x 16 x 16 (131 kFLOP): 32 FLOP per shared byte. An SM's shared memory
 // gives 128 B/clk, 4096 FLOP/clk at that ratio, above the ~2450 FLOP/clk/SM that mma.sync
-// reaches on the H200 (640 TFLOP/s / 132 SMs / 1.98 GHz): the shared-memory reads keep up. A
+// reaches on the H200 (646 TFLOP/s / 132 SMs / 1.98 GHz): the shared-memory reads keep up. A
 // 64 x 32 warp tile (6 fragments for 8 mma, 21 FLOP/B) would sit near the limit. The block tile
 // 128 x 256 reads 8 + 16 KB from L2 per 32 of k for 2 MFLOP: 85 FLOP per L2 byte. 16 accumulator
 // fragments take 128 registers, so one block of 256 threads fills an SM's register file
 // (__launch_bounds__(256, 1)); 8 warps with 16 independent mma each hide the tensor-core latency,
-// and the three-stage ring hides the ~1 us of global latency behind two steps of mma.
+// and the three-stage ring hides the global latency (under a microsecond) behind two steps of
+// mma (0.43 us each at the mma.sync ceiling).
 // Shared memory: 3 x (128 x 40 + 32 x 264) x 2 B = 81408 B, dynamic (// @tune SMEM=81408).
 // Grid at 4096^3: 16 x 32 = 512 blocks on 132 SMs, 3.9 waves.
 //
 // Napkin maths: 137.4 GFLOP at 989 TFLOP/s (datasheet, dense f16) = 139 us on the H200; the
-// mma.sync path that WMMA compiles to peaks near 640 TFLOP/s (215 us). Gold (33% of the datasheet,
-// half of the mma.sync ceiling) is 422 us, 326 TFLOP/s. DRAM: 134 MB at 4.8 TB/s is 28 us.
+// mma.sync path that WMMA compiles to peaks near 646 TFLOP/s (213 us). Gold (33% of the datasheet,
+// half of the mma.sync ceiling) is 421 us, 326 TFLOP/s. DRAM: 134 MB at 4.8 TB/s is 28 us.
+// Predicted by `warpbook predict` for the H200 (not measured): 626 us, 220 TFLOP/s, 22% of speed
+// of light. The model charges each wmma.load from shared memory 8 wavefronts (ptxas makes it one
+// ldmatrix.x4, 4 wavefronts) and so finds the load/store unit the limit.
 // @tune BM=128
 // @tune BN=256
 // @tune WM=64
@@ -73,9 +77,10 @@ __device__ __forceinline__ void cp_async16(void* smem, const void* gmem, int src
   unsigned s = (unsigned)__cvta_generic_to_shared(smem);
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(src_bytes));
 }
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+// The "memory" clobbers keep the compiler from moving shared-memory accesses across them.
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int N_>
-__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N_)); }
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N_) : "memory"); }
 
 // Copies the 8 halves at X[r][c .. c+7] (X has R rows of `cols` halves) to dst in shared memory,
 // zeros where they lie outside X. `vec`: cols is a multiple of 8, so rows are 16-byte aligned and
