@@ -383,9 +383,9 @@ TEST_CASE("sin.approx / cos.approx reduce their argument as the GPU does: x / (2
           "rounded toward zero") {
   // Small arguments stay within the PTX ISA's bound (2^-20.9 absolute in [-pi, pi]); large ones
   // carry the GPU's range-reduction error (a __sinf RoPE at position 131071 fails because of it).
-  std::vector<float> a = {0.0f,       -0.0f,      0.5f,        -1.0f,     3.0f,     -3.1415926f,
-                          100.0f,     1000.5f,    4096.0f,     65536.75f, 113500.1f, 131071.0f,
-                          -131071.0f, 1048575.0f, 16777216.0f};
+  std::vector<float> a = {0.0f,        -0.0f,     0.5f,       -1.0f,      3.0f,
+                          -3.1415926f, 100.0f,    1000.5f,    4096.0f,    65536.75f,
+                          113500.1f,   131071.0f, -131071.0f, 1048575.0f, 16777216.0f};
   std::vector<float> b(a.size(), 0.0f), c(a.size(), 0.0f);
   std::string src =
       R"(extern "C" __global__ void k(const float* a, const float* b, const float* c, unsigned* out, int n) {
