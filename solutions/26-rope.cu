@@ -1,14 +1,16 @@
 // Solution · 26 RoPE (rotary position embedding), bf16, NeoX and GPT-J layouts
 //
-// What: each block owns TOK = 8 tokens. First its threads compute, once per block, inv_freq[i] =
+// What: each block owns TOK = 2 tokens. First its threads compute, once per block, inv_freq[i] =
 // 10000^(-2i/dim) in double rounded to f32 (dim/2 values), then, once per (token, pair), the f32
-// angle float(pos) * inv_freq and its accurate sincosf, into shared memory (cosines and sines
-// in two arrays, so a unit reads its 8 of each as two float4s): 8 x 64 pairs for dim 128. Every head of the token reuses them (32 heads: sincos is 1/32 of the elements' work).
-// Then the block streams its 8 x heads x dim elements as units of 8 pairs, two 16-byte loads and
+// angle float(pos) * inv_freq and its accurate sincosf, into shared memory (cosines and sines in
+// two arrays, so a unit reads its 8 of each as two float4s). Every head of the token reuses them:
+// with 32 heads, sincos runs once per 32 pairs rotated.
+// Then the block streams its 2 x heads x dim elements as units of 8 pairs, two 16-byte loads and
 // two 16-byte stores per unit: for NeoX the unit is 8 elements from the first half of a head and
 // the 8 partners dim/2 further; for GPT-J it is 16 consecutive elements (bf16x2 = one pair).
-// Each thread loads 4 units (8 x 16 bytes) before it computes any, so 128 bytes per thread are in
-// flight. dim not a multiple of 16 takes a scalar path.
+// Each thread loads U = 2 units (4 x 16 bytes) before it computes any; __launch_bounds__(256, 4)
+// holds it to 64 registers, so 4 blocks (1024 threads, 64 KiB of loads) are in flight per SM.
+// dim not a multiple of 16 (2, 6 here) takes a scalar path.
 // Run:  warpbook check 26-rope solutions/26-rope.cu
 //       warpbook predict 26-rope solutions/26-rope.cu
 //
@@ -17,10 +19,14 @@
 // where it switches to a slower exact reduction), so it must not run once per element: once per
 // (token, pair) and shared across heads makes it free. __sinf would be cheaper still, but its
 // range reduction rounds x / (2 pi) to f32, off by up to 0.012 rad at position 131071, and bf16
-// can see that. The double pow for inv_freq runs dim/2 times per block, 1/256 of the elements.
+// can see that. The double pow for inv_freq runs dim/2 times per block, once per 256 elements.
+// Bigger TOK (4, 8) shares more but leaves a ragged last wave; U = 4 costs registers: both
+// predict 1-2 points lower.
 //
 // Napkin maths: 16384 x 32 x 128 elements x 4 bytes = 268 MB: 56 us at 4.8 TB/s on the H200,
 // 132 us on an A100 80 GB (2.04 TB/s), 266 us on an RTX 4090 (1.01 TB/s); gold is 75%.
+// Predicted by `warpbook predict` for the H200: 70.1 us, 3.83 TB/s (80% of the datasheet; the
+// tool's speed of light, against the measured DRAM ceiling, calls it 84%).
 // @tune TOK=2
 
 #include <cuda_bf16.h>

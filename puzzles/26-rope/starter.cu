@@ -1,5 +1,6 @@
 // 26 · RoPE: rotate each pair (x0, x1) of every head of token t by the angle
-//   angle = float(pos[t]) * inv_freq[i],   inv_freq[i] = 10000^(-2i/dim) rounded to f32,
+//   angle = float(pos[t]) * inv_freq[i] (an f32 multiply),   inv_freq[i] = 10000^(-2i/dim) rounded
+//   once to f32,
 //   y0 = x0 cos(angle) - x1 sin(angle),   y1 = x0 sin(angle) + x1 cos(angle).
 // interleaved = 0 (NeoX / Llama): pair i is elements (i, i + dim/2) of the head.
 // interleaved = 1 (GPT-J):        pair i is elements (2i, 2i + 1).
@@ -14,6 +15,7 @@ extern "C" __global__ void rope(const __nv_bfloat16* x, const int* pos, __nv_bfl
   if (t >= tokens) return;
   for (int k = threadIdx.x; k < heads * half; k += blockDim.x) {
     const int h = k / half, i = k % half;
+    // TODO: inv_freq must be the f32 nearest to 10000^(-2i/dim); f32 powf can be an ulp off
     const float inv_freq = powf(10000.0f, -2.0f * i / dim);
     const float angle = (float)t * inv_freq; // TODO: the token's position is pos[t], not t
     // TODO: __sinf / __cosf are fast but lose accuracy as the angle grows (positions reach 131071)
