@@ -378,3 +378,42 @@ TEST_CASE("redux.sync and match.all") {
     CHECK(out[t + 128] == 1);
   }
 }
+
+TEST_CASE("sin.approx / cos.approx reduce their argument as the GPU does: x / (2 pi) in f32, "
+          "rounded toward zero") {
+  // Small arguments stay within the PTX ISA's bound (2^-20.9 absolute in [-pi, pi]); large ones
+  // carry the GPU's range-reduction error (a __sinf RoPE at position 131071 fails because of it).
+  std::vector<float> a = {0.0f,        -0.0f,     0.5f,       -1.0f,      3.0f,
+                          -3.1415926f, 100.0f,    1000.5f,    4096.0f,    65536.75f,
+                          113500.1f,   131071.0f, -131071.0f, 1048575.0f, 16777216.0f};
+  std::vector<float> b(a.size(), 0.0f), c(a.size(), 0.0f);
+  std::string src =
+      R"(extern "C" __global__ void k(const float* a, const float* b, const float* c, unsigned* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  out[2 * i] = __float_as_uint(__sinf(a[i]));
+  out[2 * i + 1] = __float_as_uint(__cosf(a[i]));
+})";
+  auto out = run_f3(src, a, b, c, 2);
+  const double two_pi = 6.283185307179586477;
+  for (size_t i = 0; i < a.size(); ++i) {
+    double x = a[i];
+    CAPTURE(x);
+    // The host's own reduction: the product in double is exact; truncate it to f32 by hand.
+    double p = x * double(0.15915493667125701904f);
+    float rz = float(p);
+    if (std::fabs(double(rz)) > std::fabs(p)) rz = std::nextafter(rz, 0.0f);
+    double frac = double(rz) - std::trunc(double(rz));
+    float want_s = float(std::sin(two_pi * frac)), want_c = float(std::cos(two_pi * frac));
+    float got_s = bf(out[2 * i]), got_c = bf(out[2 * i + 1]);
+    CHECK(std::fabs(double(got_s) - want_s) <= 1e-7);
+    CHECK(std::fabs(double(got_c) - want_c) <= 1e-7);
+    if (std::fabs(x) <= 3.1415927) {
+      CHECK(std::fabs(got_s - std::sin(x)) <= std::ldexp(1.0, -21));
+      CHECK(std::fabs(got_c - std::cos(x)) <= std::ldexp(1.0, -21));
+    }
+  }
+  CHECK(std::signbit(bf(out[2]))); // __sinf(-0) = -0
+  // At 131071 the reduction alone moves the sine by 0.0095 (sin(131071) = -0.575).
+  CHECK(std::fabs(bf(out[2 * 11]) - std::sin(131071.0)) > 1e-3);
+}

@@ -265,6 +265,21 @@ struct CopySignD {
 // Approximate functions (special function unit): computed accurately in double and rounded, so
 // they differ from the GPU by at most the GPU's own documented error (docs/simulator.md).
 enum AOp : uint8_t { aex2, alg2, asin, acos, arsqrt, arcp, asqrt, atanh, adiv };
+
+// sin.approx / cos.approx take their argument in radians, but the GPU's special function unit
+// works in revolutions: ptxas puts an f32 multiply by 1/(2 pi), rounded toward zero, before
+// MUFU.SIN / MUFU.COS. That one rounding is where __sinf loses accuracy at large arguments: an
+// ulp of x / (2 pi), turned back into radians, is 0.8 to 1.6 ulp(x), so at x = 131071 the error
+// reaches 0.012. The simulator makes that rounding exactly as the GPU does, then takes the sine of
+// the fraction of a revolution that is left in double (the unit's own error, about 2^-22, is not
+// modelled).
+inline double sfu_revolutions(double x) {
+  const double p = x * double(0.15915493667125701904f); // exact: two f32 significands fit
+  float f = float(p);                                   // to nearest, then toward zero:
+  if (std::fabs(double(f)) > std::fabs(p)) f = std::nextafter(f, 0.0f);
+  const double rev = f;
+  return std::copysign(rev - std::trunc(rev), rev); // the fraction, exact; -0 stays -0
+}
 template <AOp O, bool Ftz> struct ApproxF {
   static uint64_t f(uint64_t a) {
     double x = in32<Ftz>(a);
@@ -277,10 +292,10 @@ template <AOp O, bool Ftz> struct ApproxF {
       r = std::log2(x);
       break;
     case asin:
-      r = std::sin(x);
+      r = std::sin(6.283185307179586477 * sfu_revolutions(x));
       break;
     case acos:
-      r = std::cos(x);
+      r = std::cos(6.283185307179586477 * sfu_revolutions(x));
       break;
     case arsqrt:
       r = 1.0 / std::sqrt(x);
