@@ -1,6 +1,6 @@
 // fault: RoPE with __sinf / __cosf: their range reduction (x / 2pi rounded to f32) is off by up to 0.012 rad at position 131071
 // puzzle: 26-rope
-// sim: wrong_answer | elements of y are wrong
+// sim: wrong_answer | elements of y are a near miss | an approximate intrinsic
 // gpu: same
 // note: Everything else is right (pos read, both layouts, inv_freq rounded once). The error grows with the angle: a few elements already miss at positions below 2048 (2e-4 where y is near 0), and at 100000-131071 most do. The simulator reduces the argument of sin.approx / cos.approx as the GPU does (docs/simulator.md); before it did, this kernel passed there.
 #include <cuda_bf16.h>

@@ -1,6 +1,6 @@
 // fault: accumulates in an f16 WMMA fragment: rounds to 11 bits after every mma and overflows past 65504
 // puzzle: 19-wmma-gemm
-// sim: wrong_answer | are wrong | max abs error
+// sim: wrong_answer | are a near miss | accumulated rounding | a wider accumulator
 // gpu: same
 // note: Right to f16 precision only: passes the cases with K <= 29 (one or two roundings stay within atol), fails from K = 64 on, and overflows past 65504 in the large whole-numbers case.
 #include <cuda_fp16.h>

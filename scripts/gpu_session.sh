@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# One call on the GPU machine (../shared/device/README.md): build the headless configuration once
+# (incremental when the machine is still warm), then run the named stages, each logging to $OUT.
+#   bash scripts/gpu_session.sh STAGE...
+# Stages:
+#   puzzles   every puzzle's reference, solution and starter, timed (gpu_tests, the puzzles case):
+#             the table of solution figures and each solution against its `// measured:` line
+#   gpu       every other gpu-labelled test (faults, backend, probe, perf model, libraries, ...)
+#   torch     scripts/puzzles_vs_torch.sh: solutions beside PyTorch eager and Triton
+#   attempt   a GPU check of fault 84 stored in a fresh data folder, for the GUI's screenshot of a
+#             GPU verdict with the simulator's explanation ($OUT/gpu-attempt.db)
+# Needs .deps (carried; see ../shared/device/fetch-deps.sh).
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${OUT:-/tmp/gpu-session}
+build=$root/build-dev
+mkdir -p "$out"
+export LD_LIBRARY_PATH=$root/.deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+step() { echo; echo "==== $* ($(date +%T))"; }
+cd "$root" || exit 4
+
+step build
+t0=$(date +%s)
+cmake -S "$root" -B "$build" -G Ninja -DWARPBOOK_GUI=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_PREFIX_PATH="$root/.deps/usr" -DCMAKE_LIBRARY_PATH="$root/.deps/usr/lib/x86_64-linux-gnu" \
+  >"$out/build.log" 2>&1 && ninja -C "$build" -j"$(nproc)" warpbook gpu_tests >>"$out/build.log" 2>&1 ||
+  { grep -E "error|Error" -A3 "$out/build.log" | head -60; exit 1; }
+echo "built in $(($(date +%s) - t0)) s"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader
+export WARPBOOK_EXE=$build/warpbook
+
+for stage in "$@"; do
+  case $stage in
+  puzzles)
+    step "puzzles on the GPU"
+    "$build/tests/gpu_tests" -tc="every puzzle on the GPU*" >"$out/puzzles.log" 2>&1
+    echo "rc $?"
+    grep -E "^[0-9][0-9]-.* (reference|solution|starter) " "$out/puzzles.log" | grep -E "solution|FAIL" | cut -c1-130
+    grep -E "its header says|off by more|ERROR|short of gold" "$out/puzzles.log" | cut -c1-200 | head -60
+    ;;
+  gpu)
+    step "the other gpu tests"
+    "$build/tests/gpu_tests" -tce="every puzzle on the GPU*" >"$out/gpu.log" 2>&1
+    echo "rc $?"
+    grep -E "ERROR|FAILED|test cases:|assertions:" "$out/gpu.log" | head -40
+    for t in "$build"/../tests/cli/gpu_*.sh; do
+      [ -e "$t" ] || continue
+      bash "$t" "$build/warpbook" "$root" >>"$out/gpu-cli.log" 2>&1 && echo "ok $(basename "$t")" || echo "FAIL $(basename "$t")"
+    done
+    ;;
+  torch)
+    step "solutions beside PyTorch and Triton"
+    OUT=$out bash scripts/puzzles_vs_torch.sh "$build" >"$out/torch-run.log" 2>&1
+    echo "rc $?"
+    [ -f "$out/vs_torch.md" ] && cat "$out/vs_torch.md"
+    ;;
+  attempt)
+    step "a GPU verdict explained by the simulator, stored for the GUI"
+    data=/tmp/wb-attempt
+    rm -rf "$data" && mkdir -p "$data"
+    cp tests/faults/84-shared-into-neighbour.cu /tmp/01-vector-add.cu
+    "$build/warpbook" --data-dir "$data" check 01-vector-add /tmp/01-vector-add.cu | tee "$out/attempt.txt" | head -20
+    find "$data" -name '*.db' -o -name '*.sqlite' | head -1 | xargs -I{} cp {} "$out/gpu-attempt.db"
+    ;;
+  *) echo "unknown stage $stage" ;;
+  esac
+done
