@@ -21,6 +21,7 @@
 // Measured on the H200: 188.3-188.4 us, 4274-4276 GB/s: 89% of the 4.8 TB/s datasheet and 92% of
 // the 4.64 TB/s DRAM ceiling measured by `warpbook probe`; gold. At parity with torch.add (both
 // sit at the DRAM limit; ours was 0.3% faster in that run).
+// measured: 189.02 us on NVIDIA H200
 // @tune BLOCK=1024
 // @tune ITEMS=4
 

@@ -21,6 +21,7 @@
 // Measured on the H200: 188.5-188.7 us, 4269-4272 GB/s: 89% of the 4.8 TB/s datasheet and 92%
 // of the 4.64 TB/s DRAM ceiling measured by `warpbook probe`; gold. At parity with torch.add
 // (both at the DRAM limit, within 0.2%).
+// measured: 189.50 us on NVIDIA H200
 // @tune BX=64
 // @tune BY=4
 // @tune VEC=4

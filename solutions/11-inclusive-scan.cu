@@ -47,6 +47,7 @@
 // probe measures, 231 us. Gold is 65% of that ceiling (356 us).
 // Measured on an H200: 327.8 us median (319.6 us best), 3276 GB/s, 70.8% of the measured DRAM
 // ceiling: gold. torch.cumsum on the same 2^27 floats, same run: 428.7 us (ours 1.31x faster).
+// measured: 324.70 us on NVIDIA H200
 // @tune BLOCK=512
 // @tune ITEMS=32
 
