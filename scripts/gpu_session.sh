@@ -58,9 +58,12 @@ for stage in "$@"; do
     step "a GPU verdict explained by the simulator, stored for the GUI"
     data=/tmp/wb-attempt
     rm -rf "$data" && mkdir -p "$data"
-    cp tests/faults/84-shared-into-neighbour.cu /tmp/01-vector-add.cu
-    "$build/warpbook" --data-dir "$data" check 01-vector-add /tmp/01-vector-add.cu | tee "$out/attempt.txt" | head -20
-    find "$data" -name '*.db' -o -name '*.sqlite' | head -1 | xargs -I{} cp {} "$out/gpu-attempt.db"
+    # Checked as the window would check it: workspace/01-vector-add.cu in the data folder.
+    mkdir -p "$data/workspace"
+    cp tests/faults/84-shared-into-neighbour.cu "$data/workspace/01-vector-add.cu"
+    (cd "$data" && "$build/warpbook" --catalog "$root" --data-dir "$data" check 01-vector-add \
+      workspace/01-vector-add.cu | tee "$out/attempt.txt" | head -20)
+    cp "$data/warpbook.db" "$out/gpu-attempt.db"
     ;;
   *) echo "unknown stage $stage" ;;
   esac

@@ -421,6 +421,12 @@ bool Script::step(App& app, ImGuiIO& io) {
     j["puzzle"] = app.puzzle.puzzle ? app.puzzle.puzzle->id : "";
     j["verdict"] = app.results.report ? std::string(verdict_name(app.results.report->verdict)) : "";
     j["summary"] = app.results.report ? app.results.report->summary : "";
+    j["device"] = app.results.report ? app.results.report->device.name : "";
+    std::string explained; // the first failing case's explanation by the simulator (GPU runs)
+    if (app.results.report)
+      for (auto& c : app.results.report->cases)
+        if (c.verdict != Verdict::passed && explained.empty()) explained = c.sim_explanation;
+    j["sim_explanation"] = explained;
     j["error"] = app.results.error;
     j["runner_died"] = app.results.runner_died;
     j["runner_exit"] = app.device.exit_note;

@@ -125,6 +125,24 @@ void buffer_details(const CaseReport& c, const BufferReport& b) {
   ImGui::PopID();
 }
 
+// On a GPU, the first failing case run again on the simulator: the GPU's verdict stands, this
+// says why. Shown under the verdict, since it is what the learner needs first.
+void sim_explanation(App& app, const CheckReport& rep) {
+  for (auto& c : rep.cases) {
+    if (c.sim_explanation.empty()) continue;
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0.55f, 0.8f, 1, 1));
+    ImGui::TextWrapped("Explained by the simulator (case %s): %s", c.label.c_str(),
+                       c.sim_explanation.c_str());
+    ImGui::PopStyleColor();
+    if (c.sim_line > 0) {
+      ImGui::SameLine();
+      if (ImGui::SmallButton(fmt::format("go to line {}##sim", c.sim_line).c_str()))
+        goto_line(app, c.sim_line, 0);
+    }
+    return;
+  }
+}
+
 void case_details(App& app, const CaseReport& c) {
   ImGui::Indent();
   if (c.fault) {
@@ -141,17 +159,6 @@ void case_details(App& app, const CaseReport& c) {
   for (auto& p : c.problems) {
     ImGui::Bullet();
     ImGui::TextWrapped("%s", p.c_str());
-  }
-  if (!c.sim_explanation.empty()) {
-    // The GPU's verdict stands; this is why, from the same case run on the simulator.
-    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0.55f, 0.8f, 1, 1));
-    ImGui::TextWrapped("Explained by the simulator: %s", c.sim_explanation.c_str());
-    ImGui::PopStyleColor();
-    if (c.sim_line > 0) {
-      ImGui::SameLine();
-      if (ImGui::SmallButton(fmt::format("go to line {}##sim", c.sim_line).c_str()))
-        goto_line(app, c.sim_line, 0);
-    }
   }
   for (auto& b : c.buffers) buffer_details(c, b);
   ImGui::TextDisabled("grid (%u,%u,%u) x block (%u,%u,%u), %.1f ms", c.grid.x, c.grid.y, c.grid.z,
@@ -312,6 +319,7 @@ void draw_results(App& app) {
   ImGui::TextWrapped("%s", rep.summary.c_str());
   ImGui::TextDisabled("on %s (%s), seed %llu, %.2f s", rep.device.name.c_str(),
                       rep.device.backend.c_str(), (unsigned long long)rep.seed, rep.total_ms / 1e3);
+  sim_explanation(app, rep);
 
   if (!rep.diagnostics.empty()) {
     ImGui::Spacing();
