@@ -47,6 +47,7 @@ constexpr Spec kSpecs[] = {
     {"zeros", 0, 0, "zeros"},
     {"ones", 0, 0, "ones"},
     {"ties", 3, 3, "ties(lo, hi, k)"},
+    {"q4_0", 2, 2, "q4_0(dlo, dhi)"},
 };
 
 std::string trim(std::string_view s) {
@@ -130,6 +131,7 @@ ResolvedGenerator Generator::resolve(DType t, uint64_t seed, uint64_t stream,
            : kind == "skewed"  ? K::skewed
            : kind == "arange"  ? K::arange
            : kind == "ties"    ? K::ties
+           : kind == "q4_0"    ? K::q4_0
                                : K::constant;
   return r;
 }
@@ -178,6 +180,20 @@ void ResolvedGenerator::fill(std::byte* out, uint64_t first, size_t count) const
       double lo = a[0], hi = a[1], kk = std::max(1.0, a[2]);
       double step = kk > 1 ? (hi - lo) / (kk - 1) : 0;
       v = lo + step * double(rnd(i, 0) % uint64_t(kk));
+      break;
+    }
+    case Kind::q4_0: {
+      // llama.cpp's block_q4_0, byte by byte: 18-byte blocks {f16 d; u8 qs[16]}, d little-endian
+      // and uniform in [dlo, dhi] (rounded to f16), then 16 random bytes (32 random nibbles).
+      const uint64_t blk = i / 18, off = i % 18;
+      if (off < 2) {
+        const float d = static_cast<float>(a[0] + (a[1] - a[0]) * unit(rnd(blk, 0)));
+        const uint16_t h = f32_to_f16_bits(d);
+        v = double(off == 0 ? (h & 0xffu) : (h >> 8));
+      } else {
+        const uint64_t r = rnd(blk, 1 + (off - 2) / 8);
+        v = double((r >> (8 * ((off - 2) % 8))) & 0xffu);
+      }
       break;
     }
     case Kind::constant:

@@ -9,6 +9,8 @@
 //   arange(start, step)    start + i * step
 //   const(v)               every element v (also `zeros`, `ones`)
 //   ties(lo, hi, k)        floats from only k distinct values in [lo, hi]: many equal elements
+//   q4_0(dlo, dhi)         u8 buffers only: llama.cpp q4_0 blocks of 18 bytes, an f16 scale
+//                          uniform in [dlo, dhi] (little-endian) then 16 random bytes
 //
 // Arguments are numbers or size expressions ("randint(0, bins)").
 #pragma once
@@ -38,7 +40,8 @@ struct ResolvedGenerator {
     skewed,
     arange,
     constant,
-    ties
+    ties,
+    q4_0
   } kind = Kind::constant;
   DType type = DType::f32;
   double a[3] = {0, 0, 0};
@@ -50,7 +53,7 @@ struct ResolvedGenerator {
 };
 
 struct Generator {
-  std::string kind; // uniform normal randint skewed arange const ties
+  std::string kind; // uniform normal randint skewed arange const ties q4_0
   std::vector<GenArg> args;
   std::string text;
 

@@ -423,9 +423,11 @@ std::optional<Puzzle> load_puzzle(const fs::path& dir, const fs::path& solutions
         if (auto o = c.boolean(t, "scratch", key + ".scratch")) b.scratch = *o;
         if (b.output && b.scratch)
           c.error(key, t, "a buffer is either output or scratch, not both");
-        if (const toml::node* in = t.get("init"))
+        if (const toml::node* in = t.get("init")) {
           b.init = c.generator(*in, key + ".init");
-        else if (b.is_input())
+          if (b.init && b.init->kind == "q4_0" && b.type != DType::u8)
+            c.error(key + ".init", *in, "q4_0 writes 18-byte blocks: the buffer's type must be u8");
+        } else if (b.is_input())
           c.error(key + ".init", t, "an input needs an init generator");
         p.buffers.push_back(std::move(b));
       }
@@ -660,9 +662,14 @@ std::optional<Puzzle> load_puzzle(const fs::path& dir, const fs::path& solutions
             {file, key, line, 0, fmt::format("buffer '{}'.count: {}", b.name, e.what())});
       }
     }
-    for (auto& [bn, g] : cs.init)
-      if (!p.buffer(bn))
+    for (auto& [bn, g] : cs.init) {
+      const BufferDecl* b = p.buffer(bn);
+      if (!b)
         c.errors.push_back({file, key + ".init." + bn, line, 0, "names no buffer"});
+      else if (g.kind == "q4_0" && b->type != DType::u8)
+        c.errors.push_back({file, key + ".init." + bn, line, 0,
+                            "q4_0 writes 18-byte blocks: the buffer's type must be u8"});
+    }
   };
   for (size_t i = 0; i < p.cases.size(); ++i)
     check_case(p.cases[i], fmt::format("case[{}]", i), i < case_lines.size() ? case_lines[i] : 0);

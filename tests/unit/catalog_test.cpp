@@ -181,6 +181,12 @@ TEST_CASE("malformed puzzles are refused with file, key and line; the rest still
     CHECK(has(errors_for(replace(kGood, "uniform(-1, 1)", "gauss(0, 1)")), "buffer 'a'.init", 9,
               "unknown generator"));
   }
+  SUBCASE("q4_0 on a buffer that is not u8, by default or in a case") {
+    CHECK(has(errors_for(replace(kGood, "uniform(-1, 1)", "q4_0(-1, 1)")), "buffer 'a'.init", 9,
+              "must be u8"));
+    CHECK(has(errors_for(replace(kGood, "n = 1\n", "n = 1\ninit.a = \"q4_0(-1, 1)\"\n")),
+              "case[0].init.a", 0, "must be u8"));
+  }
   SUBCASE("tunable default outside its values") {
     CHECK(has(errors_for(replace(kGood, "tunables = { BLOCK = 256 }",
                                  "tunables = { BLOCK = { default = 100, values = [128, 256] } }")),

@@ -110,6 +110,48 @@ TEST_CASE("generators: seeded, deterministic, in range") {
   for (double x : t) CHECK((x == 0 || x == 0.5 || x == 1));
 }
 
+TEST_CASE("q4_0 generator: 18-byte blocks, an f16 scale in range, then 16 random bytes") {
+  Env env;
+  const size_t blocks = 4099;
+  std::vector<std::byte> out(blocks * 18);
+  Generator::parse("q4_0(-0.5, 2)").fill(DType::u8, out, 11, 3, env);
+  auto byte = [&](size_t i) { return unsigned(out[i]); };
+  double lo = 1e9, hi = -1e9;
+  int low_nibbles[16] = {}, high_nibbles[16] = {};
+  for (size_t b = 0; b < blocks; ++b) {
+    const uint16_t h = uint16_t(byte(18 * b) | byte(18 * b + 1) << 8); // little-endian f16
+    const float d = f16_bits_to_f32(h);
+    REQUIRE(std::isfinite(d));
+    CHECK(f32_to_f16_bits(d) == h);
+    lo = std::min<double>(lo, d), hi = std::max<double>(hi, d);
+    for (size_t j = 0; j < 16; ++j) {
+      ++low_nibbles[byte(18 * b + 2 + j) & 15];
+      ++high_nibbles[byte(18 * b + 2 + j) >> 4];
+    }
+  }
+  CHECK(lo >= -0.5);
+  CHECK(hi <= 2);
+  CHECK(lo < -0.45);
+  CHECK(hi > 1.95);
+  for (int k = 0; k < 16; ++k) { // 65584 nibbles of each kind: about 4099 of each value
+    CHECK(low_nibbles[k] > 3700);
+    CHECK(low_nibbles[k] < 4500);
+    CHECK(high_nibbles[k] > 3700);
+    CHECK(high_nibbles[k] < 4500);
+  }
+  // Any range of bytes, filled on its own, is the same bytes (the lazy images fill pieces).
+  std::vector<std::byte> piece(37);
+  Generator::parse("q4_0(-0.5, 2)").resolve(DType::u8, 11, 3, env).fill(piece.data(), 17, 37);
+  CHECK(std::memcmp(piece.data(), out.data() + 17, 37) == 0);
+  // Golden bytes: a change here changes every q4_0 puzzle's inputs.
+  std::vector<std::byte> g(20);
+  Generator::parse("q4_0(1, 1)").fill(DType::u8, g, 1, 7, env);
+  CHECK(unsigned(g[0]) == 0x00); // d = 1.0 = 0x3c00, low byte first
+  CHECK(unsigned(g[1]) == 0x3c);
+  CHECK(unsigned(g[18]) == 0x00); // the next block's scale
+  CHECK(unsigned(g[19]) == 0x3c);
+}
+
 TEST_CASE("generator specs are validated") {
   CHECK_THROWS_WITH_AS(Generator::parse("gaussian(0, 1)"), doctest::Contains("unknown generator"),
                        ExprError);
@@ -118,6 +160,7 @@ TEST_CASE("generator specs are validated") {
   CHECK_THROWS_AS(Generator::parse("randint(0, bins +)"), ExprError);
   CHECK_NOTHROW(Generator::parse("randint(0, min(bins, 10))"));
   CHECK_NOTHROW(Generator::parse("zeros"));
+  CHECK_THROWS_WITH_AS(Generator::parse("q4_0(1)"), doctest::Contains("q4_0(dlo, dhi)"), ExprError);
 }
 
 TEST_CASE("content_hash: parts add up, the generators' hash matches, any one change moves it") {
