@@ -320,8 +320,10 @@ def main():
         w = PARAMS * 18 / 32
         print("  context %5d: KV %.2f GB; q4_0 weights + KV %.2f GB -> <= %4.0f tok/s at 4.8 TB/s"
               % (ctx, kv / 1e9, (w + kv) / 1e9, H200_BW / (w + kv)))
-    mat = 4096 * 4096 * 18 / 32
-    print("  one 4096 x 4096 q4_0 matrix: %.2f MB, %.2f us at 4.8 TB/s" % (mat / 1e6, mat / H200_BW * 1e6))
+    for m, n in [(4096, 4096), (4096, 1024), (4096, 14336)]:
+        mat = m * n * 18 / 32
+        print("  one %d x %d q4_0 matrix: %.2f MB, %.2f us at 4.8 TB/s" % (m, n, mat / 1e6, mat / H200_BW * 1e6))
+    print("  70B in q4_0: %.1f GB per token, <= %.0f tok/s at 4.8 TB/s" % (70e9 * 18 / 32 / 1e9, H200_BW / (70e9 * 18 / 32)))
 
 
 if __name__ == "__main__":
