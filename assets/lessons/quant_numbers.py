@@ -323,6 +323,10 @@ def main():
     for m, n in [(4096, 4096), (4096, 1024), (4096, 14336)]:
         mat = m * n * 18 / 32
         print("  one %d x %d q4_0 matrix: %.2f MB, %.2f us at 4.8 TB/s" % (m, n, mat / 1e6, mat / H200_BW * 1e6))
+    m, k = 57344, 8192  # puzzle 32's [perf] size
+    for name, b in [FORMATS[0], FORMATS[2]]:
+        by = m * k * b
+        print("  puzzle 32, %d x %d in %s: %.0f MB, %.1f us at 4.8 TB/s" % (m, k, name, by / 1e6, by / H200_BW * 1e6))
     print("  70B in q4_0: %.1f GB per token, <= %.0f tok/s at 4.8 TB/s" % (70e9 * 18 / 32 / 1e9, H200_BW / (70e9 * 18 / 32)))
 
 
