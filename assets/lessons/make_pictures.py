@@ -513,8 +513,206 @@ def register_tile():
     return s.save("register-tile")
 
 
+# --------------------------------------------------------------------------------------------
+# 0012: quantization. The numbers come from quant_numbers.py beside this file.
+def _quant():
+    sys.path.insert(0, HERE)
+    import quant_numbers
+    return quant_numbers
+
+
+# 0012: FP8 bit layouts, and where the positive values of e4m3 and e5m2 lie on a log scale.
+def fp8_formats():
+    qn = _quant()
+    W, H = 900, 430
+    s = Svg(W, H)
+    s.text(20, 28, "FP8: one byte, two ways to split it", 15, bold=True)
+    cell = 34
+
+    def layout(y, name, fields, notes):
+        s.text(20, y + 22, name, 14, bold=True)
+        x = 130
+        for label, count, color in fields:
+            for k in range(count):
+                s.rect(x + k * cell, y, cell - 2, 32, fill=color, stroke="#FFFFFF", opacity=0.85)
+                s.text(x + k * cell + cell / 2 - 1, y + 21, label, 13, fill="#FFFFFF", anchor="middle", bold=True)
+            x += count * cell
+        for i, t in enumerate(notes):
+            s.text(x + 20, y + 12 + i * 17, t, 12, fill=INK if i == 0 else MUTED)
+
+    layout(50, "e4m3", [("S", 1, RED), ("E", 4, BLUE), ("M", 3, GREEN)],
+           ["bias 7: (1 + M/8) · 2^(E−7); E = 0: (M/8) · 2^−6",
+            "max 0.1111.110 = 0x7E = 1.75 · 2^8 = %g;  no Inf" % qn.E4M3_MAX,
+            "NaN only at S.1111.111: 0x7F and 0xFF"])
+    layout(120, "e5m2", [("S", 1, RED), ("E", 5, BLUE), ("M", 2, GREEN)],
+           ["bias 15, like IEEE half with 8 mantissa bits cut off",
+            "max 0.11110.11 = 0x7B = 1.75 · 2^15 = %g" % qn.E5M2_MAX,
+            "Inf at 0x7C / 0xFC; NaN at S.11111.{01,10,11}"])
+
+    # the number line: log2 from -17 to 17
+    L, R = 90, 40
+    lo, hi = -17, 17
+
+    def X(v):
+        return L + (math.log2(v) - lo) / (hi - lo) * (W - L - R)
+
+    y1, y2 = 250, 320
+    s.text(20, 205, "Every positive finite value, on a log scale (a tick per value; each power of two is a binade):", 13)
+    for e in range(lo, hi + 1):
+        x = X(2.0 ** e)
+        s.line(x, 225, x, 345, stroke="#E3E6EA", sw=1)
+        if e % 4 == 0:
+            s.text(x, 365, "2^%d" % e, 11, fill=MUTED, anchor="middle")
+    s.text(20, y1 + 5, "e4m3", 13, bold=True, fill=BLUE)
+    s.text(20, y2 + 5, "e5m2", 13, bold=True, fill=ORANGE)
+    for v in qn.E4M3_POS[1:]:
+        s.line(X(v), y1 - 14, X(v), y1 + 14, stroke=BLUE, sw=1)
+    for c in range(1, 0x7C):
+        s.line(X(qn.E5M2[c]), y2 - 14, X(qn.E5M2[c]), y2 + 14, stroke=ORANGE, sw=1)
+    s.text(X(qn.E4M3_MAX) + 4, y1 - 18, "448", 12, fill=BLUE, bold=True)
+    s.text(X(qn.E5M2_MAX) + 4, y2 - 18, "57344", 12, fill=ORANGE, bold=True)
+    s.text(X(2.0 ** -9), y1 - 18, "2^−9", 12, fill=BLUE, anchor="middle")
+    s.text(X(2.0 ** -16), y2 - 18, "2^−16", 12, fill=ORANGE, anchor="middle")
+    s.text(20, 395, "e4m3: 8 values per binade over 2^−9 … 448 (weights, activations).  "
+           "e5m2: 4 per binade over 2^−16 … 57344 (gradients).", 12, fill=MUTED)
+    s.text(20, 415, "Subnormals (E = 0) thin out at the left end; a scale moves the data into the dense middle.", 12, fill=MUTED)
+    return s.save("fp8-formats")
+
+
+# 0012: the NF4 code values are quantiles of a normal distribution.
+def nf4_codes():
+    qn = _quant()
+    W, H = 900, 400
+    L, R, T, B = 50, 30, 60, 120
+    s = Svg(W, H)
+    s.text(20, 28, "NF4: 16 values, each a quantile of N(0, 1), scaled so the largest is 1", 15, bold=True)
+    top = statistics_inv(0.9677083)
+    xmin, xmax = -1.15, 1.15
+
+    def X(v):
+        return L + (v - xmin) / (xmax - xmin) * (W - L - R)
+
+    base = H - B
+    peak = 1 / math.sqrt(2 * math.pi)
+
+    def Y(p):
+        return base - p / peak * (base - T - 10)
+
+    pts = []
+    for k in range(301):
+        u = xmin + (xmax - xmin) * k / 300
+        z = u * top
+        pts.append((X(u), Y(math.exp(-z * z / 2) / math.sqrt(2 * math.pi))))
+    s.polyline(pts, stroke=MUTED, sw=2)
+    s.line(L, base, W - R, base, stroke=INK, sw=1)
+    for i, v in enumerate(qn.NF4):
+        z = v * top
+        col = BLUE if v < 0 else (GREEN if v == 0 else ORANGE)
+        s.line(X(v), base, X(v), Y(math.exp(-z * z / 2) / math.sqrt(2 * math.pi)), stroke=col, sw=2)
+        s.circle(X(v), base, 4, fill=col)
+        s.text(X(v), base + 18, str(i), 11, anchor="middle", bold=True, fill=col)
+    s.text(L, base + 18, "code", 11, fill=MUTED, anchor="end")
+    # uniform int4 levels for comparison
+    yu = base + 52
+    s.text(L, yu + 4, "int4", 11, fill=MUTED, anchor="end")
+    s.line(L, yu, W - R, yu, stroke=GREY, sw=1)
+    for k in range(-7, 8):
+        s.circle(X(k / 7), yu, 3.5, fill=GREY)
+    s.text(W - R, yu + 22, "int4 symmetric (−7…7)/7 for comparison: evenly spaced, as many levels in the tails as near 0", 11,
+           fill=MUTED, anchor="end")
+    s.text(W - R, base + 94, "7 negative codes, an exact 0 (code 7), 8 positive codes: asymmetric so that 0 is exact and ±1 both exist", 11,
+           fill=MUTED, anchor="end")
+    s.text(X(0.62), Y(0.3), "dense where weights are common", 12, fill=INK)
+    s.text(X(0.62), Y(0.3) + 16, "sparse in the tails", 12, fill=INK)
+    return s.save("nf4-codes")
+
+
+def statistics_inv(p):
+    import statistics
+    return statistics.NormalDist().inv_cdf(p)
+
+
+# 0012: one q4_0 block, and NF4's packing for contrast.
+def q4_0_block():
+    W, H = 940, 400
+    s = Svg(W, H)
+    s.text(20, 28, "q4_0 (llama.cpp): 32 weights in 18 bytes = 4.5 bits per weight", 15, bold=True)
+    c, x0, y0 = 46, 40, 60
+    # byte boxes: 2 for d, 16 for qs
+    s.rect(x0, y0, 2 * c - 2, 40, fill=PURPLE, stroke="#FFFFFF", opacity=0.85)
+    s.text(x0 + c - 1, y0 + 25, "d (fp16)", 12, fill="#FFFFFF", anchor="middle", bold=True)
+    for j in range(16):
+        bx = x0 + (2 + j) * c
+        s.rect(bx, y0, c / 2 - 1, 40, fill=ORANGE, stroke="#FFFFFF", opacity=0.85)
+        s.rect(bx + c / 2 - 1, y0, c / 2 - 1, 40, fill=BLUE, stroke="#FFFFFF", opacity=0.85)
+        s.text(bx + c / 2 - 1, y0 - 6, "qs[%d]" % j, 9.5, anchor="middle", fill=MUTED)
+        s.text(bx + c / 4, y0 + 25, "hi", 10, anchor="middle", fill="#FFFFFF")
+        s.text(bx + 3 * c / 4 - 1, y0 + 25, "lo", 10, anchor="middle", fill="#FFFFFF")
+    s.text(x0, y0 + 60, "bytes 0–1", 11, fill=MUTED)
+    s.text(x0 + 2 * c, y0 + 60, "bytes 2–17: 16 bytes, two 4-bit codes each", 11, fill=MUTED)
+    # weights row
+    wy = y0 + 120
+    wc = (18 * c) / 32
+    for k in range(32):
+        col = BLUE if k < 16 else ORANGE
+        s.rect(x0 + k * wc, wy, wc - 1, 26, fill=col, stroke="#FFFFFF", opacity=0.55)
+        s.text(x0 + k * wc + wc / 2, wy + 17, str(k), 9.5, anchor="middle")
+    for j in (0, 1, 15):
+        bx = x0 + (2 + j) * c
+        s.arrow(bx + 3 * c / 4 - 1, y0 + 41, x0 + j * wc + wc / 2, wy - 2, stroke=BLUE, sw=1.2, head=5)
+        s.arrow(bx + c / 4, y0 + 41, x0 + (j + 16) * wc + wc / 2, wy - 2, stroke=ORANGE, sw=1.2, head=5)
+    s.text(x0, wy + 46, "w[j] = ((qs[j] & 0xF) − 8) · d        w[j + 16] = ((qs[j] >> 4) − 8) · d        (j = 0 … 15)", 12.5,
+           mono=True)
+    s.text(x0, wy + 66, "Low nibbles hold the first half of the block, high nibbles the second. Blocks sit 18 bytes apart:", 12,
+           fill=MUTED)
+    s.text(x0, wy + 82, "only 2-byte aligned, so a 16-byte vector load of a block needs care.", 12, fill=MUTED)
+    # NF4 contrast
+    ny = wy + 118
+    s.text(20, ny, "NF4 (bitsandbytes) packs the other way round: byte j holds element 2j in its HIGH nibble, 2j + 1 in its low.", 13,
+           bold=True)
+    for j in range(6):
+        bx = x0 + j * 2 * c
+        s.rect(bx, ny + 14, c - 1, 30, fill=TEAL, stroke="#FFFFFF", opacity=0.9)
+        s.rect(bx + c, ny + 14, c - 1, 30, fill=TEAL, stroke="#FFFFFF", opacity=0.5)
+        s.text(bx + c / 2, ny + 34, "x[%d]" % (2 * j), 11, anchor="middle")
+        s.text(bx + 3 * c / 2, ny + 34, "x[%d]" % (2 * j + 1), 11, anchor="middle")
+        s.text(bx + c, ny + 60, "byte %d" % j, 10, anchor="middle", fill=MUTED)
+    s.text(x0 + 12 * c + 16, ny + 34, "out[i] = LUT[code_i] · absmax[i / 64]", 12.5, mono=True)
+    return s.save("q4_0-block")
+
+
+# 0012: relative error of each scheme on the outlier row and on the same row without outliers.
+def quant_error():
+    qn = _quant()
+    row, rows = qn.schemes()
+    W = 900
+    bar_h, gap = 22, 10
+    L, top = 300, 70
+    H = top + len(rows) * (bar_h + gap) + 70
+    s = Svg(W, H)
+    s.text(20, 28, "Quantizing one row of 1024 N(0,1) weights holding 6 outliers (up to 60)", 15, bold=True)
+    s.text(20, 48, "relative RMS error on the 1018 ordinary weights (python3 assets/lessons/quant_numbers.py)", 12, fill=MUTED)
+    vmax = 0.6
+    scale = (W - L - 210) / vmax
+    for t in range(0, 61, 10):
+        x = L + t / 100 * scale
+        s.line(x, top - 6, x, top + len(rows) * (bar_h + gap), stroke="#E3E6EA", sw=1)
+        s.text(x, top + len(rows) * (bar_h + gap) + 16, "%d%%" % t, 11, fill=MUTED, anchor="middle")
+    for i, (name, y, bits) in enumerate(rows):
+        ro, _, zeros, _ = qn.errors(row, y)
+        yy = top + i * (bar_h + gap)
+        col = BLUE if name.startswith("int8") else (PURPLE if name.startswith("fp8") else ORANGE)
+        s.text(L - 10, yy + 16, name, 12, anchor="end")
+        s.rect(L, yy, ro * scale, bar_h, fill=col, stroke="none", opacity=0.85)
+        s.text(L + ro * scale + 6, yy + 16, "%.1f%%  (%.2f bits, %d → 0)" % (100 * ro, bits, zeros), 11.5, fill=INK)
+    s.text(20, H - 20, "int8 and 4-bit grids are even: one large value stretches the step for every value sharing its scale. "
+           "FP8's step grows with the value.", 11.5, fill=MUTED)
+    return s.save("quant-error")
+
+
 PICTURES = [grid_blocks_threads, grid_2d, grid_stride, coalesced_vs_strided, roofline, reduction_tree,
-            bank_conflicts, fusion_bytes, tiled_matmul, register_tile]
+            bank_conflicts, fusion_bytes, tiled_matmul, register_tile, fp8_formats, nf4_codes, q4_0_block,
+            quant_error]
 
 
 def main():
