@@ -710,14 +710,167 @@ def quant_error():
     return s.save("quant-error")
 
 
+# 0009: which lane holds which element of mma.sync.m16n8k16 (f16/bf16 in, f32 accumulate).
+# g = lane / 4 (groupID), t = lane % 4: A[g + 8 (r % 2)][2t + h + 8 (r / 2)] is half h of register
+# r; B[2t + h + 8 r][g]; C[g + 8 (i / 2)][2t + i % 2] is float i. Lane 5 is outlined.
+def mma_layout():
+    c = 24
+    ax, ay = 40, 92
+    bx = ax + 16 * c + 50
+    cx = bx + 8 * c + 50
+    W, H = cx + 8 * c + 40, ay + 16 * c + 96
+    s = Svg(W, H)
+    s.text(20, 26, "mma.sync.m16n8k16: the number in each cell is the lane that holds it (lane 5 outlined)", 15, bold=True)
+    s.text(20, 48, "g = lane / 4, t = lane % 4; the colour is the 32-bit register (two halves of A or B, one float of C)", 12.5, fill=MUTED)
+    regc = [BLUE, ORANGE, GREEN, PURPLE]
+    hi = 5
+
+    def cell(x, y, lane, col):
+        s.rect(x, y, c, c, fill=col, stroke="#FFFFFF", sw=1, opacity=0.9 if lane == hi else 0.4)
+        s.text(x + c / 2, y + c / 2 + 4, lane, 10, anchor="middle", mono=True, bold=lane == hi,
+               fill="#FFFFFF" if lane == hi else INK)
+
+    outl = []
+    for l in range(32):
+        g, t = l // 4, l % 4
+        for r in range(4):
+            for h in range(2):
+                row, col = g + 8 * (r % 2), 2 * t + h + 8 * (r // 2)
+                cell(ax + col * c, ay + row * c, l, regc[r])
+                if l == hi:
+                    outl.append((ax + col * c, ay + row * c))
+        for r in range(2):
+            for h in range(2):
+                k, n = 2 * t + h + 8 * r, g
+                cell(bx + n * c, ay + k * c, l, regc[r])
+                if l == hi:
+                    outl.append((bx + n * c, ay + k * c))
+        for i in range(4):
+            row, col = g + 8 * (i // 2), 2 * t + i % 2
+            cell(cx + col * c, ay + row * c, l, regc[i])
+            if l == hi:
+                outl.append((cx + col * c, ay + row * c))
+    for x, y in outl:
+        s.rect(x, y, c, c, stroke=RED, sw=2.5)
+    for x0, w, name, dims in ((ax, 16, "A", "16 × 16 (m × k), row-major"), (bx, 8, "B", "16 × 8 (k × n), col"),
+                              (cx, 8, "C / D", "16 × 8, f32")):
+        s.rect(x0, ay, w * c, 16 * c, stroke=INK, sw=1.5)
+        s.text(x0 + w * c / 2, ay - 22, name, 14, anchor="middle", bold=True)
+        s.text(x0 + w * c / 2, ay - 7, dims, 11.5, anchor="middle", fill=MUTED)
+    s.line(ax, ay + 8 * c, ax + 16 * c, ay + 8 * c, stroke=INK, sw=1)
+    s.line(ax + 8 * c, ay, ax + 8 * c, ay + 16 * c, stroke=INK, sw=1)
+    s.line(bx, ay + 8 * c, bx + 8 * c, ay + 8 * c, stroke=INK, sw=1)
+    s.line(cx, ay + 8 * c, cx + 8 * c, ay + 8 * c, stroke=INK, sw=1)
+    s.text(bx - 25, ay + 8 * c + 5, "·", 26, anchor="middle", bold=True)
+    s.text(cx - 25, ay + 8 * c + 5, "→", 20, anchor="middle", bold=True)
+    ly = ay + 16 * c + 30
+    labels = ["A: a0 a1 (rows 0-7, k 0-7) · B: b0 b1 (k 0-7) · C: c0",
+              "A: a2 a3 (rows 8-15, k 0-7) · B: b2 b3 (k 8-15) · C: c1",
+              "A: a4 a5 (rows 0-7, k 8-15) · C: c2", "A: a6 a7 (rows 8-15, k 8-15) · C: c3"]
+    for i, t in enumerate(labels):
+        x = 40 + (i % 2) * 450
+        y = ly + (i // 2) * 22
+        s.rect(x, y - 12, 14, 14, fill=regc[i], stroke="none", opacity=0.7)
+        s.text(x + 22, y, f"register {i}: " + t, 12)
+    return s.save("mma-m16n8k16-layout")
+
+
+# 0009: ldmatrix.x4: lanes 8i .. 8i+7 give the row addresses of 8 x 8 matrix i; lane l receives
+# row l / 4, columns 2 (l % 4) and 2 (l % 4) + 1 of every matrix, one register per matrix.
+def ldmatrix_x4():
+    c = 24
+    ax, ay = 90, 80
+    W, H = 960, ay + 16 * c + 30
+    s = Svg(W, H)
+    s.text(20, 26, "ldmatrix.sync.aligned.m8n8.x4.shared.b16: a 16 × 16 tile of A into the mma fragment", 15, bold=True)
+    s.text(20, 48, "Lane l points at row l % 16, column 8 (l / 16) of the tile: one 16-byte row of one 8 × 8 matrix", 12.5, fill=MUTED)
+    cols = [BLUE, ORANGE, GREEN, PURPLE]
+    # matrix i covers rows 8 (i % 2) .., cols 8 (i / 2) ..
+    for i in range(4):
+        r0, c0 = 8 * (i % 2), 8 * (i // 2)
+        for r in range(8):
+            for k in range(8):
+                s.rect(ax + (c0 + k) * c, ay + (r0 + r) * c, c, c, fill=cols[i], stroke="#FFFFFF", sw=1,
+                       opacity=0.55 if r == 0 and k in (2, 3) else 0.25)
+            lane = 8 * i + r
+            s.text(ax + c0 * c - 6 if i < 2 else ax + 16 * c + 6, ay + (r0 + r) * c + c / 2 + 4,
+                   f"lane {lane}", 11, anchor="end" if i < 2 else "start", fill=cols[i], mono=True)
+        s.text(ax + (c0 + 4) * c, ay + (r0 + 4) * c + 5, f"matrix {i}", 13, anchor="middle", bold=True)
+    s.rect(ax, ay, 16 * c, 16 * c, stroke=INK, sw=1.5)
+    s.line(ax, ay + 8 * c, ax + 16 * c, ay + 8 * c, stroke=INK, sw=1.5)
+    s.line(ax + 8 * c, ay, ax + 8 * c, ay + 16 * c, stroke=INK, sw=1.5)
+    # lane 1 receives (row 0, cols 2,3) of each matrix
+    for i in range(4):
+        r0, c0 = 8 * (i % 2), 8 * (i // 2)
+        s.rect(ax + (c0 + 2) * c, ay + r0 * c, 2 * c, c, stroke=RED, sw=2.5)
+    tx = ax + 16 * c + 90
+    lines = [("Each phase reads 8 rows of 16 bytes", INK), ("(one 8 × 8 matrix of halves); x4 is 4 phases.", INK),
+             ("", INK),
+             ("Lane l receives, from each matrix i, row l / 4,", INK), ("columns 2 (l % 4) and 2 (l % 4) + 1, packed", INK),
+             ("in register i: outlined, lane 1's four registers.", INK),
+             ("", INK),
+             ("That is exactly the A fragment of m16n8k16:", MUTED), ("4 registers per lane, one instruction.", MUTED),
+             ("x1 / x2 load 1 or 2 matrices (lanes 0-7 / 0-15", MUTED),
+             ("give addresses); .trans hands each lane a", MUTED), ("column instead of a row: B from a row-major tile.", MUTED)]
+    for i, (t, col) in enumerate(lines):
+        s.text(tx, ay + 14 + i * 20, t, 12.5, fill=col)
+    return s.save("ldmatrix-x4")
+
+
+# 0009: cp.async ring of 3 stages: copies of tiles k+1, k+2 in flight while the mma chew tile k.
+def cp_async_pipeline():
+    W, H = 900, 300
+    s = Svg(W, H)
+    s.text(20, 26, "cp.async with 3 stages: the copies run two tiles ahead of the tensor cores", 15, bold=True)
+    x0, u = 170, 88
+    rows = [("copies (cp.async)", 70), ("tensor cores (mma)", 130)]
+    for name, y in rows:
+        s.text(x0 - 12, y + 22, name, 13, anchor="end", bold=True)
+    n = 8
+    # A made-up but typical ratio: a tile's copy takes 1.7 steps of mma. Tiles 0 and 1 start in the
+    # prologue; tile k >= 2 starts in step k - 2, after that step's wait and barrier.
+    copy_len, mma_len = 1.7, 1.0
+    starts = {}
+    mma_start = {}
+    for k in range(n):
+        if k < 2:
+            cs = k * 0.15
+        else:
+            cs = mma_start[k - 2] + 0.1      # issued at step k - 2, after its wait and barrier
+        starts[k] = cs
+        ready = cs + copy_len
+        prev = mma_start[k - 1] + mma_len if k > 0 else 0
+        mma_start[k] = max(ready, prev) + (0.1 if k else 0)
+    slot = [BLUE, ORANGE, GREEN]
+    for k in range(n):
+        xs = x0 + starts[k] * u
+        y = 64 if k % 2 == 0 else 88
+        if xs + copy_len * u > W - 20:
+            continue
+        s.rect(xs, y - 6, copy_len * u, 20, fill=slot[k % 3], stroke=INK, sw=1, opacity=0.45, rx=3)
+        s.text(xs + 6, y + 9, f"tile {k} → slot {k % 3}", 11.5)
+        xm = x0 + mma_start[k] * u
+        if xm + mma_len * u > W - 20:
+            continue
+        s.rect(xm, 132, mma_len * u - 4, 26, fill=slot[k % 3], stroke=INK, sw=1, opacity=0.8, rx=3)
+        s.text(xm + (mma_len * u - 4) / 2, 150, f"mma {k}", 12, anchor="middle", fill="#FFFFFF", bold=True)
+        s.line(xm, 118, xm, 166, stroke=RED, sw=1.5, dash="3,3")
+    s.text(x0, 190, "red: cp.async.wait_group 1 + __syncthreads(): tile k has landed, and every warp is done with tile k - 1,", 12, fill=RED)
+    s.text(x0, 208, "so the copy of tile k + 2 may overwrite its slot (k + 2) % 3 = (k - 1) % 3. One commit_group per step.", 12, fill=RED)
+    s.text(x0, 236, "With one buffer the tensor cores would wait out every copy; with a ring of 3 they wait only", 12.5, fill=MUTED)
+    s.text(x0, 254, "when a copy takes longer than two steps of mma (here, before the first tile).", 12.5, fill=MUTED)
+    return s.save("cp-async-pipeline")
+
+
 PICTURES = [grid_blocks_threads, grid_2d, grid_stride, coalesced_vs_strided, roofline, reduction_tree,
-            bank_conflicts, fusion_bytes, tiled_matmul, register_tile, fp8_formats, nf4_codes, q4_0_block,
-            quant_error]
+            bank_conflicts, fusion_bytes, tiled_matmul, register_tile, mma_layout, ldmatrix_x4,
+            cp_async_pipeline, fp8_formats, nf4_codes, q4_0_block, quant_error]
 
 
 def main():
     only = set(sys.argv[1:])
     convert = shutil.which("convert")
+    rsvg = shutil.which("rsvg-convert")
     for fn in PICTURES:
         path = fn()
         name = os.path.splitext(os.path.basename(path))[0]
@@ -725,8 +878,15 @@ def main():
             continue
         if convert:
             png = os.path.splitext(path)[0] + ".png"
-            subprocess.run([convert, "-density", "192", "-background", "white", path, "-resize", "50%",
-                            "-strip", "-depth", "8", png], check=True)
+            if rsvg:
+                # ImageMagick hands SVG to rsvg-convert where that is its delegate, and then ignores
+                # -density (the PNG comes out at half size): draw at twice the size with rsvg here.
+                big = subprocess.run([rsvg, "-z", "2", "-b", "white", path], check=True, capture_output=True).stdout
+                subprocess.run([convert, "png:-", "-resize", "50%", "-strip", "-depth", "8", png], input=big,
+                               check=True)
+            else:
+                subprocess.run([convert, "-density", "192", "-background", "white", path, "-resize", "50%",
+                                "-strip", "-depth", "8", png], check=True)
             print("wrote", os.path.relpath(png, os.path.dirname(os.path.dirname(HERE))))
         else:
             print("wrote", os.path.relpath(path), "(no ImageMagick `convert`: PNG not made)")
