@@ -517,7 +517,7 @@ def register_tile():
 def rope_layouts():
     dim, half = 8, 4
     c, x0 = 64, 230
-    W, H = 900, 380
+    W, H = 900, 400
     s = Svg(W, H)
     s.text(20, 26, "RoPE on one head of dim = 8: the same four rotations, two ways to pick the pairs", 15, bold=True)
     cols = [BLUE, ORANGE, GREEN, PURPLE]
@@ -534,14 +534,17 @@ def rope_layouts():
             ax, bx = x0 + a * c + c / 2, x0 + b * c + c / 2
             yb = y + 34
             s.polyline([(ax, yb), (ax, yb + depth), (bx, yb + depth), (bx, yb)], stroke=cols[p], sw=2)
-            s.text((ax + bx) / 2, yb + depth + 15, f"pair {p}", 11, fill=cols[p], anchor="middle")
+            if b - a > 1:  # nested arcs: the label sits just inside the arc's left corner
+                s.text(ax + 6, yb + depth - 5, f"pair {p}", 11, fill=cols[p])
+            else:
+                s.text((ax + bx) / 2, yb + depth + 15, f"pair {p}", 11, fill=cols[p], anchor="middle")
 
     row(62, "interleaved = 0", "NeoX, rotate_half", lambda e: e % half,
         [(i, i + half, i, 14 + 22 * i) for i in range(half)])
     row(252, "interleaved = 1", "GPT-J, complex pairs", lambda e: e // 2,
         [(2 * i, 2 * i + 1, i, 14) for i in range(half)])
     # the angles, shared by both rows
-    y = 330
+    y = 352
     ang = ", ".join(f"{10000 ** (-2 * i / dim):g}" for i in range(half))
     s.text(20, y, f"pair i turns by pos · inv_freq[i], inv_freq = 10000^(−2i/8) = [{ang}]", 13)
     s.text(20, y + 22, "(y0, y1) = (x0 cos θ − x1 sin θ, x0 sin θ + x1 cos θ): the colour is the pair, and so the angle.", 13,
@@ -558,7 +561,7 @@ def cross_entropy_passes():
         ("two reads: the max, then the sum of exp(x − m)", ["read", "read"], ORANGE),
         ("online (m, s): one read, one float out per row", ["read"], GREEN),
     ]
-    L, x0, seg = 30, 390, 150
+    L, x0, seg = 30, 390, 130
     W = x0 + 3 * seg + 160
     s = Svg(W, 70 + len(bars) * 60 + 56)
     s.text(L, 28, f"Cross-entropy, {rows} rows × V = {V} f32 logits: each pass moves {gb:.2f} GB", 15, bold=True)
@@ -634,6 +637,17 @@ PICTURES = [grid_blocks_threads, grid_2d, grid_stride, coalesced_vs_strided, roo
             cross_entropy_passes, moe_routing]
 
 
+def png_width(path):
+    with open(path, "rb") as f:
+        return int.from_bytes(f.read(24)[16:20], "big")
+
+
+def svg_width(path):
+    with open(path, encoding="utf-8") as f:
+        head = f.read(300)
+    return int(head.split('width="', 1)[1].split('"', 1)[0])
+
+
 def main():
     only = set(sys.argv[1:])
     convert = shutil.which("convert")
@@ -646,6 +660,14 @@ def main():
             png = os.path.splitext(path)[0] + ".png"
             subprocess.run([convert, "-density", "192", "-background", "white", path, "-resize", "50%",
                             "-strip", "-depth", "8", png], check=True)
+            rsvg = shutil.which("rsvg-convert")
+            if png_width(png) != svg_width(path) and rsvg:
+                # ImageMagick handed the SVG to rsvg-convert, which ignores -density: the PNG came
+                # out at half size. Draw it at twice the size with rsvg-convert itself instead.
+                big = subprocess.run([rsvg, "-z", "2", "-b", "white", path], check=True,
+                                     stdout=subprocess.PIPE).stdout
+                subprocess.run([convert, "png:-", "-resize", "50%", "-strip", "-depth", "8", png],
+                               input=big, check=True)
             print("wrote", os.path.relpath(png, os.path.dirname(os.path.dirname(HERE))))
         else:
             print("wrote", os.path.relpath(path), "(no ImageMagick `convert`: PNG not made)")
