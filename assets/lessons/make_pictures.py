@@ -862,9 +862,129 @@ def cp_async_pipeline():
     return s.save("cp-async-pipeline")
 
 
+# 0013: RoPE's two layouts of the same rotation, on one head of dim 8.
+def rope_layouts():
+    dim, half = 8, 4
+    c, x0 = 64, 230
+    W, H = 900, 400
+    s = Svg(W, H)
+    s.text(20, 26, "RoPE on one head of dim = 8: the same four rotations, two ways to pick the pairs", 15, bold=True)
+    cols = [BLUE, ORANGE, GREEN, PURPLE]
+
+    def row(y, title, sub, pair_of, arcs):
+        s.text(20, y + 20, title, 14, bold=True)
+        s.text(20, y + 40, sub, 12, fill=MUTED, mono=True)
+        for e in range(dim):
+            p = pair_of(e)
+            s.rect(x0 + e * c + 2, y, c - 4, 32, fill=cols[p], stroke="#FFFFFF", opacity=0.85)
+            s.text(x0 + e * c + c / 2, y + 21, f"x{e}", 13, fill="#FFFFFF", anchor="middle", bold=True)
+            s.text(x0 + e * c + c / 2, y - 6, e, 10, fill=MUTED, anchor="middle")
+        for (a, b, p, depth) in arcs:
+            ax, bx = x0 + a * c + c / 2, x0 + b * c + c / 2
+            yb = y + 34
+            s.polyline([(ax, yb), (ax, yb + depth), (bx, yb + depth), (bx, yb)], stroke=cols[p], sw=2)
+            if b - a > 1:  # nested arcs: the label sits just inside the arc's left corner
+                s.text(ax + 6, yb + depth - 5, f"pair {p}", 11, fill=cols[p])
+            else:
+                s.text((ax + bx) / 2, yb + depth + 15, f"pair {p}", 11, fill=cols[p], anchor="middle")
+
+    row(62, "interleaved = 0", "NeoX, rotate_half", lambda e: e % half,
+        [(i, i + half, i, 14 + 22 * i) for i in range(half)])
+    row(252, "interleaved = 1", "GPT-J, complex pairs", lambda e: e // 2,
+        [(2 * i, 2 * i + 1, i, 14) for i in range(half)])
+    # the angles, shared by both rows
+    y = 352
+    ang = ", ".join(f"{10000 ** (-2 * i / dim):g}" for i in range(half))
+    s.text(20, y, f"pair i turns by pos · inv_freq[i], inv_freq = 10000^(−2i/8) = [{ang}]", 13)
+    s.text(20, y + 22, "(y0, y1) = (x0 cos θ − x1 sin θ, x0 sin θ + x1 cos θ): the colour is the pair, and so the angle.", 13,
+           fill=MUTED)
+    return s.save("rope-layouts")
+
+
+# 0013: cross-entropy over 4096 × 128256 f32 logits: passes over the 2.1 GB tensor.
+def cross_entropy_passes():
+    rows, V = 4096, 128256
+    gb = rows * V * 4 / 1e9
+    bars = [
+        ("softmax written, then read back by the loss", ["read", "write P", "read P"], RED),
+        ("two reads: the max, then the sum of exp(x − m)", ["read", "read"], ORANGE),
+        ("online (m, s): one read, one float out per row", ["read"], GREEN),
+    ]
+    L, x0, seg = 30, 390, 130
+    W = x0 + 3 * seg + 160
+    s = Svg(W, 70 + len(bars) * 60 + 56)
+    s.text(L, 28, f"Cross-entropy, {rows} rows × V = {V} f32 logits: each pass moves {gb:.2f} GB", 15, bold=True)
+    for k, (label, parts, col) in enumerate(bars):
+        y = 56 + k * 60
+        s.text(x0 - 12, y + 22, label, 13, anchor="end")
+        for j, part in enumerate(parts):
+            s.rect(x0 + j * seg + 1, y + 4, seg - 2, 28, fill=col, stroke="none", opacity=0.85 - 0.15 * j)
+            s.text(x0 + j * seg + seg / 2, y + 23, part, 12, fill="#FFFFFF", anchor="middle", bold=True)
+        us = len(parts) * gb * 1e9 / 4.8e12 * 1e6
+        s.text(x0 + len(parts) * seg + 10, y + 23, f"{len(parts) * gb:.1f} GB → {us:.0f} µs", 13, bold=True)
+    yb = 70 + len(bars) * 60
+    s.text(L, yb, "Times are the least at the H200's 4.8 TB/s datasheet bandwidth. A row is 513 KB and hundreds of", 13,
+           fill=MUTED)
+    s.text(L, yb + 20, "rows are in flight, far more than the 60 MB L2 keeps: every pass over the logits comes from DRAM.", 13,
+           fill=MUTED)
+    return s.save("cross-entropy-passes")
+
+
+# 0013: MoE routing: 6 tokens, 4 experts, top-2; count, scan, scatter, then one GEMM per group.
+def moe_routing():
+    choice = [(2, 0), (1, 2), (2, 3), (0, 2), (2, 1), (3, 2)]  # each token's top-2 experts
+    E = 4
+    cols = [BLUE, ORANGE, RED, GREEN]
+    counts = [sum(e in ch for ch in choice) for e in range(E)]
+    offs = [sum(counts[:e]) for e in range(E)]
+    order = sorted(range(2 * len(choice)), key=lambda f: (choice[f // 2][f % 2], f))  # stable by expert
+    W, H = 960, 520
+    s = Svg(W, H)
+    s.text(20, 26, "MoE routing: 6 tokens, 4 experts, top-2 per token → rows grouped by expert → one GEMM per group",
+           15, bold=True)
+    # tokens and their choices
+    tx, ty, rh = 30, 70, 54
+    s.text(tx, ty - 14, "token: experts (top-2)", 12, fill=MUTED)
+    for t, ch in enumerate(choice):
+        y = ty + t * rh
+        s.rect(tx, y, 60, 34, fill=LIGHT, stroke=INK, rx=4)
+        s.text(tx + 30, y + 22, f"t{t}", 13, anchor="middle", bold=True)
+        for j, e in enumerate(ch):
+            s.rect(tx + 70 + j * 40, y + 4, 34, 26, fill=cols[e], stroke="none", opacity=0.9, rx=4)
+            s.text(tx + 87 + j * 40, y + 22, f"e{e}", 12, fill="#FFFFFF", anchor="middle", bold=True)
+    # counts and offsets
+    cx, cy = 250, 70
+    s.text(cx, cy - 14, "count (histogram), offset (exclusive scan)", 12, fill=MUTED)
+    for e in range(E):
+        y = cy + e * 44
+        s.rect(cx, y, counts[e] * 22, 30, fill=cols[e], stroke="none", opacity=0.9)
+        s.text(cx + counts[e] * 22 + 8, y + 20, f"e{e}: {counts[e]} rows, offset {offs[e]}", 12)
+    s.text(cx, cy + E * 44 + 14, f"{sum(counts)} rows = 6 tokens × 2; e2 holds {counts[2]} of them", 12, fill=MUTED)
+    # permuted rows
+    px, py, ph = 560, 70, 32
+    s.text(px, py - 14, "permuted rows (stable: token order within an expert)", 12, fill=MUTED)
+    for r, f in enumerate(order):
+        t, e = f // 2, choice[f // 2][f % 2]
+        y = py + r * ph
+        s.rect(px, y + 1, 120, ph - 2, fill=cols[e], stroke="none", opacity=0.35)
+        s.text(px - 8, y + 21, r, 11, fill=MUTED, anchor="end")
+        s.text(px + 60, y + 21, f"x[t{t}]", 12, anchor="middle", mono=True)
+    for e in range(E):
+        y0, y1 = py + offs[e] * ph, py + (offs[e] + counts[e]) * ph
+        s.rect(px, y0, 120, y1 - y0, stroke=cols[e], sw=2.5)
+        s.text(px + 136, (y0 + y1) / 2 - 2, "×", 16, anchor="middle", bold=True)
+        s.rect(px + 152, y0 + 3, 60, y1 - y0 - 6, fill=cols[e], stroke="none", opacity=0.9)
+        s.text(px + 182, (y0 + y1) / 2 + 5, f"W{e}", 13, fill="#FFFFFF", anchor="middle", bold=True)
+        s.text(px + 224, (y0 + y1) / 2 + 5, f"{counts[e]} × H · H × N", 12, fill=MUTED)
+    s.text(30, H - 16, "Then each token gathers its 2 output rows back and adds them, weighted by its router scores.", 13,
+           fill=MUTED)
+    return s.save("moe-routing")
+
+
 PICTURES = [grid_blocks_threads, grid_2d, grid_stride, coalesced_vs_strided, roofline, reduction_tree,
             bank_conflicts, fusion_bytes, tiled_matmul, register_tile, mma_layout, ldmatrix_x4,
-            cp_async_pipeline, fp8_formats, nf4_codes, q4_0_block, quant_error]
+            cp_async_pipeline, fp8_formats, nf4_codes, q4_0_block, quant_error, rope_layouts,
+            cross_entropy_passes, moe_routing]
 
 
 def main():
