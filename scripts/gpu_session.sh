@@ -7,6 +7,8 @@
 #             the table of solution figures and each solution against its `// measured:` line
 #   gpu       every other gpu-labelled test (faults, backend, probe, perf model, libraries, ...)
 #   torch     scripts/puzzles_vs_torch.sh: solutions beside PyTorch eager and Triton
+#   tune      `warpbook tune` of the solutions named in $TUNE (puzzle ids, space-separated)
+#   variants  every .variants/NN/*.cu (git-ignored, carried): checked and timed as puzzle NN
 #   attempt   a GPU check of fault 84 stored in a fresh data folder, for the GUI's screenshot of a
 #             GPU verdict with the simulator's explanation ($OUT/gpu-attempt.db)
 # Needs .deps (carried; see ../shared/device/fetch-deps.sh).
@@ -53,6 +55,24 @@ for stage in "$@"; do
     OUT=$out bash scripts/puzzles_vs_torch.sh "$build" >"$out/torch-run.log" 2>&1
     echo "rc $?"
     [ -f "$out/vs_torch.md" ] && cat "$out/vs_torch.md"
+    ;;
+  tune)
+    for id in ${TUNE:-}; do
+      step "tune $id"
+      "$build/warpbook" tune "$id" "solutions/$id.cu" 2>/dev/null | tee "$out/tune-$id.txt" | head -30
+    done
+    ;;
+  variants)
+    for f in .variants/*/*.cu; do
+      [ -e "$f" ] || continue
+      nn=$(basename "$(dirname "$f")")
+      id=$(basename puzzles/"$nn"-*)
+      printf '%-28s %-40s ' "$id" "$(basename "$f")"
+      "$build/warpbook" check "$id" "$f" --json >"$out/v.json" 2>/dev/null
+      python3 -c "
+import json; j = json.load(open('$out/v.json')); p = j.get('perf') or {}; t = p.get('timing') or {}
+print(j.get('verdict'), '%.2f us' % t.get('median_us', 0), '%.1f GFLOP/s' % p.get('gflops', 0), '%.1f%% SOL' % (100 * p.get('speed_of_light', 0)), p.get('medal', ''))" 2>&1 | tail -1
+    done | tee "$out/variants.txt"
     ;;
   attempt)
     step "a GPU verdict explained by the simulator, stored for the GUI"
