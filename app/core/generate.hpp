@@ -9,6 +9,11 @@
 //   arange(start, step)    start + i * step
 //   const(v)               every element v (also `zeros`, `ones`)
 //   ties(lo, hi, k)        floats from only k distinct values in [lo, hi]: many equal elements
+//   randperm(n)            each run of n elements is a random permutation of 0 .. n-1 (a buffer
+//                          shorter than n holds distinct values drawn from 0 .. n-1)
+//   padded(lo, hi, period, keep, grow)  uniform(lo, hi) in the first keep + r * grow elements of
+//                          the r-th run of `period` elements, the rest NaN (integers: -1): padding
+//                          past a ragged length that a kernel must not read (grow defaults to 0)
 //
 // Arguments are numbers or size expressions ("randint(0, bins)").
 #pragma once
@@ -38,10 +43,12 @@ struct ResolvedGenerator {
     skewed,
     arange,
     constant,
-    ties
+    ties,
+    randperm,
+    padded
   } kind = Kind::constant;
   DType type = DType::f32;
-  double a[3] = {0, 0, 0};
+  double a[5] = {0, 0, 0, 0, 0};
   size_t nargs = 0;
   double cval = 0;
   uint64_t key = 0;
@@ -50,7 +57,7 @@ struct ResolvedGenerator {
 };
 
 struct Generator {
-  std::string kind; // uniform normal randint skewed arange const ties
+  std::string kind; // uniform normal randint skewed arange const ties randperm padded
   std::vector<GenArg> args;
   std::string text;
 
