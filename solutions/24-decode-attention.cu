@@ -34,7 +34,7 @@
 // 64 x 8192 x 8 x 128 x 2 bytes x 2 = 2.15 GB, read once; 8.6 GFLOP. Least time: 447 us on the
 // H200 (4.8 TB/s), 1.05 ms on an A100 80 GB (2.04 TB/s), 2.13 ms on an RTX 4090 (1.01 TB/s).
 // @tune BLOCK=128
-// @tune CHUNK=512
+// @tune CHUNK=1024
 
 #include <cuda_bf16.h>
 
@@ -240,7 +240,7 @@ decode_split(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restric
   if (D == 128) {
     if (G == 1) split_body<128, 1, 8>(q, k, v, lens, part, Hq, Hkv, L, sm);
     else if (G == 2) split_body<128, 2, 4>(q, k, v, lens, part, Hq, Hkv, L, sm);
-    else if (G == 4) split_body<128, 4, 4>(q, k, v, lens, part, Hq, Hkv, L, sm);
+    else if (G == 4) split_body<128, 4, 8>(q, k, v, lens, part, Hq, Hkv, L, sm);
     else split_body<128, 8, 2>(q, k, v, lens, part, Hq, Hkv, L, sm);
   } else {
     if (G == 1) split_body<64, 1, 8>(q, k, v, lens, part, Hq, Hkv, L, sm);
