@@ -30,14 +30,14 @@ TEST_CASE("24 decode attention: reference against the host") {
     auto& k = in.at("k");
     auto& v = in.at("v");
     auto& lens = in.at("lens");
-    std::vector<double> out(size_t(B * Hq * D));
+    std::vector<double> out(static_cast<size_t>(B * Hq * D));
     const long double scale = 1.0L / std::sqrt((long double)D);
     for (int64_t b = 0; b < B; ++b) {
       const int64_t n = int64_t(lens[size_t(b)]);
       REQUIRE((n >= 1 && n <= L));
       for (int64_t hq = 0; hq < Hq; ++hq) {
         const int64_t h = hq / G;
-        std::vector<long double> sc(size_t(n));
+        std::vector<long double> sc(static_cast<size_t>(n));
         long double m = -INFINITY;
         for (int64_t j = 0; j < n; ++j) {
           long double dot = 0;

@@ -33,12 +33,13 @@ TEST_CASE("25 paged decode attention: reference against the host") {
     auto& v = in.at("v_cache");
     auto& table = in.at("block_table");
     auto& lens = in.at("lens");
-    std::vector<double> out(size_t(B * Hq * D));
+    std::vector<double> out(static_cast<size_t>(B * Hq * D));
     const long double scale = 1.0L / std::sqrt((long double)D);
     for (int64_t b = 0; b < B; ++b) {
       const int64_t n = int64_t(lens[size_t(b)]);
       REQUIRE((n >= 1 && n <= L));
-      std::vector<int64_t> row(size_t(n)); // element offset of token j's row for KV head 0
+      // The element offset of token j's row for KV head 0.
+      std::vector<int64_t> row(static_cast<size_t>(n));
       for (int64_t j = 0; j < n; ++j) {
         const int64_t page = int64_t(table[size_t(b * MB + j / 16)]);
         REQUIRE((page >= 0 && page < NB));
@@ -46,7 +47,7 @@ TEST_CASE("25 paged decode attention: reference against the host") {
       }
       for (int64_t hq = 0; hq < Hq; ++hq) {
         const int64_t h = hq / G;
-        std::vector<long double> sc(size_t(n));
+        std::vector<long double> sc(static_cast<size_t>(n));
         long double m = -INFINITY;
         for (int64_t j = 0; j < n; ++j) {
           long double dot = 0;
