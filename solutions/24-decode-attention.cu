@@ -5,10 +5,15 @@
 // (D bf16 = 128 or 256 bytes) is read by a group of D/8 lanes, one 16-byte load each, so a warp
 // reads 32/(D/8) keys per load instruction; each lane group takes U keys at once (U K loads and U
 // V loads in flight per lane before any arithmetic). Each lane holds its 8 elements of the G
-// query rows (pre-scaled by log2(e)/sqrt(D), so exp becomes exp2), forms G partial dot products
-// per key, and xor-shuffles them across its group: every lane of the group then has the G scores.
-// It keeps, per query head, the online-softmax state (m, l, acc[8]): the running max, the sum of
-// exp2(s - m) and its 8 elements of sum exp2(s - m) * v. Keys past lens[b] are never loaded
+// query rows (pre-scaled by log2(e)/sqrt(D), so exp becomes exp2) and forms U x G partial dot
+// products. Where U x G equals the group's D/8 lanes (G = 4, U = 4 at D = 128: the perf path) a
+// reduce-scatter finishes them: 4 steps in which each lane sends half of its values to a partner
+// and keeps the other half, 15 shuffles for 16 sums (a plain xor tree takes 64), after which lane
+// t holds the whole score of key t / G, head t % G. Its max over the round's keys and its weight
+// exp2(s - m) are computed once, on that lane, and 16 shuffles hand the weights to the group.
+// (Other shapes use the plain xor tree, every lane computing every weight.) Each lane keeps, per
+// query head, the running max m and its 8 elements of acc = sum exp2(s - m) * v; the sum l is kept
+// per owning lane and gathered at the end. Keys past lens[b] are never loaded
 // (their score is -inf and their V stays 0, so NaN in the padding cannot leak in as 0 * NaN).
 // At the end of the chunk the lane groups merge their states with shuffles, the warps through
 // shared memory, and the block writes one (m, l) pair and D sums per query head to the workspace.
@@ -27,14 +32,22 @@
 // reads D + 2 floats per (b, query head, chunk): 1.6% of the cache's bytes at CHUNK = 512,
 // D = 128, G = 4. (3) 16-byte loads, U of each per lane before the arithmetic, so each SM has
 // some 40 KB of reads in flight.
-// The softmax is base 2 with the scale folded into q: one FFMA-free exp2 per score, and the
-// rescale of acc only when the running max moves.
+// The softmax is base 2 with the scale folded into q: one ex2.approx per score, and the rescale
+// of acc only when the running max moves. The arithmetic is the other limit: per key and lane,
+// 16 bf16-to-f32 conversions, 64 FMAs for the dots, 64 for acc. With the xor tree, 128 shuffles
+// and adds per round plus every lane computing all 16 weights made the kernel issue-bound (predicted
+// 632 us); the reduce-scatter cut the instructions by about a quarter (predicted 520 us).
+// Registers: 128 at __launch_bounds__(128, 4); ptxas (sm_90) reports no spills for the G <= 4
+// paths. The G = 8 paths spill some 340 bytes (q and acc alone are 128 floats per lane): correct,
+// not tuned. CHUNK = 1024 predicts 2-3% faster at the perf size but gives only 64 blocks at B = 1.
 //
 // Napkin maths at the perf size (B 64, Hq 32, Hkv 8, L 8192, D 128, every lens = L): K and V are
 // 64 x 8192 x 8 x 128 x 2 bytes x 2 = 2.15 GB, read once; 8.6 GFLOP. Least time: 447 us on the
 // H200 (4.8 TB/s), 1.05 ms on an A100 80 GB (2.04 TB/s), 2.13 ms on an RTX 4090 (1.01 TB/s).
+// Predicted by `warpbook predict` for the H200: 528 us, 4.07 TB/s (85% of the datasheet; the
+// tool's speed of light, against the measured DRAM ceiling, calls it 89%).
 // @tune BLOCK=128
-// @tune CHUNK=1024
+// @tune CHUNK=512
 
 #include <cuda_bf16.h>
 
@@ -49,6 +62,19 @@ __device__ __forceinline__ float ex2(float x) {
 
 __device__ __forceinline__ float2 bf2(unsigned u) {
   return __bfloat1622float2(*reinterpret_cast<__nv_bfloat162*>(&u));
+}
+
+// One step of a reduce-scatter over the lanes of a group: of the N values, the lane keeps the
+// upper half if its bit `off` is set (else the lower), adds the partner's copy of that half, and
+// sends the other half to the partner. x[0 .. N/2) holds the result.
+template <int N>
+__device__ __forceinline__ void rs_step(float* x, int off, int t) {
+  const bool up = (t & off) != 0;
+#pragma unroll
+  for (int i = 0; i < N / 2; ++i) {
+    const float send = up ? x[i] : x[i + N / 2], keep = up ? x[i + N / 2] : x[i];
+    x[i] = keep + __shfl_xor_sync(0xffffffffu, send, off);
+  }
 }
 
 // One lane's online-softmax state for one query head: 8 elements of acc.
@@ -84,6 +110,7 @@ __device__ __forceinline__ void split_body(const __nv_bfloat16* __restrict__ q,
     }
   }
   float m[G], l[G], acc[G][8];
+  float m_own = -INFINITY, l_own = 0.f; // reduce-scatter path: the running max and sum of head t % G
 #pragma unroll
   for (int g = 0; g < G; ++g) {
     m[g] = -INFINITY;
@@ -128,50 +155,113 @@ __device__ __forceinline__ void split_body(const __nv_bfloat16* __restrict__ q,
         sc[u][g] = d;
       }
     }
-#pragma unroll
-    for (int off = T / 2; off > 0; off >>= 1)
+    if constexpr (U * G == T) {
+      // Reduce-scatter: U * G partial sums over the T lanes of the group. Each step sends half of
+      // the values to the partner lane and keeps the other half: 15 shuffles for 16 sums instead
+      // of 64, and afterwards lane t of the group holds the whole score of key u = t / G, head
+      // g = t % G, so the softmax of that score runs once, on one lane, not on all T.
+      float x[U * G];
 #pragma unroll
       for (int u = 0; u < U; ++u)
 #pragma unroll
-        for (int g = 0; g < G; ++g) sc[u][g] += __shfl_xor_sync(0xffffffffu, sc[u][g], off);
+        for (int g = 0; g < G; ++g) x[u * G + g] = sc[u][g];
+      rs_step<T>(x, T / 2, t);
+      if constexpr (T >= 4) rs_step<T / 2>(x, T / 4, t);
+      if constexpr (T >= 8) rs_step<T / 4>(x, T / 8, t);
+      if constexpr (T >= 16) rs_step<T / 8>(x, T / 16, t);
+      const int uo = t / G;
+      const int jo = base + (uo * NW + w) * KW + grp;
+      const float so = jo < k1 ? x[0] : -INFINITY;
+      float mg = so; // the max over this round's U keys of head t % G
 #pragma unroll
-    for (int u = 0; u < U; ++u)
-      if (j[u] >= k1)
-#pragma unroll
-        for (int g = 0; g < G; ++g) sc[u][g] = -INFINITY;
-
-    float vf[U][8];
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const unsigned* vu = &vr[u].x;
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const float2 f = bf2(vu[e]);
-        vf[u][2 * e] = f.x;
-        vf[u][2 * e + 1] = f.y;
-      }
-    }
-#pragma unroll
-    for (int g = 0; g < G; ++g) {
-      float mx = m[g];
-#pragma unroll
-      for (int u = 0; u < U; ++u) mx = fmaxf(mx, sc[u][g]);
-      if (mx == -INFINITY) continue; // no key yet for this lane group
-      if (mx > m[g]) {               // the max moved: rescale what is summed so far
-        const float c = ex2(m[g] - mx);
-        l[g] *= c;
-#pragma unroll
-        for (int e = 0; e < 8; ++e) acc[g][e] *= c;
-        m[g] = mx;
-      }
+      for (int off = G; off < T; off <<= 1) mg = fmaxf(mg, __shfl_xor_sync(0xffffffffu, mg, off));
+      const float mo_old = m_own;
+      m_own = fmaxf(m_own, mg);
+      const float p_own = m_own == -INFINITY ? 0.f : ex2(so - m_own); // ex2(-inf) = 0
+      if (m_own != -INFINITY) l_own = l_own * ex2(mo_old - m_own) + p_own;
+      const int gbase = lane & ~(T - 1); // the group's first lane
+      float vf[U][8];
 #pragma unroll
       for (int u = 0; u < U; ++u) {
-        const float p = ex2(sc[u][g] - mx);
-        l[g] += p;
+        const unsigned* vu = &vr[u].x;
 #pragma unroll
-        for (int e = 0; e < 8; ++e) acc[g][e] = fmaf(p, vf[u][e], acc[g][e]);
+        for (int e = 0; e < 4; ++e) {
+          const float2 f = bf2(vu[e]);
+          vf[u][2 * e] = f.x;
+          vf[u][2 * e + 1] = f.y;
+        }
+      }
+#pragma unroll
+      for (int g = 0; g < G; ++g) {
+        const float mx = fmaxf(m[g], __shfl_sync(0xffffffffu, mg, gbase + g));
+        if (mx > m[g]) { // the max moved (from -inf too: acc is 0 then, and ex2(-inf) = 0)
+          const float c = ex2(m[g] - mx);
+#pragma unroll
+          for (int e = 0; e < 8; ++e) acc[g][e] *= c;
+          m[g] = mx;
+        }
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+          const float pw = __shfl_sync(0xffffffffu, p_own, gbase + u * G + g);
+#pragma unroll
+          for (int e = 0; e < 8; ++e) acc[g][e] = fmaf(pw, vf[u][e], acc[g][e]);
+        }
+      }
+    } else {
+#pragma unroll
+      for (int off = T / 2; off > 0; off >>= 1)
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+#pragma unroll
+          for (int g = 0; g < G; ++g) sc[u][g] += __shfl_xor_sync(0xffffffffu, sc[u][g], off);
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (j[u] >= k1)
+#pragma unroll
+          for (int g = 0; g < G; ++g) sc[u][g] = -INFINITY;
+
+      float vf[U][8];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const unsigned* vu = &vr[u].x;
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const float2 f = bf2(vu[e]);
+          vf[u][2 * e] = f.x;
+          vf[u][2 * e + 1] = f.y;
+        }
+      }
+#pragma unroll
+      for (int g = 0; g < G; ++g) {
+        float mx = m[g];
+#pragma unroll
+        for (int u = 0; u < U; ++u) mx = fmaxf(mx, sc[u][g]);
+        if (mx == -INFINITY) continue; // no key yet for this lane group
+        if (mx > m[g]) {               // the max moved: rescale what is summed so far
+          const float c = ex2(m[g] - mx);
+          l[g] *= c;
+#pragma unroll
+          for (int e = 0; e < 8; ++e) acc[g][e] *= c;
+          m[g] = mx;
+        }
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+          const float p = ex2(sc[u][g] - mx);
+          l[g] += p;
+#pragma unroll
+          for (int e = 0; e < 8; ++e) acc[g][e] = fmaf(p, vf[u][e], acc[g][e]);
+        }
       }
     }
+  }
+  if constexpr (U * G == T) {
+    // l of head g: the lanes t % G == g each hold a part; add them up and hand each head's total to
+    // every lane of the group.
+#pragma unroll
+    for (int off = G; off < T; off <<= 1) l_own += __shfl_xor_sync(0xffffffffu, l_own, off);
+    const int gbase = lane & ~(T - 1);
+#pragma unroll
+    for (int g = 0; g < G; ++g) l[g] = __shfl_sync(0xffffffffu, l_own, gbase + g);
   }
 
   // Merge the lane groups of the warp (lanes t, t + T, t + 2T, ... hold the same elements).
@@ -240,7 +330,7 @@ decode_split(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restric
   if (D == 128) {
     if (G == 1) split_body<128, 1, 8>(q, k, v, lens, part, Hq, Hkv, L, sm);
     else if (G == 2) split_body<128, 2, 4>(q, k, v, lens, part, Hq, Hkv, L, sm);
-    else if (G == 4) split_body<128, 4, 8>(q, k, v, lens, part, Hq, Hkv, L, sm);
+    else if (G == 4) split_body<128, 4, 4>(q, k, v, lens, part, Hq, Hkv, L, sm);
     else split_body<128, 8, 2>(q, k, v, lens, part, Hq, Hkv, L, sm);
   } else {
     if (G == 1) split_body<64, 1, 8>(q, k, v, lens, part, Hq, Hkv, L, sm);

@@ -5,7 +5,7 @@
 // perf: yes
 // note: The solution with one line changed. Right at every correctness size and at sim_perf (a pool of 1024 pages); the perf pool has 139264 pages, and about 6% of the pages read start past element 2^31.
 // @tune BLOCK=128
-// @tune CHUNK=1024
+// @tune CHUNK=512
 #include <cuda_bf16.h>
 
 #define NW (BLOCK / 32)
@@ -19,6 +19,19 @@ __device__ __forceinline__ float ex2(float x) {
 
 __device__ __forceinline__ float2 bf2(unsigned u) {
   return __bfloat1622float2(*reinterpret_cast<__nv_bfloat162*>(&u));
+}
+
+// One step of a reduce-scatter over the lanes of a group: of the N values, the lane keeps the
+// upper half if its bit `off` is set (else the lower), adds the partner's copy of that half, and
+// sends the other half to the partner. x[0 .. N/2) holds the result.
+template <int N>
+__device__ __forceinline__ void rs_step(float* x, int off, int t) {
+  const bool up = (t & off) != 0;
+#pragma unroll
+  for (int i = 0; i < N / 2; ++i) {
+    const float send = up ? x[i] : x[i + N / 2], keep = up ? x[i + N / 2] : x[i];
+    x[i] = keep + __shfl_xor_sync(0xffffffffu, send, off);
+  }
 }
 
 // One lane's online-softmax state for one query head: 8 elements of acc.
@@ -59,6 +72,7 @@ __device__ __forceinline__ void split_body(const __nv_bfloat16* __restrict__ q,
     }
   }
   float m[G], l[G], acc[G][8];
+  float m_own = -INFINITY, l_own = 0.f; // reduce-scatter path: the running max and sum of head t % G
 #pragma unroll
   for (int g = 0; g < G; ++g) {
     m[g] = -INFINITY;
@@ -104,50 +118,113 @@ __device__ __forceinline__ void split_body(const __nv_bfloat16* __restrict__ q,
         sc[u][g] = d;
       }
     }
-#pragma unroll
-    for (int off = T / 2; off > 0; off >>= 1)
+    if constexpr (U * G == T) {
+      // Reduce-scatter: U * G partial sums over the T lanes of the group. Each step sends half of
+      // the values to the partner lane and keeps the other half: 15 shuffles for 16 sums instead
+      // of 64, and afterwards lane t of the group holds the whole score of key u = t / G, head
+      // g = t % G, so the softmax of that score runs once, on one lane, not on all T.
+      float x[U * G];
 #pragma unroll
       for (int u = 0; u < U; ++u)
 #pragma unroll
-        for (int g = 0; g < G; ++g) sc[u][g] += __shfl_xor_sync(0xffffffffu, sc[u][g], off);
+        for (int g = 0; g < G; ++g) x[u * G + g] = sc[u][g];
+      rs_step<T>(x, T / 2, t);
+      if constexpr (T >= 4) rs_step<T / 2>(x, T / 4, t);
+      if constexpr (T >= 8) rs_step<T / 4>(x, T / 8, t);
+      if constexpr (T >= 16) rs_step<T / 8>(x, T / 16, t);
+      const int uo = t / G;
+      const int jo = base + (uo * NW + w) * KW + grp;
+      const float so = jo < k1 ? x[0] : -INFINITY;
+      float mg = so; // the max over this round's U keys of head t % G
 #pragma unroll
-    for (int u = 0; u < U; ++u)
-      if (j[u] >= k1)
-#pragma unroll
-        for (int g = 0; g < G; ++g) sc[u][g] = -INFINITY;
-
-    float vf[U][8];
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const unsigned* vu = &vr[u].x;
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const float2 f = bf2(vu[e]);
-        vf[u][2 * e] = f.x;
-        vf[u][2 * e + 1] = f.y;
-      }
-    }
-#pragma unroll
-    for (int g = 0; g < G; ++g) {
-      float mx = m[g];
-#pragma unroll
-      for (int u = 0; u < U; ++u) mx = fmaxf(mx, sc[u][g]);
-      if (mx == -INFINITY) continue; // no key yet for this lane group
-      if (mx > m[g]) {               // the max moved: rescale what is summed so far
-        const float c = ex2(m[g] - mx);
-        l[g] *= c;
-#pragma unroll
-        for (int e = 0; e < 8; ++e) acc[g][e] *= c;
-        m[g] = mx;
-      }
+      for (int off = G; off < T; off <<= 1) mg = fmaxf(mg, __shfl_xor_sync(0xffffffffu, mg, off));
+      const float mo_old = m_own;
+      m_own = fmaxf(m_own, mg);
+      const float p_own = m_own == -INFINITY ? 0.f : ex2(so - m_own); // ex2(-inf) = 0
+      if (m_own != -INFINITY) l_own = l_own * ex2(mo_old - m_own) + p_own;
+      const int gbase = lane & ~(T - 1); // the group's first lane
+      float vf[U][8];
 #pragma unroll
       for (int u = 0; u < U; ++u) {
-        const float p = ex2(sc[u][g] - mx);
-        l[g] += p;
+        const unsigned* vu = &vr[u].x;
 #pragma unroll
-        for (int e = 0; e < 8; ++e) acc[g][e] = fmaf(p, vf[u][e], acc[g][e]);
+        for (int e = 0; e < 4; ++e) {
+          const float2 f = bf2(vu[e]);
+          vf[u][2 * e] = f.x;
+          vf[u][2 * e + 1] = f.y;
+        }
+      }
+#pragma unroll
+      for (int g = 0; g < G; ++g) {
+        const float mx = fmaxf(m[g], __shfl_sync(0xffffffffu, mg, gbase + g));
+        if (mx > m[g]) { // the max moved (from -inf too: acc is 0 then, and ex2(-inf) = 0)
+          const float c = ex2(m[g] - mx);
+#pragma unroll
+          for (int e = 0; e < 8; ++e) acc[g][e] *= c;
+          m[g] = mx;
+        }
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+          const float pw = __shfl_sync(0xffffffffu, p_own, gbase + u * G + g);
+#pragma unroll
+          for (int e = 0; e < 8; ++e) acc[g][e] = fmaf(pw, vf[u][e], acc[g][e]);
+        }
+      }
+    } else {
+#pragma unroll
+      for (int off = T / 2; off > 0; off >>= 1)
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+#pragma unroll
+          for (int g = 0; g < G; ++g) sc[u][g] += __shfl_xor_sync(0xffffffffu, sc[u][g], off);
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (j[u] >= k1)
+#pragma unroll
+          for (int g = 0; g < G; ++g) sc[u][g] = -INFINITY;
+
+      float vf[U][8];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const unsigned* vu = &vr[u].x;
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const float2 f = bf2(vu[e]);
+          vf[u][2 * e] = f.x;
+          vf[u][2 * e + 1] = f.y;
+        }
+      }
+#pragma unroll
+      for (int g = 0; g < G; ++g) {
+        float mx = m[g];
+#pragma unroll
+        for (int u = 0; u < U; ++u) mx = fmaxf(mx, sc[u][g]);
+        if (mx == -INFINITY) continue; // no key yet for this lane group
+        if (mx > m[g]) {               // the max moved: rescale what is summed so far
+          const float c = ex2(m[g] - mx);
+          l[g] *= c;
+#pragma unroll
+          for (int e = 0; e < 8; ++e) acc[g][e] *= c;
+          m[g] = mx;
+        }
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+          const float p = ex2(sc[u][g] - mx);
+          l[g] += p;
+#pragma unroll
+          for (int e = 0; e < 8; ++e) acc[g][e] = fmaf(p, vf[u][e], acc[g][e]);
+        }
       }
     }
+  }
+  if constexpr (U * G == T) {
+    // l of head g: the lanes t % G == g each hold a part; add them up and hand each head's total to
+    // every lane of the group.
+#pragma unroll
+    for (int off = G; off < T; off <<= 1) l_own += __shfl_xor_sync(0xffffffffu, l_own, off);
+    const int gbase = lane & ~(T - 1);
+#pragma unroll
+    for (int g = 0; g < G; ++g) l[g] = __shfl_sync(0xffffffffu, l_own, gbase + g);
   }
 
   // Merge the lane groups of the warp (lanes t, t + T, t + 2T, ... hold the same elements).
@@ -217,7 +294,7 @@ decode_split(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restric
   if (D == 128) {
     if (G == 1) split_body<128, 1, 8>(q, k, v, block_table, lens, part, Hq, Hkv, max_blocks, sm, pages);
     else if (G == 2) split_body<128, 2, 4>(q, k, v, block_table, lens, part, Hq, Hkv, max_blocks, sm, pages);
-    else if (G == 4) split_body<128, 4, 8>(q, k, v, block_table, lens, part, Hq, Hkv, max_blocks, sm, pages);
+    else if (G == 4) split_body<128, 4, 4>(q, k, v, block_table, lens, part, Hq, Hkv, max_blocks, sm, pages);
     else split_body<128, 8, 2>(q, k, v, block_table, lens, part, Hq, Hkv, max_blocks, sm, pages);
   } else {
     if (G == 1) split_body<64, 1, 8>(q, k, v, block_table, lens, part, Hq, Hkv, max_blocks, sm, pages);
