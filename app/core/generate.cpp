@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fmt/format.h>
+#include <limits>
 
 namespace wb {
 
@@ -48,6 +49,8 @@ constexpr Spec kSpecs[] = {
     {"ones", 0, 0, "ones"},
     {"ties", 3, 3, "ties(lo, hi, k)"},
     {"q4_0", 2, 2, "q4_0(dlo, dhi)"},
+    {"randperm", 1, 1, "randperm(n)"},
+    {"padded", 4, 5, "padded(lo, hi, period, keep, grow)"},
 };
 
 std::string trim(std::string_view s) {
@@ -69,6 +72,29 @@ GenArg parse_arg(const std::string& text) {
 // A uniform double in [0, 1) from 53 random bits: exact.
 double unit(uint64_t bits) {
   return double(bits >> 11) * 0x1.0p-53;
+}
+
+// Element k of the c-th random permutation of 0 .. n-1, computed alone (no table, so any range of
+// a buffer fills independently): a 4-round Feistel network on the smallest even number of bits
+// that holds n is a bijection of [0, 2^bits); walking its cycle until the value falls below n
+// restricts it to a bijection of [0, n) (the domain is at most 4n, so a few steps on average).
+uint64_t perm_element(uint64_t key, uint64_t c, uint64_t n, uint64_t k) {
+  int half = 1;
+  while ((uint64_t(1) << (2 * half)) < n) ++half;
+  const uint64_t mask = (uint64_t(1) << half) - 1;
+  const uint64_t rk = mix64(key ^ mix64(c + 0x243f6a8885a308d3ull));
+  uint64_t x = k;
+  do {
+    uint64_t l = x >> half, r = x & mask;
+    for (uint64_t round = 0; round < 4; ++round) {
+      const uint64_t f = mix64(rk + round * 0x9e3779b97f4a7c15ull + r) & mask;
+      const uint64_t t = l ^ f;
+      l = r;
+      r = t;
+    }
+    x = (l << half) | r;
+  } while (x >= n);
+  return x;
 }
 
 } // namespace
@@ -120,19 +146,21 @@ ResolvedGenerator Generator::resolve(DType t, uint64_t seed, uint64_t stream,
                                      const Env& env) const {
   ResolvedGenerator r;
   r.type = t;
-  r.nargs = std::min<size_t>(args.size(), 3);
+  r.nargs = std::min<size_t>(args.size(), 5);
   for (size_t i = 0; i < r.nargs; ++i) r.a[i] = args[i].eval(env);
   r.key = mix64(seed ^ mix64(stream));
   using K = ResolvedGenerator::Kind;
   r.cval = kind == "zeros" ? 0 : kind == "ones" ? 1 : kind == "const" ? r.a[0] : 0;
-  r.kind = kind == "uniform"   ? K::uniform
-           : kind == "normal"  ? K::normal
-           : kind == "randint" ? K::randint
-           : kind == "skewed"  ? K::skewed
-           : kind == "arange"  ? K::arange
-           : kind == "ties"    ? K::ties
-           : kind == "q4_0"    ? K::q4_0
-                               : K::constant;
+  r.kind = kind == "uniform"    ? K::uniform
+           : kind == "normal"   ? K::normal
+           : kind == "randint"  ? K::randint
+           : kind == "skewed"   ? K::skewed
+           : kind == "arange"   ? K::arange
+           : kind == "ties"     ? K::ties
+           : kind == "randperm" ? K::randperm
+           : kind == "padded"   ? K::padded
+           : kind == "q4_0"     ? K::q4_0
+                                : K::constant;
   return r;
 }
 
@@ -194,6 +222,20 @@ void ResolvedGenerator::fill(std::byte* out, uint64_t first, size_t count) const
         const uint64_t r = rnd(blk, 1 + (off - 2) / 8);
         v = double((r >> (8 * ((off - 2) % 8))) & 0xffu);
       }
+      break;
+    }
+    case Kind::randperm: {
+      const uint64_t n = uint64_t(std::max(1.0, a[0]));
+      v = double(perm_element(key, i / n, n, i % n));
+      break;
+    }
+    case Kind::padded: {
+      const uint64_t period = uint64_t(std::max(1.0, a[2]));
+      const double keep = a[3] + double(i / period) * arg(4, 0);
+      if (double(i % period) < keep)
+        v = a[0] + (a[1] - a[0]) * unit(rnd(i, 0));
+      else
+        v = integer ? -1.0 : std::numeric_limits<double>::quiet_NaN();
       break;
     }
     case Kind::constant:

@@ -11,6 +11,11 @@
 //   ties(lo, hi, k)        floats from only k distinct values in [lo, hi]: many equal elements
 //   q4_0(dlo, dhi)         u8 buffers only: llama.cpp q4_0 blocks of 18 bytes, an f16 scale
 //                          uniform in [dlo, dhi] (little-endian) then 16 random bytes
+//   randperm(n)            each run of n elements is a random permutation of 0 .. n-1 (a buffer
+//                          shorter than n holds distinct values drawn from 0 .. n-1)
+//   padded(lo, hi, period, keep, grow)  uniform(lo, hi) in the first keep + r * grow elements of
+//                          the r-th run of `period` elements, the rest NaN (integers: -1): padding
+//                          past a ragged length that a kernel must not read (grow defaults to 0)
 //
 // Arguments are numbers or size expressions ("randint(0, bins)").
 #pragma once
@@ -41,10 +46,12 @@ struct ResolvedGenerator {
     arange,
     constant,
     ties,
-    q4_0
+    q4_0,
+    randperm,
+    padded
   } kind = Kind::constant;
   DType type = DType::f32;
-  double a[3] = {0, 0, 0};
+  double a[5] = {0, 0, 0, 0, 0};
   size_t nargs = 0;
   double cval = 0;
   uint64_t key = 0;
@@ -53,7 +60,7 @@ struct ResolvedGenerator {
 };
 
 struct Generator {
-  std::string kind; // uniform normal randint skewed arange const ties q4_0
+  std::string kind; // uniform normal randint skewed arange const ties q4_0 randperm padded
   std::vector<GenArg> args;
   std::string text;
 

@@ -108,6 +108,39 @@ TEST_CASE("generators: seeded, deterministic, in range") {
   CHECK(v == doctest::Approx(1.0).epsilon(0.05));
   auto t = fill("ties(0, 1, 3)", DType::f32, 1000, 5);
   for (double x : t) CHECK((x == 0 || x == 0.5 || x == 1));
+  // randperm: every run of n is a permutation of 0 .. n-1, runs differ, and n need not be a power
+  // of two (the Feistel domain is 2^bits, walked back into [0, n)).
+  for (uint64_t n : {uint64_t(1), uint64_t(2), uint64_t(7), uint64_t(64), uint64_t(1000)}) {
+    env["n"] = int64_t(n);
+    auto p = fill("randperm(n)", DType::i32, size_t(3 * n), 11);
+    std::vector<std::vector<double>> runs;
+    for (int c = 0; c < 3; ++c) {
+      std::vector<double> run(p.begin() + c * int64_t(n), p.begin() + (c + 1) * int64_t(n));
+      std::vector<double> sorted = run;
+      std::sort(sorted.begin(), sorted.end());
+      for (uint64_t k = 0; k < n; ++k) CHECK(sorted[k] == double(k));
+      runs.push_back(run);
+    }
+    if (n >= 7) CHECK(runs[0] != runs[1]);
+  }
+  env["n"] = 1 << 20; // a buffer shorter than n: distinct values below n, not the identity
+  auto few = fill("randperm(n)", DType::i32, 4096, 3);
+  std::vector<double> fs = few;
+  std::sort(fs.begin(), fs.end());
+  CHECK(std::adjacent_find(fs.begin(), fs.end()) == fs.end());
+  CHECK(fs.back() < double(1 << 20));
+  CHECK(fs.back() > double(1 << 19));
+  // padded: runs of 10; run r keeps 3 + 2r values in [-1, 1), then NaN (floats) or -1 (integers).
+  auto pd = fill("padded(-1, 1, 10, 3, 2)", DType::bf16, 40, 4);
+  auto pi = fill("padded(5, 9, 10, 3, 2)", DType::i32, 40, 4);
+  for (size_t i = 0; i < 40; ++i) {
+    const bool valid = double(i % 10) < 3.0 + 2.0 * double(i / 10);
+    CHECK(std::isnan(pd[i]) == !valid);
+    if (valid)
+      CHECK((pd[i] >= -1 && pd[i] <= 1 && pi[i] >= 5 && pi[i] <= 9));
+    else
+      CHECK(pi[i] == -1);
+  }
 }
 
 TEST_CASE("q4_0 generator: 18-byte blocks, an f16 scale in range, then 16 random bytes") {

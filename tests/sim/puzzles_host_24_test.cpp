@@ -1,0 +1,62 @@
+// Puzzle 24 (decode attention): the reference against an independent host computation
+// (host_reference.hpp).
+#include "common/host_reference.hpp"
+
+using namespace wb;
+using namespace wb::host_ref;
+
+namespace {
+
+// Rounds to the nearest bf16 (8 significant bits), ties to even, straight from the format.
+double to_bf16(long double v) {
+  if (v == 0 || !std::isfinite(v)) return double(v);
+  int e = 0;
+  long double m = std::frexp(v, &e); // v = m 2^e, 0.5 <= |m| < 1
+  return double(std::ldexp(std::nearbyint(m * 256.0L), e - 8));
+}
+
+} // namespace
+
+TEST_CASE("24 decode attention: reference against the host") {
+  // The definition in long double: scores over the valid keys only (slots at or past lens[b] are
+  // never looked at: in some cases they are NaN), softmax with its max subtracted, the weighted
+  // sum of V, one rounding to bf16. The reference computes in double: it may differ only where
+  // a value lies within ~1e-15 of a bf16 tie.
+  check_puzzle_reference("24-decode-attention", {1e-12, 0}, [](const Env& s, const Vals& in) {
+    const int64_t B = sz(s, "B"), Hq = sz(s, "Hq"), Hkv = sz(s, "Hkv"), L = sz(s, "L"),
+                  D = sz(s, "D");
+    const int64_t G = Hq / Hkv;
+    auto& q = in.at("q");
+    auto& k = in.at("k");
+    auto& v = in.at("v");
+    auto& lens = in.at("lens");
+    std::vector<double> out(static_cast<size_t>(B * Hq * D));
+    const long double scale = 1.0L / std::sqrt((long double)D);
+    for (int64_t b = 0; b < B; ++b) {
+      const int64_t n = int64_t(lens[size_t(b)]);
+      REQUIRE((n >= 1 && n <= L));
+      for (int64_t hq = 0; hq < Hq; ++hq) {
+        const int64_t h = hq / G;
+        std::vector<long double> sc(static_cast<size_t>(n));
+        long double m = -INFINITY;
+        for (int64_t j = 0; j < n; ++j) {
+          long double dot = 0;
+          for (int64_t d = 0; d < D; ++d)
+            dot += (long double)q[size_t((b * Hq + hq) * D + d)] *
+                   (long double)k[size_t(((b * L + j) * Hkv + h) * D + d)];
+          sc[size_t(j)] = dot * scale;
+          m = std::max(m, sc[size_t(j)]);
+        }
+        long double l = 0;
+        for (auto& x : sc) l += (x = std::exp(x - m));
+        for (int64_t d = 0; d < D; ++d) {
+          long double acc = 0;
+          for (int64_t j = 0; j < n; ++j)
+            acc += sc[size_t(j)] * (long double)v[size_t(((b * L + j) * Hkv + h) * D + d)];
+          out[size_t((b * Hq + hq) * D + d)] = to_bf16(acc / l);
+        }
+      }
+    }
+    return Vals{{"out", out}};
+  });
+}
