@@ -21,15 +21,18 @@
 // range reduction rounds x / (2 pi) to f32, off by up to 0.012 rad at position 131071, and bf16
 // can see that. The double pow for inv_freq runs dim/2 times per block, once per 256 elements.
 // Bigger TOK (4, 8) shares more but leaves a ragged last wave; U = 4 costs registers: both
-// predict 1-2 points lower.
+// predict 1-2 points lower. Blocks of 128 threads (`@tune BLOCK=128`): `warpbook tune` on the
+// H200 ranked BLOCK=128 TOK=2 first, 69.8 us against 76.5 us for BLOCK=256 (the model had 256:
+// the smaller blocks share the SMs more evenly over the 8192 blocks of the perf size).
 //
 // Napkin maths: 16384 x 32 x 128 elements x 4 bytes = 268 MB: 56 us at 4.8 TB/s on the H200,
 // 132 us on an A100 80 GB (2.04 TB/s), 266 us on an RTX 4090 (1.01 TB/s); gold is 75%.
 // Predicted by `warpbook predict` for the H200: 70.1 us, 3.83 TB/s (80% of the datasheet; the
 // tool's speed of light, against the measured DRAM ceiling, calls it 84%).
-// Measured on the H200 (`warpbook check`, 2026-11-24): 76.8 us, 3.50 TB/s, 76.7% of
-// the speed of light against the ceilings `warpbook probe` measured; gold.
-// measured: 76.80 us on NVIDIA H200
+// Measured on the H200 (`warpbook tune`, 2026-11-24): 69.8 us, 3.85 TB/s, 80% of the speed of
+// light against the ceilings `warpbook probe` measured; gold.
+// measured: 69.8 us on NVIDIA H200
+// @tune BLOCK=128
 // @tune TOK=2
 
 #include <cuda_bf16.h>
