@@ -1,7 +1,7 @@
 // Solution · 28 top-k of each row
 //
-// What: one block of 256 threads per row, and the row read from DRAM exactly once. The block
-// streams the row in steps of 4096 values (four float4 loads per thread; the next step's four are
+// What: one block of 128 threads per row, and the row read from DRAM exactly once. The block
+// streams the row in steps of 2048 values (four float4 loads per thread; the next step's four are
 // issued before this step is filtered). It holds a threshold: the k-th best value among the
 // candidates it has kept. A value that does not beat the threshold is dropped at once; one that
 // does is appended to a candidate list in shared memory (one shared atomic per value, which the
@@ -22,27 +22,31 @@
 // Why it is fast: top-k is a read of the logits and almost nothing else, so DRAM sets the time,
 // as in argmax (puzzle 09). What makes it hard is keeping the selection out of the way: sorting
 // the row, or k argmax passes (the reference), touch every value many times. Here the common path
-// for four values is one float4 load, three max, one compare with the threshold and one warp vote
-// that skips the append code when no lane of the warp has anything to append. For random logits
+// for eight values is two float4 loads, seven max, one compare with the threshold and one warp
+// vote that skips the append code when no lane of the warp has anything to append. The first
+// threshold is not -inf: it is the k-th largest of the block's per-thread maxima of the first
+// step (a sample of the row), so the first step appends about k values instead of all of them and
+// no block starts its row with a select over thousands of candidates. For random logits
 // the threshold climbs fast: the i-th value is in the top k of the first i with probability k / i.
-// On a row of 128256 with k = 50 the block selects four or five times: once over the first 4096
-// values, then over lists of about 300, and some 500 values are appended after the first select.
+// On a row of 128256 with k = 50 the block selects a few times, over lists of about 300, and some 500 values are appended after the first select.
 // A select is 2 to 4 passes of a 256-bin histogram over the list (8 at most, when ties go down to
 // the column bits), a few hundred instructions per warp for a list of 300. Rows that defeat the
 // threshold (increasing rows: every value is a new maximum) stay correct; they select every step.
 //
 // Napkin maths: 1024 rows x 128256 x 4 B = 525 MB read, 410 KB written: 110 us at the H200's
 // 4.8 TB/s datasheet, 115 us at the 4.56 TB/s read stream `warpbook probe` measured; 258 us on an
-// A100 80 GB, 521 us on an RTX 4090. Predicted on the H200 (`warpbook predict`): 127 us,
-// 4.1 TB/s, 86% of the datasheet and 90% of the measured stream (`check` on the simulator says
-// 127 to 131 us, with the seed's logits); DRAM is the limiter (busy 90%), the integer ALU next
-// (about 60%: the max/compare and the selects). 64 registers and 36 KB of shared memory (4352
-// candidates of 8 B and the histogram): 4 blocks of 256 threads per SM, by registers, and up to
-// 64 KB of loads in flight per SM (each block's next step: 256 x 64 B).
-// Measured on the H200 (`warpbook check`, 2026-11-24): 169.1 us, 3.11 TB/s, 68.2% of
-// the speed of light against the ceilings `warpbook probe` measured; silver.
-// measured: 169.06 us on NVIDIA H200
-// @tune BLOCK=256
+// A100 80 GB, 521 us on an RTX 4090. `warpbook predict` puts every version near 127 us (DRAM
+// the limiter); the H200 disagreed, and the versions were compared there instead (2026-11-24,
+// `warpbook check`, median): the first solution (256 threads, one vote per 4 values, threshold
+// from -inf) 169 us; with 128 threads 158 us (1024 rows then fit in one wave of 8 blocks per SM);
+// plus the sampled first threshold 150 us; plus one vote per 8 values 145 us. Prefetching two
+// steps ahead made it slower (222 us: the extra registers spilled), and so did __ldcs (158 us).
+// 64 registers (__launch_bounds__(BLOCK, 1024 / BLOCK)); shared memory holds 256 + 2048
+// candidates of 8 B and the histogram, about 20 KB per block.
+// Measured on the H200 (`warpbook check`, 2026-11-24): 145.2 us, 3.62 TB/s, 75.4% of the speed
+// of light against the ceilings `warpbook probe` measured; gold.
+// measured: 145.18 us on NVIDIA H200
+// @tune BLOCK=128
 
 #define U (BLOCK >= 256 ? 1024 / BLOCK : 4) // float4 loads per thread per step
 #define STEP (4 * U * BLOCK)                // values per step: 4096 for BLOCK >= 256
@@ -50,6 +54,7 @@
 #define SLACK 256          // candidates the list may hold before a step
 #define CAP (SLACK + STEP) // room for a whole step of candidates beyond SLACK
 #define FULL 0xffffffffu
+#define G (4 * U >= 8 ? 8 : 4 * U) // values per warp vote in the filter
 
 typedef unsigned long long u64;
 
@@ -194,6 +199,25 @@ struct Filter {
   int seen;  // the list's length as far as this thread knows (1 + the last slot it took)
 };
 
+// The first threshold, before anything is appended: each thread's largest value of step 0 is a
+// distinct element, so the k-th largest T of these BLOCK maxima has at least k values of step 0
+// at or above it. Keeping every value of step 0 that is >= T (equal ones too: the filter below
+// uses the float just under T, and so do the next steps until the first select: values equal to T
+// are rare, and keeping a few too many candidates is always exact). Step 0 then appends
+// about k values instead of all 4096, and the 4096-candidate select is gone. Needs BLOCK >= k and
+// a whole first step (no padding), which the caller checks.
+__device__ float first_threshold(Shared& s, unsigned mkey, int k) {
+  s.key[threadIdx.x] = mkey;
+  s.col[threadIdx.x] = threadIdx.x; // any distinct columns: only the k-th value is wanted
+  if (threadIdx.x == 0) s.count = BLOCK;
+  __syncthreads();
+  select_top(s, k);
+  const float T = value_of(s.min_key);
+  __syncthreads(); // everyone has read s.min_key before the list is emptied
+  if (threadIdx.x == 0) s.count = 0; // published by the barrier at the top of the step
+  return T;
+}
+
 // One step: make room if needed, then drop what does not beat the threshold, append the rest.
 __device__ __forceinline__ void step(Shared& s, Filter& f, const float (&v)[4 * U], int base, int V,
                                      int k, bool vec) {
@@ -205,14 +229,17 @@ __device__ __forceinline__ void step(Shared& s, Filter& f, const float (&v)[4 * 
     f.thr = value_of(s.min_key);
     f.open = false;
   }
-  // Four values at a time (a float4 when vec): if no lane of the warp has one that beats the
-  // threshold, which is the usual case once it has risen, that is 3 max, a compare and a vote.
+  // G = 8 values at a time (two float4 when vec): if no lane of the warp has one that beats the
+  // threshold, which is the usual case once it has risen, that is 7 max, a compare and one vote
+  // for 8 values (the solution votes once per 4).
 #pragma unroll
-  for (int g = 0; g < 4 * U; g += 4) {
-    const float m = fmaxf(fmaxf(v[g], v[g + 1]), fmaxf(v[g + 2], v[g + 3])); // skips NaN padding
+  for (int g = 0; g < 4 * U; g += G) {
+    float m = v[g];
+#pragma unroll
+    for (int j = g + 1; j < g + G; ++j) m = fmaxf(m, v[j]); // skips NaN padding
     if (!__any_sync(FULL, f.open || m > f.thr)) continue;
 #pragma unroll
-    for (int j = g; j < g + 4; ++j) {
+    for (int j = g; j < g + G; ++j) {
       const int c = column(base, j, vec);
       if (f.open ? c < V : v[j] > f.thr) { // append (the warp's atomics on one word combine)
         const int p = atomicAdd(&s.count, 1);
@@ -224,7 +251,8 @@ __device__ __forceinline__ void step(Shared& s, Filter& f, const float (&v)[4 * 
   }
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK)
+#define MINB (BLOCK >= 1024 ? 1 : 1024 / BLOCK) // 64 registers at most: 4 blocks of 256 per SM
+extern "C" __global__ void __launch_bounds__(BLOCK, MINB)
     topk_rows(const float* __restrict__ x, float* __restrict__ vals, int* __restrict__ idx,
               int rows, int V, int k) {
   __shared__ Shared s;
@@ -237,8 +265,19 @@ extern "C" __global__ void __launch_bounds__(BLOCK)
   Filter f{true, -INFINITY, 0};
   float a[4 * U], b[4 * U]; // two steps in registers: one filtered while the other loads
   load_step(a, row, 0, V, vec);
+  const bool sample = BLOCK >= KMAX && V >= STEP;
+  if (sample) { // the first threshold, while step 1 loads
+    if (nsteps > 1) load_step(b, row, STEP, V, vec);
+    float m = a[0];
+#pragma unroll
+    for (int j = 1; j < 4 * U; ++j) m = fmaxf(m, a[j]);
+    const float T = first_threshold(s, key_of(m), k);
+    const float w = value_of(key_of(T) - 1u);   // the float just below T (-0.0 when T is +0.0)
+    f.thr = w == T ? -1.17549435e-38f : w; // so v > f.thr keeps every v >= T (and tiny negatives)
+    f.open = false;
+  }
   for (int st = 0; st < nsteps; st += 2) {
-    if (st + 1 < nsteps) load_step(b, row, (st + 1) * STEP, V, vec);
+    if (st + 1 < nsteps && !(sample && st == 0)) load_step(b, row, (st + 1) * STEP, V, vec);
     step(s, f, a, st * STEP, V, k, vec);
     if (st + 1 == nsteps) break;
     if (st + 2 < nsteps) load_step(a, row, (st + 2) * STEP, V, vec);
