@@ -425,6 +425,16 @@ bool near_miss(const BufferReport& br, double rtol, double atol) {
   return br.max_rel_err <= 0.05 && br.max_abs_err <= 1000 * tol;
 }
 
+// Checked exactly and wrong only in the last bits: a different rounding, not a wrong formula.
+// The relative error of one unit in the last place, by dtype (0: not a float).
+double ulp_of(const std::string& dtype) {
+  return dtype == "f32"    ? 0x1p-24
+         : dtype == "f64"  ? 0x1p-53
+         : dtype == "f16"  ? 0x1p-11
+         : dtype == "bf16" ? 0x1p-8
+                           : 0;
+}
+
 std::string mismatch_sentence(const BufferReport& br, double rtol, double atol) {
   const Mismatch& m = br.first.front();
   std::string where = m.coords.empty() ? fmt::format("{}[{}]", br.name, m.index)
@@ -445,10 +455,29 @@ std::string mismatch_sentence(const BufferReport& br, double rtol, double atol) 
         br.wrong, br.count, br.name, where, fmt_value(m.actual), fmt_value(m.expected), m.owner,
         fmt_value(br.max_abs_err), fmt_value(br.max_rel_err), fmt_value(atol), fmt_value(rtol),
         std::max(100 * br.max_rel_err, 0.01));
-  return fmt::format("{} of {} elements of {} are wrong (first: {} = {}, expected {}, {}; max abs "
-                     "error {}, max rel error {})",
-                     br.wrong, br.count, br.name, where, fmt_value(m.actual), fmt_value(m.expected),
-                     m.owner, fmt_value(br.max_abs_err), fmt_value(br.max_rel_err));
+  const double ulp = ulp_of(br.dtype);
+  if (rtol == 0 && atol == 0 && ulp > 0 && !br.unwritten && !br.nan_wrong &&
+      br.max_rel_err <= 4 * ulp)
+    return fmt::format(
+        "{} of {} elements of {} differ from the exact answer in the last bits only (first: {} = "
+        "{:.9g}, expected {:.9g}, {}; relative error at most {:.2g}). This puzzle is checked "
+        "exactly: each element must be rounded as the reference rounds it, so use the plain "
+        "operators in round-to-nearest (a + b, not __fadd_rz or __fadd_rd), no approximate "
+        "intrinsics, and the reference's order of operations",
+        br.wrong, br.count, br.name, where, m.actual, m.expected, m.owner, br.max_rel_err);
+  std::string s = fmt::format(
+      "{} of {} elements of {} are wrong (first: {} = {}, expected {}, {}; max abs error {}, max "
+      "rel error {})",
+      br.wrong, br.count, br.name, where, fmt_value(m.actual), fmt_value(m.expected), m.owner,
+      fmt_value(br.max_abs_err), fmt_value(br.max_rel_err));
+  if (br.nan_wrong)
+    s += fmt::format(
+        ". {} of them are NaN or Inf where the expected value is finite: most often a read of "
+        "memory no thread wrote (the simulator fills unwritten shared memory with NaN; a GPU "
+        "leaves "
+        "whatever was there), a 0/0 or inf - inf, or an overflow such as exp of a large value",
+        br.nan_wrong == br.wrong ? std::string("All") : std::to_string(br.nan_wrong));
+  return s;
 }
 
 struct Programs {

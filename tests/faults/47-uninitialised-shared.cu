@@ -1,6 +1,6 @@
 // fault: reads shared memory nobody wrote
 // puzzle: 01-vector-add
-// sim: wrong_answer | NaN
+// sim: wrong_answer | NaN | a read of memory no thread wrote
 // gpu: passed,wrong_answer |
 // note: The simulator fills shared memory with 0xff (NaN); a GPU holds whatever was there (often 0): not reliably visible.
 extern "C" __global__ void vector_add(const float* a, const float* b, float* c, int n) {

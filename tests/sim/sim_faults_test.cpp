@@ -35,7 +35,7 @@ TEST_CASE("fault: a write just past the end names the thread, the element and th
   auto r = p.run();
   REQUIRE(r.fault.kind == wb::FaultKind::out_of_bounds);
   CHECK(r.fault.message == "thread (3,0,0) of block (8,0,0) wrote c[1027], 4 bytes past its end (c "
-                           "has 1027 elements) at line 4");
+                           "has 1027 elements of 4 bytes) at line 4");
   CHECK(r.fault.source_line == 4);
   CHECK(r.fault.launch == 0);
   // The write landed in the guard band, as it would on a GPU, and came back with the image.

@@ -177,18 +177,28 @@ const char* verb(bool write) {
 
 // "c[1027], 4 bytes past its end" / "c[-1], 4 bytes before its start"
 std::string describe_in_region(const Region& r, uint64_t a, uint32_t n) {
+  const int64_t es = std::max<int64_t>(r.elem, 1);
   int64_t off = int64_t(a - r.data_lo);
-  int64_t idx =
-      off >= 0 ? off / int64_t(r.elem) : -((-off + int64_t(r.elem) - 1) / int64_t(r.elem));
+  int64_t idx = off >= 0 ? off / es : -((-off + es - 1) / es);
   std::string s = r.name + "[" + std::to_string(idx) + "]";
+  if (int64_t within = off - idx * es; within != 0) // an address inside an element (misaligned)
+    s += " + " + std::to_string(within) + " byte" + (within == 1 ? "" : "s");
   if (a + n > r.data_hi && a >= r.data_lo) {
-    s += ", " + std::to_string(a + n - r.data_hi) + " bytes past its end";
+    if (a < r.data_hi) // partly inside: the access is wider than what is left
+      s += ", the last " + std::to_string(a + n - r.data_hi) + " of its " + std::to_string(n) +
+           " bytes past its end";
+    else
+      s += ", " + std::to_string(a + n - r.data_hi) + " bytes past its end";
   } else if (a < r.data_lo) {
     s += ", " + std::to_string(r.data_lo - a) + " bytes before its start";
   }
-  uint64_t count = (r.data_hi - r.data_lo) / std::max<uint32_t>(r.elem, 1);
-  s += " (" + r.name + " has " + std::to_string(count) + " element" + (count == 1 ? "" : "s") + ")";
-  return s;
+  uint64_t count = (r.data_hi - r.data_lo) / uint64_t(es);
+  s += " (" + r.name + " has " + std::to_string(count) + " element" + (count == 1 ? "" : "s") +
+       " of " + std::to_string(es) + " bytes";
+  if (int64_t(n) > es)
+    s += "; this access reads or writes " + std::to_string(n) +
+         " bytes at once: a pointer cast to a wider type?";
+  return s + ")";
 }
 
 } // namespace
