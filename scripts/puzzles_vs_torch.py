@@ -531,12 +531,12 @@ def b31(torch, F, s):
                     * absmax.repeat_interleave(64)[:n]).bfloat16()
 
     def check(got):  # exact: LUT[code] * absmax rounded to f32 once (float64 product, exact), then to bf16
-        lut64, ok, step = lut.double(), True, 1 << 24  # in slices: 2^30 float64 elements would be 8.6 GB each
+        lut64, am64, ok, step = lut.double(), absmax.double(), True, 1 << 24  # slices: 2^30 float64s are 8.6 GB
         for i0 in range(0, n, step):
             p = packed[i0 // 2:(i0 + step) // 2].long()
             codes = torch.stack((p >> 4, p & 15), -1).flatten()
             i = torch.arange(i0, i0 + codes.numel(), device=DEVICE)
-            ref = (lut64[codes] * absmax.double()[i // 64]).float().bfloat16().double()
+            ref = (lut64[codes] * am64[i // 64]).float().bfloat16().double()
             ok = ok and close(got[i0:i0 + codes.numel()], ref, 0, 0)[0]
         return ok, 0.0
 

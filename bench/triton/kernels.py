@@ -1,4 +1,4 @@
-"""The Triton side of puzzles 01-18: one Triton implementation per puzzle, for the side-by-side
+"""The Triton side of puzzles 01-18, 19 and 26-32: one Triton implementation per puzzle, for the side-by-side
 table (scripts/puzzles_vs_torch.py) and the "The same in Triton" section of each puzzle's README.
 Each README's code block is a verbatim excerpt of this file (tests/cli/unit_triton_readmes.sh
 checks it), so edit the kernels here and copy them there.
@@ -11,7 +11,12 @@ the SMs), not tuned on a GPU. bench/triton/test_kernels.py runs every launcher o
 (TRITON_INTERPRET=1 runs it on the CPU).
 
 Differences from the puzzle's buffers: histogram's bins are int32 (the puzzle's are u32; counts
-below 2^31 are the same bits)."""
+below 2^31 are the same bits). rope and nf4_dequantize also take a small table that the launcher
+makes once per device (inv_freq, the NF4 codebook).
+
+Under TRITON_INTERPRET=1 the float conversions (f32 -> bf16, f32 -> fp8) are the interpreter's, which
+do not round like the GPU's cvt.rn; bench/triton/interpreter_rounding.py replaces them there (only
+there) with torch's, so that the CPU run checks the kernels' logic to the bit."""
 import torch  # noqa: F401  (the launchers take torch tensors)
 import triton
 import triton.language as tl
