@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""The solutions beside PyTorch and Triton: for each puzzle 01-18, Warpbook's timing of solutions/ID.cu
-(from `warpbook check ID solutions/ID.cu --json`), PyTorch's eager op doing the same work, and the
-puzzle's Triton version from bench/triton/kernels.py (checked, then timed alike), at the same
+"""The solutions beside PyTorch and Triton: for each puzzle with a row (01-18, 19 and 26-32: BUILDERS),
+Warpbook's timing of solutions/ID.cu (from `warpbook check ID solutions/ID.cu --json`), PyTorch's
+eager op doing the same work, and the puzzle's Triton version from bench/triton/kernels.py (checked, then timed alike), at the same
 [perf] sizes and dtypes, timed the way Warpbook times (a warm-up of at least 20 ms; an L2 flush
 before each sample, outside the events; CUDA events around the op alone; at least 10 samples and
 100 ms; the median). Prints one markdown row per puzzle with the issue's performance bar and whether
@@ -33,7 +33,7 @@ import time
 import traceback
 
 # The issue's bars. Memory-bound: at least 80% of speed of light and at least as fast as PyTorch.
-SOL_AND_TORCH = {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 14, 15, 18}
+SOL_AND_TORCH = {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 14, 15, 18, 26, 27, 28, 29, 30, 31, 32}
 AS_FAST_AS = {10: "torch.bincount", 11: "torch.cumsum", 16: "F.conv1d"}
 SGEMM = 17
 SOL_BAR = 0.80
@@ -347,6 +347,237 @@ def b18(torch, F, s):
               lambda got: close(got, a.double() @ x.double(), 1e-4, 1e-3), lambda tk: lambda: tk.gemv(a, x, y2))
 
 
+def b19(torch, F, s):
+    m, n, k = s["M"], s["N"], s["K"]
+    a, b = uniform(torch, (m, k), -1, 1, torch.float16), uniform(torch, (k, n), -1, 1, torch.float16)
+    c16, c32 = dev_empty(torch, (m, n), torch.float16), dev_empty(torch, (m, n))
+    ref = {}
+
+    def check(got):  # the puzzle's tolerance on an f32 answer; torch's f16 answer is checked as .float()
+        if "C" not in ref:
+            ref["C"] = a.double() @ b.double()
+        return close(got.float(), ref["C"], 1e-4, 4e-3)
+
+    return Op(f"torch.matmul(A, B, out=C16); f16 [{m}, {k}] x [{k}, {n}] -> f16", lambda: torch.matmul(a, b, out=c16),
+              lambda: c16, check, lambda tk: lambda: tk.wmma_gemm(a, b, c32),
+              "torch.matmul on f16 returns f16 (cuBLAS accumulates in f32 and rounds C to f16; reduced-precision "
+              "reductions allowed, PyTorch's default): half an f16 ulp of |C| ~ 20 is 8e-3, past the puzzle's atol 4e-3 "
+              "at K = 4096, so its check is expected to fail; it writes 2 bytes per element of C where the puzzle "
+              "writes 4. No bar: WMMA (mma.sync) cannot reach cuBLAS's wgmma")
+
+
+def b26(torch, F, s):
+    t, h, d, inter = s["tokens"], s["heads"], s["dim"], s["interleaved"]
+    x = uniform(torch, (t, h, d), -4, 4, torch.bfloat16)
+    pos = torch.randint(0, 2048, (t,), device=DEVICE, dtype=torch.int32)  # uniform(0, 2047), integers
+    y2 = dev_empty(torch, (t, h, d), torch.bfloat16)
+    # inv_freq made once, outside the timing (as Hugging Face's rotary module caches it): theta^(-2i/d) in
+    # float64, rounded to f32 once
+    inv_freq = (10000.0 ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)).float().to(DEVICE)
+    res = {}
+
+    def fn():  # Hugging Face's formula, in f32 (cos and sin rounded to bf16 would miss the tolerance)
+        f = pos[:, None].float() * inv_freq  # [tokens, dim / 2]: one f32 multiply per angle
+        c, sn = f.cos()[:, None], f.sin()[:, None]
+        xf = x.float()
+        if inter:  # GPT-J pairs (2i, 2i + 1)
+            x0, x1 = xf[..., 0::2], xf[..., 1::2]
+            res["y"] = torch.stack((x0 * c - x1 * sn, x0 * sn + x1 * c), -1).flatten(-2).bfloat16()
+        else:  # NeoX: rotate_half
+            rot = torch.cat((-xf[..., d // 2:], xf[..., :d // 2]), -1)
+            res["y"] = (xf * torch.cat((c, c), -1) + rot * torch.cat((sn, sn), -1)).bfloat16()
+
+    def check(got):
+        ang = (pos.float()[:, None] * inv_freq).double()[:, None, :]  # the f32 angle, cos and sin in float64
+        c, sn = ang.cos(), ang.sin()
+        xd = x.double()
+        if inter:
+            x0, x1 = xd[..., 0::2], xd[..., 1::2]
+            ref = torch.stack((x0 * c - x1 * sn, x0 * sn + x1 * c), -1).flatten(-2)
+        else:
+            x0, x1 = xd[..., :d // 2], xd[..., d // 2:]
+            ref = torch.cat((x0 * c - x1 * sn, x0 * sn + x1 * c), -1)
+        return close(got, ref, 1e-2, 1e-5)
+
+    layout = "GPT-J" if inter else "NeoX"
+    return Op(f"x.float() * cos + rotate_half(x).float() * sin, .bfloat16() ({layout}); bf16 [{t}, {h}, {d}]", fn,
+              lambda: res["y"], check, lambda tk: lambda: tk.rope(x, pos, y2, inter),
+              "eager RoPE is a chain of kernels (angles, cos, sin, cats, casts, multiplies, adds); inv_freq is "
+              "made once outside the timing, for both")
+
+
+def b27(torch, F, s):
+    r, v = s["rows"], s["V"]
+    logits = uniform(torch, (r, v), -10, 10)
+    target = torch.randint(0, v, (r,), device=DEVICE, dtype=torch.int32)
+    target[::1024] = -100  # a few ignored rows (4 of 4096 at the perf size), so that both sides' ignore path is checked
+    target64 = target.long()  # F.cross_entropy takes int64 class indices; converted outside the timing
+    loss2, res, ref = dev_empty(torch, r), {}, {}
+
+    def fn():
+        res["loss"] = F.cross_entropy(logits, target64, reduction="none")  # ignore_index=-100
+
+    def check(got):
+        if "loss" not in ref:
+            x = logits.double()
+            lse = x.logsumexp(1)
+            picked = x.gather(1, target64.clamp(min=0)[:, None])[:, 0]
+            ref["loss"] = torch.where(target64 == -100, torch.zeros_like(lse), lse - picked)
+            del x
+        return close(got, ref["loss"], 1e-5, 1e-5)
+
+    return Op(f"F.cross_entropy(logits, target, reduction='none'); f32 [{r}, {v}], target i64", fn, lambda: res["loss"],
+              check, lambda tk: lambda: tk.cross_entropy(logits, target, loss2),
+              "cross_entropy allocates (log_softmax writes a [rows, V] tensor that nll_loss reads); every 1024th "
+              "target is -100 (the puzzle's [perf] has none): 0.1% fewer rows read than the solution's timing")
+
+
+def b28(torch, F, s):
+    r, v, k = s["rows"], s["V"], s["k"]
+    x = dev_empty(torch, (r, v)).normal_(0, 3)
+    vals, idx = dev_empty(torch, (r, k)), dev_empty(torch, (r, k), torch.int64)
+    vals2, idx2 = dev_empty(torch, (r, k)), dev_empty(torch, (r, k), torch.int32)
+    fn, note = with_out(torch, lambda: torch.topk(x, k, dim=1, out=(vals, idx)), lambda: torch.topk(x, k, dim=1),
+                        "torch.topk")
+    ref = {}
+
+    def check(got):
+        """Values exactly (the k largest, in descending order); each index points at its value, the k indices
+        of a row are distinct, and where a value occurs once in its row the index is the puzzle's. Where a
+        value is tied, torch.topk may pick another copy: only the puzzle's rule (lowest column first)
+        decides there, and torch does not promise it."""
+        if "v" not in ref:
+            sv, si = torch.sort(x, dim=1, descending=True, stable=True)
+            ref["v"], ref["i"] = sv[:, :k].contiguous(), si[:, :k].contiguous()
+            del sv, si
+            ref["unique"] = torch.stack([(x == ref["v"][:, j:j + 1]).sum(1) == 1 for j in range(k)], 1)
+        gv, gi = got[0], got[1].long()
+        ok = bool(torch.equal(gv, ref["v"]))
+        ok = ok and bool(((gi >= 0) & (gi < v)).all()) and bool(torch.equal(x.gather(1, gi), gv))
+        ok = ok and bool((gi.sort(1).values.diff(dim=1) != 0).all())
+        ok = ok and bool((gi == ref["i"])[ref["unique"]].all())
+        return ok, 0.0
+
+    return Op(f"torch.topk(x, {k}, dim=1{', out=(vals, idx)' if not note else ''}); f32 [{r}, {v}] -> idx i64",
+              fn, (lambda: (vals, idx)) if not note else fn, check,
+              lambda tk: lambda: tk.topk_rows(x, vals2, idx2),
+              (note + "; " if note else "") + "checked: values exactly, indices where the value is unique in its row "
+              "(torch.topk does not promise which copy of a tied value it returns); idx is int64 (the puzzle's i32)")
+
+
+def b29(torch, F, s):
+    r, k = s["rows"], s["cols"]
+    x = uniform(torch, (r, k), -4, 4)
+    q2, sc2, y2 = dev_empty(torch, (r, k), torch.int8), dev_empty(torch, r), dev_empty(torch, (r, k))
+    res = {}
+
+    def fn():
+        sc = x.abs().amax(dim=1, keepdim=True) / 127
+        q = torch.where(sc > 0, x / sc, 0).round().clamp(-127, 127).to(torch.int8)  # round: half to even
+        res["out"] = (q, sc[:, 0], q * sc)
+
+    def check(got):  # exact: each step is one correctly rounded f32 operation, done in float64 and rounded once
+        xd = x.double()
+        sd = (xd.abs().amax(1, keepdim=True) / 127).float().double()
+        t = (xd / torch.where(sd > 0, sd, torch.ones_like(sd))).float().double()
+        qd = torch.where(sd > 0, t.round().clamp(-127, 127), torch.zeros_like(t))
+        return all_close([(got[0], qd, 0, 0), (got[1], sd[:, 0], 0, 0), (got[2], (qd * sd).float().double(), 0, 0)])
+
+    return Op(f"s = x.abs().amax(1) / 127; q = where(s > 0, x / s, 0).round().clamp(-127, 127).to(int8); y = q * s; "
+              f"f32 [{r}, {k}]", fn, lambda: res["out"], check, lambda tk: lambda: tk.int8_absmax(x, q2, sc2, y2),
+              "a chain of eager kernels, each allocating its output")
+
+
+def b30(torch, F, s):
+    r, k = s["rows"], s["cols"]
+    x = dev_empty(torch, (r, k)).normal_(0, 2)
+    st = torch.zeros(r, device=DEVICE)  # the puzzle's [perf]: every row dynamic
+    q2, sc2 = dev_empty(torch, (r, k), torch.float8_e4m3fn), dev_empty(torch, r)
+    res = {}
+
+    def fn():
+        sc = torch.where(st[:, None] > 0, st[:, None], x.abs().amax(dim=1, keepdim=True).clamp(min=1e-10) / 448)
+        res["out"] = ((x / sc).clamp(-448, 448).to(torch.float8_e4m3fn), sc[:, 0])  # the cast does not saturate
+
+    def check(got):  # exact: the f32 quotient (a float64 one rounded once), then round to nearest even in e4m3
+        xd = x.double()
+        floor = torch.tensor(1e-10, dtype=torch.float32).double()
+        dyn = (torch.maximum(xd.abs().amax(1, keepdim=True), floor) / 448).float().double()
+        sd = torch.where(st[:, None] > 0, st[:, None].double(), dyn)
+        qd = (xd / sd).float().clamp(-448, 448).to(torch.float8_e4m3fn).double()
+        return all_close([(got[0].double(), qd, 0, 0), (got[1], sd[:, 0], 0, 0)])
+
+    return Op(f"s = x.abs().amax(1).clamp(min=1e-10) / 448; (x / s).clamp(-448, 448).to(float8_e4m3fn); f32 [{r}, {k}]",
+              fn, lambda: res["out"], check, lambda tk: lambda: tk.fp8_quantize(x, st, q2, sc2),
+              "a chain of eager kernels, each allocating its output; static_scale is all 0 (every row dynamic), "
+              "as in the puzzle's [perf]")
+
+
+NF4_LUT = [-1.0, -0.6961928009986877, -0.5250730514526367, -0.39491748809814453, -0.28444138169288635,
+           -0.18477343022823334, -0.09105003625154495, 0.0, 0.07958029955625534, 0.16093020141124725,
+           0.24611230194568634, 0.33791524171829224, 0.44070982933044434, 0.5626170039176941,
+           0.7229568362236023, 1.0]
+
+
+def b31(torch, F, s):
+    n = s["n"]
+    packed = torch.randint(0, 256, (n // 2,), device=DEVICE, dtype=torch.int32).to(torch.uint8)
+    absmax = uniform(torch, -(-n // 64), 0.01, 4)
+    lut = torch.tensor(NF4_LUT, dtype=torch.float32, device=DEVICE)
+    y2, res = dev_empty(torch, n, torch.bfloat16), {}
+
+    def fn():
+        res["y"] = (lut[torch.stack((packed >> 4, packed & 15), -1).flatten().long()]
+                    * absmax.repeat_interleave(64)[:n]).bfloat16()
+
+    def check(got):  # exact: LUT[code] * absmax rounded to f32 once (float64 product, exact), then to bf16
+        lut64, am64, ok, step = lut.double(), absmax.double(), True, 1 << 24  # slices: 2^30 float64s are 8.6 GB
+        for i0 in range(0, n, step):
+            p = packed[i0 // 2:(i0 + step) // 2].long()
+            codes = torch.stack((p >> 4, p & 15), -1).flatten()
+            i = torch.arange(i0, i0 + codes.numel(), device=DEVICE)
+            ref = (lut64[codes] * am64[i // 64]).float().bfloat16().double()
+            ok = ok and close(got[i0:i0 + codes.numel()], ref, 0, 0)[0]
+        return ok, 0.0
+
+    return Op(f"(lut[stack((packed >> 4, packed & 15), -1).flatten().long()] * absmax.repeat_interleave(64)).bfloat16(); "
+              f"u8 [{n // 2}] -> bf16 [{n}]", fn, lambda: res["y"], check,
+              lambda tk: lambda: tk.nf4_dequantize(packed, absmax, y2),
+              "a chain of eager kernels: int64 codes, a gathered f32 tensor, the repeated absmax and the product "
+              "all go through DRAM before the bf16 result")
+
+
+def b32(torch, F, s):
+    m, k = s["M"], s["K"]
+    nb = k // 32
+    wb = torch.randint(0, 256, (m, nb, 18), device=DEVICE, dtype=torch.int32).to(torch.uint8)
+    d = uniform(torch, (m, nb, 1), -0.01, 0.01).half()  # q4_0(-0.01, 0.01): an f16 scale first, little-endian
+    wb[..., :2] = d.view(torch.uint8)
+    del d
+    w = wb.reshape(-1)
+    x = uniform(torch, k, -1, 1, torch.float16)
+    y, y2 = dev_empty(torch, m, torch.float16), dev_empty(torch, m, torch.float16)
+
+    def fn():  # dequantize W to f16 (each weight (q - 8) * d rounded to f16), then one cuBLAS f16 GEMV
+        w3 = w.view(m, nb, 18)
+        q = torch.cat((w3[..., 2:] & 15, w3[..., 2:] >> 4), -1).half() - 8
+        torch.mv((q * w3[..., :2].contiguous().view(torch.float16)).reshape(m, k), x, out=y)
+
+    def check(got):  # float64 weights and sums, in slices of rows
+        w3, ok, worst, xd = w.view(m, nb, 18), True, 0.0, x.double()
+        for r0 in range(0, m, 8192):
+            blk = w3[r0:r0 + 8192]
+            q = torch.cat((blk[..., 2:] & 15, blk[..., 2:] >> 4), -1).double() - 8
+            ref = (q * blk[..., :2].contiguous().view(torch.float16).double()).reshape(-1, k) @ xd
+            o, e = close(got[r0:r0 + 8192], ref, 1e-3, 1e-3)
+            ok, worst = ok and o, max(worst, e)
+        return ok, worst
+
+    return Op(f"torch.mv(((cat(qs & 15, qs >> 4).half() - 8) * d).reshape({m}, {k}), x, out=y); q4_0 [{m}, {k}], "
+              f"f16 x", fn, lambda: y, check, lambda tk: lambda: tk.w4a16_gemv(w, x, y2),
+              "eager dequantizes the whole matrix to f16 in memory (several passes) before the GEMV")
+
+
 # puzzle number -> (builder, the size names it takes)
 BUILDERS = {
     1: (b01, {"n"}), 2: (b02, {"rows", "cols"}), 3: (b03, {"rows", "cols"}),
@@ -355,6 +586,9 @@ BUILDERS = {
     11: (b11, {"n"}), 12: (b12, {"rows", "cols"}), 13: (b13, {"rows", "cols"}),
     14: (b14, {"rows", "cols"}), 15: (b15, {"rows", "cols"}), 16: (b16, {"channels", "length", "ksize"}),
     17: (b17, {"M", "N", "K"}), 18: (b18, {"M", "K"}),
+    19: (b19, {"M", "N", "K"}), 26: (b26, {"tokens", "heads", "dim", "interleaved"}), 27: (b27, {"rows", "V"}),
+    28: (b28, {"rows", "V", "k"}), 29: (b29, {"rows", "cols"}), 30: (b30, {"rows", "cols"}), 31: (b31, {"n"}),
+    32: (b32, {"M", "K"}),
 }
 
 
@@ -624,7 +858,11 @@ def load_triton(root, meta):
         import triton
 
         sys.path.insert(0, os.path.join(root, "bench", "triton"))
+        import interpreter_rounding
         import kernels
+
+        if interpreter_rounding.install():  # TRITON_INTERPRET=1: conversions that round like the GPU's
+            meta["triton_interpreter"] = True
 
         meta["triton"] = triton.__version__
         return kernels
@@ -681,7 +919,7 @@ def main():
     os.makedirs(a.out, exist_ok=True)
 
     reps = load_reports(a.checks)
-    reps = {pid: r for pid, r in reps.items() if 1 <= puzzle_num(pid) <= 18}
+    reps = {pid: r for pid, r in reps.items() if puzzle_num(pid) in BUILDERS}
     if os.path.isdir(a.checks):  # before torch, so that it comes back even if torch dies
         with open(os.path.join(a.out, "checks.json"), "w") as f:
             json.dump({pid: slim(r) for pid, r in reps.items()}, f, indent=1)
@@ -765,8 +1003,8 @@ def main():
         print("\nPyTorch notes:\n" + "\n".join(notes))
     write_outputs(a.out, meta, rows)
     print(f"\nwrote {a.out}/vs_torch.md, vs_torch.json" + (", checks.json" if os.path.isdir(a.checks) else ""))
-    if a.selftest and (problems or len(rows) != 18):
-        print(f"selftest: {problems} size mismatches, {len(rows)} of 18 puzzles", file=sys.stderr)
+    if a.selftest and (problems or len(rows) != len(BUILDERS)):
+        print(f"selftest: {problems} size mismatches, {len(rows)} of {len(BUILDERS)} puzzles", file=sys.stderr)
         return 1
     return 0
 

@@ -6,7 +6,7 @@ that are multiples of 16 are marked divisible by 16). Prints, per kernel, whethe
 its registers and spills (ptxas -v), its shared memory, and the widest global load and store in its
 PTX (v4 of b32 = 16 bytes, the width the CUDA solutions use).
 
-  python3 bench/triton/compile_check.py [--arch 90]
+  python3 bench/triton/compile_check.py [--arch 90] [--only 19,26]
 Exits 1 if a kernel fails to compile."""
 import argparse
 import os
@@ -22,7 +22,7 @@ from triton.compiler import ASTSource
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kernels as K  # noqa: E402
 
-P32, P16, PI32, PU8 = "*fp32", "*fp16", "*i32", "*u8"
+P32, P16, PBF16, PI32, PI8, PU8, PF8 = "*fp32", "*fp16", "*bf16", "*i32", "*i8", "*u8", "*fp8e4nv"
 # kernel, [(arg, type, value for a size: divisible by 16 or not)], constexprs, num_warps, num_stages
 # (sizes are those of the puzzle's [perf] case; "D" marks an argument Triton sees as a multiple of 16)
 KERNELS = [
@@ -53,6 +53,22 @@ KERNELS = [
      {"BM": 128, "BN": 128, "BK": 32, "GROUP": 8}, 8, 3),
     ("18", K.gemv_kernel, [("A", P32), ("x", P32), ("y", P32), ("M", "i32", 16384), ("K", "i32", 8192)],
      {"BM": 8, "BK": 512}, 4, 3),
+    ("19", K.f16_gemm_kernel, [("A", P16), ("B", P16), ("C", P32), ("M", "i32", 4096), ("N", "i32", 4096), ("K", "i32", 4096)],
+     {"BM": 128, "BN": 256, "BK": 64, "GROUP": 8}, 8, 3),
+    ("26", K.rope_kernel, [("x", PBF16), ("pos", PI32), ("inv_freq", P32), ("y", PBF16), ("heads", "i32", 32)],
+     {"DIM": 128, "PAIRS": 64, "HEADS": 32, "INTERLEAVED": False}, 4, 3),
+    ("27", K.cross_entropy_kernel, [("logits", P32), ("target", PI32), ("loss", P32), ("V", "i32", 128256)],
+     {"BLOCK": 4096}, 16, 3),
+    ("28", K.topk_rows_kernel, [("x", P32), ("vals", P32), ("idx", PI32), ("V", "i32", 128256), ("k", "i32", 50)],
+     {"BLOCK": 4096, "KP": 64}, 8, 3),
+    ("29", K.int8_absmax_kernel, [("x", P32), ("q", PI8), ("scale", P32), ("y", P32), ("cols", "i32", 8192)],
+     {"BLOCK": 8192}, 16, 3),
+    ("30", K.fp8_quantize_kernel, [("x", P32), ("static_scale", P32), ("q", PF8), ("scale", P32), ("cols", "i32", 8192)],
+     {"BLOCK": 8192}, 16, 3),
+    ("31", K.nf4_dequantize_kernel, [("packed", PU8), ("absmax", P32), ("lut", P32), ("y", PBF16), ("n", "i32", 1 << 30)],
+     {"BLOCK": 4096}, 8, 3),
+    ("32", K.w4a16_gemv_kernel, [("W", PU8), ("x", P16), ("y", P16), ("M", "i32", 57344), ("K", "i32", 8192)],
+     {"BM": 16, "BB": 8}, 4, 3),
 ]
 
 
@@ -67,12 +83,15 @@ def widest(ptx, op):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--arch", type=int, default=90)
+    ap.add_argument("--only", default="", help="comma-separated puzzle numbers")
     a = ap.parse_args()
+    only = {int(x) for x in a.only.split(",") if x.strip()}
     target = GPUTarget("cuda", a.arch, 32)
     ptxas = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "ptxas")
     failed = 0
     print(f"triton {triton.__version__}, sm_{a.arch}")
-    for pid, fn, args, consts, warps, stages in KERNELS:
+    kernels = [k for k in KERNELS if not only or int(k[0]) in only]
+    for pid, fn, args, consts, warps, stages in kernels:
         sig, attrs = {}, {}
         for i, arg in enumerate(args):
             sig[arg[0]] = arg[1]
@@ -99,7 +118,7 @@ def main():
         except Exception as e:
             failed += 1
             print(f"FAIL {pid} {name}: {type(e).__name__}: {str(e)[:2000]}", flush=True)
-    print(f"{len(KERNELS) - failed} passed, {failed} failed")
+    print(f"{len(kernels) - failed} passed, {failed} failed")
     return 1 if failed else 0
 
 

@@ -1,4 +1,4 @@
-"""The Triton side of puzzles 01-18: one Triton implementation per puzzle, for the side-by-side
+"""The Triton side of puzzles 01-18, 19 and 26-32: one Triton implementation per puzzle, for the side-by-side
 table (scripts/puzzles_vs_torch.py) and the "The same in Triton" section of each puzzle's README.
 Each README's code block is a verbatim excerpt of this file (tests/cli/unit_triton_readmes.sh
 checks it), so edit the kernels here and copy them there.
@@ -11,7 +11,12 @@ the SMs), not tuned on a GPU. bench/triton/test_kernels.py runs every launcher o
 (TRITON_INTERPRET=1 runs it on the CPU).
 
 Differences from the puzzle's buffers: histogram's bins are int32 (the puzzle's are u32; counts
-below 2^31 are the same bits)."""
+below 2^31 are the same bits). rope and nf4_dequantize also take a small table that the launcher
+makes once per device (inv_freq, the NF4 codebook).
+
+Under TRITON_INTERPRET=1 the float conversions (f32 -> bf16, f32 -> fp8) are the interpreter's, which
+do not round like the GPU's cvt.rn; bench/triton/interpreter_rounding.py replaces them there (only
+there) with torch's, so that the CPU run checks the kernels' logic to the bit."""
 import torch  # noqa: F401  (the launchers take torch tensors)
 import triton
 import triton.language as tl
@@ -408,6 +413,239 @@ def gemv(A, x, y):
     return y
 
 
+# ---- 19-wmma-gemm
+@triton.jit
+def f16_gemm_kernel(A, B, C, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, GROUP: tl.constexpr):
+    # the grouped order of 17-tiled-sgemm: GROUP programs in a row share B's tiles in the L2
+    pid, tiles_m, tiles_n = tl.program_id(0), tl.cdiv(M, BM), tl.cdiv(N, BN)
+    first_m = (pid // (GROUP * tiles_n)) * GROUP
+    group_m = tl.minimum(tiles_m - first_m, GROUP)
+    pm = first_m + (pid % (GROUP * tiles_n)) % group_m
+    pn = (pid % (GROUP * tiles_n)) // group_m
+    rm = pm * BM + tl.arange(0, BM)
+    rn = pn * BN + tl.arange(0, BN)
+    acc = tl.zeros([BM, BN], dtype=tl.float32)
+    for k0 in range(0, K, BK):
+        rk = k0 + tl.arange(0, BK)
+        a = tl.load(A + rm[:, None] * K + rk[None, :], mask=(rm[:, None] < M) & (rk[None, :] < K), other=0.0)
+        b = tl.load(B + rk[:, None] * N + rn[None, :], mask=(rk[:, None] < K) & (rn[None, :] < N), other=0.0)
+        acc = tl.dot(a, b, acc)  # f16 x f16 on the tensor cores, accumulated in f32
+    tl.store(C + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+def wmma_gemm(A, B, C):
+    (M, K), N = A.shape, B.shape[1]
+    grid = (triton.cdiv(M, 128) * triton.cdiv(N, 256),)
+    # 128 x 256 tiles, 64 deep, 3 stages in flight: (128 + 256) x 64 x 2 B x 3 = 144 KiB of shared memory
+    f16_gemm_kernel[grid](A, B, C, M, N, K, BM=128, BN=256, BK=64, GROUP=8, num_warps=8, num_stages=3)
+    return C
+
+
+# ---- 26-rope
+@triton.jit
+def rope_kernel(x, pos, inv_freq, y, heads, DIM: tl.constexpr, PAIRS: tl.constexpr, HEADS: tl.constexpr,
+                INTERLEAVED: tl.constexpr):
+    t = tl.program_id(0)  # one token: a [heads, pairs] tile that shares one cos and sin per pair
+    i = tl.arange(0, PAIRS)
+    in_pair = i < DIM // 2
+    angle = tl.load(pos + t).to(tl.float32) * tl.load(inv_freq + i, mask=in_pair, other=0.0)  # one f32 multiply
+    c = tl.cos(angle)[None, :]  # accurate (libdevice), once per pair, broadcast over the heads
+    s = tl.sin(angle)[None, :]
+    h = tl.arange(0, HEADS)[:, None]
+    mask = (h < heads) & in_pair[None, :]
+    if INTERLEAVED:  # GPT-J: pairs (2i, 2i + 1)
+        a = 2 * i[None, :]
+        b = a + 1
+    else:  # NeoX / Llama: pairs (i, i + dim/2)
+        a = i[None, :]
+        b = a + DIM // 2
+    row = (t * heads + h).to(tl.int64) * DIM
+    x0 = tl.load(x + row + a, mask=mask).to(tl.float32)
+    x1 = tl.load(x + row + b, mask=mask).to(tl.float32)
+    tl.store(y + row + a, (x0 * c - x1 * s).to(tl.bfloat16), mask=mask)
+    tl.store(y + row + b, (x0 * s + x1 * c).to(tl.bfloat16), mask=mask)
+
+
+_INV_FREQ = {}  # (dim, device) -> theta^(-2i/dim): computed in float64 once, rounded to f32 once
+
+
+def rope(x, pos, y, interleaved):
+    tokens, heads, dim = x.shape
+    key = (dim, str(x.device))
+    if key not in _INV_FREQ:
+        _INV_FREQ[key] = (10000.0 ** (-torch.arange(0, dim, 2, dtype=torch.float64) / dim)).float().to(x.device)
+    rope_kernel[(tokens,)](x, pos, _INV_FREQ[key], y, heads, DIM=dim, PAIRS=triton.next_power_of_2(dim // 2),
+                           HEADS=triton.next_power_of_2(heads), INTERLEAVED=bool(interleaved), num_warps=4)
+    return y
+
+
+# ---- 27-cross-entropy
+@triton.jit
+def cross_entropy_kernel(logits, target, loss, V, BLOCK: tl.constexpr):
+    r = tl.program_id(0).to(tl.int64)
+    t = tl.load(target + r)
+    if t == -100:  # ignored: loss 0, and the row is never read
+        tl.store(loss + r, 0.0)
+    else:
+        row = logits + r * V
+        m = tl.full([], -float("inf"), tl.float32)  # running max
+        s = tl.full([], 0.0, tl.float32)  # running sum of exp(x - m)
+        for start in range(0, V, BLOCK):  # the online log-sum-exp: one read of the row
+            cols = start + tl.arange(0, BLOCK)
+            v = tl.load(row + cols, mask=cols < V, other=-float("inf"))
+            m_new = tl.maximum(m, tl.max(v, axis=0))  # finite: every chunk holds a real logit
+            s = s * tl.exp(m - m_new) + tl.sum(tl.exp(v - m_new), axis=0)
+            m = m_new
+        tl.store(loss + r, (m - tl.load(row + t)) + tl.log(s))
+
+
+def cross_entropy(logits, target, loss):
+    rows, V = logits.shape
+    # 4096 logits a step over 512 threads: 8 each, two 16-byte loads
+    cross_entropy_kernel[(rows,)](logits, target, loss, V, BLOCK=4096, num_warps=16)
+    return loss
+
+
+# ---- 28-topk-rows
+@triton.jit
+def topk_rows_kernel(x, vals, idx, V, k, BLOCK: tl.constexpr, KP: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    lowest = tl.full([BLOCK], -2147483648, tl.int32).to(tl.int64) << 32  # below every packed value
+    best = tl.topk(lowest, KP)
+    for start in range(0, V, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        inside = cols < V
+        v = tl.load(x + row * V + cols, mask=inside, other=0.0) + 0.0  # -0.0 becomes +0.0
+        bits = v.to(tl.int32, bitcast=True)
+        key = bits ^ ((bits >> 31) & 0x7FFFFFFF)  # negative floats: flip the magnitude bits
+        # the value in the high half, V - column (larger for a lower column) in the low half
+        cand = tl.where(inside, (key.to(tl.int64) << 32) | (V - cols).to(tl.int64), lowest)
+        both = tl.reshape(tl.join(best, tl.topk(cand, KP)), [2 * KP])  # this chunk's best
+        best = tl.topk(both, KP)  # and the best so far
+    key = (best >> 32).to(tl.int32)
+    j = tl.arange(0, KP)
+    tl.store(vals + row * k + j, (key ^ ((key >> 31) & 0x7FFFFFFF)).to(tl.float32, bitcast=True), mask=j < k)
+    tl.store(idx + row * k + j, V - (best - ((best >> 32) << 32)).to(tl.int32), mask=j < k)
+
+
+def topk_rows(x, vals, idx):
+    rows, V = x.shape
+    k = vals.shape[1]
+    KP = max(2, triton.next_power_of_2(k))  # tl.topk wants a power of two, and 1 fails to reshape
+    block = max(KP, min(4096, triton.next_power_of_2(V)))  # chunks of 4096, fewer for a short row
+    topk_rows_kernel[(rows,)](x, vals, idx, V, k, BLOCK=block, KP=KP, num_warps=8 if block >= 4096 else 4)
+    return vals, idx
+
+
+# ---- 29-int8-absmax
+@triton.jit
+def int8_absmax_kernel(x, q, scale, y, cols, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    mask = offs < cols
+    base = tl.program_id(0).to(tl.int64) * cols
+    v = tl.load(x + base + offs, mask=mask, other=0.0)  # the whole row, read once, kept in registers
+    s = tl.math.div_rn(tl.max(tl.abs(v), axis=0), 127.0)  # '/' is div.full.f32: not correctly rounded
+    t = tl.clamp(tl.math.div_rn(v, tl.where(s > 0, s, 1.0)), -127.0, 127.0)
+    t = (t + 12582912.0) - 12582912.0  # + 1.5 * 2^23 rounds |t| < 2^22 to an integer, half to even
+    qf = tl.where(s > 0, t, 0.0)
+    tl.store(q + base + offs, qf.to(tl.int8), mask=mask)
+    tl.store(y + base + offs, qf * s, mask=mask)
+    tl.store(scale + tl.program_id(0), s)
+
+
+def int8_absmax(x, q, scale, y):
+    rows, cols = x.shape
+    block = triton.next_power_of_2(cols)
+    assert block <= 32768, "this kernel keeps a whole row in registers"
+    int8_absmax_kernel[(rows,)](x, q, scale, y, cols, BLOCK=block, num_warps=4 if block <= 1024 else (8 if block <= 4096 else 16))
+    return q, scale, y
+
+
+# ---- 30-fp8-e4m3-quantize
+@triton.jit
+def fp8_quantize_kernel(x, static_scale, q, scale, cols, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    mask = offs < cols
+    base = tl.program_id(0).to(tl.int64) * cols
+    v = tl.load(x + base + offs, mask=mask, other=0.0)  # the whole row, read once, kept in registers
+    st = tl.load(static_scale + tl.program_id(0))
+    s = tl.where(st > 0, st, tl.math.div_rn(tl.maximum(tl.max(tl.abs(v), axis=0), 1e-10), 448.0))
+    w = tl.clamp(tl.math.div_rn(v, s), -448.0, 448.0)  # the clamp, then nearest even: satfinite
+    tl.store(q + base + offs, w.to(tl.float8e4nv), mask=mask)
+    tl.store(scale + tl.program_id(0), s)
+
+
+def fp8_quantize(x, static_scale, q, scale):
+    rows, cols = x.shape
+    block = triton.next_power_of_2(cols)
+    assert block <= 32768, "this kernel keeps a whole row in registers"
+    fp8_quantize_kernel[(rows,)](x, static_scale, q, scale, cols, BLOCK=block,
+                                 num_warps=4 if block <= 1024 else (8 if block <= 4096 else 16))
+    return q, scale
+
+
+# ---- 31-nf4-dequantize
+@triton.jit
+def nf4_dequantize_kernel(packed, absmax, lut, y, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0).to(tl.int64)
+    j = pid * (BLOCK // 2) + tl.arange(0, BLOCK // 2)  # byte indices
+    ok = 2 * j < n
+    b = tl.load(packed + j, mask=ok, other=0).to(tl.int32)
+    s = tl.load(absmax + j // 32, mask=ok, other=0.0)  # elements 2j and 2j + 1 share a block of 64
+    first = tl.load(lut + (b >> 4)) * s  # element 2j: the high nibble
+    second = tl.load(lut + (b & 15)) * s  # element 2j + 1: the low nibble
+    i = pid * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y + i, tl.interleave(first, second).to(tl.bfloat16), mask=i < n)  # 2j, 2j + 1, 2j + 2, ...
+
+
+NF4 = [-1.0, -0.6961928009986877, -0.5250730514526367, -0.39491748809814453, -0.28444138169288635,
+       -0.18477343022823334, -0.09105003625154495, 0.0, 0.07958029955625534, 0.16093020141124725,
+       0.24611230194568634, 0.33791524171829224, 0.44070982933044434, 0.5626170039176941,
+       0.7229568362236023, 1.0]
+_NF4_LUT = {}  # device -> the table as an f32 tensor, made once
+
+
+def nf4_dequantize(packed, absmax, y):
+    n = y.numel()
+    if str(y.device) not in _NF4_LUT:
+        _NF4_LUT[str(y.device)] = torch.tensor(NF4, dtype=torch.float32, device=y.device)
+    # 4096 elements per program of 256 threads: 8 packed bytes in, 32 bytes of bf16 out per thread
+    nf4_dequantize_kernel[(triton.cdiv(n, 4096),)](packed, absmax, _NF4_LUT[str(y.device)], y, n, BLOCK=4096,
+                                                     num_warps=8)
+    return y
+
+
+# ---- 32-w4a16-gemv
+@triton.jit
+def w4a16_gemv_kernel(W, x, y, M, K, BM: tl.constexpr, BB: tl.constexpr):
+    rows = tl.program_id(0) * BM + tl.arange(0, BM)  # BM rows of y, BB q4_0 blocks of each per step
+    rmask = rows < M
+    nb = K // 32
+    j = tl.arange(0, 16)
+    acc = tl.zeros([BM], dtype=tl.float32)
+    for b0 in range(0, nb, BB):
+        blk = b0 + tl.arange(0, BB)
+        m2 = rmask[:, None] & (blk[None, :] < nb)  # [BM, BB]
+        base = (rows[:, None].to(tl.int64) * nb + blk[None, :]) * 18  # each block's first byte
+        d_lo = tl.load(W + base, mask=m2, other=0).to(tl.uint16)
+        d_hi = tl.load(W + base + 1, mask=m2, other=0).to(tl.uint16)
+        d = (d_lo | (d_hi << 8)).to(tl.float16, bitcast=True).to(tl.float32)  # the little-endian f16 scale
+        qs = tl.load(W + base[:, :, None] + 2 + j[None, None, :], mask=m2[:, :, None], other=0).to(tl.int32)
+        xi = blk[:, None] * 32 + j[None, :]  # [BB, 16]
+        xm = (blk < nb)[:, None]
+        x_lo = tl.load(x + xi, mask=xm, other=0.0).to(tl.float32)  # x for weights j
+        x_hi = tl.load(x + xi + 16, mask=xm, other=0.0).to(tl.float32)  # and for weights j + 16
+        part = ((qs & 15) - 8).to(tl.float32) * x_lo[None] + ((qs >> 4) - 8).to(tl.float32) * x_hi[None]
+        acc += tl.sum(tl.sum(part, axis=2) * d, axis=1)  # f32 sums, the scale once per block
+    tl.store(y + rows, acc.to(tl.float16), mask=rmask)
+
+
+def w4a16_gemv(W, x, y):
+    M, K = y.numel(), x.numel()
+    w4a16_gemv_kernel[(triton.cdiv(M, 16),)](W, x, y, M, K, BM=16, BB=8, num_warps=4)
+    return y
+
+
 # ---- end of the excerpts
 
 # puzzle number -> launcher
@@ -415,4 +653,6 @@ BY_PUZZLE = {
     1: vector_add, 2: row_sum, 3: softmax, 4: matrix_add, 5: outer_add, 6: gelu, 7: transpose,
     8: dot_product, 9: argmax_rows, 10: histogram, 11: inclusive_scan, 12: online_softmax,
     13: layernorm, 14: rmsnorm_residual, 15: swiglu, 16: conv1d, 17: sgemm, 18: gemv,
+    19: wmma_gemm, 26: rope, 27: cross_entropy, 28: topk_rows, 29: int8_absmax, 30: fp8_quantize,
+    31: nf4_dequantize, 32: w4a16_gemv,
 }

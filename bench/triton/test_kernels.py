@@ -22,8 +22,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import kernels  # noqa: E402
+import interpreter_rounding  # noqa: E402
 
-DTYPES = {"f32": torch.float32, "f16": torch.float16, "i32": torch.int32, "u32": torch.int32, "u8": torch.uint8}
+interpreter_rounding.install()  # TRITON_INTERPRET=1 only: the GPU's round-to-nearest-even conversions
+
+DTYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16, "i32": torch.int32, "u32": torch.int32,
+          "i8": torch.int8, "u8": torch.uint8, "fp8e4m3": torch.float8_e4m3fn}
 
 
 def cdiv(a, b):
@@ -36,11 +40,20 @@ def size_of(expr, sizes):
     return int(eval(expr, {"__builtins__": {}}, dict(sizes, cdiv=cdiv, min=min, max=max)))
 
 
-def fill(t, init, gen):
-    """The puzzle's init distributions (puzzle.toml), on a tensor already of the right shape."""
+def fill(t, init, gen, sizes=None):
+    """The puzzle's init distributions (puzzle.toml), on a tensor already of the right shape. Arguments
+    may be size expressions (randint(0, V), const(V - 1))."""
     m = re.fullmatch(r"(\w+)(?:\((.*)\))?", init.strip())
-    kind, args = m.group(1), [float(a) for a in (m.group(2) or "").split(",") if a.strip()]
+    kind = m.group(1)
+    args = [float(eval(a, {"__builtins__": {}}, dict(sizes or {}, cdiv=cdiv, min=min, max=max)))
+            for a in (m.group(2) or "").split(",") if a.strip()]
     n = t.numel()
+    if kind == "q4_0":  # llama.cpp block_q4_0s: an f16 scale in [lo, hi), little-endian, then 16 random bytes
+        blocks = n // 18
+        raw = torch.randint(0, 256, (blocks, 18), generator=gen, dtype=torch.int32).to(torch.uint8)
+        d = (torch.rand(blocks, 1, generator=gen, dtype=torch.float64) * (args[1] - args[0]) + args[0]).to(torch.float16)
+        raw[:, :2] = d.view(torch.uint8)  # little-endian on every machine torch runs on
+        return t.copy_(raw.reshape(t.shape).to(t.device))
     if kind in ("zeros", "ones", "const"):
         return t.fill_(0 if kind == "zeros" else 1 if kind == "ones" else args[0])
     if kind == "uniform" and not t.is_floating_point():
@@ -61,7 +74,9 @@ def fill(t, init, gen):
         v = (args[0] + (args[1] - args[0]) * u ** args[2]).floor().clamp(max=args[1] - 1)
     else:
         raise ValueError(f"unknown init {init!r}")
-    return t.copy_(v.reshape(t.shape).to(t.dtype))
+    if t.dtype == torch.float8_e4m3fn:
+        v = v.float()  # torch converts to fp8 from f32
+    return t.copy_(v.reshape(t.shape).to(t.dtype).to(t.device))
 
 
 # puzzle number -> (call, reference): call(kernels, bufs) returns the outputs as a tuple; reference(bufs)
@@ -97,6 +112,63 @@ def rmsnorm_ref(b):
     return [("h", h), ("y", h / ((h * h).mean(1, keepdim=True) + 1e-6).sqrt() * b["w"].double())]
 
 
+def rope_ref(b):
+    x, pos, inter = b["x"].double(), b["pos"].cpu(), b["interleaved"]
+    dim = x.shape[2]
+    inv_freq = (10000.0 ** (-torch.arange(0, dim, 2, dtype=torch.float64) / dim)).float()
+    ang = (pos.float()[:, None] * inv_freq[None, :]).double().to(x.device)[:, None, :]  # one f32 multiply
+    c, s = ang.cos(), ang.sin()
+    if inter:
+        x0, x1 = x[..., 0::2], x[..., 1::2]
+        return [("y", torch.stack((x0 * c - x1 * s, x0 * s + x1 * c), -1).reshape(x.shape))]
+    x0, x1 = x[..., :dim // 2], x[..., dim // 2:]
+    return [("y", torch.cat((x0 * c - x1 * s, x0 * s + x1 * c), -1))]
+
+
+def cross_entropy_ref(b):
+    x, t = b["logits"].double(), b["target"].long()
+    ign = t == -100
+    lse = x.logsumexp(1)
+    picked = x.gather(1, t.clamp(min=0)[:, None])[:, 0]
+    return [("loss", torch.where(ign, torch.zeros_like(lse), lse - picked))]
+
+
+def topk_ref(b):
+    x, k = b["x"].cpu(), b["vals"].shape[1]
+    v, i = torch.sort(x, dim=1, descending=True, stable=True)  # equal values in column order
+    return [("vals", v[:, :k].double()), ("idx", i[:, :k])]
+
+
+def int8_absmax_ref(b):
+    x = b["x"]
+    s = x.abs().amax(1, keepdim=True) / 127  # f32, correctly rounded
+    t = (x / torch.where(s > 0, s, torch.ones_like(s))).round().clamp(-127, 127)  # round: half to even
+    q = torch.where(s > 0, t, torch.zeros_like(t))
+    return [("q", q.long()), ("scale", s[:, 0].double()), ("y", (q * s).double())]
+
+
+def fp8_ref(b):
+    x, st = b["x"], b["static_scale"][:, None]
+    s = torch.where(st > 0, st, x.abs().amax(1, keepdim=True).clamp(min=1e-10) / 448)
+    return [("q", (x / s).clamp(-448, 448).double()), ("scale", s[:, 0].double())]  # rounded to e4m3 by the check
+
+
+def nf4_ref(b):
+    n = b["y"].numel()
+    p = b["packed"].long().cpu()
+    codes = torch.stack((p >> 4, p & 15), -1).flatten()
+    lut = torch.tensor(kernels.NF4, dtype=torch.float32).double()
+    return [("y", (lut[codes] * b["absmax"].double().cpu().repeat_interleave(64)[:n]).float().double())]
+
+
+def w4a16_ref(b):
+    M, K = b["y"].numel(), b["x"].numel()
+    w = b["W"].cpu().reshape(M, K // 32, 18)
+    d = w[..., :2].contiguous().view(torch.float16).double()
+    q = torch.cat((w[..., 2:] & 15, w[..., 2:] >> 4), -1).double() - 8
+    return [("y", (q * d).reshape(M, K) @ b["x"].double().cpu())]
+
+
 CASES = {
     1: (lambda k, b: k.vector_add(b["a"], b["b"], b["c"]), lambda b: [("c", b["a"].double() + b["b"].double())]),
     2: (lambda k, b: k.row_sum(b["x"], b["y"]), lambda b: [("y", b["x"].double().sum(1))]),
@@ -120,6 +192,14 @@ CASES = {
     16: (lambda k, b: k.conv1d(b["x"], b["w"], b["y"]), conv_ref),
     17: (lambda k, b: k.sgemm(b["A"], b["B"], b["C"]), lambda b: [("C", b["A"].double() @ b["B"].double())]),
     18: (lambda k, b: k.gemv(b["A"], b["x"], b["y"]), lambda b: [("y", b["A"].double() @ b["x"].double())]),
+    19: (lambda k, b: k.wmma_gemm(b["A"], b["B"], b["C"]), lambda b: [("C", b["A"].double() @ b["B"].double())]),
+    26: (lambda k, b: k.rope(b["x"], b["pos"], b["y"], b["interleaved"]), rope_ref),
+    27: (lambda k, b: k.cross_entropy(b["logits"], b["target"], b["loss"]), cross_entropy_ref),
+    28: (lambda k, b: k.topk_rows(b["x"], b["vals"], b["idx"]), topk_ref),
+    29: (lambda k, b: k.int8_absmax(b["x"], b["q"], b["scale"], b["y"]), int8_absmax_ref),
+    30: (lambda k, b: k.fp8_quantize(b["x"], b["static_scale"], b["q"], b["scale"]), fp8_ref),
+    31: (lambda k, b: k.nf4_dequantize(b["packed"], b["absmax"], b["y"]), nf4_ref),
+    32: (lambda k, b: k.w4a16_gemv(b["W"], b["x"], b["y"]), w4a16_ref),
 }
 
 
@@ -142,12 +222,13 @@ def run_case(num, spec, case, device, gen):
         t = torch.empty(shape, dtype=DTYPES[buf["type"]], device=device)
         init = inits.get(buf["name"], buf.get("init"))
         if init:
-            fill(t, init, gen)
+            fill(t, init, gen, sizes)
         elif t.is_floating_point():
             t.fill_(float("nan"))  # poisoned: an element the kernel does not write fails
         else:
             t.fill_(-1)
         bufs[buf["name"]] = t
+    bufs.update({k: v for k, v in sizes.items() if k not in bufs})  # scalars such as rope's interleaved
     call, reference = CASES[num]
     expected = reference(bufs)
     call(kernels, bufs)
