@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The solutions beside PyTorch and Triton: for each puzzle with a row (01-18, 19 and 26-32: BUILDERS),
+"""The solutions beside PyTorch and Triton: for each puzzle with a row (01-19 and 24-32: BUILDERS),
 Warpbook's timing of solutions/ID.cu (from `warpbook check ID solutions/ID.cu --json`), PyTorch's
 eager op doing the same work, and the puzzle's Triton version from bench/triton/kernels.py (checked, then timed alike), at the same
 [perf] sizes and dtypes, timed the way Warpbook times (a warm-up of at least 20 ms; an L2 flush
@@ -33,7 +33,7 @@ import time
 import traceback
 
 # The issue's bars. Memory-bound: at least 80% of speed of light and at least as fast as PyTorch.
-SOL_AND_TORCH = {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 14, 15, 18, 26, 27, 28, 29, 30, 31, 32}
+SOL_AND_TORCH = {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 14, 15, 18, 24, 25, 26, 27, 28, 29, 30, 31, 32}
 AS_FAST_AS = {10: "torch.bincount", 11: "torch.cumsum", 16: "F.conv1d"}
 SGEMM = 17
 SOL_BAR = 0.80
@@ -366,6 +366,103 @@ def b19(torch, F, s):
               "writes 4. No bar: WMMA (mma.sync) cannot reach cuBLAS's wgmma")
 
 
+def decode_check(torch, q, kv_of, lens, got):
+    """Puzzles 24-25: softmax(q . K^T / sqrt(D)) V over the first lens[b] keys of each sequence, in float64,
+    one sequence at a time (kv_of(b, n) gives its [n, Hkv, D] keys and values: 67 MB of float64 each at
+    the perf sizes, where the whole cache would be 17 GB); the puzzle's tolerance on the bf16 output."""
+    bsz, hq, d = q.shape
+    ok, worst = True, 0.0
+    for b in range(bsz):
+        n = int(lens[b])
+        kb, vb = kv_of(b, n)
+        g = hq // kb.shape[1]
+        kd, vd = kb.double().repeat_interleave(g, 1), vb.double().repeat_interleave(g, 1)  # [n, Hq, D]
+        w = torch.softmax(torch.einsum("hd,nhd->hn", q[b].double(), kd) / d ** 0.5, 1)
+        o, e = close(got[b], torch.einsum("hn,nhd->hd", w, vd), 1e-2, 1e-3)
+        ok, worst = ok and o, max(worst, e)
+        del kd, vd, w
+    return ok, worst
+
+
+def sdpa_decode(F, q, k, v, mask, gqa):
+    """Eager decode attention on [B, Hq, D] q and [B, L, Hkv, D] caches, mask [B, L]: SDPA with enable_gqa
+    (PyTorch 2.5 and later), or with K and V expanded to Hq heads first (gqa False)."""
+    kt, vt = k.transpose(1, 2), v.transpose(1, 2)
+    if gqa:
+        return F.scaled_dot_product_attention(q[:, :, None], kt, vt, attn_mask=mask[:, None, None], enable_gqa=True)[:, :, 0]
+    g = q.shape[1] // k.shape[2]
+    return F.scaled_dot_product_attention(q[:, :, None], kt.repeat_interleave(g, 1), vt.repeat_interleave(g, 1),
+                                          attn_mask=mask[:, None, None])[:, :, 0]
+
+
+def has_enable_gqa(torch, F):
+    """(True, "") where SDPA takes enable_gqa, else (False, a note): tried once on a tiny input."""
+    try:
+        x = dev_empty(torch, (1, 2, 8), torch.bfloat16).zero_()
+        kv = dev_empty(torch, (1, 4, 1, 8), torch.bfloat16).zero_()
+        sdpa_decode(F, x, kv, kv, torch.ones(1, 4, dtype=torch.bool, device=DEVICE), True)
+        sync(torch)
+        return True, ""
+    except (TypeError, RuntimeError) as e:
+        return False, (f"no enable_gqa here ({type(e).__name__}): K and V are repeat_interleave'd to Hq heads "
+                       "inside the timing (a copy of the cache, Hq / Hkv times its size)")
+
+
+def b24(torch, F, s):
+    bsz, hq, hkv, L, d = s["B"], s["Hq"], s["Hkv"], s["L"], s["D"]
+    q = dev_empty(torch, (bsz, hq, d), torch.bfloat16).normal_(0, 1)
+    k = dev_empty(torch, (bsz, L, hkv, d), torch.bfloat16).normal_(0, 1)
+    v = uniform(torch, (bsz, L, hkv, d), -2, 2, torch.bfloat16)
+    lens = torch.full((bsz,), L, device=DEVICE, dtype=torch.int32)  # the puzzle's [perf]: every sequence full
+    nb = -(-L // 64)
+    part = dev_empty(torch, bsz * hq * max(2 * L, (d + 2) * nb))
+    out2 = dev_empty(torch, (bsz, hq, d), torch.bfloat16)
+    gqa, note = has_enable_gqa(torch, F)
+    res = {}
+
+    def fn():
+        res["out"] = sdpa_decode(F, q, k, v, torch.arange(L, device=DEVICE) < lens[:, None], gqa)
+
+    return Op(f"F.scaled_dot_product_attention(q[:, :, None], k.transpose(1, 2), v.transpose(1, 2), attn_mask=arange(L) "
+              f"< lens, enable_gqa=True); bf16 q [{bsz}, {hq}, {d}], K and V [{bsz}, {L}, {hkv}, {d}]", fn,
+              lambda: res["out"], lambda got: decode_check(torch, q, lambda b, n: (k[b, :n], v[b, :n]), lens, got),
+              lambda tk: lambda: tk.decode_attention(q, k, v, lens, part, out2),
+              (note + "; " if note else "") + "the mask (lens; all L here, as in the puzzle's [perf]) is built "
+              "inside the timing, as the one-line form does; SDPA with a mask materialises the [B, Hq, 1, L] scores")
+
+
+def b25(torch, F, s):
+    bsz, hq, hkv, d, mb, npool = s["B"], s["Hq"], s["Hkv"], s["D"], s["max_blocks"], s["num_blocks"]
+    q = dev_empty(torch, (bsz, hq, d), torch.bfloat16).normal_(0, 1)
+    k_cache = dev_empty(torch, (npool, 16, hkv, d), torch.bfloat16).normal_(0, 1)  # 4.56 GB each at [perf]
+    v_cache = uniform(torch, (npool, 16, hkv, d), -2, 2, torch.bfloat16)
+    table = torch.randperm(npool, device=DEVICE)[:bsz * mb].reshape(bsz, mb).to(torch.int32)  # distinct pages
+    table64 = table.long()  # the index for eager's gather, converted outside the timing
+    lens = torch.full((bsz,), 16 * mb, device=DEVICE, dtype=torch.int32)  # the puzzle's [perf]: every page full
+    L = 16 * mb
+    part = dev_empty(torch, bsz * hq * max(32 * mb, (d + 2) * -(-L // 64)))
+    out2 = dev_empty(torch, (bsz, hq, d), torch.bfloat16)
+    gqa, note = has_enable_gqa(torch, F)
+    res = {}
+
+    def fn():  # gather the pages into contiguous [B, L, Hkv, D] caches, then puzzle 24's eager attention
+        k = k_cache[table64].flatten(1, 2)
+        v = v_cache[table64].flatten(1, 2)
+        res["out"] = sdpa_decode(F, q, k, v, torch.arange(L, device=DEVICE) < lens[:, None], gqa)
+
+    def kv_of(b, n):
+        pages = table64[b, :-(-n // 16)]
+        return k_cache[pages].flatten(0, 1)[:n], v_cache[pages].flatten(0, 1)[:n]
+
+    return Op(f"k = k_cache[block_table].flatten(1, 2); v = v_cache[block_table].flatten(1, 2); then 24's SDPA "
+              f"(enable_gqa); bf16 pools [{npool}, 16, {hkv}, {d}], table [{bsz}, {mb}]", fn, lambda: res["out"],
+              lambda got: decode_check(torch, q, kv_of, lens, got),
+              lambda tk: lambda: tk.paged_decode_attention(q, k_cache, v_cache, table, lens, part, out2),
+              (note + "; " if note else "") + "eager's time includes the gather: it writes a contiguous 2.15 GB copy of the pages and reads it back "
+              "before the attention (the table is int64, converted outside the timing; the perf table has no -1 "
+              "entries); SDPA with a mask materialises the [B, Hq, 1, L] scores")
+
+
 def b26(torch, F, s):
     t, h, d, inter = s["tokens"], s["heads"], s["dim"], s["interleaved"]
     x = uniform(torch, (t, h, d), -4, 4, torch.bfloat16)
@@ -586,7 +683,8 @@ BUILDERS = {
     11: (b11, {"n"}), 12: (b12, {"rows", "cols"}), 13: (b13, {"rows", "cols"}),
     14: (b14, {"rows", "cols"}), 15: (b15, {"rows", "cols"}), 16: (b16, {"channels", "length", "ksize"}),
     17: (b17, {"M", "N", "K"}), 18: (b18, {"M", "K"}),
-    19: (b19, {"M", "N", "K"}), 26: (b26, {"tokens", "heads", "dim", "interleaved"}), 27: (b27, {"rows", "V"}),
+    19: (b19, {"M", "N", "K"}), 24: (b24, {"B", "Hq", "Hkv", "L", "D"}),
+    25: (b25, {"B", "Hq", "Hkv", "D", "max_blocks", "num_blocks"}), 26: (b26, {"tokens", "heads", "dim", "interleaved"}), 27: (b27, {"rows", "V"}),
     28: (b28, {"rows", "V", "k"}), 29: (b29, {"rows", "cols"}), 30: (b30, {"rows", "cols"}), 31: (b31, {"n"}),
     32: (b32, {"M", "K"}),
 }

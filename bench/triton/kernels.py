@@ -1,4 +1,4 @@
-"""The Triton side of puzzles 01-18, 19 and 26-32: one Triton implementation per puzzle, for the side-by-side
+"""The Triton side of puzzles 01-19 and 24-32: one Triton implementation per puzzle, for the side-by-side
 table (scripts/puzzles_vs_torch.py) and the "The same in Triton" section of each puzzle's README.
 Each README's code block is a verbatim excerpt of this file (tests/cli/unit_triton_readmes.sh
 checks it), so edit the kernels here and copy them there.
@@ -12,11 +12,14 @@ the SMs), not tuned on a GPU. bench/triton/test_kernels.py runs every launcher o
 
 Differences from the puzzle's buffers: histogram's bins are int32 (the puzzle's are u32; counts
 below 2^31 are the same bits). rope and nf4_dequantize also take a small table that the launcher
-makes once per device (inv_freq, the NF4 codebook).
+makes once per device (inv_freq, the NF4 codebook). The decode-attention launchers (24, 25) carve
+their partial results out of the puzzle's f32 workspace `part` (split_workspace).
 
 Under TRITON_INTERPRET=1 the float conversions (f32 -> bf16, f32 -> fp8) are the interpreter's, which
 do not round like the GPU's cvt.rn; bench/triton/interpreter_rounding.py replaces them there (only
 there) with torch's, so that the CPU run checks the kernels' logic to the bit."""
+import math
+
 import torch  # noqa: F401  (the launchers take torch tensors)
 import triton
 import triton.language as tl
@@ -441,6 +444,137 @@ def wmma_gemm(A, B, C):
     return C
 
 
+# ---- 24-decode-attention
+@triton.jit
+def decode_split_kernel(q_ptr, k_ptr, v_ptr, lens_ptr, acc_ptr, ml_ptr, L, Hq, Hkv, S, qscale,
+                        G: tl.constexpr, D: tl.constexpr, CHUNK: tl.constexpr,
+                        BLOCK_N: tl.constexpr):
+    s = tl.program_id(0)
+    h = tl.program_id(1)
+    b = tl.program_id(2).to(tl.int64)
+    n = tl.load(lens_ptr + b)
+    start = s * CHUNK
+    if start < n:                                  # chunks past the sequence do nothing
+        g = tl.arange(0, G)
+        d = tl.arange(0, D)
+        q = tl.load(q_ptr + (b * Hq + h * G + g[:, None]) * D + d[None, :]).to(tl.float32)
+        q = q * qscale                             # log2(e) / sqrt(D): base-2 logits
+        m = tl.full([G], float("-inf"), tl.float32)
+        l = tl.zeros([G], tl.float32)
+        acc = tl.zeros([G, D], tl.float32)
+        end = tl.minimum(start + CHUNK, n)
+        for j0 in range(start, end, BLOCK_N):
+            j = j0 + tl.arange(0, BLOCK_N)
+            ok = j < end
+            rows = ((b * L + j) * Hkv + h) * D     # [BLOCK_N], 64-bit
+            kt = tl.load(k_ptr + rows[:, None] + d[None, :], mask=ok[:, None], other=0.0)
+            vt = tl.load(v_ptr + rows[:, None] + d[None, :], mask=ok[:, None], other=0.0)
+            # [G, BLOCK_N] scores: G is 1..8, too small for tl.dot (which wants 16 rows)
+            sc = tl.sum(q[:, None, :] * kt.to(tl.float32)[None, :, :], axis=2)
+            sc = tl.where(ok[None, :], sc, float("-inf"))
+            m_new = tl.maximum(m, tl.max(sc, axis=1))   # finite: the tile has a key
+            alpha = tl.exp2(m - m_new)
+            p = tl.exp2(sc - m_new[:, None])
+            l = l * alpha + tl.sum(p, axis=1)
+            acc = acc * alpha[:, None] + tl.sum(p[:, :, None] * vt.to(tl.float32)[None, :, :], axis=1)
+            m = m_new
+        part = (b * Hq + h * G + g) * S + s        # [G]
+        tl.store(acc_ptr + part[:, None] * D + d[None, :], acc)
+        tl.store(ml_ptr + 2 * part, m)
+        tl.store(ml_ptr + 2 * part + 1, l)
+
+
+@triton.jit
+def decode_combine_kernel(acc_ptr, ml_ptr, lens_ptr, out_ptr, Hq, S, D: tl.constexpr,
+                          CHUNK: tl.constexpr, SMAX: tl.constexpr):
+    hq = tl.program_id(0)
+    b = tl.program_id(1).to(tl.int64)
+    ns = tl.cdiv(tl.load(lens_ptr + b), CHUNK)
+    s = tl.arange(0, SMAX)
+    ok = s < ns
+    part = (b * Hq + hq) * S + s
+    m = tl.load(ml_ptr + 2 * part, mask=ok, other=float("-inf"))
+    l = tl.load(ml_ptr + 2 * part + 1, mask=ok, other=0.0)
+    w = tl.exp2(m - tl.max(m, axis=0))             # 0 for the unused slots
+    d = tl.arange(0, D)
+    acc = tl.load(acc_ptr + part[:, None] * D + d[None, :], mask=ok[:, None], other=0.0)
+    o = tl.sum(acc * w[:, None], axis=0) / tl.sum(l * w, axis=0)
+    tl.store(out_ptr + (b * Hq + hq) * D + d, o.to(tl.bfloat16))
+
+
+def split_workspace(part, B, Hq, S, D):
+    """The puzzle's f32 workspace `part` as the partial sums [B, Hq, S, D] and the (m, l) pairs
+    [B, Hq, S, 2]: (D + 2) * S floats per (sequence, query head), which the puzzle sizes for any
+    CHUNK of 64 or more."""
+    n = B * Hq * S
+    return part[:n * D], part[n * D:n * (D + 2)]
+
+
+def decode_attention(q, k, v, lens, part, out, CHUNK=512, BLOCK_N=32):
+    B, Hq, D = q.shape
+    L, Hkv = k.shape[1], k.shape[2]
+    S = triton.cdiv(L, CHUNK)                      # 16 chunks at L = 8192: 16 x 8 x 64 programs
+    acc, ml = split_workspace(part, B, Hq, S, D)
+    decode_split_kernel[(S, Hkv, B)](q, k, v, lens, acc, ml, L, Hq, Hkv, S,
+                                     math.log2(math.e) / math.sqrt(D), G=Hq // Hkv, D=D,
+                                     CHUNK=CHUNK, BLOCK_N=BLOCK_N, num_warps=4)
+    decode_combine_kernel[(Hq, B)](acc, ml, lens, out, Hq, S, D=D, CHUNK=CHUNK,
+                                   SMAX=triton.next_power_of_2(S))
+    return out
+
+
+# ---- 25-paged-decode-attention
+@triton.jit
+def paged_decode_split_kernel(q_ptr, k_ptr, v_ptr, table_ptr, lens_ptr, acc_ptr, ml_ptr,
+                              max_blocks, Hq, Hkv, S, qscale, G: tl.constexpr, D: tl.constexpr,
+                              CHUNK: tl.constexpr, BLOCK_N: tl.constexpr):
+    s = tl.program_id(0)
+    h = tl.program_id(1)
+    b = tl.program_id(2).to(tl.int64)
+    n = tl.load(lens_ptr + b)
+    start = s * CHUNK
+    if start < n:
+        g = tl.arange(0, G)
+        d = tl.arange(0, D)
+        q = tl.load(q_ptr + (b * Hq + h * G + g[:, None]) * D + d[None, :]).to(tl.float32) * qscale
+        m = tl.full([G], float("-inf"), tl.float32)
+        l = tl.zeros([G], tl.float32)
+        acc = tl.zeros([G, D], tl.float32)
+        end = tl.minimum(start + CHUNK, n)
+        for j0 in range(start, end, BLOCK_N):
+            j = j0 + tl.arange(0, BLOCK_N)
+            ok = j < end                                          # table entries past lens: not read
+            page = tl.load(table_ptr + b * max_blocks + j // 16, mask=ok, other=0).to(tl.int64)
+            rows = ((page * 16 + j % 16) * Hkv + h) * D          # 64-bit: pools pass 2^31
+            kt = tl.load(k_ptr + rows[:, None] + d[None, :], mask=ok[:, None], other=0.0)
+            vt = tl.load(v_ptr + rows[:, None] + d[None, :], mask=ok[:, None], other=0.0)
+            sc = tl.sum(q[:, None, :] * kt.to(tl.float32)[None, :, :], axis=2)
+            sc = tl.where(ok[None, :], sc, float("-inf"))
+            m_new = tl.maximum(m, tl.max(sc, axis=1))
+            alpha = tl.exp2(m - m_new)
+            p = tl.exp2(sc - m_new[:, None])
+            l = l * alpha + tl.sum(p, axis=1)
+            acc = acc * alpha[:, None] + tl.sum(p[:, :, None] * vt.to(tl.float32)[None, :, :], axis=1)
+            m = m_new
+        part = (b * Hq + h * G + g) * S + s
+        tl.store(acc_ptr + part[:, None] * D + d[None, :], acc)
+        tl.store(ml_ptr + 2 * part, m)
+        tl.store(ml_ptr + 2 * part + 1, l)
+
+
+def paged_decode_attention(q, k_cache, v_cache, block_table, lens, part, out, CHUNK=512, BLOCK_N=32):
+    B, Hq, D = q.shape
+    Hkv, max_blocks = k_cache.shape[2], block_table.shape[1]
+    S = triton.cdiv(16 * max_blocks, CHUNK)
+    acc, ml = split_workspace(part, B, Hq, S, D)
+    paged_decode_split_kernel[(S, Hkv, B)](q, k_cache, v_cache, block_table, lens, acc, ml,
+                                           max_blocks, Hq, Hkv, S, math.log2(math.e) / math.sqrt(D),
+                                           G=Hq // Hkv, D=D, CHUNK=CHUNK, BLOCK_N=BLOCK_N, num_warps=4)
+    decode_combine_kernel[(Hq, B)](acc, ml, lens, out, Hq, S, D=D, CHUNK=CHUNK,   # puzzle 24's
+                                   SMAX=triton.next_power_of_2(S))
+    return out
+
+
 # ---- 26-rope
 @triton.jit
 def rope_kernel(x, pos, inv_freq, y, heads, DIM: tl.constexpr, PAIRS: tl.constexpr, HEADS: tl.constexpr,
@@ -653,6 +787,6 @@ BY_PUZZLE = {
     1: vector_add, 2: row_sum, 3: softmax, 4: matrix_add, 5: outer_add, 6: gelu, 7: transpose,
     8: dot_product, 9: argmax_rows, 10: histogram, 11: inclusive_scan, 12: online_softmax,
     13: layernorm, 14: rmsnorm_residual, 15: swiglu, 16: conv1d, 17: sgemm, 18: gemv,
-    19: wmma_gemm, 26: rope, 27: cross_entropy, 28: topk_rows, 29: int8_absmax, 30: fp8_quantize,
-    31: nf4_dequantize, 32: w4a16_gemv,
+    19: wmma_gemm, 24: decode_attention, 25: paged_decode_attention, 26: rope, 27: cross_entropy,
+    28: topk_rows, 29: int8_absmax, 30: fp8_quantize, 31: nf4_dequantize, 32: w4a16_gemv,
 }

@@ -69,6 +69,20 @@ def fill(t, init, gen, sizes=None):
         v = args[0] + (args[1] - args[0]) * torch.randint(0, k, (n,), generator=gen) / max(k - 1, 1)
     elif kind == "arange":  # start + step * i: increasing
         v = args[0] + args[1] * torch.arange(n, dtype=torch.float64)
+    elif kind == "randperm":  # each run of n a permutation of 0 .. n-1 (fewer than n: distinct values below n)
+        k = int(args[0])
+        v = torch.cat([torch.randperm(k, generator=gen) for _ in range(-(-n // k))])[:n]
+    elif kind == "padded":  # uniform(lo, hi) in the first keep + r * grow of the r-th run of period, then NaN (-1)
+        period, keep = int(args[2]), int(args[3]) if len(args) > 3 else 0
+        grow = int(args[4]) if len(args) > 4 else 0
+        i = torch.arange(n)
+        live = i % period < keep + (i // period) * grow
+        if t.is_floating_point():
+            v = torch.rand(n, generator=gen, dtype=torch.float64) * (args[1] - args[0]) + args[0]
+            v = torch.where(live, v, torch.full_like(v, float("nan")))
+        else:
+            v = torch.randint(int(args[0]), int(args[1]) + 1, (n,), generator=gen)
+            v = torch.where(live, v, torch.full_like(v, -1))
     elif kind == "skewed":  # floor(lo + (hi - lo) u^p): heavy at lo
         u = torch.rand(n, generator=gen, dtype=torch.float64)
         v = (args[0] + (args[1] - args[0]) * u ** args[2]).floor().clamp(max=args[1] - 1)
@@ -169,6 +183,34 @@ def w4a16_ref(b):
     return [("y", (q * d).reshape(M, K) @ b["x"].double().cpu())]
 
 
+def decode_ref(q, k, v, lens):
+    """out[b, h] = softmax(q . K^T / sqrt(D)) V over the first lens[b] keys of sequence b, KV head h // G,
+    in float64 (k, v: [B, L, Hkv, D], contiguous per sequence)."""
+    B, Hq, D = q.shape
+    G = Hq // k.shape[2]
+    out = torch.empty(B, Hq, D, dtype=torch.float64)
+    for b in range(B):
+        n = int(lens[b])
+        kb = k[b, :n].double().cpu().repeat_interleave(G, 1)  # [n, Hq, D]
+        vb = v[b, :n].double().cpu().repeat_interleave(G, 1)
+        w = torch.softmax(torch.einsum("hd,nhd->hn", q[b].double().cpu(), kb) / math.sqrt(D), 1)
+        out[b] = torch.einsum("hn,nhd->hd", w, vb)
+    return out
+
+
+def paged_ref(b):
+    tab, lens = b["block_table"].long().cpu(), b["lens"].cpu()
+    kc, vc = b["k_cache"].cpu(), b["v_cache"].cpu()
+    ks, vs = [], []
+    for s in range(tab.shape[0]):  # follow only the pages that hold tokens: the other entries may be -1
+        pages = tab[s, :-(-int(lens[s]) // 16)]
+        ks.append(kc[pages].flatten(0, 1))
+        vs.append(vc[pages].flatten(0, 1))
+    L = max(x.shape[0] for x in ks)
+    pad = lambda x: torch.cat([x, x.new_zeros((L - x.shape[0],) + x.shape[1:])])  # noqa: E731
+    return [("out", decode_ref(b["q"], torch.stack([pad(x) for x in ks]), torch.stack([pad(x) for x in vs]), lens))]
+
+
 CASES = {
     1: (lambda k, b: k.vector_add(b["a"], b["b"], b["c"]), lambda b: [("c", b["a"].double() + b["b"].double())]),
     2: (lambda k, b: k.row_sum(b["x"], b["y"]), lambda b: [("y", b["x"].double().sum(1))]),
@@ -193,6 +235,10 @@ CASES = {
     17: (lambda k, b: k.sgemm(b["A"], b["B"], b["C"]), lambda b: [("C", b["A"].double() @ b["B"].double())]),
     18: (lambda k, b: k.gemv(b["A"], b["x"], b["y"]), lambda b: [("y", b["A"].double() @ b["x"].double())]),
     19: (lambda k, b: k.wmma_gemm(b["A"], b["B"], b["C"]), lambda b: [("C", b["A"].double() @ b["B"].double())]),
+    24: (lambda k, b: k.decode_attention(b["q"], b["k"], b["v"], b["lens"], b["part"], b["out"]),
+         lambda b: [("out", decode_ref(b["q"], b["k"], b["v"], b["lens"]))]),
+    25: (lambda k, b: k.paged_decode_attention(b["q"], b["k_cache"], b["v_cache"], b["block_table"], b["lens"],
+                                               b["part"], b["out"]), paged_ref),
     26: (lambda k, b: k.rope(b["x"], b["pos"], b["y"], b["interleaved"]), rope_ref),
     27: (lambda k, b: k.cross_entropy(b["logits"], b["target"], b["loss"]), cross_entropy_ref),
     28: (lambda k, b: k.topk_rows(b["x"], b["vals"], b["idx"]), topk_ref),
