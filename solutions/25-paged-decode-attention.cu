@@ -2,9 +2,9 @@
 //
 // What: puzzle 24's solution, with the keys found through the block table. decode_split gives
 // each block CHUNK = 512 keys (32 pages of 16) of one (sequence b, KV head h) pair and all
-// G = Hq / Hkv query heads of that KV head. The block first copies its 32 page numbers from
-// block_table into shared memory (only those of pages that hold keys: entries past the
-// sequence's last page may be anything). Then, as in 24: a key's K row (D bf16) is read by a group
+// G = Hq / Hkv query heads of that KV head. Each warp first loads the chunk's 32 page numbers
+// from block_table into its registers, one per lane (only those of pages that hold keys: entries
+// past the sequence's last page may be anything). Then, as in 24: a key's K row (D bf16) is read by a group
 // of D/8 lanes, one 16-byte load each, at element ((page * 16 + slot) * Hkv + h) * D of the pool,
 // an offset computed in 64 bits (at the perf size a page starts at up to 2.28e9 elements, past
 // 2^31); each lane group has U keys' K and V loads in flight, forms U x G partial dot products
@@ -27,9 +27,25 @@
 // K and V are 64 x 8192 x 8 x 128 x 2 bytes x 2 = 2.15 GB read once (of a 9.1 GB pool); 8.6 GFLOP.
 // Least time: 447 us on the H200 (4.8 TB/s), 1.05 ms on an A100 80 GB (2.04 TB/s), 2.13 ms on an
 // RTX 4090 (1.01 TB/s).
-// Predicted by `warpbook predict` for the H200: 549 us, 3.91 TB/s (81% of the datasheet; the
-// tool's speed of light, against the measured DRAM ceiling, calls it 86%). ptxas (sm_90): 128
-// registers, no spills on the G <= 4 paths; the G = 8 paths spill (as in 24).
+// The K and V rows do not go straight to registers: each warp streams them through a ring of 3
+// stages in shared memory with cp.async (12 KB per warp, 48 KB per block, 192 KB per SM at 4
+// blocks), two rounds of loads always in flight while the third is computed. The lane that
+// issues a copy is the one that reads it back, so a lane needs only its own cp.async.wait_group,
+// no barrier; the page numbers sit in each warp's registers and are passed by __shfl_sync.
+// Why a ring here and not in 24: on the H200 the first version of this file (24's register
+// loads, the page number from shared memory) measured 643 us against 24's 542 us for the same
+// bytes. Each page's loads wait for its table entry, and loads into registers stay in flight only
+// while the warp waits; the ring keeps ~2x the bytes in flight all the time. On the H200
+// (`warpbook check`, 2026-11-24): the register version 643 us; loads for the next round issued
+// before this round's arithmetic (167 registers, 3 blocks per SM) 593 us; blocks reordered so the
+// 8 KV heads of a chunk run together (for the TLB) 608 us; the ring 530 us; ring + reordering
+// 529 us (and a small spill), so the ring alone is kept.
+// Predicted by `warpbook predict` for the H200: 594 us (the model sees bytes in flight, not the
+// table's latency, and had the register version at 549 us). ptxas (sm_90): 128 registers, no
+// spills on the G <= 4 paths; the G = 8 paths spill (as in 24).
+// Measured on the H200 (`warpbook check`, 2026-11-24): 529.8 us, 4.06 TB/s, 84.5% of the speed
+// of light against the ceilings `warpbook probe` measured; gold.
+// measured: 529.78 us on NVIDIA H200
 // @tune BLOCK=128
 // @tune CHUNK=512
 
@@ -42,6 +58,15 @@ __device__ __forceinline__ float ex2(float x) {
   float y;
   asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
   return y;
+}
+
+__device__ __forceinline__ void cp16(void* dst, const void* src) {
+  const unsigned s = (unsigned)__cvta_generic_to_shared(dst);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(src) : "memory");
+}
+__device__ __forceinline__ void cp_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int N> __device__ __forceinline__ void cp_wait() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
 }
 
 __device__ __forceinline__ float2 bf2(unsigned u) {
@@ -68,7 +93,7 @@ __device__ __forceinline__ void split_body(const __nv_bfloat16* __restrict__ q,
                                            const __nv_bfloat16* __restrict__ v,
                                            const int* __restrict__ block_table,
                                            const int* __restrict__ lens, float* __restrict__ part,
-                                           int Hq, int Hkv, int max_blocks, float* sm, int* pages) {
+                                           int Hq, int Hkv, int max_blocks, float* sm) {
   constexpr int T = D / 8;   // lanes per key
   constexpr int KW = 32 / T; // keys per warp per load
   constexpr int SR = D + 4;  // one warp's state for one head in shared memory: m, l, 2 spare, acc
@@ -77,12 +102,18 @@ __device__ __forceinline__ void split_body(const __nv_bfloat16* __restrict__ q,
   const int k0 = s * CHUNK;
   if (k0 >= n) return; // the combine reads only cdiv(lens[b], CHUNK) partials
   const int k1 = min(k0 + CHUNK, n);
-  // The chunk's page numbers, only those of pages that hold keys (k0 is a multiple of 16).
-  for (int i = threadIdx.x; i < (k1 - k0 + 15) / 16; i += BLOCK)
-    pages[i] = block_table[(long long)b * max_blocks + k0 / 16 + i];
-  __syncthreads();
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
   const int grp = lane / T, t = lane % T;
+  // The chunk's page numbers, in this warp's registers: lane i holds entry i (+ 32, ...). Only
+  // entries of pages that hold keys are read (k0 is a multiple of 16).
+  constexpr int NPG = (CHUNK / 16 + 31) / 32;
+  int pg[NPG];
+  {
+    const int npages = (k1 - k0 + 15) / 16;
+    const int* bt = block_table + (long long)b * max_blocks + k0 / 16;
+#pragma unroll
+    for (int i = 0; i < NPG; ++i) pg[i] = i * 32 + lane < npages ? __ldg(bt + i * 32 + lane) : 0;
+  }
 
   // q rows of the group, this lane's 8 elements, scaled into base-2 logits.
   const float qs = 1.4426950408889634f / sqrtf((float)D);
@@ -108,19 +139,51 @@ __device__ __forceinline__ void split_body(const __nv_bfloat16* __restrict__ q,
     for (int e = 0; e < 8; ++e) acc[g][e] = 0.f;
   }
 
+  constexpr int P = 12 / U;          // ring stages
+  static_assert(P >= 2, "ring needs two stages");
+  constexpr int STEP = NW * KW * U;  // keys per round (block)
+  uint4* ring = reinterpret_cast<uint4*>(sm) + w * (P * U * 64) + lane; // [P][U][K, V][32 lanes]
   const __nv_bfloat16* kb = k + (long long)h * D + t * 8; // + the key's row, below
   const __nv_bfloat16* vb = v + (long long)h * D + t * 8;
-  for (int base = k0; base < k1; base += NW * KW * U) {
+  const int R = (k1 - k0 + STEP - 1) / STEP; // rounds (block-uniform)
+  // Issue round r's loads into its slot, then commit a group (an empty one past the last round,
+  // so that wait_group counts stay the same).
+  auto issue = [&](int r) {
+    if (r < R) {
+      uint4* sl = ring + (r % P) * (U * 64);
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int jw = r * STEP + (u * NW + w) * KW;   // the warp's first key of slot u, from k0
+        const int pi = jw >> 4;                         // its page, the same for the whole warp
+        int src = pg[0];
+#pragma unroll
+        for (int i = 1; i < NPG; ++i) src = (pi >> 5) == i ? pg[i] : src;
+        const int page = __shfl_sync(0xffffffffu, src, pi & 31);
+        const int jj = jw + grp;
+        if (k0 + jj < k1) {
+          const long long row = ((long long)page * 16 + (jj & 15)) * Hkv * D; // 64-bit
+          cp16(sl + u * 64, kb + row);
+          cp16(sl + u * 64 + 32, vb + row);
+        }
+      }
+    }
+    cp_commit();
+  };
+#pragma unroll
+  for (int r = 0; r < P - 1; ++r) issue(r);
+  for (int r = 0; r < R; ++r) {
+    const int base = k0 + r * STEP;
+    issue(r + P - 1); // into the slot read in round r - 1
+    cp_wait<P - 1>(); // round r's group has landed
+    const uint4* sl = ring + (r % P) * (U * 64);
     uint4 kr[U], vr[U];
     int j[U];
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       j[u] = base + (u * NW + w) * KW + grp;
       if (j[u] < k1) {
-        const int jj = j[u] - k0;
-        const long long row = ((long long)pages[jj >> 4] * 16 + (jj & 15)) * Hkv * D; // 64-bit
-        kr[u] = __ldg(reinterpret_cast<const uint4*>(kb + row));
-        vr[u] = __ldg(reinterpret_cast<const uint4*>(vb + row));
+        kr[u] = sl[u * 64];
+        vr[u] = sl[u * 64 + 32];
       } else {
         kr[u] = make_uint4(0, 0, 0, 0);
         vr[u] = make_uint4(0, 0, 0, 0);
@@ -254,6 +317,8 @@ __device__ __forceinline__ void split_body(const __nv_bfloat16* __restrict__ q,
     for (int g = 0; g < G; ++g) l[g] = __shfl_sync(0xffffffffu, l_own, gbase + g);
   }
 
+  cp_wait<0>();
+  __syncthreads(); // the merge buffer below aliases every warp's ring
   // Merge the lane groups of the warp (lanes t, t + T, t + 2T, ... hold the same elements).
 #pragma unroll
   for (int off = T; off < 32; off <<= 1) {
@@ -313,21 +378,21 @@ decode_split(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restric
              const __nv_bfloat16* __restrict__ v, const int* __restrict__ block_table,
              const int* __restrict__ lens, float* __restrict__ part,
              __nv_bfloat16* __restrict__ out, int B, int Hq, int Hkv, int D, int max_blocks) {
-  __shared__ __align__(16) float sm[NW * 8 * (128 + 4)];
-  __shared__ int pages[CHUNK / 16];
+  static_assert(BLOCK <= 128, "the ring takes 12 KB per warp, 48 KB per block at most");
+  __shared__ __align__(16) float sm[NW * 12 * 1024 / 4]; // the cp.async ring, then the merge buffer
   const int G = Hq / Hkv;
   // D is 64 or 128 and G is 1, 2, 4 or 8 (the puzzle's promise): one specialised body each, so
   // that the per-head arrays live in registers. Fewer keys in flight where G is large.
   if (D == 128) {
-    if (G == 1) split_body<128, 1, 8>(q, k, v, block_table, lens, part, Hq, Hkv, max_blocks, sm, pages);
-    else if (G == 2) split_body<128, 2, 4>(q, k, v, block_table, lens, part, Hq, Hkv, max_blocks, sm, pages);
-    else if (G == 4) split_body<128, 4, 4>(q, k, v, block_table, lens, part, Hq, Hkv, max_blocks, sm, pages);
-    else split_body<128, 8, 2>(q, k, v, block_table, lens, part, Hq, Hkv, max_blocks, sm, pages);
+    if (G == 1) split_body<128, 1, 4>(q, k, v, block_table, lens, part, Hq, Hkv, max_blocks, sm);
+    else if (G == 2) split_body<128, 2, 4>(q, k, v, block_table, lens, part, Hq, Hkv, max_blocks, sm);
+    else if (G == 4) split_body<128, 4, 4>(q, k, v, block_table, lens, part, Hq, Hkv, max_blocks, sm);
+    else split_body<128, 8, 2>(q, k, v, block_table, lens, part, Hq, Hkv, max_blocks, sm);
   } else {
-    if (G == 1) split_body<64, 1, 8>(q, k, v, block_table, lens, part, Hq, Hkv, max_blocks, sm, pages);
-    else if (G == 2) split_body<64, 2, 4>(q, k, v, block_table, lens, part, Hq, Hkv, max_blocks, sm, pages);
-    else if (G == 4) split_body<64, 4, 4>(q, k, v, block_table, lens, part, Hq, Hkv, max_blocks, sm, pages);
-    else split_body<64, 8, 2>(q, k, v, block_table, lens, part, Hq, Hkv, max_blocks, sm, pages);
+    if (G == 1) split_body<64, 1, 4>(q, k, v, block_table, lens, part, Hq, Hkv, max_blocks, sm);
+    else if (G == 2) split_body<64, 2, 4>(q, k, v, block_table, lens, part, Hq, Hkv, max_blocks, sm);
+    else if (G == 4) split_body<64, 4, 4>(q, k, v, block_table, lens, part, Hq, Hkv, max_blocks, sm);
+    else split_body<64, 8, 2>(q, k, v, block_table, lens, part, Hq, Hkv, max_blocks, sm);
   }
 }
 
