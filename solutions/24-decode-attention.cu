@@ -46,6 +46,9 @@
 // H200 (4.8 TB/s), 1.05 ms on an A100 80 GB (2.04 TB/s), 2.13 ms on an RTX 4090 (1.01 TB/s).
 // Predicted by `warpbook predict` for the H200: 528 us, 4.07 TB/s (85% of the datasheet; the
 // tool's speed of light, against the measured DRAM ceiling, calls it 89%).
+// Measured on the H200 (`warpbook check`, 2026-11-24): 542.0 us, 3.96 TB/s, 86.8% of the speed of
+// light against the ceilings `warpbook probe` measured; gold.
+// measured: 541.98 us on NVIDIA H200
 // @tune BLOCK=128
 // @tune CHUNK=512
 

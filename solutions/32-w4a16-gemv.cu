@@ -11,22 +11,28 @@
 // row cover 288 contiguous bytes. A nibble becomes the exact float q - 8 in two instructions:
 // PRMT drops it into the low mantissa byte of 2^23 (0x4B000000), and subtracting 2^23 + 8 leaves
 // q - 8. Then one fma with x. The block's sum is scaled by d once; 5 shuffles per row finish.
+// The W words of the next step are loaded into a second set of registers before this step is
+// decoded (a software pipeline), so a warp always has two steps of loads in flight.
 // Run:  warpbook check 32-w4a16-gemv solutions/32-w4a16-gemv.cu
 //
 // Why it is fast: W is read once (18 bytes per 32 weights), each warp reads a row as one
 // contiguous stream, and x (16 KiB) lives in L1/L2. Why not 16-byte loads of W? q4_0 blocks are
 // 18 bytes, so a block starts 16-byte aligned only every 8 blocks; 4-byte words are aligned in
 // every other block and a 2-byte piece fixes the rest. Each lane has 2 x loads and 4 rows x 4 W
-// loads in flight per step. What limits it is instruction issue, not memory: ~3 instructions a
-// weight for exact f32 dequantisation and the fma, ~1.5 more for loads, realignment, addresses
-// and x, against the H200's budget of ~3.9 a weight at 4.8 TB/s (33.5 T lane-instructions/s over
-// 8.5 T weights/s). Going further means fewer instructions per weight: tensor cores for the
-// multiply (mma.sync on dequantised f16 fragments) or staging W through shared memory.
+// loads in flight per step, and the next step's W loads go out before this step's arithmetic.
+// What limits it: the model says instruction issue (~3 instructions a weight for exact f32
+// dequantisation and the fma, ~1.5 more for loads, realignment and x, against the H200's ~3.9 a
+// weight at 4.8 TB/s), but the H200 says latency. On the H200 (`warpbook check`, 2026-11-24):
+// without the pipeline 147 us (the model had said 87 us); with it 106 us. Fewer, wider loads did
+// not help: one lane per 18-byte block with two aligned 16-byte loads 134 us, three 8-byte loads
+// 129 us, eight rows per warp 145 us; staging W through shared memory with cp.async and
+// mma.sync on the dequantised f16, 175-199 us. This is bronze; the 80% bar is not reached yet.
 //
 // Napkin maths: 57344 x 8192 weights = 264 MB of q4_0 (+16 KB x, 115 KB y); at 4.8 TB/s that is
 // 55 us on the H200 (gold is 80%: 69 us). The same matrix in f16 is 940 MB: 196 us.
-// Predicted by `warpbook predict` for the H200 (not measured): 87 us, 3.0 TB/s, 67% of the speed
-// of light, silver; issue-bound (87% of issue slots busy).
+// Measured on the H200 (`warpbook check`, 2026-11-24): 105.7 us, 2.50 TB/s, 52% of the speed of
+// light against the ceilings `warpbook probe` measured; bronze.
+// measured: 105.70 us on NVIDIA H200
 // @tune THREADS=128
 // @tune ROWS=16
 #include <cuda_fp16.h>
@@ -100,21 +106,38 @@ extern "C" __global__ void __launch_bounds__(THREADS)
     sel[r] = off ? 0x5432u : 0x3210u;
     acc[r] = 0.0f;
   }
+  // Software pipeline: the words of step b + 16 are loaded while step b is decoded, so each warp
+  // keeps two steps (2 x R x 288 bytes) of W in flight instead of one, and never waits for a
+  // load right after issuing it. Rows past the last step reload their final words (harmless).
+  unsigned int c0[R], c1[R], c2[R], cd[R];
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    c0[r] = c1[r] = c2[r] = cd[r] = 0u;
+    if (b < nb) {
+      c0[r] = __ldg(pw[r]); c1[r] = __ldg(pw[r] + 1); c2[r] = __ldg(pt[r]); cd[r] = __ldg(pd[r]);
+    }
+  }
   for (; b < nb; b += 16) {
-    float xl[8], xh[8];
-    widen8(*reinterpret_cast<const uint4*>(x + 32 * b + 8 * c), xl);
-    widen8(*reinterpret_cast<const uint4*>(x + 32 * b + 16 + 8 * c), xh);
+    const bool more = b + 16 < nb;
+    uint4 xa = *reinterpret_cast<const uint4*>(x + 32 * b + 8 * c);
+    uint4 xb = *reinterpret_cast<const uint4*>(x + 32 * b + 16 + 8 * c);
+    unsigned int n0[R], n1[R], n2[R], nd[R];
 #pragma unroll
     for (int r = 0; r < R; ++r) {
-      const unsigned int w0 = __ldg(pw[r]), w1 = __ldg(pw[r] + 1), w2 = __ldg(pt[r]);
-      const float d = __half2float(__ushort_as_half(__ldg(pd[r])));
-      const unsigned int q0 = __byte_perm(w0, w1, sel[r]), q1 = __byte_perm(w1, w2, sel[r]);
+      if (more) { pw[r] += 72; pt[r] += 144; pd[r] += 144; }
+      n0[r] = __ldg(pw[r]); n1[r] = __ldg(pw[r] + 1); n2[r] = __ldg(pt[r]); nd[r] = __ldg(pd[r]);
+    }
+    float xl[8], xh[8];
+    widen8(xa, xl);
+    widen8(xb, xh);
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const float d = __half2float(__ushort_as_half((unsigned short)cd[r]));
+      const unsigned int q0 = __byte_perm(c0[r], c1[r], sel[r]), q1 = __byte_perm(c1[r], c2[r], sel[r]);
       float s8 = dot8(q0, xl, xh, 0.0f);
       s8 = dot8(q1, xl + 4, xh + 4, s8);
       acc[r] = fmaf(d, s8, acc[r]);
-      pw[r] += 72; // 288 bytes
-      pt[r] += 144;
-      pd[r] += 144;
+      c0[r] = n0[r]; c1[r] = n1[r]; c2[r] = n2[r]; cd[r] = nd[r];
     }
   }
 #pragma unroll
