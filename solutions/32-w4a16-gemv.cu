@@ -37,9 +37,9 @@
 // @tune ROWS=16
 #include <cuda_fp16.h>
 
-constexpr int WARPS = THREADS / 32;
-constexpr int R = ROWS / WARPS; // rows per warp
-static_assert(R * WARPS == ROWS && R >= 1, "ROWS must be a multiple of THREADS / 32");
+constexpr int NWARP = THREADS / 32;
+constexpr int R = ROWS / NWARP; // rows per warp
+static_assert(R * NWARP == ROWS && R >= 1, "ROWS must be a multiple of THREADS / 32");
 
 __device__ __forceinline__ __half2 as_h2(unsigned int u) {
   return *reinterpret_cast<__half2*>(&u);

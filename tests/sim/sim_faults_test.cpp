@@ -56,7 +56,7 @@ TEST_CASE("fault: reads before the start, far away, and through a null pointer")
     auto r = p.run();
     REQUIRE(r.fault.kind == wb::FaultKind::out_of_bounds);
     CHECK(r.fault.message == "thread (0,0,0) of block (0,0,0) read a[-1], 4 bytes before its start "
-                             "(a has 32 elements) at line 2");
+                             "(a has 32 elements of 4 bytes) at line 2");
   }
   {
     Plan p;
@@ -94,7 +94,9 @@ TEST_CASE("fault: misaligned access") {
   auto r = p.run();
   REQUIRE(r.fault.kind == wb::FaultKind::misaligned);
   CHECK_HAS(r.fault.message, "thread (0,0,0) of block (0,0,0) read 4 bytes at address 0x");
-  CHECK_HAS(r.fault.message, "(a[2] (a has 256 elements)), which is not 4-byte aligned at line 2");
+  CHECK_HAS(r.fault.message,
+            "(a[2] (a has 256 elements of 1 byte; this access reads or writes 4 bytes at once: a "
+            "pointer cast to a wider type?)), which is not 4-byte aligned at line 2");
 }
 
 TEST_CASE("fault: shared and local memory out of bounds") {

@@ -194,7 +194,7 @@ std::string describe_in_region(const Region& r, uint64_t a, uint32_t n) {
   }
   uint64_t count = (r.data_hi - r.data_lo) / uint64_t(es);
   s += " (" + r.name + " has " + std::to_string(count) + " element" + (count == 1 ? "" : "s") +
-       " of " + std::to_string(es) + " bytes";
+       " of " + std::to_string(es) + (es == 1 ? " byte" : " bytes");
   if (int64_t(n) > es)
     s += "; this access reads or writes " + std::to_string(n) +
          " bytes at once: a pointer cast to a wider type?";
