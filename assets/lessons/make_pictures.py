@@ -981,10 +981,61 @@ def moe_routing():
     return s.save("moe-routing")
 
 
+# 0014: predicted against measured for four solutions, as multiples of the datasheet speed of light.
+# Every figure is from the solution's header (measured on the H200, 2026-11-24) or from
+# `warpbook predict` / `warpbook tune --backend sim` (predicted); the speed of light is the
+# puzzle's least bytes over 4.8 TB/s, or its FLOPs over 989 TFLOP/s for the GEMM.
+def model_vs_gpu():
+    rows = [
+        # name, speed of light (us), [(label, predicted us)], [measured us, first to last], note
+        ("26 RoPE", 268.5e6 / 4.8e12 * 1e6, [("predicted", 70.8)], [76.5, 69.8],
+         "BLOCK=256 → BLOCK=128 (the model ranked 256 first)"),
+        ("28 top-k rows", 525.75e6 / 4.8e12 * 1e6, [("predicted", 125.0)], [169.0, 158.0, 150.0, 145.2],
+         "four versions; the model said ~125 for each"),
+        ("32 W4A16 GEMV", 264.4e6 / 4.8e12 * 1e6, [("first, predicted", 87.0), ("last, predicted", 93.4)],
+         [147.0, 105.7], "next step's loads in flight"),
+        ("19 WMMA GEMM", 137.44e9 / 989e12 * 1e6, [("predicted", 459.0)], [584.0, 430.0, 424.2],
+         "8-warp block → two 4-warp blocks → C via shared"),
+    ]
+    W, H = 940, 430
+    L, R, top, rh = 170, 900, 92, 72
+    s = Svg(W, H)
+    s.text(20, 28, "The model's check against the H200: time ÷ speed of light (1× = the datasheet roof)", 15, bold=True)
+    s.text(20, 48, "hollow: predicted by warpbook predict · filled: measured on the H200, 2026-11-24, first version → last",
+           12, fill=MUTED)
+    lo, hi = 1.0, 4.5
+
+    def X(r):
+        return L + (math.log(r) - math.log(lo)) / (math.log(hi) - math.log(lo)) * (R - L)
+
+    ybot = top + len(rows) * rh - 20
+    for t in (1, 1.25, 1.5, 2, 3, 4):
+        s.line(X(t), top - 16, X(t), ybot, stroke="#E3E6EA", sw=1)
+        s.text(X(t), ybot + 16, f"{t:g}×", 11, fill=MUTED, anchor="middle")
+    s.text((L + R) / 2, ybot + 36, "time ÷ speed of light (log scale); left is faster", 12, fill=MUTED, anchor="middle")
+    for i, (name, sol, preds, meas, note) in enumerate(rows):
+        y = top + i * rh
+        s.text(L - 12, y + 5, name, 13, anchor="end", bold=True)
+        s.text(L - 12, y + 22, f"SoL {sol:.0f} us", 11, fill=MUTED, anchor="end")
+        s.line(X(1), y, X(hi), y, stroke="#CCD2DA", sw=1)
+        pts = [X(m / sol) for m in meas]
+        for a, b in zip(pts, pts[1:]):
+            s.arrow(a, y, b + 6, y, stroke=RED, sw=1.5, head=6)
+        for j, m in enumerate(meas):
+            s.circle(X(m / sol), y, 5, fill=RED)
+        for j, (lab, pv) in enumerate(preds):
+            s.circle(X(pv / sol), y, 6, fill="#FFFFFF", stroke=BLUE, sw=2)
+            s.text(X(pv / sol), y - 12 - 12 * j, f"{lab} {pv:g}", 11, fill=BLUE, anchor="middle")
+        s.text(X(meas[0] / sol), y + 20, f"{meas[0]:g}", 11, fill=RED, anchor="middle")
+        s.text(X(meas[-1] / sol), y + 20, f"{meas[-1]:g}", 11, fill=RED, anchor="middle")
+        s.text(X(1) + 4, y + 36, note, 11, fill=MUTED)
+    return s.save("model-vs-gpu")
+
+
 PICTURES = [grid_blocks_threads, grid_2d, grid_stride, coalesced_vs_strided, roofline, reduction_tree,
             bank_conflicts, fusion_bytes, tiled_matmul, register_tile, mma_layout, ldmatrix_x4,
             cp_async_pipeline, fp8_formats, nf4_codes, q4_0_block, quant_error, rope_layouts,
-            cross_entropy_passes, moe_routing]
+            cross_entropy_passes, moe_routing, model_vs_gpu]
 
 
 def main():
