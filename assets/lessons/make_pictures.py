@@ -1054,7 +1054,7 @@ def paged_kv_cache():
     for p in range(pool):
         y = py + p * 52
         ob = owner.get(p)
-        s.text(px + 16 * slot + 18, y + 25, f"page {p}" + ("" if ob else ": free, or another sequence's"), 12,
+        s.text(px + 16 * slot + 18, y + 25, f"page {p}" + ("" if ob else " (free)"), 12,
                mono=ob is not None, fill=INK if ob else MUTED)
         for sl in range(16):
             tok = None
@@ -1076,7 +1076,7 @@ def paged_kv_cache():
     s.text(20, yb, "token j of sequence b  →  page = block_table[b][j / 16],  slot = j % 16", 13, mono=True)
     s.text(20, yb + 22, "element of its K row  =  ((page · 16 + slot) · Hkv + h) · D       (in 64 bits: pools pass 2³¹ elements)",
            13, mono=True)
-    s.text(20, yb + 46, "Grey slots past lens are garbage; table entries past the last page (seq 1's page 1) are not followed.",
+    s.text(20, yb + 46, "Grey slots past lens are garbage; table entries past the last page (seq 1's page 1) are not followed; free pages may be other sequences'.",
            12, fill=MUTED)
     return s.save("paged-kv-cache")
 
