@@ -1030,12 +1030,110 @@ def model_vs_gpu():
         s.text(X(meas[-1] / sol), y + 20, f"{meas[-1]:g}", 11, fill=RED, anchor="middle")
         s.text(X(1) + 4, y + 36, note, 11, fill=MUTED)
     return s.save("model-vs-gpu")
+# 0011: split-K decode at B = 1: the sequence cut into chunks, partial states, a combine; and the
+# SMs that one block per (sequence, KV head) leaves idle.
+def decode_split():
+    L, chunk, hkv, sms = 8192, 512, 8, 132
+    S = L // chunk
+    W, H = 940, 470
+    s = Svg(W, H)
+    s.text(20, 26, f"Decode at B = 1, L = {L}, {hkv} KV heads: split each sequence into chunks of {chunk} keys", 15,
+           bold=True)
+    # the sequence of one KV head, cut into S chunks, each leaving (m, l, acc)
+    x0, y0, w = 40, 56, 860
+    cw = w / S
+    s.text(x0, y0 - 4, f"keys 0 … {L - 1} of one (sequence, KV head): {S} chunks, one block each", 12, fill=MUTED)
+    for c in range(S):
+        s.rect(x0 + c * cw + 1, y0 + 4, cw - 2, 26, fill=PALETTE[c % 2], stroke="none", opacity=0.75, rx=2)
+        s.text(x0 + c * cw + cw / 2, y0 + 22, f"{c}", 11, fill="#FFFFFF", anchor="middle", bold=True)
+        s.arrow(x0 + c * cw + cw / 2, y0 + 32, x0 + c * cw + cw / 2, y0 + 52, stroke=MUTED, sw=1, head=5)
+        s.text(x0 + c * cw + cw / 2, y0 + 66, "m,l,acc", 9.5, fill=INK, anchor="middle", mono=True)
+    yc = y0 + 78
+    s.rect(x0 + w / 2 - 250, yc + 6, 500, 30, fill=GREEN, stroke="none", opacity=0.25, rx=4)
+    s.text(x0 + w / 2, yc + 26, "combine: M = max m_s,  out = Σ e^(m_s−M)·acc_s / Σ e^(m_s−M)·l_s", 13,
+           anchor="middle", mono=True)
+    # two SM maps
+    cols, cell = 12, 24
+    rows = (sms + cols - 1) // cols
+    maps = [("one block per (sequence, KV head)", hkv, 1, f"{hkv} blocks: {sms - hkv} of {sms} SMs idle"),
+            (f"split-K, chunks of {chunk}", hkv * S, S, f"{hkv * S} blocks: {hkv * S} of {sms} SMs busy")]
+    for k, (title, nblk, per_head, note) in enumerate(maps):
+        mx = 60 + k * 450
+        my = 210
+        s.text(mx, my - 12, title, 13.5, bold=True)
+        for i in range(sms):
+            r, c = divmod(i, cols)
+            busy = i < nblk
+            head = i // per_head if busy else 0
+            s.rect(mx + c * cell, my + r * (cell - 6), cell - 3, cell - 9,
+                   fill=PALETTE[head % len(PALETTE)] if busy else LIGHT,
+                   stroke="none" if busy else GREY, sw=0.8, opacity=0.85 if busy else None, rx=2)
+        s.text(mx, my + rows * (cell - 6) + 18, note, 12.5, fill=RED if k == 0 else GREEN, bold=True)
+    s.text(20, H - 14, "Each square is one of the H200's 132 SMs, coloured by the KV head its block works on. "
+           "At B = 64 both grids are full.", 12, fill=MUTED)
+    return s.save("decode-split")
+
+
+# 0011: a paged KV cache: two sequences' block tables pointing into one pool of 16-token pages.
+def paged_kv_cache():
+    table, lens, pool = [[3, 0], [4, 1]], [20, 7], 5
+    W, H = 960, 400
+    s = Svg(W, H)
+    s.text(20, 26, "A paged KV cache: pages of 16 tokens in one pool, a block table per sequence", 15, bold=True)
+    seqc = [BLUE, ORANGE]
+    # block tables
+    tx, ty = 40, 80
+    s.text(tx, ty - 18, "block_table", 13, bold=True, mono=True)
+    owner = {}
+    for b, row in enumerate(table):
+        y = ty + b * 70
+        s.text(tx, y + 20, f"seq {b}", 12.5, bold=True, fill=seqc[b])
+        s.text(tx, y + 38, f"lens = {lens[b]}", 11.5, fill=MUTED)
+        for j, page in enumerate(row):
+            used = j * 16 < lens[b]
+            s.rect(tx + 80 + j * 52, y + 4, 48, 30, fill=seqc[b] if used else LIGHT, stroke=INK, sw=1,
+                   opacity=0.3 if used else None, rx=3)
+            s.text(tx + 104 + j * 52, y + 24, page, 13, anchor="middle", mono=True,
+                   fill=INK if used else MUTED)
+            if used:
+                owner[page] = (b, j)
+    # the pool
+    px, py, slot = 330, 60, 30
+    s.text(px, py - 8, "pool of pages: k_cache[page][slot][Hkv][D] (and v_cache alike)", 12.5, fill=MUTED)
+    for p in range(pool):
+        y = py + p * 52
+        ob = owner.get(p)
+        s.text(px + 16 * slot + 18, y + 25, f"page {p}" + ("" if ob else " (free)"), 12,
+               mono=ob is not None, fill=INK if ob else MUTED)
+        for sl in range(16):
+            tok = None
+            if ob is not None:
+                b, j = ob
+                if j * 16 + sl < lens[b]:
+                    tok = j * 16 + sl
+            s.rect(px + 8 + sl * slot, y + 6, slot - 3, 28, fill=seqc[ob[0]] if tok is not None else LIGHT,
+                   stroke="none" if tok is not None else GREY, sw=0.8, opacity=0.75 if tok is not None else None, rx=2)
+            if tok is not None:
+                s.text(px + 8 + sl * slot + (slot - 3) / 2, y + 25, tok, 10, fill="#FFFFFF", anchor="middle", bold=True)
+    # arrows from table entries to pages
+    for b, row in enumerate(table):
+        for j, page in enumerate(row):
+            if j * 16 < lens[b]:
+                sx, sy = tx + 128 + j * 52, ty + b * 70 + 19
+                s.arrow(sx, sy, px + 6, py + page * 52 + 20, stroke=seqc[b], sw=1.4, head=6)
+    yb = py + pool * 52 + 26
+    s.text(20, yb, "token j of sequence b  →  page = block_table[b][j / 16],  slot = j % 16", 13, mono=True)
+    s.text(20, yb + 22, "element of its K row  =  ((page · 16 + slot) · Hkv + h) · D       (in 64 bits: pools pass 2³¹ elements)",
+           13, mono=True)
+    s.text(20, yb + 46, "Grey slots past lens are garbage; table entries past the last page (seq 1's page 1) are not followed; free pages may be other sequences'.",
+           12, fill=MUTED)
+    return s.save("paged-kv-cache")
 
 
 PICTURES = [grid_blocks_threads, grid_2d, grid_stride, coalesced_vs_strided, roofline, reduction_tree,
             bank_conflicts, fusion_bytes, tiled_matmul, register_tile, mma_layout, ldmatrix_x4,
             cp_async_pipeline, fp8_formats, nf4_codes, q4_0_block, quant_error, rope_layouts,
-            cross_entropy_passes, moe_routing, model_vs_gpu]
+            cross_entropy_passes, moe_routing, model_vs_gpu, decode_split, paged_kv_cache]
 
 
 def main():
