@@ -115,6 +115,14 @@ inline void check_puzzle_reference(const std::string& id, Tol tol, const HostFn&
 inline int64_t sz(const Env& e, const char* k) {
   return e.at(k);
 }
+// Rounds to the nearest bf16 (8 significant bits), ties to even: straight from the format, not
+// through f32 (which would round twice).
+inline double to_bf16(long double v) {
+  if (v == 0 || !std::isfinite(v)) return double(v);
+  int e = 0;
+  long double m = std::frexp(v, &e); // v = m 2^e, 0.5 <= |m| < 1
+  return double(std::ldexp(std::nearbyint(m * 256.0L), e - 8));
+}
 inline double f32(double v) {
   return double(float(v));
 } // round to f32, as a stored output is

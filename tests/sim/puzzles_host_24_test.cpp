@@ -5,18 +5,6 @@
 using namespace wb;
 using namespace wb::host_ref;
 
-namespace {
-
-// Rounds to the nearest bf16 (8 significant bits), ties to even, straight from the format.
-double to_bf16(long double v) {
-  if (v == 0 || !std::isfinite(v)) return double(v);
-  int e = 0;
-  long double m = std::frexp(v, &e); // v = m 2^e, 0.5 <= |m| < 1
-  return double(std::ldexp(std::nearbyint(m * 256.0L), e - 8));
-}
-
-} // namespace
-
 TEST_CASE("24 decode attention: reference against the host") {
   // The definition in long double: scores over the valid keys only (slots at or past lens[b] are
   // never looked at: in some cases they are NaN), softmax with its max subtracted, the weighted

@@ -5,18 +5,6 @@
 using namespace wb;
 using namespace wb::host_ref;
 
-namespace {
-
-// Rounds to the nearest bf16 (8 significant bits), ties to even, straight from the format.
-double to_bf16(long double v) {
-  if (v == 0 || !std::isfinite(v)) return double(v);
-  int e = 0;
-  long double m = std::frexp(v, &e); // v = m 2^e, 0.5 <= |m| < 1
-  return double(std::ldexp(std::nearbyint(m * 256.0L), e - 8));
-}
-
-} // namespace
-
 TEST_CASE("25 paged decode attention: reference against the host") {
   // Token j of sequence b is slot j % 16 of page block_table[b][j / 16]; only the table entries of
   // pages that hold keys are looked at (one case pads the rest with -1). The definition in long

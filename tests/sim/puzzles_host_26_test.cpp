@@ -4,19 +4,6 @@
 using namespace wb;
 using namespace wb::host_ref;
 
-namespace {
-
-// Rounds to the nearest bf16 (8 significant bits), ties to even: straight from the format, not
-// through f32 (which would round twice).
-double to_bf16(long double v) {
-  if (v == 0 || !std::isfinite(v)) return double(v);
-  int e = 0;
-  long double m = std::frexp(v, &e); // v = m 2^e, 0.5 <= |m| < 1
-  return double(std::ldexp(std::nearbyint(m * 256.0L), e - 8));
-}
-
-} // namespace
-
 TEST_CASE("26 rope: reference against the host") {
   // The definition: inv_freq = 10000^(-2i/dim) rounded once to f32; the angle is the f32 product
   // float(pos) * inv_freq (a double product of two floats is exact, so rounding it to float is the

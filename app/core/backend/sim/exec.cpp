@@ -200,14 +200,19 @@ std::string lane_thread(const Exec& x, uint32_t warp, uint32_t lane) {
 }
 } // namespace
 
-std::string shared_elem_name(const Exec& x, uint64_t off, uint32_t n) {
+const SharedSym* shared_sym_at(const Exec& x, uint64_t off) {
   for (auto& s : x.P->shared_syms) {
     uint64_t end = s.dynamic ? x.B->shared_size : uint64_t(s.offset) + s.size;
-    if (off < s.offset || off >= end) continue;
-    if (!s.dynamic && s.size <= n) return s.name; // a variable of one element
-    return s.name + "[" + std::to_string((off - s.offset) / std::max<uint32_t>(n, 1)) + "]";
+    if (off >= s.offset && off < end) return &s;
   }
-  return "shared offset " + std::to_string(off);
+  return nullptr;
+}
+
+std::string shared_elem_name(const Exec& x, uint64_t off, uint32_t n) {
+  const SharedSym* s = shared_sym_at(x, off);
+  if (!s) return "shared offset " + std::to_string(off);
+  if (!s->dynamic && s->size <= n) return s->name; // a variable of one element
+  return s->name + "[" + std::to_string((off - s->offset) / std::max<uint32_t>(n, 1)) + "]";
 }
 
 int shared_race_check(Exec& x, Warp& w, const Inst& in, int lane, uint64_t a, uint32_t n,

@@ -576,6 +576,8 @@ int check_barriers(Exec& x);
 void land_copies(Exec& x, Warp& w, uint32_t lanes, uint32_t newest_kept, bool all);
 // The shared variable at offset `off` and its element for an `n`-byte access ("s[3]", "bar"),
 // for messages (exec.cpp).
+// The shared variable that holds byte `off` of the block's shared memory (nullptr: padding).
+const SharedSym* shared_sym_at(const Exec& x, uint64_t off);
 std::string shared_elem_name(const Exec& x, uint64_t off, uint32_t n);
 // Every live warp waits on an mbarrier that nothing can complete: the fault (ops_sync.cpp).
 int report_mbarrier_deadlock(Exec& x);

@@ -309,25 +309,24 @@ int variable_check(Exec& x, Warp& w, const Inst& in, int lane, Space sp, uint64_
     const SharedSym& s = x.P->shared_syms[size_t(inf.shared_sym)];
     if (off >= s.offset && off + n <= uint64_t(s.offset) + s.size) return kNext;
     int64_t idx = (int64_t(off) - int64_t(s.offset)) / int64_t(es);
+    const SharedSym* other = shared_sym_at(x, off);
     std::string landed = shared_elem_name(x, off, es);
-    std::string other = landed.substr(0, landed.find('['));
-    bool in_other = landed.rfind("shared offset", 0) != 0;
     std::string what = who(x, w, lane) + " " + verb(write) + " " + s.name + "[" +
                        std::to_string(idx) + "]" + at_line(inf.line) + ", outside " + s.name +
                        ", which has " + std::to_string(s.size / es) + " elements of " +
                        std::to_string(es) + " bytes";
-    if (!in_other)
+    if (!other)
       what += " (those bytes belong to no variable)";
     else if (write)
       what += ". It landed in " + landed +
               ": a block's shared variables lie side by side, so on a GPU this write silently "
               "changes " +
-              other;
+              other->name;
     else
       what += ". It read " + landed +
               ": a block's shared variables lie side by side, so on a GPU this read silently "
               "returns " +
-              other + "'s value";
+              other->name + "'s value";
     return raise_fault(x, FaultKind::out_of_bounds, what, inf.line);
   }
   if (sp == Space::local && inf.local_frame != kNoRow) {
