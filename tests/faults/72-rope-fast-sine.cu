@@ -1,8 +1,8 @@
 // fault: RoPE with __sinf / __cosf: their range reduction (x / 2pi rounded to f32) is off by up to 0.012 rad at position 131071
 // puzzle: 26-rope
 // sim: wrong_answer | elements of y are a near miss | an approximate intrinsic
-// gpu: same
-// note: Everything else is right (pos read, both layouts, inv_freq rounded once). The error grows with the angle: a few elements already miss at positions below 2048 (2e-4 where y is near 0), and at 100000-131071 most do. The simulator reduces the argument of sin.approx / cos.approx as the GPU does (docs/simulator.md); before it did, this kernel passed there.
+// gpu: wrong_answer | elements of y are
+// note: Everything else is right (pos read, both layouts, inv_freq rounded once). The error grows with the angle: a few elements already miss at positions below 2048 (2e-4 where y is near 0), and at 100000-131071 most do. The simulator reduces the argument of sin.approx / cos.approx as the GPU does (docs/simulator.md); before it did, this kernel passed there. On the H200 the special function unit adds its own error (about 2^-22, not modelled), and when an element whose expected value is near 0 is among the wrong ones its relative error is large, so the GPU's message may say "are wrong" rather than "a near miss" (seen once in three runs on 2026-11-24).
 #include <cuda_bf16.h>
 
 extern "C" __global__ void rope(const __nv_bfloat16* x, const int* pos, __nv_bfloat16* y,
