@@ -7,6 +7,8 @@
 #             the table of solution figures and each solution against its `// measured:` line
 #   gpu       every other gpu-labelled test (faults, backend, probe, perf model, libraries, ...)
 #   torch     scripts/puzzles_vs_torch.sh: solutions beside PyTorch eager and Triton
+#   check     the reference, solution and starter of each puzzle named in $CHECK (ids), checked
+#             and timed one by one (quicker than `puzzles` when only a few are new)
 #   tune      `warpbook tune` of the solutions named in $TUNE (puzzle ids, space-separated)
 #   variants  every .variants/NN/*.cu (git-ignored, carried): checked and timed as puzzle NN
 #   attempt   a GPU check of fault 84 stored in a fresh data folder, for the GUI's screenshot of a
@@ -55,6 +57,17 @@ for stage in "$@"; do
     OUT=$out bash scripts/puzzles_vs_torch.sh "$build" >"$out/torch-run.log" 2>&1
     echo "rc $?"
     [ -f "$out/vs_torch.md" ] && cat "$out/vs_torch.md"
+    ;;
+  check)
+    for id in ${CHECK:-}; do
+      for f in puzzles/$id/reference.cu solutions/$id.cu puzzles/$id/starter.cu; do
+        printf '%-28s %-14s ' "$id" "$(basename "$f")"
+        "$build/warpbook" check "$id" "$f" --json >"$out/c.json" 2>"$out/c.err"
+        python3 -c "
+import json; j = json.load(open('$out/c.json')); p = j.get('perf') or {}; t = p.get('timing') or {}
+print(j.get('verdict'), '%.2f us' % t.get('median_us', 0), '%.1f GFLOP/s' % p.get('gflops', 0), '%.1f%% SOL' % (100 * p.get('speed_of_light', 0)), p.get('medal', ''), str(j.get('summary') or '')[:150])" 2>&1 | tail -1
+      done
+    done | tee "$out/check.txt"
     ;;
   tune)
     for id in ${TUNE:-}; do

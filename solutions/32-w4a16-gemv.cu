@@ -26,7 +26,10 @@
 // without the pipeline 147 us (the model had said 87 us); with it 106 us. Fewer, wider loads did
 // not help: one lane per 18-byte block with two aligned 16-byte loads 134 us, three 8-byte loads
 // 129 us, eight rows per warp 145 us; staging W through shared memory with cp.async and
-// mma.sync on the dequantised f16, 175-199 us. This is bronze; the 80% bar is not reached yet.
+// mma.sync on the dequantised f16, 175-199 us. A per-warp cp.async ring of 16- or 32-row tiles
+// feeding mma.sync straight from exactly dequantised registers (lop3 magic numbers, half the
+// instructions per weight) measured 166-236 us on 2026-11-25 (the model had said 75-104 us).
+// This is bronze; the 80% bar is not reached yet.
 //
 // Napkin maths: 57344 x 8192 weights = 264 MB of q4_0 (+16 KB x, 115 KB y); at 4.8 TB/s that is
 // 55 us on the H200 (gold is 80%: 69 us). The same matrix in f16 is 940 MB: 196 us.
