@@ -39,6 +39,9 @@
 // Napkin maths: 137.4 GFLOP at 1979 TFLOP/s (datasheet, dense FP8) = 69 us on the H200; at
 // mma.sync's f16 rate (~646 TFLOP/s) 213 us. DRAM: 67 MB at 4.8 TB/s = 14 us. Per SM per clock at
 // 646 TFLOP/s: ~2450 FLOP, 38 bytes of shared memory at 64 FLOP per byte (of 128 available).
+// `warpbook predict` (a model, not a measurement; it prices FP8 mma.sync at the f16 rate) says
+// ~290 us, 474 TFLOP/s, tensor pipe 68% busy. Worth sweeping on the H200: BK = 128 with
+// STAGES = 3 (SMEM = 98304), BN = 256 with WN = 64 (8 warps, one block per SM), STAGES = 3 .. 5.
 // @tune BM=128
 // @tune BN=128
 // @tune WM=64
@@ -46,7 +49,7 @@
 // @tune BK=64
 // @tune STAGES=4
 // @tune SMEM=65536
-#define MINB 2
+#define MINB (THREADS <= 128 ? 2 : 1) // blocks per SM for __launch_bounds__: 2 x 128 threads x 255 registers fit
 #include <cuda_bf16.h>
 #include <cuda_fp8.h>
 
