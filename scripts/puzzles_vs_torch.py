@@ -38,6 +38,8 @@ AS_FAST_AS = {10: "torch.bincount", 11: "torch.cumsum", 16: "F.conv1d"}
 SGEMM = 17
 SOL_BAR = 0.80
 SGEMM_BAR = 0.70
+FP8GEMM = 33  # at least 0.7x torch._scaled_mm (wgmma underneath) where it runs
+FP8GEMM_BAR = 0.70
 NOISE = 0.02  # a ratio this close below 1 is within the run-to-run spread: said so, still unmet
 
 
@@ -48,6 +50,8 @@ def bar_text(num):
         return f">= {AS_FAST_AS[num]}"
     if num == SGEMM:
         return f">= {SGEMM_BAR:.0%} of cuBLAS SGEMM"
+    if num == FP8GEMM:
+        return f">= {FP8GEMM_BAR:.1f}x torch._scaled_mm"
     return "-"
 
 
@@ -364,6 +368,29 @@ def b19(torch, F, s):
               "reductions allowed, PyTorch's default): half an f16 ulp of |C| ~ 20 is 8e-3, past the puzzle's atol 4e-3 "
               "at K = 4096, so its check is expected to fail; it writes 2 bytes per element of C where the puzzle "
               "writes 4. No bar: WMMA (mma.sync) cannot reach cuBLAS's wgmma")
+
+
+def b33(torch, F, s):
+    m, n, k = s["M"], s["N"], s["K"]
+    e4 = torch.float8_e4m3fn  # the puzzle's init: normal(0, 100) codes, saturated to +-448 as Warpbook's generator does
+    a = dev_empty(torch, (m, k)).normal_(0, 100).clamp(-448, 448).to(e4)
+    b = dev_empty(torch, (n, k)).normal_(0, 100).clamp(-448, 448).to(e4)  # [N, K]: b.t() is column-major
+    sa, sb = uniform(torch, (m, 1), 0.001, 0.01), uniform(torch, (1, n), 0.0005, 0.002)
+    c2 = dev_empty(torch, (m, n), torch.bfloat16)
+    ref, res = {}, {}
+
+    def fn():  # _scaled_mm has no out= form: it allocates C (from the caching allocator once warm)
+        res["C"] = torch._scaled_mm(a, b.t(), scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16)
+
+    def check(got):  # the puzzle's tolerance on the bf16 answer
+        if "C" not in ref:
+            ref["C"] = (a.double() @ b.double().t()) * sa.double() * sb.double()
+        return close(got.float(), ref["C"], 8e-3, 2e-3)
+
+    return Op(f"torch._scaled_mm(A, B.t(), scale_a, scale_b, out_dtype=bf16); e4m3 [{m}, {k}] x [{k}, {n}] -> bf16",
+              fn, lambda: res["C"], check, lambda tk: lambda: tk.fp8_gemm(a, b, sa[:, 0], sb[0], c2),
+              "row-wise scales ([M, 1] and [1, N], f32) are the dequantization factors (the reciprocal of "
+              "the quantizer's multiplier); cuBLASLt on wgmma underneath; bar 0.7x of it")
 
 
 def decode_check(torch, q, kv_of, lens, got):
@@ -686,7 +713,7 @@ BUILDERS = {
     19: (b19, {"M", "N", "K"}), 24: (b24, {"B", "Hq", "Hkv", "L", "D"}),
     25: (b25, {"B", "Hq", "Hkv", "D", "max_blocks", "num_blocks"}), 26: (b26, {"tokens", "heads", "dim", "interleaved"}), 27: (b27, {"rows", "V"}),
     28: (b28, {"rows", "V", "k"}), 29: (b29, {"rows", "cols"}), 30: (b30, {"rows", "cols"}), 31: (b31, {"n"}),
-    32: (b32, {"M", "K"}),
+    32: (b32, {"M", "K"}), 33: (b33, {"M", "N", "K"}),
 }
 
 
@@ -828,6 +855,8 @@ def judge(row):
         return "yes" if ratio >= 1 else f"no (slower{near})"
     if num == SGEMM:
         return "yes" if ratio >= SGEMM_BAR else f"no ({ratio:.0%} of cuBLAS)"
+    if num == FP8GEMM:
+        return "yes" if ratio >= FP8GEMM_BAR else f"no ({ratio:.2f}x torch._scaled_mm)"
     return "-"
 
 

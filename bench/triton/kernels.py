@@ -444,6 +444,40 @@ def wmma_gemm(A, B, C):
     return C
 
 
+
+# ---- 33-fp8-gemm
+@triton.jit
+def fp8_gemm_kernel(A, B, a_scale, b_scale, C, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+                    GROUP: tl.constexpr):
+    # A [M, K] and B [N, K], both float8_e4m3fn and row-major; programs in puzzle 17's grouped order
+    pid, tiles_m, tiles_n = tl.program_id(0), tl.cdiv(M, BM), tl.cdiv(N, BN)
+    first_m = (pid // (GROUP * tiles_n)) * GROUP
+    group_m = tl.minimum(tiles_m - first_m, GROUP)
+    pm = first_m + (pid % (GROUP * tiles_n)) % group_m
+    pn = (pid % (GROUP * tiles_n)) // group_m
+    rm = pm * BM + tl.arange(0, BM)
+    rn = pn * BN + tl.arange(0, BN)
+    acc = tl.zeros([BM, BN], dtype=tl.float32)
+    for k0 in range(0, K, BK):
+        rk = k0 + tl.arange(0, BK)
+        a = tl.load(A + rm[:, None] * K + rk[None, :], mask=(rm[:, None] < M) & (rk[None, :] < K), other=0.0)
+        # a [BK, BN] view of B^T: k runs down, contiguous in memory (the K-major operand the tensor cores want)
+        b = tl.load(B + rn[None, :] * K + rk[:, None], mask=(rk[:, None] < K) & (rn[None, :] < N), other=0.0)
+        acc = tl.dot(a, b, acc)  # e4m3 x e4m3 on the tensor cores, accumulated in f32
+    sa = tl.load(a_scale + rm, mask=rm < M, other=0.0)
+    sb = tl.load(b_scale + rn, mask=rn < N, other=0.0)
+    c = (acc * sa[:, None] * sb[None, :]).to(tl.bfloat16)  # the scales in the epilogue, one rounding to bf16
+    tl.store(C + rm[:, None] * N + rn[None, :], c, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+def fp8_gemm(A, B, a_scale, b_scale, C):
+    (M, K), N = A.shape, B.shape[0]
+    grid = (triton.cdiv(M, 128) * triton.cdiv(N, 128),)
+    # 128 x 128 tiles, 128 bytes deep, 4 stages in flight: (128 + 128) x 128 x 1 B x 4 = 128 KiB of shared memory
+    fp8_gemm_kernel[grid](A, B, a_scale, b_scale, C, M, N, K, BM=128, BN=128, BK=128, GROUP=8, num_warps=8,
+                          num_stages=4)
+    return C
+
 # ---- 24-decode-attention
 @triton.jit
 def decode_split_kernel(q_ptr, k_ptr, v_ptr, lens_ptr, acc_ptr, ml_ptr, L, Hq, Hkv, S, qscale,

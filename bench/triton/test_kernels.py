@@ -88,8 +88,8 @@ def fill(t, init, gen, sizes=None):
         v = (args[0] + (args[1] - args[0]) * u ** args[2]).floor().clamp(max=args[1] - 1)
     else:
         raise ValueError(f"unknown init {init!r}")
-    if t.dtype == torch.float8_e4m3fn:
-        v = v.float()  # torch converts to fp8 from f32
+    if t.dtype == torch.float8_e4m3fn:  # torch converts to fp8 from f32, without saturating (448.5 -> NaN);
+        v = v.float().clamp(-448, 448)  # Warpbook's generator saturates, as cvt.rn.satfinite does
     return t.copy_(v.reshape(t.shape).to(t.dtype).to(t.device))
 
 
@@ -246,6 +246,9 @@ CASES = {
     30: (lambda k, b: k.fp8_quantize(b["x"], b["static_scale"], b["q"], b["scale"]), fp8_ref),
     31: (lambda k, b: k.nf4_dequantize(b["packed"], b["absmax"], b["y"]), nf4_ref),
     32: (lambda k, b: k.w4a16_gemv(b["W"], b["x"], b["y"]), w4a16_ref),
+    33: (lambda k, b: k.fp8_gemm(b["A"], b["B"], b["a_scale"], b["b_scale"], b["C"]),
+         lambda b: [("C", (b["A"].double() @ b["B"].double().t()) * b["a_scale"].double()[:, None]
+                     * b["b_scale"].double()[None, :])]),
 }
 
 

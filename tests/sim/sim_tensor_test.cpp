@@ -1,5 +1,6 @@
 // Tensor-core and async-copy instructions beyond the corpus: wmma with bf16 inputs and an f16
-// accumulator, mma.sync m16n8k8, ldmatrix .trans, cp.async, elect.sync (compute_90).
+// accumulator, mma.sync m16n8k8 and m16n8k32 (fp8), ldmatrix .trans, cp.async, elect.sync
+// (compute_90).
 #include "sim_test_util.hpp"
 
 #include <doctest/doctest.h>
@@ -176,4 +177,133 @@ TEST_CASE("elect.sync picks the lowest active lane (compute_90)") {
   auto out = p.get<int32_t>(O);
   CHECK(out[3] == 103);
   for (int t = 4; t < 32; ++t) CHECK(out[t] == 3);
+}
+
+namespace {
+
+// fp8 codes decoded on the host, from the formats' definitions (no simulator code): e4m3 has a
+// bias of 7, subnormals m * 2^-9 and no infinities (S.1111.111 is NaN); e5m2 a bias of 15 and
+// subnormals m * 2^-16.
+double e4m3_value(uint8_t b) {
+  int e = (b >> 3) & 15, m = b & 7;
+  double v = e == 0 ? std::ldexp(double(m), -9) : std::ldexp(double(8 + m), e - 10);
+  return b & 0x80 ? -v : v;
+}
+double e5m2_value(uint8_t b) {
+  int e = (b >> 2) & 31, m = b & 3;
+  double v = e == 0 ? std::ldexp(double(m), -16) : std::ldexp(double(4 + m), e - 17);
+  return b & 0x80 ? -v : v;
+}
+
+} // namespace
+
+TEST_CASE("mma.sync m16n8k32 with fp8 inputs: every lane's fragments, by hand and by ldmatrix") {
+  // Kernel k: for each of 3 type pairs (e4m3 x e4m3, e5m2 x e5m2, e4m3 x e5m2) and each of two
+  // ways in (registers packed by hand from the PTX ISA's formulas; ldmatrix from shared memory),
+  // D (16 x 8, f32) = A (16 x 32, row-major bytes) x B (given as 8 rows n of 32 bytes k) + C.
+  // A wrong row, column or byte order in any lane's fragment moves a random value elsewhere.
+  Plan p;
+  p.program = program_from(R"(
+__device__ unsigned pack4(const unsigned char* p) {
+  return p[0] | (p[1] << 8) | (p[2] << 16) | ((unsigned)p[3] << 24);
+}
+extern "C" __global__ void k(const unsigned char* A, const unsigned char* B, const float* C, float* D) {
+  __shared__ __align__(16) unsigned char As[3][16 * 32];
+  __shared__ __align__(16) unsigned char Bs[3][8 * 32];
+  int lane = threadIdx.x, g = lane / 4, t = lane % 4;
+  for (int i = lane; i < 3 * 512; i += 32) As[i / 512][i % 512] = A[i];
+  for (int i = lane; i < 3 * 256; i += 32) Bs[i / 256][i % 256] = B[i];
+  __syncwarp();
+  for (int s = 0; s < 3; ++s) {
+    for (int way = 0; way < 2; ++way) {
+      const unsigned char* a = A + s * 512;
+      const unsigned char* b = B + s * 256;
+      unsigned ra[4], rb[2];
+      if (way == 0) {  // a0: row g, k 4t..; a1: row g + 8; a2: row g, k 16 + 4t..; a3: row g + 8, k 16 + 4t..
+        ra[0] = pack4(a + g * 32 + 4 * t);
+        ra[1] = pack4(a + (g + 8) * 32 + 4 * t);
+        ra[2] = pack4(a + g * 32 + 16 + 4 * t);
+        ra[3] = pack4(a + (g + 8) * 32 + 16 + 4 * t);
+        rb[0] = pack4(b + g * 32 + 4 * t);       // column n = g, k 4t..4t+3
+        rb[1] = pack4(b + g * 32 + 16 + 4 * t);  // k 16 + 4t..
+      } else {  // ldmatrix moves b16 pairs: 8-bit tiles load through it unchanged
+        unsigned sa = (unsigned)__cvta_generic_to_shared(&As[s][(lane % 16) * 32 + (lane / 16) * 16]);
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+                     : "=r"(ra[0]), "=r"(ra[1]), "=r"(ra[2]), "=r"(ra[3]) : "r"(sa));
+        unsigned sb = (unsigned)__cvta_generic_to_shared(&Bs[s][(lane % 8) * 32 + ((lane / 8) % 2) * 16]);
+        asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];" : "=r"(rb[0]), "=r"(rb[1]) : "r"(sb));
+      }
+      float d[4] = {C[g * 8 + 2 * t], C[g * 8 + 2 * t + 1], C[(g + 8) * 8 + 2 * t], C[(g + 8) * 8 + 2 * t + 1]};
+      if (s == 0)
+        asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                     : "r"(ra[0]), "r"(ra[1]), "r"(ra[2]), "r"(ra[3]), "r"(rb[0]), "r"(rb[1]));
+      else if (s == 1)
+        asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                     : "r"(ra[0]), "r"(ra[1]), "r"(ra[2]), "r"(ra[3]), "r"(rb[0]), "r"(rb[1]));
+      else
+        asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e5m2.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                     : "r"(ra[0]), "r"(ra[1]), "r"(ra[2]), "r"(ra[3]), "r"(rb[0]), "r"(rb[1]));
+      float* o = D + (s * 2 + way) * 128;
+      o[g * 8 + 2 * t] = d[0];
+      o[g * 8 + 2 * t + 1] = d[1];
+      o[(g + 8) * 8 + 2 * t] = d[2];
+      o[(g + 8) * 8 + 2 * t + 1] = d[3];
+    }
+  }
+})",
+                           "kernel.cu", "compute_90");
+  // Random codes, no NaN (e4m3 x.1111.111; e5m2 exponent 31). Row 3 of each A and column 5 of
+  // each B saturate: e4m3 +-448 (0x7e / 0xfe), e5m2 +-57344 (0x7b / 0xfb).
+  uint64_t st = 0x9e3779b97f4a7c15ull;
+  auto rnd = [&] {
+    st ^= st << 13, st ^= st >> 7, st ^= st << 17;
+    return uint8_t(st >> 24);
+  };
+  auto code = [&](bool e4) {
+    for (;;) {
+      uint8_t b = rnd();
+      if (e4 ? (b & 0x7f) != 0x7f : ((b >> 2) & 31) != 31) return b;
+    }
+  };
+  const bool a_e4[3] = {true, false, true}, b_e4[3] = {true, false, false};
+  std::vector<uint8_t> A(3 * 512), B(3 * 256);
+  for (int s = 0; s < 3; ++s) {
+    for (int i = 0; i < 512; ++i)
+      A[s * 512 + i] =
+          i / 32 == 3 ? uint8_t((a_e4[s] ? 0x7e : 0x7b) | (rnd() & 0x80)) : code(a_e4[s]);
+    for (int i = 0; i < 256; ++i)
+      B[s * 256 + i] =
+          i / 32 == 5 ? uint8_t((b_e4[s] ? 0x7e : 0x7b) | (rnd() & 0x80)) : code(b_e4[s]);
+  }
+  std::vector<float> C(128);
+  for (int i = 0; i < 128; ++i) C[i] = float(int(rnd()) - 128) * 0.25f;
+  int a = p.buffer("A", A), b = p.buffer("B", B), c = p.buffer("C", C),
+      d = p.buffer("D", std::vector<float>(6 * 128));
+  p.launch("k", {1, 1, 1}, {32, 1, 1}, {Plan::buf(a), Plan::buf(b), Plan::buf(c), Plan::buf(d)});
+  auto r = p.run();
+  INFO(r.fault.message);
+  REQUIRE(!r.fault);
+  auto D = p.get<float>(d);
+  for (int s = 0; s < 3; ++s)
+    for (int way = 0; way < 2; ++way)
+      for (int i = 0; i < 16; ++i)
+        for (int n = 0; n < 8; ++n) {
+          CAPTURE(s);
+          CAPTURE(way);
+          CAPTURE(i);
+          CAPTURE(n);
+          // The simulator's model: products exact, summed in double in k order, C added, one
+          // rounding to f32 (e4m3 x e4m3 sums are exact in double; the rest follow the order).
+          double acc = 0;
+          for (int k = 0; k < 32; ++k) {
+            uint8_t x = A[s * 512 + i * 32 + k], y = B[s * 256 + n * 32 + k];
+            acc += (a_e4[s] ? e4m3_value(x) : e5m2_value(x)) *
+                   (b_e4[s] ? e4m3_value(y) : e5m2_value(y));
+          }
+          CHECK(D[(s * 2 + way) * 128 + i * 8 + n] == float(acc + C[i * 8 + n]));
+        }
+  CHECK(counter(r, "flops_tensor") == 6.0 * 2 * 16 * 8 * 32);
 }

@@ -1,9 +1,10 @@
 // Tensor-core instructions as warp collectives: wmma.load / wmma.mma / wmma.store (fragment layout
 // is opaque in PTX, so the simulator picks one: element (lane * E + i) mod size of the row-major
 // matrix, duplicated across lanes when the fragment holds more than one copy), mma.sync
-// m16n8k16 / m16n8k8 with the fragment layouts the PTX ISA specifies, and ldmatrix.
-// Products of f16/bf16 inputs are exact in double; the sums are accumulated in double and rounded
-// once, which matches the GPU to within a few ulp (the tensor cores truncate inner sums).
+// m16n8k16 / m16n8k8 (f16, bf16) and m16n8k32 (fp8 e4m3 / e5m2, either on either side) with the
+// fragment layouts the PTX ISA specifies, and ldmatrix.
+// Products of f16/bf16/fp8 inputs are exact in double; the sums are accumulated in double and
+// rounded once, which matches the GPU to within a few ulp (the tensor cores truncate inner sums).
 #include "ops_common.hpp"
 
 #include <algorithm>
@@ -11,7 +12,7 @@
 namespace wb::sim {
 namespace {
 
-enum class FT : uint8_t { f16, bf16, f32, f64, s32, tf32 };
+enum class FT : uint8_t { f16, bf16, f32, f64, s32, tf32, e4m3, e5m2 }; // 3 bits (Inst::flags)
 
 double elem_value(uint32_t bitsv, FT t) {
   switch (t) {
@@ -19,6 +20,10 @@ double elem_value(uint32_t bitsv, FT t) {
     return fmt_to_double(uint16_t(bitsv), kF16);
   case FT::bf16:
     return fmt_to_double(uint16_t(bitsv), kBF16);
+  case FT::e4m3:
+    return fmt_to_double(uint8_t(bitsv), kE4M3);
+  case FT::e5m2:
+    return fmt_to_double(uint8_t(bitsv), kE5M2);
   case FT::tf32:
   case FT::f32:
     return f32(bitsv);
@@ -29,28 +34,34 @@ double elem_value(uint32_t bitsv, FT t) {
   }
 }
 int elem_bytes(FT t) {
-  return t == FT::f16 || t == FT::bf16 ? 2 : 4;
+  return t == FT::e4m3 || t == FT::e5m2 ? 1 : t == FT::f16 || t == FT::bf16 ? 2 : 4;
 }
 
-// Fragment: the 32-bit registers of each lane; 16-bit elements are packed two per register.
+// Fragment: the 32-bit registers of each lane; 16-bit elements are packed two per register and
+// 8-bit ones four, the lowest-numbered element in the low bits.
 struct Frag {
   const uint32_t* rows;
   int nregs;
   FT t;
-  int per_lane() const { return elem_bytes(t) == 2 ? nregs * 2 : nregs; }
+  int per_reg() const { return 4 / elem_bytes(t); }
+  int per_lane() const { return nregs * per_reg(); }
   uint32_t get(Warp& w, int lane, int i) const {
-    if (elem_bytes(t) == 2) return uint32_t(w.row(rows[i / 2])[lane] >> (16 * (i % 2))) & 0xffff;
-    return uint32_t(w.row(rows[i])[lane]);
+    int n = per_reg(), eb = elem_bytes(t);
+    if (n == 1) return uint32_t(w.row(rows[i])[lane]);
+    uint32_t mask = (1u << (8 * eb)) - 1;
+    return uint32_t(w.row(rows[i / n])[lane] >> (8 * eb * (i % n))) & mask;
   }
   void set(Warp& w, int lane, int i, uint32_t v) const {
-    if (elem_bytes(t) == 2) {
-      uint64_t& r = w.row(rows[i / 2])[lane];
-      int sh = 16 * (i % 2);
-      r = (r & ~(0xffffull << sh)) | (uint64_t(v & 0xffff) << sh);
-      r &= 0xffffffffull;
-    } else {
+    int n = per_reg(), eb = elem_bytes(t);
+    if (n == 1) {
       w.row(rows[i])[lane] = v;
+      return;
     }
+    uint64_t mask = (1ull << (8 * eb)) - 1;
+    uint64_t& r = w.row(rows[i / n])[lane];
+    int sh = 8 * eb * (i % n);
+    r = (r & ~(mask << sh)) | (uint64_t(v & mask) << sh);
+    r &= 0xffffffffull;
   }
 };
 
@@ -173,10 +184,18 @@ uint32_t round_out(double v, FT t, bool satf) {
   }
 }
 
-// mma.sync fragment positions (PTX ISA "Matrix fragments for mma.m16n8k16 / m16n8k8").
+// mma.sync fragment positions (PTX ISA "Matrix fragments for mma.m16n8k16 / m16n8k8", and
+// "for mma.m16n8k32" with 8-bit A and B). g = groupID = lane / 4, t = threadID_in_group = lane % 4.
+// m16n8k32, 8-bit: A is 4 registers of 4 elements, a0..a15; a_i sits in row g (+ 8 for registers 1
+// and 3) and column 4t + (i % 4) (+ 16 for registers 2 and 3). B is 2 registers, b0..b7: b_i in
+// column g and row (k) 4t + (i % 4) (+ 16 for register 1). C and D as for m16n8k16.
 inline void mma_a_pos(int K, int l, int i, int& r, int& c) {
   int g = l >> 2, t = l & 3;
-  if (K == 16) {
+  if (K == 32) {
+    int reg = i / 4, j = i % 4;
+    r = g + 8 * (reg % 2);
+    c = 4 * t + j + 16 * (reg / 2);
+  } else if (K == 16) {
     int reg = i / 2, h = i % 2;
     r = g + 8 * (reg % 2);
     c = 2 * t + h + 8 * (reg / 2);
@@ -186,11 +205,15 @@ inline void mma_a_pos(int K, int l, int i, int& r, int& c) {
     c = 2 * t + h;
   }
 }
-inline void mma_b_pos(int l, int i, int& k, int& n) {
+inline void mma_b_pos(int K, int l, int i, int& k, int& n) {
   int g = l >> 2, t = l & 3;
-  int reg = i / 2, h = i % 2;
-  k = 2 * t + h + 8 * reg;
   n = g;
+  if (K == 32) {
+    k = 4 * t + i % 4 + 16 * (i / 4);
+  } else {
+    int reg = i / 2, h = i % 2;
+    k = 2 * t + h + 8 * reg;
+  }
 }
 inline void mma_c_pos(int l, int i, int& r, int& c) {
   int g = l >> 2, t = l & 3;
@@ -198,19 +221,21 @@ inline void mma_c_pos(int l, int i, int& r, int& c) {
   c = 2 * t + (i % 2);
 }
 
-// aux: 0 wmma, 1 mma.sync; in.r[0..3]: list offsets of d, a, b, c; in.imm: packed counts;
-// in.target: index of the MmaDesc in the program's side table (decoded into in.width/vec/...).
+// aux: 0 wmma, 1 mma.sync; in.r[0..3]: list offsets of d, a, b, c; in.imm: shape and register
+// counts; in.sub: A's type (low 4 bits) and C's; in.flags: D's type (low 4 bits), 0x10 satfinite,
+// bits 5..7 B's type (mma.sync may mix e4m3 and e5m2; wmma's B has A's type).
 int h_mma(Exec& x, Warp& w, const Inst& in, uint32_t m) {
   bool wm = in.aux == 0;
   int M = int(in.imm >> 48) & 0xff, N = int(in.imm >> 40) & 0xff, K = int(in.imm >> 32) & 0xff;
   int nd = int(in.imm >> 24) & 0xff, na = int(in.imm >> 16) & 0xff, nb = int(in.imm >> 8) & 0xff,
       nc = int(in.imm) & 0xff;
   FT at = FT(in.sub & 0xf), ct = FT(in.sub >> 4), dt = FT(in.flags & 0xf);
+  FT bt = wm ? at : FT(in.flags >> 5);
   bool satf = in.flags & 0x10;
   const uint32_t* L = x.P->lists.data();
-  Frag fa{L + in.r[1], na, at}, fb{L + in.r[2], nb, at}, fc{L + in.r[3], nc, ct},
+  Frag fa{L + in.r[1], na, at}, fb{L + in.r[2], nb, bt}, fc{L + in.r[3], nc, ct},
       fd{L + in.r[0], nd, dt};
-  double A[32 * 16], B[16 * 32], Cm[32 * 32];
+  double A[32 * 32], B[32 * 32], Cm[32 * 32];
   std::fill(A, A + M * K, 0.0);
   std::fill(B, B + K * N, 0.0);
   std::fill(Cm, Cm + M * N, 0.0);
@@ -229,8 +254,8 @@ int h_mma(Exec& x, Warp& w, const Inst& in, uint32_t m) {
       if (wm)
         wmma_pos(l, i, fb.per_lane(), K, N, k, n);
       else
-        mma_b_pos(l, i, k, n);
-      B[k * N + n] = elem_value(fb.get(w, l, i), at);
+        mma_b_pos(K, l, i, k, n);
+      B[k * N + n] = elem_value(fb.get(w, l, i), bt);
     }
     for (int i = 0; i < fc.per_lane(); ++i) {
       int r, c;
@@ -317,6 +342,10 @@ FT ft_of(Ty t) {
     return FT::s32;
   case Ty::tf32:
     return FT::tf32;
+  case Ty::e4m3:
+    return FT::e4m3;
+  case Ty::e5m2:
+    return FT::e5m2;
   default:
     throw Unsupported("tensor-core type ." + std::string(ty_name(t)));
   }
@@ -370,7 +399,7 @@ bool decode_tensor(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Ins
       if (o.types.size() != 2 && o.types.size() != 4) throw Unsupported("wmma.mma type list");
       FT dt = ft_of(o.types.front()), ct = ft_of(o.types.back());
       FT at = o.types.size() == 4 ? ft_of(o.types[1]) : FT::f16;
-      if (at == FT::s32 || at == FT::tf32) throw Unsupported("integer/tf32 wmma");
+      if (at != FT::f16 && at != FT::bf16) throw Unsupported("integer/tf32/fp8 wmma");
       need_ops(in, 4);
       I.r[0] = D.vec_rows(op(in, 0), Ty::b32, -1);
       I.r[1] = D.vec_rows(op(in, 1), Ty::b32, -1);
@@ -390,15 +419,21 @@ bool decode_tensor(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Ins
     throw Unsupported("this wmma form");
   }
   if (b == "mma") {
-    o.only({"row", "col", "m16n8k16", "m16n8k8", "satfinite"});
+    o.only({"row", "col", "m16n8k16", "m16n8k8", "m16n8k32", "satfinite"});
     Shape s;
-    if (!parse_shape(o, s) || s.m != 16 || s.n != 8 || (s.k != 16 && s.k != 8))
-      throw Unsupported("mma shape (only m16n8k16 and m16n8k8 are simulated)");
+    if (!parse_shape(o, s) || s.m != 16 || s.n != 8 || (s.k != 16 && s.k != 8 && s.k != 32))
+      throw Unsupported("mma shape (only m16n8k16, m16n8k8 and m16n8k32 are simulated)");
     if (!o.has("row") || !o.has("col")) throw Unsupported("mma layouts other than .row.col");
     if (o.types.size() != 4) throw Unsupported("mma type list");
-    FT dt = ft_of(o.types[0]), at = ft_of(o.types[1]), ct = ft_of(o.types[3]);
-    if (at != FT::f16 && at != FT::bf16)
-      throw Unsupported("mma with ." + std::string(ty_name(o.types[1])) + " inputs");
+    FT dt = ft_of(o.types[0]), at = ft_of(o.types[1]), bt = ft_of(o.types[2]),
+       ct = ft_of(o.types[3]);
+    auto fp8 = [](FT t) { return t == FT::e4m3 || t == FT::e5m2; };
+    if (s.k == 32 ? !(fp8(at) && fp8(bt)) : !((at == FT::f16 || at == FT::bf16) && bt == at))
+      throw Unsupported("mma." + std::string(s.k == 32 ? "m16n8k32" : "m16n8k16/k8") + " with ." +
+                        std::string(ty_name(o.types[1])) + "/." + std::string(ty_name(o.types[2])) +
+                        " inputs (k32: e4m3/e5m2 only; k16/k8: f16 or bf16)");
+    if ((dt != FT::f32 && dt != FT::f16) || (ct != FT::f32 && ct != FT::f16))
+      throw Unsupported("mma accumulators other than f32 and f16");
     need_ops(in, 4);
     for (int i = 0; i < 4; ++i) I.r[i] = D.vec_rows(op(in, size_t(i)), Ty::b32, -1);
     auto cnt = [&](size_t i) {
@@ -407,7 +442,7 @@ bool decode_tensor(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Ins
     uint64_t shape_bits = (uint64_t(s.m) << 48) | (uint64_t(s.n) << 40) | (uint64_t(s.k) << 32);
     I.imm = int64_t(shape_bits | (cnt(0) << 24) | (cnt(1) << 16) | (cnt(2) << 8) | cnt(3));
     I.sub = uint8_t(uint8_t(at) | (uint8_t(ct) << 4));
-    I.flags = uint8_t(uint8_t(dt) | (o.has("satfinite") ? 0x10 : 0));
+    I.flags = uint8_t(uint8_t(dt) | (o.has("satfinite") ? 0x10 : 0) | (uint8_t(bt) << 5));
     I.aux = 1;
     I.fn = h_mma;
     info.tensor_flops_per_warp_k = uint16_t(2 * s.m * s.n * s.k / 1024);
