@@ -322,6 +322,32 @@ extern "C" __global__ void __launch_bounds__(BS) mma_s8(int iters, float never, 
   sink_if((float)s, never, sink);
 }
 
+// FP8 (e4m3) m16n8k32, f32 accumulate: compute capability 8.9 and later. Hopper's fast FP8 path is
+// wgmma; this measures what mma.sync gets, the ceiling a learner's mma.sync FP8 GEMM can reach.
+extern "C" __global__ void __launch_bounds__(BS) mma_e4m3(int iters, float never, float* sink) {
+  float d[8][4];
+#pragma unroll
+  for (int k = 0; k < 8; ++k) d[k][0] = d[k][1] = d[k][2] = d[k][3] = 0.f;
+#if __CUDA_ARCH__ >= 890
+  // 0x30 is 2^-3 in e4m3: small finite codes with varied low bits, as operand_bits gives.
+  unsigned a0 = operand_bits(0, 0x3030u), a1 = operand_bits(1, 0x3030u),
+           a2 = operand_bits(2, 0x3030u), a3 = operand_bits(3, 0x3030u),
+           b0 = operand_bits(4, 0x3030u), b1 = operand_bits(5, 0x3030u);
+  for (int i = 0; i < iters; ++i) {
+#pragma unroll
+    for (int k = 0; k < 8; ++k)
+      asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0, %1, %2, %3}, "
+                   "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+                   : "+f"(d[k][0]), "+f"(d[k][1]), "+f"(d[k][2]), "+f"(d[k][3])
+                   : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+  }
+#endif
+  float s = 0.f;
+#pragma unroll
+  for (int k = 0; k < 8; ++k) s += d[k][0] + d[k][1] + d[k][2] + d[k][3];
+  sink_if(s, never, sink);
+}
+
 // ---- the performance model's probes --------------------------------------------------------
 // Latencies, atomics, launches and sector-sized DRAM traffic: the parameters the performance
 // model (app/core/perf/) needs beside the ceilings above. app/core/probe.cpp ("machine probes")

@@ -916,6 +916,9 @@ ProbeSuite run_probes(const ProbeOptions& opt) {
                     8 * 4096.0 / 32, plain);
       compute_probe(metric::mma_s8, "INT8 tensor mma.sync m16n8k32 (s32 accumulate)", "mma_s8",
                     8 * 8192.0 / 32, plain);
+      if (cc >= 89)
+        compute_probe(metric::mma_e4m3, "FP8 e4m3 tensor mma.sync m16n8k32 (f32 accumulate)",
+                      "mma_e4m3", 8 * 8192.0 / 32, plain);
     } else {
       for (auto [m, l] : {std::pair{metric::mma_f16, "FP16 tensor mma.sync"},
                           std::pair{metric::mma_bf16, "BF16 tensor mma.sync"},

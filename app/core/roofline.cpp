@@ -112,7 +112,7 @@ double datasheet_metric(const GpuProfile& p, std::string_view m) {
     return p.bf16_tc_gflops;
   if (m == metric::int8_tc || m == metric::mma_s8) return p.int8_tc_gops;
   if (m == "tf32_tc_gflops") return p.tf32_tc_gflops;
-  if (m == "fp8_tc_gflops") return p.fp8_tc_gflops;
+  if (m == "fp8_tc_gflops" || m == metric::mma_e4m3) return p.fp8_tc_gflops;
   return 0; // l2_gbps: NVIDIA publishes no L2 bandwidth
 }
 
@@ -207,6 +207,7 @@ std::vector<CeilingRow> ceiling_rows(const std::vector<MeasuredCeiling>& measure
       {metric::wgmma_bf16, "  BF16 wgmma"},
       {"tf32_tc_gflops", "TF32 tensor"},
       {"fp8_tc_gflops", "FP8 tensor"},
+      {metric::mma_e4m3, "  FP8 mma.sync"},
       {metric::int8_tc, "INT8 tensor (best)"},
       {metric::mma_s8, "  INT8 mma.sync"},
       // The performance model's parameters (probe.cpp, "machine probes").
