@@ -42,6 +42,11 @@
 // TFLOP/s 1.11 ms on the H200, at mma.sync's measured ~646 TFLOP/s 1.70 ms. The bytes, 537 MB,
 // take 112 us at 4.8 TB/s: a tenth of the time. A100 80 GB (312 TFLOP/s bf16): 3.5 ms; RTX 4090
 // (165 TFLOP/s dense bf16 with f32 accumulation): 6.7 ms.
+// Predicted by `warpbook predict` for the H200: 4172 us, 264 TFLOP/s (27% of the datasheet,
+// silver). It names the load/store unit (ldmatrix wavefronts and the cp.async lines: 16 rows per
+// warp), the L2 (each block streams its head's K and V: S / 64 times per head, 17 GB) and issue.
+// BQ = 128 (8 warps sharing each K/V tile, half the L2 bytes) predicts 5106 us: 206 registers
+// allow one such block per SM, and its barriers wait on 8 warps.
 // @tune BQ=64
 // @tune SMEM=87040
 

@@ -32,6 +32,11 @@
 // (q and o 134 MB each, k and v 34 MB each) take 70 us at 4.8 TB/s. A100 80 GB (312 TFLOP/s):
 // 3.5 ms; RTX 4090 (165 TFLOP/s with f32 accumulation): 6.7 ms. A kernel that computes every tile
 // and masks does 2.2 TFLOP: twice these.
+// Predicted by `warpbook predict` for the H200: 11.8 ms (93 TFLOP/s, 9%). Doubtful: the model
+// counts every K/V tile load as a DRAM read (17.4 GB; it finds no L2 reuse between blocks whose
+// loops differ in length), and its sample of 7 blocks holds 3 of the longest tiles (block x = 0
+// at y = 0, B*Hq / 4 and 3 B*Hq / 4). The same tiles per FLOP as solution 22 (4172 us predicted)
+// suggest about its time.
 // @tune BQ=64
 // @tune SMEM=87040
 
