@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The solutions beside PyTorch and Triton: for each puzzle with a row (01-19 and 24-32: BUILDERS),
+"""The solutions beside PyTorch and Triton: for each puzzle with a row (01-19 and 22-32: BUILDERS),
 Warpbook's timing of solutions/ID.cu (from `warpbook check ID solutions/ID.cu --json`), PyTorch's
 eager op doing the same work, and the puzzle's Triton version from bench/triton/kernels.py (checked, then timed alike), at the same
 [perf] sizes and dtypes, timed the way Warpbook times (a warm-up of at least 20 ms; an L2 flush
@@ -35,6 +35,7 @@ import traceback
 # The issue's bars. Memory-bound: at least 80% of speed of light and at least as fast as PyTorch.
 SOL_AND_TORCH = {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 14, 15, 18, 24, 25, 26, 27, 28, 29, 30, 31, 32}
 AS_FAST_AS = {10: "torch.bincount", 11: "torch.cumsum", 16: "F.conv1d"}
+FRACTION_OF_TORCH = {22: 0.8, 23: 0.8}  # compute-bound attention: at least 0.8x SDPA's speed (its flash backend)
 SGEMM = 17
 SOL_BAR = 0.80
 SGEMM_BAR = 0.70
@@ -48,6 +49,8 @@ def bar_text(num):
         return f"SoL >= {SOL_BAR:.0%} and >= torch"
     if num in AS_FAST_AS:
         return f">= {AS_FAST_AS[num]}"
+    if num in FRACTION_OF_TORCH:
+        return f">= {FRACTION_OF_TORCH[num]}x torch's speed"
     if num == SGEMM:
         return f">= {SGEMM_BAR:.0%} of cuBLAS SGEMM"
     if num == FP8GEMM:
@@ -393,6 +396,65 @@ def b33(torch, F, s):
               "the quantizer's multiplier); cuBLASLt on wgmma underneath; bar 0.7x of it")
 
 
+def attention_check(torch, q, k, v, causal, got):
+    """Puzzles 22-23: softmax(q k^T / sqrt(D), causal: keys j <= i) v in float64, head by head, for
+    the first, a middle and the last (sequence, query head) only (each S x S float64 score matrix is
+    134 MB at S = 4096, and all 128 heads would take minutes on the float64 units); KV head h / G;
+    the puzzle's tolerance on the bf16 output."""
+    bsz, hq, S, d = q.shape
+    g = hq // k.shape[1]
+    ok, worst = True, 0.0
+    for bh in sorted({0, (bsz * hq) // 2, bsz * hq - 1}):
+        b, h = divmod(bh, hq)
+        s = q[b, h].double() @ k[b, h // g].double().t() / d ** 0.5
+        if causal:
+            s.masked_fill_(torch.ones(S, S, dtype=torch.bool, device=s.device).triu(1), float("-inf"))
+        o, e = close(got[b, h], torch.softmax(s, 1) @ v[b, h // g].double(), 1e-2, 2e-3)
+        ok, worst = ok and o, max(worst, e)
+        del s
+    return ok, worst
+
+
+def b22(torch, F, s):
+    bsz, h, S, d = s["B"], s["H"], s["S"], s["D"]
+    q, k = (uniform(torch, (bsz, h, S, d), -2, 2, torch.bfloat16) for _ in range(2))
+    v = uniform(torch, (bsz, h, S, d), -1, 1, torch.bfloat16)
+    o2 = dev_empty(torch, (bsz, h, S, d), torch.bfloat16)
+    res = {}
+
+    def fn():
+        res["o"] = F.scaled_dot_product_attention(q, k, v)
+
+    return Op(f"F.scaled_dot_product_attention(q, k, v); bf16 [{bsz}, {h}, {S}, {d}]", fn, lambda: res["o"],
+              lambda got: attention_check(torch, q, k, v, False, got),
+              lambda tk: lambda: tk.flash_attention(q, k, v, o2),
+              "SDPA picks its flash backend (FlashAttention-2) for bf16 on sm_80+ without a mask; it allocates o")
+
+
+def b23(torch, F, s):
+    bsz, hq, hkv, S, d = s["B"], s["Hq"], s["Hkv"], s["S"], s["D"]
+    q = uniform(torch, (bsz, hq, S, d), -2, 2, torch.bfloat16)
+    k = uniform(torch, (bsz, hkv, S, d), -2, 2, torch.bfloat16)
+    v = uniform(torch, (bsz, hkv, S, d), -1, 1, torch.bfloat16)
+    o2 = dev_empty(torch, (bsz, hq, S, d), torch.bfloat16)
+    gqa, note = has_enable_gqa(torch, F)
+    res = {}
+
+    def fn():
+        if gqa:
+            res["o"] = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+        else:
+            g = hq // hkv
+            res["o"] = F.scaled_dot_product_attention(q, k.repeat_interleave(g, 1), v.repeat_interleave(g, 1),
+                                                      is_causal=True)
+
+    return Op(f"F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True); bf16 q [{bsz}, {hq}, {S}, "
+              f"{d}], k and v [{bsz}, {hkv}, {S}, {d}]", fn, lambda: res["o"],
+              lambda got: attention_check(torch, q, k, v, True, got),
+              lambda tk: lambda: tk.causal_flash_attention(q, k, v, o2),
+              (note + "; " if note else "") + "Sq = Sk, so is_causal's top-left mask is the puzzle's; SDPA allocates o")
+
+
 def decode_check(torch, q, kv_of, lens, got):
     """Puzzles 24-25: softmax(q . K^T / sqrt(D)) V over the first lens[b] keys of each sequence, in float64,
     one sequence at a time (kv_of(b, n) gives its [n, Hkv, D] keys and values: 67 MB of float64 each at
@@ -710,7 +772,8 @@ BUILDERS = {
     11: (b11, {"n"}), 12: (b12, {"rows", "cols"}), 13: (b13, {"rows", "cols"}),
     14: (b14, {"rows", "cols"}), 15: (b15, {"rows", "cols"}), 16: (b16, {"channels", "length", "ksize"}),
     17: (b17, {"M", "N", "K"}), 18: (b18, {"M", "K"}),
-    19: (b19, {"M", "N", "K"}), 24: (b24, {"B", "Hq", "Hkv", "L", "D"}),
+    19: (b19, {"M", "N", "K"}), 22: (b22, {"B", "H", "S", "D"}), 23: (b23, {"B", "Hq", "Hkv", "S", "D"}),
+    24: (b24, {"B", "Hq", "Hkv", "L", "D"}),
     25: (b25, {"B", "Hq", "Hkv", "D", "max_blocks", "num_blocks"}), 26: (b26, {"tokens", "heads", "dim", "interleaved"}), 27: (b27, {"rows", "V"}),
     28: (b28, {"rows", "V", "k"}), 29: (b29, {"rows", "cols"}), 30: (b30, {"rows", "cols"}), 31: (b31, {"n"}),
     32: (b32, {"M", "K"}), 33: (b33, {"M", "N", "K"}),
@@ -853,6 +916,8 @@ def judge(row):
         return "yes" if not miss else "no (" + ", ".join(miss) + ")"
     if num in AS_FAST_AS:
         return "yes" if ratio >= 1 else f"no (slower{near})"
+    if num in FRACTION_OF_TORCH:
+        return "yes" if ratio >= FRACTION_OF_TORCH[num] else f"no ({ratio:.2f}x torch's speed)"
     if num == SGEMM:
         return "yes" if ratio >= SGEMM_BAR else f"no ({ratio:.0%} of cuBLAS)"
     if num == FP8GEMM:

@@ -1,4 +1,4 @@
-"""The Triton side of puzzles 01-19 and 24-32: one Triton implementation per puzzle, for the side-by-side
+"""The Triton side of puzzles 01-19 and 22-32: one Triton implementation per puzzle, for the side-by-side
 table (scripts/puzzles_vs_torch.py) and the "The same in Triton" section of each puzzle's README.
 Each README's code block is a verbatim excerpt of this file (tests/cli/unit_triton_readmes.sh
 checks it), so edit the kernels here and copy them there.
@@ -478,6 +478,63 @@ def fp8_gemm(A, B, a_scale, b_scale, C):
                           num_stages=4)
     return C
 
+
+# ---- 22-flash-attention and 23-causal-flash-attention (one kernel: CAUSAL and the GQA heads)
+@triton.jit
+def flash_attn_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, Hq, Hkv, S, qk_scale, D: tl.constexpr,
+                          BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr):
+    m_blk = tl.num_programs(0) - 1 - tl.program_id(0)    # the longest (causal) query tiles first
+    bh = tl.program_id(1)                                # b * Hq + h
+    kvh = (bh // Hq) * Hkv + (bh % Hq) // (Hq // Hkv)    # GQA: the group's KV head
+    q_base = q_ptr + bh.to(tl.int64) * S * D
+    k_base = k_ptr + kvh.to(tl.int64) * S * D
+    v_base = v_ptr + kvh.to(tl.int64) * S * D
+    rows = m_blk * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tl.arange(0, BLOCK_N)
+    d = tl.arange(0, D)
+    q = tl.load(q_base + rows[:, None] * D + d[None, :], mask=rows[:, None] < S, other=0.0)
+    m = tl.full([BLOCK_M], float("-inf"), tl.float32)
+    l = tl.zeros([BLOCK_M], tl.float32)
+    acc = tl.zeros([BLOCK_M, D], tl.float32)
+    end = S
+    if CAUSAL:
+        end = tl.minimum((m_blk + 1) * BLOCK_M, S)       # the key tiles above the diagonal: skipped
+    for j0 in range(0, end, BLOCK_N):
+        j = j0 + cols
+        kt = tl.load(k_base + j[None, :] * D + d[:, None], mask=j[None, :] < S, other=0.0)  # [D, BLOCK_N]
+        s = tl.dot(q, kt) * qk_scale                     # f32 scores, base 2: log2(e) / sqrt(D)
+        ok = j[None, :] < S
+        if CAUSAL:
+            ok = ok & (j[None, :] <= rows[:, None])
+        s = tl.where(ok, s, float("-inf"))
+        m_new = tl.maximum(m, tl.max(s, axis=1))         # finite: key 0 is in every row's first tile
+        alpha = tl.exp2(m - m_new)
+        p = tl.exp2(s - m_new[:, None])
+        l = l * alpha + tl.sum(p, axis=1)
+        vt = tl.load(v_base + j[:, None] * D + d[None, :], mask=j[:, None] < S, other=0.0)
+        acc = acc * alpha[:, None] + tl.dot(p.to(tl.bfloat16), vt)   # P in bf16, as the CUDA kernel
+        m = m_new
+    o = acc / l[:, None]
+    tl.store(o_ptr + bh.to(tl.int64) * S * D + rows[:, None] * D + d[None, :], o.to(tl.bfloat16),
+             mask=rows[:, None] < S)
+
+
+def flash_attention(q, k, v, o, BLOCK_M=128, BLOCK_N=64):
+    B, H, S, D = q.shape                                 # [B, H, S, D], bf16, contiguous
+    flash_attn_fwd_kernel[(triton.cdiv(S, BLOCK_M), B * H)](
+        q, k, v, o, H, H, S, math.log2(math.e) / math.sqrt(D), D=D, BLOCK_M=BLOCK_M,
+        BLOCK_N=BLOCK_N, CAUSAL=False, num_warps=8, num_stages=2)
+    return o
+
+
+def causal_flash_attention(q, k, v, o, BLOCK_M=128, BLOCK_N=64):
+    B, Hq, S, D = q.shape                                # k, v: [B, Hkv, S, D]
+    flash_attn_fwd_kernel[(triton.cdiv(S, BLOCK_M), B * Hq)](
+        q, k, v, o, Hq, k.shape[1], S, math.log2(math.e) / math.sqrt(D), D=D, BLOCK_M=BLOCK_M,
+        BLOCK_N=BLOCK_N, CAUSAL=True, num_warps=8, num_stages=2)
+    return o
+
+
 # ---- 24-decode-attention
 @triton.jit
 def decode_split_kernel(q_ptr, k_ptr, v_ptr, lens_ptr, acc_ptr, ml_ptr, L, Hq, Hkv, S, qscale,
@@ -821,6 +878,6 @@ BY_PUZZLE = {
     1: vector_add, 2: row_sum, 3: softmax, 4: matrix_add, 5: outer_add, 6: gelu, 7: transpose,
     8: dot_product, 9: argmax_rows, 10: histogram, 11: inclusive_scan, 12: online_softmax,
     13: layernorm, 14: rmsnorm_residual, 15: swiglu, 16: conv1d, 17: sgemm, 18: gemv,
-    19: wmma_gemm, 24: decode_attention, 25: paged_decode_attention, 26: rope, 27: cross_entropy,
+    19: wmma_gemm, 22: flash_attention, 23: causal_flash_attention, 24: decode_attention, 25: paged_decode_attention, 26: rope, 27: cross_entropy,
     28: topk_rows, 29: int8_absmax, 30: fp8_quantize, 31: nf4_dequantize, 32: w4a16_gemv,
 }

@@ -183,6 +183,17 @@ def w4a16_ref(b):
     return [("y", (q * d).reshape(M, K) @ b["x"].double().cpu())]
 
 
+def attention_ref(b, causal):
+    """o = softmax(q k^T / sqrt(D), causal: keys j <= i) v in float64, head by head; KV head h // G."""
+    q, k, v = b["q"].double().cpu(), b["k"].double().cpu(), b["v"].double().cpu()
+    B, Hq, S, D = q.shape
+    G = Hq // k.shape[1]
+    s = q @ k.repeat_interleave(G, 1).transpose(2, 3) / math.sqrt(D)
+    if causal:
+        s = s.masked_fill(torch.ones(S, S, dtype=torch.bool).triu(1), float("-inf"))
+    return [("o", torch.softmax(s, -1) @ v.repeat_interleave(G, 1))]
+
+
 def decode_ref(q, k, v, lens):
     """out[b, h] = softmax(q . K^T / sqrt(D)) V over the first lens[b] keys of sequence b, KV head h // G,
     in float64 (k, v: [B, L, Hkv, D], contiguous per sequence)."""
@@ -235,6 +246,8 @@ CASES = {
     17: (lambda k, b: k.sgemm(b["A"], b["B"], b["C"]), lambda b: [("C", b["A"].double() @ b["B"].double())]),
     18: (lambda k, b: k.gemv(b["A"], b["x"], b["y"]), lambda b: [("y", b["A"].double() @ b["x"].double())]),
     19: (lambda k, b: k.wmma_gemm(b["A"], b["B"], b["C"]), lambda b: [("C", b["A"].double() @ b["B"].double())]),
+    22: (lambda k, b: k.flash_attention(b["q"], b["k"], b["v"], b["o"]), lambda b: attention_ref(b, False)),
+    23: (lambda k, b: k.causal_flash_attention(b["q"], b["k"], b["v"], b["o"]), lambda b: attention_ref(b, True)),
     24: (lambda k, b: k.decode_attention(b["q"], b["k"], b["v"], b["lens"], b["part"], b["out"]),
          lambda b: [("out", decode_ref(b["q"], b["k"], b["v"], b["lens"]))]),
     25: (lambda k, b: k.paged_decode_attention(b["q"], b["k_cache"], b["v_cache"], b["block_table"], b["lens"],

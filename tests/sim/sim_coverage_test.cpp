@@ -36,10 +36,10 @@ std::vector<fs::path> sources() {
 
 // Tunables: the puzzle's defaults (a generous guess for files outside puzzles), then @tune lines.
 std::map<std::string, int64_t> defines_for(const fs::path& file, const std::string& src) {
-  std::map<std::string, int64_t> d = {{"BLOCK", 256}, {"GRID", 64}, {"TILE", 16}, {"ROWS", 4},
-                                      {"COLS", 4},    {"BM", 64},   {"BN", 64},   {"BK", 8},
-                                      {"TM", 4},      {"TN", 4},    {"WARPS", 4}, {"VEC", 4},
-                                      {"ITEMS", 4},   {"RADIUS", 3}};
+  std::map<std::string, int64_t> d = {{"BLOCK", 256}, {"GRID", 64},  {"TILE", 16}, {"ROWS", 4},
+                                      {"COLS", 4},    {"BM", 64},    {"BN", 64},   {"BK", 8},
+                                      {"TM", 4},      {"TN", 4},     {"WARPS", 4}, {"VEC", 4},
+                                      {"ITEMS", 4},   {"RADIUS", 3}, {"BQ", 64}};
   // Library kernels: only the names their puzzles define (CUB has a member named WARPS, which a
   // -DWARPS would break).
   if (file.parent_path().filename() == "libraries")
