@@ -1130,10 +1130,173 @@ def paged_kv_cache():
     return s.save("paged-kv-cache")
 
 
+# 0010: FlashAttention's forward loop: a query tile held by four warps, K/V tiles streamed through
+# shared memory, and the running (m, l, acc) of every row rescaled when its maximum moves.
+def flash_tiles():
+    W, H = 940, 520
+    s = Svg(W, H)
+    s.text(20, 26, "FlashAttention forward: one block owns a tile of Br = 128 query rows (one (batch, head), D = 128)",
+           15, bold=True)
+    # the K/V stream along the top
+    nt, kx, ky, kw = 8, 330, 58, 64
+    s.text(kx, ky - 8, "K and V tiles j = 0 … 7 of Bc = 64 keys (S = 512 here), read in turn", 12, fill=MUTED)
+    for j in range(nt):
+        x = kx + j * (kw + 8)
+        cur = j == 3
+        done = j < 3
+        col = BLUE if cur else (GREY if done else TEAL)
+        s.rect(x, ky, kw, 26, fill=col, stroke="none", opacity=0.9 if cur else 0.55, rx=3)
+        s.text(x + kw / 2, ky + 18, f"K{j} V{j}", 11.5, fill="#FFFFFF", anchor="middle", bold=True)
+    for k, (col, text) in enumerate(((GREY, "done"), (BLUE, "in shared memory now"),
+                                     (TEAL, "next: cp.async, double-buffered"))):
+        lx = kx + [0, 76, 292][k]
+        s.rect(lx, ky + 34, 12, 12, fill=col, stroke="none", opacity=0.8)
+        s.text(lx + 18, ky + 45, text, 11.5, fill=MUTED)
+    # the query tile, four warps of 32 rows
+    qx, qy, qw, qh = 30, 130, 150, 256
+    s.text(qx, qy - 10, "Q tile, loaded once", 13, bold=True)
+    for w in range(4):
+        s.rect(qx, qy + w * qh / 4, qw, qh / 4 - 3, fill=PALETTE[w], stroke="none", opacity=0.8, rx=3)
+        s.text(qx + qw / 2, qy + w * qh / 4 + qh / 8 + 4, f"warp {w}: rows {32 * w}–{32 * w + 31}", 12,
+               fill="#FFFFFF", anchor="middle", bold=True)
+    s.text(qx, qy + qh + 20, "a warp's rows never meet", 12, fill=MUTED)
+    s.text(qx, qy + qh + 38, "another warp's: no barrier", 12, fill=MUTED)
+    s.text(qx, qy + qh + 56, "for the softmax", 12, fill=MUTED)
+    # the step, for tile j = 3
+    bx, by = 220, 130
+    s.rect(bx, by - 16, 470, 290, fill=LIGHT, stroke=MUTED, rx=8)
+    s.text(bx + 14, by + 6, "step j (here j = 3), per warp, per row r:", 13, bold=True)
+    lines = [
+        ("S = Q · Kⱼᵀ · (1/√D)", "mma.sync: Q fragment × Kⱼ from shared memory"),
+        ("m_new = max(m, max over the row of S)", "2 shuffles within each quad of lanes"),
+        ("α = exp(m − m_new)", "the rescale: 1 when the max did not move"),
+        ("P = exp(S − m_new)", "f32, then bf16: stays in registers"),
+        ("l = α · l + Σ P", "running denominator"),
+        ("acc = α · acc + P · Vⱼ", "mma.sync: P is the A operand, Vⱼ via ldmatrix.trans"),
+        ("m = m_new", ""),
+    ]
+    for i, (eq, note) in enumerate(lines):
+        y = by + 36 + i * 36
+        s.text(bx + 18, y, eq, 13.5, mono=True)
+        if note:
+            s.text(bx + 18, y + 15, note, 11, fill=MUTED)
+    s.arrow(kx + 3 * (kw + 8) + kw / 2, ky + 28, kx + 3 * (kw + 8) + kw / 2, by - 18, stroke=BLUE, sw=1.6)
+    s.arrow(qx + qw + 2, qy + qh / 2, bx - 2, qy + qh / 2, stroke=INK, sw=1.6)
+    # the state and the output
+    ox = 730
+    s.text(ox, qy - 10, "per row, in registers", 13, bold=True)
+    st = [("m", "running max", RED), ("l", "running sum", ORANGE), ("acc[D]", "unnormalised out", GREEN)]
+    for i, (name, what, col) in enumerate(st):
+        y = qy + i * 56
+        s.rect(ox, y, 190, 42, fill=col, stroke="none", opacity=0.25, rx=4)
+        s.text(ox + 10, y + 19, name, 14, mono=True, bold=True)
+        s.text(ox + 10, y + 35, what, 11.5, fill=MUTED)
+    s.arrow(bx + 472, qy + 84, ox - 4, qy + 84, stroke=INK, sw=1.6)
+    s.rect(ox, qy + 190, 190, 44, fill=PURPLE, stroke="none", opacity=0.8, rx=4)
+    s.text(ox + 95, qy + 210, "after the last tile:", 11.5, fill="#FFFFFF", anchor="middle")
+    s.text(ox + 95, qy + 226, "O = acc / l  → DRAM once", 12.5, fill="#FFFFFF", anchor="middle", bold=True)
+    s.arrow(ox + 95, qy + 170, ox + 95, qy + 188, stroke=INK, sw=1.4, head=6)
+    s.text(20, H - 36, "The Br × S score matrix never exists: each Br × Bc piece of it lives in registers for one step.",
+           12.5, fill=INK)
+    s.text(20, H - 16, "DRAM traffic per block: its Q tile and O tile once, and every K and V tile of its head once "
+           "(the L2 shares them between the head's blocks).", 12.5, fill=MUTED)
+    return s.save("flash-tiles")
+
+
+# 0010: the causal tile map: tiles above the diagonal skipped, diagonal tiles masked, the rest full.
+def causal_tiles():
+    T, cell = 8, 40
+    W, H = 900, 560
+    s = Svg(W, H)
+    s.text(20, 26, f"Causal attention in tiles: {T} query tiles × {T} key tiles (S = 1024, 128 × 128 tiles)", 15, bold=True)
+    gx, gy = 90, 80
+    s.text(gx + T * cell / 2, gy - 24, "key tile j  →", 12.5, anchor="middle", fill=MUTED)
+    s.text(gx - 14, gy - 8, "query", 12, anchor="end", fill=MUTED)
+    s.text(gx - 14, gy + 6, "tile i ↓", 12, anchor="end", fill=MUTED)
+    full = masked = skipped = 0
+    for i in range(T):
+        s.text(gx - 10, gy + i * cell + cell / 2 + 5, i, 12, anchor="end")
+        for j in range(T):
+            x, y = gx + j * cell, gy + i * cell
+            if j < i:
+                full += 1
+                s.rect(x + 1, y + 1, cell - 2, cell - 2, fill=BLUE, stroke="none", opacity=0.8)
+            elif j == i:
+                masked += 1
+                s.rect(x + 1, y + 1, cell - 2, cell - 2, fill="#FFFFFF", stroke=ORANGE, sw=1.5)
+                # lower triangle (keys ≤ query) kept
+                s.polygon([(x + 1, y + 1), (x + 1, y + cell - 1), (x + cell - 1, y + cell - 1)], fill=mix(ORANGE, 0.8))
+            else:
+                skipped += 1
+                s.rect(x + 1, y + 1, cell - 2, cell - 2, fill=LIGHT, stroke=GREY, sw=0.8, dash="3,3")
+    for j in range(T):
+        s.text(gx + j * cell + cell / 2, gy - 6, j, 12, anchor="middle")
+    # work per query tile, bar on the right
+    bx = gx + T * cell + 40
+    s.text(bx, gy - 8, "tiles of work per query tile", 12, fill=MUTED)
+    for i in range(T):
+        y = gy + i * cell
+        s.rect(bx, y + 8, (i + 1) * 16, cell - 16, fill=BLUE, stroke="none", opacity=0.6, rx=2)
+        s.text(bx + (i + 1) * 16 + 6, y + cell / 2 + 5, i + 1, 12)
+    s.text(bx, gy + T * cell + 20, "launch the longest first: 7, 6, … 0", 12.5, bold=True, fill=GREEN)
+    # legend
+    ly = gy + T * cell + 52
+    items = [(BLUE, f"full: {full} tiles, no mask", None), (ORANGE, f"diagonal: {masked} tiles, masked (key > query → −∞)", None),
+             (LIGHT, f"skipped: {skipped} tiles, never loaded", GREY)]
+    for k, (col, text, stroke) in enumerate(items):
+        y = ly + k * 24
+        s.rect(gx, y - 13, 18, 18, fill=col, stroke=stroke or "none", sw=0.8, opacity=0.8 if stroke is None else None)
+        s.text(gx + 28, y + 1, text, 13)
+    Tb = 32
+    s.text(20, H - 36, f"At S = 4096 with 128 × 128 tiles: {Tb * (Tb - 1) // 2} full + {Tb} diagonal = "
+           f"{Tb * (Tb + 1) // 2} of {Tb * Tb} tiles, {100 * Tb * (Tb + 1) / 2 / Tb / Tb:.1f}% of the non-causal work; "
+           f"{Tb * (Tb - 1) // 2} skipped.", 12.5)
+    s.text(20, H - 16, "Only the diagonal tiles pay for a mask; the full ones run the same loop as non-causal attention.",
+           12.5, fill=MUTED)
+    return s.save("causal-tiles")
+
+
+# 0010: DRAM time of naive attention against FlashAttention at B 4, H 32, S 4096, D 128, bf16.
+def attention_io():
+    B, Hh, S, D = 4, 32, 4096, 128
+    e = B * Hh * S * D * 2
+    sc = B * Hh * S * S * 2
+    flops = 4 * B * Hh * S * S * D
+    bars = [
+        ("naive: S and P (bf16) written and read", 2 * e + 4 * sc + 2 * e, RED),
+        ("flash, Br = 128, every K/V re-read from DRAM", 2 * e + (S // 128) * 2 * e * 1, ORANGE),
+        ("flash, K/V re-reads caught by the L2", 4 * e, GREEN),
+    ]
+    L, x0, scale = 30, 380, 110  # pixels per ms
+    W = 940
+    s = Svg(W, 330)
+    s.text(L, 28, f"Attention at B {B}, H {Hh}, S {S}, D {D} (bf16) on an H200: DRAM time at 4.8 TB/s", 15, bold=True)
+    top = 56
+    for k, (label, b, col) in enumerate(bars):
+        y = top + k * 54
+        ms = b / 4.8e12 * 1e3
+        s.text(x0 - 12, y + 22, label, 12.5, anchor="end")
+        s.rect(x0, y + 4, max(ms * scale, 2), 28, fill=col, stroke="none", opacity=0.85)
+        s.text(x0 + max(ms * scale, 2) + 8, y + 23, f"{b / 1e9:.2f} GB  →  {ms:.2f} ms", 13, bold=True)
+    yb = top + len(bars) * 54
+    for ms, name, col, anchor, dx in ((flops / 989e12 * 1e3, "tensor cores at 989 TFLOP/s", INK, "end", -6),
+                                      (flops / 646e12 * 1e3, "mma.sync ceiling, 646 TFLOP/s", MUTED, "start", 6)):
+        x = x0 + ms * scale
+        s.line(x, top - 4, x, yb + 6, stroke=col, sw=1.5, dash="5,4")
+        s.text(x + dx, yb + 22, f"{ms:.2f} ms", 12, anchor=anchor, fill=col, bold=True)
+        s.text(x + dx, yb + 38, name, 11.5, anchor=anchor, fill=col)
+    s.text(L, yb + 70, f"Dashed: the {flops / 1e12:.2f} TFLOP of QKᵀ and PV at the tensor cores' speed. Naive attention "
+           "sits far right of both lines:", 12.5, fill=MUTED)
+    s.text(L, yb + 90, "memory-bound. FlashAttention, with each head's 2 MB of K and V held in the L2, sits far left "
+           "of them: compute-bound.", 12.5, fill=MUTED)
+    return s.save("attention-io")
+
+
 PICTURES = [grid_blocks_threads, grid_2d, grid_stride, coalesced_vs_strided, roofline, reduction_tree,
             bank_conflicts, fusion_bytes, tiled_matmul, register_tile, mma_layout, ldmatrix_x4,
             cp_async_pipeline, fp8_formats, nf4_codes, q4_0_block, quant_error, rope_layouts,
-            cross_entropy_passes, moe_routing, model_vs_gpu, decode_split, paged_kv_cache]
+            cross_entropy_passes, moe_routing, model_vs_gpu, decode_split, paged_kv_cache,
+            flash_tiles, causal_tiles, attention_io]
 
 
 def main():
