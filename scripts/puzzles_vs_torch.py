@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The solutions beside PyTorch and Triton: for each puzzle with a row (01-19 and 24-32: BUILDERS),
+"""The solutions beside PyTorch and Triton: for each puzzle with a row (01-21 and 24-32: BUILDERS),
 Warpbook's timing of solutions/ID.cu (from `warpbook check ID solutions/ID.cu --json`), PyTorch's
 eager op doing the same work, and the puzzle's Triton version from bench/triton/kernels.py (checked, then timed alike), at the same
 [perf] sizes and dtypes, timed the way Warpbook times (a warm-up of at least 20 ms; an L2 flush
@@ -366,6 +366,45 @@ def b19(torch, F, s):
               "writes 4. No bar: WMMA (mma.sync) cannot reach cuBLAS's wgmma")
 
 
+
+def b20(torch, F, s):
+    m, n, k = s["M"], s["N"], s["K"]
+    a, b = uniform(torch, (m, k), -1, 1, torch.bfloat16), uniform(torch, (n, k), -1, 1, torch.bfloat16)  # B is [N, K]
+    c16, c32 = dev_empty(torch, (m, n), torch.bfloat16), dev_empty(torch, (m, n))
+    ref = {}
+
+    def check(got):  # the puzzle's tolerance on an f32 answer; torch's bf16 answer is checked as .float()
+        if "C" not in ref:
+            ref["C"] = a.double() @ b.double().t()
+        return close(got.float(), ref["C"], 1e-4, 4e-3)
+
+    return Op(f"torch.matmul(A, B.T, out=C16); bf16 [{m}, {k}] x [{n}, {k}]^T -> bf16",
+              lambda: torch.matmul(a, b.t(), out=c16), lambda: c16, check, lambda tk: lambda: tk.mma_gemm(a, b, c32),
+              "cuBLAS (wgmma on the H200) against mma.sync: the ratio is the issue's 'ratio to cuBLAS'. torch.matmul on "
+              "bf16 returns bf16 (f32 sums, C rounded to bf16: half a bf16 ulp of |C| ~ 20 is 0.06), so its check is "
+              "expected to fail the puzzle's atol 4e-3; it writes 2 bytes per element of C where the puzzle writes 4")
+
+
+def b21(torch, F, s):
+    m, n, k = s["M"], s["N"], s["K"]
+    a = uniform(torch, (m, k), -1, 1, torch.bfloat16)
+    b = uniform(torch, (n, k), -0.03125, 0.03125, torch.bfloat16)  # [N, K], an nn.Linear weight
+    bias = uniform(torch, n, -1, 1, torch.bfloat16)
+    y2 = dev_empty(torch, (m, n), torch.bfloat16)
+    fn = lambda: F.gelu(F.linear(a, b, bias), approximate="tanh")  # noqa: E731
+    ref = {}
+
+    def check(got):
+        if "Y" not in ref:
+            x = a.double() @ b.double().t() + bias.double()[None, :]
+            ref["Y"] = 0.5 * x * (1 + torch.tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)))
+        return close(got, ref["Y"], 8e-3, 2e-4)
+
+    return Op(f"F.gelu(F.linear(A, B, bias), approximate='tanh'); bf16 [{m}, {k}] x [{n}, {k}]^T + [{n}] -> bf16",
+              fn, fn, check, lambda tk: lambda: tk.gemm_bias_gelu(a, b, bias, y2),
+              "eager: F.linear is addmm (the bias usually folded into cuBLAS's epilogue) and writes the bf16 pre-activations; F.gelu "
+              "reads them back and writes Y: 2 x 2MN bytes more than the fused kernel, and a second launch")
+
 def decode_check(torch, q, kv_of, lens, got):
     """Puzzles 24-25: softmax(q . K^T / sqrt(D)) V over the first lens[b] keys of each sequence, in float64,
     one sequence at a time (kv_of(b, n) gives its [n, Hkv, D] keys and values: 67 MB of float64 each at
@@ -683,7 +722,7 @@ BUILDERS = {
     11: (b11, {"n"}), 12: (b12, {"rows", "cols"}), 13: (b13, {"rows", "cols"}),
     14: (b14, {"rows", "cols"}), 15: (b15, {"rows", "cols"}), 16: (b16, {"channels", "length", "ksize"}),
     17: (b17, {"M", "N", "K"}), 18: (b18, {"M", "K"}),
-    19: (b19, {"M", "N", "K"}), 24: (b24, {"B", "Hq", "Hkv", "L", "D"}),
+    19: (b19, {"M", "N", "K"}), 20: (b20, {"M", "N", "K"}), 21: (b21, {"M", "N", "K"}), 24: (b24, {"B", "Hq", "Hkv", "L", "D"}),
     25: (b25, {"B", "Hq", "Hkv", "D", "max_blocks", "num_blocks"}), 26: (b26, {"tokens", "heads", "dim", "interleaved"}), 27: (b27, {"rows", "V"}),
     28: (b28, {"rows", "V", "k"}), 29: (b29, {"rows", "cols"}), 30: (b30, {"rows", "cols"}), 31: (b31, {"n"}),
     32: (b32, {"M", "K"}),

@@ -1,4 +1,4 @@
-"""The Triton side of puzzles 01-19 and 24-32: one Triton implementation per puzzle, for the side-by-side
+"""The Triton side of puzzles 01-21 and 24-32: one Triton implementation per puzzle, for the side-by-side
 table (scripts/puzzles_vs_torch.py) and the "The same in Triton" section of each puzzle's README.
 Each README's code block is a verbatim excerpt of this file (tests/cli/unit_triton_readmes.sh
 checks it), so edit the kernels here and copy them there.
@@ -444,6 +444,65 @@ def wmma_gemm(A, B, C):
     return C
 
 
+# ---- 20-mma-bf16-gemm
+@triton.jit
+def bf16_gemm_nt_kernel(A, B, C, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, GROUP: tl.constexpr):
+    # C = A @ B.T, B stored [N, K] (an nn.Linear weight); the grouped program order of 17 and 19
+    pid, tiles_m, tiles_n = tl.program_id(0), tl.cdiv(M, BM), tl.cdiv(N, BN)
+    first_m = (pid // (GROUP * tiles_n)) * GROUP
+    group_m = tl.minimum(tiles_m - first_m, GROUP)
+    pm = first_m + (pid % (GROUP * tiles_n)) % group_m
+    pn = (pid % (GROUP * tiles_n)) // group_m
+    rm = pm * BM + tl.arange(0, BM)
+    rn = pn * BN + tl.arange(0, BN)
+    acc = tl.zeros([BM, BN], dtype=tl.float32)
+    for k0 in range(0, K, BK):
+        rk = k0 + tl.arange(0, BK)
+        a = tl.load(A + rm[:, None] * K + rk[None, :], mask=(rm[:, None] < M) & (rk[None, :] < K), other=0.0)
+        # B's tile as [BK, BN]: element (k, n) is B[n][k], so each column is a K-contiguous row of B
+        bt = tl.load(B + rn[None, :] * K + rk[:, None], mask=(rn[None, :] < N) & (rk[:, None] < K), other=0.0)
+        acc = tl.dot(a, bt, acc)  # bf16 x bf16 on the tensor cores, accumulated in f32
+    tl.store(C + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+def mma_gemm(A, B, C):
+    (M, K), N = A.shape, B.shape[0]
+    grid = (triton.cdiv(M, 128) * triton.cdiv(N, 256),)
+    # 128 x 256 tiles, 64 deep, 3 stages in flight: (128 + 256) x 64 x 2 B x 3 = 144 KiB of shared memory
+    bf16_gemm_nt_kernel[grid](A, B, C, M, N, K, BM=128, BN=256, BK=64, GROUP=8, num_warps=8, num_stages=3)
+    return C
+
+
+# ---- 21-gemm-bias-gelu
+@triton.jit
+def gemm_bias_gelu_kernel(A, B, bias, Y, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+                          GROUP: tl.constexpr):
+    # Y = gelu_tanh(A @ B.T + bias): 20's mainloop, then the epilogue on the f32 accumulator tile
+    pid, tiles_m, tiles_n = tl.program_id(0), tl.cdiv(M, BM), tl.cdiv(N, BN)
+    first_m = (pid // (GROUP * tiles_n)) * GROUP
+    group_m = tl.minimum(tiles_m - first_m, GROUP)
+    pm = first_m + (pid % (GROUP * tiles_n)) % group_m
+    pn = (pid % (GROUP * tiles_n)) // group_m
+    rm = pm * BM + tl.arange(0, BM)
+    rn = pn * BN + tl.arange(0, BN)
+    acc = tl.zeros([BM, BN], dtype=tl.float32)
+    for k0 in range(0, K, BK):
+        rk = k0 + tl.arange(0, BK)
+        a = tl.load(A + rm[:, None] * K + rk[None, :], mask=(rm[:, None] < M) & (rk[None, :] < K), other=0.0)
+        bt = tl.load(B + rn[None, :] * K + rk[:, None], mask=(rn[None, :] < N) & (rk[:, None] < K), other=0.0)
+        acc = tl.dot(a, bt, acc)
+    x = acc + tl.load(bias + rn, mask=rn < N, other=0.0).to(tl.float32)[None, :]  # one bias per column
+    u = 0.7978845608028654 * (x + 0.044715 * x * x * x)
+    y = x / (1.0 + tl.exp(-2.0 * u))  # 0.5 x (1 + tanh(u)) written as x * sigmoid(2u): no NaN, no cancellation
+    tl.store(Y + rm[:, None] * N + rn[None, :], y.to(tl.bfloat16), mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+def gemm_bias_gelu(A, B, bias, Y):
+    (M, K), N = A.shape, B.shape[0]
+    grid = (triton.cdiv(M, 128) * triton.cdiv(N, 256),)
+    gemm_bias_gelu_kernel[grid](A, B, bias, Y, M, N, K, BM=128, BN=256, BK=64, GROUP=8, num_warps=8, num_stages=3)
+    return Y
+
 # ---- 24-decode-attention
 @triton.jit
 def decode_split_kernel(q_ptr, k_ptr, v_ptr, lens_ptr, acc_ptr, ml_ptr, L, Hq, Hkv, S, qscale,
@@ -787,6 +846,6 @@ BY_PUZZLE = {
     1: vector_add, 2: row_sum, 3: softmax, 4: matrix_add, 5: outer_add, 6: gelu, 7: transpose,
     8: dot_product, 9: argmax_rows, 10: histogram, 11: inclusive_scan, 12: online_softmax,
     13: layernorm, 14: rmsnorm_residual, 15: swiglu, 16: conv1d, 17: sgemm, 18: gemv,
-    19: wmma_gemm, 24: decode_attention, 25: paged_decode_attention, 26: rope, 27: cross_entropy,
+    19: wmma_gemm, 20: mma_gemm, 21: gemm_bias_gelu, 24: decode_attention, 25: paged_decode_attention, 26: rope, 27: cross_entropy,
     28: topk_rows, 29: int8_absmax, 30: fp8_quantize, 31: nf4_dequantize, 32: w4a16_gemv,
 }
