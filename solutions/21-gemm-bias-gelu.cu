@@ -25,9 +25,10 @@
 //
 // Why: the mainloop's argument is puzzle 20's (32 FLOP per shared byte at the 64 x 64 warp tile,
 // 64 FLOP per L2 byte at the block tile, copies three k-steps ahead). The epilogue costs, per
-// element of Y, one add, ~8 FP32 operations and an exp for GELU, and 2 bytes out: at 4096^2 that
-// is 16.8 M exps (a few microseconds across 132 SMs) and 33.6 MB of writes (7 us at 4.8 TB/s),
-// against ~300 us of mma. Unfused, a GEMM writing bf16 C and an elementwise bias + GELU pass would
+// element of Y, one add, an exp and ~15 more FP32 instructions for GELU (the IEEE division is
+// most of them), and 2 bytes out: at 4096^2 that is about 10 us of FP32 issue over 132 SMs and
+// 33.6 MB of writes (7 us at 4.8 TB/s), against ~300 us of mma, and the other block on the SM
+// keeps the tensor cores busy meanwhile. Unfused, a GEMM writing bf16 C and an elementwise bias + GELU pass would
 // write C, read it back and write Y: 67 MB more DRAM traffic (14 us on the H200) and a second
 // launch, and a GEMM writing f32 C twice that.
 // Shared memory: 3 x (128 + 128) x 64 x 2 B = 98304 B per block (the epilogue's 4 x 64 x 72 x 2 =
