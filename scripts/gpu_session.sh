@@ -7,6 +7,8 @@
 #             the table of solution figures and each solution against its `// measured:` line
 #   gpu       every other gpu-labelled test (faults, backend, probe, perf model, libraries, ...)
 #   torch     scripts/puzzles_vs_torch.sh: solutions beside PyTorch eager and Triton
+#   probe     `warpbook probe` into the default data folder, so later stages score against this
+#             GPU's measured ceilings (the puzzles stage probes on its own)
 #   check     the reference, solution and starter of each puzzle named in $CHECK (ids), checked
 #             and timed one by one (quicker than `puzzles` when only a few are new)
 #   tune      `warpbook tune` of the solutions named in $TUNE (puzzle ids, space-separated)
@@ -57,6 +59,12 @@ for stage in "$@"; do
     OUT=$out bash scripts/puzzles_vs_torch.sh "$build" >"$out/torch-run.log" 2>&1
     echo "rc $?"
     [ -f "$out/vs_torch.md" ] && cat "$out/vs_torch.md"
+    ;;
+  probe)
+    step "probe"
+    "$build/warpbook" probe >"$out/probe.txt" 2>&1
+    echo "rc $?"
+    grep -E "mma|wgmma|DRAM|FP32" "$out/probe.txt" | head -20
     ;;
   check)
     for id in ${CHECK:-}; do

@@ -1,4 +1,4 @@
-"""The Triton side of puzzles 01-19 and 22-32: one Triton implementation per puzzle, for the side-by-side
+"""The Triton side of puzzles 01-33: one Triton implementation per puzzle, for the side-by-side
 table (scripts/puzzles_vs_torch.py) and the "The same in Triton" section of each puzzle's README.
 Each README's code block is a verbatim excerpt of this file (tests/cli/unit_triton_readmes.sh
 checks it), so edit the kernels here and copy them there.
@@ -445,11 +445,10 @@ def wmma_gemm(A, B, C):
 
 
 
-# ---- 33-fp8-gemm
+# ---- 20-mma-bf16-gemm
 @triton.jit
-def fp8_gemm_kernel(A, B, a_scale, b_scale, C, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
-                    GROUP: tl.constexpr):
-    # A [M, K] and B [N, K], both float8_e4m3fn and row-major; programs in puzzle 17's grouped order
+def bf16_gemm_nt_kernel(A, B, C, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, GROUP: tl.constexpr):
+    # C = A @ B.T, B stored [N, K] (an nn.Linear weight); the grouped program order of 17 and 19
     pid, tiles_m, tiles_n = tl.program_id(0), tl.cdiv(M, BM), tl.cdiv(N, BN)
     first_m = (pid // (GROUP * tiles_n)) * GROUP
     group_m = tl.minimum(tiles_m - first_m, GROUP)
@@ -461,23 +460,49 @@ def fp8_gemm_kernel(A, B, a_scale, b_scale, C, M, N, K, BM: tl.constexpr, BN: tl
     for k0 in range(0, K, BK):
         rk = k0 + tl.arange(0, BK)
         a = tl.load(A + rm[:, None] * K + rk[None, :], mask=(rm[:, None] < M) & (rk[None, :] < K), other=0.0)
-        # a [BK, BN] view of B^T: k runs down, contiguous in memory (the K-major operand the tensor cores want)
-        b = tl.load(B + rn[None, :] * K + rk[:, None], mask=(rk[:, None] < K) & (rn[None, :] < N), other=0.0)
-        acc = tl.dot(a, b, acc)  # e4m3 x e4m3 on the tensor cores, accumulated in f32
-    sa = tl.load(a_scale + rm, mask=rm < M, other=0.0)
-    sb = tl.load(b_scale + rn, mask=rn < N, other=0.0)
-    c = (acc * sa[:, None] * sb[None, :]).to(tl.bfloat16)  # the scales in the epilogue, one rounding to bf16
-    tl.store(C + rm[:, None] * N + rn[None, :], c, mask=(rm[:, None] < M) & (rn[None, :] < N))
+        # B's tile as [BK, BN]: element (k, n) is B[n][k], so each column is a K-contiguous row of B
+        bt = tl.load(B + rn[None, :] * K + rk[:, None], mask=(rn[None, :] < N) & (rk[:, None] < K), other=0.0)
+        acc = tl.dot(a, bt, acc)  # bf16 x bf16 on the tensor cores, accumulated in f32
+    tl.store(C + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
 
 
-def fp8_gemm(A, B, a_scale, b_scale, C):
+def mma_gemm(A, B, C):
     (M, K), N = A.shape, B.shape[0]
-    grid = (triton.cdiv(M, 128) * triton.cdiv(N, 128),)
-    # 128 x 128 tiles, 128 bytes deep, 4 stages in flight: (128 + 128) x 128 x 1 B x 4 = 128 KiB of shared memory
-    fp8_gemm_kernel[grid](A, B, a_scale, b_scale, C, M, N, K, BM=128, BN=128, BK=128, GROUP=8, num_warps=8,
-                          num_stages=4)
+    grid = (triton.cdiv(M, 128) * triton.cdiv(N, 256),)
+    # 128 x 256 tiles, 64 deep, 3 stages in flight: (128 + 256) x 64 x 2 B x 3 = 144 KiB of shared memory
+    bf16_gemm_nt_kernel[grid](A, B, C, M, N, K, BM=128, BN=256, BK=64, GROUP=8, num_warps=8, num_stages=3)
     return C
 
+
+# ---- 21-gemm-bias-gelu
+@triton.jit
+def gemm_bias_gelu_kernel(A, B, bias, Y, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+                          GROUP: tl.constexpr):
+    # Y = gelu_tanh(A @ B.T + bias): 20's mainloop, then the epilogue on the f32 accumulator tile
+    pid, tiles_m, tiles_n = tl.program_id(0), tl.cdiv(M, BM), tl.cdiv(N, BN)
+    first_m = (pid // (GROUP * tiles_n)) * GROUP
+    group_m = tl.minimum(tiles_m - first_m, GROUP)
+    pm = first_m + (pid % (GROUP * tiles_n)) % group_m
+    pn = (pid % (GROUP * tiles_n)) // group_m
+    rm = pm * BM + tl.arange(0, BM)
+    rn = pn * BN + tl.arange(0, BN)
+    acc = tl.zeros([BM, BN], dtype=tl.float32)
+    for k0 in range(0, K, BK):
+        rk = k0 + tl.arange(0, BK)
+        a = tl.load(A + rm[:, None] * K + rk[None, :], mask=(rm[:, None] < M) & (rk[None, :] < K), other=0.0)
+        bt = tl.load(B + rn[None, :] * K + rk[:, None], mask=(rn[None, :] < N) & (rk[:, None] < K), other=0.0)
+        acc = tl.dot(a, bt, acc)
+    x = acc + tl.load(bias + rn, mask=rn < N, other=0.0).to(tl.float32)[None, :]  # one bias per column
+    u = 0.7978845608028654 * (x + 0.044715 * x * x * x)
+    y = x / (1.0 + tl.exp(-2.0 * u))  # 0.5 x (1 + tanh(u)) written as x * sigmoid(2u): no NaN, no cancellation
+    tl.store(Y + rm[:, None] * N + rn[None, :], y.to(tl.bfloat16), mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+def gemm_bias_gelu(A, B, bias, Y):
+    (M, K), N = A.shape, B.shape[0]
+    grid = (triton.cdiv(M, 128) * triton.cdiv(N, 256),)
+    gemm_bias_gelu_kernel[grid](A, B, bias, Y, M, N, K, BM=128, BN=256, BK=64, GROUP=8, num_warps=8, num_stages=3)
+    return Y
 
 # ---- 22-flash-attention and 23-causal-flash-attention (one kernel: CAUSAL and the GQA heads)
 @triton.jit
@@ -871,6 +896,40 @@ def w4a16_gemv(W, x, y):
     return y
 
 
+# ---- 33-fp8-gemm
+@triton.jit
+def fp8_gemm_kernel(A, B, a_scale, b_scale, C, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+                    GROUP: tl.constexpr):
+    # A [M, K] and B [N, K], both float8_e4m3fn and row-major; programs in puzzle 17's grouped order
+    pid, tiles_m, tiles_n = tl.program_id(0), tl.cdiv(M, BM), tl.cdiv(N, BN)
+    first_m = (pid // (GROUP * tiles_n)) * GROUP
+    group_m = tl.minimum(tiles_m - first_m, GROUP)
+    pm = first_m + (pid % (GROUP * tiles_n)) % group_m
+    pn = (pid % (GROUP * tiles_n)) // group_m
+    rm = pm * BM + tl.arange(0, BM)
+    rn = pn * BN + tl.arange(0, BN)
+    acc = tl.zeros([BM, BN], dtype=tl.float32)
+    for k0 in range(0, K, BK):
+        rk = k0 + tl.arange(0, BK)
+        a = tl.load(A + rm[:, None] * K + rk[None, :], mask=(rm[:, None] < M) & (rk[None, :] < K), other=0.0)
+        # a [BK, BN] view of B^T: k runs down, contiguous in memory (the K-major operand the tensor cores want)
+        b = tl.load(B + rn[None, :] * K + rk[:, None], mask=(rk[:, None] < K) & (rn[None, :] < N), other=0.0)
+        acc = tl.dot(a, b, acc)  # e4m3 x e4m3 on the tensor cores, accumulated in f32
+    sa = tl.load(a_scale + rm, mask=rm < M, other=0.0)
+    sb = tl.load(b_scale + rn, mask=rn < N, other=0.0)
+    c = (acc * sa[:, None] * sb[None, :]).to(tl.bfloat16)  # the scales in the epilogue, one rounding to bf16
+    tl.store(C + rm[:, None] * N + rn[None, :], c, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+def fp8_gemm(A, B, a_scale, b_scale, C):
+    (M, K), N = A.shape, B.shape[0]
+    grid = (triton.cdiv(M, 128) * triton.cdiv(N, 128),)
+    # 128 x 128 tiles, 128 bytes deep, 4 stages in flight: (128 + 128) x 128 x 1 B x 4 = 128 KiB of shared memory
+    fp8_gemm_kernel[grid](A, B, a_scale, b_scale, C, M, N, K, BM=128, BN=128, BK=128, GROUP=8, num_warps=8,
+                          num_stages=4)
+    return C
+
+
 # ---- end of the excerpts
 
 # puzzle number -> launcher
@@ -878,6 +937,6 @@ BY_PUZZLE = {
     1: vector_add, 2: row_sum, 3: softmax, 4: matrix_add, 5: outer_add, 6: gelu, 7: transpose,
     8: dot_product, 9: argmax_rows, 10: histogram, 11: inclusive_scan, 12: online_softmax,
     13: layernorm, 14: rmsnorm_residual, 15: swiglu, 16: conv1d, 17: sgemm, 18: gemv,
-    19: wmma_gemm, 22: flash_attention, 23: causal_flash_attention, 24: decode_attention, 25: paged_decode_attention, 26: rope, 27: cross_entropy,
-    28: topk_rows, 29: int8_absmax, 30: fp8_quantize, 31: nf4_dequantize, 32: w4a16_gemv,
+    19: wmma_gemm, 20: mma_gemm, 21: gemm_bias_gelu, 22: flash_attention, 23: causal_flash_attention, 24: decode_attention, 25: paged_decode_attention, 26: rope, 27: cross_entropy,
+    28: topk_rows, 29: int8_absmax, 30: fp8_quantize, 31: nf4_dequantize, 32: w4a16_gemv, 33: fp8_gemm,
 }

@@ -222,6 +222,12 @@ def paged_ref(b):
     return [("out", decode_ref(b["q"], torch.stack([pad(x) for x in ks]), torch.stack([pad(x) for x in vs]), lens))]
 
 
+
+def gemm_bias_gelu_ref(b):
+    x = b["A"].double() @ b["B"].double().t() + b["bias"].double()[None, :]
+    return [("Y", 0.5 * x * (1 + torch.tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))))]
+
+
 CASES = {
     1: (lambda k, b: k.vector_add(b["a"], b["b"], b["c"]), lambda b: [("c", b["a"].double() + b["b"].double())]),
     2: (lambda k, b: k.row_sum(b["x"], b["y"]), lambda b: [("y", b["x"].double().sum(1))]),
@@ -248,6 +254,8 @@ CASES = {
     19: (lambda k, b: k.wmma_gemm(b["A"], b["B"], b["C"]), lambda b: [("C", b["A"].double() @ b["B"].double())]),
     22: (lambda k, b: k.flash_attention(b["q"], b["k"], b["v"], b["o"]), lambda b: attention_ref(b, False)),
     23: (lambda k, b: k.causal_flash_attention(b["q"], b["k"], b["v"], b["o"]), lambda b: attention_ref(b, True)),
+    20: (lambda k, b: k.mma_gemm(b["A"], b["B"], b["C"]), lambda b: [("C", b["A"].double() @ b["B"].double().t())]),
+    21: (lambda k, b: k.gemm_bias_gelu(b["A"], b["B"], b["bias"], b["Y"]), gemm_bias_gelu_ref),
     24: (lambda k, b: k.decode_attention(b["q"], b["k"], b["v"], b["lens"], b["part"], b["out"]),
          lambda b: [("out", decode_ref(b["q"], b["k"], b["v"], b["lens"]))]),
     25: (lambda k, b: k.paged_decode_attention(b["q"], b["k_cache"], b["v_cache"], b["block_table"], b["lens"],
