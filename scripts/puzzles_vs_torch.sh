@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The performance bars of puzzles 01-19 and 24-32 on the GPU machine: measure the ceilings (`probe`, so that
+# The performance bars of puzzles 01-19, 24-32 and 34 on the GPU machine: measure the ceilings (`probe`, so that
 # medals and speed of light use this card's), check and time every solution, then time PyTorch's
 # eager equivalents and the Triton versions (bench/triton/kernels.py) in the same run and tabulate
 # all three (scripts/puzzles_vs_torch.py).
@@ -36,7 +36,7 @@ if [ "$backend" = cuda ]; then
   wb devices
 fi
 
-rows="1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 24 25 26 27 28 29 30 31 32"
+rows="1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 24 25 26 27 28 29 30 31 32 34"
 step "checks: solutions $rows (--backend $backend)"
 for dir in puzzles/[0-9][0-9]-*/; do
   id=$(basename "$dir")
