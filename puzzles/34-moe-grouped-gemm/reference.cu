@@ -15,8 +15,8 @@ extern "C" __global__ void moe_gemm(MOE_ARGS) {}
 
 extern "C" __global__ void moe_combine(MOE_ARGS) {
   const int t = blockIdx.y;
-  for (long long n = (long long)blockIdx.x * CCOLS + threadIdx.x;
-       n < N && n < (long long)(blockIdx.x + 1) * CCOLS; n += blockDim.x) {
+  const int cols = (N + gridDim.x - 1) / gridDim.x; // CCOLS, whatever it is set to
+  for (int n = blockIdx.x * cols + threadIdx.x; n < N && n < (blockIdx.x + 1) * cols; n += blockDim.x) {
     double y = 0.0;
     for (int j = 0; j < k; ++j) {
       const int e = topk_ids[(long long)t * k + j];

@@ -26,7 +26,7 @@ extern "C" __global__ void moe_gemm(MOE_ARGS) {}
 
 extern "C" __global__ void moe_combine(MOE_ARGS) {
   const int t = blockIdx.y;
-  const int n = blockIdx.x * CCOLS + threadIdx.x; // CCOLS = 256 = blockDim.x by default
+  const int n = blockIdx.x * blockDim.x + threadIdx.x; // one column per thread: CCOLS = 256
   if (n >= N) return;
   float y = 0.0f;
   for (int j = 0; j < k; ++j) {
