@@ -47,11 +47,12 @@
 // ~2-3 ms, a quarter of the DRAM's pace: compute-bound. The tiles: sum over experts of
 // cdiv(count, 128) ~ 544 against 512 full ones: ~6% of the mma work is padding. The routing
 // (count + scatter) moves 0.5 MB: a few microseconds, well under 1% of the time.
-// `warpbook predict` (predicted, not measured): 2.54 ms on the H200, 432 TFLOP/s, 44% of the
-// datasheet roof and two thirds of mma.sync's: moe_count 5.9 us, moe_scatter 7.1 us (the permute:
-// 0.5% of the time), moe_gemm 2.40 ms, moe_combine 135 us (571 MB at 4.5 TB/s). For the GEMM it
-// names the load/store unit first (ldmatrix and cp.async wavefronts, 41%), then the tensor pipe
-// (38% busy) and instruction issue (28%). The gold bar (0.33, 3.4 ms) is puzzle 19's.
+// `warpbook predict` (predicted, not measured): 2.4 to 2.6 ms on the H200 depending on the sampled
+// routing, 425 to 450 TFLOP/s, about 45% of the datasheet roof and two thirds of mma.sync's:
+// moe_count 5.9 us, moe_scatter 6 to 7 us (the permute: about 0.5% of the time), moe_gemm 2.3 to
+// 2.4 ms, moe_combine 135 us (571 MB at 4.5 TB/s). For the GEMM it names the load/store unit
+// first (ldmatrix and cp.async wavefronts, ~42%), then the tensor pipe (~39% busy) and
+// instruction issue (~29%). The gold bar (0.33, 3.4 ms) is puzzle 19's.
 // @tune BM=128
 // @tune BN=128
 // @tune WARPS=4
