@@ -34,7 +34,7 @@ import traceback
 
 # The bars. Memory-bound: at least 80% of speed of light and at least as fast as PyTorch.
 SOL_AND_TORCH = {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 14, 15, 18, 24, 25, 26, 27, 28, 29, 30, 31, 32}
-AS_FAST_AS = {10: "torch.bincount", 11: "torch.cumsum", 16: "F.conv1d"}
+AS_FAST_AS = {10: "torch.bincount", 11: "torch.cumsum", 16: "F.conv1d", 34: "the loop over experts"}
 # At least this fraction of PyTorch's speed: attention against SDPA's flash backend; the FP8 GEMM
 # against torch._scaled_mm (wgmma underneath).
 FRACTION_OF_TORCH = {22: 0.8, 23: 0.8, 33: 0.7}
@@ -807,6 +807,39 @@ def b32(torch, F, s):
               "eager dequantizes the whole matrix to f16 in memory (several passes) before the GEMV")
 
 
+def b34(torch, F, s):
+    t, k, e, h, n = s["T"], s["k"], s["E"], s["H"], s["N"]
+    x = uniform(torch, (t, h), -1, 1, torch.bfloat16)
+    ids = torch.randint(0, e, (t, k), device=DEVICE, dtype=torch.int32)  # randint(0, E), as the puzzle
+    wts = uniform(torch, (t, k), 0, 1)
+    w = uniform(torch, (e, n, h), -1 / 64, 1 / 64, torch.bfloat16)  # the perf case's uniform(-1/64, 1/64)
+    meta, rows = dev_empty(torch, 4 * e + 4, torch.int32), dev_empty(torch, t * k, torch.int32)
+    part = dev_empty(torch, t * k * n)  # 537 MB of f32 at the perf size
+    y32, y2 = dev_empty(torch, (t, n)), dev_empty(torch, (t, n), torch.bfloat16)
+    res = {}
+
+    def fn():  # the loop over experts, with an f32 accumulator; Y rounded to bf16 once at the end
+        y32.zero_()
+        for ex in range(e):
+            tok, j = torch.where(ids == ex)
+            y32.index_add_(0, tok, (x[tok] @ w[ex].T) * wts[tok, j, None])
+        res["Y"] = y32.bfloat16()
+
+    def check(got):  # float64, expert by expert (a 1024 x 4096 slice of X at a time)
+        ref, xd, wd = torch.zeros(t, n, dtype=torch.float64, device=DEVICE), x.double(), wts.double()
+        for ex in range(e):
+            tok, j = torch.where(ids == ex)
+            ref.index_add_(0, tok, wd[tok, j, None] * (xd[tok] @ w[ex].double().T))
+        return close(got.float(), ref, 1e-2, 1e-2)
+
+    return Op(f"for e in range(E): t, j = torch.where(topk_ids == e); y.index_add_(0, t, (X[t] @ W[e].T) * "
+              f"topk_weights[t, j, None]); bf16 X [{t}, {h}], W [{e}, {n}, {h}], k = {k}", fn, lambda: res["Y"], check,
+              lambda tk: lambda: tk.moe_grouped_gemm(x, ids, wts, w, meta, rows, part, y2),
+              "eager: per expert a comparison, a torch.where that waits for the GPU, a gathered copy of the rows, a "
+              "cuBLAS GEMM (wgmma; its bf16 result rounded before the weighting), a scale and an index_add_ into an "
+              "f32 accumulator, then one conversion to bf16")
+
+
 # puzzle number -> (builder, the size names it takes)
 BUILDERS = {
     1: (b01, {"n"}), 2: (b02, {"rows", "cols"}), 3: (b03, {"rows", "cols"}),
@@ -821,6 +854,7 @@ BUILDERS = {
     25: (b25, {"B", "Hq", "Hkv", "D", "max_blocks", "num_blocks"}), 26: (b26, {"tokens", "heads", "dim", "interleaved"}), 27: (b27, {"rows", "V"}),
     28: (b28, {"rows", "V", "k"}), 29: (b29, {"rows", "cols"}), 30: (b30, {"rows", "cols"}), 31: (b31, {"n"}),
     32: (b32, {"M", "K"}), 33: (b33, {"M", "N", "K"}),
+    34: (b34, {"T", "k", "E", "H", "N"}),
 }
 
 

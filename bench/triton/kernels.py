@@ -1,4 +1,4 @@
-"""The Triton side of puzzles 01-33: one Triton implementation per puzzle, for the side-by-side
+"""The Triton side of puzzles 01-34: one Triton implementation per puzzle, for the side-by-side
 table (scripts/puzzles_vs_torch.py) and the "The same in Triton" section of each puzzle's README.
 Each README's code block is a verbatim excerpt of this file (tests/cli/unit_triton_readmes.sh
 checks it), so edit the kernels here and copy them there.
@@ -930,6 +930,60 @@ def fp8_gemm(A, B, a_scale, b_scale, C):
     return C
 
 
+# ---- 34-moe-grouped-gemm
+@triton.jit
+def moe_gemm_kernel(X, W, part, sorted_ids, tile_expert, k, E, N, H, TK,
+                    BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    pid_n, pid_m = tl.program_id(0), tl.program_id(1)
+    e = tl.load(tile_expert + pid_m)                  # E for the tiles past the last expert's
+    if e < E:
+        f = tl.load(sorted_ids + pid_m * BM + tl.arange(0, BM))  # assignments t * k + j; TK pads
+        ok = f < TK
+        tok = (f // k).to(tl.int64)                   # the X row of each tile row: gathered
+        rn = pid_n * BN + tl.arange(0, BN)
+        w_rows = W + (e.to(tl.int64) * N + rn[None, :]) * H  # row n of W[e], as [1, BN]
+        acc = tl.zeros([BM, BN], dtype=tl.float32)
+        for k0 in range(0, H, BK):
+            rk = k0 + tl.arange(0, BK)
+            a = tl.load(X + tok[:, None] * H + rk[None, :], mask=ok[:, None] & (rk[None, :] < H), other=0.0)
+            b = tl.load(w_rows + rk[:, None], mask=(rk[:, None] < H) & (rn[None, :] < N), other=0.0)
+            acc = tl.dot(a, b, acc)                   # bf16 x bf16 on the tensor cores, f32 sums
+        tl.store(part + f.to(tl.int64)[:, None] * N + rn[None, :], acc, mask=ok[:, None] & (rn[None, :] < N))
+
+
+@triton.jit
+def moe_combine_kernel(part, weights, Y, k, N, BLOCK: tl.constexpr):
+    t = tl.program_id(0).to(tl.int64)
+    n = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    y = tl.zeros([BLOCK], dtype=tl.float32)
+    for j in range(0, k):                             # in order j = 0 .. k - 1: deterministic
+        y += tl.load(weights + t * k + j) * tl.load(part + (t * k + j) * N + n, mask=n < N, other=0.0)
+    tl.store(Y + t * N + n, y.to(tl.bfloat16), mask=n < N)
+
+
+def moe_grouped_gemm(X, topk_ids, topk_weights, W, meta, rows, part, Y, BM=128, BN=128, BK=64):
+    T, k = topk_ids.shape
+    E, N, H = W.shape
+    flat = topk_ids.flatten().long()
+    order = torch.argsort(flat, stable=True)          # assignments grouped by expert, in token order
+    counts = torch.bincount(flat, minlength=E)
+    tiles = (counts + BM - 1) // BM                   # row tiles per expert
+    tile_end = torch.cumsum(tiles, 0)
+    start = torch.cumsum(counts, 0) - counts          # each expert's first row, unpadded
+    pstart = (tile_end - tiles) * BM                  # ... and in the padded index
+    e_sorted = flat[order]
+    slot = pstart[e_sorted] + torch.arange(T * k, device=X.device) - start[e_sorted]
+    max_tiles = triton.cdiv(T * k, BM) + min(E, T * k)  # the most any routing needs: no host sync
+    sorted_ids = torch.full((max_tiles * BM,), T * k, dtype=torch.int32, device=X.device)
+    sorted_ids[slot] = order.to(torch.int32)
+    tile_expert = torch.searchsorted(tile_end, torch.arange(max_tiles, device=X.device), right=True).to(torch.int32)
+    # 128 x 128 tiles, 64 deep, 3 stages: (128 + 128) x 64 x 2 B x 3 = 96 KiB of shared memory
+    moe_gemm_kernel[(triton.cdiv(N, BN), max_tiles)](X, W, part, sorted_ids, tile_expert, k, E, N, H, T * k,
+                                                     BM=BM, BN=BN, BK=BK, num_warps=8, num_stages=3)
+    moe_combine_kernel[(T, triton.cdiv(N, 1024))](part, topk_weights, Y, k, N, BLOCK=1024, num_warps=4)
+    return Y
+
+
 # ---- end of the excerpts
 
 # puzzle number -> launcher
@@ -939,4 +993,5 @@ BY_PUZZLE = {
     13: layernorm, 14: rmsnorm_residual, 15: swiglu, 16: conv1d, 17: sgemm, 18: gemv,
     19: wmma_gemm, 20: mma_gemm, 21: gemm_bias_gelu, 22: flash_attention, 23: causal_flash_attention, 24: decode_attention, 25: paged_decode_attention, 26: rope, 27: cross_entropy,
     28: topk_rows, 29: int8_absmax, 30: fp8_quantize, 31: nf4_dequantize, 32: w4a16_gemv, 33: fp8_gemm,
+    34: moe_grouped_gemm,
 }
