@@ -433,7 +433,7 @@ def b22(torch, F, s):
     return Op(f"F.scaled_dot_product_attention(q, k, v); bf16 [{bsz}, {h}, {S}, {d}]", fn, lambda: res["o"],
               lambda got: attention_check(torch, q, k, v, False, got),
               lambda tk: lambda: tk.flash_attention(q, k, v, o2),
-              "SDPA picks its flash backend (FlashAttention-2) for bf16 on sm_80+ without a mask; it allocates o")
+              "SDPA picks its backend (FlashAttention-2, cuDNN or memory-efficient) for bf16 without a mask; it allocates o")
 
 
 def b23(torch, F, s):

@@ -55,12 +55,12 @@ done
 
 step "Triton: bench/triton/kernels.py on every puzzle's cases, against float64 (WB_TRITON_CASES=0 skips)"
 if [ "$backend" = cuda ] && [ "${WB_TRITON_CASES:-1}" = 1 ]; then
-  python3 bench/triton/test_kernels.py || echo "some Triton cases failed (rc $?): the lines above say which"
+  python3 bench/triton/test_kernels.py --only "$(echo $rows | tr ' ' ,)" || echo "some Triton cases failed (rc $?): the lines above say which"
 fi
 
 step "PyTorch and Triton"
 if [ "$backend" = cuda ]; then
-  python3 scripts/puzzles_vs_torch.py "$checks" --out "$out" --probe "$out/probe.json"
+  python3 scripts/puzzles_vs_torch.py "$checks" --out "$out" --probe "$out/probe.json" --only "$(echo $rows | tr ' ' ,)"
 else
   python3 scripts/puzzles_vs_torch.py "$checks" --out "$out" --selftest
 fi

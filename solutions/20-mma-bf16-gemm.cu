@@ -4,19 +4,24 @@
 // C[r][c] = sum over k of A[r][k] * B[c][k], products exact, sums in f32. A block of 128 threads
 // (4 warps) computes a 128 x 128 tile of C; each warp a 64 x 64 tile: 4 x 8 mma tiles of
 // m16n8, 128 f32 accumulator registers per lane. __launch_bounds__(128, 2): two blocks per SM.
-//   - K is walked in steps of BK = 64. Per step the block stages A[128 x 64] and B[128 x 64]
-//     (32 KB of bf16) in shared memory with cp.async.cg: 16 bytes from global straight into
+//   - K is walked in steps of BK = 32. Per step the block stages A[128 x 32] and B[128 x 32]
+//     (16 KB of bf16) in shared memory with cp.async.cg: 16 bytes from global straight into
 //     shared memory, no registers on the way, L1 skipped.
-//   - A ring of STAGES = 3 buffers: while the warps multiply tile k, tiles k + 1 and k + 2 are
+//   - A ring of STAGES = 4 buffers: while the warps multiply tile k, tiles k + 1 .. k + 3 are
 //     in flight. Each step commits one group; cp.async.wait_group STAGES - 2 says this thread's
 //     copies of tile k have landed, and one __syncthreads() makes them everyone's and frees the
 //     slot the next copy overwrites. One barrier per k-step.
+//   - The copies' addresses are worked out once, before the loop: a thread always copies the
+//     same chunk column of rows a fixed step apart, so each step it only adds BK to a pointer.
+//     Computed per chunk per step (row, chunk, swizzle, bounds, a 64-bit multiply: ~20 integer
+//     instructions for each of 16 chunks a step) the same kernel took 465 us instead of 343 on
+//     the H200: the tensor cores waited on instruction issue, not on memory.
 //   - Per 16 of k a warp issues 4 ldmatrix.x4 for A (one 16 x 16 fragment each) and 4 for B
 //     (two 8-column n-tiles each: B is [N, K], so its rows are the "col" operand as they lie, no
 //     .trans), then 32 mma.sync.m16n8k16: every fragment register is used 4 or 8 times.
 //   - Shared tiles are unpadded [rows][BK] with the 16-byte chunks of each row XOR-swizzled:
-//     chunk c of row r lives at c ^ (r % 8) (BK = 64: a row is 8 chunks, one 128-byte line; with
-//     BK = 32 it is c ^ ((r / 2) % 4), two rows to a line).
+//     chunk c of row r lives at c ^ ((r / 2) % 4) (BK = 32: a row is 4 chunks, two rows to a
+//     128-byte line; with BK = 64 it is c ^ (r % 8)).
 //     The 8 rows one ldmatrix phase reads, and the 8 chunks 8 consecutive threads cp.async, then
 //     fall into the 8 different 16-byte bank groups: no conflicts, and no padding bytes.
 //   - Edges: when K is a multiple of 8, a chunk of 8 bf16 lies wholly inside or wholly outside
@@ -39,20 +44,27 @@
 // SM) cut it by a quarter, at the price of idle tensor cores at every barrier.
 // Two blocks of 4 warps per SM rather than one of 8 (puzzle 19's lesson on the H200): one
 // block's barrier and epilogue overlap the other's mma.
-// Shared memory: 3 x (128 + 128) x 64 x 2 B = 98304 B per block, two blocks per SM (192 of the
-// 228 KB). BK = 64 rather than 32 halves the barriers per FLOP; 3 stages of 64 hold as much k in
-// flight as 6 of 32. Grid at
+// Shared memory: 4 x (128 + 128) x 32 x 2 B = 65536 B per block, two blocks per SM. Grid at
 // 4096^3: 32 x 32 = 1024 blocks over 264 resident (3.9 waves).
+// Timed on the H200 (`warpbook check`, 2026-11-25), all with the copies computed once:
+// BK 32 x 4 stages 343 us, BK 64 x 3 stages 349 us, BK 64 x 4 stages 496 us (one block per SM);
+// 256 x 128 or 128 x 256 block tiles of 8 warps 382 us; ldmatrix of step k + 1 issued before
+// the mma of step k (fragments double-buffered in registers) 349 us: no gain, ptxas already
+// interleaves them.
 //
 // Napkin maths (H200): 137.4 GFLOP at 989 TFLOP/s (datasheet, dense bf16) = 139 us; at the
 // mma.sync ceiling `warpbook probe` measured (646 TFLOP/s) 213 us; the gold bar (0.45 x 989 =
 // 445 TFLOP/s) is 309 us. DRAM: 134 MB at 4.8 TB/s is 28 us, hidden under the math.
+// Measured on the H200 (`warpbook check`, 2026-11-25): 343.1 us, 401 TFLOP/s: 62% of the
+// measured mma.sync ceiling (issue 12 asks 70%), 40.5% of the datasheet, silver. cuBLAS
+// (torch.matmul, wgmma) takes 178 us at this size: this kernel is 0.52x of it.
+// measured: 343.12 us on NVIDIA H200
 // @tune BM=128
 // @tune BN=128
 // @tune WM=64
 // @tune WN=64
-// @tune BK=64
-// @tune STAGES=3
+// @tune BK=32
+// @tune STAGES=4
 #include <cuda_bf16.h>
 
 #define THREADS ((BM / WM) * (BN / WN) * 32)
@@ -138,10 +150,43 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB)
   const bool vec = (K % 8) == 0;
   const bool warp_busy = bm + wm * WM < M && bn + wn * WN < N;
 
+  // Copies: thread tid always takes chunk tid % CPR of rows tid / CPR + i * (THREADS / CPR), and
+  // the swizzle of those rows is the same (the row step is a multiple of RPL * CPR), so each
+  // chunk's shared offset is a fixed stride apart and its global address moves by BK a step:
+  // the pointers are computed once, not per chunk per step.
+  constexpr int RSTEP = THREADS / CPR;
+  constexpr int NA = BM / RSTEP, NB = BN / RSTEP;
+  const int cr = tid / CPR, cc = tid % CPR;
+  const int soff = swz(cr, cc); // + i * RSTEP * BK for chunk i
+  const __nv_bfloat16* pa = A + (long long)min(bm + cr, M - 1) * K + cc * 8;
+  const __nv_bfloat16* pb = B + (long long)min(bn + cr, N - 1) * K + cc * 8;
+  const long long rstride = (long long)RSTEP * K;
+  unsigned amask = 0, bmask = 0; // chunk i's row is inside A (B)
+#pragma unroll
+  for (int i = 0; i < NA; ++i) amask |= (bm + cr + i * RSTEP < M ? 1u : 0u) << i;
+#pragma unroll
+  for (int i = 0; i < NB; ++i) bmask |= (bn + cr + i * RSTEP < N ? 1u : 0u) << i;
+  static_assert(RSTEP % (RPL * CPR) == 0, "the row step must keep each chunk's swizzle");
+
   auto load_tile = [&](int kt, int s) {
     __nv_bfloat16* As = smem + s * (A_TILE + B_TILE);
     __nv_bfloat16* Bs = As + A_TILE;
     const int k0 = kt * BK;
+    if (vec) {
+      const bool kin = k0 + cc * 8 < K;
+      const unsigned sa = smem_addr(As + soff), sb = smem_addr(Bs + soff);
+#pragma unroll
+      for (int i = 0; i < NA; ++i) {
+        const bool in = kin && ((amask >> i) & 1);
+        cp_async16(sa + 2 * i * RSTEP * BK, in ? pa + i * rstride + k0 : A, in ? 16 : 0);
+      }
+#pragma unroll
+      for (int i = 0; i < NB; ++i) {
+        const bool in = kin && ((bmask >> i) & 1);
+        cp_async16(sb + 2 * i * RSTEP * BK, in ? pb + i * rstride + k0 : B, in ? 16 : 0);
+      }
+      return;
+    }
 #pragma unroll
     for (int i = 0; i < BM * CPR / THREADS; ++i) {
       const int e = tid + i * THREADS, r = e / CPR, ch = e % CPR;

@@ -2,12 +2,14 @@
 //
 // What: Y[M x N] (bf16) = gelu(A[M x K] x B^T + bias), B given as [N x K] (an nn.Linear weight),
 // all bf16, row-major; the sums in f32 on the tensor cores, the bias and GELU (tanh form) in f32
-// registers, Y rounded to bf16 once. The mainloop is puzzle 20's solution unchanged:
+// registers, Y rounded to bf16 once. The mainloop is puzzle 20's solution (BK 64 x 3 stages here):
 //   - a block of 128 threads (4 warps) per 128 x 128 tile of Y, a 64 x 64 tile per warp (4 x 8
 //     m16n8 accumulator tiles, 128 f32 registers), two blocks per SM;
 //   - BK = 64 k-steps through a ring of STAGES = 3 shared buffers filled by cp.async.cg (16
 //     bytes, a source size of 0 for zeros past M, N or K; element by element when K % 8 != 0),
-//     one cp.async.wait_group + one __syncthreads() per k-step;
+//     one cp.async.wait_group + one __syncthreads() per k-step; the copies' addresses worked
+//     out once before the loop and advanced by BK a step (per chunk per step they cost 497 us
+//     against 365 on the H200: see puzzle 20's solution);
 //   - XOR-swizzled [rows][BK] tiles, so that ldmatrix.x4 (4 for A, 4 for B per 16 of k: B's rows
 //     are the .col operand as they lie, no .trans) reads without bank conflicts; 32
 //     mma.sync.m16n8k16.row.col.f32.bf16.bf16.f32 per 16 of k per warp.
@@ -37,6 +39,11 @@
 // Napkin maths (H200): 137.4 GFLOP at 989 TFLOP/s (datasheet, dense bf16) = 139 us; at the
 // mma.sync ceiling `warpbook probe` measured (646 TFLOP/s) 213 us; the gold bar (0.45 x 989 =
 // 445 TFLOP/s) is 309 us. DRAM: 2 x 33.6 MB in, 33.6 MB out: 101 MB, 21 us at 4.8 TB/s.
+// Measured on the H200 (`warpbook check`, 2026-11-25): 365.0 us, 377 TFLOP/s: 58% of the
+// measured mma.sync ceiling (issue 12 asks 70%), 38% of the datasheet, silver; 6% slower than
+// puzzle 20's plain GEMM (343 us, with BK 32 x 4 stages: this file was timed at BK 64 x 3).
+// PyTorch eager (F.linear, then F.gelu: cuBLAS on wgmma plus a second pass) took 200 us.
+// measured: 364.96 us on NVIDIA H200
 // @tune BM=128
 // @tune BN=128
 // @tune WM=64
@@ -137,10 +144,43 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB)
   const bool vec = (K % 8) == 0;
   const bool warp_busy = bm + wm * WM < M && bn + wn * WN < N;
 
+  // Copies: thread tid always takes chunk tid % CPR of rows tid / CPR + i * (THREADS / CPR), and
+  // the swizzle of those rows is the same (the row step is a multiple of RPL * CPR), so each
+  // chunk's shared offset is a fixed stride apart and its global address moves by BK a step:
+  // the pointers are computed once, not per chunk per step.
+  constexpr int RSTEP = THREADS / CPR;
+  constexpr int NA = BM / RSTEP, NB = BN / RSTEP;
+  const int cr = tid / CPR, cc = tid % CPR;
+  const int soff = swz(cr, cc); // + i * RSTEP * BK for chunk i
+  const __nv_bfloat16* pa = A + (long long)min(bm + cr, M - 1) * K + cc * 8;
+  const __nv_bfloat16* pb = B + (long long)min(bn + cr, N - 1) * K + cc * 8;
+  const long long rstride = (long long)RSTEP * K;
+  unsigned amask = 0, bmask = 0; // chunk i's row is inside A (B)
+#pragma unroll
+  for (int i = 0; i < NA; ++i) amask |= (bm + cr + i * RSTEP < M ? 1u : 0u) << i;
+#pragma unroll
+  for (int i = 0; i < NB; ++i) bmask |= (bn + cr + i * RSTEP < N ? 1u : 0u) << i;
+  static_assert(RSTEP % (RPL * CPR) == 0, "the row step must keep each chunk's swizzle");
+
   auto load_tile = [&](int kt, int s) {
     __nv_bfloat16* As = smem + s * (A_TILE + B_TILE);
     __nv_bfloat16* Bs = As + A_TILE;
     const int k0 = kt * BK;
+    if (vec) {
+      const bool kin = k0 + cc * 8 < K;
+      const unsigned sa = smem_addr(As + soff), sb = smem_addr(Bs + soff);
+#pragma unroll
+      for (int i = 0; i < NA; ++i) {
+        const bool in = kin && ((amask >> i) & 1);
+        cp_async16(sa + 2 * i * RSTEP * BK, in ? pa + i * rstride + k0 : A, in ? 16 : 0);
+      }
+#pragma unroll
+      for (int i = 0; i < NB; ++i) {
+        const bool in = kin && ((bmask >> i) & 1);
+        cp_async16(sb + 2 * i * RSTEP * BK, in ? pb + i * rstride + k0 : B, in ? 16 : 0);
+      }
+      return;
+    }
 #pragma unroll
     for (int i = 0; i < BM * CPR / THREADS; ++i) {
       const int e = tid + i * THREADS, r = e / CPR, ch = e % CPR;

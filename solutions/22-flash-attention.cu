@@ -47,6 +47,13 @@
 // warp), the L2 (each block streams its head's K and V: S / 64 times per head, 17 GB) and issue.
 // BQ = 128 (8 warps sharing each K/V tile, half the L2 bytes) predicts 5106 us: 206 registers
 // allow one such block per SM, and its barriers wait on 8 warps.
+// Measured on the H200 (`warpbook check`, 2026-11-25): 3704 us, 297 TFLOP/s: 46% of the
+// measured mma.sync ceiling, 30% of the datasheet, silver. The K/V copy addresses worked out per
+// chunk per tile instead of once took 3902 us side by side (5% slower); BQ = 128, 4646 us.
+// PyTorch's SDPA took 1779 us (618 TFLOP/s, 96% of what mma.sync can do: whichever backend it
+// picks there) in another run the same day: this kernel is 0.48x of it, short of issue 12's 0.8x;
+// the Triton kernel of the README took 2875 us. The model said 4172 us.
+// measured: 3703.84 us on NVIDIA H200
 // @tune BQ=64
 // @tune SMEM=87040
 
@@ -113,16 +120,31 @@ __device__ __forceinline__ void attend(const __nv_bfloat16* __restrict__ Q, cons
     cp_async16(Qs + r * LD + col, in ? Q + (long long)(q0 + r) * D + col : Q, in ? 16 : 0);
   }
   cp_async_commit();
+  // K and V copies: thread tid always takes chunk tid % CH of rows tid / CH + i * RP, so the
+  // addresses are a fixed stride apart and only the tile's first key moves; a whole tile needs no
+  // bounds. (Worked out per chunk, the index arithmetic costs issue slots the mma need.)
+  constexpr int RP = NT / CH; // rows one pass of the block copies
+  static_assert(NT % CH == 0 && BKV % RP == 0, "the K/V copies must split evenly");
+  const int kr = tid / CH, kcol = (tid % CH) * 8, kso = kr * LD + kcol;
   auto load_kv = [&](int kt) {
-    __nv_bfloat16* Kb = Ks + (kt & 1) * BKV * LD;
-    __nv_bfloat16* Vb = Vs + (kt & 1) * BKV * LD;
+    __nv_bfloat16* Kb = Ks + (kt & 1) * BKV * LD + kso;
+    __nv_bfloat16* Vb = Vs + (kt & 1) * BKV * LD + kso;
+    const int key0 = kt * BKV + kr;
+    const __nv_bfloat16* Kg = K + (long long)key0 * D + kcol;
+    const __nv_bfloat16* Vg = V + (long long)key0 * D + kcol;
+    if ((kt + 1) * BKV <= S) {
 #pragma unroll
-    for (int c = tid; c < BKV * CH; c += NT) {
-      const int r = c / CH, col = (c % CH) * 8, key = kt * BKV + r;
-      const bool in = key < S;
-      const long long off = in ? (long long)key * D + col : 0;
-      cp_async16(Kb + r * LD + col, K + off, in ? 16 : 0);
-      cp_async16(Vb + r * LD + col, V + off, in ? 16 : 0);
+      for (int i = 0; i < BKV / RP; ++i) {
+        cp_async16(Kb + i * RP * LD, Kg + i * RP * D, 16);
+        cp_async16(Vb + i * RP * LD, Vg + i * RP * D, 16);
+      }
+    } else { // the last, partial tile: zeros past S
+#pragma unroll
+      for (int i = 0; i < BKV / RP; ++i) {
+        const bool in = key0 + i * RP < S;
+        cp_async16(Kb + i * RP * LD, in ? Kg + i * RP * D : K, in ? 16 : 0);
+        cp_async16(Vb + i * RP * LD, in ? Vg + i * RP * D : V, in ? 16 : 0);
+      }
     }
   };
   const int nkt = (S + BKV - 1) / BKV;

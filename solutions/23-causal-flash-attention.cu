@@ -37,6 +37,12 @@
 // loops differ in length), and its sample of 7 blocks holds 3 of the longest tiles (block x = 0
 // at y = 0, B*Hq / 4 and 3 B*Hq / 4). The same tiles per FLOP as solution 22 (4172 us predicted)
 // suggest about its time.
+// Measured on the H200 (`warpbook check`, 2026-11-25): 4136 us, 266 TFLOP/s of visible pairs:
+// about solution 22's rate, as the tile count said (the model's 11.8 ms was off by 2.9x).
+// BQ = 128 took 5686 us; K/V copy addresses worked out once (solution 22's change, 5% there)
+// 4148 us against this file's 4139 side by side: no gain here. SDPA (is_causal, enable_gqa) took
+// 1891 us: 0.46x of it, short of the 0.8x bar; the Triton kernel 3413 us.
+// measured: 4135.98 us on NVIDIA H200
 // @tune BQ=64
 // @tune SMEM=87040
 

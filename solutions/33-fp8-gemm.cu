@@ -7,7 +7,9 @@
 // __launch_bounds__(128, 2): two blocks share each SM. K is walked in steps of BK = 64 bytes.
 //   - Per step the block stages A[128 x 64] and B[128 x 64] (16 KB) in shared memory with
 //     cp.async: 16-byte copies from global straight into shared memory, no registers on the way.
-//     A and B have the same layout (rows of K bytes), so one copy routine serves both.
+//     A and B have the same layout (rows of K bytes), so one copy routine serves both. Each
+//     thread copies the same chunk column of rows a fixed step apart, so the addresses are
+//     worked out once and advanced by BK a step (per chunk per step: 502 us instead of 397).
 //   - The staging is a ring of STAGES = 4 buffers: while the warps multiply tile k, the copies of
 //     tiles k + 1 .. k + 3 are in flight. Each step commits one cp.async group; wait_group 2, then
 //     one __syncthreads() makes tile k visible and frees the slot the next copy overwrites.
@@ -32,16 +34,25 @@
 // 2-byte outputs), 14 us at 4.8 TB/s, so everything is about feeding the tensor cores from shared
 // memory. mma.sync is Hopper's older warp-level tensor-core path: for f16 it measures about
 // 646 TFLOP/s on our H200, a third of the 1979 TFLOP/s dense FP8 ceiling that only wgmma reaches.
-// Its FP8 rate on the H200 is not measured yet (the lead's run measures it).
+// `warpbook probe` measures its FP8 (e4m3) rate on our H200 at 1.20 PFLOP/s: 1.86x its f16
+// rate, 61% of the FP8 datasheet.
 // Shared memory: 4 x (128 + 128) x 64 B = 64 KB per block, dynamic (@tune SMEM), two blocks per
 // SM. Grid at 4096^3: 32 x 32 = 1024 blocks on 132 SMs x 2.
 //
 // Napkin maths: 137.4 GFLOP at 1979 TFLOP/s (datasheet, dense FP8) = 69 us on the H200; at
 // mma.sync's f16 rate (~646 TFLOP/s) 213 us. DRAM: 67 MB at 4.8 TB/s = 14 us. Per SM per clock at
 // 646 TFLOP/s: ~2450 FLOP, 38 bytes of shared memory at 64 FLOP per byte (of 128 available).
-// `warpbook predict` (a model, not a measurement; it prices FP8 mma.sync at the f16 rate) says
-// ~290 us, 474 TFLOP/s, tensor pipe 68% busy. Worth sweeping on the H200: BK = 128 with
-// STAGES = 3 (SMEM = 98304), BN = 256 with WN = 64 (8 warps, one block per SM), STAGES = 3 .. 5.
+// Measured on the H200 (`warpbook check`, 2026-11-25): 397.4 us, 346 TFLOP/s: 29% of the
+// mma.sync FP8 ceiling, 17.5% of the datasheet, silver (gold asks 0.2). It runs at about the
+// bf16 GEMM's FLOP rate (puzzle 20: 401 TFLOP/s), so at this tile shape the FP8 mma is not what
+// limits it: the same shared-memory traffic and instruction issue per k-step are. Also timed:
+// BK 64 x 3 stages 400 us, 256 x 128 tiles of 8 warps 429 us, BK 128 x 3 stages 573 us (spills).
+// torch._scaled_mm (cuBLASLt, wgmma) takes 104 us: this kernel is 0.26x of it, short of the
+// 0.7x bar. Its answer, and Triton's tl.dot on fp8, also miss the puzzle's tolerance on long K
+// (errors 0.13 and 0.25 at K = 4096): Hopper's FP8 wgmma accumulates in fewer bits than f32
+// (the reason FP8 GEMM libraries add partial sums into f32 registers every few k-steps);
+// mma.sync's accumulation passes.
+// measured: 397.38 us on NVIDIA H200
 // @tune BM=128
 // @tune BN=128
 // @tune WM=64
@@ -130,10 +141,43 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB)
   const bool vec = (K % 16) == 0;
   const bool warp_busy = bm + wm * WM < M && bn + wn * WN < N;
 
+  // Copies: thread tid always takes chunk tid % CHUNKS of rows tid / CHUNKS + i * RSTEP, and a
+  // row step that is a multiple of the swizzle's period keeps each chunk's swizzle, so the shared
+  // offsets are a fixed stride apart and the global addresses move by BK a step: computed once
+  // here, not per chunk per step (the per-chunk index arithmetic cost a quarter of the time).
+  constexpr int RSTEP = THREADS / CHUNKS;
+  static_assert(RSTEP % ((128 / BK) * CHUNKS) == 0, "the row step must keep each chunk's swizzle");
+  const int cr = tid / CHUNKS, cc = tid % CHUNKS;
+  const int soff = swz(cr, cc); // + i * RSTEP * BK for chunk i
+  const unsigned char* pa = A + (long long)min(bm + cr, M - 1) * K + 16 * cc;
+  const unsigned char* pb = B + (long long)min(bn + cr, N - 1) * K + 16 * cc;
+  const long long rstride = (long long)RSTEP * K;
+  unsigned amask = 0, bmask = 0; // chunk i's row is inside A (B)
+#pragma unroll
+  for (int i = 0; i < BM / RSTEP; ++i) amask |= (bm + cr + i * RSTEP < M ? 1u : 0u) << i;
+#pragma unroll
+  for (int i = 0; i < BN / RSTEP; ++i) bmask |= (bn + cr + i * RSTEP < N ? 1u : 0u) << i;
+
   auto load_tile = [&](int kt, int s) {
     unsigned char* As = smem + s * STAGE_BYTES;
-    load_rows<BM>(As, A, M, K, bm, kt * BK, vec, tid);
-    load_rows<BN>(As + A_TILE, B, N, K, bn, kt * BK, vec, tid);
+    const int k0 = kt * BK;
+    if (!vec) { // rows not 16-byte aligned: byte by byte
+      load_rows<BM>(As, A, M, K, bm, k0, vec, tid);
+      load_rows<BN>(As + A_TILE, B, N, K, bn, k0, vec, tid);
+      return;
+    }
+    const bool kin = k0 + 16 * cc < K;
+    const unsigned sa = (unsigned)__cvta_generic_to_shared(As + soff), sb = sa + A_TILE;
+#pragma unroll
+    for (int i = 0; i < BM / RSTEP; ++i) {
+      const bool in = kin && ((amask >> i) & 1);
+      cp_async16(sa + i * RSTEP * BK, in ? pa + i * rstride + k0 : A, in ? 16 : 0);
+    }
+#pragma unroll
+    for (int i = 0; i < BN / RSTEP; ++i) {
+      const bool in = kin && ((bmask >> i) & 1);
+      cp_async16(sb + i * RSTEP * BK, in ? pb + i * rstride + k0 : B, in ? 16 : 0);
+    }
   };
 
   float acc[TM][TN][4];
