@@ -99,12 +99,12 @@ template <int N_> __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N_) : "memory");
 }
 
-// Rows [row0, row0 + ROWS) of X (R rows of K bytes), bytes [k0, k0 + BK), into a swizzled tile.
-template <int ROWS>
+// Rows [row0, row0 + NROWS) of X (R rows of K bytes), bytes [k0, k0 + BK), into a swizzled tile.
+template <int NROWS>
 __device__ __forceinline__ void load_rows(unsigned char* tile, const unsigned char* X, int R,
                                           int K, int row0, int k0, bool vec, int tid) {
 #pragma unroll
-  for (int i = 0; i < ROWS * CHUNKS / THREADS; ++i) {
+  for (int i = 0; i < NROWS * CHUNKS / THREADS; ++i) {
     const int e = tid + i * THREADS, r = e / CHUNKS, c = e % CHUNKS;
     const int gr = row0 + r, gk = k0 + 16 * c;
     unsigned char* dst = tile + swz(r, c);
