@@ -32,13 +32,11 @@
 // (q and o 134 MB each, k and v 34 MB each) take 70 us at 4.8 TB/s. A100 80 GB (312 TFLOP/s):
 // 3.5 ms; RTX 4090 (165 TFLOP/s with f32 accumulation): 6.7 ms. A kernel that computes every tile
 // and masks does 2.2 TFLOP: twice these.
-// Predicted by `warpbook predict` for the H200: 11.8 ms (93 TFLOP/s, 9%). Doubtful: the model
-// counts every K/V tile load as a DRAM read (17.4 GB; it finds no L2 reuse between blocks whose
-// loops differ in length), and its sample of 7 blocks holds 3 of the longest tiles (block x = 0
-// at y = 0, B*Hq / 4 and 3 B*Hq / 4). The same tiles per FLOP as solution 22 (4172 us predicted)
-// suggest about its time.
+// `warpbook predict` first said 11.8 ms for the H200: it extrapolated every block from the
+// busiest SM's first ones, which (longest first) are the longest tiles. With blocks weighed by
+// where they sit in the grid (docs/perf-model.md, 2026-11-25) it says 5.8 ms.
 // Measured on the H200 (`warpbook check`, 2026-11-25): 4136 us, 266 TFLOP/s of visible pairs:
-// about solution 22's rate, as the tile count said (the model's 11.8 ms was off by 2.9x).
+// about solution 22's rate, as the tile count said (the model is still 1.4x slow).
 // BQ = 128 took 5686 us; K/V copy addresses worked out once (solution 22's change, 5% there)
 // 4148 us against this file's 4139 side by side: no gain here. SDPA (is_causal, enable_gqa) took
 // 1891 us: 0.46x of it, short of the 0.8x bar; the Triton kernel 3413 us.

@@ -2,6 +2,7 @@
 """The performance model against the GPU: measured times beside predicted ones (docs/perf-model.md).
 
     python3 bench/perfmodel/validate.py DATA_DIR [--local BUILD_DIR [--gpu KEY]] [--md OUT.md]
+                                        [--heldout | --set corpus|heldout|curriculum2]
 
 DATA_DIR holds checks.jsonl from bench/perfmodel/measure.py (one `warpbook check --json` per corpus
 kernel, run on the GPU: its measured median time and, beside it, the model's prediction made in the
@@ -91,8 +92,11 @@ def main():
     local = args[args.index("--local") + 1] if "--local" in args else None
     gpu = args[args.index("--gpu") + 1] if "--gpu" in args else "h200"
     md = args[args.index("--md") + 1] if "--md" in args else None
-    # --heldout: the kernels written apart from the model (bench/perfmodel/heldout.toml).
+    # --heldout: the kernels written apart from the model (bench/perfmodel/heldout.toml); --set NAME:
+    # bench/perfmodel/NAME.toml (curriculum2: the solutions of puzzles 19-34 and their versions).
     manifest = "heldout.toml" if "--heldout" in args else "corpus.toml"
+    if "--set" in args:
+        manifest = args[args.index("--set") + 1] + ".toml"
     with open(os.path.join(ROOT, "bench/perfmodel", manifest), "rb") as f:
         corpus = tomllib.load(f)["kernel"]
     measured = {}

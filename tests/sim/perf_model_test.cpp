@@ -192,3 +192,15 @@ extern "C" __global__ void coalesced_copy(const float* src, float* dst, int n) {
   CHECK(b.dram_bytes < 1.1 * a.dram_bytes);
   CHECK(b.us < 1.3 * a.us);
 }
+
+TEST_CASE("perf model: a causal grid run longest tiles first is not extrapolated from its longest "
+          "blocks") {
+  // Solution 23 gives block x the query tile cdiv(S, BQ) - 1 - x: the first blocks the busiest SM
+  // runs are the longest, and the last ones a sixteenth of that. The H200 measured 4139 us
+  // (2026-11-25, bench/perfmodel/data/h200-2026-11-25); extrapolating every block from the first
+  // ones predicted 11.8 ms.
+  const perf::Prediction causal =
+      predict_file("23-causal-flash-attention", "solutions/23-causal-flash-attention.cu");
+  CHECK(causal.us < 1.5 * 4139);
+  CHECK(causal.us > 4139 / 1.5);
+}

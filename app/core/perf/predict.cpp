@@ -95,6 +95,7 @@ struct SamplePlan {
   std::vector<uint64_t> blocks;
   int anchor = 0;
   int neighbour[3] = {-1, -1, -1};
+  size_t replay_templates = 0; // the first samples, the ones that play replayed blocks
 };
 
 SamplePlan plan_sample(const Launch& la, bool prefix, int resident) {
@@ -115,6 +116,7 @@ SamplePlan plan_sample(const Launch& la, bool prefix, int resident) {
     for (uint64_t b = 0; b < k; ++b) add(b);
     sp.anchor = int(k / 2);
     if (uint64_t(sp.anchor) + 1 < k) sp.neighbour[0] = sp.anchor + 1;
+    sp.replay_templates = sp.blocks.size();
     return sp;
   }
   auto mid = [](uint32_t e) -> uint64_t { return e >= 2 ? std::min<uint64_t>(e / 2, e - 2) : 0; };
@@ -128,6 +130,16 @@ SamplePlan plan_sample(const Launch& la, bool prefix, int resident) {
   if (n > 8) {
     add(n / 4);
     add(3 * n / 4);
+  }
+  sp.replay_templates = sp.blocks.size();
+  // A grid of rows of blocks (y or z > 1) whose work may change along x (a causal mask's query
+  // tiles, a row of varied lengths): the quarter points of the anchor's row, so that each replayed
+  // block has a sample near its own x. (n / 4 and 3n / 4 above land on x = 0 whenever the rows
+  // divide the grid evenly.)
+  if (g.x >= 4 && (g.y > 1 || g.z > 1)) {
+    add(lin(g.x / 4, ay, az));
+    add(lin(3 * uint64_t(g.x) / 4, ay, az));
+    add(lin(g.x - 1, ay, az));
   }
   return sp;
 }
@@ -241,7 +253,10 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
     for (size_t i = 0; i < nl; ++i) {
       plans[i] = plan_sample(lc.launches[i], prefix, occ[i].resident);
       blocks[i] = plans[i].blocks;
-      total += blocks[i].size();
+      // The trace cap per warp counts the replay templates only: the extra samples weigh the
+      // extrapolation by their instruction counts, which the cap does not cut (dropped events are
+      // counted), and must not shorten the traces the replay plays.
+      total += std::min(blocks[i].size(), std::max<size_t>(1, plans[i].replay_templates));
       max_warps = std::max<size_t>(max_warps, occ[i].warps);
     }
     RunPlan rp;
@@ -325,18 +340,46 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
     max_thin = std::max(max_thin, in.thin);
     // The busiest SM's blocks: every SM-th block of the grid, each played by the sampled block
     // nearest to it, in its own place (PcShift).
+    const Dim3 gg = sl.launch.grid;
     for (uint64_t j = 0; j < k; ++j) {
       ReplayBlock rb;
       rb.linear = std::min<uint64_t>(j * std::min<uint64_t>(sms, n), n - 1);
-      rb.idx = block_at(sl.launch.grid, rb.linear);
+      rb.idx = block_at(gg, rb.linear);
       uint64_t best = ~0ull;
-      for (size_t t = 0; t < sl.blocks.size(); ++t) {
+      // (The quarter points of the anchor's row weigh the extrapolation only, below.)
+      const size_t nt = std::min(sl.blocks.size(), std::max<size_t>(1, sp.replay_templates));
+      for (size_t t = 0; t < nt; ++t) {
         uint64_t d = sl.blocks[t].linear > rb.linear ? sl.blocks[t].linear - rb.linear
                                                      : rb.linear - sl.blocks[t].linear;
         if (d < best) best = d, rb.tmpl = int(t);
       }
       rb.busy_sms = double(std::clamp<int64_t>(int64_t(n) - int64_t(j * sms), 1, int64_t(sms)));
       in.blocks.push_back(rb);
+    }
+    // The SM's other blocks, each as heavy as the sample nearest it in the grid (each coordinate's
+    // distance as a fraction of its extent: a block's work follows where it sits, x, y and z, not
+    // its place in launch order): their work per block over the replayed blocks', for the
+    // extrapolation.
+    auto frac = [](uint32_t a, uint32_t b, uint32_t e) {
+      return e > 1 ? std::abs(double(a) - double(b)) / double(e - 1) : 0.0;
+    };
+    if (k < nb && !in.blocks.empty()) {
+      double rep = 0, rest = 0;
+      for (auto& rb : in.blocks) rep += double(warp_events(sl.blocks[size_t(rb.tmpl)]));
+      for (uint64_t j = k; j < nb; ++j) {
+        const Dim3 b = block_at(gg, std::min<uint64_t>(j * std::min<uint64_t>(sms, n), n - 1));
+        double best = 1e300;
+        size_t bt = 0;
+        for (size_t t = 0; t < sl.blocks.size(); ++t) {
+          const Dim3 s = block_at(gg, sl.blocks[t].linear);
+          const double d = frac(s.x, b.x, gg.x) + frac(s.y, b.y, gg.y) + frac(s.z, b.z, gg.z);
+          if (d < best) best = d, bt = t;
+        }
+        rest += double(warp_events(sl.blocks[bt]));
+      }
+      rep /= double(in.blocks.size());
+      rest /= double(nb - k);
+      if (rep > 0 && rest > 0) in.rest_work = rest / rep;
     }
     replayed_blocks += in.blocks.size();
     // The launch's share of DRAM bytes written: stores over stores plus loads, by sectors.

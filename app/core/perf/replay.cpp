@@ -682,9 +682,9 @@ ReplayResult replay(const ReplayInput& in) {
       const double span = retire_times[d - 1] - retire_times[d - 1 - S];
       if (span > 0) per_block = span / double(S);
     }
-    cycles = end + (total - done_n) * per_block;
+    cycles = end + (total - done_n) * per_block * in.rest_work;
   }
-  R.scale = done_n > 0 ? total / done_n : 1;
+  R.scale = done_n > 0 ? (done_n + (total - done_n) * in.rest_work) / done_n : 1;
   R.cycles = cycles * thin;
   // Per-block figures to the whole SM.
   const double k = R.scale * thin;
