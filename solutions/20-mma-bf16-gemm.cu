@@ -50,7 +50,9 @@
 // BK 32 x 4 stages 343 us, BK 64 x 3 stages 349 us, BK 64 x 4 stages 496 us (one block per SM);
 // 256 x 128 or 128 x 256 block tiles of 8 warps 382 us; ldmatrix of step k + 1 issued before
 // the mma of step k (fragments double-buffered in registers) 349 us: no gain, ptxas already
-// interleaves them.
+// interleaves them. Later, side by side with this file (346 us that run): 8 warps of 64 x 32 or
+// 32 x 64 warp tiles, two blocks per SM (128 registers each), 417 and 424 us (406 with 5 stages);
+// 5 stages 356 us; blocks grouped 8 tile rows at a time for the L2 352 us.
 //
 // Napkin maths (H200): 137.4 GFLOP at 989 TFLOP/s (datasheet, dense bf16) = 139 us; at the
 // mma.sync ceiling `warpbook probe` measured (646 TFLOP/s) 213 us; the gold bar (0.45 x 989 =

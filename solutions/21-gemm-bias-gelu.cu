@@ -41,7 +41,8 @@
 // 445 TFLOP/s) is 309 us. DRAM: 2 x 33.6 MB in, 33.6 MB out: 101 MB, 21 us at 4.8 TB/s.
 // Measured on the H200 (`warpbook check`, 2026-11-25): 365.0 us, 377 TFLOP/s: 58% of the
 // measured mma.sync ceiling (issue 12 asks 70%), 38% of the datasheet, silver; 6% slower than
-// puzzle 20's plain GEMM (343 us, with BK 32 x 4 stages: this file was timed at BK 64 x 3).
+// puzzle 20's plain GEMM (343 us, with BK 32 x 4 stages: this file was timed at BK 64 x 3; here
+// BK 32 x 4 took 374 us against this file's 369 side by side).
 // PyTorch eager (F.linear, then F.gelu: cuBLAS on wgmma plus a second pass) took 200 us.
 // measured: 364.96 us on NVIDIA H200
 // @tune BM=128
