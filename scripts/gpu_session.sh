@@ -23,6 +23,18 @@ build=$root/build-dev
 mkdir -p "$out"
 export LD_LIBRARY_PATH=$root/.deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 step() { echo; echo "==== $* ($(date +%T))"; }
+# check_line ID FILE [summary]: `warpbook check` of FILE as puzzle ID on the GPU, as one line:
+# verdict, median time, GFLOP/s, speed of light, medal (and the report's summary).
+check_line() {
+  "$build/warpbook" check "$1" "$2" --json >"$out/check.json" 2>"$out/check.err"
+  python3 - "$out/check.json" "${3:-}" <<'PY' 2>&1 | tail -1
+import json, sys
+j = json.load(open(sys.argv[1])); p = j.get('perf') or {}; t = p.get('timing') or {}
+print(j.get('verdict'), '%.2f us' % t.get('median_us', 0), '%.1f GFLOP/s' % p.get('gflops', 0),
+      '%.1f%% SOL' % (100 * p.get('speed_of_light', 0)), p.get('medal', ''),
+      str(j.get('summary') or '')[:150] if sys.argv[2] else '')
+PY
+}
 cd "$root" || exit 4
 
 step build
@@ -70,10 +82,7 @@ for stage in "$@"; do
     for id in ${CHECK:-}; do
       for f in puzzles/$id/reference.cu solutions/$id.cu puzzles/$id/starter.cu; do
         printf '%-28s %-14s ' "$id" "$(basename "$f")"
-        "$build/warpbook" check "$id" "$f" --json >"$out/c.json" 2>"$out/c.err"
-        python3 -c "
-import json; j = json.load(open('$out/c.json')); p = j.get('perf') or {}; t = p.get('timing') or {}
-print(j.get('verdict'), '%.2f us' % t.get('median_us', 0), '%.1f GFLOP/s' % p.get('gflops', 0), '%.1f%% SOL' % (100 * p.get('speed_of_light', 0)), p.get('medal', ''), str(j.get('summary') or '')[:150])" 2>&1 | tail -1
+        check_line "$id" "$f" summary
       done
     done | tee "$out/check.txt"
     ;;
@@ -89,10 +98,7 @@ print(j.get('verdict'), '%.2f us' % t.get('median_us', 0), '%.1f GFLOP/s' % p.ge
       nn=$(basename "$(dirname "$f")")
       id=$(basename puzzles/"$nn"-*)
       printf '%-28s %-40s ' "$id" "$(basename "$f")"
-      "$build/warpbook" check "$id" "$f" --json >"$out/v.json" 2>/dev/null
-      python3 -c "
-import json; j = json.load(open('$out/v.json')); p = j.get('perf') or {}; t = p.get('timing') or {}
-print(j.get('verdict'), '%.2f us' % t.get('median_us', 0), '%.1f GFLOP/s' % p.get('gflops', 0), '%.1f%% SOL' % (100 * p.get('speed_of_light', 0)), p.get('medal', ''))" 2>&1 | tail -1
+      check_line "$id" "$f"
     done | tee "$out/variants.txt"
     ;;
   attempt)

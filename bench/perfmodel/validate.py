@@ -15,7 +15,7 @@ the worst ratio, Spearman's rank correlation, and whether every designed limiter
 corpus is split into two halves (calibration A, held-out B, by the manifest's order) and each is
 summarised on its own as well.
 """
-import json, math, os, subprocess, sys, tomllib
+import json, math, os, re, subprocess, sys, tempfile, tomllib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -83,6 +83,25 @@ def summary(rows):
             f"{named} of {len(designed)}")
 
 
+def kernel_source(e):
+    """The entry's kernel file, or (with `tune` or `define` in the manifest) a copy of it with those
+    `// @tune` lines replaced or added and those `#define` lines put first: a version of a shared file."""
+    path = os.path.join(ROOT, e["file"])
+    if "tune" not in e and "define" not in e:
+        return path
+    src = open(path).read()
+    for name, value in e.get("tune", {}).items():
+        line = f"// @tune {name}={value}"
+        src, n = re.subn(rf"^// @tune {name}=.*$", line, src, flags=re.M)
+        if n == 0:
+            src = line + "\n" + src
+    src = "".join(f"#define {k} {v}\n" for k, v in e.get("define", {}).items()) + src
+    f = tempfile.NamedTemporaryFile("w", suffix=".cu", prefix=e["id"] + "-", delete=False)
+    f.write(src)
+    f.close()
+    return f.name
+
+
 def main():
     args = sys.argv[1:]
     if not args:
@@ -109,9 +128,11 @@ def main():
         if not m or not (m.get("timing") or {}).get("ok"):
             continue
         if local:
-            p = subprocess.run([os.path.join(local, "warpbook"), "predict", e["puzzle"],
-                                os.path.join(ROOT, e["file"]), "--json", "--gpu", gpu],
-                               capture_output=True, text=True, timeout=600)
+            src = kernel_source(e)
+            p = subprocess.run([os.path.join(local, "warpbook"), "predict", e["puzzle"], src, "--json",
+                                "--gpu", gpu], capture_output=True, text=True, timeout=600)
+            if src != os.path.join(ROOT, e["file"]):
+                os.unlink(src)
             try:
                 pred = json.loads(p.stdout)
             except Exception:

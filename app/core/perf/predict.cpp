@@ -360,22 +360,26 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
     // distance as a fraction of its extent: a block's work follows where it sits, x, y and z, not
     // its place in launch order): their work per block over the replayed blocks', for the
     // extrapolation.
-    auto frac = [](uint32_t a, uint32_t b, uint32_t e) {
-      return e > 1 ? std::abs(double(a) - double(b)) / double(e - 1) : 0.0;
-    };
     if (k < nb && !in.blocks.empty()) {
+      std::vector<Dim3> at(sl.blocks.size());
+      std::vector<double> work(sl.blocks.size());
+      for (size_t t = 0; t < sl.blocks.size(); ++t)
+        at[t] = block_at(gg, sl.blocks[t].linear), work[t] = double(warp_events(sl.blocks[t]));
+      auto frac = [](uint32_t a, uint32_t b, uint32_t e) {
+        return e > 1 ? std::abs(double(a) - double(b)) / double(e - 1) : 0.0;
+      };
       double rep = 0, rest = 0;
-      for (auto& rb : in.blocks) rep += double(warp_events(sl.blocks[size_t(rb.tmpl)]));
+      for (auto& rb : in.blocks) rep += work[size_t(rb.tmpl)];
       for (uint64_t j = k; j < nb; ++j) {
         const Dim3 b = block_at(gg, std::min<uint64_t>(j * std::min<uint64_t>(sms, n), n - 1));
         double best = 1e300;
         size_t bt = 0;
-        for (size_t t = 0; t < sl.blocks.size(); ++t) {
-          const Dim3 s = block_at(gg, sl.blocks[t].linear);
-          const double d = frac(s.x, b.x, gg.x) + frac(s.y, b.y, gg.y) + frac(s.z, b.z, gg.z);
+        for (size_t t = 0; t < at.size(); ++t) {
+          const double d =
+              frac(at[t].x, b.x, gg.x) + frac(at[t].y, b.y, gg.y) + frac(at[t].z, b.z, gg.z);
           if (d < best) best = d, bt = t;
         }
-        rest += double(warp_events(sl.blocks[bt]));
+        rest += work[bt];
       }
       rep /= double(in.blocks.size());
       rest /= double(nb - k);

@@ -1,5 +1,3 @@
-#define STG 3
-#define MINB 16
 // Variant of solution 32: W streamed through a per-warp cp.async ring in shared memory; the
 // dot products done by mma.sync m16n8k16 on exactly dequantised f16 nibbles (q - 8), f32 sums.
 // A warp owns 16 rows; lane (g = lane / 4, c = lane % 4) holds rows g and g + 8. Per q4_0 block
@@ -8,7 +6,7 @@
 // dot product as long as x sits in the same slot of B, so no shuffles are needed. Every column of
 // B is x, so every column of D is the block's dot product; the scale is applied once per block.
 // @tune THREADS=64
-// @tune ROWS=32
+// @tune ROWS=64
 #include <cuda_fp16.h>
 
 constexpr int NW = THREADS / 32;
