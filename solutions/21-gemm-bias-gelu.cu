@@ -2,14 +2,18 @@
 //
 // What: Y[M x N] (bf16) = gelu(A[M x K] x B^T + bias), B given as [N x K] (an nn.Linear weight),
 // all bf16, row-major; the sums in f32 on the tensor cores, the bias and GELU (tanh form) in f32
-// registers, Y rounded to bf16 once. The mainloop is puzzle 20's solution (BK 64 x 3 stages here):
+// registers, Y rounded to bf16 once. The mainloop is puzzle 20's solution (BK 32 x 4 stages):
 //   - a block of 128 threads (4 warps) per 128 x 128 tile of Y, a 64 x 64 tile per warp (4 x 8
 //     m16n8 accumulator tiles, 128 f32 registers), two blocks per SM;
-//   - BK = 64 k-steps through a ring of STAGES = 3 shared buffers filled by cp.async.cg (16
-//     bytes, a source size of 0 for zeros past M, N or K; element by element when K % 8 != 0),
-//     one cp.async.wait_group + one __syncthreads() per k-step; the copies' addresses worked
-//     out once before the loop and advanced by BK a step (per chunk per step they cost 497 us
+//   - BK = 32 k-steps through a ring of STAGES = 4 shared buffers filled by cp.async.cg (16
+//     bytes, a source size of 0 for zeros past K; rows past M or N copied from the last row,
+//     as they reach only values never stored; element by element when K % 8 != 0), one
+//     cp.async.wait_group + one __syncthreads() per k-step; the copies' addresses worked out
+//     once before the loop and advanced by BK a step (per chunk per step they cost 497 us
 //     against 365 on the H200: see puzzle 20's solution);
+//   - the steady state unrolled over the STAGES stages, so that every stage index is a
+//     compile-time constant: ldmatrix and cp.async take the stage, fragment and k offsets as
+//     immediates, and the tiles copied there need no bounds tests (puzzle 20's solution);
 //   - XOR-swizzled [rows][BK] tiles, so that ldmatrix.x4 (4 for A, 4 for B per 16 of k: B's rows
 //     are the .col operand as they lie, no .trans) reads without bank conflicts; 32
 //     mma.sync.m16n8k16.row.col.f32.bf16.bf16.f32 per 16 of k per warp.
@@ -33,7 +37,7 @@
 // keeps the tensor cores busy meanwhile. Unfused, a GEMM writing bf16 C and an elementwise bias + GELU pass would
 // write C, read it back and write Y: 67 MB more DRAM traffic (14 us on the H200) and a second
 // launch, and a GEMM writing f32 C twice that.
-// Shared memory: 3 x (128 + 128) x 64 x 2 B = 98304 B per block (the epilogue's 4 x 64 x 72 x 2 =
+// Shared memory: 4 x (128 + 128) x 32 x 2 B = 65536 B per block (the epilogue's 4 x 64 x 72 x 2 =
 // 36864 B reuse it), two blocks per SM. Grid at 4096^3: 32 x 32 = 1024 blocks.
 //
 // Napkin maths (H200): 137.4 GFLOP at 989 TFLOP/s (datasheet, dense bf16) = 139 us; at the
@@ -44,13 +48,20 @@
 // puzzle 20's plain GEMM (343 us, with BK 32 x 4 stages: this file was timed at BK 64 x 3; here
 // BK 32 x 4 took 374 us against this file's 369 side by side).
 // PyTorch eager (F.linear, then F.gelu: cuBLAS on wgmma plus a second pass) took 200 us.
+// The mainloop in machine code (sm_90, nvcc 13.0 -O3: 247 to 250 registers, no spills), per warp
+// and 32-deep k-step: 64 HMMA.16816, 16 LDSM.x4, 8 LDGSTS.128 and 15 other instructions, as in
+// puzzle 20's solution. The version timed above ran 93 others per 32 of k at BK 32 x 4 and 151
+// per 64 of k at BK 64 x 3 (75 per 32). This one is at BK 32 x 4 because at BK 64 x 3 the new
+// mainloop spills (about 250 bytes; 8 loads from local memory per 3-step trip): it keeps more
+// registers live (4 ldmatrix bases per operand instead of 2, two cp.async destinations). Not
+// timed on a GPU yet; BK 64 x 3 over the same code is worth timing beside it.
 // measured: 364.96 us on NVIDIA H200
 // @tune BM=128
 // @tune BN=128
 // @tune WM=64
 // @tune WN=64
-// @tune BK=64
-// @tune STAGES=3
+// @tune BK=32
+// @tune STAGES=4
 #include <cuda_bf16.h>
 
 #define THREADS ((BM / WM) * (BN / WN) * 32)
@@ -109,20 +120,15 @@ __device__ __forceinline__ void mma_bf16(float (&c)[4], const unsigned (&a)[4], 
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-// Chunk (r, k .. k+7) of X (`rows` x K, row-major) into shared memory at dst, zeros outside X.
-// vec: K % 8 == 0, so the chunk is 16-byte aligned and wholly inside or wholly outside.
-__device__ __forceinline__ void load_chunk(__nv_bfloat16* dst, const __nv_bfloat16* X, int rows,
-                                           int K, int r, int k, bool vec) {
-  if (vec) {
-    const bool in = r < rows && k < K;
-    cp_async16(smem_addr(dst), in ? X + (long long)r * K + k : X, in ? 16 : 0);
-  } else {
-    __align__(16) unsigned short v[8];
-    const unsigned short* Xs = reinterpret_cast<const unsigned short*>(X);
+// Chunk (r, k .. k+7) of X (`rows` x K, row-major, K % 8 != 0: rows not 16-byte aligned) into
+// shared memory at dst through registers, element by element, zeros outside X.
+__device__ __forceinline__ void load_chunk_scalar(__nv_bfloat16* dst, const __nv_bfloat16* X,
+                                                  int rows, int K, int r, int k) {
+  __align__(16) unsigned short v[8];
+  const unsigned short* Xs = reinterpret_cast<const unsigned short*>(X);
 #pragma unroll
-    for (int j = 0; j < 8; ++j) v[j] = (r < rows && k + j < K) ? Xs[(long long)r * K + k + j] : 0;
-    *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(v);
-  }
+  for (int j = 0; j < 8; ++j) v[j] = (r < rows && k + j < K) ? Xs[(long long)r * K + k + j] : 0;
+  *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(v);
 }
 
 // The tanh form of GELU, as x * sigmoid(2u): 0.5 x (1 + tanh(u)) = x / (1 + e^-2u). No
@@ -144,53 +150,68 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB)
   const int bm = blockIdx.y * BM, bn = blockIdx.x * BN;
   const bool vec = (K % 8) == 0;
   const bool warp_busy = bm + wm * WM < M && bn + wn * WN < N;
+  constexpr int STAGE_BYTES = (A_TILE + B_TILE) * 2;
+  const unsigned sbase = smem_addr(smem);
 
-  // Copies: thread tid always takes chunk tid % CPR of rows tid / CPR + i * (THREADS / CPR), and
-  // the swizzle of those rows is the same (the row step is a multiple of RPL * CPR), so each
-  // chunk's shared offset is a fixed stride apart and its global address moves by BK a step:
-  // the pointers are computed once, not per chunk per step.
-  constexpr int RSTEP = THREADS / CPR;
+  // Copies: TPR = 4 threads share a tile row, thread tid % TPR taking chunk tid % TPR (and, for
+  // BK = 64, also chunk tid % TPR + 4; 8 threads a row if the tile is too short for that), so a
+  // cp.async instruction reads 64 contiguous bytes (two whole sectors) of each of 8 rows. A thread's rows are cr, cr + RSTEP, ... (RSTEP =
+  // THREADS / TPR): one global pointer per row, its chunks at immediate offsets from it, all moved
+  // by BK a step; the rows share one swizzle (the row step is a multiple of 8), so the shared
+  // offsets are one register per chunk plus compile-time strides. For BK = 64 the two rows of 8
+  // consecutive threads are taken 4 apart, which puts their chunks in different halves of the
+  // bank line. Rows past M (N) are clamped to the last row: they only feed rows (columns) of C
+  // that are never stored, so no per-row test is needed, and every copy reads real data.
+  constexpr int TPR = CPR > 4 && BM % (THREADS / 4) == 0 && BN % (THREADS / 4) == 0 ? 4 : CPR;
+  constexpr int CPT = CPR / TPR;         // chunks per thread and row
+  constexpr int RSTEP = THREADS / TPR;
   constexpr int NA = BM / RSTEP, NB = BN / RSTEP;
-  const int cr = tid / CPR, cc = tid % CPR;
-  const int soff = swz(cr, cc); // + i * RSTEP * BK for chunk i
-  const __nv_bfloat16* pa = A + (long long)min(bm + cr, M - 1) * K + cc * 8;
-  const __nv_bfloat16* pb = B + (long long)min(bn + cr, N - 1) * K + cc * 8;
-  const long long rstride = (long long)RSTEP * K;
-  unsigned amask = 0, bmask = 0; // chunk i's row is inside A (B)
+  static_assert(BM % RSTEP == 0 && BN % RSTEP == 0, "the tile copies must split over the threads");
+  static_assert(RSTEP % (RPL * CPR) == 0, "the row step must keep each row's swizzle");
+  const int q = tid / TPR, cb = tid % TPR;
+  const int cr = CPT == 2 ? (q & ~7) | ((q & 1) << 2) | ((q & 6) >> 1) : q;
+  unsigned sd[CPT]; // shared byte address of this thread's chunk h of row cr, stage 0
 #pragma unroll
-  for (int i = 0; i < NA; ++i) amask |= (bm + cr + i * RSTEP < M ? 1u : 0u) << i;
+  for (int h = 0; h < CPT; ++h) sd[h] = sbase + 2 * swz(cr, h * TPR + cb);
+  const __nv_bfloat16* pa[NA];
+  const __nv_bfloat16* pb[NB];
 #pragma unroll
-  for (int i = 0; i < NB; ++i) bmask |= (bn + cr + i * RSTEP < N ? 1u : 0u) << i;
-  static_assert(RSTEP % (RPL * CPR) == 0, "the row step must keep each chunk's swizzle");
+  for (int i = 0; i < NA; ++i) pa[i] = A + (long long)min(bm + cr + i * RSTEP, M - 1) * K + cb * 8;
+#pragma unroll
+  for (int i = 0; i < NB; ++i) pb[i] = B + (long long)min(bn + cr + i * RSTEP, N - 1) * K + cb * 8;
 
+  // Tile kt (k0 = kt * BK) into stage s, any tile, K % 8 == 0 or not: zeros past K. The
+  // pointers stand at k = kbase * BK (the steady-state loop below moves them).
+  int kbase = 0;
   auto load_tile = [&](int kt, int s) {
-    __nv_bfloat16* As = smem + s * (A_TILE + B_TILE);
-    __nv_bfloat16* Bs = As + A_TILE;
     const int k0 = kt * BK;
     if (vec) {
-      const bool kin = k0 + cc * 8 < K;
-      const unsigned sa = smem_addr(As + soff), sb = smem_addr(Bs + soff);
+      const int dk = k0 - kbase * BK;
 #pragma unroll
-      for (int i = 0; i < NA; ++i) {
-        const bool in = kin && ((amask >> i) & 1);
-        cp_async16(sa + 2 * i * RSTEP * BK, in ? pa + i * rstride + k0 : A, in ? 16 : 0);
-      }
+      for (int h = 0; h < CPT; ++h) {
+        const bool in = k0 + h * TPR * 8 + cb * 8 < K;
 #pragma unroll
-      for (int i = 0; i < NB; ++i) {
-        const bool in = kin && ((bmask >> i) & 1);
-        cp_async16(sb + 2 * i * RSTEP * BK, in ? pb + i * rstride + k0 : B, in ? 16 : 0);
+        for (int i = 0; i < NA; ++i)
+          cp_async16(sd[h] + s * STAGE_BYTES + 2 * i * RSTEP * BK, in ? pa[i] + dk + h * TPR * 8 : A,
+                     in ? 16 : 0);
+#pragma unroll
+        for (int i = 0; i < NB; ++i)
+          cp_async16(sd[h] + s * STAGE_BYTES + A_TILE * 2 + 2 * i * RSTEP * BK,
+                     in ? pb[i] + dk + h * TPR * 8 : B, in ? 16 : 0);
       }
       return;
     }
+    __nv_bfloat16* As = smem + s * (A_TILE + B_TILE);
+    __nv_bfloat16* Bs = As + A_TILE;
 #pragma unroll
     for (int i = 0; i < BM * CPR / THREADS; ++i) {
       const int e = tid + i * THREADS, r = e / CPR, ch = e % CPR;
-      load_chunk(As + swz(r, ch), A, M, K, bm + r, k0 + ch * 8, vec);
+      load_chunk_scalar(As + swz(r, ch), A, M, K, bm + r, k0 + ch * 8);
     }
 #pragma unroll
     for (int i = 0; i < BN * CPR / THREADS; ++i) {
       const int e = tid + i * THREADS, r = e / CPR, ch = e % CPR;
-      load_chunk(Bs + swz(r, ch), B, N, K, bn + r, k0 + ch * 8, vec);
+      load_chunk_scalar(Bs + swz(r, ch), B, N, K, bn + r, k0 + ch * 8);
     }
   };
 
@@ -205,37 +226,29 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB)
   // ldmatrix.x4 row addresses: for A, lane l points at row l % 16 of the 16 x 16 fragment, chunk
   // l / 16 (matrices: rows 0-7 | 8-15 at k 0-7, then at k 8-15: a[0..3] of the mma). For B, at
   // row (l / 16) * 8 + l % 8 of a 16-row pair of n-tiles, chunk (l / 8) % 2 (matrices: n-tile j
-  // at k 0-7 | k 8-15, then n-tile j + 1: b0, b1 of each).
+  // at k 0-7 | k 8-15, then n-tile j + 1: b0, b1 of each). Fragment i (j) lies 16 rows below
+  // fragment 0, which keeps the swizzle: only the 16-of-k step kk changes it (the chunk is
+  // 2 kk + a_ch, XORed with the row's pattern), so one shared address per kk and operand, and
+  // the rest (stage, fragment) are compile-time offsets that ldmatrix takes as immediates.
   const int a_row = wm * WM + (lane % 16), a_ch = lane / 16;
   const int b_row = wn * WN + (lane / 16) * 8 + (lane % 8), b_ch = (lane / 8) % 2;
-
-  const int ktiles = (K + BK - 1) / BK;
+  unsigned a_addr[BK / 16], b_addr[BK / 16];
 #pragma unroll
-  for (int s = 0; s < STAGES - 1; ++s) {
-    if (s < ktiles) load_tile(s, s);
-    cp_async_commit();
+  for (int kk = 0; kk < BK / 16; ++kk) {
+    a_addr[kk] = sbase + 2 * swz(a_row, kk * 2 + a_ch);
+    b_addr[kk] = sbase + A_TILE * 2 + 2 * swz(b_row, kk * 2 + b_ch);
   }
-
-  for (int kt = 0; kt < ktiles; ++kt) {
-    cp_async_wait<STAGES - 2>(); // this thread's copies of tile kt have landed
-    __syncthreads();             // everyone's have; everyone is done with tile kt - 1
-    {
-      const int next = kt + STAGES - 1; // into the slot tile kt - 1 used
-      if (next < ktiles) load_tile(next, next % STAGES);
-      cp_async_commit(); // even when empty: the group count stays right
-    }
-    if (!warp_busy) continue;
-    const unsigned As = smem_addr(smem + (kt % STAGES) * (A_TILE + B_TILE));
-    const unsigned Bs = As + A_TILE * 2;
+  // One BK-deep step of the warp's 64 x 64 tile from stage buffer `soff` (bytes).
+  auto mma_step = [&](unsigned soff) {
 #pragma unroll
     for (int kk = 0; kk < BK / 16; ++kk) {
       unsigned a[MI][4], b[NJ][2];
 #pragma unroll
-      for (int i = 0; i < MI; ++i) ldmatrix_x4(a[i], As + 2 * swz(a_row + i * 16, kk * 2 + a_ch));
+      for (int i = 0; i < MI; ++i) ldmatrix_x4(a[i], a_addr[kk] + soff + i * 16 * BK * 2);
 #pragma unroll
       for (int j = 0; j < NJ; j += 2) {
         unsigned d[4];
-        ldmatrix_x4(d, Bs + 2 * swz(b_row + j * 8, kk * 2 + b_ch));
+        ldmatrix_x4(d, b_addr[kk] + soff + j * 8 * BK * 2);
         b[j][0] = d[0];
         b[j][1] = d[1];
         b[j + 1][0] = d[2];
@@ -246,6 +259,57 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB)
 #pragma unroll
         for (int j = 0; j < NJ; ++j) mma_bf16(acc[i][j], a[i], b[j][0], b[j][1]);
     }
+  };
+
+  const int ktiles = (K + BK - 1) / BK;
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; ++s) {
+    if (s < ktiles) load_tile(s, s);
+    cp_async_commit();
+  }
+
+  // The steady state: STAGES k-steps per trip, unrolled, so that the stage read (s) and the stage
+  // written (s - 1 mod STAGES) are compile-time constants, and every tile loaded in the trip lies
+  // wholly inside K (no bounds tests, no source sizes). The copies' pointers stay put over a
+  // trip (the tile's k is an immediate offset) and move by STAGES * BK after it.
+  int kt = 0;
+  if (vec) {
+    const int kfull = K / BK; // tiles wholly inside K
+    for (; kt + 2 * STAGES - 2 < kfull; kt += STAGES) {
+#pragma unroll
+      for (int s = 0; s < STAGES; ++s) {
+        cp_async_wait<STAGES - 2>(); // this thread's copies of tile kt + s have landed
+        __syncthreads();             // everyone's have; everyone is done with tile kt + s - 1
+        const int w = (s + STAGES - 1) % STAGES; // tile kt + s + STAGES - 1, into that slot
+        const int koff = (s + STAGES - 1) * BK;
+#pragma unroll
+        for (int h = 0; h < CPT; ++h) {
+#pragma unroll
+          for (int i = 0; i < NA; ++i)
+            cp_async16(sd[h] + w * STAGE_BYTES + 2 * i * RSTEP * BK, pa[i] + koff + h * TPR * 8, 16);
+#pragma unroll
+          for (int i = 0; i < NB; ++i)
+            cp_async16(sd[h] + w * STAGE_BYTES + A_TILE * 2 + 2 * i * RSTEP * BK,
+                       pb[i] + koff + h * TPR * 8, 16);
+        }
+        cp_async_commit();
+        mma_step(s * STAGE_BYTES);
+      }
+#pragma unroll
+      for (int i = 0; i < NA; ++i) pa[i] += STAGES * BK;
+#pragma unroll
+      for (int i = 0; i < NB; ++i) pb[i] += STAGES * BK;
+    }
+    kbase = kt; // pa / pb now stand kt * BK further on
+  }
+  // The rest (and everything when K % 8 != 0): one k-step a trip, the stage a run-time value.
+  for (; kt < ktiles; ++kt) {
+    cp_async_wait<STAGES - 2>();
+    __syncthreads();
+    const int next = kt + STAGES - 1; // into the slot tile kt - 1 used
+    if (next < ktiles) load_tile(next, next % STAGES);
+    cp_async_commit(); // even when empty: the group count stays right
+    mma_step((kt % STAGES) * STAGE_BYTES);
   }
   cp_async_wait<0>(); // the last groups are empty: the ring is idle once everyone is here
   __syncthreads();    // and its memory becomes the epilogue's staging area
