@@ -1,67 +1,101 @@
 // Solution · 22 FlashAttention forward (FlashAttention-2 style), bf16 in and out, f32 inside
 //
 // What: o = softmax(q k^T / sqrt(D)) v for every (sequence, head), q k v o [B, H, S, D] bf16,
-// D = 64 or 128. One block of 4 warps per 64 query rows of one head; each warp owns 16 rows and
-// never shares them, so the softmax state of a row lives in the registers of the 4 lanes that
-// hold it and the block's warps meet only at the shared K and V tiles.
+// D = 64 or 128. One block of 4 warps per 64 query rows of one head. Each warp owns 32 rows (two
+// m16 tiles, MT = 2) and half of the keys of every tile: warps w and w + 2 hold the same rows,
+// w the keys 0 .. 31 of each 64-key tile and w + 2 the keys 32 .. 63, each with its own running
+// max, sum and o; at the end the second hands its state to the first, which merges the two.
 //   - Q: the block's 64 x D tile is copied to shared memory once (cp.async) and each warp loads its
-//     16 x D slice into registers with ldmatrix.x4: the A operand of every S = Q K^T.
+//     32 x D slice into registers with ldmatrix.x4 (64 registers at D = 128): the A operands of
+//     every S = Q K^T.
 //   - K and V: 64-key tiles streamed through a double buffer in shared memory with cp.async
-//     (16 bytes global to shared, no registers; a source size of 0 writes the zeros past S). While
-//     the warps work on tile j, tile j + 1 is in flight. Rows are padded to D + 8 halves so that
-//     the 8 rows one ldmatrix phase reads fall in 8 different groups of 4 banks.
+//     (16 bytes global to shared, no registers; a source size of 0 writes the zeros past S). One
+//     barrier per tile: wait for tile j, __syncthreads() (everyone has it, and everyone is done
+//     with tile j - 1), then start tile j + 1 into j - 1's buffer and compute j while it flies.
+//     Rows are padded to D + 8 halves so that ldmatrix is free of bank conflicts.
 //   - S = Q K^T: mma.sync.m16n8k16 bf16 -> f32. K stored [key][d] is already the "col" B operand,
-//     so plain ldmatrix.x4 gives the fragments of two 8-key blocks per instruction. A warp's
-//     16 x 64 tile of scores is 8 accumulator fragments, 32 floats per lane.
+//     so plain ldmatrix.x4 gives the fragments of two 8-key blocks per instruction, and each
+//     fragment feeds two mma, one per m tile. A warp's 32 x 32 tile of scores: 32 floats per lane.
 //   - Online softmax in registers, base 2: s * log2(e) / sqrt(D), the running max m (per row, over
 //     the 4 lanes of a quad: two shuffles), p = exp2(s - m), o and the partial sums l scaled by
-//     exp2(m_old - m_new) when the max moves. Keys past S get -inf (only in the last tile).
+//     exp2(m_old - m_new) when the max moves. Keys past S get -inf, in a pass of compares that is
+//     branched around on every tile but the last. A warp whose keys all lie past S skips the tile.
 //   - O += P V: the f32 score fragments, rounded to bf16 and packed in pairs, ARE the A fragments
 //     of the next mma (the C layout of m16n8k16 is the A layout of two adjacent 8-column blocks),
-//     so P never touches shared memory. V stored [key][d] is the row-major B: ldmatrix.x4.trans.
-//   - End: o / l (l summed over the quad), staged through the warp's own rows of the Q tile (free
-//     since its fragments were loaded) and written with 16-byte stores; rows past S are skipped.
+//     so P never touches shared memory. V stored [key][d] is the row-major B: ldmatrix.x4.trans,
+//     each fragment again feeding two mma.
+//   - Merge: the two warps of a row group hold their fragments in the same lane layout, so the
+//     second writes its o, m and l lane by lane into the (now free) K/V buffers and the first
+//     reads them back at the same places: m = max(m1, m2), o = o1 2^(m1 - m) + o2 2^(m2 - m), the
+//     same for l. The first warp saw key 0, so m is finite; a warp that saw no key of a row
+//     (m2 = -inf) contributes 2^-inf = 0.
+//   - End: o / l (l summed over the quad), staged through the Q tile and written by the whole block
+//     with 16-byte stores; rows past S are skipped.
+//   - Knobs: MT (1: one m tile per warp, all 4 warps on distinct rows, the 2026-11-25 design), BKV
+//     (keys per block tile), QREG128 (0: Q re-read from shared memory for every tile at D = 128).
 // Run:  warpbook check 22-flash-attention solutions/22-flash-attention.cu
 //       warpbook predict 22-flash-attention solutions/22-flash-attention.cu
 //
 // Why: the naive form writes the S x S scores to memory and reads them back (softmax, then P V):
 // at the perf size that is 4 x 32 x 4096^2 x 4 bytes = 8.6 GB of f32 scores each way, against
 // 537 MB for q, k, v and o. Computed tile by tile with the online softmax, the scores never leave
-// the SM, and the kernel is compute-bound: 1100 GFLOP at 2048 FLOP per DRAM byte. Per 64-key tile
-// a warp issues 2 x 8 x D/16 mma (128 at D = 128) against 4 x D/16 ldmatrix.x4 for K and as many
-// for V: 4096 FLOPs per 256 bytes of shared memory read, 16 FLOP/B, so shared memory (128 B/clk)
-// alone allows about 2048 FLOP/clk/SM, near the ~2450 of mma.sync's measured ceiling. What it
-// costs besides the tensor cores: per score one FMUL, one max, one FADD, one ex2 and half a cvt,
-// and per tile the rescale of 64 accumulators (D = 128). K and V tiles are read by all 4 warps
-// from shared memory: 64 query rows per load of K and V, so L2 serves S / 64 x (K + V) per head.
+// the SM, and the kernel is compute-bound: 1100 GFLOP at 2048 FLOP per DRAM byte. Inside the SM
+// the tensor cores are fed by ldmatrix from shared memory (128 B/clk). With 16 rows per warp each
+// K or V fragment (ldmatrix.x4, 512 B) feeds 2 mma of 4096 FLOP: 16 FLOP per shared byte, about
+// 2048 FLOP/clk/SM, under mma.sync's ~2450. With 32 rows per warp it feeds 4 mma: 32 FLOP per
+// byte, and shared memory is no longer the wall (FlashAttention-2's head-dim-128 kernel makes the
+// same choice: blocks of 128 rows, 4 warps, 32 rows a warp). The launch gives 2 x BQ threads, so
+// 32 rows a warp means two warps per row group: they split the keys, not the rows, and meet once
+// at the end. Registers are the price: o 128, Q 64, scores 32 floats per lane at D = 128, 255 in
+// all with __launch_bounds__(128, 2) (ptxas spills about 50 bytes: loop bookkeeping, not the
+// fragments). The softmax costs per score one FMUL, one max, one FADD, one ex2 and half a cvt, and
+// per 32-key step the rescale of 128 accumulators.
 // Shared memory: Q 64 x (D + 8) + 2 x 2 x 64 x (D + 8) halves = 87040 B at D = 128 (dynamic,
-// set by the SMEM tunable), two blocks per SM; registers: __launch_bounds__(128, 2) (Q fragments 32, o 64,
-// scores 32 at D = 128).
+// set by the SMEM tunable), two blocks per SM; the merge needs BQ x (D + 8) x 4 bytes, exactly the
+// K/V buffers' size at BQ = BKV. L2 serves S / 64 x (K + V) per head, as before.
 //
 // Napkin maths at the perf size (B 4, H 32, S 4096, D 128): 4 B H S^2 D = 1.10 TFLOP; at 989
 // TFLOP/s 1.11 ms on the H200, at mma.sync's measured ~646 TFLOP/s 1.70 ms. The bytes, 537 MB,
 // take 112 us at 4.8 TB/s: a tenth of the time. A100 80 GB (312 TFLOP/s bf16): 3.5 ms; RTX 4090
 // (165 TFLOP/s dense bf16 with f32 accumulation): 6.7 ms.
-// Predicted by `warpbook predict` for the H200: 4172 us, 264 TFLOP/s (27% of the datasheet,
-// silver). It names the load/store unit (ldmatrix wavefronts and the cp.async lines: 16 rows per
-// warp), the L2 (each block streams its head's K and V: S / 64 times per head, 17 GB) and issue.
-// BQ = 128 (8 warps sharing each K/V tile, half the L2 bytes) predicts 5106 us: 206 registers
-// allow one such block per SM, and its barriers wait on 8 warps.
-// Measured on the H200 (`warpbook check`, 2026-11-25): 3704 us, 297 TFLOP/s: 46% of the
-// measured mma.sync ceiling, 30% of the datasheet, silver. The K/V copy addresses worked out per
-// chunk per tile instead of once took 3902 us side by side (5% slower); BQ = 128, 4646 us.
-// PyTorch's SDPA took 1779 us (618 TFLOP/s, 96% of what mma.sync can do: whichever backend it
-// picks there) in another run the same day: this kernel is 0.48x of it, short of issue 12's 0.8x;
-// the Triton kernel of the README took 2875 us. The model said 4172 us.
-// measured: 3703.84 us on NVIDIA H200
+// Predicted by `warpbook predict` for the H200 (2026-11-25, the model reads 1.2-1.4x slow on these
+// kernels; compare the figures with each other): this file 2966 us; the 16-rows-a-warp solution
+// below 4339 us; with the one barrier per tile alone (MT = 1, QREG128 = 1) 3466 us; MT = 2 with Q
+// re-read from shared memory (QREG128 = 0: 243 registers, no spills) 3629 us; BQ = 128 with 8
+// warps, MT = 2 and BKV = 128 (each warp 64 keys a tile, Q re-read, one block per SM) 3439 us.
+//
+// History: until 2026-11-25 each warp owned 16 rows (one m tile) and all 64 keys of each tile,
+// Q in registers, two barriers per tile: predicted 4172 us then (4339 us by today's model);
+// measured on the H200 (`warpbook check`, 2026-11-25) 3704 us, 297 TFLOP/s, silver, later
+// 3697.6 us against PyTorch's SDPA forced to its flash backend (FlashAttention-2) at 3102.1 us:
+// 0.84x. The K/V copy addresses worked out per chunk per tile instead of once took 3902 us side by
+// side (5% slower); BQ = 128 with 8 warps of 16 rows, 4646 us (206 registers, one block per SM,
+// barriers over 8 warps). SDPA with its default backend took 1779 us (618 TFLOP/s) in another run
+// the same day; the Triton kernel of the README 2875 us.
 // @tune BQ=64
 // @tune SMEM=87040
 
 #include <cuda_bf16.h>
 
-#define NW (BQ / 16)     // warps: 16 query rows each
-#define NT (NW * 32)     // threads
-#define BKV 64           // keys per K/V tile
+#ifndef MT
+#define MT 2 // m16 tiles (16 query rows each) per warp: 1 or 2
+#endif
+#ifndef BKV
+#define BKV 64 // keys per block tile (a warp takes BKV / MT of them)
+#endif
+#ifndef QREG128
+#define QREG128 1 // D = 128: Q fragments in registers (1) or re-read from shared memory per tile (0)
+#endif
+#if MT != 1 && MT != 2
+#error "MT is 1 or 2"
+#endif
+#define NW (BQ / 16)   // warps (the launch gives 2 * BQ threads)
+#define NT (NW * 32)   // threads
+#define RG (16 * MT)   // query rows per warp
+#define NG (BQ / RG)   // warp groups of distinct rows; warps w and w + NG share rows, split keys
+#define WK (BKV / MT)  // keys per warp per tile
+#define NF (WK / 8)    // 8-key score fragments per m tile
+#define MINB (NT <= 128 ? 2 : 1)
 
 __device__ __forceinline__ void cp_async16(void* smem, const void* gmem, int src_bytes) {
   unsigned s = (unsigned)__cvta_generic_to_shared(smem);
@@ -108,11 +142,13 @@ __device__ __forceinline__ void attend(const __nv_bfloat16* __restrict__ Q, cons
   constexpr int LD = D + 8;  // halves per shared row (padding: conflict-free ldmatrix)
   constexpr int KD = D / 16; // 16-wide slices of D: k steps of Q K^T, column pairs of P V
   constexpr int CH = D / 8;  // 16-byte chunks per row
+  constexpr bool QREG = D == 64 || QREG128;
   extern __shared__ __align__(128) unsigned char smem_raw[];
   __nv_bfloat16* Qs = reinterpret_cast<__nv_bfloat16*>(smem_raw); // [BQ][LD]
   __nv_bfloat16* Ks = Qs + BQ * LD;                               // [2][BKV][LD]
   __nv_bfloat16* Vs = Ks + 2 * BKV * LD;                          // [2][BKV][LD]
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, t = lane % 4;
+  const int grp = warp % NG, half = warp / NG; // rows grp * RG .., keys half * WK .. of each tile
 
   for (int c = tid; c < BQ * CH; c += NT) {
     const int r = c / CH, col = (c % CH) * 8;
@@ -125,6 +161,7 @@ __device__ __forceinline__ void attend(const __nv_bfloat16* __restrict__ Q, cons
   // bounds. (Worked out per chunk, the index arithmetic costs issue slots the mma need.)
   constexpr int RP = NT / CH; // rows one pass of the block copies
   static_assert(NT % CH == 0 && BKV % RP == 0, "the K/V copies must split evenly");
+  static_assert(NW % MT == 0 && WK % 16 == 0, "warps must pair up over rows, keys in 16s");
   const int kr = tid / CH, kcol = (tid % CH) * 8, kso = kr * LD + kcol;
   auto load_kv = [&](int kt) {
     __nv_bfloat16* Kb = Ks + (kt & 1) * BKV * LD + kso;
@@ -151,122 +188,216 @@ __device__ __forceinline__ void attend(const __nv_bfloat16* __restrict__ Q, cons
   load_kv(0);
   cp_async_commit();
 
-  // The warp's 16 rows of Q as A fragments, one per 16 columns of D.
+  // Q fragments: A operands of S = Q K^T, rows grp * RG + 16 mt + (lane % 16), 16 columns a slice.
+  const __nv_bfloat16* Qw = Qs + (grp * RG + lane % 16) * LD + (lane / 16) * 8;
+  unsigned qa[QREG ? KD : 1][MT][4];
   cp_async_wait<1>(); // Q has landed (tile 0 may still be in flight)
   __syncthreads();
-  unsigned qa[KD][4];
-#pragma unroll
-  for (int kk = 0; kk < KD; ++kk) ldsm_x4(qa[kk], Qs + (warp * 16 + lane % 16) * LD + kk * 16 + (lane / 16) * 8);
-
-  float oacc[D / 8][4]; // o: rows g and g + 8 of the warp, columns 8n + 2t, 8n + 2t + 1
-#pragma unroll
-  for (int n = 0; n < D / 8; ++n) oacc[n][0] = oacc[n][1] = oacc[n][2] = oacc[n][3] = 0.0f;
-  float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f}; // rows g, g + 8 (l: this lane's part)
-  const float sl2 = 1.4426950408889634f / sqrtf((float)D);  // log2(e) / sqrt(D): base-2 scores
-
-  for (int kt = 0; kt < nkt; ++kt) {
-    if (kt + 1 < nkt) load_kv(kt + 1); // into the buffer tile kt - 1 used
-    cp_async_commit();                 // (an empty group at the end keeps the count right)
-    cp_async_wait<1>();                // this thread's copies of tile kt have landed
-    __syncthreads();                   // everyone's have
-    const __nv_bfloat16* Kb = Ks + (kt & 1) * BKV * LD;
-    const __nv_bfloat16* Vb = Vs + (kt & 1) * BKV * LD;
-
-    // S = Q K^T: 16 x 64 per warp, 8 fragments of 8 keys.
-    float s[8][4];
-#pragma unroll
-    for (int j = 0; j < 8; ++j) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;
+  if constexpr (QREG) {
 #pragma unroll
     for (int kk = 0; kk < KD; ++kk)
 #pragma unroll
-      for (int np = 0; np < 4; ++np) { // keys np*16 .. np*16 + 15: two fragments
-        unsigned b[4];
-        ldsm_x4(b, Kb + (np * 16 + (lane / 16) * 8 + lane % 8) * LD + kk * 16 + ((lane / 8) % 2) * 8);
-        mma_bf16(s[2 * np], qa[kk], b[0], b[1]);
-        mma_bf16(s[2 * np + 1], qa[kk], b[2], b[3]);
-      }
-
-    // Online softmax, base 2. Keys past S (the last tile only) get -inf.
-    const bool edge = (kt + 1) * BKV > S;
-    float mx[2] = {m[0], m[1]};
-#pragma unroll
-    for (int j = 0; j < 8; ++j)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        float x = s[j][e] * sl2;
-        if (edge && kt * BKV + j * 8 + 2 * t + (e & 1) >= S) x = -INFINITY;
-        s[j][e] = x;
-        mx[e / 2] = fmaxf(mx[e / 2], x);
-      }
-    float base[2], alpha[2];
-#pragma unroll
-    for (int i = 0; i < 2; ++i) {
-      mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 1)); // the 4 lanes of a row
-      mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 2));
-      base[i] = mx[i] == -INFINITY ? 0.0f : mx[i]; // a row with no key yet: keep exp2(-inf) = 0
-      alpha[i] = ex2(m[i] - base[i]);              // 0 on the first tile
-      m[i] = mx[i];
-      l[i] *= alpha[i];
-    }
-#pragma unroll
-    for (int j = 0; j < 8; ++j)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const float p = ex2(s[j][e] - base[e / 2]);
-        s[j][e] = p;
-        l[e / 2] += p; // the unrounded weight
-      }
-#pragma unroll
-    for (int n = 0; n < D / 8; ++n) {
-      oacc[n][0] *= alpha[0];
-      oacc[n][1] *= alpha[0];
-      oacc[n][2] *= alpha[1];
-      oacc[n][3] *= alpha[1];
-    }
-
-    // O += P V: P straight from the score registers (bf16 pairs), V through ldmatrix.trans.
-#pragma unroll
-    for (int kk = 0; kk < BKV / 16; ++kk) {
-      unsigned pa[4] = {pack_bf16(s[2 * kk][0], s[2 * kk][1]), pack_bf16(s[2 * kk][2], s[2 * kk][3]),
-                        pack_bf16(s[2 * kk + 1][0], s[2 * kk + 1][1]),
-                        pack_bf16(s[2 * kk + 1][2], s[2 * kk + 1][3])};
-#pragma unroll
-      for (int dp = 0; dp < KD; ++dp) { // columns dp*16 .. dp*16 + 15 of o: two fragments
-        unsigned b[4];
-        ldsm_x4_t(b, Vb + (kk * 16 + ((lane / 8) % 2) * 8 + lane % 8) * LD + dp * 16 + (lane / 16) * 8);
-        mma_bf16(oacc[2 * dp], pa, b[0], b[1]);
-        mma_bf16(oacc[2 * dp + 1], pa, b[2], b[3]);
-      }
-    }
-    __syncthreads(); // everyone is done with this buffer before the next iteration refills it
+      for (int mt = 0; mt < MT; ++mt) ldsm_x4(qa[kk][mt], Qw + mt * 16 * LD + kk * 16);
   }
 
-  // o / l, through the warp's own 16 rows of the Q tile, then 16-byte stores.
-  float inv[2];
+  float oacc[MT][D / 8][4]; // o: rows 16 mt + g and + 8 of the warp, columns 8n + 2t, 8n + 2t + 1
 #pragma unroll
-  for (int i = 0; i < 2; ++i) {
-    l[i] += __shfl_xor_sync(0xffffffffu, l[i], 1);
-    l[i] += __shfl_xor_sync(0xffffffffu, l[i], 2);
-    inv[i] = 1.0f / l[i];
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n) oacc[mt][n][0] = oacc[mt][n][1] = oacc[mt][n][2] = oacc[mt][n][3] = 0.0f;
+  float m[MT][2], l[MT][2]; // rows 16 mt + g, + 8 (l: this lane's part)
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt) m[mt][0] = m[mt][1] = -INFINITY, l[mt][0] = l[mt][1] = 0.0f;
+  const float sl2 = 1.4426950408889634f / sqrtf((float)D); // log2(e) / sqrt(D): base-2 scores
+  const int kofs = half * WK;                              // the warp's keys within a tile
+
+  for (int kt = 0; kt < nkt; ++kt) {
+    cp_async_wait<0>();                // this thread's copies of tile kt have landed
+    __syncthreads();                   // everyone's have, and everyone is done with tile kt - 1
+    if (kt + 1 < nkt) load_kv(kt + 1); // so its buffer takes tile kt + 1 while kt is computed
+    cp_async_commit();
+    const int k0 = kt * BKV + kofs;    // the warp's first key
+    if (k0 < S) {                      // (a warp whose keys are all past S has nothing to add)
+      const __nv_bfloat16* Kb = Ks + (kt & 1) * BKV * LD + kofs * LD;
+      const __nv_bfloat16* Vb = Vs + (kt & 1) * BKV * LD + kofs * LD;
+
+      // S = Q K^T: RG x WK per warp; each K fragment feeds MT mma.
+      float s[MT][NF][4];
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+        for (int j = 0; j < NF; ++j) s[mt][j][0] = s[mt][j][1] = s[mt][j][2] = s[mt][j][3] = 0.0f;
+#pragma unroll
+      for (int kk = 0; kk < KD; ++kk) {
+        unsigned qf[MT][4];
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt) {
+          if constexpr (QREG) {
+#pragma unroll
+            for (int i = 0; i < 4; ++i) qf[mt][i] = qa[kk][mt][i];
+          } else {
+            ldsm_x4(qf[mt], Qw + mt * 16 * LD + kk * 16);
+          }
+        }
+#pragma unroll
+        for (int np = 0; np < NF / 2; ++np) { // keys np*16 .. np*16 + 15: two fragments
+          unsigned b[4];
+          ldsm_x4(b, Kb + (np * 16 + (lane / 16) * 8 + lane % 8) * LD + kk * 16 + ((lane / 8) % 2) * 8);
+#pragma unroll
+          for (int mt = 0; mt < MT; ++mt) {
+            mma_bf16(s[mt][2 * np], qf[mt], b[0], b[1]);
+            mma_bf16(s[mt][2 * np + 1], qf[mt], b[2], b[3]);
+          }
+        }
+      }
+
+      // Online softmax, base 2, per m tile. Keys past S (the last tile only) get -inf.
+      const bool edge = k0 + WK > S;
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt) {
+        if (edge) // a separate pass, branched around: the compares cost issue slots on every tile otherwise
+#pragma unroll
+          for (int j = 0; j < NF; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e)
+              if (k0 + j * 8 + 2 * t + (e & 1) >= S) s[mt][j][e] = -INFINITY;
+        float mx[2] = {m[mt][0], m[mt][1]};
+#pragma unroll
+        for (int j = 0; j < NF; ++j)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const float x = s[mt][j][e] * sl2;
+            s[mt][j][e] = x;
+            mx[e / 2] = fmaxf(mx[e / 2], x);
+          }
+        float base[2], alpha[2];
+#pragma unroll
+        for (int i = 0; i < 2; ++i) {
+          mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 1)); // the 4 lanes of a row
+          mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 2));
+          base[i] = mx[i] == -INFINITY ? 0.0f : mx[i]; // a row with no key yet: keep exp2(-inf) = 0
+          alpha[i] = ex2(m[mt][i] - base[i]);          // 0 on the first tile
+          m[mt][i] = mx[i];
+          l[mt][i] *= alpha[i];
+        }
+#pragma unroll
+        for (int j = 0; j < NF; ++j)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const float p = ex2(s[mt][j][e] - base[e / 2]);
+            s[mt][j][e] = p;
+            l[mt][e / 2] += p; // the unrounded weight
+          }
+#pragma unroll
+        for (int n = 0; n < D / 8; ++n) {
+          oacc[mt][n][0] *= alpha[0];
+          oacc[mt][n][1] *= alpha[0];
+          oacc[mt][n][2] *= alpha[1];
+          oacc[mt][n][3] *= alpha[1];
+        }
+      }
+
+      // O += P V: P straight from the score registers (bf16 pairs); each V fragment feeds MT mma.
+#pragma unroll
+      for (int kk = 0; kk < WK / 16; ++kk) {
+        unsigned pa[MT][4];
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt) {
+          pa[mt][0] = pack_bf16(s[mt][2 * kk][0], s[mt][2 * kk][1]);
+          pa[mt][1] = pack_bf16(s[mt][2 * kk][2], s[mt][2 * kk][3]);
+          pa[mt][2] = pack_bf16(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
+          pa[mt][3] = pack_bf16(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
+        }
+#pragma unroll
+        for (int dp = 0; dp < KD; ++dp) { // columns dp*16 .. dp*16 + 15 of o: two fragments
+          unsigned b[4];
+          ldsm_x4_t(b, Vb + (kk * 16 + ((lane / 8) % 2) * 8 + lane % 8) * LD + dp * 16 + (lane / 16) * 8);
+#pragma unroll
+          for (int mt = 0; mt < MT; ++mt) {
+            mma_bf16(oacc[mt][2 * dp], pa[mt], b[0], b[1]);
+            mma_bf16(oacc[mt][2 * dp + 1], pa[mt], b[2], b[3]);
+          }
+        }
+      }
+    }
   }
-  __nv_bfloat16* Ow = Qs + warp * 16 * LD;
-  const int g = lane / 4;
+  __syncthreads(); // everyone is done with the last tile: the K/V buffers are free
+
+  // The two warps of a row group saw different keys: the second (half 1) hands its m, l and o to
+  // the first through the K/V buffers (free now), lane by lane in its own fragment order, which is
+  // the first warp's too. The first rescales both to the larger max and adds.
+  if constexpr (MT > 1) {
+    static_assert(BQ * (D + 8) * 4 <= 8 * BKV * LD, "the merge must fit in the K/V buffers");
+    constexpr int XF = MT * (D / 8) * 4 + 4 * MT; // floats one lane hands over
+    float* X = reinterpret_cast<float*>(Ks) + grp * XF * 32 + lane;
+    if (half == 1) {
 #pragma unroll
-  for (int n = 0; n < D / 8; ++n) {
-    *reinterpret_cast<unsigned*>(Ow + g * LD + n * 8 + 2 * t) = pack_bf16(oacc[n][0] * inv[0], oacc[n][1] * inv[0]);
-    *reinterpret_cast<unsigned*>(Ow + (g + 8) * LD + n * 8 + 2 * t) =
-        pack_bf16(oacc[n][2] * inv[1], oacc[n][3] * inv[1]);
+      for (int mt = 0; mt < MT; ++mt) {
+#pragma unroll
+        for (int n = 0; n < D / 8; ++n)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) X[((mt * (D / 8) + n) * 4 + e) * 32] = oacc[mt][n][e];
+#pragma unroll
+        for (int i = 0; i < 2; ++i) {
+          X[(MT * (D / 8) * 4 + mt * 4 + i) * 32] = m[mt][i];
+          X[(MT * (D / 8) * 4 + mt * 4 + 2 + i) * 32] = l[mt][i];
+        }
+      }
+    }
+    __syncthreads();
+    if (half == 0) {
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt) {
+        float a0[2], a1[2];
+#pragma unroll
+        for (int i = 0; i < 2; ++i) {
+          const float m1 = X[(MT * (D / 8) * 4 + mt * 4 + i) * 32], l1 = X[(MT * (D / 8) * 4 + mt * 4 + 2 + i) * 32];
+          const float mm = fmaxf(m[mt][i], m1); // finite: this warp saw key 0
+          a0[i] = ex2(m[mt][i] - mm);
+          a1[i] = ex2(m1 - mm); // 0 if the other warp saw no key of this row
+          l[mt][i] = l[mt][i] * a0[i] + l1 * a1[i];
+        }
+#pragma unroll
+        for (int n = 0; n < D / 8; ++n)
+#pragma unroll
+          for (int e = 0; e < 4; ++e)
+            oacc[mt][n][e] = oacc[mt][n][e] * a0[e / 2] + X[((mt * (D / 8) + n) * 4 + e) * 32] * a1[e / 2];
+      }
+    }
   }
-  __syncwarp();
+
+  // o / l, through the warp's own rows of the Q tile, then 16-byte stores by the whole block.
+  if (half == 0) {
+    const int g = lane / 4;
 #pragma unroll
-  for (int c = lane; c < 16 * CH; c += 32) {
-    const int r = c / CH, col = (c % CH) * 8, row = q0 + warp * 16 + r;
+    for (int mt = 0; mt < MT; ++mt) {
+      float inv[2];
+#pragma unroll
+      for (int i = 0; i < 2; ++i) {
+        float lt = l[mt][i];
+        lt += __shfl_xor_sync(0xffffffffu, lt, 1);
+        lt += __shfl_xor_sync(0xffffffffu, lt, 2);
+        inv[i] = 1.0f / lt;
+      }
+      __nv_bfloat16* Ow = Qs + (grp * RG + mt * 16) * LD;
+#pragma unroll
+      for (int n = 0; n < D / 8; ++n) {
+        *reinterpret_cast<unsigned*>(Ow + g * LD + n * 8 + 2 * t) =
+            pack_bf16(oacc[mt][n][0] * inv[0], oacc[mt][n][1] * inv[0]);
+        *reinterpret_cast<unsigned*>(Ow + (g + 8) * LD + n * 8 + 2 * t) =
+            pack_bf16(oacc[mt][n][2] * inv[1], oacc[mt][n][3] * inv[1]);
+      }
+    }
+  }
+  __syncthreads();
+  for (int c = tid; c < BQ * CH; c += NT) {
+    const int r = c / CH, col = (c % CH) * 8, row = q0 + r;
     if (row < S)
-      *reinterpret_cast<uint4*>(O + (long long)row * D + col) = *reinterpret_cast<const uint4*>(Ow + r * LD + col);
+      *reinterpret_cast<uint4*>(O + (long long)row * D + col) = *reinterpret_cast<const uint4*>(Qs + r * LD + col);
   }
 }
 
-extern "C" __global__ void __launch_bounds__(NT, 2)
+extern "C" __global__ void __launch_bounds__(NT, MINB)
     flash_attention(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k,
                     const __nv_bfloat16* __restrict__ v, __nv_bfloat16* __restrict__ o, int B, int H, int S,
                     int D) {

@@ -3,52 +3,79 @@
 // What: o = softmax(q k^T / sqrt(D), keys j <= i only) v. q and o [B, Hq, S, D], k and v
 // [B, Hkv, S, D], bf16; query head h reads KV head h / (Hq / Hkv). Sq = Sk = S, so the causal
 // mask's two alignments (FlashAttention's bottom-right, SDPA is_causal's top-left) agree.
-// The kernel is solution 22's (read it first) with three changes:
-//   - Skip: a block of rows q0 .. q0 + 63 needs the key tiles 0 .. (q0 + 63) / 64 only; the ones
-//     above the diagonal are never loaded or computed. With T = S / 64 query tiles, the blocks do
-//     T (T + 1) / 2 tile pairs instead of T^2: at S = 8192, 8256 of 16384, 50.4%, so the causal
-//     kernel takes about half the non-causal time.
-//   - Mask only where needed: a tile whose last key is past a warp's first row (the diagonal tile)
-//     or past S gets -inf on key > row or key >= S; every other tile runs without a compare.
-//     Every row sees key 0, so its max is finite from the first tile on.
-//   - Balance: block x of a head takes query tile cdiv(S, 64) - 1 - x. Blocks are started in the
-//     order of their linear index (x fastest), so each head's longest tile (128 key tiles at
-//     S = 8192) starts first and the grid ends on one-tile blocks: the SMs run out of work together
-//     instead of a few finishing long tiles while the rest idle.
-//   - L2: the 128 blocks of a head read the same K and V, and the Hq / Hkv query heads of a GQA
-//     group are adjacent in y: they run at about the same time, and K and V come from the L2.
+// The kernel is solution 22's (read it first: 32 query rows a warp in two m16 tiles, the two
+// warps of a row group splitting the keys of each tile and merging at the end) at BQ = 128 and
+// BKV = 128: 8 warps, each 32 rows and 64 keys of every 128-key tile, Q re-read from shared memory
+// for every tile (64 score registers leave no room for it), with four changes:
+//   - Skip: a block of rows q0 .. q0 + 127 needs the key tiles 0 .. (q0 + 127) / 128 only; the
+//     ones above the diagonal are never loaded or computed: at S = 8192, 2080 of 4096 tile pairs.
+//     Inside the diagonal tile a warp whose keys all lie past its rows (the second warp of rows
+//     0 .. 63) skips it: its barriers only.
+//   - Mask only where needed: a warp's tile whose last key passes the warp's first row (the
+//     diagonal) or S gets -inf on key > row or key >= S, in a pass of compares branched around
+//     everywhere else. Every row sees key 0, which is the first warp's of tile 0, so the merge's
+//     max is finite.
+//   - Balance: block x of a head takes query tile cdiv(S, 128) - 1 - x. Blocks are started in the
+//     order of their linear index (x fastest), so each head's longest tile (64 key tiles at
+//     S = 8192) starts first and the grid ends on one-tile blocks: the SMs run out of work together.
+//   - L2: the blocks of a head read the same K and V, and the Hq / Hkv query heads of a GQA group
+//     are adjacent in y: they run at about the same time, and K and V come from the L2. At 128
+//     rows a block, half as many K/V tile reads as at 64.
 // Run:  warpbook check 23-causal-flash-attention solutions/23-causal-flash-attention.cu
 //       warpbook predict 23-causal-flash-attention solutions/23-causal-flash-attention.cu
 //
 // Why: as in 22, the scores never leave the SM and the kernel is bound by the tensor cores and
-// the shared memory that feeds them (ldmatrix: 16 FLOP per shared byte with 16 rows per warp).
-// Skipping the upper tiles halves the work; masking only the diagonal keeps the compare and
-// select off the other tiles (T - 1 of T per row of tiles).
-// Shared memory 87040 B at D = 128 (Q tile and two K/V tiles, rows padded by 8 halves), two blocks
-// per SM; __launch_bounds__(128, 2).
+// the shared memory that feeds them. With 32 rows a warp each K and V fragment feeds two mma (32
+// FLOP per shared byte of K and V; the Q re-read adds 8 KB per warp per tile, 26 FLOP/B in all,
+// against 16 with 16 rows a warp). Skipping the upper tiles halves the work; masking only the
+// diagonal keeps the compares off the other tiles. Registers: o 128 and scores 64 floats per lane,
+// 255 with __launch_bounds__(256, 1), no spills. Shared memory: Q 128 x (D + 8) + 2 x 2 x 128 x
+// (D + 8) halves = 174080 B at D = 128 (SMEM), one block of 8 warps per SM; the merge uses
+// 128 x (D + 8) x 4 = 69632 B of the K/V buffers.
 //
 // Napkin maths at the perf size (B 2, Hq 32, Hkv 8, S 8192, D 128): 2 B Hq S^2 D = 1.10 TFLOP of
 // visible pairs; at 989 TFLOP/s 1.11 ms on the H200, at mma.sync's ~646 TFLOP/s 1.70 ms. The bytes
 // (q and o 134 MB each, k and v 34 MB each) take 70 us at 4.8 TB/s. A100 80 GB (312 TFLOP/s):
 // 3.5 ms; RTX 4090 (165 TFLOP/s with f32 accumulation): 6.7 ms. A kernel that computes every tile
 // and masks does 2.2 TFLOP: twice these.
-// `warpbook predict` first said 11.8 ms for the H200: it extrapolated every block from the
-// busiest SM's first ones, which (longest first) are the longest tiles. With blocks weighed by
-// where they sit in the grid (docs/perf-model.md, 2026-11-25) it says 5.8 ms.
-// Measured on the H200 (`warpbook check`, 2026-11-25): 4136 us, 266 TFLOP/s of visible pairs:
-// about solution 22's rate, as the tile count said (the model is still 1.4x slow).
-// BQ = 128 took 5686 us; K/V copy addresses worked out once (solution 22's change, 5% there)
-// 4148 us against this file's 4139 side by side: no gain here. SDPA (is_causal, enable_gqa) took
-// 1891 us: 0.46x of it, short of the 0.8x bar; the Triton kernel 3413 us.
-// measured: 4135.98 us on NVIDIA H200
-// @tune BQ=64
-// @tune SMEM=87040
+// Predicted by `warpbook predict` for the H200 (2026-11-25, the model reads 1.2-1.4x slow on these
+// kernels; compare the figures with each other): this file 3326 us; the 16-rows-a-warp solution
+// below 5843 us; solution 22's shape (BQ = 64, 4 warps, MT = 2, BKV = 64, Q in registers, about 70
+// bytes of spills) 3489 us; the same with Q re-read 4827 us (unbranched mask).
+//
+// History: until 2026-11-25 each warp owned 16 rows (one m tile) and all 64 keys of each tile of
+// a 64-row block, Q in registers, two barriers per tile. `warpbook predict` first said 11.8 ms
+// for it (it extrapolated every block from the busiest SM's first ones, the longest tiles); with
+// blocks weighed by where they sit in the grid (docs/perf-model.md) 5.8 ms. Measured on the H200
+// (`warpbook check`, 2026-11-25): 4136 us, 266 TFLOP/s of visible pairs, later 4104.2 us against
+// PyTorch's SDPA forced to its flash backend (FlashAttention-2) at 3297.8 us: 0.80x, on the edge
+// of issue 12's bar. BQ = 128 with 8 warps of 16 rows took 5686 us; K/V copy addresses worked out
+// once 4148 us against 4139 side by side: no gain there. SDPA (is_causal, enable_gqa) with its
+// default backend took 1891 us; the Triton kernel 3413 us.
+// @tune BQ=128
+// @tune SMEM=174080
 
 #include <cuda_bf16.h>
 
-#define NW (BQ / 16)     // warps: 16 query rows each
-#define NT (NW * 32)     // threads
-#define BKV 64           // keys per K/V tile
+#ifndef MT
+#define MT 2 // m16 tiles (16 query rows each) per warp: 1 or 2
+#endif
+#ifndef BKV
+#define BKV 128 // keys per block tile (a warp takes BKV / MT of them)
+#endif
+#ifndef QREG128
+#define QREG128 0 // D = 128: Q fragments in registers (1) or re-read from shared memory per tile (0)
+#endif
+#if MT != 1 && MT != 2
+#error "MT is 1 or 2"
+#endif
+#define NW (BQ / 16)   // warps (the launch gives 2 * BQ threads)
+#define NT (NW * 32)   // threads
+#define RG (16 * MT)   // query rows per warp
+#define NG (BQ / RG)   // warp groups of distinct rows; warps w and w + NG share rows, split keys
+#define WK (BKV / MT)  // keys per warp per tile
+#define NF (WK / 8)    // 8-key score fragments per m tile
+#define MINB (NT <= 128 ? 2 : 1)
 
 __device__ __forceinline__ void cp_async16(void* smem, const void* gmem, int src_bytes) {
   unsigned s = (unsigned)__cvta_generic_to_shared(smem);
@@ -96,11 +123,13 @@ __device__ __forceinline__ void attend(const __nv_bfloat16* __restrict__ Q, cons
   constexpr int LD = D + 8;  // halves per shared row (padding: conflict-free ldmatrix)
   constexpr int KD = D / 16; // 16-wide slices of D: k steps of Q K^T, column pairs of P V
   constexpr int CH = D / 8;  // 16-byte chunks per row
+  constexpr bool QREG = D == 64 || QREG128;
   extern __shared__ __align__(128) unsigned char smem_raw[];
   __nv_bfloat16* Qs = reinterpret_cast<__nv_bfloat16*>(smem_raw); // [BQ][LD]
   __nv_bfloat16* Ks = Qs + BQ * LD;                               // [2][BKV][LD]
   __nv_bfloat16* Vs = Ks + 2 * BKV * LD;                          // [2][BKV][LD]
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, t = lane % 4;
+  const int grp = warp % NG, half = warp / NG; // rows grp * RG .., keys half * WK .. of each tile
 
   for (int c = tid; c < BQ * CH; c += NT) {
     const int r = c / CH, col = (c % CH) * 8;
@@ -108,16 +137,32 @@ __device__ __forceinline__ void attend(const __nv_bfloat16* __restrict__ Q, cons
     cp_async16(Qs + r * LD + col, in ? Q + (long long)(q0 + r) * D + col : Q, in ? 16 : 0);
   }
   cp_async_commit();
+  // K and V copies: thread tid always takes chunk tid % CH of rows tid / CH + i * RP, so the
+  // addresses are a fixed stride apart and only the tile's first key moves; a whole tile needs no
+  // bounds. (Worked out per chunk, the index arithmetic costs issue slots the mma need.)
+  constexpr int RP = NT / CH; // rows one pass of the block copies
+  static_assert(NT % CH == 0 && BKV % RP == 0, "the K/V copies must split evenly");
+  static_assert(NW % MT == 0 && WK % 16 == 0, "warps must pair up over rows, keys in 16s");
+  const int kr = tid / CH, kcol = (tid % CH) * 8, kso = kr * LD + kcol;
   auto load_kv = [&](int kt) {
-    __nv_bfloat16* Kb = Ks + (kt & 1) * BKV * LD;
-    __nv_bfloat16* Vb = Vs + (kt & 1) * BKV * LD;
+    __nv_bfloat16* Kb = Ks + (kt & 1) * BKV * LD + kso;
+    __nv_bfloat16* Vb = Vs + (kt & 1) * BKV * LD + kso;
+    const int key0 = kt * BKV + kr;
+    const __nv_bfloat16* Kg = K + (long long)key0 * D + kcol;
+    const __nv_bfloat16* Vg = V + (long long)key0 * D + kcol;
+    if ((kt + 1) * BKV <= S) {
 #pragma unroll
-    for (int c = tid; c < BKV * CH; c += NT) {
-      const int r = c / CH, col = (c % CH) * 8, key = kt * BKV + r;
-      const bool in = key < S;
-      const long long off = in ? (long long)key * D + col : 0;
-      cp_async16(Kb + r * LD + col, K + off, in ? 16 : 0);
-      cp_async16(Vb + r * LD + col, V + off, in ? 16 : 0);
+      for (int i = 0; i < BKV / RP; ++i) {
+        cp_async16(Kb + i * RP * LD, Kg + i * RP * D, 16);
+        cp_async16(Vb + i * RP * LD, Vg + i * RP * D, 16);
+      }
+    } else { // the last, partial tile: zeros past S
+#pragma unroll
+      for (int i = 0; i < BKV / RP; ++i) {
+        const bool in = key0 + i * RP < S;
+        cp_async16(Kb + i * RP * LD, in ? Kg + i * RP * D : K, in ? 16 : 0);
+        cp_async16(Vb + i * RP * LD, in ? Vg + i * RP * D : V, in ? 16 : 0);
+      }
     }
   };
   // Causal: the block's last row, min(q0 + BQ, S) - 1, sees keys up to itself; the key tiles past
@@ -126,125 +171,220 @@ __device__ __forceinline__ void attend(const __nv_bfloat16* __restrict__ Q, cons
   load_kv(0);
   cp_async_commit();
 
-  // The warp's 16 rows of Q as A fragments, one per 16 columns of D.
+  // Q fragments: A operands of S = Q K^T, rows grp * RG + 16 mt + (lane % 16), 16 columns a slice.
+  const __nv_bfloat16* Qw = Qs + (grp * RG + lane % 16) * LD + (lane / 16) * 8;
+  unsigned qa[QREG ? KD : 1][MT][4];
   cp_async_wait<1>(); // Q has landed (tile 0 may still be in flight)
   __syncthreads();
-  unsigned qa[KD][4];
-#pragma unroll
-  for (int kk = 0; kk < KD; ++kk) ldsm_x4(qa[kk], Qs + (warp * 16 + lane % 16) * LD + kk * 16 + (lane / 16) * 8);
-
-  float oacc[D / 8][4]; // o: rows g and g + 8 of the warp, columns 8n + 2t, 8n + 2t + 1
-#pragma unroll
-  for (int n = 0; n < D / 8; ++n) oacc[n][0] = oacc[n][1] = oacc[n][2] = oacc[n][3] = 0.0f;
-  float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f}; // rows g, g + 8 (l: this lane's part)
-  const float sl2 = 1.4426950408889634f / sqrtf((float)D);  // log2(e) / sqrt(D): base-2 scores
-
-  for (int kt = 0; kt < nkt; ++kt) {
-    if (kt + 1 < nkt) load_kv(kt + 1); // into the buffer tile kt - 1 used
-    cp_async_commit();                 // (an empty group at the end keeps the count right)
-    cp_async_wait<1>();                // this thread's copies of tile kt have landed
-    __syncthreads();                   // everyone's have
-    const __nv_bfloat16* Kb = Ks + (kt & 1) * BKV * LD;
-    const __nv_bfloat16* Vb = Vs + (kt & 1) * BKV * LD;
-
-    // S = Q K^T: 16 x 64 per warp, 8 fragments of 8 keys.
-    float s[8][4];
-#pragma unroll
-    for (int j = 0; j < 8; ++j) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;
+  if constexpr (QREG) {
 #pragma unroll
     for (int kk = 0; kk < KD; ++kk)
 #pragma unroll
-      for (int np = 0; np < 4; ++np) { // keys np*16 .. np*16 + 15: two fragments
-        unsigned b[4];
-        ldsm_x4(b, Kb + (np * 16 + (lane / 16) * 8 + lane % 8) * LD + kk * 16 + ((lane / 8) % 2) * 8);
-        mma_bf16(s[2 * np], qa[kk], b[0], b[1]);
-        mma_bf16(s[2 * np + 1], qa[kk], b[2], b[3]);
-      }
-
-    // Online softmax, base 2. Keys past the row (key > row: the diagonal tile, where the tile's
-    // last key passes the warp's first row) and past S get -inf; the other tiles need no mask.
-    const int row0 = q0 + warp * 16 + lane / 4; // rows row0 and row0 + 8
-    const bool edge = (kt + 1) * BKV - 1 > q0 + warp * 16 || (kt + 1) * BKV > S;
-    float mx[2] = {m[0], m[1]};
-#pragma unroll
-    for (int j = 0; j < 8; ++j)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        float x = s[j][e] * sl2;
-        const int key = kt * BKV + j * 8 + 2 * t + (e & 1);
-        if (edge && (key > row0 + (e / 2) * 8 || key >= S)) x = -INFINITY;
-        s[j][e] = x;
-        mx[e / 2] = fmaxf(mx[e / 2], x);
-      }
-    float base[2], alpha[2];
-#pragma unroll
-    for (int i = 0; i < 2; ++i) {
-      mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 1)); // the 4 lanes of a row
-      mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 2));
-      base[i] = mx[i] == -INFINITY ? 0.0f : mx[i]; // a row with no key yet: keep exp2(-inf) = 0
-      alpha[i] = ex2(m[i] - base[i]);              // 0 on the first tile
-      m[i] = mx[i];
-      l[i] *= alpha[i];
-    }
-#pragma unroll
-    for (int j = 0; j < 8; ++j)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const float p = ex2(s[j][e] - base[e / 2]);
-        s[j][e] = p;
-        l[e / 2] += p; // the unrounded weight
-      }
-#pragma unroll
-    for (int n = 0; n < D / 8; ++n) {
-      oacc[n][0] *= alpha[0];
-      oacc[n][1] *= alpha[0];
-      oacc[n][2] *= alpha[1];
-      oacc[n][3] *= alpha[1];
-    }
-
-    // O += P V: P straight from the score registers (bf16 pairs), V through ldmatrix.trans.
-#pragma unroll
-    for (int kk = 0; kk < BKV / 16; ++kk) {
-      unsigned pa[4] = {pack_bf16(s[2 * kk][0], s[2 * kk][1]), pack_bf16(s[2 * kk][2], s[2 * kk][3]),
-                        pack_bf16(s[2 * kk + 1][0], s[2 * kk + 1][1]),
-                        pack_bf16(s[2 * kk + 1][2], s[2 * kk + 1][3])};
-#pragma unroll
-      for (int dp = 0; dp < KD; ++dp) { // columns dp*16 .. dp*16 + 15 of o: two fragments
-        unsigned b[4];
-        ldsm_x4_t(b, Vb + (kk * 16 + ((lane / 8) % 2) * 8 + lane % 8) * LD + dp * 16 + (lane / 16) * 8);
-        mma_bf16(oacc[2 * dp], pa, b[0], b[1]);
-        mma_bf16(oacc[2 * dp + 1], pa, b[2], b[3]);
-      }
-    }
-    __syncthreads(); // everyone is done with this buffer before the next iteration refills it
+      for (int mt = 0; mt < MT; ++mt) ldsm_x4(qa[kk][mt], Qw + mt * 16 * LD + kk * 16);
   }
 
-  // o / l, through the warp's own 16 rows of the Q tile, then 16-byte stores.
-  float inv[2];
+  float oacc[MT][D / 8][4]; // o: rows 16 mt + g and + 8 of the warp, columns 8n + 2t, 8n + 2t + 1
 #pragma unroll
-  for (int i = 0; i < 2; ++i) {
-    l[i] += __shfl_xor_sync(0xffffffffu, l[i], 1);
-    l[i] += __shfl_xor_sync(0xffffffffu, l[i], 2);
-    inv[i] = 1.0f / l[i];
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n) oacc[mt][n][0] = oacc[mt][n][1] = oacc[mt][n][2] = oacc[mt][n][3] = 0.0f;
+  float m[MT][2], l[MT][2]; // rows 16 mt + g, + 8 (l: this lane's part)
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt) m[mt][0] = m[mt][1] = -INFINITY, l[mt][0] = l[mt][1] = 0.0f;
+  const float sl2 = 1.4426950408889634f / sqrtf((float)D); // log2(e) / sqrt(D): base-2 scores
+  const int kofs = half * WK;                              // the warp's keys within a tile
+  const int r0 = q0 + grp * RG;                            // the warp's first row
+
+  for (int kt = 0; kt < nkt; ++kt) {
+    cp_async_wait<0>();                // this thread's copies of tile kt have landed
+    __syncthreads();                   // everyone's have, and everyone is done with tile kt - 1
+    if (kt + 1 < nkt) load_kv(kt + 1); // so its buffer takes tile kt + 1 while kt is computed
+    cp_async_commit();
+    const int k0 = kt * BKV + kofs;    // the warp's first key
+    if (k0 < S && k0 <= r0 + RG - 1) { // a warp whose keys are all past S or its rows adds nothing
+      const __nv_bfloat16* Kb = Ks + (kt & 1) * BKV * LD + kofs * LD;
+      const __nv_bfloat16* Vb = Vs + (kt & 1) * BKV * LD + kofs * LD;
+
+      // S = Q K^T: RG x WK per warp; each K fragment feeds MT mma.
+      float s[MT][NF][4];
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+        for (int j = 0; j < NF; ++j) s[mt][j][0] = s[mt][j][1] = s[mt][j][2] = s[mt][j][3] = 0.0f;
+#pragma unroll
+      for (int kk = 0; kk < KD; ++kk) {
+        unsigned qf[MT][4];
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt) {
+          if constexpr (QREG) {
+#pragma unroll
+            for (int i = 0; i < 4; ++i) qf[mt][i] = qa[kk][mt][i];
+          } else {
+            ldsm_x4(qf[mt], Qw + mt * 16 * LD + kk * 16);
+          }
+        }
+#pragma unroll
+        for (int np = 0; np < NF / 2; ++np) { // keys np*16 .. np*16 + 15: two fragments
+          unsigned b[4];
+          ldsm_x4(b, Kb + (np * 16 + (lane / 16) * 8 + lane % 8) * LD + kk * 16 + ((lane / 8) % 2) * 8);
+#pragma unroll
+          for (int mt = 0; mt < MT; ++mt) {
+            mma_bf16(s[mt][2 * np], qf[mt], b[0], b[1]);
+            mma_bf16(s[mt][2 * np + 1], qf[mt], b[2], b[3]);
+          }
+        }
+      }
+
+      // Online softmax, base 2, per m tile. Keys past the row (where the warp's last key passes its
+      // first row: the diagonal) and past S get -inf; the other tiles need no mask.
+      const bool edge = k0 + WK - 1 > r0 || k0 + WK > S;
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt) {
+        if (edge) { // a separate pass, branched around: the compares cost issue slots on every tile otherwise
+          const int lim = r0 + mt * 16 + lane / 4 - k0 - 2 * t; // key > row: j * 8 + (e & 1) > lim + (e / 2) * 8
+#pragma unroll
+          for (int j = 0; j < NF; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e)
+              if (j * 8 + (e & 1) > lim + (e / 2) * 8 || k0 + j * 8 + 2 * t + (e & 1) >= S) s[mt][j][e] = -INFINITY;
+        }
+        float mx[2] = {m[mt][0], m[mt][1]};
+#pragma unroll
+        for (int j = 0; j < NF; ++j)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const float x = s[mt][j][e] * sl2;
+            s[mt][j][e] = x;
+            mx[e / 2] = fmaxf(mx[e / 2], x);
+          }
+        float base[2], alpha[2];
+#pragma unroll
+        for (int i = 0; i < 2; ++i) {
+          mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 1)); // the 4 lanes of a row
+          mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 2));
+          base[i] = mx[i] == -INFINITY ? 0.0f : mx[i]; // a row with no key yet: keep exp2(-inf) = 0
+          alpha[i] = ex2(m[mt][i] - base[i]);          // 0 on the first tile
+          m[mt][i] = mx[i];
+          l[mt][i] *= alpha[i];
+        }
+#pragma unroll
+        for (int j = 0; j < NF; ++j)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const float p = ex2(s[mt][j][e] - base[e / 2]);
+            s[mt][j][e] = p;
+            l[mt][e / 2] += p; // the unrounded weight
+          }
+#pragma unroll
+        for (int n = 0; n < D / 8; ++n) {
+          oacc[mt][n][0] *= alpha[0];
+          oacc[mt][n][1] *= alpha[0];
+          oacc[mt][n][2] *= alpha[1];
+          oacc[mt][n][3] *= alpha[1];
+        }
+      }
+
+      // O += P V: P straight from the score registers (bf16 pairs); each V fragment feeds MT mma.
+#pragma unroll
+      for (int kk = 0; kk < WK / 16; ++kk) {
+        unsigned pa[MT][4];
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt) {
+          pa[mt][0] = pack_bf16(s[mt][2 * kk][0], s[mt][2 * kk][1]);
+          pa[mt][1] = pack_bf16(s[mt][2 * kk][2], s[mt][2 * kk][3]);
+          pa[mt][2] = pack_bf16(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
+          pa[mt][3] = pack_bf16(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
+        }
+#pragma unroll
+        for (int dp = 0; dp < KD; ++dp) { // columns dp*16 .. dp*16 + 15 of o: two fragments
+          unsigned b[4];
+          ldsm_x4_t(b, Vb + (kk * 16 + ((lane / 8) % 2) * 8 + lane % 8) * LD + dp * 16 + (lane / 16) * 8);
+#pragma unroll
+          for (int mt = 0; mt < MT; ++mt) {
+            mma_bf16(oacc[mt][2 * dp], pa[mt], b[0], b[1]);
+            mma_bf16(oacc[mt][2 * dp + 1], pa[mt], b[2], b[3]);
+          }
+        }
+      }
+    }
   }
-  __nv_bfloat16* Ow = Qs + warp * 16 * LD;
-  const int g = lane / 4;
+  __syncthreads(); // everyone is done with the last tile: the K/V buffers are free
+
+  // The two warps of a row group saw different keys: the second (half 1) hands its m, l and o to
+  // the first through the K/V buffers (free now), lane by lane in its own fragment order, which is
+  // the first warp's too. The first rescales both to the larger max and adds.
+  if constexpr (MT > 1) {
+    static_assert(BQ * (D + 8) * 4 <= 8 * BKV * LD, "the merge must fit in the K/V buffers");
+    constexpr int XF = MT * (D / 8) * 4 + 4 * MT; // floats one lane hands over
+    float* X = reinterpret_cast<float*>(Ks) + grp * XF * 32 + lane;
+    if (half == 1) {
 #pragma unroll
-  for (int n = 0; n < D / 8; ++n) {
-    *reinterpret_cast<unsigned*>(Ow + g * LD + n * 8 + 2 * t) = pack_bf16(oacc[n][0] * inv[0], oacc[n][1] * inv[0]);
-    *reinterpret_cast<unsigned*>(Ow + (g + 8) * LD + n * 8 + 2 * t) =
-        pack_bf16(oacc[n][2] * inv[1], oacc[n][3] * inv[1]);
+      for (int mt = 0; mt < MT; ++mt) {
+#pragma unroll
+        for (int n = 0; n < D / 8; ++n)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) X[((mt * (D / 8) + n) * 4 + e) * 32] = oacc[mt][n][e];
+#pragma unroll
+        for (int i = 0; i < 2; ++i) {
+          X[(MT * (D / 8) * 4 + mt * 4 + i) * 32] = m[mt][i];
+          X[(MT * (D / 8) * 4 + mt * 4 + 2 + i) * 32] = l[mt][i];
+        }
+      }
+    }
+    __syncthreads();
+    if (half == 0) {
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt) {
+        float a0[2], a1[2];
+#pragma unroll
+        for (int i = 0; i < 2; ++i) {
+          const float m1 = X[(MT * (D / 8) * 4 + mt * 4 + i) * 32], l1 = X[(MT * (D / 8) * 4 + mt * 4 + 2 + i) * 32];
+          const float mm = fmaxf(m[mt][i], m1); // finite: this warp saw key 0, which every row sees
+          a0[i] = ex2(m[mt][i] - mm);
+          a1[i] = ex2(m1 - mm); // 0 if the other warp saw no key of this row
+          l[mt][i] = l[mt][i] * a0[i] + l1 * a1[i];
+        }
+#pragma unroll
+        for (int n = 0; n < D / 8; ++n)
+#pragma unroll
+          for (int e = 0; e < 4; ++e)
+            oacc[mt][n][e] = oacc[mt][n][e] * a0[e / 2] + X[((mt * (D / 8) + n) * 4 + e) * 32] * a1[e / 2];
+      }
+    }
   }
-  __syncwarp();
+
+  // o / l, through the warp's own rows of the Q tile, then 16-byte stores by the whole block.
+  if (half == 0) {
+    const int g = lane / 4;
 #pragma unroll
-  for (int c = lane; c < 16 * CH; c += 32) {
-    const int r = c / CH, col = (c % CH) * 8, row = q0 + warp * 16 + r;
+    for (int mt = 0; mt < MT; ++mt) {
+      float inv[2];
+#pragma unroll
+      for (int i = 0; i < 2; ++i) {
+        float lt = l[mt][i];
+        lt += __shfl_xor_sync(0xffffffffu, lt, 1);
+        lt += __shfl_xor_sync(0xffffffffu, lt, 2);
+        inv[i] = 1.0f / lt;
+      }
+      __nv_bfloat16* Ow = Qs + (grp * RG + mt * 16) * LD;
+#pragma unroll
+      for (int n = 0; n < D / 8; ++n) {
+        *reinterpret_cast<unsigned*>(Ow + g * LD + n * 8 + 2 * t) =
+            pack_bf16(oacc[mt][n][0] * inv[0], oacc[mt][n][1] * inv[0]);
+        *reinterpret_cast<unsigned*>(Ow + (g + 8) * LD + n * 8 + 2 * t) =
+            pack_bf16(oacc[mt][n][2] * inv[1], oacc[mt][n][3] * inv[1]);
+      }
+    }
+  }
+  __syncthreads();
+  for (int c = tid; c < BQ * CH; c += NT) {
+    const int r = c / CH, col = (c % CH) * 8, row = q0 + r;
     if (row < S)
-      *reinterpret_cast<uint4*>(O + (long long)row * D + col) = *reinterpret_cast<const uint4*>(Ow + r * LD + col);
+      *reinterpret_cast<uint4*>(O + (long long)row * D + col) = *reinterpret_cast<const uint4*>(Qs + r * LD + col);
   }
 }
 
-extern "C" __global__ void __launch_bounds__(NT, 2)
+extern "C" __global__ void __launch_bounds__(NT, MINB)
     causal_flash_attention(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k,
                            const __nv_bfloat16* __restrict__ v, __nv_bfloat16* __restrict__ o, int B, int Hq,
                            int Hkv, int S, int D) {
