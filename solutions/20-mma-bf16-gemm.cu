@@ -4,19 +4,20 @@
 // C[r][c] = sum over k of A[r][k] * B[c][k], products exact, sums in f32. A block of 128 threads
 // (4 warps) computes a 128 x 128 tile of C; each warp a 64 x 64 tile: 4 x 8 mma tiles of
 // m16n8, 128 f32 accumulator registers per lane. __launch_bounds__(128, 2): two blocks per SM.
-//   - K is walked in steps of BK = 32. Per step the block stages A[128 x 32] and B[128 x 32]
-//     (16 KB of bf16) in shared memory with cp.async.cg: 16 bytes from global straight into
+//   - K is walked in steps of BK = 64. Per step the block stages A[128 x 64] and B[128 x 64]
+//     (32 KB of bf16) in shared memory with cp.async.cg: 16 bytes from global straight into
 //     shared memory, no registers on the way, L1 skipped.
-//   - A ring of STAGES = 4 buffers: while the warps multiply tile k, tiles k + 1 .. k + 3 are
-//     in flight. Each step commits one group; cp.async.wait_group STAGES - 2 says this thread's
+//   - A ring of STAGES = 2 buffers: while the warps multiply tile k, tile k + 1 is in flight
+//     (the other block on the SM covers the rest of the latency). Each step commits one group; cp.async.wait_group STAGES - 2 says this thread's
 //     copies of tile k have landed, and one __syncthreads() makes them everyone's and frees the
 //     slot the next copy overwrites. One barrier per k-step.
 //   - The copies' addresses are worked out once, before the loop: a thread always copies the
-//     same chunk column of rows a fixed step apart, so each step it only adds BK to a pointer.
+//     same chunk column (tid % 8) of rows a fixed step apart (tid / 8 + 16 i), so each step it
+//     only adds BK to a pointer.
 //     Computed per chunk per step (row, chunk, swizzle, bounds, a 64-bit multiply: ~20 integer
 //     instructions for each of 16 chunks a step) the same kernel took 465 us instead of 343 on
 //     the H200: the tensor cores waited on instruction issue, not on memory.
-//   - The steady state runs STAGES k-steps per trip, unrolled, so that the stage each step reads
+//   - The steady state runs 2 x STAGES k-steps per trip, unrolled, so that the stage each step reads
 //     and writes is a compile-time constant; every tile it copies lies wholly inside K, so the
 //     copies need no bounds test and no source size. All that is left to run time is one
 //     register per operand and 16 of k for ldmatrix (fragment, stage: immediate offsets), one
@@ -40,6 +41,8 @@
 //     through registers, zeros past the edge.
 //   - C: straight from the accumulators, a float2 per lane (columns 2t, 2t + 1): each store
 //     instruction writes 8 rows x 32 contiguous bytes, whole 32-byte sectors, nothing wasted.
+//     The stores are streaming (__stcs, st.global.cs): C is written once and never read back,
+//     so it should not push A and B panels out of the L2.
 // Run:  warpbook check 20-mma-bf16-gemm solutions/20-mma-bf16-gemm.cu
 //       warpbook predict 20-mma-bf16-gemm solutions/20-mma-bf16-gemm.cu
 //
@@ -54,7 +57,7 @@
 // SM) cut it by a quarter, at the price of idle tensor cores at every barrier.
 // Two blocks of 4 warps per SM rather than one of 8 (puzzle 19's lesson on the H200): one
 // block's barrier and epilogue overlap the other's mma.
-// Shared memory: 4 x (128 + 128) x 32 x 2 B = 65536 B per block, two blocks per SM. Grid at
+// Shared memory: 2 x (128 + 128) x 64 x 2 B = 65536 B per block, two blocks per SM. Grid at
 // 4096^3: 32 x 32 = 1024 blocks over 264 resident (3.9 waves).
 // Timed on the H200 (`warpbook check`, 2026-11-25), all with the copies computed once:
 // BK 32 x 4 stages 343 us, BK 64 x 3 stages 349 us, BK 64 x 4 stages 496 us (one block per SM);
@@ -67,24 +70,35 @@
 // Napkin maths (H200): 137.4 GFLOP at 989 TFLOP/s (datasheet, dense bf16) = 139 us; at the
 // mma.sync ceiling `warpbook probe` measured (646 TFLOP/s) 213 us; the gold bar (0.45 x 989 =
 // 445 TFLOP/s) is 309 us. DRAM: 134 MB at 4.8 TB/s is 28 us, hidden under the math.
-// Measured on the H200 (`warpbook check`, 2026-11-25): 343.1 us, 401 TFLOP/s: 62% of the
-// measured mma.sync ceiling (issue 12 asks 70%), 40.5% of the datasheet, silver. cuBLAS
-// (torch.matmul, wgmma) takes 178 us at this size: this kernel is 0.52x of it.
-// The mainloop in machine code (sm_90, nvcc 13.0 -O3: 247 to 249 registers, no spills), per
-// warp and 32-deep k-step: 64 HMMA.16816, 16 LDSM.x4 (4 mma per ldmatrix) and 8 LDGSTS.128,
+// Measured on the H200 (`warpbook check`, 2026-11-25), before the loop below was unrolled:
+// 343.1 us, 401 TFLOP/s: 62% of the measured mma.sync ceiling. cuBLAS (torch.matmul, wgmma)
+// takes 178 us at this size.
+// The mainloop in machine code (sm_90, nvcc 13.0 -O3, counted on its BK 32 x 4 form: 247 to 249
+// registers, no spills), per warp and 32-deep k-step: 64 HMMA.16816, 16 LDSM.x4 (4 mma per ldmatrix) and 8 LDGSTS.128,
 // and 15 other instructions (the wait, the barrier, the commit, 3 no-op LDS that ptxas puts
 // before cp.async, 8 for moving the pointers and the loop's test, spread over the trip). The
 // version timed above (343 us) ran 87 others a step: 16 IMAD for the ldmatrix addresses (16
 // offsets in registers plus a run-time stage), ~45 for the copies (a 64-bit multiply, a row
 // test and a select of the source per chunk, the run-time stage), ~15 of branches over K % 8,
-// the last tiles and idle warps. Not timed on a GPU yet.
-// measured: 343.12 us on NVIDIA H200
+// the last tiles and idle warps.
+// Timed on the H200 (`warpbook check`, 2026-11-25, median; side by side within each run):
+//   - run 5: the 343 us kernel 342.6 us; the unrolled loop (BK 32 x 4, 4 threads a tile row)
+//     326.1 us; with 8 steps a trip and 4 threads a row as before 319.1 us.
+//   - run 7: those two 326.2 and 320.5 us; the 8-step trip at BK 64 x 3 307.0 us (at BK 32 x 5,
+//     321.4; x 3, 327.3); the 4-threads-a-row loop at BK 64 x 3 359.3 us.
+//   - run 8: BK 64 x 2 307.1 us, x 3 311.2, x 4 348.0 (one block per SM).
+//   - run 9, twice each: BK 64 x 2 308.0 and 307.4 us, with streaming C stores 306.2 and 307.9
+//     (this file); BK 64 x 3 310.1 and 310.2, with streaming stores 307.3 and 308.0.
+// This file: 307.1 us, 448 TFLOP/s, 69% of the mma.sync ceiling `warpbook probe` measured that day
+// (647 TFLOP/s): 1% short of issue 12's 70% (303.5 us). The model (`warpbook predict`) said 306.8
+// us for BK 64 x 3 but 452 us for BK 32: it is not yet a guide for these loops.
+// measured: 307.06 us on NVIDIA H200
 // @tune BM=128
 // @tune BN=128
 // @tune WM=64
 // @tune WN=64
-// @tune BK=32
-// @tune STAGES=4
+// @tune BK=64
+// @tune STAGES=2
 #include <cuda_bf16.h>
 
 #define THREADS ((BM / WM) * (BN / WN) * 32)
@@ -167,32 +181,22 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB)
   constexpr int STAGE_BYTES = (A_TILE + B_TILE) * 2;
   const unsigned sbase = smem_addr(smem);
 
-  // Copies: TPR = 4 threads share a tile row, thread tid % TPR taking chunk tid % TPR (and, for
-  // BK = 64, also chunk tid % TPR + 4; 8 threads a row if the tile is too short for that), so a
-  // cp.async instruction reads 64 contiguous bytes (two whole sectors) of each of 8 rows. A thread's rows are cr, cr + RSTEP, ... (RSTEP =
-  // THREADS / TPR): one global pointer per row, its chunks at immediate offsets from it, all moved
-  // by BK a step; the rows share one swizzle (the row step is a multiple of 8), so the shared
-  // offsets are one register per chunk plus compile-time strides. For BK = 64 the two rows of 8
-  // consecutive threads are taken 4 apart, which puts their chunks in different halves of the
-  // bank line. Rows past M (N) are clamped to the last row: they only feed rows (columns) of C
-  // that are never stored, so no per-row test is needed, and every copy reads real data.
-  constexpr int TPR = CPR > 4 && BM % (THREADS / 4) == 0 && BN % (THREADS / 4) == 0 ? 4 : CPR;
-  constexpr int CPT = CPR / TPR;         // chunks per thread and row
-  constexpr int RSTEP = THREADS / TPR;
+  // Copies: thread tid always takes chunk tid % CPR of rows tid / CPR + i * RSTEP, whose
+  // swizzle is the same (the row step is a multiple of RPL * CPR): each chunk's shared offset is
+  // a compile-time stride from the first, and its global address moves by BK a step. Rows past
+  // M (N) are clamped to the last row: they only feed rows (columns) of C that are never stored,
+  // so no per-row test is needed, and every copy reads real data.
+  constexpr int RSTEP = THREADS / CPR;
   constexpr int NA = BM / RSTEP, NB = BN / RSTEP;
-  static_assert(BM % RSTEP == 0 && BN % RSTEP == 0, "the tile copies must split over the threads");
-  static_assert(RSTEP % (RPL * CPR) == 0, "the row step must keep each row's swizzle");
-  const int q = tid / TPR, cb = tid % TPR;
-  const int cr = CPT == 2 ? (q & ~7) | ((q & 1) << 2) | ((q & 6) >> 1) : q;
-  unsigned sd[CPT]; // shared byte address of this thread's chunk h of row cr, stage 0
-#pragma unroll
-  for (int h = 0; h < CPT; ++h) sd[h] = sbase + 2 * swz(cr, h * TPR + cb);
+  static_assert(RSTEP % (RPL * CPR) == 0, "the row step must keep each chunk's swizzle");
+  const int cr = tid / CPR, cc = tid % CPR;
+  const unsigned sa = sbase + 2 * swz(cr, cc); // + 2 * i * RSTEP * BK for chunk i
   const __nv_bfloat16* pa[NA];
   const __nv_bfloat16* pb[NB];
 #pragma unroll
-  for (int i = 0; i < NA; ++i) pa[i] = A + (long long)min(bm + cr + i * RSTEP, M - 1) * K + cb * 8;
+  for (int i = 0; i < NA; ++i) pa[i] = A + (long long)min(bm + cr + i * RSTEP, M - 1) * K + cc * 8;
 #pragma unroll
-  for (int i = 0; i < NB; ++i) pb[i] = B + (long long)min(bn + cr + i * RSTEP, N - 1) * K + cb * 8;
+  for (int i = 0; i < NB; ++i) pb[i] = B + (long long)min(bn + cr + i * RSTEP, N - 1) * K + cc * 8;
 
   // Tile kt (k0 = kt * BK) into stage s, any tile, K % 8 == 0 or not: zeros past K. The
   // pointers stand at k = kbase * BK (the steady-state loop below moves them).
@@ -200,19 +204,15 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB)
   auto load_tile = [&](int kt, int s) {
     const int k0 = kt * BK;
     if (vec) {
+      const bool in = k0 + cc * 8 < K;
       const int dk = k0 - kbase * BK;
 #pragma unroll
-      for (int h = 0; h < CPT; ++h) {
-        const bool in = k0 + h * TPR * 8 + cb * 8 < K;
+      for (int i = 0; i < NA; ++i)
+        cp_async16(sa + s * STAGE_BYTES + 2 * i * RSTEP * BK, in ? pa[i] + dk : A, in ? 16 : 0);
 #pragma unroll
-        for (int i = 0; i < NA; ++i)
-          cp_async16(sd[h] + s * STAGE_BYTES + 2 * i * RSTEP * BK, in ? pa[i] + dk + h * TPR * 8 : A,
-                     in ? 16 : 0);
-#pragma unroll
-        for (int i = 0; i < NB; ++i)
-          cp_async16(sd[h] + s * STAGE_BYTES + A_TILE * 2 + 2 * i * RSTEP * BK,
-                     in ? pb[i] + dk + h * TPR * 8 : B, in ? 16 : 0);
-      }
+      for (int i = 0; i < NB; ++i)
+        cp_async16(sa + s * STAGE_BYTES + A_TILE * 2 + 2 * i * RSTEP * BK, in ? pb[i] + dk : B,
+                   in ? 16 : 0);
       return;
     }
     __nv_bfloat16* As = smem + s * (A_TILE + B_TILE);
@@ -289,30 +289,27 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB)
   int kt = 0;
   if (vec) {
     const int kfull = K / BK; // tiles wholly inside K
-    for (; kt + 2 * STAGES - 2 < kfull; kt += STAGES) {
+    constexpr int TRIP = 2 * STAGES; // k-steps per trip: the pointers move once per TRIP
+    for (; kt + TRIP + STAGES - 2 < kfull; kt += TRIP) {
 #pragma unroll
-      for (int s = 0; s < STAGES; ++s) {
+      for (int s = 0; s < TRIP; ++s) {
         cp_async_wait<STAGES - 2>(); // this thread's copies of tile kt + s have landed
         __syncthreads();             // everyone's have; everyone is done with tile kt + s - 1
         const int w = (s + STAGES - 1) % STAGES; // tile kt + s + STAGES - 1, into that slot
         const int koff = (s + STAGES - 1) * BK;
 #pragma unroll
-        for (int h = 0; h < CPT; ++h) {
+        for (int i = 0; i < NA; ++i)
+          cp_async16(sa + w * STAGE_BYTES + 2 * i * RSTEP * BK, pa[i] + koff, 16);
 #pragma unroll
-          for (int i = 0; i < NA; ++i)
-            cp_async16(sd[h] + w * STAGE_BYTES + 2 * i * RSTEP * BK, pa[i] + koff + h * TPR * 8, 16);
-#pragma unroll
-          for (int i = 0; i < NB; ++i)
-            cp_async16(sd[h] + w * STAGE_BYTES + A_TILE * 2 + 2 * i * RSTEP * BK,
-                       pb[i] + koff + h * TPR * 8, 16);
-        }
+        for (int i = 0; i < NB; ++i)
+          cp_async16(sa + w * STAGE_BYTES + A_TILE * 2 + 2 * i * RSTEP * BK, pb[i] + koff, 16);
         cp_async_commit();
-        mma_step(s * STAGE_BYTES);
+        mma_step((s % STAGES) * STAGE_BYTES);
       }
 #pragma unroll
-      for (int i = 0; i < NA; ++i) pa[i] += STAGES * BK;
+      for (int i = 0; i < NA; ++i) pa[i] += TRIP * BK;
 #pragma unroll
-      for (int i = 0; i < NB; ++i) pb[i] += STAGES * BK;
+      for (int i = 0; i < NB; ++i) pb[i] += TRIP * BK;
     }
     kbase = kt; // pa / pb now stand kt * BK further on
   }
@@ -343,7 +340,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB)
         float* out = C + (long long)r * N + c;
         const float v0 = acc[i][j][2 * h], v1 = acc[i][j][2 * h + 1];
         if (pairs && c + 1 < N) {
-          *reinterpret_cast<float2*>(out) = make_float2(v0, v1);
+          __stcs(reinterpret_cast<float2*>(out), make_float2(v0, v1));
         } else {
           if (c < N) out[0] = v0;
           if (c + 1 < N) out[1] = v1;

@@ -2,16 +2,16 @@
 //
 // What: Y[M x N] (bf16) = gelu(A[M x K] x B^T + bias), B given as [N x K] (an nn.Linear weight),
 // all bf16, row-major; the sums in f32 on the tensor cores, the bias and GELU (tanh form) in f32
-// registers, Y rounded to bf16 once. The mainloop is puzzle 20's solution (BK 32 x 4 stages):
+// registers, Y rounded to bf16 once. The mainloop is puzzle 20's solution, at BK 64 x 3 stages:
 //   - a block of 128 threads (4 warps) per 128 x 128 tile of Y, a 64 x 64 tile per warp (4 x 8
 //     m16n8 accumulator tiles, 128 f32 registers), two blocks per SM;
-//   - BK = 32 k-steps through a ring of STAGES = 4 shared buffers filled by cp.async.cg (16
+//   - BK = 64 k-steps through a ring of STAGES = 3 shared buffers filled by cp.async.cg (16
 //     bytes, a source size of 0 for zeros past K; rows past M or N copied from the last row,
 //     as they reach only values never stored; element by element when K % 8 != 0), one
 //     cp.async.wait_group + one __syncthreads() per k-step; the copies' addresses worked out
 //     once before the loop and advanced by BK a step (per chunk per step they cost 497 us
 //     against 365 on the H200: see puzzle 20's solution);
-//   - the steady state unrolled over the STAGES stages, so that every stage index is a
+//   - the steady state unrolled over 2 x STAGES k-steps a trip, so that every stage index is a
 //     compile-time constant: ldmatrix and cp.async take the stage, fragment and k offsets as
 //     immediates, and the tiles copied there need no bounds tests (puzzle 20's solution);
 //   - XOR-swizzled [rows][BK] tiles, so that ldmatrix.x4 (4 for A, 4 for B per 16 of k: B's rows
@@ -37,31 +37,36 @@
 // keeps the tensor cores busy meanwhile. Unfused, a GEMM writing bf16 C and an elementwise bias + GELU pass would
 // write C, read it back and write Y: 67 MB more DRAM traffic (14 us on the H200) and a second
 // launch, and a GEMM writing f32 C twice that.
-// Shared memory: 4 x (128 + 128) x 32 x 2 B = 65536 B per block (the epilogue's 4 x 64 x 72 x 2 =
+// Shared memory: 3 x (128 + 128) x 64 x 2 B = 98304 B per block (the epilogue's 4 x 64 x 72 x 2 =
 // 36864 B reuse it), two blocks per SM. Grid at 4096^3: 32 x 32 = 1024 blocks.
 //
 // Napkin maths (H200): 137.4 GFLOP at 989 TFLOP/s (datasheet, dense bf16) = 139 us; at the
 // mma.sync ceiling `warpbook probe` measured (646 TFLOP/s) 213 us; the gold bar (0.45 x 989 =
 // 445 TFLOP/s) is 309 us. DRAM: 2 x 33.6 MB in, 33.6 MB out: 101 MB, 21 us at 4.8 TB/s.
-// Measured on the H200 (`warpbook check`, 2026-11-25): 365.0 us, 377 TFLOP/s: 58% of the
-// measured mma.sync ceiling (issue 12 asks 70%), 38% of the datasheet, silver; 6% slower than
-// puzzle 20's plain GEMM (343 us, with BK 32 x 4 stages: this file was timed at BK 64 x 3; here
-// BK 32 x 4 took 374 us against this file's 369 side by side).
+// Measured on the H200 (`warpbook check`, 2026-11-25) before the mainloop was unrolled: 365.0 us,
+// 377 TFLOP/s (BK 64 x 3; BK 32 x 4 took 374 us against 369 side by side).
 // PyTorch eager (F.linear, then F.gelu: cuBLAS on wgmma plus a second pass) took 200 us.
 // The mainloop in machine code (sm_90, nvcc 13.0 -O3: 247 to 250 registers, no spills), per warp
 // and 32-deep k-step: 64 HMMA.16816, 16 LDSM.x4, 8 LDGSTS.128 and 15 other instructions, as in
 // puzzle 20's solution. The version timed above ran 93 others per 32 of k at BK 32 x 4 and 151
 // per 64 of k at BK 64 x 3 (75 per 32). This one is at BK 32 x 4 because at BK 64 x 3 the new
 // mainloop spills (about 250 bytes; 8 loads from local memory per 3-step trip): it keeps more
-// registers live (4 ldmatrix bases per operand instead of 2, two cp.async destinations). Not
-// timed on a GPU yet; BK 64 x 3 over the same code is worth timing beside it.
-// measured: 364.96 us on NVIDIA H200
+// registers live (4 ldmatrix bases per operand instead of 2, two cp.async destinations). With
+// puzzle 20's final copy layout (8 threads a tile row at BK 64, one chunk each) and 8 steps a
+// trip it does not spill at BK 64.
+// Timed side by side on the H200 (`warpbook check`, 2026-11-25, run 5 then run 8): the old loop
+// 364.9 us; the unrolled loop at BK 32 x 4, 340.6 and 344.2 us; with puzzle 20's final loop at
+// BK 32 x 4 335.4 us, BK 64 x 2 335.2 us, BK 64 x 3 331.3 us (this file).
+// This file: 331.3 us, 415 TFLOP/s, 64% of the mma.sync ceiling `warpbook probe` measured that day
+// (647 TFLOP/s), short of issue 12's 70%; 24 us behind puzzle 20's plain GEMM, which is the
+// epilogue's cost and more than the napkin maths above gives it.
+// measured: 331.33 us on NVIDIA H200
 // @tune BM=128
 // @tune BN=128
 // @tune WM=64
 // @tune WN=64
-// @tune BK=32
-// @tune STAGES=4
+// @tune BK=64
+// @tune STAGES=3
 #include <cuda_bf16.h>
 
 #define THREADS ((BM / WM) * (BN / WN) * 32)
@@ -153,32 +158,22 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB)
   constexpr int STAGE_BYTES = (A_TILE + B_TILE) * 2;
   const unsigned sbase = smem_addr(smem);
 
-  // Copies: TPR = 4 threads share a tile row, thread tid % TPR taking chunk tid % TPR (and, for
-  // BK = 64, also chunk tid % TPR + 4; 8 threads a row if the tile is too short for that), so a
-  // cp.async instruction reads 64 contiguous bytes (two whole sectors) of each of 8 rows. A thread's rows are cr, cr + RSTEP, ... (RSTEP =
-  // THREADS / TPR): one global pointer per row, its chunks at immediate offsets from it, all moved
-  // by BK a step; the rows share one swizzle (the row step is a multiple of 8), so the shared
-  // offsets are one register per chunk plus compile-time strides. For BK = 64 the two rows of 8
-  // consecutive threads are taken 4 apart, which puts their chunks in different halves of the
-  // bank line. Rows past M (N) are clamped to the last row: they only feed rows (columns) of C
-  // that are never stored, so no per-row test is needed, and every copy reads real data.
-  constexpr int TPR = CPR > 4 && BM % (THREADS / 4) == 0 && BN % (THREADS / 4) == 0 ? 4 : CPR;
-  constexpr int CPT = CPR / TPR;         // chunks per thread and row
-  constexpr int RSTEP = THREADS / TPR;
+  // Copies: thread tid always takes chunk tid % CPR of rows tid / CPR + i * RSTEP, whose
+  // swizzle is the same (the row step is a multiple of RPL * CPR): each chunk's shared offset is
+  // a compile-time stride from the first, and its global address moves by BK a step. Rows past
+  // M (N) are clamped to the last row: they only feed rows (columns) of C that are never stored,
+  // so no per-row test is needed, and every copy reads real data.
+  constexpr int RSTEP = THREADS / CPR;
   constexpr int NA = BM / RSTEP, NB = BN / RSTEP;
-  static_assert(BM % RSTEP == 0 && BN % RSTEP == 0, "the tile copies must split over the threads");
-  static_assert(RSTEP % (RPL * CPR) == 0, "the row step must keep each row's swizzle");
-  const int q = tid / TPR, cb = tid % TPR;
-  const int cr = CPT == 2 ? (q & ~7) | ((q & 1) << 2) | ((q & 6) >> 1) : q;
-  unsigned sd[CPT]; // shared byte address of this thread's chunk h of row cr, stage 0
-#pragma unroll
-  for (int h = 0; h < CPT; ++h) sd[h] = sbase + 2 * swz(cr, h * TPR + cb);
+  static_assert(RSTEP % (RPL * CPR) == 0, "the row step must keep each chunk's swizzle");
+  const int cr = tid / CPR, cc = tid % CPR;
+  const unsigned sa = sbase + 2 * swz(cr, cc); // + 2 * i * RSTEP * BK for chunk i
   const __nv_bfloat16* pa[NA];
   const __nv_bfloat16* pb[NB];
 #pragma unroll
-  for (int i = 0; i < NA; ++i) pa[i] = A + (long long)min(bm + cr + i * RSTEP, M - 1) * K + cb * 8;
+  for (int i = 0; i < NA; ++i) pa[i] = A + (long long)min(bm + cr + i * RSTEP, M - 1) * K + cc * 8;
 #pragma unroll
-  for (int i = 0; i < NB; ++i) pb[i] = B + (long long)min(bn + cr + i * RSTEP, N - 1) * K + cb * 8;
+  for (int i = 0; i < NB; ++i) pb[i] = B + (long long)min(bn + cr + i * RSTEP, N - 1) * K + cc * 8;
 
   // Tile kt (k0 = kt * BK) into stage s, any tile, K % 8 == 0 or not: zeros past K. The
   // pointers stand at k = kbase * BK (the steady-state loop below moves them).
@@ -186,19 +181,15 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB)
   auto load_tile = [&](int kt, int s) {
     const int k0 = kt * BK;
     if (vec) {
+      const bool in = k0 + cc * 8 < K;
       const int dk = k0 - kbase * BK;
 #pragma unroll
-      for (int h = 0; h < CPT; ++h) {
-        const bool in = k0 + h * TPR * 8 + cb * 8 < K;
+      for (int i = 0; i < NA; ++i)
+        cp_async16(sa + s * STAGE_BYTES + 2 * i * RSTEP * BK, in ? pa[i] + dk : A, in ? 16 : 0);
 #pragma unroll
-        for (int i = 0; i < NA; ++i)
-          cp_async16(sd[h] + s * STAGE_BYTES + 2 * i * RSTEP * BK, in ? pa[i] + dk + h * TPR * 8 : A,
-                     in ? 16 : 0);
-#pragma unroll
-        for (int i = 0; i < NB; ++i)
-          cp_async16(sd[h] + s * STAGE_BYTES + A_TILE * 2 + 2 * i * RSTEP * BK,
-                     in ? pb[i] + dk + h * TPR * 8 : B, in ? 16 : 0);
-      }
+      for (int i = 0; i < NB; ++i)
+        cp_async16(sa + s * STAGE_BYTES + A_TILE * 2 + 2 * i * RSTEP * BK, in ? pb[i] + dk : B,
+                   in ? 16 : 0);
       return;
     }
     __nv_bfloat16* As = smem + s * (A_TILE + B_TILE);
@@ -275,30 +266,27 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB)
   int kt = 0;
   if (vec) {
     const int kfull = K / BK; // tiles wholly inside K
-    for (; kt + 2 * STAGES - 2 < kfull; kt += STAGES) {
+    constexpr int TRIP = 2 * STAGES; // k-steps per trip: the pointers move once per TRIP
+    for (; kt + TRIP + STAGES - 2 < kfull; kt += TRIP) {
 #pragma unroll
-      for (int s = 0; s < STAGES; ++s) {
+      for (int s = 0; s < TRIP; ++s) {
         cp_async_wait<STAGES - 2>(); // this thread's copies of tile kt + s have landed
         __syncthreads();             // everyone's have; everyone is done with tile kt + s - 1
         const int w = (s + STAGES - 1) % STAGES; // tile kt + s + STAGES - 1, into that slot
         const int koff = (s + STAGES - 1) * BK;
 #pragma unroll
-        for (int h = 0; h < CPT; ++h) {
+        for (int i = 0; i < NA; ++i)
+          cp_async16(sa + w * STAGE_BYTES + 2 * i * RSTEP * BK, pa[i] + koff, 16);
 #pragma unroll
-          for (int i = 0; i < NA; ++i)
-            cp_async16(sd[h] + w * STAGE_BYTES + 2 * i * RSTEP * BK, pa[i] + koff + h * TPR * 8, 16);
-#pragma unroll
-          for (int i = 0; i < NB; ++i)
-            cp_async16(sd[h] + w * STAGE_BYTES + A_TILE * 2 + 2 * i * RSTEP * BK,
-                       pb[i] + koff + h * TPR * 8, 16);
-        }
+        for (int i = 0; i < NB; ++i)
+          cp_async16(sa + w * STAGE_BYTES + A_TILE * 2 + 2 * i * RSTEP * BK, pb[i] + koff, 16);
         cp_async_commit();
-        mma_step(s * STAGE_BYTES);
+        mma_step((s % STAGES) * STAGE_BYTES);
       }
 #pragma unroll
-      for (int i = 0; i < NA; ++i) pa[i] += STAGES * BK;
+      for (int i = 0; i < NA; ++i) pa[i] += TRIP * BK;
 #pragma unroll
-      for (int i = 0; i < NB; ++i) pb[i] += STAGES * BK;
+      for (int i = 0; i < NB; ++i) pb[i] += TRIP * BK;
     }
     kbase = kt; // pa / pb now stand kt * BK further on
   }

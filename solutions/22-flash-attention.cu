@@ -1,14 +1,16 @@
 // Solution · 22 FlashAttention forward (FlashAttention-2 style), bf16 in and out, f32 inside
 //
 // What: o = softmax(q k^T / sqrt(D)) v for every (sequence, head), q k v o [B, H, S, D] bf16,
-// D = 64 or 128. One block of 4 warps per 64 query rows of one head. Each warp owns 32 rows (two
-// m16 tiles, MT = 2) and half of the keys of every tile: warps w and w + 2 hold the same rows,
-// w the keys 0 .. 31 of each 64-key tile and w + 2 the keys 32 .. 63, each with its own running
-// max, sum and o; at the end the second hands its state to the first, which merges the two.
-//   - Q: the block's 64 x D tile is copied to shared memory once (cp.async) and each warp loads its
-//     32 x D slice into registers with ldmatrix.x4 (64 registers at D = 128): the A operands of
-//     every S = Q K^T.
-//   - K and V: 64-key tiles streamed through a double buffer in shared memory with cp.async
+// D = 64 or 128. One block of 8 warps per 128 query rows of one head (BQ = 128; the launch gives
+// 2 x BQ threads). Each warp owns 32 rows (two m16 tiles, MT = 2) and half of the keys of every
+// 128-key tile (BKV = 128): warps w and w + 4 hold the same rows, w the keys 0 .. 63 of each tile
+// and w + 4 the keys 64 .. 127, each with its own running max, sum and o; at the end the second
+// hands its state to the first, which merges the two.
+//   - Q: the block's 128 x D tile is copied to shared memory once (cp.async). At D = 128 each warp
+//     re-reads its 32 x D slice with ldmatrix.x4 for every tile (QREG128 = 0: the 64 score
+//     registers leave no room to hold it); at D = 64 it stays in registers. These are the A
+//     operands of every S = Q K^T.
+//   - K and V: 128-key tiles streamed through a double buffer in shared memory with cp.async
 //     (16 bytes global to shared, no registers; a source size of 0 writes the zeros past S). One
 //     barrier per tile: wait for tile j, __syncthreads() (everyone has it, and everyone is done
 //     with tile j - 1), then start tile j + 1 into j - 1's buffer and compute j while it flies.
@@ -43,26 +45,34 @@
 // the tensor cores are fed by ldmatrix from shared memory (128 B/clk). With 16 rows per warp each
 // K or V fragment (ldmatrix.x4, 512 B) feeds 2 mma of 4096 FLOP: 16 FLOP per shared byte, about
 // 2048 FLOP/clk/SM, under mma.sync's ~2450. With 32 rows per warp it feeds 4 mma: 32 FLOP per
-// byte, and shared memory is no longer the wall (FlashAttention-2's head-dim-128 kernel makes the
-// same choice: blocks of 128 rows, 4 warps, 32 rows a warp). The launch gives 2 x BQ threads, so
-// 32 rows a warp means two warps per row group: they split the keys, not the rows, and meet once
-// at the end. Registers are the price: o 128, Q 64, scores 32 floats per lane at D = 128, 255 in
-// all with __launch_bounds__(128, 2) (ptxas spills about 50 bytes: loop bookkeeping, not the
-// fragments). The softmax costs per score one FMUL, one max, one FADD, one ex2 and half a cvt, and
-// per 32-key step the rescale of 128 accumulators.
-// Shared memory: Q 64 x (D + 8) + 2 x 2 x 64 x (D + 8) halves = 87040 B at D = 128 (dynamic,
-// set by the SMEM tunable), two blocks per SM; the merge needs BQ x (D + 8) x 4 bytes, exactly the
-// K/V buffers' size at BQ = BKV. L2 serves S / 64 x (K + V) per head, as before.
+// byte (the Q re-read adds 8 KB per warp per tile: 26 FLOP per byte in all), and shared memory is
+// no longer the wall (FlashAttention-2's head-dim-128 kernel makes the same choice: blocks of 128
+// rows, 4 warps, 32 rows a warp). The launch gives 2 x BQ threads, so 32 rows a warp means two
+// warps per row group: they split the keys, not the rows, and meet once at the end. Registers are
+// the price: o 128 and scores 64 floats per lane at D = 128, 255 with __launch_bounds__(256, 1),
+// no spills. The softmax costs per score one FMUL, one max, one FADD, one ex2 and half a cvt, and
+// per 64-key step the rescale of 128 accumulators.
+// Shared memory: Q 128 x (D + 8) + 2 x 2 x 128 x (D + 8) halves = 174080 B at D = 128 (dynamic,
+// set by the SMEM tunable), one block of 8 warps per SM; the merge needs BQ x (D + 8) x 4 bytes,
+// exactly the K/V buffers' size at BQ = BKV. L2 serves S / 128 x (K + V) per head, half of what
+// 64-row blocks read.
 //
 // Napkin maths at the perf size (B 4, H 32, S 4096, D 128): 4 B H S^2 D = 1.10 TFLOP; at 989
 // TFLOP/s 1.11 ms on the H200, at mma.sync's measured ~646 TFLOP/s 1.70 ms. The bytes, 537 MB,
 // take 112 us at 4.8 TB/s: a tenth of the time. A100 80 GB (312 TFLOP/s bf16): 3.5 ms; RTX 4090
 // (165 TFLOP/s dense bf16 with f32 accumulation): 6.7 ms.
 // Predicted by `warpbook predict` for the H200 (2026-11-25, the model reads 1.2-1.4x slow on these
-// kernels; compare the figures with each other): this file 2966 us; the 16-rows-a-warp solution
-// below 4339 us; with the one barrier per tile alone (MT = 1, QREG128 = 1) 3466 us; MT = 2 with Q
-// re-read from shared memory (QREG128 = 0: 243 registers, no spills) 3629 us; BQ = 128 with 8
-// warps, MT = 2 and BKV = 128 (each warp 64 keys a tile, Q re-read, one block per SM) 3439 us.
+// kernels; compare the figures with each other): this file 3439 us; the 16-rows-a-warp solution
+// below 4339 us; BQ = 64 with 4 warps, MT = 2, BKV = 64 and Q in registers (255 registers, about
+// 50 bytes of spills) 2966 us; the same with Q re-read (243 registers) 3629 us; MT = 1 with one
+// barrier per tile (BQ = 64, Q in registers) 3466 us.
+// Measured on the H200 (`warpbook check`, 2026-11-25, all in one run, median): this file
+// 3486.5 us, 315 TFLOP/s, 49% of the mma.sync ceiling `warpbook probe` measures (646 TFLOP/s);
+// the 16-rows-a-warp solution beside it 3697.0 us; BQ = 64 with Q in registers 4594.0 us (the
+// model's favourite, 2966 us: the spills and the 2-blocks-per-SM shape cost more than it
+// thinks); BQ = 64 with Q re-read 4145.3 us; MT = 1 with one barrier per tile 3914.8 us.
+// PyTorch's SDPA forced to its flash backend (FlashAttention-2) took 3102.1 us earlier that day:
+// this file is 0.89x of it (issue 12's bar: 0.8x).
 //
 // History: until 2026-11-25 each warp owned 16 rows (one m tile) and all 64 keys of each tile,
 // Q in registers, two barriers per tile: predicted 4172 us then (4339 us by today's model);
@@ -72,8 +82,9 @@
 // side (5% slower); BQ = 128 with 8 warps of 16 rows, 4646 us (206 registers, one block per SM,
 // barriers over 8 warps). SDPA with its default backend took 1779 us (618 TFLOP/s) in another run
 // the same day; the Triton kernel of the README 2875 us.
-// @tune BQ=64
-// @tune SMEM=87040
+// measured: 3486.45 us on NVIDIA H200
+// @tune BQ=128
+// @tune SMEM=174080
 
 #include <cuda_bf16.h>
 
@@ -81,10 +92,10 @@
 #define MT 2 // m16 tiles (16 query rows each) per warp: 1 or 2
 #endif
 #ifndef BKV
-#define BKV 64 // keys per block tile (a warp takes BKV / MT of them)
+#define BKV 128 // keys per block tile (a warp takes BKV / MT of them)
 #endif
 #ifndef QREG128
-#define QREG128 1 // D = 128: Q fragments in registers (1) or re-read from shared memory per tile (0)
+#define QREG128 0 // D = 128: Q fragments in registers (1) or re-read from shared memory per tile (0)
 #endif
 #if MT != 1 && MT != 2
 #error "MT is 1 or 2"

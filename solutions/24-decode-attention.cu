@@ -48,6 +48,14 @@
 // tool's speed of light, against the measured DRAM ceiling, calls it 89%).
 // Measured on the H200 (`warpbook check`, 2026-11-24): 542.0 us, 3.96 TB/s, 86.8% of the speed of
 // light against the ceilings `warpbook probe` measured; gold.
+// Side by side on the H200 (`warpbook check`, 2026-11-25, median): this file 537.0 us; CHUNK =
+// 1024 524.0 us, 2.4% faster here but 64 blocks at B = 1, L = 8192, half the SMs idle, so 512
+// stays; an L2::256B prefetch hint on the K and V loads 542.6 us. A tensor-core version (QK^T and
+// PV on mma.sync with P as two bf16 terms, one warp per block, a 3-stage cp.async ring: the
+// instructions per key fell 3.4x) measured 544.4, 539.5 and 527.1 us at CHUNK 512, 1024 and 2048:
+// the FMAs were not what held it back. What does: bytes in flight. `warpbook probe` reads DRAM at
+// 4.09 TB/s with 32 KiB in flight per SM and 4.51 TB/s with 128 KiB; this kernel keeps about
+// 40 KiB. PyTorch's SDPA took 499.9 us the same day: 0.93x of it, short of issue 12's bar.
 // measured: 541.98 us on NVIDIA H200
 // @tune BLOCK=128
 // @tune CHUNK=512

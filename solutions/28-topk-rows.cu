@@ -43,6 +43,9 @@
 // steps ahead made it slower (222 us: the extra registers spilled), and so did __ldcs (158 us).
 // 64 registers (__launch_bounds__(BLOCK, 1024 / BLOCK)); shared memory holds 256 + 2048
 // candidates of 8 B and the histogram, about 20 KB per block.
+// Side by side on 2026-11-25 (143.7 us this file): an L2 prefetch of the step 2, 4 or 8 steps
+// ahead (prefetch.global.L2, one line per thread, no registers) 157.7, 187.0 and 222.8 us; an
+// L2::256B hint on the float4 loads 150.1 us (another run); 64 threads a block 171.7 us.
 // Measured on the H200 (`warpbook check`, 2026-11-24): 145.2 us, 3.62 TB/s, 75.4% of the speed
 // of light against the ceilings `warpbook probe` measured; gold.
 // measured: 145.18 us on NVIDIA H200

@@ -29,7 +29,15 @@
 // mma.sync on the dequantised f16, 175-199 us. A per-warp cp.async ring of 16- or 32-row tiles
 // feeding mma.sync straight from exactly dequantised registers (lop3 magic numbers, half the
 // instructions per weight) measured 166-236 us on 2026-11-25 (the model had said 75-104 us).
-// This is bronze; the 80% bar is not reached yet.
+// On 2026-11-25 two more designs, written to cut the instructions, were timed beside this file
+// (106.2 us that run). (1) mma.sync from registers: exact f16 q - 8 from two LOP3 and one HSUB2 or
+// HFMA2 per pair of weights, two m16n8k16 per q4_0 block with x as every column of B, about 1.8
+// instructions a weight: 123.0-148.4 us over five shapes (predicted 124-134 us: the model named
+// the load/store unit, each 4-byte fragment load touching 8 rows' lines for 16 bytes each).
+// (2) The same arithmetic fed from a per-warp cp.async ring of 144-byte row pieces (16-byte
+// copies, a conflict-free row stride): 115.0 us at best (predicted 72.5 us, DRAM-bound), 126-166 us
+// for the unrolled, register-staged and 288-byte versions. Neither beat the f32 kernel.
+// This is bronze; the 80% bar is not reached.
 //
 // Napkin maths: 57344 x 8192 weights = 264 MB of q4_0 (+16 KB x, 115 KB y); at 4.8 TB/s that is
 // 55 us on the H200 (gold is 80%: 69 us). The same matrix in f16 is 940 MB: 196 us.

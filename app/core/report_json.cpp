@@ -113,6 +113,8 @@ json prediction_json(const perf::Prediction& p) {
                         {"block", {l.block.x, l.block.y, l.block.z}},
                         {"us", l.us},
                         {"registers", l.registers},
+                        {"spill_stores", l.spill_stores},
+                        {"spill_loads", l.spill_loads},
                         {"shared_bytes", l.shared_bytes},
                         {"resident", l.resident},
                         {"resident_running", l.resident_running},
@@ -171,6 +173,8 @@ perf::Prediction prediction_from(const json& j) {
     lp.block = dim("block");
     lp.us = l.value("us", 0.0);
     lp.registers = l.value("registers", 0);
+    lp.spill_stores = l.value("spill_stores", 0);
+    lp.spill_loads = l.value("spill_loads", 0);
     lp.shared_bytes = l.value("shared_bytes", 0);
     lp.resident = l.value("resident", 0);
     lp.resident_running = l.value("resident_running", lp.resident);

@@ -437,10 +437,20 @@ std::string launch_text(const LaunchPrediction& l) {
       l.resident_running > l.resident
           ? fmt::format(", up to {} once their idle warps have exited", l.resident_running)
           : "";
-  return fmt::format("{} <<<({},{},{}), ({},{},{})>>>: {} registers, {} B shared; {} blocks per "
+  // The simulator runs PTX, where ptxas's spills do not exist yet: their local-memory traffic is
+  // not in the time, so say so where it matters (the H200 ran spilling kernels 1.5-2.4x slower
+  // than predicted: bench/perfmodel/results/h200-2026-11-25-session2.md).
+  const std::string spills =
+      l.spill_stores + l.spill_loads > 0
+          ? fmt::format(" (ptxas spilled registers: {} B of stores and {} B of loads in the "
+                        "code; where they lie on the hot path, their local-memory traffic is not "
+                        "in this prediction)",
+                        l.spill_stores, l.spill_loads)
+          : "";
+  return fmt::format("{} <<<({},{},{}), ({},{},{})>>>: {} registers{}, {} B shared; {} blocks per "
                      "SM (limited by {}){}, {:.0f}% occupancy; {} blocks on the busiest SM; {}",
                      l.kernel, l.grid.x, l.grid.y, l.grid.z, l.block.x, l.block.y, l.block.z,
-                     l.registers, l.shared_bytes, l.resident, l.limited_by, running,
+                     l.registers, spills, l.shared_bytes, l.resident, l.limited_by, running,
                      100 * l.occupancy, l.blocks_per_sm, us_text(l.us));
 }
 

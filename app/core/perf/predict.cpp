@@ -41,6 +41,7 @@ struct Occupancy {
   int block_slots = 1; // blocks per SM by the block limit and shared memory alone
   int warp_slots = 64; // warps per SM by the warp limit and registers alone
   int registers = 32, shared_bytes = 0;
+  int spill_stores = 0, spill_loads = 0;
   double l1_bytes = 0;
   int warps = 1;
 };
@@ -51,6 +52,7 @@ Occupancy occupancy(const Machine& m, const Launch& la, const std::vector<Kernel
     if (r.name == la.kernel) {
       if (r.registers > 0) o.registers = r.registers;
       if (r.shared_bytes > 0) o.shared_bytes = r.shared_bytes;
+      o.spill_stores = std::max(0, r.spill_stores), o.spill_loads = std::max(0, r.spill_loads);
     }
   o.shared_bytes += int(la.shared_bytes);
   const int threads = int(la.block.count());
@@ -418,6 +420,7 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
     lp.block = sl.launch.block;
     lp.registers = o.registers;
     lp.shared_bytes = o.shared_bytes;
+    lp.spill_stores = o.spill_stores, lp.spill_loads = o.spill_loads;
     lp.resident = o.resident;
     lp.resident_running = slots;
     lp.limited_by = o.limited_by;

@@ -34,8 +34,9 @@ struct LaunchPrediction {
   Dim3 grid, block;
   double us = 0; // this launch, with its launch overhead
   int registers = 0, shared_bytes = 0;
-  int resident = 0;                    // blocks per SM at once
-  int resident_running = 0;            // ... once their idle warps have exited (>= resident)
+  int spill_stores = 0, spill_loads = 0; // bytes of spill code ptxas reported (static, not traffic)
+  int resident = 0;                      // blocks per SM at once
+  int resident_running = 0;              // ... once their idle warps have exited (>= resident)
   std::string limited_by;              // "threads", "registers", "shared memory", "blocks", "warps"
   double occupancy = 0;                // resident warps / the SM's maximum
   uint64_t blocks_per_sm = 0;          // on the busiest SM
