@@ -155,16 +155,20 @@ def topk_ref(b):
 
 def int8_absmax_ref(b):
     x = b["x"]
-    s = x.abs().amax(1, keepdim=True) / 127  # f32, correctly rounded
-    t = (x / torch.where(s > 0, s, torch.ones_like(s))).round().clamp(-127, 127)  # round: half to even
+    # Quotients in float64, rounded once to f32: the correctly rounded f32 division the puzzle
+    # specifies. (PyTorch's CUDA `tensor / 127` multiplies by the reciprocal, which is not.)
+    s = (x.abs().amax(1, keepdim=True).double() / 127).float()
+    t = (x.double() / torch.where(s > 0, s, torch.ones_like(s)).double()).float()
+    t = t.round().clamp(-127, 127)  # round: half to even
     q = torch.where(s > 0, t, torch.zeros_like(t))
     return [("q", q.long()), ("scale", s[:, 0].double()), ("y", (q * s).double())]
 
 
 def fp8_ref(b):
     x, st = b["x"], b["static_scale"][:, None]
-    s = torch.where(st > 0, st, x.abs().amax(1, keepdim=True).clamp(min=1e-10) / 448)
-    return [("q", (x / s).clamp(-448, 448).double()), ("scale", s[:, 0].double())]  # rounded to e4m3 by the check
+    s = torch.where(st > 0, st, (x.abs().amax(1, keepdim=True).clamp(min=1e-10).double() / 448).float())
+    w = (x.double() / s.double()).float()  # correctly rounded f32 quotients, as in int8_absmax_ref
+    return [("q", w.clamp(-448, 448).double()), ("scale", s[:, 0].double())]  # rounded to e4m3 by the check
 
 
 def nf4_ref(b):
