@@ -61,8 +61,12 @@
 // Shared memory: 2 x (128 x 72 + 64 x 136) x 2 B = 71680 B of ring, 73728 B for the epilogue's
 // C staging: 73728 B per block, dynamic (@tune SMEM), two blocks per SM. Grid at 4096^3:
 // 32 x 32 = 1024 blocks on 132 SMs x 2.
-// The unrolled loop is not yet timed on a GPU. `warpbook predict` says 415 us for this file and
-// 525 us for the same loop at BK 32 x 4; the model is no guide between K steps (puzzle 20).
+// Timed on the H200 (`warpbook check`, 2026-11-25, twice each, side by side): the file before
+// this loop 424.3 and 425.2 us; the unrolled loop at BK 32 x 2 stages 514.1 and 513.1 us, at
+// BK 32 x 4 410.2 and 410.1 us, at BK 64 x 2 (this file) 397.4 and 397.8 us: 346 TFLOP/s, 53% of
+// the mma.sync ceiling `warpbook probe` measured (647-653 TFLOP/s), now clear of the 50% bar.
+// `warpbook predict` said 415 us for this file and 525 us for BK 32 x 4: the model is no guide
+// between K steps here (puzzle 20's loops show the same).
 //
 // Napkin maths: 137.4 GFLOP at 989 TFLOP/s (datasheet, dense f16) = 139 us on the H200; the
 // mma.sync path that WMMA compiles to peaks near 646 TFLOP/s (213 us), wgmma near 970 (142 us,
@@ -81,7 +85,7 @@
 // wmma.load 8 shared-memory wavefronts where ptxas emits one ldmatrix.x4 (4).
 // Measured on the H200 (`warpbook check`, 2026-11-24), that file: 424.2 us, 324 TFLOP/s, 32.8%
 // of the speed of light against the tensor ceiling `warpbook probe` measured (wgmma's).
-// measured: 424.19 us on NVIDIA H200
+// measured: 397.41 us on NVIDIA H200
 // @tune BM=128
 // @tune BN=128
 // @tune WM=64
