@@ -249,8 +249,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB)
     const int kfull = K / BK; // tiles wholly inside K
     const __half* pa[NA];
 #pragma unroll
-    for (int i = 0; i < NA; ++i)
-      pa[i] = A + (long long)min(bm + a_r + i * A_RPP, M - 1) * K + a_c;
+    for (int i = 0; i < NA; ++i) pa[i] = A + (long long)min(bm + a_r + i * A_RPP, M - 1) * K + a_c;
     const __half* pb = B + (long long)b_r * N + min(bn + b_c, N - 8);
     const long long trip_b = (long long)TRIP * BK * N;
     for (; kt + TRIP + STAGES - 2 < kfull; kt += TRIP) {

@@ -8,21 +8,22 @@
 //     (32 KB of bf16) in shared memory with cp.async.cg: 16 bytes from global straight into
 //     shared memory, no registers on the way, L1 skipped.
 //   - A ring of STAGES = 2 buffers: while the warps multiply tile k, tile k + 1 is in flight
-//     (the other block on the SM covers the rest of the latency). Each step commits one group; cp.async.wait_group STAGES - 2 says this thread's
-//     copies of tile k have landed, and one __syncthreads() makes them everyone's and frees the
-//     slot the next copy overwrites. One barrier per k-step.
+//     (the other block on the SM covers the rest of the latency). Each step commits one group;
+//     cp.async.wait_group STAGES - 2 says this thread's copies of tile k have landed, and one
+//     __syncthreads() makes them everyone's and frees the slot the next copy overwrites. One
+//     barrier per k-step.
 //   - The copies' addresses are worked out once, before the loop: a thread always copies the
 //     same chunk column (tid % 8) of rows a fixed step apart (tid / 8 + 16 i), so each step it
 //     only adds BK to a pointer.
 //     Computed per chunk per step (row, chunk, swizzle, bounds, a 64-bit multiply: ~20 integer
 //     instructions for each of 16 chunks a step) the same kernel took 465 us instead of 343 on
 //     the H200: the tensor cores waited on instruction issue, not on memory.
-//   - The steady state runs 2 x STAGES k-steps per trip, unrolled, so that the stage each step reads
-//     and writes is a compile-time constant; every tile it copies lies wholly inside K, so the
-//     copies need no bounds test and no source size. All that is left to run time is one
-//     register per operand and 16 of k for ldmatrix (fragment, stage: immediate offsets), one
-//     register per chunk column for the cp.async destinations, one global pointer per copied row
-//     (the tile's k within the trip: an immediate offset), moved once per trip. The last tiles
+//   - The steady state runs 2 x STAGES k-steps per trip, unrolled, so that the stage each
+//     step reads and writes is a compile-time constant; every tile it copies lies wholly
+//     inside K, so the copies need no bounds test and no source size. All that is left to run time
+//     is one register per operand and 16 of k for ldmatrix (fragment, stage: immediate offsets),
+//     one register per chunk column for the cp.async destinations, one global pointer per copied
+//     row (the tile's k within the trip: an immediate offset), moved once per trip. The last tiles
 //     (and everything when K % 8 != 0) go through a plain one-step loop with the bounds tests.
 //   - Per 16 of k a warp issues 4 ldmatrix.x4 for A (one 16 x 16 fragment each) and 4 for B
 //     (two 8-column n-tiles each: B is [N, K], so its rows are the "col" operand as they lie, no
@@ -74,12 +75,12 @@
 // 343.1 us, 401 TFLOP/s: 62% of the measured mma.sync ceiling. cuBLAS (torch.matmul, wgmma)
 // takes 178 us at this size.
 // The mainloop in machine code (sm_90, nvcc 13.0 -O3, counted on its BK 32 x 4 form: 247 to 249
-// registers, no spills), per warp and 32-deep k-step: 64 HMMA.16816, 16 LDSM.x4 (4 mma per ldmatrix) and 8 LDGSTS.128,
-// and 15 other instructions (the wait, the barrier, the commit, 3 no-op LDS that ptxas puts
-// before cp.async, 8 for moving the pointers and the loop's test, spread over the trip). The
-// version timed above (343 us) ran 87 others a step: 16 IMAD for the ldmatrix addresses (16
-// offsets in registers plus a run-time stage), ~45 for the copies (a 64-bit multiply, a row
-// test and a select of the source per chunk, the run-time stage), ~15 of branches over K % 8,
+// registers, no spills), per warp and 32-deep k-step: 64 HMMA.16816, 16 LDSM.x4 (4 mma per
+// ldmatrix) and 8 LDGSTS.128, and 15 other instructions (the wait, the barrier, the commit, 3 no-op
+// LDS that ptxas puts before cp.async, 8 for moving the pointers and the loop's test, spread over
+// the trip). The version timed above (343 us) ran 87 others a step: 16 IMAD for the ldmatrix
+// addresses (16 offsets in registers plus a run-time stage), ~45 for the copies (a 64-bit multiply,
+// a row test and a select of the source per chunk, the run-time stage), ~15 of branches over K % 8,
 // the last tiles and idle warps.
 // Timed on the H200 (`warpbook check`, 2026-11-25, median; side by side within each run):
 //   - run 5: the 343 us kernel 342.6 us; the unrolled loop (BK 32 x 4, 4 threads a tile row)
@@ -288,7 +289,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB)
   // trip (the tile's k is an immediate offset) and move by STAGES * BK after it.
   int kt = 0;
   if (vec) {
-    const int kfull = K / BK; // tiles wholly inside K
+    const int kfull = K / BK;        // tiles wholly inside K
     constexpr int TRIP = 2 * STAGES; // k-steps per trip: the pointers move once per TRIP
     for (; kt + TRIP + STAGES - 2 < kfull; kt += TRIP) {
 #pragma unroll

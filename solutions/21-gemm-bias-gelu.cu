@@ -34,11 +34,11 @@
 // element of Y, one add, an exp and ~15 more FP32 instructions for GELU (the IEEE division is
 // most of them), and 2 bytes out: at 4096^2 that is about 10 us of FP32 issue over 132 SMs and
 // 33.6 MB of writes (7 us at 4.8 TB/s), against ~300 us of mma, and the other block on the SM
-// keeps the tensor cores busy meanwhile. Unfused, a GEMM writing bf16 C and an elementwise bias + GELU pass would
-// write C, read it back and write Y: 67 MB more DRAM traffic (14 us on the H200) and a second
-// launch, and a GEMM writing f32 C twice that.
-// Shared memory: 3 x (128 + 128) x 64 x 2 B = 98304 B per block (the epilogue's 4 x 64 x 72 x 2 =
-// 36864 B reuse it), two blocks per SM. Grid at 4096^3: 32 x 32 = 1024 blocks.
+// keeps the tensor cores busy meanwhile. Unfused, a GEMM writing bf16 C and an elementwise bias +
+// GELU pass would write C, read it back and write Y: 67 MB more DRAM traffic (14 us on the H200)
+// and a second launch, and a GEMM writing f32 C twice that. Shared memory: 3 x (128 + 128) x 64 x 2
+// B = 98304 B per block (the epilogue's 4 x 64 x 72 x 2 = 36864 B reuse it), two blocks per SM.
+// Grid at 4096^3: 32 x 32 = 1024 blocks.
 //
 // Napkin maths (H200): 137.4 GFLOP at 989 TFLOP/s (datasheet, dense bf16) = 139 us; at the
 // mma.sync ceiling `warpbook probe` measured (646 TFLOP/s) 213 us; the gold bar (0.45 x 989 =
@@ -265,7 +265,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB)
   // trip (the tile's k is an immediate offset) and move by STAGES * BK after it.
   int kt = 0;
   if (vec) {
-    const int kfull = K / BK; // tiles wholly inside K
+    const int kfull = K / BK;        // tiles wholly inside K
     constexpr int TRIP = 2 * STAGES; // k-steps per trip: the pointers move once per TRIP
     for (; kt + TRIP + STAGES - 2 < kfull; kt += TRIP) {
 #pragma unroll

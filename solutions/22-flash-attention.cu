@@ -95,24 +95,27 @@
 #define BKV 128 // keys per block tile (a warp takes BKV / MT of them)
 #endif
 #ifndef QREG128
-#define QREG128 0 // D = 128: Q fragments in registers (1) or re-read from shared memory per tile (0)
+#define QREG128 0 // D = 128: Q in registers (1) or re-read from shared memory per tile (0)
 #endif
 #if MT != 1 && MT != 2
 #error "MT is 1 or 2"
 #endif
-#define NW (BQ / 16)   // warps (the launch gives 2 * BQ threads)
-#define NT (NW * 32)   // threads
-#define RG (16 * MT)   // query rows per warp
-#define NG (BQ / RG)   // warp groups of distinct rows; warps w and w + NG share rows, split keys
-#define WK (BKV / MT)  // keys per warp per tile
-#define NF (WK / 8)    // 8-key score fragments per m tile
+#define NW (BQ / 16)  // warps (the launch gives 2 * BQ threads)
+#define NT (NW * 32)  // threads
+#define RG (16 * MT)  // query rows per warp
+#define NG (BQ / RG)  // warp groups of distinct rows; warps w and w + NG share rows, split keys
+#define WK (BKV / MT) // keys per warp per tile
+#define NF (WK / 8)   // 8-key score fragments per m tile
 #define MINB (NT <= 128 ? 2 : 1)
 
 __device__ __forceinline__ void cp_async16(void* smem, const void* gmem, int src_bytes) {
   unsigned s = (unsigned)__cvta_generic_to_shared(smem);
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(src_bytes));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem),
+               "r"(src_bytes));
 }
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+__device__ __forceinline__ void cp_async_commit() {
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
 template <int N_> __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N_) : "memory");
 }
@@ -120,12 +123,14 @@ template <int N_> __device__ __forceinline__ void cp_async_wait() {
 __device__ __forceinline__ void ldsm_x4(unsigned* r, const void* p) {
   unsigned a = (unsigned)__cvta_generic_to_shared(p);
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(a));
 }
 __device__ __forceinline__ void ldsm_x4_t(unsigned* r, const void* p) {
   unsigned a = (unsigned)__cvta_generic_to_shared(p);
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(a));
 }
 // c (16 x 8, f32) += a (16 x 16, bf16) * b (16 x 8, bf16)
 __device__ __forceinline__ void mma_bf16(float* c, const unsigned* a, unsigned b0, unsigned b1) {
@@ -147,9 +152,9 @@ __device__ __forceinline__ unsigned pack_bf16(float lo, float hi) {
 
 // One block: rows q0 .. q0 + BQ - 1 of one head. Q, K, V, O point at that head's [S][D].
 template <int D>
-__device__ __forceinline__ void attend(const __nv_bfloat16* __restrict__ Q, const __nv_bfloat16* __restrict__ K,
-                                       const __nv_bfloat16* __restrict__ V, __nv_bfloat16* __restrict__ O,
-                                       int S, int q0) {
+__device__ __forceinline__ void
+attend(const __nv_bfloat16* __restrict__ Q, const __nv_bfloat16* __restrict__ K,
+       const __nv_bfloat16* __restrict__ V, __nv_bfloat16* __restrict__ O, int S, int q0) {
   constexpr int LD = D + 8;  // halves per shared row (padding: conflict-free ldmatrix)
   constexpr int KD = D / 16; // 16-wide slices of D: k steps of Q K^T, column pairs of P V
   constexpr int CH = D / 8;  // 16-byte chunks per row
@@ -215,7 +220,8 @@ __device__ __forceinline__ void attend(const __nv_bfloat16* __restrict__ Q, cons
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-    for (int n = 0; n < D / 8; ++n) oacc[mt][n][0] = oacc[mt][n][1] = oacc[mt][n][2] = oacc[mt][n][3] = 0.0f;
+    for (int n = 0; n < D / 8; ++n)
+      oacc[mt][n][0] = oacc[mt][n][1] = oacc[mt][n][2] = oacc[mt][n][3] = 0.0f;
   float m[MT][2], l[MT][2]; // rows 16 mt + g, + 8 (l: this lane's part)
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt) m[mt][0] = m[mt][1] = -INFINITY, l[mt][0] = l[mt][1] = 0.0f;
@@ -227,8 +233,8 @@ __device__ __forceinline__ void attend(const __nv_bfloat16* __restrict__ Q, cons
     __syncthreads();                   // everyone's have, and everyone is done with tile kt - 1
     if (kt + 1 < nkt) load_kv(kt + 1); // so its buffer takes tile kt + 1 while kt is computed
     cp_async_commit();
-    const int k0 = kt * BKV + kofs;    // the warp's first key
-    if (k0 < S) {                      // (a warp whose keys are all past S has nothing to add)
+    const int k0 = kt * BKV + kofs; // the warp's first key
+    if (k0 < S) {                   // (a warp whose keys are all past S has nothing to add)
       const __nv_bfloat16* Kb = Ks + (kt & 1) * BKV * LD + kofs * LD;
       const __nv_bfloat16* Vb = Vs + (kt & 1) * BKV * LD + kofs * LD;
 
@@ -253,7 +259,8 @@ __device__ __forceinline__ void attend(const __nv_bfloat16* __restrict__ Q, cons
 #pragma unroll
         for (int np = 0; np < NF / 2; ++np) { // keys np*16 .. np*16 + 15: two fragments
           unsigned b[4];
-          ldsm_x4(b, Kb + (np * 16 + (lane / 16) * 8 + lane % 8) * LD + kk * 16 + ((lane / 8) % 2) * 8);
+          ldsm_x4(b, Kb + (np * 16 + (lane / 16) * 8 + lane % 8) * LD + kk * 16 +
+                         ((lane / 8) % 2) * 8);
 #pragma unroll
           for (int mt = 0; mt < MT; ++mt) {
             mma_bf16(s[mt][2 * np], qf[mt], b[0], b[1]);
@@ -266,7 +273,8 @@ __device__ __forceinline__ void attend(const __nv_bfloat16* __restrict__ Q, cons
       const bool edge = k0 + WK > S;
 #pragma unroll
       for (int mt = 0; mt < MT; ++mt) {
-        if (edge) // a separate pass, branched around: the compares cost issue slots on every tile otherwise
+        if (edge) // a separate pass, branched around: the compares cost issue slots on every tile
+                  // otherwise
 #pragma unroll
           for (int j = 0; j < NF; ++j)
 #pragma unroll
@@ -322,7 +330,8 @@ __device__ __forceinline__ void attend(const __nv_bfloat16* __restrict__ Q, cons
 #pragma unroll
         for (int dp = 0; dp < KD; ++dp) { // columns dp*16 .. dp*16 + 15 of o: two fragments
           unsigned b[4];
-          ldsm_x4_t(b, Vb + (kk * 16 + ((lane / 8) % 2) * 8 + lane % 8) * LD + dp * 16 + (lane / 16) * 8);
+          ldsm_x4_t(b, Vb + (kk * 16 + ((lane / 8) % 2) * 8 + lane % 8) * LD + dp * 16 +
+                           (lane / 16) * 8);
 #pragma unroll
           for (int mt = 0; mt < MT; ++mt) {
             mma_bf16(oacc[mt][2 * dp], pa[mt], b[0], b[1]);
@@ -362,7 +371,8 @@ __device__ __forceinline__ void attend(const __nv_bfloat16* __restrict__ Q, cons
         float a0[2], a1[2];
 #pragma unroll
         for (int i = 0; i < 2; ++i) {
-          const float m1 = X[(MT * (D / 8) * 4 + mt * 4 + i) * 32], l1 = X[(MT * (D / 8) * 4 + mt * 4 + 2 + i) * 32];
+          const float m1 = X[(MT * (D / 8) * 4 + mt * 4 + i) * 32],
+                      l1 = X[(MT * (D / 8) * 4 + mt * 4 + 2 + i) * 32];
           const float mm = fmaxf(m[mt][i], m1); // finite: this warp saw key 0
           a0[i] = ex2(m[mt][i] - mm);
           a1[i] = ex2(m1 - mm); // 0 if the other warp saw no key of this row
@@ -372,7 +382,8 @@ __device__ __forceinline__ void attend(const __nv_bfloat16* __restrict__ Q, cons
         for (int n = 0; n < D / 8; ++n)
 #pragma unroll
           for (int e = 0; e < 4; ++e)
-            oacc[mt][n][e] = oacc[mt][n][e] * a0[e / 2] + X[((mt * (D / 8) + n) * 4 + e) * 32] * a1[e / 2];
+            oacc[mt][n][e] =
+                oacc[mt][n][e] * a0[e / 2] + X[((mt * (D / 8) + n) * 4 + e) * 32] * a1[e / 2];
       }
     }
   }
@@ -404,14 +415,15 @@ __device__ __forceinline__ void attend(const __nv_bfloat16* __restrict__ Q, cons
   for (int c = tid; c < BQ * CH; c += NT) {
     const int r = c / CH, col = (c % CH) * 8, row = q0 + r;
     if (row < S)
-      *reinterpret_cast<uint4*>(O + (long long)row * D + col) = *reinterpret_cast<const uint4*>(Qs + r * LD + col);
+      *reinterpret_cast<uint4*>(O + (long long)row * D + col) =
+          *reinterpret_cast<const uint4*>(Qs + r * LD + col);
   }
 }
 
 extern "C" __global__ void __launch_bounds__(NT, MINB)
     flash_attention(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k,
-                    const __nv_bfloat16* __restrict__ v, __nv_bfloat16* __restrict__ o, int B, int H, int S,
-                    int D) {
+                    const __nv_bfloat16* __restrict__ v, __nv_bfloat16* __restrict__ o, int B,
+                    int H, int S, int D) {
   const long long head = (long long)blockIdx.y * S * D;
   const int q0 = blockIdx.x * BQ;
   if (D == 64)
