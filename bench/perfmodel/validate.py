@@ -85,17 +85,18 @@ def summary(rows):
 
 def kernel_source(e):
     """The entry's kernel file, or (with `tune` or `define` in the manifest) a copy of it with those
-    `// @tune` lines replaced or added and those `#define` lines put first: a version of a shared file."""
+    `// @tune` lines and those `#define` lines replaced where the file has them, else put first: a
+    version of a shared file."""
     path = os.path.join(ROOT, e["file"])
     if "tune" not in e and "define" not in e:
         return path
     src = open(path).read()
-    for name, value in e.get("tune", {}).items():
-        line = f"// @tune {name}={value}"
-        src, n = re.subn(rf"^// @tune {name}=.*$", line, src, flags=re.M)
+    lines = [(rf"^// @tune {k}=.*$", f"// @tune {k}={v}") for k, v in e.get("tune", {}).items()]
+    lines += [(rf"^#define {k}\b.*$", f"#define {k} {v}") for k, v in e.get("define", {}).items()]
+    for pattern, line in lines:
+        src, n = re.subn(pattern, line, src, count=1, flags=re.M)
         if n == 0:
             src = line + "\n" + src
-    src = "".join(f"#define {k} {v}\n" for k, v in e.get("define", {}).items()) + src
     f = tempfile.NamedTemporaryFile("w", suffix=".cu", prefix=e["id"] + "-", delete=False)
     f.write(src)
     f.close()
