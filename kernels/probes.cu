@@ -324,6 +324,11 @@ extern "C" __global__ void __launch_bounds__(BS) mma_s8(int iters, float never, 
 
 // FP8 (e4m3) m16n8k32, f32 accumulate: compute capability 8.9 and later. Hopper's fast FP8 path is
 // wgmma; this measures what mma.sync gets, the ceiling a learner's mma.sync FP8 GEMM can reach.
+// On sm_90 ptxas has no FP8 mma.sync instruction: it unpacks the operands to f16 (F2FP), runs two
+// HMMA.16816 into a zeroed register set and adds that to the accumulator (4 FADD). With A and B
+// fixed, it hoisted the whole product out of the loop and the probe timed FADDs (1.2 "PFLOP/s").
+// So one A register differs per mma and per trip (by k and the trip count), as fragments do in a
+// GEMM: each mma then costs what it costs there, 2 HMMA, 4 FADD and the unpacking of one register.
 extern "C" __global__ void __launch_bounds__(BS) mma_e4m3(int iters, float never, float* sink) {
   float d[8][4];
 #pragma unroll
@@ -334,12 +339,14 @@ extern "C" __global__ void __launch_bounds__(BS) mma_e4m3(int iters, float never
            a2 = operand_bits(2, 0x3030u), a3 = operand_bits(3, 0x3030u),
            b0 = operand_bits(4, 0x3030u), b1 = operand_bits(5, 0x3030u);
   for (int i = 0; i < iters; ++i) {
+    const unsigned ai = a0 ^ ((unsigned)i & 0x01010101u); // the time does not hang on the values
 #pragma unroll
     for (int k = 0; k < 8; ++k)
       asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0, %1, %2, %3}, "
                    "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
                    : "+f"(d[k][0]), "+f"(d[k][1]), "+f"(d[k][2]), "+f"(d[k][3])
-                   : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+                   : "r"(ai ^ (unsigned)(k << 1) * 0x01010101u), "r"(a1), "r"(a2), "r"(a3), "r"(b0),
+                     "r"(b1));
   }
 #endif
   float s = 0.f;

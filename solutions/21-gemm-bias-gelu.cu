@@ -19,7 +19,8 @@
 //     mma.sync.m16n8k16.row.col.f32.bf16.bf16.f32 per 16 of k per warp.
 //   - The epilogue is where this puzzle differs. Each lane holds C[g][2t, 2t + 1] and
 //     C[g + 8][2t, 2t + 1] of every m16n8 tile: it adds bias[2t], bias[2t + 1] (loaded once per
-//     n-tile, not per element), applies GELU as x / (1 + e^-2u) with __expf, packs the pair into
+//     n-tile, not per element), applies GELU as x / (1 + e^-2u) with __expf and __fdividef (an
+//     approximate reciprocal and a multiply, not the IEEE division), packs the pair into
 //     one __nv_bfloat162, and writes it to a per-warp staging tile in the ring's (now idle)
 //     shared memory. Then the warp writes its 64 x 64 tile out with one 16-byte store per lane
 //     per row chunk: each instruction writes 4 rows x 128 contiguous bytes. (Straight from the
@@ -31,11 +32,11 @@
 //
 // Why: the mainloop's argument is puzzle 20's (32 FLOP per shared byte at the 64 x 64 warp tile,
 // 64 FLOP per L2 byte at the block tile, copies three k-steps ahead). The epilogue costs, per
-// element of Y, one add, an exp and ~15 more FP32 instructions for GELU (the IEEE division is
-// most of them), and 2 bytes out: at 4096^2 that is about 10 us of FP32 issue over 132 SMs and
-// 33.6 MB of writes (7 us at 4.8 TB/s), against ~300 us of mma, and the other block on the SM
-// keeps the tensor cores busy meanwhile. Unfused, a GEMM writing bf16 C and an elementwise bias +
-// GELU pass would write C, read it back and write Y: 67 MB more DRAM traffic (14 us on the H200)
+// element of Y, one add, an exp and ~8 more FP32 instructions for GELU, and 2 bytes out (with an
+// IEEE division, ~10 more: the H200 says 19 us more): at 4096^2 about 5 us of FP32 issue over 132
+// SMs and 33.6 MB of writes (7 us at 4.8 TB/s), against ~300 us of mma, and the other block on the
+// SM keeps the tensor cores busy meanwhile. Unfused, a GEMM writing bf16 C and an elementwise bias
+// + GELU pass would write C, read it back and write Y: 67 MB more DRAM traffic (14 us on the H200)
 // and a second launch, and a GEMM writing f32 C twice that. Shared memory: 3 x (128 + 128) x 64 x 2
 // B = 98304 B per block (the epilogue's 4 x 64 x 72 x 2 = 36864 B reuse it), two blocks per SM.
 // Grid at 4096^3: 32 x 32 = 1024 blocks.
@@ -57,10 +58,16 @@
 // Timed side by side on the H200 (`warpbook check`, 2026-11-25, run 5 then run 8): the old loop
 // 364.9 us; the unrolled loop at BK 32 x 4, 340.6 and 344.2 us; with puzzle 20's final loop at
 // BK 32 x 4 335.4 us, BK 64 x 2 335.2 us, BK 64 x 3 331.3 us (this file).
-// This file: 331.3 us, 415 TFLOP/s, 64% of the mma.sync ceiling `warpbook probe` measured that day
-// (647 TFLOP/s), short of issue 12's 70%; 24 us behind puzzle 20's plain GEMM, which is the
-// epilogue's cost and more than the napkin maths above gives it.
-// measured: 331.33 us on NVIDIA H200
+// Then GELU's division, side by side (`warpbook check`, 2026-11-25, a later run): this loop with
+// x / (1 + e) 333.3 us; with __fdividef(x, 1 + e) 314.4 us (this file), 314.1 at BK 64 x 2. The
+// IEEE f32 division is a reciprocal, two Newton steps and a range test with a slow path: ~10
+// instructions per element more, 16.8 M elements, and the two blocks on an SM reach their
+// epilogues at about the same time (all blocks start together and do equal work), so little of
+// it hides behind the other block's mma. __fdividef is within 2 ulp of f32 and gives 0 (not NaN)
+// when 1 + e overflows, x / inf's limit: bf16 keeps 8 bits, so the answer does not move.
+// This file: 314.4 us, 437 TFLOP/s, 67% of the mma.sync ceiling `warpbook probe` measured in the
+// same run (651 TFLOP/s), short of issue 12's 70% (301.5 us); 7 us behind puzzle 20's plain GEMM.
+// measured: 314.40 us on NVIDIA H200
 // @tune BM=128
 // @tune BN=128
 // @tune WM=64
@@ -141,7 +148,7 @@ __device__ __forceinline__ void load_chunk_scalar(__nv_bfloat16* dst, const __nv
 // large |x|: e^-2u is 0 or inf there, giving x or -0.
 __device__ __forceinline__ float gelu(float x) {
   const float u = 0.7978845608028654f * (x + 0.044715f * x * x * x); // sqrt(2 / pi) (x + ...)
-  return x / (1.0f + __expf(-2.0f * u));
+  return __fdividef(x, 1.0f + __expf(-2.0f * u)); // 0 when 1 + e overflows: x / inf's limit
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, MINB)

@@ -2,94 +2,106 @@
 //
 // What: C[M x N] (bf16) = (A[M x K] x B[N x K]^T) * a_scale[row] * b_scale[col], A and B in fp8
 // e4m3, row-major (B given transposed, as mma's .col operand and torch._scaled_mm's column-major
-// second matrix want it). A block of 128 threads (4 warps) computes a 128 x 128 tile of C; each warp
-// a 64 x 64 tile: 4 x 8 mma.sync.m16n8k32 tiles, 128 f32 accumulators a thread.
-// __launch_bounds__(128, 2): two blocks share each SM. K is walked in steps of BK = 64 bytes.
-//   - Per step the block stages A[128 x 64] and B[128 x 64] (16 KB) in shared memory with
-//     cp.async: 16-byte copies from global straight into shared memory, no registers on the way.
-//     A and B have the same layout (rows of K bytes), so one copy routine serves both. Each
-//     thread copies the same chunk column of rows a fixed step apart, so the addresses are
-//     worked out once and advanced by BK a step (per chunk per step: 502 us instead of 397).
-//   - The staging is a ring of STAGES = 4 buffers: while the warps multiply tile k, the copies of
-//     tiles k + 1 .. k + 3 are in flight. Each step commits one cp.async group; wait_group 2, then
-//     one __syncthreads() makes tile k visible and frees the slot the next copy overwrites.
-//   - Fragments come from ldmatrix, which moves b16 pairs and so moves 8-bit data unchanged: an
-//     8 x 8 b16 matrix is 8 rows of 16 bytes, and lane l gets bytes 4(l % 4) .. +3 of row l / 4,
-//     which is exactly the m16n8k32 layout of an 8-bit A or B register. Per 32 bytes of k a warp
-//     issues 4 ldmatrix.x4 for A and 4 for B (two 8-column tiles each) and 32 mma: 64 FLOP per
-//     shared byte.
-//   - Shared rows are 64 bytes, so rows r and r + 2 would share banks; chunk c (16 bytes) of row r
-//     is stored at chunk c ^ ((r / 2) % 4) (the XOR swizzle), on the cp.async side and on the
-//     ldmatrix side alike, and the 8 rows one ldmatrix phase reads land on 8 distinct bank groups.
-//   - Edges: when K % 16 == 0, every row is 16-byte aligned and a chunk lies wholly inside or
-//     outside; outside chunks are cp.async'ed with a source size of 0, which writes zeros. When
-//     K % 16 != 0, chunks are copied byte by byte, zeros past the edge. Zeros matter: the padding of
-//     A meets the padding of B, and 0 x garbage may be NaN (0x7f is e4m3's NaN).
+// second matrix want it). Puzzle 20's GEMM on bytes: a block of 128 threads (4 warps) per
+// 128 x 128 tile of C, a 64 x 64 tile per warp (128 f32 accumulators a lane), two blocks per SM.
+//   - K is walked in steps of BK = 64 bytes through a ring of STAGES = 3 shared buffers, filled
+//     by cp.async.cg (16 bytes from global straight into shared memory), one wait_group and one
+//     __syncthreads() per step. The copies' addresses are worked out once; the steady state runs
+//     2 x STAGES steps a trip, unrolled, so every stage offset is a compile-time constant and the
+//     tiles it copies need no bounds tests; the last tiles go through a plain loop with the tests.
+//     Rows past M (N) are copied from the last row (they reach only C values never stored); past
+//     K the copies write zeros (a source size of 0; byte by byte when K % 16 != 0). Zeros matter:
+//     A's padding meets B's, and 0 x garbage may be NaN (0x7f is e4m3's NaN).
+//   - Shared rows are BK bytes, 16-byte chunks XOR-swizzled (chunk c of row r at c ^ ((r / 2) %
+//     4) for BK = 64), so the 8 rows an ldmatrix phase reads fall on 8 different bank groups.
+//   - ldmatrix moves b16 pairs, so it moves 8-bit codes unchanged: an x4 gives exactly the
+//     m16n8k32 fp8 fragment (lane l: bytes 4(l % 4) .. + 3 of its row). Then the kernel does not
+//     issue the fp8 mma.sync. The H200 has no such instruction: ptxas unpacks the codes to f16,
+//     runs two HMMA.16816 into zeroed registers and adds them to the accumulator with 4 FADD per
+//     mma (`warpbook probe` times that path at 351 TFLOP/s, against 650 for f16 mma.sync). Here
+//     each fragment is unpacked once, with cvt.rn.f16x2.e4m3x2 (one F2FP per register half; exact:
+//     every e4m3 value is an f16), and fed to m16n8k16 f16 mma that accumulate in place: bytes 0-1
+//     of each fp8 register make one k16 fragment, bytes 2-3 the other, alike for A and B, so the
+//     two mma cover the 32 k once. A's 4 fragments are unpacked once per 32 of k and used by 8
+//     n-tiles, B's once and used by 4 m-tiles: 1 F2FP per HMMA, and no FADD.
 //   - Epilogue: each lane owns rows g + 8i and column pairs 2t, 2t + 1 of its tiles; it multiplies
 //     by a_scale[row] * b_scale[col] in f32, rounds the pair with one cvt.rn.bf16x2.f32 and stores
 //     it as one 4-byte __nv_bfloat162 (when N is even; element by element otherwise).
 // Run:  warpbook check 33-fp8-gemm solutions/33-fp8-gemm.cu
+//       warpbook predict 33-fp8-gemm solutions/33-fp8-gemm.cu
 //
 // Why: at 4096^3 the kernel must do 137 GFLOP; the least DRAM traffic is 67 MB (1-byte inputs,
-// 2-byte outputs), 14 us at 4.8 TB/s, so everything is about feeding the tensor cores from shared
-// memory. mma.sync is Hopper's older warp-level tensor-core path: for f16 it measures about
-// 646 TFLOP/s on our H200, a third of the 1979 TFLOP/s dense FP8 ceiling that only wgmma reaches.
-// `warpbook probe` measures its FP8 (e4m3) rate on our H200 at 1.20 PFLOP/s: 1.86x its f16
-// rate, 61% of the FP8 datasheet.
-// Shared memory: 4 x (128 + 128) x 64 B = 64 KB per block, dynamic (@tune SMEM), two blocks per
-// SM. Grid at 4096^3: 32 x 32 = 1024 blocks on 132 SMs x 2.
+// 2-byte outputs), 14 us at 4.8 TB/s, so everything is about the tensor cores. Through mma.sync
+// (f16 after the unpacking) their ceiling is the f16 one, 650 TFLOP/s on our H200, a third of the
+// 1979 TFLOP/s dense FP8 datasheet figure that only Hopper's wgmma reaches. fp8 operands halve the
+// bytes per FLOP in shared memory and the L2 against puzzle 20's bf16: a 64 x 64 warp tile reads
+// 2 KB of shared memory per 32 of k for 64 HMMA, 64 FLOP per shared byte.
+// Shared memory: 3 x (128 + 128) x 64 B = 49152 B per block (@tune SMEM), two blocks per SM.
+// Grid at 4096^3: 32 x 32 = 1024 blocks on 132 SMs x 2 (3.9 waves).
 //
-// Napkin maths: 137.4 GFLOP at 1979 TFLOP/s (datasheet, dense FP8) = 69 us on the H200; at
-// mma.sync's f16 rate (~646 TFLOP/s) 213 us. DRAM: 67 MB at 4.8 TB/s = 14 us. Per SM per clock at
-// 646 TFLOP/s: ~2450 FLOP, 38 bytes of shared memory at 64 FLOP per byte (of 128 available).
-// Measured on the H200 (`warpbook check`, 2026-11-25): 397.4 us, 346 TFLOP/s: 29% of the
-// mma.sync FP8 ceiling, 17.5% of the datasheet, silver (gold asks 0.2). It runs at about the
-// bf16 GEMM's FLOP rate (puzzle 20: 401 TFLOP/s), so at this tile shape the FP8 mma is not what
-// limits it: the same shared-memory traffic and instruction issue per k-step are. Also timed:
-// BK 64 x 3 stages 400 us, 256 x 128 tiles of 8 warps 429 us, BK 128 x 3 stages 573 us (spills).
-// torch._scaled_mm (cuBLASLt, wgmma) takes 104 us: this kernel is 0.26x of it, short of the
-// 0.7x bar. Its answer, and Triton's tl.dot on fp8, also miss the puzzle's tolerance on long K
-// (errors 0.13 and 0.25 at K = 4096): Hopper's FP8 wgmma accumulates in fewer bits than f32
-// (the reason FP8 GEMM libraries add partial sums into f32 registers every few k-steps);
-// mma.sync's accumulation passes.
-// measured: 397.38 us on NVIDIA H200
+// Napkin maths: 137.4 GFLOP at 1979 TFLOP/s (datasheet, dense FP8) = 69 us on the H200; at the
+// f16 mma.sync rate (650 TFLOP/s) 211 us; at the fp8 mma.sync rate (351 TFLOP/s) 391 us.
+// Timed on the H200 (`warpbook check`, 2026-11-25, side by side, median):
+//   - the previous solution (fp8 mma.sync, a rolled loop, BK 64 x 4 stages): 400.4 us;
+//   - puzzle 20's unrolled loop with fp8 mma.sync: 522.7 us at BK 128 x 2, 486.2 at BK 64 x 3:
+//     slower, ptxas spilled (up to 968 bytes) the registers the emulated mma needs;
+//   - the same loop, unpacking once into f16 mma: 301.8 us at BK 128 x 2, 288.3 at 128 x 3,
+//     286.2 at 64 x 4, 284.5 at 64 x 3 (this file).
+// This file: 284.5 us, 483 TFLOP/s, 24% of the FP8 datasheet, 74% of the f16 mma.sync ceiling,
+// 1.38x the fp8 mma.sync ceiling; silver (gold asks 0.42 of 1979, wgmma territory).
+// torch._scaled_mm (cuBLASLt, wgmma) takes 104 us: this kernel is 0.37x of it, short of the 0.7x
+// bar, which asks for 922 TFLOP/s, above anything mma.sync can do on this GPU. Its answer, and
+// Triton's tl.dot on fp8, also miss the puzzle's tolerance on long K (errors 0.13 and 0.25 at
+// K = 4096): Hopper's FP8 wgmma accumulates in fewer bits than f32 (the reason FP8 GEMM libraries
+// add partial sums into f32 registers every few k-steps); the f16 mma here accumulates in f32.
+// measured: 284.45 us on NVIDIA H200
 // @tune BM=128
 // @tune BN=128
 // @tune WM=64
 // @tune WN=64
 // @tune BK=64
-// @tune STAGES=4
-// @tune SMEM=65536
-#define MINB (THREADS <= 128 ? 2 : 1) // blocks per SM for __launch_bounds__: 2 x 128 threads x 255 registers fit
+// @tune STAGES=3
+// @tune SMEM=49152
 #include <cuda_bf16.h>
 #include <cuda_fp8.h>
 
 #define THREADS ((BM / WM) * (BN / WN) * 32)
 #define WARPS_N (BN / WN)
-#define TM (WM / 16)         // mma tiles per warp along M
-#define TN (WN / 8)          // and along N
-#define CHUNKS (BK / 16)     // 16-byte chunks per shared row
-#define A_TILE (BM * BK)     // bytes
+#define MI (WM / 16)  // m16 tiles per warp
+#define NJ (WN / 8)   // n8 tiles per warp
+#define CPR (BK / 16) // 16-byte chunks per tile row (BK in bytes)
+#define RPL (8 / CPR) // tile rows per 128-byte line of banks
+#define A_TILE (BM * BK)
 #define B_TILE (BN * BK)
-#define STAGE_BYTES (A_TILE + B_TILE)
-#if SMEM < STAGES * STAGE_BYTES
-#error "SMEM is too small for the ring: STAGES x (BM + BN) x BK bytes (see the @tune lines)"
+#define MINB (THREADS >= 256 ? 1 : 2)
+#if BM % WM != 0 || BN % WN != 0 || WM % 16 != 0 || WN % 16 != 0
+#error "the warp tiles must split the block tile, in multiples of 16"
 #endif
-#if BM % WM != 0 || BN % WN != 0 || WM % 16 != 0 || WN % 16 != 0 || BK % 32 != 0 || BK > 128
-#error "warp tiles must split the block tile into 16 x 16 pieces; BK is 32, 64 or 128"
+#if BK != 32 && BK != 64 && BK != 128
+#error "BK must be 32, 64 or 128 bytes"
 #endif
-#if (BM * CHUNKS) % THREADS != 0 || (BN * CHUNKS) % THREADS != 0
+#if (BM * CPR) % THREADS != 0 || (BN * CPR) % THREADS != 0
 #error "the tile copies must split evenly over the threads"
 #endif
+#if SMEM < STAGES * (BM + BN) * BK
+#error "SMEM is too small for the ring: STAGES x (BM + BN) x BK bytes (see the @tune lines)"
+#endif
+#if STAGES < 2
+#error "the ring needs two stages at least"
+#endif
 
-// Byte offset of chunk c of row r in a tile of BK-byte rows: 128 / BK rows share one 128-byte
-// line of the 32 banks, and the chunk index is XORed with which line, mod CHUNKS.
-__device__ __forceinline__ int swz(int r, int c) {
-  return r * BK + 16 * (c ^ ((r / (128 / BK)) % CHUNKS));
+// Byte offset of chunk `ch` (16 codes) of row `r` in a [rows][BK] tile, XOR-swizzled: the RPL
+// rows of one 128-byte line keep their places, and the lines' chunks are permuted so that 8
+// consecutive rows at one logical chunk hit 8 different bank groups.
+__device__ __forceinline__ int swz(int r, int ch) {
+  return r * BK + ((ch ^ ((r / RPL) % CPR)) << 4);
 }
 
-__device__ __forceinline__ void cp_async16(unsigned smem, const void* gmem, int src_bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem), "l"(gmem),
+__device__ __forceinline__ unsigned smem_addr(const void* p) {
+  return (unsigned)__cvta_generic_to_shared(p);
+}
+__device__ __forceinline__ void cp_async16(unsigned dst, const void* src, int src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
                "r"(src_bytes));
 }
 __device__ __forceinline__ void cp_async_commit() {
@@ -98,34 +110,39 @@ __device__ __forceinline__ void cp_async_commit() {
 template <int N_> __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N_) : "memory");
 }
-
-// Rows [row0, row0 + NROWS) of X (R rows of K bytes), bytes [k0, k0 + BK), into a swizzled tile.
-template <int NROWS>
-__device__ __forceinline__ void load_rows(unsigned char* tile, const unsigned char* X, int R,
-                                          int K, int row0, int k0, bool vec, int tid) {
-#pragma unroll
-  for (int i = 0; i < NROWS * CHUNKS / THREADS; ++i) {
-    const int e = tid + i * THREADS, r = e / CHUNKS, c = e % CHUNKS;
-    const int gr = row0 + r, gk = k0 + 16 * c;
-    unsigned char* dst = tile + swz(r, c);
-    if (vec) {
-      const bool in = gr < R && gk < K;
-      cp_async16((unsigned)__cvta_generic_to_shared(dst), in ? X + (long long)gr * K + gk : X,
-                 in ? 16 : 0);
-    } else {
-      __align__(16) unsigned char v[16];
-#pragma unroll
-      for (int j = 0; j < 16; ++j) v[j] = (gr < R && gk + j < K) ? X[(long long)gr * K + gk + j] : 0;
-      *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(v);
-    }
-  }
+__device__ __forceinline__ void ldmatrix_x4(unsigned (&d)[4], unsigned addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+               : "r"(addr));
+}
+// Two e4m3 codes to an f16 pair, exactly (every e4m3 value is an f16): the low 16 bits of v
+// (unpack_lo) or the high 16 (unpack_hi). On sm_90 each is one F2FP.F16.E4M3.UNPACK_B.
+__device__ __forceinline__ unsigned unpack_lo(unsigned v) {
+  unsigned r;
+  asm("{.reg .b16 l, h;\n mov.b32 {l, h}, %1;\n cvt.rn.f16x2.e4m3x2 %0, l;}" : "=r"(r) : "r"(v));
+  return r;
+}
+__device__ __forceinline__ unsigned unpack_hi(unsigned v) {
+  unsigned r;
+  asm("{.reg .b16 l, h;\n mov.b32 {l, h}, %1;\n cvt.rn.f16x2.e4m3x2 %0, h;}" : "=r"(r) : "r"(v));
+  return r;
+}
+// acc (16 x 8, f32) += a (16 x 16, f16, row) x b (16 x 8, f16, col)
+__device__ __forceinline__ void mma_f16(float (&c)[4], const unsigned (&a)[4], unsigned b0,
+                                        unsigned b1) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+               "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-__device__ __forceinline__ void ldsm_x4(unsigned addr, unsigned& r0, unsigned& r1, unsigned& r2,
-                                        unsigned& r3) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
-               : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
-               : "r"(addr));
+// Chunk (r, k .. k+15) of X (rows x K bytes, K % 16 != 0) through registers, zeros outside.
+__device__ __forceinline__ void load_chunk_scalar(unsigned char* dst, const unsigned char* X,
+                                                  int rows, int K, int r, int k) {
+  __align__(16) unsigned char v[16];
+#pragma unroll
+  for (int j = 0; j < 16; ++j) v[j] = (r < rows && k + j < K) ? X[(long long)r * K + k + j] : 0;
+  *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(v);
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, MINB)
@@ -140,53 +157,112 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB)
   const int bm = blockIdx.y * BM, bn = blockIdx.x * BN;
   const bool vec = (K % 16) == 0;
   const bool warp_busy = bm + wm * WM < M && bn + wn * WN < N;
+  constexpr int STAGE_BYTES = A_TILE + B_TILE;
+  const unsigned sbase = smem_addr(smem);
 
-  // Copies: thread tid always takes chunk tid % CHUNKS of rows tid / CHUNKS + i * RSTEP, and a
-  // row step that is a multiple of the swizzle's period keeps each chunk's swizzle, so the shared
-  // offsets are a fixed stride apart and the global addresses move by BK a step: computed once
-  // here, not per chunk per step (the per-chunk index arithmetic cost a quarter of the time).
-  constexpr int RSTEP = THREADS / CHUNKS;
-  static_assert(RSTEP % ((128 / BK) * CHUNKS) == 0, "the row step must keep each chunk's swizzle");
-  const int cr = tid / CHUNKS, cc = tid % CHUNKS;
-  const int soff = swz(cr, cc); // + i * RSTEP * BK for chunk i
-  const unsigned char* pa = A + (long long)min(bm + cr, M - 1) * K + 16 * cc;
-  const unsigned char* pb = B + (long long)min(bn + cr, N - 1) * K + 16 * cc;
-  const long long rstride = (long long)RSTEP * K;
-  unsigned amask = 0, bmask = 0; // chunk i's row is inside A (B)
+  // Copies: thread tid always takes chunk tid % CPR of rows tid / CPR + i * RSTEP, whose
+  // swizzle is the same (the row step is a multiple of RPL * CPR): each chunk's shared offset is
+  // a compile-time stride from the first, and its global address moves by BK a step. Rows past
+  // M (N) are clamped to the last row: they only feed rows (columns) of C that are never stored,
+  // so no per-row test is needed, and every copy reads real data.
+  constexpr int RSTEP = THREADS / CPR;
+  constexpr int NA = BM / RSTEP, NB = BN / RSTEP;
+  static_assert(RSTEP % (RPL * CPR) == 0, "the row step must keep each chunk's swizzle");
+  const int cr = tid / CPR, cc = tid % CPR;
+  const unsigned sa = sbase + swz(cr, cc); // + i * RSTEP * BK for chunk i
+  const unsigned char* pa[NA];
+  const unsigned char* pb[NB];
 #pragma unroll
-  for (int i = 0; i < BM / RSTEP; ++i) amask |= (bm + cr + i * RSTEP < M ? 1u : 0u) << i;
+  for (int i = 0; i < NA; ++i) pa[i] = A + (long long)min(bm + cr + i * RSTEP, M - 1) * K + cc * 16;
 #pragma unroll
-  for (int i = 0; i < BN / RSTEP; ++i) bmask |= (bn + cr + i * RSTEP < N ? 1u : 0u) << i;
+  for (int i = 0; i < NB; ++i) pb[i] = B + (long long)min(bn + cr + i * RSTEP, N - 1) * K + cc * 16;
 
+  // Tile kt (k0 = kt * BK) into stage s, any tile, K % 16 == 0 or not: zeros past K. The
+  // pointers stand at k = kbase * BK (the steady-state loop below moves them).
+  int kbase = 0;
   auto load_tile = [&](int kt, int s) {
-    unsigned char* As = smem + s * STAGE_BYTES;
     const int k0 = kt * BK;
-    if (!vec) { // rows not 16-byte aligned: byte by byte
-      load_rows<BM>(As, A, M, K, bm, k0, vec, tid);
-      load_rows<BN>(As + A_TILE, B, N, K, bn, k0, vec, tid);
+    if (vec) {
+      const bool in = k0 + cc * 16 < K;
+      const int dk = k0 - kbase * BK;
+#pragma unroll
+      for (int i = 0; i < NA; ++i)
+        cp_async16(sa + s * STAGE_BYTES + i * RSTEP * BK, in ? pa[i] + dk : A, in ? 16 : 0);
+#pragma unroll
+      for (int i = 0; i < NB; ++i)
+        cp_async16(sa + s * STAGE_BYTES + A_TILE + i * RSTEP * BK, in ? pb[i] + dk : B,
+                   in ? 16 : 0);
       return;
     }
-    const bool kin = k0 + 16 * cc < K;
-    const unsigned sa = (unsigned)__cvta_generic_to_shared(As + soff), sb = sa + A_TILE;
+    unsigned char* As = smem + s * STAGE_BYTES;
+    unsigned char* Bs = As + A_TILE;
 #pragma unroll
-    for (int i = 0; i < BM / RSTEP; ++i) {
-      const bool in = kin && ((amask >> i) & 1);
-      cp_async16(sa + i * RSTEP * BK, in ? pa + i * rstride + k0 : A, in ? 16 : 0);
+    for (int i = 0; i < BM * CPR / THREADS; ++i) {
+      const int e = tid + i * THREADS, r = e / CPR, ch = e % CPR;
+      load_chunk_scalar(As + swz(r, ch), A, M, K, bm + r, k0 + ch * 16);
     }
 #pragma unroll
-    for (int i = 0; i < BN / RSTEP; ++i) {
-      const bool in = kin && ((bmask >> i) & 1);
-      cp_async16(sb + i * RSTEP * BK, in ? pb + i * rstride + k0 : B, in ? 16 : 0);
+    for (int i = 0; i < BN * CPR / THREADS; ++i) {
+      const int e = tid + i * THREADS, r = e / CPR, ch = e % CPR;
+      load_chunk_scalar(Bs + swz(r, ch), B, N, K, bn + r, k0 + ch * 16);
     }
   };
 
-  float acc[TM][TN][4];
+  float acc[MI][NJ][4];
 #pragma unroll
-  for (int i = 0; i < TM; ++i)
+  for (int i = 0; i < MI; ++i)
 #pragma unroll
-    for (int j = 0; j < TN; ++j)
+    for (int j = 0; j < NJ; ++j)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+      for (int q = 0; q < 4; ++q) acc[i][j][q] = 0.0f;
+
+  // ldmatrix.x4 row addresses: for A, lane l points at row l % 16 of the 16 x 16 fragment, chunk
+  // l / 16 (matrices: rows 0-7 | 8-15 at k 0-7, then at k 8-15: a[0..3] of the mma). For B, at
+  // row (l / 16) * 8 + l % 8 of a 16-row pair of n-tiles, chunk (l / 8) % 2 (matrices: n-tile j
+  // at k 0-7 | k 8-15, then n-tile j + 1: b0, b1 of each). Fragment i (j) lies 16 rows below
+  // fragment 0, which keeps the swizzle: only the 16-of-k step kk changes it (the chunk is
+  // 2 kk + a_ch, XORed with the row's pattern), so one shared address per kk and operand, and
+  // the rest (stage, fragment) are compile-time offsets that ldmatrix takes as immediates.
+  const int a_row = wm * WM + (lane % 16), a_ch = lane / 16;
+  const int b_row = wn * WN + (lane / 16) * 8 + (lane % 8), b_ch = (lane / 8) % 2;
+  unsigned a_addr[BK / 32], b_addr[BK / 32];
+#pragma unroll
+  for (int kk = 0; kk < BK / 32; ++kk) {
+    a_addr[kk] = sbase + swz(a_row, kk * 2 + a_ch);
+    b_addr[kk] = sbase + A_TILE + swz(b_row, kk * 2 + b_ch);
+  }
+  // One BK-deep step of the warp's 64 x 64 tile from stage buffer `soff` (bytes).
+  auto mma_step = [&](unsigned soff) {
+#pragma unroll
+    for (int kk = 0; kk < BK / 32; ++kk) {
+      // The fp8 fragments of m16n8k32, as ldmatrix moves them, split into two m16n8k16 f16
+      // fragments: bytes 0-1 of every register (k 4t, 4t + 1 and 16 + 4t, 16 + 4t + 1) make the
+      // first, bytes 2-3 the second. A and B split alike, so the two mma cover the 32 k once.
+      unsigned alo[MI][4], ahi[MI][4];
+#pragma unroll
+      for (int i = 0; i < MI; ++i) {
+        unsigned a[4];
+        ldmatrix_x4(a, a_addr[kk] + soff + i * 16 * BK);
+#pragma unroll
+        for (int q = 0; q < 4; ++q) alo[i][q] = unpack_lo(a[q]), ahi[i][q] = unpack_hi(a[q]);
+      }
+#pragma unroll
+      for (int j = 0; j < NJ; j += 2) {
+        unsigned d[4];
+        ldmatrix_x4(d, b_addr[kk] + soff + j * 8 * BK);
+        unsigned blo[4], bhi[4];
+#pragma unroll
+        for (int q = 0; q < 4; ++q) blo[q] = unpack_lo(d[q]), bhi[q] = unpack_hi(d[q]);
+#pragma unroll
+        for (int i = 0; i < MI; ++i) {
+          mma_f16(acc[i][j], alo[i], blo[0], blo[1]);
+          mma_f16(acc[i][j], ahi[i], bhi[0], bhi[1]);
+          mma_f16(acc[i][j + 1], alo[i], blo[2], blo[3]);
+          mma_f16(acc[i][j + 1], ahi[i], bhi[2], bhi[3]);
+        }
+      }
+    }
+  };
 
   const int ktiles = (K + BK - 1) / BK;
 #pragma unroll
@@ -195,64 +271,62 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB)
     cp_async_commit();
   }
 
-  // ldmatrix row and chunk offsets of this lane. A (x4): lanes 0-15 rows 0-15, k chunk 0;
-  // lanes 16-31 the same rows, chunk 1 -> a[0..3]. B (x4, two 8-column tiles): lanes 0-7 rows
-  // 0-7 chunk 0, 8-15 rows 0-7 chunk 1, 16-31 rows 8-15 -> b[0], b[1] of tile j, then of j + 1.
-  const int a_row = lane % 16, a_chunk = lane / 16;
-  const int b_row = (lane % 8) + (lane / 16) * 8, b_chunk = (lane / 8) % 2;
-  const unsigned smem_base = (unsigned)__cvta_generic_to_shared(smem);
-
-  for (int kt = 0; kt < ktiles; ++kt) {
-    cp_async_wait<STAGES - 2>(); // this thread's copies of tile kt have landed
-    __syncthreads();             // everyone's have; everyone is done with tile kt - 1
-    {
-      const int next = kt + STAGES - 1; // into the slot tile kt - 1 used
-      if (next < ktiles) load_tile(next, next % STAGES);
-      cp_async_commit();
-    }
-    if (!warp_busy) continue;
-    const unsigned As = smem_base + (kt % STAGES) * STAGE_BYTES, Bs = As + A_TILE;
+  // The steady state: STAGES k-steps per trip, unrolled, so that the stage read (s) and the stage
+  // written (s - 1 mod STAGES) are compile-time constants, and every tile loaded in the trip lies
+  // wholly inside K (no bounds tests, no source sizes). The copies' pointers stay put over a
+  // trip (the tile's k is an immediate offset) and move by STAGES * BK after it.
+  int kt = 0;
+  if (vec) {
+    const int kfull = K / BK;        // tiles wholly inside K
+    constexpr int TRIP = 2 * STAGES; // k-steps per trip: the pointers move once per TRIP
+    for (; kt + TRIP + STAGES - 2 < kfull; kt += TRIP) {
 #pragma unroll
-    for (int kk = 0; kk < CHUNKS; kk += 2) { // 32 bytes of k per mma
-      unsigned a[TM][4];
+      for (int s = 0; s < TRIP; ++s) {
+        cp_async_wait<STAGES - 2>(); // this thread's copies of tile kt + s have landed
+        __syncthreads();             // everyone's have; everyone is done with tile kt + s - 1
+        const int w = (s + STAGES - 1) % STAGES; // tile kt + s + STAGES - 1, into that slot
+        const int koff = (s + STAGES - 1) * BK;
 #pragma unroll
-      for (int i = 0; i < TM; ++i)
-        ldsm_x4(As + swz(wm * WM + i * 16 + a_row, kk + a_chunk), a[i][0], a[i][1], a[i][2],
-                a[i][3]);
+        for (int i = 0; i < NA; ++i)
+          cp_async16(sa + w * STAGE_BYTES + i * RSTEP * BK, pa[i] + koff, 16);
 #pragma unroll
-      for (int j = 0; j < TN; j += 2) {
-        unsigned b[4];
-        ldsm_x4(Bs + swz(wn * WN + j * 8 + b_row, kk + b_chunk), b[0], b[1], b[2], b[3]);
-#pragma unroll
-        for (int i = 0; i < TM; ++i) {
-#pragma unroll
-          for (int h = 0; h < 2; ++h)
-            asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, "
-                         "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-                         : "+f"(acc[i][j + h][0]), "+f"(acc[i][j + h][1]), "+f"(acc[i][j + h][2]),
-                           "+f"(acc[i][j + h][3])
-                         : "r"(a[i][0]), "r"(a[i][1]), "r"(a[i][2]), "r"(a[i][3]),
-                           "r"(b[2 * h]), "r"(b[2 * h + 1]));
-        }
+        for (int i = 0; i < NB; ++i)
+          cp_async16(sa + w * STAGE_BYTES + A_TILE + i * RSTEP * BK, pb[i] + koff, 16);
+        cp_async_commit();
+        mma_step((s % STAGES) * STAGE_BYTES);
       }
+#pragma unroll
+      for (int i = 0; i < NA; ++i) pa[i] += TRIP * BK;
+#pragma unroll
+      for (int i = 0; i < NB; ++i) pb[i] += TRIP * BK;
     }
+    kbase = kt; // pa / pb now stand kt * BK further on
   }
-  cp_async_wait<0>(); // the ring's last groups are empty; nothing is left in flight
+  // The rest (and everything when K % 16 != 0): one k-step a trip, the stage a run-time value.
+  for (; kt < ktiles; ++kt) {
+    cp_async_wait<STAGES - 2>();
+    __syncthreads();
+    const int next = kt + STAGES - 1; // into the slot tile kt - 1 used
+    if (next < ktiles) load_tile(next, next % STAGES);
+    cp_async_commit(); // even when empty: the group count stays right
+    mma_step((kt % STAGES) * STAGE_BYTES);
+  }
+  cp_async_wait<0>(); // the last groups are empty; nothing may be in flight at exit
 
   // Epilogue: scale in f32, round pairs to bf16, store 4 bytes per lane per row.
   if (!warp_busy) return;
   const int g = lane / 4, t = lane % 4;
   const int r0 = bm + wm * WM + g, c0 = bn + wn * WN + 2 * t;
-  float sb[TN][2];
+  float sb[NJ][2];
 #pragma unroll
-  for (int j = 0; j < TN; ++j)
+  for (int j = 0; j < NJ; ++j)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int c = c0 + j * 8 + h;
       sb[j][h] = c < N ? b_scale[c] : 0.0f;
     }
 #pragma unroll
-  for (int i = 0; i < TM; ++i)
+  for (int i = 0; i < MI; ++i)
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
       const int r = r0 + i * 16 + 8 * half;
@@ -260,7 +334,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB)
       const float sa = a_scale[r];
       __nv_bfloat16* row = C + (long long)r * N;
 #pragma unroll
-      for (int j = 0; j < TN; ++j) {
+      for (int j = 0; j < NJ; ++j) {
         const int c = c0 + j * 8;
         const float x = acc[i][j][2 * half] * sa * sb[j][0];
         const float y = acc[i][j][2 * half + 1] * sa * sb[j][1];

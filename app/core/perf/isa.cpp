@@ -113,7 +113,10 @@ std::vector<OpCost> cost_table(const std::vector<sim::InstInfo>& code, const Mac
     } else if (b == "mma" || (b == "wmma" && has(op, "mma"))) {
       set(Pipe::tensor);
       const double flops = double(in.tensor_flops_per_warp_k) * 1024.0;
-      c.issue = float(flops / std::max(1.0, m.tensor_flops_clk_sm / 4)); // per SMSP
+      const bool fp8 = has(op, "e4m3") || has(op, "e5m2");
+      const double rate =
+          fp8 && m.fp8_mma_flops_clk_sm > 0 ? m.fp8_mma_flops_clk_sm : m.tensor_flops_clk_sm;
+      c.issue = float(flops / std::max(1.0, rate / 4)); // per SMSP
     } else if (b == "shfl" || b == "match" || b == "redux") {
       set(Pipe::mio);
       c.latency = float(m.shfl_latency);

@@ -49,6 +49,10 @@ struct Machine {
   double latency[kPipes] = {4, 4, 8, 8, 17, 12, 24, 24, 20, 1};
   double shfl_latency = 24;
   double tensor_flops_clk_sm = 2734; // mma.sync f16/bf16 FLOPs per clock per SM
+  // mma.sync with e4m3/e5m2 inputs, FLOPs per clock per SM. 0: at the f16 rate (a native FP8
+  // mma). Hopper has none: ptxas unpacks to f16, runs two HMMA into zeroed registers and adds the
+  // result to the accumulator with 4 FADD, and the whole costs about twice the f16 mma's time.
+  double fp8_mma_flops_clk_sm = 0;
 
   // Memory. Latencies in ns (unloaded), bandwidths in GB/s (10^9 B/s).
   double lat_l1_ns = 17, lat_shared_ns = 11.6, lat_l2_ns = 146, lat_dram_ns = 330;
