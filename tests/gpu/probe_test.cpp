@@ -68,7 +68,10 @@ TEST_CASE("the probe suite measures ceilings within reach of the datasheet") {
       CHECK(r.median <= r.best * (1 + 1e-9)); // throughputs: the median is no faster than the best
       CHECK(r.samples >= 5);
     }
-    if (r.datasheet > 0) {
+    // sm_90 has no FP8 mma.sync: ptxas emits 2 f16 HMMA and 4 FADD for each, so against the
+    // (wgmma) FP8 datasheet it lands near a fifth; checked against f16 mma.sync below instead.
+    const bool emulated_fp8 = cc == 90 && r.metric == wb::metric::mma_e4m3;
+    if (r.datasheet > 0 && !emulated_fp8) {
       CHECK(r.best >= 0.5 * r.datasheet);
       CHECK(r.best <= 1.05 * r.datasheet);
     }
@@ -81,6 +84,17 @@ TEST_CASE("the probe suite measures ceilings within reach of the datasheet") {
   REQUIRE(shared);
   CHECK(l2->best > dram->best);
   CHECK(shared->best > l2->best);
+  if (cc == 90) {
+    // The FP8 probe times the mma itself, not a product ptxas hoisted out of its loop (which
+    // read 1.2 PFLOP/s, 1.86x f16, before 2026-11-25): on Hopper it is the emulated path, at
+    // most the f16 rate and measured at 0.54 of it on our H200.
+    const wb::ProbeResult* fp8 = s.find(wb::metric::mma_e4m3);
+    const wb::ProbeResult* f16 = s.find(wb::metric::mma_f16);
+    REQUIRE(fp8);
+    REQUIRE(f16);
+    CHECK(fp8->best <= 1.05 * f16->best);
+    CHECK(fp8->best >= 0.3 * f16->best);
+  }
   if (s.profile == "h200") {
     // The targets for the H200 and its time budget: warnings, not failures, because the
     // DRAM one sits within 1% of what this part gives (4.30 to 4.31 TB/s seen on three machines).

@@ -234,3 +234,19 @@ TEST_CASE("perf model: a kernel squeezed into fewer registers says that ptxas sp
   CHECK(clean.launches[0].spill_stores == 0);
   CHECK(perf::launch_text(clean.launches[0]).find("spilled") == std::string::npos);
 }
+
+TEST_CASE(
+    "perf model: fp8 mma.sync costs Hopper its emulation, f16 mma on unpacked codes does not") {
+  // sm_90 has no FP8 mma.sync: ptxas emits F2FP, two HMMA and 4 FADD per m16n8k32. On the H200
+  // (2026-11-25, bench/perfmodel/data/h200-2026-11-25, session 3) the same loop took 486 us that
+  // way and 284 us with each fragment unpacked once into f16 mma.
+  const std::string fp8 = with_tune(
+      with_tune(with_tune(read("bench/perfmodel/curriculum2/s3-33-loop20-fp8mma.cu"), "BK", 64),
+                "STAGES", 3),
+      "SMEM", 49152);
+  const auto emulated = predict_source("33-fp8-gemm", fp8, "fp8-mma.cu");
+  const auto unpacked = predict_file("33-fp8-gemm", "bench/perfmodel/curriculum2/s3-33-unpack.cu");
+  CHECK(emulated.us > 1.2 * unpacked.us);
+  REQUIRE(!emulated.factors.empty());
+  CHECK(emulated.factors[0].key == "tensor");
+}
