@@ -269,7 +269,10 @@ public:
 
   CompileOptions compile_options() const override {
     CompileOptions o;
-    o.arch = fmt::format("sm_{}{}", info_.cc_major, info_.cc_minor);
+    // sm_90a on Hopper: its arch-specific instructions (wgmma, setmaxnreg) compile, and the cubin
+    // runs on exactly this GPU, which is all a check needs.
+    o.arch = fmt::format("sm_{}{}{}", info_.cc_major, info_.cc_minor,
+                         info_.cc_major == 9 && info_.cc_minor == 0 ? "a" : "");
     o.ptxas_report = false; // the driver reports registers and shared memory: kernel_resources()
     return o;
   }
