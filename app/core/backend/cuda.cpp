@@ -269,7 +269,11 @@ public:
 
   CompileOptions compile_options() const override {
     CompileOptions o;
-    o.arch = fmt::format("sm_{}{}", info_.cc_major, info_.cc_minor);
+    // Compute capability 9.0 builds for sm_90a: its arch-specific features (wgmma, setmaxnreg)
+    // are a superset of sm_90's on the device they target.
+    o.arch = info_.cc_major == 9 && info_.cc_minor == 0
+                 ? std::string("sm_90a")
+                 : fmt::format("sm_{}{}", info_.cc_major, info_.cc_minor);
     o.ptxas_report = false; // the driver reports registers and shared memory: kernel_resources()
     return o;
   }

@@ -610,6 +610,7 @@ bool decode_tensor(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Ins
         need_ops(in, 1);
         if (op(in, 0).kind != ptx::Operand::Kind::integer)
           throw Unsupported("wgmma.wait_group needs a constant");
+        info.group_keep = uint8_t(std::min<uint64_t>(op(in, 0).bits, 255));
       }
       I.fn = h_nop;
       return true;
