@@ -16,7 +16,7 @@ struct Case {
   const char* kernel;
   Ty ty;
   int n, k;     // D is 64 x n; A is 64 x k, B is n x k
-  bool swizzle; // B (and A from shared memory) with the 128-byte swizzle, else none
+  bool swizzle; // swizzled (128, 64 or 32 bytes: see the kernel's name), else none
   bool neg_a;   // imm-scale-a = -1
 };
 
@@ -30,6 +30,8 @@ inline const std::vector<Case>& cases() {
       {"wgmma_e4m3_n64_neg_sw128", Ty::e4m3, 64, 128, true, true},
       {"wgmma_e4m3_n64_none", Ty::e4m3, 64, 128, false, false},
       {"wgmma_f16_n128_none", Ty::f16, 128, 64, false, false},
+      {"wgmma_e4m3_n64_sw64", Ty::e4m3, 64, 128, true, false},
+      {"wgmma_f16_n64_sw32", Ty::f16, 64, 64, true, false},
       {"wgmma_f16_n64_rega", Ty::f16, 64, 64, true, false},
       {"wgmma_e4m3_n64_rega", Ty::e4m3, 64, 128, true, false},
   };

@@ -5,7 +5,8 @@
 //  - 128-byte swizzle: 128-byte-wide tiles (rows x 128 bytes of K), 1024-byte aligned; 16-byte
 //    chunk c of row r at r * 128 + ((c ^ (r % 8)) * 16). A K slice of 32 bytes (k32 for FP8, k16
 //    for f16/bf16) is described by start = tile + 32 kk, SBO 1024 (one 8-row group), LBO 16
-//    (unused by a swizzled K-major operand), swizzle 1;
+//    (unused by a swizzled K-major operand), swizzle 1. The 64- and 32-byte swizzles likewise
+//    (64- or 32-byte-wide tiles, SBO 512 or 256, chunk c ^ (r / 2 % 4) or c ^ (r / 4 % 2));
 //  - no swizzle: 8-row x 16-byte core matrices of 128 contiguous bytes. A's core matrices run
 //    along K first (LBO 128, SBO = 8 rows' worth of all of K), B's along N first (SBO 128, LBO =
 //    N / 8 core matrices), so both offsets are exercised.
@@ -147,16 +148,21 @@ __device__ __forceinline__ void wg_e4m3_n64_neg(float* d, u64 da, u64 db, int sc
       : "l"(da), "l"(db), "r"(scale_d));
 }
 
-// Byte offset of 16-byte chunk c (along K) of row r in a tile of R rows and KB bytes of K.
-template <int R, int KB, bool SWZ, bool IS_B>
+// Byte offset of 16-byte chunk c (along K) of row r in a tile of R rows and KB bytes of K, with a
+// W-byte swizzle (W = 128, 64, 32: W-byte-wide tiles side by side along K; the 16-byte chunk bits
+// of the address XORed with bits 7 and up, which row r % 8 of an atom of 8 W bytes sets to
+// r W / 128) or none (W = 0).
+template <int R, int KB, int W, bool IS_B>
 __device__ __forceinline__ unsigned chunk_at(int r, int c) {
-  if (SWZ) return (c / 8) * (R * 128) + r * 128 + (((c % 8) ^ (r % 8)) * 16);
+  constexpr int S = W ? W : 128; // (the swizzled branch's width, nonzero in every instantiation)
+  if (W)
+    return (c / (S / 16)) * (R * S) + r * S + (((c % (S / 16)) ^ ((r * S / 128) % (S / 16))) * 16);
   if (!IS_B) return (r / 8) * (KB / 16) * 128 + c * 128 + (r % 8) * 16; // K first
   return c * (R / 8) * 128 + (r / 8) * 128 + (r % 8) * 16;              // N first
 }
 
 // One warpgroup: N columns, KB bytes of K per row, the wgmma wrapper WG.
-template <int N, int KB, bool SWZ, void (*WG)(float*, u64, u64, int)>
+template <int N, int KB, int SW, void (*WG)(float*, u64, u64, int)>
 __device__ __forceinline__ void wgmma_gemm(const unsigned char* A, const unsigned char* B, float* D,
                                            int skew) {
   __shared__ __align__(1024) unsigned char sA[64 * KB];
@@ -164,11 +170,11 @@ __device__ __forceinline__ void wgmma_gemm(const unsigned char* A, const unsigne
   const int t = threadIdx.x;
   for (int i = t; i < 64 * KB / 16; i += 128) {
     const int r = i / (KB / 16), c = i % (KB / 16);
-    *(uint4*)(sA + chunk_at<64, KB, SWZ, false>(r, c)) = ((const uint4*)A)[i];
+    *(uint4*)(sA + chunk_at<64, KB, SW, false>(r, c)) = ((const uint4*)A)[i];
   }
   for (int i = t; i < N * KB / 16; i += 128) {
     const int r = i / (KB / 16), c = i % (KB / 16);
-    *(uint4*)(sB + chunk_at<N, KB, SWZ, true>(r, c)) = ((const uint4*)B)[i];
+    *(uint4*)(sB + chunk_at<N, KB, SW, true>(r, c)) = ((const uint4*)B)[i];
   }
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
   __syncthreads();
@@ -181,9 +187,11 @@ __device__ __forceinline__ void wgmma_gemm(const unsigned char* A, const unsigne
 #pragma unroll
   for (int s = 0; s < KB / 32; ++s) {
     u64 da, db;
-    if (SWZ) {
-      da = wg_desc(a0 + (s / 4) * 64 * 128 + 32 * (s % 4), 16, 1024, 1);
-      db = wg_desc(b0 + (s / 4) * N * 128 + 32 * (s % 4), 16, 1024, 1);
+    if (SW) {
+      // Descriptor swizzle modes: 1 128-byte, 2 64-byte, 3 32-byte; SBO one atom of 8 rows.
+      constexpr int S = SW ? SW : 128, per = S / 32, mode = S == 128 ? 1 : S == 64 ? 2 : 3;
+      da = wg_desc(a0 + (s / per) * 64 * S + 32 * (s % per), 16, 8 * S, mode);
+      db = wg_desc(b0 + (s / per) * N * S + 32 * (s % per), 16, 8 * S, mode);
     } else {
       da = wg_desc(a0 + 2 * s * 128, 128, (KB / 16) * 128, 0);
       db = wg_desc(b0 + 2 * s * (N / 8) * 128, (N / 8) * 128, 128, 0);
@@ -204,21 +212,24 @@ __device__ __forceinline__ void wgmma_gemm(const unsigned char* A, const unsigne
   }
 }
 
-#define WG_KERNEL(name, N, KB, SWZ, WG)                                                            \
+#define WG_KERNEL(name, N, KB, SW, WG)                                                             \
   extern "C" __global__ void __launch_bounds__(128)                                                \
       name(const unsigned char* A, const unsigned char* B, float* D, int skew) {                   \
-    wgmma_gemm<N, KB, SWZ, WG>(A, B, D, skew);                                                     \
+    wgmma_gemm<N, KB, SW, WG>(A, B, D, skew);                                                      \
   }
 
-// name, N, bytes of K per row, 128-byte swizzle, wgmma form (K = KB for FP8, KB / 2 for 16-bit).
-WG_KERNEL(wgmma_e4m3_n64_sw128, 64, 128, true, wg_e4m3_n64)
-WG_KERNEL(wgmma_e4m3_n256_sw128, 256, 128, true, wg_e4m3_n256)
-WG_KERNEL(wgmma_e5m2_n64_sw128_k256, 64, 256, true, wg_e5m2_n64)
-WG_KERNEL(wgmma_f16_n64_sw128_k128, 64, 256, true, wg_f16_n64)
-WG_KERNEL(wgmma_bf16_n128_sw128, 128, 128, true, wg_bf16_n128)
-WG_KERNEL(wgmma_e4m3_n64_neg_sw128, 64, 128, true, wg_e4m3_n64_neg)
-WG_KERNEL(wgmma_e4m3_n64_none, 64, 128, false, wg_e4m3_n64)
-WG_KERNEL(wgmma_f16_n128_none, 128, 128, false, wg_f16_n128)
+// name, N, bytes of K per row, swizzle bytes (0: none), wgmma form (K = KB for FP8, KB / 2 for
+// 16-bit).
+WG_KERNEL(wgmma_e4m3_n64_sw128, 64, 128, 128, wg_e4m3_n64)
+WG_KERNEL(wgmma_e4m3_n256_sw128, 256, 128, 128, wg_e4m3_n256)
+WG_KERNEL(wgmma_e5m2_n64_sw128_k256, 64, 256, 128, wg_e5m2_n64)
+WG_KERNEL(wgmma_f16_n64_sw128_k128, 64, 256, 128, wg_f16_n64)
+WG_KERNEL(wgmma_bf16_n128_sw128, 128, 128, 128, wg_bf16_n128)
+WG_KERNEL(wgmma_e4m3_n64_neg_sw128, 64, 128, 128, wg_e4m3_n64_neg)
+WG_KERNEL(wgmma_e4m3_n64_none, 64, 128, 0, wg_e4m3_n64)
+WG_KERNEL(wgmma_f16_n128_none, 128, 128, 0, wg_f16_n128)
+WG_KERNEL(wgmma_e4m3_n64_sw64, 64, 128, 64, wg_e4m3_n64)
+WG_KERNEL(wgmma_f16_n64_sw32, 64, 128, 32, wg_f16_n64)
 
 // A from registers: {a0, a1, a2, a3} in mma.sync's A layout for the warp's 16 rows.
 __device__ __forceinline__ void wg_f16_n64_rega(float* d, const unsigned* a, u64 db, int scale_d) {
@@ -253,7 +264,7 @@ __device__ __forceinline__ void wgmma_gemm_rega(const unsigned char* A, const un
   const int t = threadIdx.x, w = t / 32, l = t % 32;
   for (int i = t; i < N * KB / 16; i += 128) {
     const int r = i / (KB / 16), c = i % (KB / 16);
-    *(uint4*)(sB + chunk_at<N, KB, true, true>(r, c)) = ((const uint4*)B)[i];
+    *(uint4*)(sB + chunk_at<N, KB, 128, true>(r, c)) = ((const uint4*)B)[i];
   }
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
   __syncthreads();
