@@ -250,3 +250,69 @@ TEST_CASE(
   REQUIRE(!emulated.factors.empty());
   CHECK(emulated.factors[0].key == "tensor");
 }
+
+// wgmma.mma_async is charged at the probe's wgmma rate (977 TFLOP/s f16 on our H200, FP8 twice
+// that), not mma.sync's, and wgmma.wait_group waits for its groups' completion. A synthetic FP8
+// GEMM main loop on puzzle 33's launch: one warpgroup per 64 x 256 tile, tiles staged once (so
+// only the tensor cores count), K / 32 m64n256k32 in groups of four, one group left in flight.
+TEST_CASE("perf model: wgmma runs at the wgmma rate, and its wait_group waits") {
+  const perf::Machine m = perf::machine_for(*find_profile("h200"));
+  CHECK(m.wgmma_flops_clk_sm == doctest::Approx(977401.0 / (132 * 1.98)).epsilon(1e-6));
+  const std::string src = R"(// @tune BM=64
+// @tune BN=256
+// @tune WM=64
+// @tune WN=64
+#include <cuda_fp8.h>
+#include <cuda_bf16.h>
+typedef unsigned long long u64;
+__device__ __forceinline__ u64 desc(unsigned a) {
+  return (u64)((a & 0x3ffffu) >> 4) | (1ull << 16) | ((u64)(1024 >> 4) << 32) | (1ull << 62);
+}
+#define R8(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), \
+    "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
+extern "C" __global__ void __launch_bounds__(128) fp8_gemm(const __nv_fp8_e4m3* A,
+    const __nv_fp8_e4m3* B, const float* a_scale, const float* b_scale, __nv_bfloat16* C, int M,
+    int N, int K) {
+  __shared__ __align__(1024) unsigned char sA[64 * 128], sB[256 * 128];
+  const int t = threadIdx.x, m0 = blockIdx.y * 64, n0 = blockIdx.x * 256;
+  for (int i = t; i < 64 * 8; i += 128)
+    *(uint4*)(sA + i * 16) = *(const uint4*)((const unsigned char*)A + (size_t)(m0 + i / 8) * K + (i % 8) * 16);
+  for (int i = t; i < 256 * 8; i += 128)
+    *(uint4*)(sB + i * 16) = *(const uint4*)((const unsigned char*)B + (size_t)(n0 + i / 8) * K + (i % 8) * 16);
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  __syncthreads();
+  const unsigned a0 = (unsigned)__cvta_generic_to_shared(sA), b0 = (unsigned)__cvta_generic_to_shared(sB);
+  float d[128];
+#pragma unroll
+  for (int i = 0; i < 128; ++i) d[i] = 0.f;
+  for (int k = 0; k < K / 32; k += 4) {
+    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#pragma unroll
+    for (int s = 0; s < 4; ++s)
+      asm volatile("wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, 1, 1, 1;"
+                   : R8(0), R8(8), R8(16), R8(24), R8(32), R8(40), R8(48), R8(56), R8(64), R8(72),
+                     R8(80), R8(88), R8(96), R8(104), R8(112), R8(120)
+                   : "l"(desc(a0 + 32 * s)), "l"(desc(b0 + 32 * s)));
+    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+    asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
+  }
+  asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+  const int row = m0 + 16 * (t / 32) + (t % 32) / 4;
+#pragma unroll
+  for (int j = 0; j < 32; ++j) {
+    const int col = n0 + 8 * j + 2 * (t % 4);
+    C[(size_t)row * N + col] = __float2bfloat16(d[4 * j] * a_scale[row] * b_scale[col]);
+    C[(size_t)row * N + col + 1] = __float2bfloat16(d[4 * j + 1]);
+    C[(size_t)(row + 8) * N + col] = __float2bfloat16(d[4 * j + 2]);
+    C[(size_t)(row + 8) * N + col + 1] = __float2bfloat16(d[4 * j + 3]);
+  }
+}
+)";
+  const auto p = predict_source("33-fp8-gemm", src, "wgmma-loop.cu");
+  // 2 * 4096^3 FLOPs at twice the f16 wgmma rate: 70 us.
+  const double ideal_us = 2.0 * 4096 * 4096 * 4096 / (2 * 977401e9) * 1e6;
+  CHECK(p.us > 0.95 * ideal_us);
+  CHECK(p.us < 1.6 * ideal_us);
+  REQUIRE(!p.factors.empty());
+  CHECK(p.factors[0].key == "tensor");
+}

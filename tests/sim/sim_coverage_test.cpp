@@ -1,7 +1,8 @@
-// Instruction coverage: every kernel of the corpus (tests/corpus, tests/libraries), of every puzzle
-// (reference, starter) and of every solution, compiled for compute_80 and compute_90, decodes
-// without a single instruction the simulator does not implement. Also writes the list of distinct
-// instruction spellings seen (build dir: sim_instruction_coverage.txt) for docs/simulator.md.
+// Instruction coverage: every kernel of the corpus (tests/corpus, tests/libraries, tests/kernels:
+// the wgmma GEMMs), of every puzzle (reference, starter) and of every solution, compiled for
+// compute_80 and compute_90, decodes without a single instruction the simulator does not implement.
+// Also writes the list of distinct instruction spellings seen (build dir:
+// sim_instruction_coverage.txt) for docs/simulator.md.
 #include "sim_test_util.hpp"
 
 #include "core/backend/sim/decode.hpp"
@@ -20,7 +21,7 @@ namespace {
 std::vector<fs::path> sources() {
   std::vector<fs::path> v;
   fs::path root = WARPBOOK_SOURCE_ROOT;
-  for (const char* dir : {"corpus", "libraries"})
+  for (const char* dir : {"corpus", "libraries", "kernels"})
     for (auto& e : fs::directory_iterator(root / "tests" / dir))
       if (e.path().extension() == ".cu") v.push_back(e.path());
   if (fs::exists(root / "puzzles"))

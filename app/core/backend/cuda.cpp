@@ -269,10 +269,11 @@ public:
 
   CompileOptions compile_options() const override {
     CompileOptions o;
-    // sm_90a on Hopper: its arch-specific instructions (wgmma, setmaxnreg) compile, and the cubin
-    // runs on exactly this GPU, which is all a check needs.
-    o.arch = fmt::format("sm_{}{}{}", info_.cc_major, info_.cc_minor,
-                         info_.cc_major == 9 && info_.cc_minor == 0 ? "a" : "");
+    // Compute capability 9.0 builds for sm_90a: its arch-specific features (wgmma, setmaxnreg)
+    // are a superset of sm_90's on the device they target.
+    o.arch = info_.cc_major == 9 && info_.cc_minor == 0
+                 ? std::string("sm_90a")
+                 : fmt::format("sm_{}{}", info_.cc_major, info_.cc_minor);
     o.ptxas_report = false; // the driver reports registers and shared memory: kernel_resources()
     return o;
   }

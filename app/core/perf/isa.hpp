@@ -21,7 +21,12 @@ struct OpCost {
   bool barrier = false;    // bar.sync / barrier.sync: waits for the block
   bool arrive = false;     // bar.arrive: counts toward a barrier without waiting
   bool async_wait = false; // cp.async.wait_group / wait_all
-  bool free = false;       // costs no issue slot (kernel parameters, labels, folded moves)
+  // wgmma (sm_90a): an asynchronous warpgroup MMA, whose completion (issue + pipe time + latency)
+  // joins the warp's open group; commit_group closes it; wait_group N waits until all but the
+  // newest N committed groups are complete.
+  bool wgmma = false, wgmma_commit = false, wgmma_wait = false;
+  uint8_t wgmma_keep = 0; // wait_group's N
+  bool free = false;      // costs no issue slot (kernel parameters, labels, folded moves)
   // An integer add, shift or move that ptxas puts on whichever of the ALU and the FMA pipe is
   // less busy (IADD3 or IMAD.IADD, SHF or IMAD.SHL, MOV or IMAD.MOV): the replay picks.
   bool flex = false;

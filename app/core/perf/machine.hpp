@@ -53,6 +53,9 @@ struct Machine {
   // mma). Hopper has none: ptxas unpacks to f16, runs two HMMA into zeroed registers and adds the
   // result to the accumulator with 4 FADD, and the whole costs about twice the f16 mma's time.
   double fp8_mma_flops_clk_sm = 0;
+  // wgmma.mma_async (sm_90a) with f16/bf16 inputs, FLOPs per clock per SM; FP8 (e4m3/e5m2) runs
+  // at twice this (the datasheet's ratio). 0: no wgmma (charged at the mma.sync rate).
+  double wgmma_flops_clk_sm = 0;
 
   // Memory. Latencies in ns (unloaded), bandwidths in GB/s (10^9 B/s).
   double lat_l1_ns = 17, lat_shared_ns = 11.6, lat_l2_ns = 146, lat_dram_ns = 330;

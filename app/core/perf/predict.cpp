@@ -220,7 +220,7 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
 
   // Compiled for the machine's architecture: ptxas says registers and shared memory.
   CompileOptions co;
-  co.arch = fmt::format("sm_{}{}", m.cc, m.cc == 90 ? "a" : ""); // sm_90a: wgmma compiles
+  co.arch = m.cc == 90 ? std::string("sm_90a") : fmt::format("sm_{}", m.cc); // wgmma needs 90a
   co.defines = defines;
   co.ptxas_report = true;
   Program prog = compile_source(source, file, co);

@@ -100,6 +100,9 @@ struct WarpState {
   size_t pos = 0;
   double next_issue = 0;
   double async_done = 0;
+  // wgmma: when the open (uncommitted) group's MMAs complete, and each committed group in flight.
+  double wg_open = 0;
+  std::vector<double> wg_groups;
   bool at_bar = false, done = true;
   int smsp = 0;
   uint64_t last_granule = ~uint64_t(0); // the 64-byte granule of its last one-sector load
@@ -265,6 +268,8 @@ ReplayResult replay(const ReplayInput& in) {
       ws.at_bar = false;
       ws.next_issue = t;
       ws.async_done = 0;
+      ws.wg_open = 0;
+      ws.wg_groups.clear();
       ws.done_at.assign(ws.tr->ev.size(), 0.0);
       ws.done_kind.assign(ws.tr->ev.size(), uint8_t(Stall::alu));
       ready[size_t(ws.smsp)].push({t, sl.first_warp + k});
@@ -401,6 +406,13 @@ ReplayResult replay(const ReplayInput& in) {
             e.kind != sim::TraceKind::none && dram_free - store_backlog > t)
           t = dram_free - store_backlog, why = Stall::store;
         if (c.async_wait && ws.async_done > t) t = ws.async_done, why = Stall::dram, why_pc = e.pc;
+        if (c.wgmma_wait && ws.wg_groups.size() > c.wgmma_keep) {
+          // wgmma.wait_group N: all but the newest N committed groups complete.
+          double g = 0;
+          for (size_t k = 0; k + c.wgmma_keep < ws.wg_groups.size(); ++k)
+            g = std::max(g, ws.wg_groups[k]);
+          if (g > t) t = g, why = Stall::pipe, why_pc = e.pc;
+        }
         if (why == Stall::issue || why == Stall::pipe || why == Stall::mio || why == Stall::store)
           why_pc = e.pc;
         if (t > now) {
@@ -630,6 +642,18 @@ ReplayResult replay(const ReplayInput& in) {
             kind = Stall::alu;
             break;
           }
+        }
+        if (c.wgmma) {
+          // Asynchronous: the accumulators are ready, and its group complete, once the tensor
+          // pipe has worked through it.
+          done = now + c.issue + c.latency;
+          ws.wg_open = std::max(ws.wg_open, done);
+        } else if (c.wgmma_commit) {
+          ws.wg_groups.push_back(std::max(ws.wg_open, now));
+          ws.wg_open = 0;
+        } else if (c.wgmma_wait && ws.wg_groups.size() > c.wgmma_keep) {
+          ws.wg_groups.erase(ws.wg_groups.begin(),
+                             ws.wg_groups.end() - std::ptrdiff_t(c.wgmma_keep));
         }
         ws.done_at[ws.pos] = done;
         ws.done_kind[ws.pos] = uint8_t(kind);

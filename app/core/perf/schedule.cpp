@@ -28,7 +28,7 @@ bool fence(const sim::InstInfo& in, const OpCost& c, uint32_t pc) {
   if (in.mem == sim::MemKind::atomic) return true; // stores are ordered by may_alias instead
   const std::string& op = in.opcode;
   for (const char* f : {"call", "ret", "exit", "shfl", "vote", "match", "redux", "bar", "membar",
-                        "fence", "trap", "cp.async"})
+                        "fence", "trap", "cp.async", "wgmma"})
     if (op.rfind(f, 0) == 0) return true;
   return false;
 }

@@ -90,6 +90,7 @@ struct InstInfo {
   MemKind mem = MemKind::none;
   bool branch = false;
   bool nounroll = false;      // heads a loop marked `#pragma unroll 1` (ptxas keeps it rolled)
+  uint8_t group_keep = 0;     // wgmma.wait_group N: N (the groups it leaves in flight)
   uint32_t branch_target = 0; // a branch's target pc
   std::string note;           // why an instruction is unsupported
   // Registers written and read (register rows; predicates as kPredRow | index), for the

@@ -328,6 +328,161 @@ int h_ldmatrix(Exec& x, Warp& w, const Inst& in, uint32_t m) {
   return kNext;
 }
 
+// ---- wgmma (sm_90a): warpgroup MMA with operands in shared memory ----
+// wgmma.mma_async.sync.aligned.m64nNkK.f32.atype.btype d, a-desc, b-desc, scale-d, imm-scale-a,
+// imm-scale-b[, imm-trans-a, imm-trans-b]. The warpgroup is four consecutive warps of the block;
+// warp w % 4 of it owns rows 16 (w % 4) .. + 15 of the 64 x N result (PTX ISA, "Register
+// fragments" for wgmma: lane l holds, for each 8-column tile j, D[16 w' + l / 4][8 j + 2 (l % 4)]
+// and the next column in d[4 j], d[4 j + 1], and the same eight rows further down in d[4 j + 2],
+// d[4 j + 3]), so each warp is executed on its own, at issue: a program may not read the
+// accumulators or overwrite the operands before the wgmma.wait_group that covers it, so doing the
+// work early is invisible to a correct one. wgmma.fence / commit_group / wait_group are therefore
+// no-ops here.
+// Numerics: products of f16 / bf16 / fp8 values are exact in double; each output's K products and
+// the accumulator are summed in double and rounded to f32 once per instruction. The H200's tensor
+// cores truncate the inner sums (FP8 wgmma keeps fewer bits than f32), so on a GPU results differ
+// from these by a few ulp of the accumulator (more for long FP8 sums): within documented bounds,
+// not bit-exact.
+//
+// Shared-memory matrix descriptor (64 bits): start address >> 4 in bits 0-13, leading-dimension
+// byte offset (LBO) >> 4 in 16-29, stride-dimension byte offset (SBO) >> 4 in 32-45, base offset in
+// 49-51, swizzle in 62-63 (0 none, 1 128-byte, 2 64-byte, 3 32-byte). K-major only (imm-trans 0):
+// - no swizzle: 8-row x 16-byte core matrices, each 128 contiguous bytes; row r, byte kb of the
+//   slice is at start + (r / 8) SBO + (kb / 16) LBO + (r % 8) 16 + kb % 16;
+// - W-byte swizzle (W = 128, 64, 32): rows of W bytes in atoms of 8 rows; the logical address
+//   start + (r / 8) SBO + (r % 8) W + kb has its 16-byte chunk bits (4-6, 4-5 or 4) XORed with
+//   bits 7-9 (7-8, 7) of the same absolute shared address (CUTLASS's Swizzle<3,4,3> and kin), so
+//   a tile must start on an 8 W-byte boundary: with base offset 0 (the only one simulated), the
+//   start may lie only in the first row of an atom.
+struct WgDesc {
+  uint64_t start, lbo, sbo;
+  int base_off, swz;
+};
+WgDesc wg_desc(uint64_t d) {
+  return {(d & 0x3FFF) << 4, ((d >> 16) & 0x3FFF) << 4, ((d >> 32) & 0x3FFF) << 4,
+          int((d >> 49) & 7), int(d >> 62)};
+}
+int wg_swizzle_bytes(int swz) {
+  return swz == 1 ? 128 : swz == 2 ? 64 : swz == 3 ? 32 : 0;
+}
+std::string hex(uint64_t v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "0x%llx", (unsigned long long)v);
+  return b;
+}
+
+// Byte `kb` (0..31) of row r of the 32-byte K slice a descriptor describes.
+inline uint64_t wg_addr(const WgDesc& d, int r, int kb) {
+  if (d.swz == 0)
+    return d.start + uint64_t(r / 8) * d.sbo + uint64_t(kb / 16) * d.lbo + uint64_t(r % 8) * 16 +
+           uint64_t(kb % 16);
+  const uint64_t W = uint64_t(wg_swizzle_bytes(d.swz));
+  uint64_t a = d.start + uint64_t(r / 8) * d.sbo + uint64_t(r % 8) * W + uint64_t(kb);
+  return a ^ (((a >> 7) & (W / 16 - 1)) << 4);
+}
+
+// in.target: the d registers' list (N/2 rows); r[1], r[2]: the descriptors' rows (flags bit 3: r[1]
+// is the list of A's four registers instead); ps / ps_xor: scale-d's predicate (-1: constant, in
+// flags bit 2); imm: N | K << 16; sub: the input type; flags: bit 0 negate A, bit 1 negate B.
+// A in registers has mma.sync's A layout for the warp's 16 rows (PTX ISA, "Register fragments"
+// for wgmma .m64nNk16 / .m64nNk32: the same rows and columns as mma.m16n8k16 / m16n8k32).
+int h_wgmma(Exec& x, Warp& w, const Inst& in, uint32_t m) {
+  if (!m) return kNext;
+  const int N = int(in.imm & 0xffff), K = int(in.imm >> 16);
+  const FT at = FT(in.sub);
+  const int eb = elem_bytes(at);
+  const int l0 = std::countr_zero(m);
+  const InstInfo& inf = info_of(x, in);
+  const uint32_t wq = w.index % 4; // this warp's rows of the warpgroup's 64
+  bool scale_d = in.ps >= 0 ? (((w.p[in.ps] ^ in.ps_xor) >> l0) & 1) : (in.flags & 4) != 0;
+  const char* names[2] = {"A", "B"};
+  WgDesc dsc[2];
+  const bool areg = in.flags & 8;
+  for (int o = areg ? 1 : 0; o < 2; ++o) {
+    uint64_t raw = w.rv(in.r[1 + o], l0);
+    dsc[o] = wg_desc(raw);
+    const WgDesc& d = dsc[o];
+    std::string who = "wgmma.mma_async's " + std::string(names[o]) + " descriptor (" + hex(raw) +
+                      ", start at shared offset " + std::to_string(d.start) + ")";
+    if (d.base_off != 0)
+      return raise_fault(x, FaultKind::unsupported,
+                         who + " has base offset " + std::to_string(d.base_off) +
+                             ": the simulator supports only base offset 0 (a swizzled tile that "
+                             "starts on its pattern's boundary)" +
+                             at_line(inf.line),
+                         inf.line);
+    if (d.swz) {
+      const uint64_t W = uint64_t(wg_swizzle_bytes(d.swz)), atom = 8 * W;
+      const uint64_t off = d.start % atom;
+      if (off + uint64_t(K * eb) > W)
+        return raise_fault(
+            x, FaultKind::misaligned,
+            who + " is " + std::to_string(off) + " bytes into a " + std::to_string(atom) +
+                "-byte " + std::to_string(W) + "B-swizzle atom: a K-major " + std::to_string(W) +
+                "B-swizzled tile must start on a " + std::to_string(atom) +
+                "-byte boundary, and a K slice lie within its first " + std::to_string(W) +
+                "-byte row (start = tile + k-offset, base offset 0)" + at_line(inf.line),
+            inf.line);
+    }
+  }
+  // Gather this warp's 16 rows of A (16 x K) and all of B (N x K).
+  double A[16 * 32], B[256 * 32];
+  const uint32_t size = x.B->shared_size;
+  auto gather = [&](int o, int row0, int rows, double* dst) -> bool {
+    const WgDesc& d = dsc[o];
+    for (int r = 0; r < rows; ++r)
+      for (int c = 0; c < K * eb; c += 16) {
+        uint64_t a = wg_addr(d, row0 + r, c);
+        if (a + 16 > size) {
+          raise_fault(x, FaultKind::out_of_bounds,
+                      "wgmma.mma_async's " + std::string(names[o]) + " descriptor (start at " +
+                          "shared offset " + std::to_string(d.start) + ", LBO " +
+                          std::to_string(d.lbo) + ", SBO " + std::to_string(d.sbo) +
+                          ") reaches shared offset " + std::to_string(a) + " for row " +
+                          std::to_string(row0 + r) + ", past the block's " + std::to_string(size) +
+                          " bytes of shared memory" + at_line(inf.line),
+                      inf.line);
+          return false;
+        }
+        const std::byte* p = x.B->shared + a;
+        for (int b = 0; b < 16; b += eb) {
+          uint32_t v = 0;
+          std::memcpy(&v, p + b, size_t(eb));
+          dst[r * K + (c + b) / eb] = elem_value(v, at);
+        }
+      }
+    return true;
+  };
+  if (areg) {
+    Frag fa{x.P->lists.data() + in.r[1], 4, at};
+    for (int l = 0; l < kWarpSize; ++l)
+      for (int i = 0; i < fa.per_lane(); ++i) {
+        int r, c;
+        mma_a_pos(K, l, i, r, c);
+        A[r * K + c] = elem_value(fa.get(w, l, i), at);
+      }
+  } else if (!gather(0, int(16 * wq), 16, A)) {
+    return kStop;
+  }
+  if (!gather(1, 0, N, B)) return kStop;
+  const double sa = (in.flags & 1) ? -1.0 : 1.0, sb = (in.flags & 2) ? -1.0 : 1.0;
+  const uint32_t* dl = x.P->lists.data() + in.target;
+  for (uint32_t mm = m; mm; mm &= mm - 1) {
+    const int l = std::countr_zero(mm);
+    const int g = l >> 2, t = l & 3;
+    for (int i = 0; i < N / 2; ++i) {
+      const int r = g + 8 * ((i >> 1) & 1), c = 8 * (i >> 2) + 2 * t + (i & 1);
+      double acc = 0;
+      for (int k = 0; k < K; ++k) acc += A[r * K + k] * B[c * K + k];
+      acc *= sa * sb;
+      uint64_t& reg = w.row(dl[i])[l];
+      if (scale_d) acc += double(f32(uint32_t(reg)));
+      reg = round_out(acc, FT::f32, false);
+    }
+  }
+  return kNext;
+}
+
 FT ft_of(Ty t) {
   switch (t) {
   case Ty::f16:
@@ -446,6 +601,81 @@ bool decode_tensor(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Ins
     I.aux = 1;
     I.fn = h_mma;
     info.tensor_flops_per_warp_k = uint16_t(2 * s.m * s.n * s.k / 1024);
+    return true;
+  }
+  if (b == "wgmma") {
+    if (o.has("fence") || o.has("commit_group") || o.has("wait_group")) {
+      // The multiply is done at issue (h_wgmma), so ordering and completion are no-ops here.
+      if (o.has("wait_group")) {
+        need_ops(in, 1);
+        if (op(in, 0).kind != ptx::Operand::Kind::integer)
+          throw Unsupported("wgmma.wait_group needs a constant");
+        info.group_keep = uint8_t(std::min<uint64_t>(op(in, 0).bits, 255));
+      }
+      I.fn = h_nop;
+      return true;
+    }
+    if (!o.has("mma_async")) throw Unsupported("this wgmma form");
+    if (o.has("sp")) throw Unsupported("sparse wgmma (wgmma.mma_async.sp)");
+    Shape s;
+    if (!parse_shape(o, s)) throw Unsupported("wgmma.mma_async without a shape");
+    const std::string form = o.text;
+    if (o.types.size() != 3)
+      throw Unsupported("`" + form + "`: wgmma.mma_async needs .dtype.atype.btype");
+    FT dt = ft_of(o.types[0]), at = ft_of(o.types[1]), bt = ft_of(o.types[2]);
+    const bool fp8 = at == FT::e4m3 || at == FT::e5m2;
+    const bool half = at == FT::f16 || at == FT::bf16;
+    if (!((fp8 && bt == at && s.k == 32) || (half && bt == at && s.k == 16)))
+      throw Unsupported("`" + form +
+                        "`: the simulator runs wgmma with e4m3 x e4m3 or e5m2 x e5m2 at k32 and "
+                        "f16 x f16 or bf16 x bf16 at k16");
+    if (s.m != 64 || s.n < 8 || s.n > 256 || s.n % 8 != 0)
+      throw Unsupported("`" + form + "`: wgmma shape m" + std::to_string(s.m) + "n" +
+                        std::to_string(s.n) + " (m64 and N a multiple of 8 up to 256)");
+    if (dt != FT::f32)
+      throw Unsupported("`" + form + "`: the simulator runs wgmma with f32 accumulators only");
+    const size_t nops = in.ops.size();
+    // A from registers: {a0, a1, a2, a3} in place of a-desc, and no imm-trans-a.
+    const bool areg = op(in, 1).kind == ptx::Operand::Kind::vec;
+    const size_t want = fp8 ? 6 : areg ? 7 : 8;
+    if (nops != want)
+      throw Unsupported("`" + form + "` takes " + std::to_string(want) + " operands here, found " +
+                        std::to_string(nops));
+    auto imm = [&](size_t i) -> int64_t {
+      if (op(in, i).kind != ptx::Operand::Kind::integer)
+        throw Unsupported("`" + form + "`: operand " + std::to_string(i + 1) +
+                          " must be an immediate");
+      return int64_t(op(in, i).bits);
+    };
+    const int64_t scale_a = imm(4), scale_b = imm(5);
+    if ((scale_a != 1 && scale_a != -1) || (scale_b != 1 && scale_b != -1))
+      throw Unsupported("`" + form + "`: imm-scale-a and imm-scale-b must be 1 or -1");
+    if ((nops == 8 && imm(6) != 0) || (nops >= 7 && imm(nops - 1) != 0))
+      throw Unsupported("`" + form +
+                        "` with imm-trans 1 (M/N-major operands): the simulator "
+                        "runs K-major ones (imm-trans 0) only");
+    const ptx::Operand& dop = op(in, 0);
+    const int nd = dop.kind == ptx::Operand::Kind::vec ? int(dop.elems.size()) : 1;
+    if (nd != s.n / 2)
+      throw Unsupported("`" + form + "` needs " + std::to_string(s.n / 2) +
+                        " f32 accumulator registers, found " + std::to_string(nd));
+    I.target = D.vec_rows(dop, Ty::b32, nd);
+    for (auto& e : dop.elems) D.dst(e);
+    I.r[1] = areg ? D.vec_rows(op(in, 1), Ty::b32, 4) : D.row(op(in, 1), Ty::b64);
+    I.r[2] = D.row(op(in, 2), Ty::b64);
+    const ptx::Operand& sd = op(in, 3);
+    uint8_t flags = uint8_t((scale_a < 0 ? 1 : 0) | (scale_b < 0 ? 2 : 0) | (areg ? 8 : 0));
+    if (sd.kind == ptx::Operand::Kind::integer) {
+      if (sd.bits) flags |= 4;
+    } else {
+      I.ps = D.pred(sd, &I.ps_xor);
+    }
+    I.flags = flags;
+    I.sub = uint8_t(at);
+    I.imm = int64_t(uint64_t(s.n) | (uint64_t(s.k) << 16));
+    I.fn = h_wgmma;
+    // This warp's quarter of the warpgroup's 2 * 64 * N * K (at most 256 for m64n256k32).
+    info.tensor_flops_per_warp_k = uint16_t(2 * 16 * s.n * s.k / 1024);
     return true;
   }
   if (b == "ldmatrix") {
