@@ -53,17 +53,16 @@
 // bar, which asks for 922 TFLOP/s, above anything mma.sync can do on this GPU. Its answer, and
 // Triton's tl.dot on fp8, also miss the puzzle's tolerance on long K (errors 0.13 and 0.25 at
 // K = 4096): Hopper's FP8 wgmma accumulates in fewer bits than f32; the f16 mma here accumulates
-// in f32. wgmma was tried too (2026-11-25, the same H200; it is not on the simulator, so it cannot
-// be a solution yet): two warpgroups of m64n128k32 e4m3 on the same cp.async ring in the 128-byte
-// swizzle, each product moved into f32 registers as FP8 libraries do. Moved every 128 or 64 of k
-// it fails this puzzle's tolerance (at 128: the saturated and long-K cases and 1194 of 16.8 M
-// elements at 4096^3; at 64: the 4096^3 case);
-// moved after every single wgmma (32 of k, the least there is) it takes 236 us (583 TFLOP/s,
-// 0.45x _scaled_mm) and still failed the saturated case in 2 of 24 fresh-seed runs (an error of
-// 0.0078 where 0.0071 is allowed): inside one k32 wgmma the H200 keeps too few bits for f32's
-// tolerance. So the bar and the puzzle's accuracy cannot both be met with Hopper's FP8 tensor
-// cores; this puzzle keeps the accuracy. Those kernels: bench/perfmodel/experiments/fp8-wgmma/.
-// measured: 284.45 us on NVIDIA H200
+// in f32. wgmma was tried too (2026-11-25, the same H200): two warpgroups of m64n128k32 e4m3 on the
+// same cp.async ring in the 128-byte swizzle, each product moved into f32 registers as FP8
+// libraries do. Moved every 128 or 64 of k it fails this puzzle's tolerance (at 128: the saturated
+// and long-K cases and 1194 of 16.8 M elements at 4096^3; at 64: the 4096^3 case); moved after
+// every single wgmma (32 of k, the least there is) it takes 236 us (583 TFLOP/s, 0.45x _scaled_mm)
+// and still failed the saturated case in 2 of 24 fresh-seed runs (an error of 0.0078 where 0.0071
+// is allowed): inside one k32 wgmma the H200 keeps too few bits for f32's tolerance. So the bar and
+// the puzzle's accuracy cannot both be met with Hopper's FP8 tensor cores; this puzzle keeps the
+// accuracy. Those kernels: bench/perfmodel/experiments/fp8-wgmma/. measured: 284.45 us on NVIDIA
+// H200
 // @tune BM=128
 // @tune BN=128
 // @tune WM=64

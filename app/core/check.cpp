@@ -926,6 +926,12 @@ CheckReport check_impl(const Puzzle& p, const std::string& source, const std::st
                  rep.seed, i, opt, !is_gpu, last_case && is_gpu ? &last_buffers : nullptr);
     cr.perf = p.perf && !run_sizes && i == p.cases.size();
     rep.phases_ms.emplace_back(fmt::format("case {}", cr.label), cr.ms);
+    // A note the simulator gives on every case (say, about FP8 wgmma's precision) is said once.
+    std::erase_if(cr.problems, [&](const std::string& m) {
+      return std::any_of(rep.cases.begin(), rep.cases.end(), [&](const CaseReport& e) {
+        return std::find(e.problems.begin(), e.problems.end(), m) != e.problems.end();
+      });
+    });
     rep.cases.push_back(std::move(cr));
     const CaseReport& last = rep.cases.back();
     if (last.verdict != Verdict::passed) {

@@ -567,7 +567,10 @@ public:
   }
   uint32_t call_site(const ptx::Instr& in) override;
   uint32_t cur_func() const override { return cur_; }
-  void warn(const std::string& w) override { P.warnings.push_back(w); }
+  void warn(const std::string& w) override { // once per program, however many instructions
+    if (std::find(P.warnings.begin(), P.warnings.end(), w) == P.warnings.end())
+      P.warnings.push_back(w);
+  }
 
 private:
   std::vector<const ptx::Function*> order_; // reachable functions, [0] = kernel
