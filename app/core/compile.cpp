@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <filesystem>
 #include <fmt/format.h>
+#include <map>
 #include <mutex>
 #include <nvrtc.h>
 #include <regex>
@@ -161,12 +162,18 @@ std::vector<KernelResources> parse_ptxas_report(const std::string& log) {
       R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
   static const std::regex used(R"(Used (\d+) registers)");
   static const std::regex smem(R"((\d+) bytes smem)");
+  // Printed before the function's own lines, and named: kept aside, then given to it.
+  static const std::regex serial(
+      R"(wgmma\.mma_async instructions are serialized due to (.*) in the function '([^']+)')");
+  std::map<std::string, std::string> serialized;
   std::istringstream in(log);
   std::string line;
   KernelResources* cur = nullptr;
   while (std::getline(in, line)) {
     std::smatch m;
-    if (std::regex_search(line, m, entry)) {
+    if (std::regex_search(line, m, serial)) {
+      serialized[m[2]] = m[1];
+    } else if (std::regex_search(line, m, entry)) {
       out.push_back({});
       out.back().name = m[1];
       cur = &out.back();
@@ -179,6 +186,8 @@ std::vector<KernelResources> parse_ptxas_report(const std::string& log) {
       cur->shared_bytes = std::regex_search(line, m, smem) ? std::stoi(m[1]) : 0; // ptxas omits 0
     }
   }
+  for (auto& r : out)
+    if (auto it = serialized.find(r.name); it != serialized.end()) r.wgmma_serialized = it->second;
   return out;
 }
 

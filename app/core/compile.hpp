@@ -36,6 +36,9 @@ struct KernelResources {
   int spill_stores = -1; // bytes (from ptxas's report)
   int spill_loads = -1;
   int max_threads = -1; // most threads per block the kernel can launch with (driver)
+  // ptxas's "Potential Performance Loss: wgmma.mma_async instructions are serialized due to ...":
+  // the reason after "due to", empty when it did not serialize them.
+  std::string wgmma_serialized;
 };
 
 struct CompileOptions {

@@ -115,6 +115,7 @@ json prediction_json(const perf::Prediction& p) {
                         {"registers", l.registers},
                         {"spill_stores", l.spill_stores},
                         {"spill_loads", l.spill_loads},
+                        {"wgmma_serialized", l.wgmma_serialized},
                         {"shared_bytes", l.shared_bytes},
                         {"resident", l.resident},
                         {"resident_running", l.resident_running},
@@ -175,6 +176,7 @@ perf::Prediction prediction_from(const json& j) {
     lp.registers = l.value("registers", 0);
     lp.spill_stores = l.value("spill_stores", 0);
     lp.spill_loads = l.value("spill_loads", 0);
+    lp.wgmma_serialized = l.value("wgmma_serialized", std::string());
     lp.shared_bytes = l.value("shared_bytes", 0);
     lp.resident = l.value("resident", 0);
     lp.resident_running = l.value("resident_running", lp.resident);

@@ -448,11 +448,19 @@ std::string launch_text(const LaunchPrediction& l) {
                         "in this prediction)",
                         l.spill_stores, l.spill_loads)
           : "";
+  // ptxas's own words for why it made every wgmma wait for the one before (C7510-C7520).
+  const std::string serialized =
+      l.wgmma_serialized.empty()
+          ? ""
+          : fmt::format("; ptxas serialized its wgmma, due to {}: each waits for the one before "
+                        "to complete, so nothing overlaps the tensor cores' work, and this "
+                        "prediction assumes so",
+                        l.wgmma_serialized);
   return fmt::format("{} <<<({},{},{}), ({},{},{})>>>: {} registers{}, {} B shared; {} blocks per "
-                     "SM (limited by {}){}, {:.0f}% occupancy; {} blocks on the busiest SM; {}",
+                     "SM (limited by {}){}, {:.0f}% occupancy; {} blocks on the busiest SM; {}{}",
                      l.kernel, l.grid.x, l.grid.y, l.grid.z, l.block.x, l.block.y, l.block.z,
                      l.registers, spills, l.shared_bytes, l.resident, l.limited_by, running,
-                     100 * l.occupancy, l.blocks_per_sm, us_text(l.us));
+                     100 * l.occupancy, l.blocks_per_sm, us_text(l.us), serialized);
 }
 
 } // namespace wb::perf

@@ -42,6 +42,7 @@ struct Occupancy {
   int warp_slots = 64; // warps per SM by the warp limit and registers alone
   int registers = 32, shared_bytes = 0;
   int spill_stores = 0, spill_loads = 0;
+  std::string wgmma_serialized;
   double l1_bytes = 0;
   int warps = 1;
 };
@@ -53,6 +54,7 @@ Occupancy occupancy(const Machine& m, const Launch& la, const std::vector<Kernel
       if (r.registers > 0) o.registers = r.registers;
       if (r.shared_bytes > 0) o.shared_bytes = r.shared_bytes;
       o.spill_stores = std::max(0, r.spill_stores), o.spill_loads = std::max(0, r.spill_loads);
+      o.wgmma_serialized = r.wgmma_serialized;
     }
   o.shared_bytes += int(la.shared_bytes);
   const int threads = int(la.block.count());
@@ -292,6 +294,10 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
     LaunchMemory mem = analyse_memory(sl, sp.anchor, sp.neighbour);
     std::vector<OpCost> cost = cost_table(sl.code, m);
     schedule_like_ptxas(sl, cost, m);
+    // ptxas put a wait for completion after each wgmma: every wait_group waits for all of them.
+    if (!o.wgmma_serialized.empty())
+      for (OpCost& c : cost)
+        if (c.wgmma_wait) c.wgmma_keep = 0;
 
     const uint64_t n = sl.launch.grid.count();
     const uint64_t nb = n >= sms ? (n + sms - 1) / sms : 1;
@@ -421,6 +427,7 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
     lp.registers = o.registers;
     lp.shared_bytes = o.shared_bytes;
     lp.spill_stores = o.spill_stores, lp.spill_loads = o.spill_loads;
+    lp.wgmma_serialized = o.wgmma_serialized;
     lp.resident = o.resident;
     lp.resident_running = slots;
     lp.limited_by = o.limited_by;

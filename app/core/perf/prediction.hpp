@@ -35,6 +35,7 @@ struct LaunchPrediction {
   double us = 0; // this launch, with its launch overhead
   int registers = 0, shared_bytes = 0;
   int spill_stores = 0, spill_loads = 0; // bytes of spill code ptxas reported (static, not traffic)
+  std::string wgmma_serialized;          // ptxas serialized the wgmma: why (empty: it did not)
   int resident = 0;                      // blocks per SM at once
   int resident_running = 0;              // ... once their idle warps have exited (>= resident)
   std::string limited_by;              // "threads", "registers", "shared memory", "blocks", "warps"
