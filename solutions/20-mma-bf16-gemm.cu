@@ -93,6 +93,9 @@
 // This file: 307.1 us, 448 TFLOP/s, 69% of the mma.sync ceiling `warpbook probe` measured that day
 // (647 TFLOP/s): 1% short of issue 12's 70% (303.5 us). The model (`warpbook predict`) said 306.8
 // us for BK 64 x 3 but 452 us for BK 32: it is not yet a guide for these loops.
+// Later the same day (session 3): 4 x STAGES k-steps a trip (the pointers moved half as often)
+// 310.2 us beside this file's 308.5; its hot loop in machine code has 512 HMMA, 128 LDSM, 64 LDGSTS
+// and about 40 other instructions a trip, and spills only outside it.
 // measured: 307.06 us on NVIDIA H200
 // @tune BM=128
 // @tune BN=128

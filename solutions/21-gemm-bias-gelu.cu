@@ -67,6 +67,8 @@
 // when 1 + e overflows, x / inf's limit: bf16 keeps 8 bits, so the answer does not move.
 // This file: 314.4 us, 437 TFLOP/s, 67% of the mma.sync ceiling `warpbook probe` measured in the
 // same run (651 TFLOP/s), short of issue 12's 70% (301.5 us); 7 us behind puzzle 20's plain GEMM.
+// Also timed (session 3, beside this file's 312.4 us): the bf16 pairs stored straight from the
+// registers (no staging tile, no barrier; 8 rows x 16 bytes a store) 319.0 us, at BK 64 x 2 325.0.
 // measured: 314.40 us on NVIDIA H200
 // @tune BM=128
 // @tune BN=128

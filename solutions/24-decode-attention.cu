@@ -35,9 +35,9 @@
 // The softmax is base 2 with the scale folded into q: one ex2.approx per score, and the rescale
 // of acc only when the running max moves. The arithmetic is the other limit: per key and lane,
 // 16 bf16-to-f32 conversions, 64 FMAs for the dots, 64 for acc. With the xor tree, 128 shuffles
-// and adds per round plus every lane computing all 16 weights made the kernel issue-bound (predicted
-// 632 us); the reduce-scatter cut the instructions by about a quarter (predicted 520 us).
-// Registers: 128 at __launch_bounds__(128, 4); ptxas (sm_90) reports no spills for the G <= 4
+// and adds per round plus every lane computing all 16 weights made the kernel issue-bound
+// (predicted 632 us); the reduce-scatter cut the instructions by about a quarter (predicted 520
+// us). Registers: 128 at __launch_bounds__(128, 4); ptxas (sm_90) reports no spills for the G <= 4
 // paths. The G = 8 paths spill some 340 bytes (q and acc alone are 128 floats per lane): correct,
 // not tuned. CHUNK = 1024 predicts 2-3% faster at the perf size but gives only 64 blocks at B = 1.
 //
@@ -56,6 +56,10 @@
 // the FMAs were not what held it back. What does: bytes in flight. `warpbook probe` reads DRAM at
 // 4.09 TB/s with 32 KiB in flight per SM and 4.51 TB/s with 128 KiB; this kernel keeps about
 // 40 KiB. PyTorch's SDPA took 499.9 us the same day: 0.93x of it, short of issue 12's bar.
+// Session 3 (2026-11-25, beside this file's 542.9 and 542.5 us): the grid's blocks taking their
+// (chunk, KV head) pairs head-fastest, so that neighbouring blocks read neighbouring 256-byte rows
+// of the [B, L, Hkv, D] cache, 540.5 us (529.3 at CHUNK 1024); with that, an L1 or L2 prefetch of
+// the next round's rows (one per 128-byte line, no registers) 566.1 and 565.7 us.
 // measured: 541.98 us on NVIDIA H200
 // @tune BLOCK=128
 // @tune CHUNK=512
@@ -78,8 +82,7 @@ __device__ __forceinline__ float2 bf2(unsigned u) {
 // One step of a reduce-scatter over the lanes of a group: of the N values, the lane keeps the
 // upper half if its bit `off` is set (else the lower), adds the partner's copy of that half, and
 // sends the other half to the partner. x[0 .. N/2) holds the result.
-template <int N>
-__device__ __forceinline__ void rs_step(float* x, int off, int t) {
+template <int N> __device__ __forceinline__ void rs_step(float* x, int off, int t) {
   const bool up = (t & off) != 0;
 #pragma unroll
   for (int i = 0; i < N / 2; ++i) {
@@ -90,11 +93,10 @@ __device__ __forceinline__ void rs_step(float* x, int off, int t) {
 
 // One lane's online-softmax state for one query head: 8 elements of acc.
 template <int D, int G, int U>
-__device__ __forceinline__ void split_body(const __nv_bfloat16* __restrict__ q,
-                                           const __nv_bfloat16* __restrict__ k,
-                                           const __nv_bfloat16* __restrict__ v,
-                                           const int* __restrict__ lens, float* __restrict__ part,
-                                           int Hq, int Hkv, int L, float* sm) {
+__device__ __forceinline__ void
+split_body(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k,
+           const __nv_bfloat16* __restrict__ v, const int* __restrict__ lens,
+           float* __restrict__ part, int Hq, int Hkv, int L, float* sm) {
   constexpr int T = D / 8;   // lanes per key
   constexpr int KW = 32 / T; // keys per warp per load
   constexpr int SR = D + 4;  // one warp's state for one head in shared memory: m, l, 2 spare, acc
@@ -111,7 +113,8 @@ __device__ __forceinline__ void split_body(const __nv_bfloat16* __restrict__ q,
   float qf[G][8];
 #pragma unroll
   for (int g = 0; g < G; ++g) {
-    const uint4 r = *reinterpret_cast<const uint4*>(q + ((long long)b * Hq + h * G + g) * D + t * 8);
+    const uint4 r =
+        *reinterpret_cast<const uint4*>(q + ((long long)b * Hq + h * G + g) * D + t * 8);
     const unsigned* u = &r.x;
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
@@ -121,7 +124,8 @@ __device__ __forceinline__ void split_body(const __nv_bfloat16* __restrict__ q,
     }
   }
   float m[G], l[G], acc[G][8];
-  float m_own = -INFINITY, l_own = 0.f; // reduce-scatter path: the running max and sum of head t % G
+  float m_own = -INFINITY,
+        l_own = 0.f; // reduce-scatter path: the running max and sum of head t % G
 #pragma unroll
   for (int g = 0; g < G; ++g) {
     m[g] = -INFINITY;
@@ -299,8 +303,10 @@ __device__ __forceinline__ void split_body(const __nv_bfloat16* __restrict__ q,
     for (int g = 0; g < G; ++g) {
       float* r = sm + (w * G + g) * SR;
       if (t == 0) r[0] = m[g], r[1] = l[g];
-      *reinterpret_cast<float4*>(r + 4 + t * 8) = make_float4(acc[g][0], acc[g][1], acc[g][2], acc[g][3]);
-      *reinterpret_cast<float4*>(r + 8 + t * 8) = make_float4(acc[g][4], acc[g][5], acc[g][6], acc[g][7]);
+      *reinterpret_cast<float4*>(r + 4 + t * 8) =
+          make_float4(acc[g][0], acc[g][1], acc[g][2], acc[g][3]);
+      *reinterpret_cast<float4*>(r + 8 + t * 8) =
+          make_float4(acc[g][4], acc[g][5], acc[g][6], acc[g][7]);
     }
   }
   __syncthreads();
@@ -330,24 +336,32 @@ __device__ __forceinline__ void split_body(const __nv_bfloat16* __restrict__ q,
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK, 512 / BLOCK)
-decode_split(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k,
-             const __nv_bfloat16* __restrict__ v, const int* __restrict__ lens,
-             float* __restrict__ part, __nv_bfloat16* __restrict__ out, int B, int Hq, int Hkv,
-             int L, int D) {
+    decode_split(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k,
+                 const __nv_bfloat16* __restrict__ v, const int* __restrict__ lens,
+                 float* __restrict__ part, __nv_bfloat16* __restrict__ out, int B, int Hq, int Hkv,
+                 int L, int D) {
   __shared__ __align__(16) float sm[NW * 8 * (128 + 4)];
   const int G = Hq / Hkv;
   // D is 64 or 128 and G is 1, 2, 4 or 8 (the puzzle's promise): one specialised body each, so
   // that the per-head arrays live in registers. Fewer keys in flight where G is large.
   if (D == 128) {
-    if (G == 1) split_body<128, 1, 8>(q, k, v, lens, part, Hq, Hkv, L, sm);
-    else if (G == 2) split_body<128, 2, 4>(q, k, v, lens, part, Hq, Hkv, L, sm);
-    else if (G == 4) split_body<128, 4, 4>(q, k, v, lens, part, Hq, Hkv, L, sm);
-    else split_body<128, 8, 2>(q, k, v, lens, part, Hq, Hkv, L, sm);
+    if (G == 1)
+      split_body<128, 1, 8>(q, k, v, lens, part, Hq, Hkv, L, sm);
+    else if (G == 2)
+      split_body<128, 2, 4>(q, k, v, lens, part, Hq, Hkv, L, sm);
+    else if (G == 4)
+      split_body<128, 4, 4>(q, k, v, lens, part, Hq, Hkv, L, sm);
+    else
+      split_body<128, 8, 2>(q, k, v, lens, part, Hq, Hkv, L, sm);
   } else {
-    if (G == 1) split_body<64, 1, 8>(q, k, v, lens, part, Hq, Hkv, L, sm);
-    else if (G == 2) split_body<64, 2, 4>(q, k, v, lens, part, Hq, Hkv, L, sm);
-    else if (G == 4) split_body<64, 4, 4>(q, k, v, lens, part, Hq, Hkv, L, sm);
-    else split_body<64, 8, 2>(q, k, v, lens, part, Hq, Hkv, L, sm);
+    if (G == 1)
+      split_body<64, 1, 8>(q, k, v, lens, part, Hq, Hkv, L, sm);
+    else if (G == 2)
+      split_body<64, 2, 4>(q, k, v, lens, part, Hq, Hkv, L, sm);
+    else if (G == 4)
+      split_body<64, 4, 4>(q, k, v, lens, part, Hq, Hkv, L, sm);
+    else
+      split_body<64, 8, 2>(q, k, v, lens, part, Hq, Hkv, L, sm);
   }
 }
 
