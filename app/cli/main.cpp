@@ -146,6 +146,9 @@ int cmd_compile(const Global& g, const std::string& key, const std::string& file
     fmt::print(
         "{}: {} registers, {} bytes shared, {} bytes stack, spills {} B stored / {} B loaded\n",
         r.name, r.registers, r.shared_bytes, r.local_bytes, r.spill_stores, r.spill_loads);
+  for (auto& r : prog.resources)
+    if (!r.wgmma_serialized.empty())
+      fmt::print("{}: ptxas serialized its wgmma, due to {}\n", r.name, r.wgmma_serialized);
   if (!ptx_out.empty() && !prog.ptx.empty()) {
     std::ofstream(ptx_out) << prog.ptx;
     fmt::print("wrote {} ({} bytes of PTX)\n", ptx_out, prog.ptx.size());

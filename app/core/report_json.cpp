@@ -360,7 +360,8 @@ std::string report_to_json(const CheckReport& r, int indent) {
                    {"local_bytes", k.local_bytes},
                    {"spill_stores", k.spill_stores},
                    {"spill_loads", k.spill_loads},
-                   {"max_threads", k.max_threads}});
+                   {"max_threads", k.max_threads},
+                   {"wgmma_serialized", k.wgmma_serialized}});
   json cases = json::array();
   for (auto& c : r.cases) cases.push_back(to(c));
   json phases = json::array();
@@ -426,7 +427,7 @@ CheckReport report_from_json(const std::string& text) {
     r.resources.push_back({k.value("name", ""), k.value("registers", -1),
                            k.value("shared_bytes", -1), k.value("local_bytes", -1),
                            k.value("spill_stores", -1), k.value("spill_loads", -1),
-                           k.value("max_threads", -1)});
+                           k.value("max_threads", -1), k.value("wgmma_serialized", std::string())});
   r.tunables = j.value("tunables", std::map<std::string, int64_t>{});
   for (auto& c : j.value("cases", json::array())) r.cases.push_back(case_from(c));
   for (auto& p : j.value("phases_ms", json::array()))

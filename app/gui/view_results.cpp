@@ -408,6 +408,10 @@ void draw_results(App& app) {
     for (auto& k : rep.resources)
       ImGui::Text("%s: %d registers, %d B shared, %d B stack, spills %d/%d B", k.name.c_str(),
                   k.registers, k.shared_bytes, k.local_bytes, k.spill_stores, k.spill_loads);
+    for (auto& k : rep.resources)
+      if (!k.wgmma_serialized.empty())
+        ImGui::TextWrapped("%s: ptxas serialized its wgmma, due to %s", k.name.c_str(),
+                           k.wgmma_serialized.c_str());
   }
   if (!rep.tunables.empty() || !rep.phases_ms.empty()) {
     if (ImGui::CollapsingHeader("Tunables and time")) {

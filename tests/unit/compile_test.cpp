@@ -1,6 +1,8 @@
 #include "core/check.hpp"
 #include "core/compile.hpp"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <doctest/doctest.h>
 
@@ -166,4 +168,47 @@ TEST_CASE("owners by layout") {
         "block (2,0,0) by layout");
   CHECK(owner_by_layout(17 * 40 + 33, {20, 40}, {2, 2, 1}, {32, 16, 1}, 800) ==
         "thread (1,1,0) of block (1,1,0) by layout");
+}
+
+TEST_CASE("ptxas's notice that it serialized a kernel's wgmma reaches the resources") {
+  // Two accumulators in turn: adding one while the wgmma into the other is in flight makes ptxas
+  // put a wait after every wgmma (C7514). Waiting for each before the add does not.
+  auto src = [](int keep) {
+    return fmt::format(R"(
+__device__ __forceinline__ void mma(float (&d)[4], unsigned long long a, unsigned long long b) {{
+  asm volatile("{{\n.reg .pred p;\nsetp.ne.b32 p, 0, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e4m3 {{%0,%1,%2,%3}}, %4, %5, p, 1, 1;\n}}"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) : "l"(a), "l"(b));
+}}
+extern "C" __global__ void k(float* out, unsigned long long a, int n) {{
+  float acc[4] = {{0, 0, 0, 0}}, t0[4], t1[4];
+  for (int i = 0; i < n; i += 2) {{
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+    mma(t0, a + i, a + 2 * i);
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+    asm volatile("wgmma.wait_group.sync.aligned {0};\n" ::: "memory");
+    if (i) for (int q = 0; q < 4; ++q) acc[q] += t1[q];
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+    mma(t1, a + i + 1, a + 2 * i + 1);
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+    asm volatile("wgmma.wait_group.sync.aligned {0};\n" ::: "memory");
+    for (int q = 0; q < 4; ++q) acc[q] += t0[q];
+  }}
+  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+  for (int q = 0; q < 4; ++q) out[threadIdx.x * 4 + q] = acc[q] + t1[q];
+}}
+)",
+                       keep);
+  };
+  CompileOptions o;
+  o.arch = "sm_90a";
+  o.ptxas_report = true;
+  const Program serial = compile_source(src(1), "serial.cu", o);
+  REQUIRE_MESSAGE(serial.ok, serial.log);
+  REQUIRE(serial.resources.size() == 1);
+  CHECK(serial.resources[0].wgmma_serialized.find("accumulator registers") != std::string::npos);
+  const Program waits = compile_source(src(0), "waits.cu", o);
+  REQUIRE_MESSAGE(waits.ok, waits.log);
+  REQUIRE(waits.resources.size() == 1);
+  CHECK(waits.resources[0].wgmma_serialized.empty());
 }
