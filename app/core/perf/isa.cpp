@@ -110,31 +110,26 @@ std::vector<OpCost> cost_table(const std::vector<sim::InstInfo>& code, const Mac
         c.arrive = has(op, "arrive");
         c.barrier = !c.arrive;
       }
-    } else if (b == "mma" || (b == "wmma" && has(op, "mma"))) {
+    } else if (b == "mma" || (b == "wmma" && has(op, "mma")) ||
+               (b == "wgmma" && has(op, "mma_async"))) {
+      // A wgmma is this warp's quarter of the warpgroup's MMA on its SMSP's share of the tensor
+      // cores: the four warps of a warpgroup sit on the four SMSPs, so the group runs at the SM's
+      // rate. FP8 mma.sync runs at its own (on Hopper, emulated) rate; FP8 wgmma at twice f16's.
       set(Pipe::tensor);
       const double flops = double(in.tensor_flops_per_warp_k) * 1024.0;
       const bool fp8 = has(op, "e4m3") || has(op, "e5m2");
-      const double rate =
+      const bool wg = b == "wgmma";
+      const double mma_rate =
           fp8 && m.fp8_mma_flops_clk_sm > 0 ? m.fp8_mma_flops_clk_sm : m.tensor_flops_clk_sm;
+      const double rate =
+          wg && m.wgmma_flops_clk_sm > 0 ? m.wgmma_flops_clk_sm * (fp8 ? 2 : 1) : mma_rate;
       c.issue = float(flops / std::max(1.0, rate / 4)); // per SMSP
+      c.wgmma = wg;
     } else if (b == "wgmma") {
-      if (has(op, "mma_async")) {
-        // This warp's quarter of the warpgroup's MMA on its SMSP's share of the tensor cores: the
-        // four warps of a warpgroup sit on the four SMSPs, so the group runs at the SM's rate.
-        set(Pipe::tensor);
-        const double flops = double(in.tensor_flops_per_warp_k) * 1024.0;
-        const bool fp8 = has(op, "e4m3") || has(op, "e5m2");
-        const double rate = m.wgmma_flops_clk_sm > 0 ? m.wgmma_flops_clk_sm * (fp8 ? 2 : 1)
-                            : fp8 && m.fp8_mma_flops_clk_sm > 0 ? m.fp8_mma_flops_clk_sm
-                                                                : m.tensor_flops_clk_sm;
-        c.issue = float(flops / std::max(1.0, rate / 4));
-        c.wgmma = true;
-      } else {
-        set(Pipe::alu); // fence, commit_group, wait_group: bookkeeping (the wait is modelled)
-        c.wgmma_commit = has(op, "commit_group");
-        c.wgmma_wait = has(op, "wait_group");
-        c.wgmma_keep = in.group_keep;
-      }
+      set(Pipe::alu); // fence, commit_group, wait_group: bookkeeping (the wait is modelled)
+      c.wgmma_commit = has(op, "commit_group");
+      c.wgmma_wait = has(op, "wait_group");
+      c.wgmma_keep = in.group_keep;
     } else if (b == "shfl" || b == "match" || b == "redux") {
       set(Pipe::mio);
       c.latency = float(m.shfl_latency);
