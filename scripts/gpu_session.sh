@@ -13,6 +13,8 @@
 #             and timed one by one (quicker than `puzzles` when only a few are new)
 #   tune      `warpbook tune` of the solutions named in $TUNE (puzzle ids, space-separated)
 #   variants  every .variants/NN/*.cu (git-ignored, carried): checked and timed as puzzle NN
+#   ncu       Nsight Compute's counters for the solutions named in $NCU (puzzle ids, or id=FILE),
+#             one launch at the perf size: where the time goes, read off the hardware
 #   attempt   a GPU check of fault 84 stored in a fresh data folder, for the GUI's screenshot of a
 #             GPU verdict with the simulator's explanation ($OUT/gpu-attempt.db)
 # Needs .deps (carried; see ../shared/device/fetch-deps.sh).
@@ -100,6 +102,30 @@ for stage in "$@"; do
       printf '%-28s %-40s ' "$id" "$(basename "$f")"
       check_line "$id" "$f"
     done | tee "$out/variants.txt"
+    ;;
+  ncu)
+    ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
+    for spec in ${NCU:-}; do
+      id=$(basename puzzles/"${spec%%=*}"*); file=solutions/$id.cu; [ "$spec" != "${spec%%=*}" ] && file=${spec#*=}
+      step "ncu $id $file"
+      sizes=$(python3 -c "import tomllib,sys; p=tomllib.load(open('puzzles/$id/puzzle.toml','rb'))['perf']
+print(' '.join('--size %s=%s' % (k, v) for k, v in p.items() if not isinstance(v, dict)))")
+      kname=$(python3 -c "import tomllib; print(tomllib.load(open('puzzles/$id/puzzle.toml','rb'))['kernel']['name'])")
+      log=$out/ncu-$id-$(basename "$file" .cu).txt
+      # The reference runs first under `run`; the last launch of the kernel's name is the file's.
+      "$ncu" --clock-control none --target-processes all -k "regex:^$kname\$" \
+        --section SpeedOfLight --section MemoryWorkloadAnalysis --section MemoryWorkloadAnalysis_Tables \
+        --section WarpStateStats --section SchedulerStats --section Occupancy --section LaunchStats \
+        --section InstructionStats --section ComputeWorkloadAnalysis \
+        --metrics "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\\.ratio" \
+        "$build/warpbook" run "$id" "$file" $sizes --no-time >"$log" 2>&1
+      echo "rc $? ($(grep -c '^  [a-z_0-9]* (' "$log") launches profiled) -> $(basename "$log")"
+      # Stall reasons of the file's launch (warps stalled per issued instruction), largest first.
+      awk '/^  [a-z_0-9]+ \(/{n++} n && /issue_stalled/ {print n, $1, $NF}' "$log" |
+        awk -v last="$(grep -c '^  [a-z_0-9]* (' "$log")" '$1 == last && $3 + 0 > 0.05 {print $3, $2}' |
+        sort -rn | head -8 | sed 's/smsp__average_warps_issue_stalled_/  stall /; s/_per_issue_active.ratio//'
+      grep -E "Duration|DRAM Throughput|Memory Throughput|L1/TEX Hit|L2 Hit|Issue Slots Busy|No Eligible|Achieved Occupancy|Registers Per|Warp Cycles Per Issued|Stall|Executed Ipc A" "$log" | tail -16
+    done
     ;;
   attempt)
     step "a GPU verdict explained by the simulator, stored for the GUI"

@@ -2,10 +2,13 @@
 //
 // What: decode_split gives each block CHUNK = 512 keys of one (sequence b, KV head h) pair and
 // all G = Hq / Hkv query heads that share that KV head. Inside the block (4 warps), a key's K row
-// (D bf16 = 128 or 256 bytes) is read by a group of D/8 lanes, one 16-byte load each, so a warp
-// reads 32/(D/8) keys per load instruction; each lane group takes U keys at once (U K loads and U
-// V loads in flight per lane before any arithmetic). Each lane holds its 8 elements of the G
-// query rows (pre-scaled by log2(e)/sqrt(D), so exp becomes exp2) and forms U x G partial dot
+// (D bf16 = 128 or 256 bytes) is read by a group of D/8 lanes, 16 bytes each, so a warp reads
+// 32/(D/8) keys per round and load; each lane group takes U keys a round. The loads go through a
+// ring in shared memory: each lane cp.async's exactly the U K and U V pieces it will use into its
+// own slots, one round ahead (STAGES = 2), and reads them back with ld.shared when the round
+// comes. No other thread touches a lane's slots, so there is no barrier, only
+// cp.async.wait_group; and the bytes in flight cost no registers. Each lane holds its 8 elements of
+// the G query rows (pre-scaled by log2(e)/sqrt(D), so exp becomes exp2) and forms U x G partial dot
 // products. Where U x G equals the group's D/8 lanes (G = 4, U = 4 at D = 128: the perf path) a
 // reduce-scatter finishes them: 4 steps in which each lane sends half of its values to a partner
 // and keeps the other half, 15 shuffles for 16 sums (a plain xor tree takes 64), after which lane
@@ -30,8 +33,9 @@
 // 132 SMs; splitting every sequence into chunks of CHUNK keys gives B * Hkv * L / CHUNK blocks
 // whatever B is (4096 at the perf size, 128 at B = 1, L = 8192), at the price of a combine that
 // reads D + 2 floats per (b, query head, chunk): 1.6% of the cache's bytes at CHUNK = 512,
-// D = 128, G = 4. (3) 16-byte loads, U of each per lane before the arithmetic, so each SM has
-// some 40 KB of reads in flight.
+// D = 128, G = 4. (3) Bytes in flight: with plain loads into registers each SM had some 40 KB
+// of reads in flight and the next round's loads went out only after this round's arithmetic; the
+// cp.async ring keeps a whole round (16 KB a block, 64 KB an SM) in flight while one is computed.
 // The softmax is base 2 with the scale folded into q: one ex2.approx per score, and the rescale
 // of acc only when the running max moves. The arithmetic is the other limit: per key and lane,
 // 16 bf16-to-f32 conversions, 64 FMAs for the dots, 64 for acc. With the xor tree, 128 shuffles
@@ -44,25 +48,36 @@
 // Napkin maths at the perf size (B 64, Hq 32, Hkv 8, L 8192, D 128, every lens = L): K and V are
 // 64 x 8192 x 8 x 128 x 2 bytes x 2 = 2.15 GB, read once; 8.6 GFLOP. Least time: 447 us on the
 // H200 (4.8 TB/s), 1.05 ms on an A100 80 GB (2.04 TB/s), 2.13 ms on an RTX 4090 (1.01 TB/s).
-// Predicted by `warpbook predict` for the H200: 528 us, 4.07 TB/s (85% of the datasheet; the
-// tool's speed of light, against the measured DRAM ceiling, calls it 89%).
-// Measured on the H200 (`warpbook check`, 2026-11-24): 542.0 us, 3.96 TB/s, 86.8% of the speed of
-// light against the ceilings `warpbook probe` measured; gold.
-// Side by side on the H200 (`warpbook check`, 2026-11-25, median): this file 537.0 us; CHUNK =
+// The version before the ring (plain 16-byte loads into registers), predicted by `warpbook
+// predict` for the H200 at 528 us, measured (`warpbook check`, 2026-11-24) 542.0 us, 3.96 TB/s,
+// 86.8% of the speed of light against the ceilings `warpbook probe` measured; gold.
+// Side by side on the H200 (`warpbook check`, 2026-11-25, median): that version 537.0 us; CHUNK =
 // 1024 524.0 us, 2.4% faster here but 64 blocks at B = 1, L = 8192, half the SMs idle, so 512
 // stays; an L2::256B prefetch hint on the K and V loads 542.6 us. A tensor-core version (QK^T and
 // PV on mma.sync with P as two bf16 terms, one warp per block, a 3-stage cp.async ring: the
 // instructions per key fell 3.4x) measured 544.4, 539.5 and 527.1 us at CHUNK 512, 1024 and 2048:
 // the FMAs were not what held it back. What does: bytes in flight. `warpbook probe` reads DRAM at
-// 4.09 TB/s with 32 KiB in flight per SM and 4.51 TB/s with 128 KiB; this kernel keeps about
+// 4.09 TB/s with 32 KiB in flight per SM and 4.51 TB/s with 128 KiB; that version kept about
 // 40 KiB. PyTorch's SDPA took 499.9 us the same day: 0.93x of it, short of issue 12's bar.
-// Session 3 (2026-11-25, beside this file's 542.9 and 542.5 us): the grid's blocks taking their
+// Session 3 (2026-11-25, beside that version's 542.9 and 542.5 us): the grid's blocks taking their
 // (chunk, KV head) pairs head-fastest, so that neighbouring blocks read neighbouring 256-byte rows
 // of the [B, L, Hkv, D] cache, 540.5 us (529.3 at CHUNK 1024); with that, an L1 or L2 prefetch of
 // the next round's rows (one per 128-byte line, no registers) 566.1 and 565.7 us.
-// measured: 541.98 us on NVIDIA H200
+// Session 4 (2026-11-25, `warpbook check`, the cp.async ring, in three runs beside the register
+// version of before at 542.6, 536.5 and 542.9 us): 519.2, 510.9 and 519.0 us, 4-5% faster; this
+// file, checked on its own, 519.6 us, 4.14 TB/s, 86.1% of the speed of light; gold.
+// Nsight Compute on the H200 at the perf size (`NCU=24 bash scripts/gpu_session.sh ncu`): DRAM
+// 89% of its peak (4.28 TB/s), issue slots 63% busy, 4 blocks of 4 warps an SM (128 registers).
+// Tried beside it and not faster: 3 stages (512.7-520.3 us; 48 KB of ring), blocks taking 2, 4 or
+// 8 chunks where the grid has blocks to spare (510.6-511.6), the KV heads fastest in launch order
+// (519.6), V read from the ring only after the scores (518.9), 5 blocks an SM (96 registers,
+// spills: 562.4). PyTorch's SDPA took 506.0 us in the run that measured the ring at 519.0 us
+// (0.97x of it): still short of issue 12's bar.
+//
+// measured: 519.58 us on NVIDIA H200
 // @tune BLOCK=128
 // @tune CHUNK=512
+#define STAGES 2 // rounds in the ring: one computed while the next one's copies are in flight
 
 #include <cuda_bf16.h>
 
@@ -77,6 +92,21 @@ __device__ __forceinline__ float ex2(float x) {
 
 __device__ __forceinline__ float2 bf2(unsigned u) {
   return __bfloat1622float2(*reinterpret_cast<__nv_bfloat162*>(&u));
+}
+
+// 16 bytes from global into this thread's shared slot, in flight until cp.async.wait_group;
+// a source size of 0 writes zeros and reads nothing (keys past lens[b]).
+__device__ __forceinline__ void cp16(void* dst, const void* src, bool in) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(
+                   (unsigned)__cvta_generic_to_shared(dst)),
+               "l"(src), "r"(in ? 16 : 0)
+               : "memory");
+}
+__device__ __forceinline__ void cp_commit() {
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+template <int N> __device__ __forceinline__ void cp_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
 // One step of a reduce-scatter over the lanes of a group: of the N values, the lane keeps the
@@ -96,7 +126,7 @@ template <int D, int G, int U>
 __device__ __forceinline__ void
 split_body(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k,
            const __nv_bfloat16* __restrict__ v, const int* __restrict__ lens,
-           float* __restrict__ part, int Hq, int Hkv, int L, float* sm) {
+           float* __restrict__ part, int Hq, int Hkv, int L, float* sm, uint4* ring) {
   constexpr int T = D / 8;   // lanes per key
   constexpr int KW = 32 / T; // keys per warp per load
   constexpr int SR = D + 4;  // one warp's state for one head in shared memory: m, l, 2 spare, acc
@@ -137,19 +167,41 @@ split_body(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict_
   const long long rs = (long long)Hkv * D; // elements from one key to the next
   const __nv_bfloat16* kb = k + ((long long)b * L * Hkv + h) * D + t * 8;
   const __nv_bfloat16* vb = v + ((long long)b * L * Hkv + h) * D + t * 8;
-  for (int base = k0; base < k1; base += NW * KW * U) {
+  // Each lane copies exactly the 16-byte pieces it will read (its U keys' K and V) into its own
+  // slots of a STAGES-round ring in shared memory, STAGES - 1 rounds ahead: the bytes in flight
+  // cost no registers, and no other thread touches the slots, so no barrier is needed.
+  static_assert(U <= 4, "the ring holds 4 keys' pieces a lane a round");
+  constexpr int RK = NW * KW * U; // keys per round
+  const int nr = (k1 - k0 + RK - 1) / RK;
+  auto issue = [&](int r) {
+    uint4* slot = ring + (r % STAGES) * (2 * 4 * BLOCK) + threadIdx.x;
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int ju = k0 + r * RK + (u * NW + w) * KW + grp;
+      const bool in = ju < k1;
+      const long long o = in ? ju * rs : 0;
+      cp16(slot + (2 * u) * BLOCK, kb + o, in);
+      cp16(slot + (2 * u + 1) * BLOCK, vb + o, in);
+    }
+  };
+#pragma unroll
+  for (int r = 0; r < STAGES - 1; ++r) {
+    if (r < nr) issue(r);
+    cp_commit();
+  }
+  for (int r = 0; r < nr; ++r) {
+    const int base = k0 + r * RK;
+    if (r + STAGES - 1 < nr) issue(r + STAGES - 1);
+    cp_commit();
+    cp_wait<STAGES - 1>(); // this thread's copies of round r have landed
     uint4 kr[U], vr[U];
     int j[U];
+    const uint4* slot = ring + (r % STAGES) * (2 * 4 * BLOCK) + threadIdx.x;
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       j[u] = base + (u * NW + w) * KW + grp;
-      if (j[u] < k1) {
-        kr[u] = __ldg(reinterpret_cast<const uint4*>(kb + j[u] * rs));
-        vr[u] = __ldg(reinterpret_cast<const uint4*>(vb + j[u] * rs));
-      } else {
-        kr[u] = make_uint4(0, 0, 0, 0);
-        vr[u] = make_uint4(0, 0, 0, 0);
-      }
+      kr[u] = slot[(2 * u) * BLOCK];
+      vr[u] = slot[(2 * u + 1) * BLOCK];
     }
     float sc[U][G];
 #pragma unroll
@@ -298,6 +350,8 @@ split_body(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict_
       m[g] = mx;
     }
   }
+  cp_wait<0>();
+  __syncthreads(); // sm shares its bytes with the ring, which other warps may still be reading
   if (grp == 0) {
 #pragma unroll
     for (int g = 0; g < G; ++g) {
@@ -340,28 +394,33 @@ extern "C" __global__ void __launch_bounds__(BLOCK, 512 / BLOCK)
                  const __nv_bfloat16* __restrict__ v, const int* __restrict__ lens,
                  float* __restrict__ part, __nv_bfloat16* __restrict__ out, int B, int Hq, int Hkv,
                  int L, int D) {
-  __shared__ __align__(16) float sm[NW * 8 * (128 + 4)];
+  // The ring (STAGES rounds of U keys' K and V, 16 bytes a lane each) and, after the loop, the
+  // warps' states for the merge share one array.
+  constexpr int RING = STAGES * 2 * 4 * BLOCK * 16, MERGE = NW * 8 * (128 + 4) * 4;
+  __shared__ __align__(16) unsigned char smem[RING > MERGE ? RING : MERGE];
+  float* sm = reinterpret_cast<float*>(smem);
+  uint4* ring = reinterpret_cast<uint4*>(smem);
   const int G = Hq / Hkv;
   // D is 64 or 128 and G is 1, 2, 4 or 8 (the puzzle's promise): one specialised body each, so
   // that the per-head arrays live in registers. Fewer keys in flight where G is large.
   if (D == 128) {
     if (G == 1)
-      split_body<128, 1, 8>(q, k, v, lens, part, Hq, Hkv, L, sm);
+      split_body<128, 1, 4>(q, k, v, lens, part, Hq, Hkv, L, sm, ring);
     else if (G == 2)
-      split_body<128, 2, 4>(q, k, v, lens, part, Hq, Hkv, L, sm);
+      split_body<128, 2, 4>(q, k, v, lens, part, Hq, Hkv, L, sm, ring);
     else if (G == 4)
-      split_body<128, 4, 4>(q, k, v, lens, part, Hq, Hkv, L, sm);
+      split_body<128, 4, 4>(q, k, v, lens, part, Hq, Hkv, L, sm, ring);
     else
-      split_body<128, 8, 2>(q, k, v, lens, part, Hq, Hkv, L, sm);
+      split_body<128, 8, 2>(q, k, v, lens, part, Hq, Hkv, L, sm, ring);
   } else {
     if (G == 1)
-      split_body<64, 1, 8>(q, k, v, lens, part, Hq, Hkv, L, sm);
+      split_body<64, 1, 4>(q, k, v, lens, part, Hq, Hkv, L, sm, ring);
     else if (G == 2)
-      split_body<64, 2, 4>(q, k, v, lens, part, Hq, Hkv, L, sm);
+      split_body<64, 2, 4>(q, k, v, lens, part, Hq, Hkv, L, sm, ring);
     else if (G == 4)
-      split_body<64, 4, 4>(q, k, v, lens, part, Hq, Hkv, L, sm);
+      split_body<64, 4, 4>(q, k, v, lens, part, Hq, Hkv, L, sm, ring);
     else
-      split_body<64, 8, 2>(q, k, v, lens, part, Hq, Hkv, L, sm);
+      split_body<64, 8, 2>(q, k, v, lens, part, Hq, Hkv, L, sm, ring);
   }
 }
 

@@ -28,10 +28,11 @@
 // step (a sample of the row), so the first step appends about k values instead of all of them and
 // no block starts its row with a select over thousands of candidates. For random logits
 // the threshold climbs fast: the i-th value is in the top k of the first i with probability k / i.
-// On a row of 128256 with k = 50 the block selects a few times, over lists of about 300, and some 500 values are appended after the first select.
-// A select is 2 to 4 passes of a 256-bin histogram over the list (8 at most, when ties go down to
-// the column bits), a few hundred instructions per warp for a list of 300. Rows that defeat the
-// threshold (increasing rows: every value is a new maximum) stay correct; they select every step.
+// On a row of 128256 with k = 50 the block selects a few times, over lists of about 300, and some
+// 500 values are appended after the first select. A select is 2 to 4 passes of a 256-bin histogram
+// over the list (8 at most, when ties go down to the column bits), a few hundred instructions per
+// warp for a list of 300. Rows that defeat the threshold (increasing rows: every value is a new
+// maximum) stay correct; they select every step.
 //
 // Napkin maths: 1024 rows x 128256 x 4 B = 525 MB read, 410 KB written: 110 us at the H200's
 // 4.8 TB/s datasheet, 115 us at the 4.56 TB/s read stream `warpbook probe` measured; 258 us on an
@@ -46,6 +47,16 @@
 // Side by side on 2026-11-25 (143.7 us this file): an L2 prefetch of the step 2, 4 or 8 steps
 // ahead (prefetch.global.L2, one line per thread, no registers) 157.7, 187.0 and 222.8 us; an
 // L2::256B hint on the float4 loads 150.1 us (another run); 64 threads a block 171.7 us.
+// Session 4 (2026-11-25, beside this file's 145.0 us): a third step in flight through an 8 KB
+// cp.async ring in shared memory (each thread its own slots, filtered from there; the candidate
+// list cut to 192 + 2048 to make room), the trick that took puzzle 24 from 543 to 519 us: 184.9
+// us (185.8 with a list of 128 + 2048). Nsight Compute on this file (`NCU=28 bash
+// scripts/gpu_session.sh ncu`): DRAM 79% of its peak, issue slots 39% busy, warps stalled mostly
+// on memory (5.3 cycles an instruction) and at the step's barrier (4.5). The ring version's
+// counters: DRAM 63%, and warps waiting for instructions (6.0 cycles an instruction, against 1.7
+// here: its three filter bodies and the selects inlined in each make 8712 instructions of code
+// to this file's 6512). With select_top not inlined, both were slower still: this file 159.7 us,
+// the ring 191.7 (143.4 beside them).
 // Measured on the H200 (`warpbook check`, 2026-11-24): 145.2 us, 3.62 TB/s, 75.4% of the speed
 // of light against the ceilings `warpbook probe` measured; gold.
 // measured: 145.18 us on NVIDIA H200
@@ -216,7 +227,7 @@ __device__ float first_threshold(Shared& s, unsigned mkey, int k) {
   __syncthreads();
   select_top(s, k);
   const float T = value_of(s.min_key);
-  __syncthreads(); // everyone has read s.min_key before the list is emptied
+  __syncthreads();                   // everyone has read s.min_key before the list is emptied
   if (threadIdx.x == 0) s.count = 0; // published by the barrier at the top of the step
   return T;
 }
@@ -275,7 +286,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MINB)
 #pragma unroll
     for (int j = 1; j < 4 * U; ++j) m = fmaxf(m, a[j]);
     const float T = first_threshold(s, key_of(m), k);
-    const float w = value_of(key_of(T) - 1u);   // the float just below T (-0.0 when T is +0.0)
+    const float w = value_of(key_of(T) - 1u); // the float just below T (-0.0 when T is +0.0)
     f.thr = w == T ? -1.17549435e-38f : w; // so v > f.thr keeps every v >= T (and tiny negatives)
     f.open = false;
   }

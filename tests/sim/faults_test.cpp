@@ -2,6 +2,8 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
 
 TEST_CASE("each fault kind gets its verdict on the simulator") {
   wb::test::check_fault_cases(
@@ -80,4 +82,37 @@ TEST_CASE("the GPU suite's path, through the warpbook executable, on the simulat
     for (auto& w : fc.sim.words)
       CHECK_MESSAGE(all.find(w) != std::string::npos, w << " in " << all);
   }
+}
+
+TEST_CASE("run at the timed size uses the timed case's inputs (24's sequences at full length)") {
+  // A kernel that takes every sequence to be L long (it never reads lens) is right only where
+  // lens[b] = L, which the puzzle's sim_perf case asks for and its other sizes do not.
+  using namespace wb;
+  const Puzzle* p = test::builtin_catalog().find_puzzle("24-decode-attention");
+  REQUIRE(p);
+  REQUIRE(p->sim_perf);
+  REQUIRE(p->sim_perf->init.count("lens"));
+  std::string src;
+  {
+    std::ifstream in(p->solution);
+    src.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  for (auto [from, to] : {std::pair{"const int n = lens[b];", "const int n = L;"},
+                          std::pair{"ns = (lens[b] + CHUNK - 1) / CHUNK", "ns = S"}}) {
+    auto at = src.find(from);
+    REQUIRE(at != std::string::npos);
+    src.replace(at, std::strlen(from), to);
+  }
+  std::string why;
+  auto backend = make_sim_backend(why);
+  REQUIRE(backend);
+  CheckOptions opt;
+  opt.time = false;
+  opt.seed = 7;
+  Env timed = p->sim_perf->sizes;
+  CHECK(run_puzzle(*p, src, "ignores-lens.cu", *backend, timed, opt).verdict == Verdict::passed);
+  Env other = timed;
+  other["Hq"] = 16; // not the timed size: lens are drawn at random, and the kernel is wrong
+  CheckReport r = run_puzzle(*p, src, "ignores-lens.cu", *backend, other, opt);
+  CHECK(r.verdict == Verdict::wrong_answer);
 }

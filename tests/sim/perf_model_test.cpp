@@ -206,6 +206,28 @@ TEST_CASE("perf model: a causal grid run longest tiles first is not extrapolated
   CHECK(causal.us > 4139 / 1.5);
 }
 
+TEST_CASE("perf model: blocks that exit at once are counted by a census, not replayed as work") {
+  // Solution 24 with each working block taking F chunks and the other F - 1 blocks of every F
+  // exiting at once: the same bytes and arithmetic whatever F is, and the H200 measured 510.9,
+  // 510.8 and 510.6 us at F = 1, 2 and 4 (2026-11-25, bench/perfmodel/data/h200-2026-11-25). The
+  // busiest SM's blocks, every 132nd of a grid whose rows are 16 blocks long, all fell on working
+  // blocks: the model said 1100 and 2074 us for F = 2 and 4.
+  const std::string src = read("bench/perfmodel/curriculum2/s4-24-chunks.cu");
+  auto with_f = [&](int f) {
+    std::string s = src;
+    const std::string line = "#define FMAX 2";
+    const auto at = s.find(line);
+    REQUIRE(at != std::string::npos);
+    return s.replace(at, line.size(), "#define FMAX " + std::to_string(f));
+  };
+  const perf::Prediction f1 = predict_source("24-decode-attention", with_f(1), "f1.cu");
+  const perf::Prediction f4 = predict_source("24-decode-attention", with_f(4), "f4.cu");
+  CHECK(f1.method.find("census") == std::string::npos); // no block exits: no census
+  CHECK_MESSAGE(f4.method.find("192 of 256 blocks asked") != std::string::npos, f4.method);
+  CHECK(f4.us < 1.3 * f1.us);
+  CHECK(f4.us < 1.5 * 510.6);
+}
+
 // The simulator runs PTX, before ptxas allocates registers, so spills never reach the replay. The
 // prediction must at least say where ptxas spilled: solution 24 squeezed to 6 blocks of 128
 // threads per SM (80 registers) measured 1140 us on the H200 against 537 us, and the model said

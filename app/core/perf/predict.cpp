@@ -13,6 +13,7 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <mutex>
+#include <numeric>
 
 namespace wb::perf {
 
@@ -154,6 +155,34 @@ uint64_t warp_events(const sim::BlockTrace& b) {
   return e;
 }
 
+// The most instructions any one warp of the block ran.
+uint64_t most_warp_events(const sim::BlockTrace& b) {
+  uint64_t e = 0;
+  for (auto& w : b.warps) e = std::max<uint64_t>(e, w.ev.size() + w.dropped);
+  return e;
+}
+
+// A block that exits at once: its warps ran a few setup instructions (a causal tile with one step
+// of work runs thousands), and a block of the same launch ran far more. (The census stops a
+// working block at kCensusStop instructions a warp.)
+constexpr uint64_t kExitEvents = 256, kCensusStop = 512;
+constexpr size_t kCensusBlocks = 256;
+
+// Up to `k` distinct blocks of a grid of n, spread without a period: i times a step near n / phi
+// that shares no factor with n. (Every n/k-th block would see one x only on a grid of rows whose
+// length divides n/k, and a pattern along x, every other chunk say, would go unseen.)
+std::vector<uint64_t> census_blocks(uint64_t n, size_t k) {
+  std::vector<uint64_t> v;
+  if (n <= k) {
+    for (uint64_t b = 0; b < n; ++b) v.push_back(b);
+    return v;
+  }
+  uint64_t step = std::max<uint64_t>(1, uint64_t(double(n) * 0.6180339887498949));
+  while (std::gcd(step, n) != 1) ++step;
+  for (size_t i = 0; i < k; ++i) v.push_back((uint64_t(i) * step) % n);
+  return v;
+}
+
 Dim3 block_at(const Dim3& g, uint64_t linear) {
   return Dim3{uint32_t(linear % g.x), uint32_t((linear / g.x) % g.y),
               uint32_t(linear / (uint64_t(g.x) * g.y))};
@@ -247,6 +276,14 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
   // The sampled run: spread blocks first; if that faults (blocks that wait on blocks which did not
   // run, data that makes no sense outside the whole grid), the first blocks in order.
   const auto t_sim = Clock::now();
+  RunPlan rp; // the perf size's launches, for the sampled runs
+  rp.program = &prog;
+  rp.buffers = &lc.buffers;
+  rp.transfers = lc.transfers;
+  rp.launches = lc.launches;
+  rp.timeout_s = opt.sim_timeout_s;
+  rp.instruction_budget = 60'000'000;
+  rp.seed = opt.seed;
   sim::SampledRun run;
   std::vector<SamplePlan> plans(nl);
   bool prefix = false;
@@ -263,22 +300,62 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
       total += std::min(blocks[i].size(), std::max<size_t>(1, plans[i].replay_templates));
       max_warps = std::max<size_t>(max_warps, occ[i].warps);
     }
-    RunPlan rp;
-    rp.program = &prog;
-    rp.buffers = &lc.buffers;
-    rp.transfers = lc.transfers;
-    rp.launches = lc.launches;
-    rp.timeout_s = opt.sim_timeout_s;
-    rp.instruction_budget = 60'000'000;
-    rp.seed = opt.seed;
     const size_t cap = std::max<size_t>(20000, 8'000'000 / std::max<size_t>(1, total * max_warps));
     run = simulator().run_sampled(rp, blocks, cap);
     if (!run.fault) break;
   }
-  P.sim_ms = ms_since(t_sim);
-  if (run.fault)
+  if (run.fault) {
+    P.sim_ms = ms_since(t_sim);
     return fail(fmt::format("the sampled run at the perf size stopped: {}: {}",
                             fault_name(run.fault.kind), run.fault.message));
+  }
+
+  // Blocks with nothing to do (every other chunk left to a neighbour, rows past the end) exit at
+  // once, and the GPU's scheduler hands their slots on at once. A dozen sampled blocks cannot say
+  // how many there are, and the replay's SM, which takes every SM-th block, may meet working
+  // blocks only. So where the sample holds both kinds, a census of up to 256 blocks spread over
+  // the grid, each stopped after a few thousand instructions a warp, counts the working share;
+  // only working blocks are then spread over the SMs. Only the plan's first launch is counted:
+  // the census runs no launch before it, and a later kernel's blocks may exit on what an earlier
+  // one wrote (the grouped GEMM of puzzle 34 on the permute's counts).
+  std::vector<double> working(nl, 1.0);
+  std::vector<std::vector<char>> exits(nl); // per sampled block: exited at once
+  uint64_t census_asked = 0, census_exited = 0;
+  {
+    std::vector<std::vector<uint64_t>> census(nl);
+    size_t last = 0;
+    for (size_t li = 0; li < std::min<size_t>(1, run.launches.size()); ++li) {
+      const sim::SampledLaunch& sl = run.launches[li];
+      uint64_t heavy = 0;
+      for (auto& b : sl.blocks) heavy = std::max(heavy, most_warp_events(b));
+      exits[li].assign(sl.blocks.size(), 0);
+      size_t n_exit = 0;
+      for (size_t b = 0; b < sl.blocks.size(); ++b) {
+        const uint64_t e = most_warp_events(sl.blocks[b]);
+        exits[li][b] = e < kExitEvents && 32 * e < heavy;
+        n_exit += exits[li][b];
+      }
+      if (n_exit == 0 || n_exit == sl.blocks.size()) continue;
+      census[li] = census_blocks(sl.launch.grid.count(), kCensusBlocks);
+      last = li + 1;
+    }
+    if (last > 0) {
+      census.resize(last);
+      sim::SampledRun c = simulator().run_sampled(rp, census, 0, kCensusStop);
+      if (!c.fault)
+        for (size_t li = 0; li < c.launches.size(); ++li) {
+          const auto& blocks = c.launches[li].blocks;
+          if (blocks.empty()) continue;
+          size_t n_exit = 0;
+          for (auto& b : blocks) n_exit += !b.stopped && most_warp_events(b) < kExitEvents;
+          // At least one working block: the sample saw one.
+          working[li] = std::max(1.0, double(blocks.size() - n_exit)) / double(blocks.size());
+          census_asked += blocks.size();
+          census_exited += n_exit;
+        }
+    }
+  }
+  P.sim_ms = ms_since(t_sim);
 
   // Each launch replayed on the busiest SM.
   ExplainInput ex;
@@ -299,7 +376,13 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
       for (OpCost& c : cost)
         if (c.wgmma_wait) c.wgmma_keep = 0;
 
-    const uint64_t n = sl.launch.grid.count();
+    // The working blocks (all of them unless the census found some that exit at once), spread
+    // over the grid's positions.
+    const uint64_t n_grid = sl.launch.grid.count();
+    const uint64_t n = std::max<uint64_t>(1, uint64_t(std::llround(double(n_grid) * working[li])));
+    const double spread = std::getenv("WB_SPREAD1") ? 1.0 : double(n_grid) / double(n);
+    const std::vector<char>& exited = exits[li];
+    auto working_template = [&](size_t t) { return t >= exited.size() || !exited[t]; };
     const uint64_t nb = n >= sms ? (n + sms - 1) / sms : 1;
     // Per block: the sampled blocks' average of warp instructions.
     double events = 0;
@@ -351,16 +434,23 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
     const Dim3 gg = sl.launch.grid;
     for (uint64_t j = 0; j < k; ++j) {
       ReplayBlock rb;
-      rb.linear = std::min<uint64_t>(j * std::min<uint64_t>(sms, n), n - 1);
+      rb.linear = std::min<uint64_t>(
+          uint64_t(double(std::min<uint64_t>(j * std::min<uint64_t>(sms, n), n - 1)) * spread),
+          n_grid - 1);
       rb.idx = block_at(gg, rb.linear);
       uint64_t best = ~0ull;
       // (The quarter points of the anchor's row weigh the extrapolation only, below.)
       const size_t nt = std::min(sl.blocks.size(), std::max<size_t>(1, sp.replay_templates));
       for (size_t t = 0; t < nt; ++t) {
+        if (!working_template(t)) continue;
         uint64_t d = sl.blocks[t].linear > rb.linear ? sl.blocks[t].linear - rb.linear
                                                      : rb.linear - sl.blocks[t].linear;
         if (d < best) best = d, rb.tmpl = int(t);
       }
+      // Every template exited at once (only an extra sample worked): the heaviest template, then.
+      if (best == ~0ull)
+        for (size_t t = 0; t < nt; ++t)
+          if (warp_events(sl.blocks[t]) > warp_events(sl.blocks[size_t(rb.tmpl)])) rb.tmpl = int(t);
       rb.busy_sms = double(std::clamp<int64_t>(int64_t(n) - int64_t(j * sms), 1, int64_t(sms)));
       in.blocks.push_back(rb);
     }
@@ -379,10 +469,15 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
       double rep = 0, rest = 0;
       for (auto& rb : in.blocks) rep += work[size_t(rb.tmpl)];
       for (uint64_t j = k; j < nb; ++j) {
-        const Dim3 b = block_at(gg, std::min<uint64_t>(j * std::min<uint64_t>(sms, n), n - 1));
+        const Dim3 b = block_at(
+            gg, std::min<uint64_t>(
+                    uint64_t(double(std::min<uint64_t>(j * std::min<uint64_t>(sms, n), n - 1)) *
+                             spread),
+                    n_grid - 1));
         double best = 1e300;
         size_t bt = 0;
         for (size_t t = 0; t < at.size(); ++t) {
+          if (!working_template(t)) continue;
           const double d =
               frac(at[t].x, b.x, gg.x) + frac(at[t].y, b.y, gg.y) + frac(at[t].z, b.z, gg.z);
           if (d < best) best = d, bt = t;
@@ -451,11 +546,15 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
 
   P.method = fmt::format(
       "{} of the grid's blocks simulated at the perf size ({}{}), {} replayed on one {} SM{}; "
-      "the rest extrapolated",
+      "the rest extrapolated{}",
       sampled_blocks, prefix ? "the first blocks in order" : "spread over the grid",
       run.lazy_bytes ? fmt::format(", {:.1f} MB of inputs generated", run.lazy_bytes / 1e6) : "",
       replayed_blocks, m.name,
-      max_thin > 1 ? fmt::format(" (1 in {} of their instructions)", max_thin) : "");
+      max_thin > 1 ? fmt::format(" (1 in {} of their instructions)", max_thin) : "",
+      census_asked ? fmt::format("; {} of {} blocks asked (a census) exit at once, and only the "
+                                 "working ones are spread over the SMs",
+                                 census_exited, census_asked)
+                   : "");
   explain(ex, P);
   P.ok = true;
   P.model_ms = ms_since(t_start);

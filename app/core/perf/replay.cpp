@@ -230,7 +230,7 @@ ReplayResult replay(const ReplayInput& in) {
   double last_dispatch = -1e30;
   const double dispatch_gap = M.cycles(std::max(M.block_ns, M.block_ns_per_warp * double(wpb)));
   const double turnover = M.cycles(M.block_turnover_ns);
-  std::vector<double> retire_times;
+  std::vector<double> retire_times, durations; // per replayed block, in the order they retired
   std::vector<std::priority_queue<Item, std::vector<Item>, std::greater<Item>>> ready(4);
   double now = 0;
   uint64_t events = 0;
@@ -278,6 +278,7 @@ ReplayResult replay(const ReplayInput& in) {
       sl.block = -1;
       ++empty_slots;
       retire_times.push_back(t);
+      durations.push_back(0);
     }
   };
   auto dispatch = [&](double t) {
@@ -317,6 +318,7 @@ ReplayResult replay(const ReplayInput& in) {
         std::fprintf(stderr, "replay: block %d in slot %d: %.0f to %.0f\n", sl.block, ws.slot,
                      sl.start, t);
       retire_times.push_back(t);
+      durations.push_back(t - sl.start);
       R.warp_cycles += double(sl.nwarps) * (t - sl.start);
       sl.block = -1;
       ++empty_slots;
@@ -693,20 +695,31 @@ ReplayResult replay(const ReplayInput& in) {
   R.measured_cycles = end;
   R.blocks_replayed = retire_times.size();
   R.bytes_in_flight = end > 0 ? inflight_integral / end : 0;
-  // Extrapolate from the blocks replayed to all the SM runs, at the steady rate of the last full
-  // round of slots (blocks retire in waves: the span of a part of one wave says nothing).
+  // Extrapolate from the blocks replayed to all the SM runs: each slot takes the remaining blocks
+  // as it frees, each as long as a block took in the full rounds replayed (every slot busy). (A
+  // steady rate read off the last retirements counts a part-filled last round as a whole one:
+  // 10 blocks replayed of 16 on 4 slots ran 2.5 rounds, and the 6 left were put 1.5 rounds after
+  // the end, not 1.)
   const double total = double(in.blocks_on_sm);
   const double done_n = double(retire_times.size());
   double cycles = end;
   if (done_n > 0 && done_n < total) {
-    std::sort(retire_times.begin(), retire_times.end());
     const size_t S = size_t(std::max(1, slots_n)), d = retire_times.size();
-    double per_block = retire_times.back() / done_n;
-    if (d >= 2 * S) {
-      const double span = retire_times[d - 1] - retire_times[d - 1 - S];
-      if (span > 0) per_block = span / double(S);
-    }
-    cycles = end + (total - done_n) * per_block * in.rest_work;
+    const size_t full = d >= S ? d / S * S : d; // the blocks of full rounds, in retiring order
+    double dur = 0;
+    for (size_t i = 0; i < full; ++i) dur += durations[i];
+    dur = dur / double(full) * in.rest_work;
+    std::sort(retire_times.begin(), retire_times.end());
+    std::vector<double> free_at(S,
+                                0.0); // when each slot takes its next block: the last retirements
+    for (size_t i = 0; i < std::min(S, d); ++i) free_at[i] = retire_times[d - 1 - i];
+    std::sort(free_at.begin(), free_at.end());
+    const double left = total - done_n;
+    const double rounds = std::floor(left / double(S));
+    const size_t extra = size_t(left - rounds * double(S));
+    cycles = end;
+    for (size_t i = 0; i < S; ++i)
+      cycles = std::max(cycles, free_at[i] + (rounds + (i < extra ? 1 : 0)) * dur);
   }
   R.scale = done_n > 0 ? (done_n + (total - done_n) * in.rest_work) / done_n : 1;
   R.cycles = cycles * thin;

@@ -520,6 +520,7 @@ template <bool Count, bool Trace> void run_warps(Exec& x, Block& B) {
   // barrier: short turns, and the CPU handed on after each round, so a block spinning there lets
   // the others reach it.
   uint32_t slice = L.shuffle ? 16 : L.cooperative ? 256 : 4096;
+  if (L.stop_after) slice = uint32_t(std::min<size_t>(slice, L.stop_after));
   uint32_t rounds = 0;
   for (;;) {
     if (L.shuffle) {
@@ -538,6 +539,10 @@ template <bool Count, bool Trace> void run_warps(Exec& x, Block& B) {
       progress = true;
       all_wait_mbar &= w.mbar_waiting;
       if (rc == kStop) return;
+      if (L.stop_after && w.executed >= L.stop_after) { // a census has seen enough of this block
+        B.census_stopped = true;
+        return;
+      }
     }
     if (!alive) break;
     if (!progress) {
@@ -609,8 +614,10 @@ void run_block(Exec& x, uint64_t linear, BlockTrace* trace = nullptr) {
     for (uint32_t i = 0; i < B.nwarps; ++i) x.warps[i].trace = nullptr;
   }
   run_warps<Count, Trace>(x, B);
-  if constexpr (Trace)
+  if constexpr (Trace) {
     for (uint32_t i = 0; i < B.nwarps; ++i) x.warps[i].trace = nullptr;
+    trace->stopped = B.census_stopped;
+  }
   finish_block(x, B); // printf output and per-thread maxima, also after a fault
 }
 

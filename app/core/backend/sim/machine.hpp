@@ -151,6 +151,7 @@ struct BlockTrace {
   Dim3 idx;
   uint32_t nthreads = 0;
   std::vector<WarpTrace> warps;
+  bool stopped = false; // a census stopped it (a warp reached its stop_after) before it finished
 };
 // A handler executes one instruction for the lanes in `mask` (active lanes whose guard holds).
 // It returns what the warp loop does next.
@@ -434,6 +435,7 @@ struct Block {
   bool red_any[16] = {};
   std::string printf_out;
   bool printf_truncated = false;
+  bool census_stopped = false; // LaunchCtx::stop_after ended it early
 };
 
 // A worker thread's state: reused across the blocks it runs.
@@ -495,6 +497,9 @@ struct LaunchCtx {
   const std::vector<uint64_t>* sample = nullptr;
   std::vector<BlockTrace>* traces = nullptr;
   size_t trace_cap = 0; // events kept per warp
+  // A census (the performance model asking which blocks exit at once): a block stops, with no
+  // fault, once one of its warps has run this many instructions. 0: blocks run to the end.
+  size_t stop_after = 0;
   // A cooperative launch: every block runs at once, on a thread of its own, and the kernel sees
   // the address of a zeroed global workspace in %envreg1:%envreg2 (cooperative groups' grid
   // barrier counts arrivals there).

@@ -42,9 +42,11 @@ public:
   // The performance model's sampled run: every launch of the plan with its full grid, but only
   // the blocks `blocks[launch]` lists run, each warp's instructions traced (at most `trace_cap`
   // events a warp). Buffers whose Transfer has `lazy` are made on first touch; nothing is copied
-  // back, no writer is recorded. Launches past blocks.size() do not run.
+  // back, no writer is recorded. Launches past blocks.size() do not run. With `stop_after`, a
+  // census: each block stops (BlockTrace::stopped, no fault) once a warp has run that many
+  // instructions, so that many blocks can be asked cheaply whether they exit at once.
   SampledRun run_sampled(const RunPlan& plan, const std::vector<std::vector<uint64_t>>& blocks,
-                         size_t trace_cap);
+                         size_t trace_cap, size_t stop_after = 0);
   const SimOptions& options() const { return opt_; }
   SimOptions& options() { return opt_; }
 
@@ -53,6 +55,7 @@ private:
     const std::vector<std::vector<uint64_t>>* blocks = nullptr;
     size_t trace_cap = 0;
     SampledRun* out = nullptr;
+    size_t stop_after = 0;
   };
   RunResult run_locked(const RunPlan& plan, const Sampling* sampling = nullptr);
   struct Impl;

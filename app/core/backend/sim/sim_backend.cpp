@@ -138,10 +138,10 @@ RunResult Simulator::run(const RunPlan& plan) {
 
 SampledRun Simulator::run_sampled(const RunPlan& plan,
                                   const std::vector<std::vector<uint64_t>>& blocks,
-                                  size_t trace_cap) {
+                                  size_t trace_cap, size_t stop_after) {
   std::lock_guard run_lock(impl_->run_mu);
   SampledRun out;
-  Sampling s{&blocks, trace_cap, &out};
+  Sampling s{&blocks, trace_cap, &out, stop_after};
   const bool writers = opt_.track_writers;
   opt_.track_writers = false;
   try {
@@ -365,6 +365,7 @@ RunResult Simulator::run_locked(const RunPlan& plan, const Sampling* sampling) {
       L.sample = &sample;
       L.traces = &traced->blocks;
       L.trace_cap = sampling->trace_cap;
+      L.stop_after = sampling->stop_after;
       L.count = true; // the traces take shared-memory wavefronts from the counting code
     }
 
