@@ -67,7 +67,7 @@
 // version of before at 542.6, 536.5 and 542.9 us): 519.2, 510.9 and 519.0 us, 4-5% faster; this
 // file, checked on its own, 519.6 us, 4.14 TB/s, 86.1% of the speed of light; gold.
 // Nsight Compute on the H200 at the perf size (`NCU=24 bash scripts/gpu_session.sh ncu`): DRAM
-// 89% of its peak (4.28 TB/s), issue slots 63% busy, 4 blocks of 4 warps an SM (128 registers).
+// 89% of its peak (4.28 TB/s), issue slots 65% busy, 4 blocks of 4 warps an SM (128 registers).
 // Tried beside it and not faster: 3 stages (512.7-520.3 us; 48 KB of ring), blocks taking 2, 4 or
 // 8 chunks where the grid has blocks to spare (510.6-511.6), the KV heads fastest in launch order
 // (519.6), V read from the ring only after the scores (518.9), 5 blocks an SM (96 registers,
