@@ -63,9 +63,11 @@
 // (chunk, KV head) pairs head-fastest, so that neighbouring blocks read neighbouring 256-byte rows
 // of the [B, L, Hkv, D] cache, 540.5 us (529.3 at CHUNK 1024); with that, an L1 or L2 prefetch of
 // the next round's rows (one per 128-byte line, no registers) 566.1 and 565.7 us.
-// Session 4 (2026-11-25, `warpbook check`, the cp.async ring, in three runs beside the register
-// version of before at 542.6, 536.5 and 542.9 us): 519.2, 510.9 and 519.0 us, 4-5% faster; this
-// file, checked on its own, 519.6 us, 4.14 TB/s, 86.1% of the speed of light; gold.
+// Session 4 (2026-11-25, `warpbook check`, beside the register version of before): this code
+// 519.2 us against 542.6; in two more runs, the same loop with extras that changed nothing
+// measurable (a chunks-per-block test at F = 1, heads fastest), 510.9 and 519.0 against 536.5 and
+// 542.9: 4-5% faster. This file, checked on its own, 519.6 us, 4.14 TB/s, 86.1% of the speed of
+// light; gold.
 // Nsight Compute on the H200 at the perf size (`NCU=24 bash scripts/gpu_session.sh ncu`): DRAM
 // 89% of its peak (4.28 TB/s), issue slots 65% busy, 4 blocks of 4 warps an SM (128 registers).
 // Tried beside it and not faster: 3 stages (512.7-520.3 us; 48 KB of ring), blocks taking 2, 4 or
