@@ -108,9 +108,9 @@ for stage in "$@"; do
     for spec in ${NCU:-}; do
       id=$(basename puzzles/"${spec%%=*}"*); file=solutions/$id.cu; [ "$spec" != "${spec%%=*}" ] && file=${spec#*=}
       step "ncu $id $file"
-      sizes=$(python3 -c "import tomllib,sys; p=tomllib.load(open('puzzles/$id/puzzle.toml','rb'))['perf']
-print(' '.join('--size %s=%s' % (k, v) for k, v in p.items() if not isinstance(v, dict)))")
-      kname=$(python3 -c "import tomllib; print(tomllib.load(open('puzzles/$id/puzzle.toml','rb'))['kernel']['name'])")
+      # The kernel's name, then the perf sizes as --size arguments (`run` takes the perf inputs).
+      read -r kname sizes < <(python3 -c "import tomllib; t=tomllib.load(open('puzzles/$id/puzzle.toml','rb'))
+print(t['kernel']['name'], ' '.join('--size %s=%s' % (k, v) for k, v in t['perf'].items() if not isinstance(v, dict)))")
       log=$out/ncu-$id-$(basename "$file" .cu).txt
       # The reference runs first under `run`; the last launch of the kernel's name is the file's.
       "$ncu" --clock-control none --target-processes all -k "regex:^$kname\$" \
@@ -119,10 +119,12 @@ print(' '.join('--size %s=%s' % (k, v) for k, v in p.items() if not isinstance(v
         --section InstructionStats --section ComputeWorkloadAnalysis \
         --metrics "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\\.ratio" \
         "$build/warpbook" run "$id" "$file" $sizes --no-time >"$log" 2>&1
-      echo "rc $? ($(grep -c '^  [a-z_0-9]* (' "$log") launches profiled) -> $(basename "$log")"
+      rc=$?
+      launches=$(grep -c '^  [a-z_0-9]* (' "$log")
+      echo "rc $rc ($launches launches profiled) -> $(basename "$log")"
       # Stall reasons of the file's launch (warps stalled per issued instruction), largest first.
       awk '/^  [a-z_0-9]+ \(/{n++} n && /issue_stalled/ {print n, $1, $NF}' "$log" |
-        awk -v last="$(grep -c '^  [a-z_0-9]* (' "$log")" '$1 == last && $3 + 0 > 0.05 {print $3, $2}' |
+        awk -v last="$launches" '$1 == last && $3 + 0 > 0.05 {print $3, $2}' |
         sort -rn | head -8 | sed 's/smsp__average_warps_issue_stalled_/  stall /; s/_per_issue_active.ratio//'
       grep -E "Duration|DRAM Throughput|Memory Throughput|L1/TEX Hit|L2 Hit|Issue Slots Busy|No Eligible|Achieved Occupancy|Registers Per|Warp Cycles Per Issued|Stall|Executed Ipc A" "$log" | tail -16
     done

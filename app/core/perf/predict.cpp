@@ -313,46 +313,36 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
   // Blocks with nothing to do (every other chunk left to a neighbour, rows past the end) exit at
   // once, and the GPU's scheduler hands their slots on at once. A dozen sampled blocks cannot say
   // how many there are, and the replay's SM, which takes every SM-th block, may meet working
-  // blocks only. So where the sample holds both kinds, a census of up to 256 blocks spread over
-  // the grid, each stopped after a few thousand instructions a warp, counts the working share;
-  // only working blocks are then spread over the SMs. Only the plan's first launch is counted:
-  // the census runs no launch before it, and a later kernel's blocks may exit on what an earlier
-  // one wrote (the grouped GEMM of puzzle 34 on the permute's counts).
+  // blocks only. So where the sample holds both kinds, a census of up to kCensusBlocks blocks
+  // spread over the grid, each stopped after kCensusStop instructions a warp, counts the working
+  // share; only working blocks are then spread over the SMs. Only the plan's first launch is
+  // counted: the census runs no launch before it, and a later kernel's blocks may exit on what an
+  // earlier one wrote (the grouped GEMM of puzzle 34 on the permute's counts).
   std::vector<double> working(nl, 1.0);
   std::vector<std::vector<char>> exits(nl); // per sampled block: exited at once
   uint64_t census_asked = 0, census_exited = 0;
-  {
-    std::vector<std::vector<uint64_t>> census(nl);
-    size_t last = 0;
-    for (size_t li = 0; li < std::min<size_t>(1, run.launches.size()); ++li) {
-      const sim::SampledLaunch& sl = run.launches[li];
-      uint64_t heavy = 0;
-      for (auto& b : sl.blocks) heavy = std::max(heavy, most_warp_events(b));
-      exits[li].assign(sl.blocks.size(), 0);
-      size_t n_exit = 0;
-      for (size_t b = 0; b < sl.blocks.size(); ++b) {
-        const uint64_t e = most_warp_events(sl.blocks[b]);
-        exits[li][b] = e < kExitEvents && 32 * e < heavy;
-        n_exit += exits[li][b];
-      }
-      if (n_exit == 0 || n_exit == sl.blocks.size()) continue;
-      census[li] = census_blocks(sl.launch.grid.count(), kCensusBlocks);
-      last = li + 1;
+  if (!run.launches.empty()) {
+    const sim::SampledLaunch& sl = run.launches[0];
+    uint64_t heavy = 0;
+    for (auto& b : sl.blocks) heavy = std::max(heavy, most_warp_events(b));
+    exits[0].assign(sl.blocks.size(), 0);
+    size_t n_exit = 0;
+    for (size_t b = 0; b < sl.blocks.size(); ++b) {
+      const uint64_t e = most_warp_events(sl.blocks[b]);
+      exits[0][b] = e < kExitEvents && 32 * e < heavy;
+      n_exit += exits[0][b];
     }
-    if (last > 0) {
-      census.resize(last);
-      sim::SampledRun c = simulator().run_sampled(rp, census, 0, kCensusStop);
-      if (!c.fault)
-        for (size_t li = 0; li < c.launches.size(); ++li) {
-          const auto& blocks = c.launches[li].blocks;
-          if (blocks.empty()) continue;
-          size_t n_exit = 0;
-          for (auto& b : blocks) n_exit += !b.stopped && most_warp_events(b) < kExitEvents;
-          // At least one working block: the sample saw one.
-          working[li] = std::max(1.0, double(blocks.size() - n_exit)) / double(blocks.size());
-          census_asked += blocks.size();
-          census_exited += n_exit;
-        }
+    if (n_exit > 0 && n_exit < sl.blocks.size()) {
+      const sim::SampledRun c = simulator().run_sampled(
+          rp, {census_blocks(sl.launch.grid.count(), kCensusBlocks)}, 0, kCensusStop);
+      if (!c.fault && !c.launches.empty() && !c.launches[0].blocks.empty()) {
+        const auto& blocks = c.launches[0].blocks;
+        for (auto& blk : blocks)
+          census_exited += !blk.stopped && most_warp_events(blk) < kExitEvents;
+        census_asked = blocks.size();
+        // At least one working block: the sample saw one.
+        working[0] = std::max(1.0, double(census_asked - census_exited)) / double(census_asked);
+      }
     }
   }
   P.sim_ms = ms_since(t_sim);
@@ -380,10 +370,15 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
     // over the grid's positions.
     const uint64_t n_grid = sl.launch.grid.count();
     const uint64_t n = std::max<uint64_t>(1, uint64_t(std::llround(double(n_grid) * working[li])));
-    const double spread = std::getenv("WB_SPREAD1") ? 1.0 : double(n_grid) / double(n);
     const std::vector<char>& exited = exits[li];
     auto working_template = [&](size_t t) { return t >= exited.size() || !exited[t]; };
     const uint64_t nb = n >= sms ? (n + sms - 1) / sms : 1;
+    // Where in the grid the SM's j-th block sits: every SM-th working block, spread over the
+    // positions of all n_grid blocks.
+    auto sm_block = [&](uint64_t j) {
+      const uint64_t w = std::min<uint64_t>(j * std::min<uint64_t>(sms, n), n - 1);
+      return std::min<uint64_t>(uint64_t(double(w) * double(n_grid) / double(n)), n_grid - 1);
+    };
     // Per block: the sampled blocks' average of warp instructions.
     double events = 0;
     for (auto& b : sl.blocks) events += double(warp_events(b));
@@ -434,9 +429,7 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
     const Dim3 gg = sl.launch.grid;
     for (uint64_t j = 0; j < k; ++j) {
       ReplayBlock rb;
-      rb.linear = std::min<uint64_t>(
-          uint64_t(double(std::min<uint64_t>(j * std::min<uint64_t>(sms, n), n - 1)) * spread),
-          n_grid - 1);
+      rb.linear = sm_block(j);
       rb.idx = block_at(gg, rb.linear);
       uint64_t best = ~0ull;
       // (The quarter points of the anchor's row weigh the extrapolation only, below.)
@@ -469,11 +462,7 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
       double rep = 0, rest = 0;
       for (auto& rb : in.blocks) rep += work[size_t(rb.tmpl)];
       for (uint64_t j = k; j < nb; ++j) {
-        const Dim3 b = block_at(
-            gg, std::min<uint64_t>(
-                    uint64_t(double(std::min<uint64_t>(j * std::min<uint64_t>(sms, n), n - 1)) *
-                             spread),
-                    n_grid - 1));
+        const Dim3 b = block_at(gg, sm_block(j));
         double best = 1e300;
         size_t bt = 0;
         for (size_t t = 0; t < at.size(); ++t) {

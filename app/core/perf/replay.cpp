@@ -709,15 +709,15 @@ ReplayResult replay(const ReplayInput& in) {
     double dur = 0;
     for (size_t i = 0; i < full; ++i) dur += durations[i];
     dur = dur / double(full) * in.rest_work;
+    // When each slot takes its next block: the last S retirements (0 for a slot never used),
+    // earliest first.
     std::sort(retire_times.begin(), retire_times.end());
-    std::vector<double> free_at(S,
-                                0.0); // when each slot takes its next block: the last retirements
+    std::vector<double> free_at(S, 0.0);
     for (size_t i = 0; i < std::min(S, d); ++i) free_at[i] = retire_times[d - 1 - i];
     std::sort(free_at.begin(), free_at.end());
     const double left = total - done_n;
     const double rounds = std::floor(left / double(S));
     const size_t extra = size_t(left - rounds * double(S));
-    cycles = end;
     for (size_t i = 0; i < S; ++i)
       cycles = std::max(cycles, free_at[i] + (rounds + (i < extra ? 1 : 0)) * dur);
   }
