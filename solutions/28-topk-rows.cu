@@ -1,15 +1,17 @@
 // Solution · 28 top-k of each row
 //
 // What: one block of 128 threads per row, and the row read from DRAM exactly once. The block
-// streams the row in steps of 2048 values (four float4 loads per thread; the next step's four are
-// issued before this step is filtered). It holds a threshold: the k-th best value among the
-// candidates it has kept. A value that does not beat the threshold is dropped at once; one that
-// does is appended to a candidate list in shared memory (one shared atomic per value, which the
-// hardware combines across a warp). When the list might not have room for a whole step more (it
-// holds over 256), the block finds the exact top k of the list with a radix select on a 64-bit
-// key, keeps those k and raises the threshold to the k-th. At the end, one last select, and the k
-// winners are sorted by counting, for each, how many of the others rank before it.
-// Run:  warpbook check 28-topk-rows solutions/28-topk-rows.cu
+// streams the row in steps of 1024 values through a ring of NSLOT = 4 slots in shared memory:
+// each thread cp.async's the two 16-byte pieces of a step that it will read itself, three steps
+// ahead of the one it filters, so 12 KB a block (96 KB an SM) are always on their way, and its own
+// cp.async.wait_group is all the ordering the ring needs. It holds a threshold: the k-th best
+// value among the candidates it has kept. A value that does not beat the threshold is dropped at
+// once; one that does is appended to a candidate list in shared memory (one shared atomic per
+// value, which the hardware combines across a warp). When the list might not have room for a whole
+// step more (it holds over 192), the block finds the exact top k of the list with a radix select on
+// a 64-bit key, keeps those k and raises the threshold to the k-th. At the end, one last select,
+// and the k winners are sorted by counting, for each, how many of the others rank before it. Run:
+// warpbook check 28-topk-rows solutions/28-topk-rows.cu
 //       warpbook predict 28-topk-rows solutions/28-topk-rows.cu
 //
 // Ties, exactly: the order is "larger value first, then lower column". The key of a candidate is
@@ -22,9 +24,9 @@
 // Why it is fast: top-k is a read of the logits and almost nothing else, so DRAM sets the time,
 // as in argmax (puzzle 09). What makes it hard is keeping the selection out of the way: sorting
 // the row, or k argmax passes (the reference), touch every value many times. Here the common path
-// for eight values is two float4 loads, seven max, one compare with the threshold and one warp
-// vote that skips the append code when no lane of the warp has anything to append. The first
-// threshold is not -inf: it is the k-th largest of the block's per-thread maxima of the first
+// for eight values is two 16-byte shared-memory reads, seven max, one compare with the threshold
+// and one warp vote that skips the append code when no lane of the warp has anything to append. The
+// first threshold is not -inf: it is the k-th largest of the block's per-thread maxima of the first
 // step (a sample of the row), so the first step appends about k values instead of all of them and
 // no block starts its row with a select over thousands of candidates. For random logits
 // the threshold climbs fast: the i-th value is in the top k of the first i with probability k / i.
@@ -42,39 +44,40 @@
 // from -inf) 169 us; with 128 threads 158 us (1024 rows then fit in one wave of 8 blocks per SM);
 // plus the sampled first threshold 150 us; plus one vote per 8 values 145 us. Prefetching two
 // steps ahead made it slower (222 us: the extra registers spilled), and so did __ldcs (158 us).
-// 64 registers (__launch_bounds__(BLOCK, 1024 / BLOCK)); shared memory holds 256 + 2048
-// candidates of 8 B and the histogram, about 20 KB per block.
-// Side by side on 2026-11-25 (143.7 us this file): an L2 prefetch of the step 2, 4 or 8 steps
-// ahead (prefetch.global.L2, one line per thread, no registers) 157.7, 187.0 and 222.8 us; an
-// L2::256B hint on the float4 loads 150.1 us (another run); 64 threads a block 171.7 us.
-// Session 4 (2026-11-25, beside this file's 145.0 us): a third step in flight through an 8 KB
-// cp.async ring in shared memory (each thread its own slots, filtered from there; the candidate
-// list cut to 192 + 2048 to make room), the trick that took puzzle 24 from 543 to 519 us: 184.9
-// us (185.8 with a list of 128 + 2048). Nsight Compute on this file (`NCU=28 bash
-// scripts/gpu_session.sh ncu`): DRAM 79% of its peak, issue slots 39% busy, warps stalled mostly
-// on memory (5.3 cycles an instruction) and at the step's barrier (4.5). The ring version's
-// counters: DRAM 63%, and warps waiting for instructions (6.0 cycles an instruction, against 1.7
-// here: its three filter bodies and the selects inlined in each make 8712 instructions of code
-// to this file's 6512). With select_top not inlined, both were slower still: this file 159.7 us,
-// the ring 191.7 (143.4 beside them).
-// Measured on the H200 (`warpbook check`, 2026-11-24): 145.2 us, 3.62 TB/s, 75.4% of the speed
-// of light against the ceilings `warpbook probe` measured; gold.
-// measured: 145.18 us on NVIDIA H200
+// Side by side on 2026-11-25 (143.7 us the register version): an L2 prefetch of the step 2, 4
+// or 8 steps ahead (prefetch.global.L2, one line per thread, no registers) 157.7, 187.0 and 222.8
+// us; an L2::256B hint on the float4 loads 150.1 us (another run); 64 threads a block 171.7 us.
+// Nsight Compute on the register version (two steps of 2048 in registers, 64 registers, 145.0 us):
+// DRAM 79% of its peak, issue slots 39% busy, warps stalled mostly on memory (5.3 cycles an
+// instruction) and at the step's barrier (4.5): one step in flight, and none while a warp waits
+// at the barrier. A first ring (8 KB slots, three filter bodies unrolled and the selects inlined
+// into each: 8712 instructions of code) measured 184.9 us, its warps waiting for instructions.
+// This ring keeps one filter body (the slot is picked at run time) and steps of 1024 values, so
+// the 4 slots (16 KB) and a list of 192 + 1024 candidates (10 KB) leave 8 blocks of 48 registers
+// on an SM and the 1024 rows in one wave. Side by side on 2026-11-25 (`VARIANTS=28 bash
+// scripts/gpu_session.sh variants`): the register version 143.3 us, this ring 139.8, with 3 slots
+// 142.5; the same ring filled by one cp.async.bulk a step (thread 0, completing on an mbarrier)
+// 138.3 (3 slots 140.6; 8 slots of 512 values 150.0: a barrier every 4 values a thread costs
+// more than the bytes in flight buy). The bulk form is kept as an experiment
+// (bench/perfmodel/experiments/bulk-copy/28-bulk-ring.cu): it needs sm_90, this file sm_80.
+// Measured on the H200 (`warpbook check`, 2026-11-25): 139.8 us, 3.76 TB/s, gold.
+// measured: 139.81 us on NVIDIA H200
 // @tune BLOCK=128
-
-#define U (BLOCK >= 256 ? 1024 / BLOCK : 4) // float4 loads per thread per step
-#define STEP (4 * U * BLOCK)                // values per step: 4096 for BLOCK >= 256
+#define U 2                  // 16-byte pieces per thread per step
+#define NSLOT 4              // steps in the ring: NSLOT - 1 in flight while one is filtered
+#define STEP (4 * U * BLOCK) // values per step: 1024 for 128 threads
 #define KMAX 64
-#define SLACK 256          // candidates the list may hold before a step
+#define SLACK 192          // candidates the list may hold before a step
 #define CAP (SLACK + STEP) // room for a whole step of candidates beyond SLACK
 #define FULL 0xffffffffu
 #define G (4 * U >= 8 ? 8 : 4 * U) // values per warp vote in the filter
 
 typedef unsigned long long u64;
 
-struct Shared {
-  unsigned key[CAP]; // candidate values, as ordered unsigned keys
-  int col[CAP];      // and their columns
+struct __align__(16) Shared {
+  float ring[NSLOT][STEP]; // the row, a step a slot, copied in by cp.async
+  unsigned key[CAP];       // candidate values, as ordered unsigned keys
+  int col[CAP];            // and their columns
   unsigned sel_key[KMAX];
   int sel_col[KMAX];
   __align__(16) unsigned hist[256];
@@ -180,30 +183,39 @@ __device__ void select_top(Shared& s, int k) {
   __syncthreads();
 }
 
-// The column of value j of this thread's share of the step starting at `base`.
-__device__ __forceinline__ int column(int base, int j, bool vec) {
-  return vec ? base + 4 * ((j >> 2) * BLOCK + (int)threadIdx.x) + (j & 3)
-             : base + j * BLOCK + (int)threadIdx.x;
+__device__ __forceinline__ unsigned smem(const void* p) {
+  return (unsigned)__cvta_generic_to_shared(p);
+}
+// Step st of the row into its slot: each thread copies the pieces it will read itself, so its own
+// cp.async.wait_group is all the ordering it needs. Past the row's end, zeros (made NaN on read).
+// When V % 4 != 0 the rows are only 4-byte aligned: 4-byte copies (the small cases only).
+__device__ __forceinline__ void issue(Shared& s, const float* row, int st, int V, bool vec) {
+  float* sv = s.ring[st % NSLOT];
+  const int base = st * STEP, t = threadIdx.x;
+#pragma unroll
+  for (int j = 0; j < U; ++j) {
+    const int i = 4 * (j * BLOCK + t); // this piece's first value within the step
+    if (vec) {
+      const int n = max(0, min(4, V - base - i));
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem(sv + i)),
+                   "l"(row + base + min(i, max(0, V - base - 4))), "r"(4 * n)
+                   : "memory");
+    } else {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int n = base + i + e < V ? 4 : 0;
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(smem(sv + i + e)),
+                     "l"(row + min(base + i + e, V - 1)), "r"(n)
+                     : "memory");
+      }
+    }
+  }
+  asm volatile("cp.async.commit_group;" ::: "memory");
 }
 
-// Loads this thread's 4U values of a step; past the end of the row, NaN (it passes no threshold).
-__device__ __forceinline__ void load_step(float (&v)[4 * U], const float* row, int base, int V,
-                                          bool vec) {
-  const bool whole = base + STEP <= V; // every step but the last: no bounds to check
-  if (vec) {                           // V % 4 == 0: the row starts 16-byte aligned
-    const float4* p = reinterpret_cast<const float4*>(row + base) + threadIdx.x;
-#pragma unroll
-    for (int j = 0; j < U; ++j) {
-      float4 f = make_float4(NAN, NAN, NAN, NAN);
-      if (whole || column(base, 4 * j, true) < V) f = __ldg(p + j * BLOCK);
-      v[4 * j] = f.x, v[4 * j + 1] = f.y, v[4 * j + 2] = f.z, v[4 * j + 3] = f.w;
-    }
-  } else {
-    const float* p = row + base + threadIdx.x;
-#pragma unroll
-    for (int j = 0; j < 4 * U; ++j)
-      v[j] = whole || column(base, j, false) < V ? __ldg(p + j * BLOCK) : NAN;
-  }
+// The column of value j of this thread's share of the step starting at `base`.
+__device__ __forceinline__ int column(int base, int j) {
+  return base + 4 * ((j >> 2) * BLOCK + (int)threadIdx.x) + (j & 3);
 }
 
 // The state a block carries along its row.
@@ -218,7 +230,7 @@ struct Filter {
 // at or above it. Keeping every value of step 0 that is >= T (equal ones too: the filter below
 // uses the float just under T, and so do the next steps until the first select: values equal to T
 // are rare, and keeping a few too many candidates is always exact). Step 0 then appends
-// about k values instead of all 4096, and the 4096-candidate select is gone. Needs BLOCK >= k and
+// about k values instead of all 1024, and the 1024-candidate select is gone. Needs BLOCK >= k and
 // a whole first step (no padding), which the caller checks.
 __device__ float first_threshold(Shared& s, unsigned mkey, int k) {
   s.key[threadIdx.x] = mkey;
@@ -228,74 +240,79 @@ __device__ float first_threshold(Shared& s, unsigned mkey, int k) {
   select_top(s, k);
   const float T = value_of(s.min_key);
   __syncthreads();                   // everyone has read s.min_key before the list is emptied
-  if (threadIdx.x == 0) s.count = 0; // published by the barrier at the top of the step
+  if (threadIdx.x == 0) s.count = 0; // published by the barrier after the caller's
   return T;
 }
 
-// One step: make room if needed, then drop what does not beat the threshold, append the rest.
-__device__ __forceinline__ void step(Shared& s, Filter& f, const float (&v)[4 * U], int base, int V,
-                                     int k, bool vec) {
-  // One barrier a step: the previous step's appends are done, and if any thread saw the list
-  // too long to take a whole step more, everyone selects. s.count is the largest `seen`.
-  if (__syncthreads_or(f.seen + STEP > CAP)) {
-    select_top(s, k);
-    f.seen = k;
-    f.thr = value_of(s.min_key);
-    f.open = false;
-  }
-  // G = 8 values at a time (two float4 when vec): if no lane of the warp has one that beats the
-  // threshold, which is the usual case once it has risen, that is 7 max, a compare and one vote
-  // for 8 values (the solution votes once per 4).
-#pragma unroll
-  for (int g = 0; g < 4 * U; g += G) {
-    float m = v[g];
-#pragma unroll
-    for (int j = g + 1; j < g + G; ++j) m = fmaxf(m, v[j]); // skips NaN padding
-    if (!__any_sync(FULL, f.open || m > f.thr)) continue;
-#pragma unroll
-    for (int j = g; j < g + G; ++j) {
-      const int c = column(base, j, vec);
-      if (f.open ? c < V : v[j] > f.thr) { // append (the warp's atomics on one word combine)
-        const int p = atomicAdd(&s.count, 1);
-        s.key[p] = key_of(v[j]);
-        s.col[p] = c;
-        f.seen = max(f.seen, p + 1);
-      }
-    }
-  }
-}
-
-#define MINB (BLOCK >= 1024 ? 1 : 1024 / BLOCK) // 64 registers at most: 4 blocks of 256 per SM
+#define MINB (BLOCK >= 1024 ? 1 : 1024 / BLOCK) // 8 blocks of 128 per SM: the rows in one wave
 extern "C" __global__ void __launch_bounds__(BLOCK, MINB)
     topk_rows(const float* __restrict__ x, float* __restrict__ vals, int* __restrict__ idx,
               int rows, int V, int k) {
   __shared__ Shared s;
   const int t = threadIdx.x;
   const float* row = x + (long long)blockIdx.x * V;
-  const bool vec = (V & 3) == 0;
+  const bool vec = (V & 3) == 0; // rows start 16-byte aligned: 16-byte copies
   const int nsteps = (V + STEP - 1) / STEP;
   if (t == 0) s.count = 0;
-
+  for (int i = 0; i < NSLOT - 1; ++i) issue(s, row, i, V, vec); // past the end: empty groups
   Filter f{true, -INFINITY, 0};
-  float a[4 * U], b[4 * U]; // two steps in registers: one filtered while the other loads
-  load_step(a, row, 0, V, vec);
   const bool sample = BLOCK >= KMAX && V >= STEP;
-  if (sample) { // the first threshold, while step 1 loads
-    if (nsteps > 1) load_step(b, row, STEP, V, vec);
-    float m = a[0];
+  for (int st = 0; st < nsteps; ++st) {
+    float* sv = s.ring[st % NSLOT];
+    const int base = st * STEP;
+    asm volatile("cp.async.wait_group %0;" ::"n"(NSLOT - 2) : "memory"); // this step has landed
+    // One barrier a step: the previous step's appends are done, and if any thread saw the list
+    // too long to take a whole step more, everyone selects. s.count is the largest `seen`.
+    const bool crowded = __syncthreads_or(f.seen + STEP > CAP);
+    // This thread is past the previous step: its pieces of that slot take step st + NSLOT - 1.
+    if (st + NSLOT - 1 < nsteps)
+      issue(s, row, st + NSLOT - 1, V, vec);
+    else
+      asm volatile("cp.async.commit_group;" ::: "memory"); // keeps the group count in step
+    float v[4 * U];
 #pragma unroll
-    for (int j = 1; j < 4 * U; ++j) m = fmaxf(m, a[j]);
-    const float T = first_threshold(s, key_of(m), k);
-    const float w = value_of(key_of(T) - 1u); // the float just below T (-0.0 when T is +0.0)
-    f.thr = w == T ? -1.17549435e-38f : w; // so v > f.thr keeps every v >= T (and tiny negatives)
-    f.open = false;
-  }
-  for (int st = 0; st < nsteps; st += 2) {
-    if (st + 1 < nsteps && !(sample && st == 0)) load_step(b, row, (st + 1) * STEP, V, vec);
-    step(s, f, a, st * STEP, V, k, vec);
-    if (st + 1 == nsteps) break;
-    if (st + 2 < nsteps) load_step(a, row, (st + 2) * STEP, V, vec);
-    step(s, f, b, (st + 1) * STEP, V, k, vec);
+    for (int j = 0; j < U; ++j) {
+      const float4 q = reinterpret_cast<const float4*>(sv)[j * BLOCK + t];
+      v[4 * j] = q.x, v[4 * j + 1] = q.y, v[4 * j + 2] = q.z, v[4 * j + 3] = q.w;
+    }
+    if (base + STEP > V) // the last step: NaN past the row's end (passes no threshold)
+#pragma unroll
+      for (int j = 0; j < 4 * U; ++j)
+        if (column(base, j) >= V) v[j] = NAN;
+    if (st == 0 && sample) { // the first threshold from step 0 (see first_threshold)
+      float m = v[0];
+#pragma unroll
+      for (int j = 1; j < 4 * U; ++j) m = fmaxf(m, v[j]);
+      const float T = first_threshold(s, key_of(m), k);
+      const float w = value_of(key_of(T) - 1u); // the float just below T (-0.0 when T is +0.0)
+      f.thr = w == T ? -1.17549435e-38f : w; // so v > f.thr keeps every v >= T (and tiny negatives)
+      f.open = false;
+      __syncthreads(); // s.count = 0 is everyone's before the first append
+    } else if (crowded) {
+      select_top(s, k);
+      f.seen = k;
+      f.thr = value_of(s.min_key);
+      f.open = false;
+    }
+    // G = 8 values at a time: if no lane of the warp has one that beats the threshold, which is
+    // the usual case once it has risen, that is 7 max, a compare and one vote for 8 values.
+#pragma unroll
+    for (int g = 0; g < 4 * U; g += G) {
+      float m = v[g];
+#pragma unroll
+      for (int j = g + 1; j < g + G; ++j) m = fmaxf(m, v[j]); // skips NaN padding
+      if (!__any_sync(FULL, f.open || m > f.thr)) continue;
+#pragma unroll
+      for (int j = g; j < g + G; ++j) {
+        const int c = column(base, j);
+        if (f.open ? c < V : v[j] > f.thr) { // append (the warp's atomics on one word combine)
+          const int p = atomicAdd(&s.count, 1);
+          s.key[p] = key_of(v[j]);
+          s.col[p] = c;
+          f.seen = max(f.seen, p + 1);
+        }
+      }
+    }
   }
   __syncthreads();
   if (s.count > k) select_top(s, k);

@@ -42,6 +42,11 @@
 // read as a subnormal float, q * 2^(p - 149), against x scaled by 2^(100 - p), so no subtraction
 // (-8 * sum x once per block): 8% fewer instructions, 104.2 us (102.3 with 8 rows a warp, 109.4
 // with 2); issue slots fell to 72% busy and the warps wait on memory as before.
+// Session 5 (2026-11-25), the arithmetic taken out (bench/perfmodel/experiments/w4a16-bare-reads,
+// `warpbook run --time-wrong`, beside this file's 105.8 us): this file's loads alone 80.9 us; the
+// same 264 MB read contiguously with coalesced 16-byte loads 70.7 us, which is already 80.6% of
+// the speed of light. Gold (80%) is a bare read of W at this size; silver (65%, 87.7 us) needs a
+// contiguous read with the dequantisation hidden under it.
 // This is bronze; the 80% bar is not reached.
 //
 // Napkin maths: 57344 x 8192 weights = 264 MB of q4_0 (+16 KB x, 115 KB y); at 4.8 TB/s that is

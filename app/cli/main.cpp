@@ -166,7 +166,7 @@ int cmd_compile(const Global& g, const std::string& key, const std::string& file
 
 int cmd_check(const Global& g, const std::string& key, const std::string& file,
               const std::string& backend_kind, bool json, uint64_t seed, const Env* sizes,
-              bool no_time) {
+              bool no_time, bool time_wrong = false) {
   Catalog c = open_catalog(g, json);
   const Puzzle& p = puzzle_or_throw(c, key);
   std::string src = read_source(file);
@@ -183,6 +183,7 @@ int cmd_check(const Global& g, const std::string& key, const std::string& file,
   CheckOptions opt;
   opt.seed = seed;
   opt.time = !no_time;
+  opt.time_wrong_answers = time_wrong;
   if (!json && isatty(2))
     opt.progress = [](const std::string& s, int, int) { fmt::print(stderr, "\r\x1b[K{}...", s); };
   opt.data_dir = g.data_dir;
@@ -358,6 +359,10 @@ int main(int argc, char** argv) {
   auto* run = app.add_subcommand("run", "run one case at the sizes given, with its figures");
   add_run_opts(run);
   run->add_option("--size", size_args, "NAME=VALUE, once per size")->required();
+  bool time_wrong = false;
+  run->add_flag("--time-wrong", time_wrong,
+                "time the kernel on a GPU even when its answer is wrong (how fast a load pattern "
+                "or a starter runs)");
 
   auto* devices = app.add_subcommand("devices", "show the GPU, the simulator and their ceilings");
   std::vector<std::pair<CLI::App*, std::function<int()>>> extra;
@@ -401,7 +406,7 @@ int main(int argc, char** argv) {
           throw UsageError(fmt::format("--size {}: VALUE must be an integer", s));
         }
       }
-      return cmd_check(g, puzzle, file, backend, json, seed, &sizes, no_time);
+      return cmd_check(g, puzzle, file, backend, json, seed, &sizes, no_time, time_wrong);
     }
     if (*devices) return cmd_devices(g);
     for (auto& [sub, action] : extra)

@@ -194,6 +194,24 @@ extern "C" __global__ void coalesced_copy(const float* src, float* dst, int n) {
   CHECK(b.us < 1.3 * a.us);
 }
 
+TEST_CASE("perf model: cp.async.wait_group N leaves the newest N groups in flight") {
+  // Solution 24 keeps round r + 1 of its cp.async ring in flight while it waits for round r
+  // (cp_wait<STAGES - 1>, STAGES = 2). The model waited for every copy the warp had issued, so
+  // the ring bought nothing: 595 us, as the register version it replaced, where the H200 measured
+  // 519.6 and 510.7 us (2026-11-25; the register version 536-543). Waiting for both rounds really
+  // must cost time: that version has half the bytes in flight.
+  const std::string src = read("solutions/24-decode-attention.cu");
+  const std::string line = "cp_wait<STAGES - 1>();";
+  const auto at = src.find(line);
+  REQUIRE(at != std::string::npos);
+  std::string all = src;
+  all.replace(at, line.size(), "cp_wait<0>();");
+  const perf::Prediction ring = predict_source("24-decode-attention", src, "ring.cu");
+  const perf::Prediction drained = predict_source("24-decode-attention", all, "drained.cu");
+  CHECK(ring.us < 1.12 * 519.58);
+  CHECK(drained.us > 1.05 * ring.us);
+}
+
 TEST_CASE("perf model: a causal grid run longest tiles first is not extrapolated from its longest "
           "blocks") {
   // Solution 23 gives block x the query tile cdiv(S, BQ) - 1 - x: the first blocks the busiest SM

@@ -137,6 +137,10 @@ void explain(const ExplainInput& in, Prediction& p) {
           case sim::TraceKind::local:
             t.local_req += 1;
             break;
+          case sim::TraceKind::bulk: // whole sectors, and the mbarrier's entry last
+            t.requests += 1, t.used += 32.0 * (e.count - 1), t.fetched += 32.0 * (e.count - 1);
+            t.lanes += 32;
+            break;
           case sim::TraceKind::shared:
             t.shared_req += 1, t.waves += e.count;
             t.ideal += std::max(1.0, std::ceil(lanes * e.bytes / 128.0));

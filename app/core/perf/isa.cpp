@@ -96,11 +96,14 @@ std::vector<OpCost> cost_table(const std::vector<sim::InstInfo>& code, const Mac
             if (!(u & sim::kPredRow) && u != in.addr_base) value_in_register = true;
           c.aggregated = !value_in_register;
         }
-        c.l1_cached = !(has(op, "cg") || has(op, "cv") || has(op, "volatile") ||
+        c.l1_cached = !(has(op, "cg") || has(op, "cv") || has(op, "volatile") || has(op, "bulk") ||
                         has(op, "L1::no_allocate") || has(op, "cs") || b == "atom" || b == "red");
       }
     } else if (b == "cp" || b == "cp.async") {
+      c.async_commit = has(op, "commit_group");
       c.async_wait = has(op, "wait_group") || has(op, "wait_all");
+      c.async_all = has(op, "wait_all");
+      c.async_keep = in.group_keep;
       set(Pipe::alu);
     } else if (b == "bar" || b == "barrier") {
       if (has(op, "warp")) {

@@ -12,15 +12,18 @@ namespace wb::perf {
 
 struct OpCost {
   Pipe pipe = Pipe::alu;
-  float issue = 1;         // clocks the pipe is busy (per SMSP; per SM for mio and tensor)
-  float latency = 4;       // clocks until the result can be used (memory: set by the memory model)
-  float sass = 1;          // SASS instructions it stands for (issue slots)
-  bool memory = false;     // a load, store or atomic (its trace event says which space)
-  bool l1_cached = true;   // a global load that allocates in L1 (not .cg / .cv / .volatile)
-  bool returns = true;     // a load or an atomic with a destination (red and st do not)
-  bool barrier = false;    // bar.sync / barrier.sync: waits for the block
-  bool arrive = false;     // bar.arrive: counts toward a barrier without waiting
-  bool async_wait = false; // cp.async.wait_group / wait_all
+  float issue = 1;       // clocks the pipe is busy (per SMSP; per SM for mio and tensor)
+  float latency = 4;     // clocks until the result can be used (memory: set by the memory model)
+  float sass = 1;        // SASS instructions it stands for (issue slots)
+  bool memory = false;   // a load, store or atomic (its trace event says which space)
+  bool l1_cached = true; // a global load that allocates in L1 (not .cg / .cv / .volatile)
+  bool returns = true;   // a load or an atomic with a destination (red and st do not)
+  bool barrier = false;  // bar.sync / barrier.sync: waits for the block
+  bool arrive = false;   // bar.arrive: counts toward a barrier without waiting
+  // cp.async: commit_group closes the warp's open group of copies; wait_group N waits until all
+  // but the newest N committed groups have landed; wait_all (async_all) for every copy.
+  bool async_commit = false, async_wait = false, async_all = false;
+  uint8_t async_keep = 0; // wait_group's N
   // wgmma (sm_90a): an asynchronous warpgroup MMA, whose completion (issue + pipe time + latency)
   // joins the warp's open group; commit_group closes it; wait_group N waits until all but the
   // newest N committed groups are complete.

@@ -479,12 +479,16 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
     }
     replayed_blocks += in.blocks.size();
     // The launch's share of DRAM bytes written: stores over stores plus loads, by sectors.
+    // (cp.async returns nothing to a register, and is a load all the same.)
     {
       double ld = 0, st = 0;
       if (sp.anchor >= 0 && size_t(sp.anchor) < sl.blocks.size())
         for (auto& w : sl.blocks[size_t(sp.anchor)].warps)
           for (auto& e : w.ev)
-            if (e.kind == sim::TraceKind::global) (cost[e.pc].returns ? ld : st) += e.count;
+            if (e.kind == sim::TraceKind::global)
+              (sl.code[e.pc].mem == sim::MemKind::store ? st : ld) += e.count;
+            else if (e.kind == sim::TraceKind::bulk)
+              ld += e.count - 1;
       in.dram_mix_write = ld + st > 0 ? st / (ld + st) : 0;
     }
     ReplayResult rr = replay(in);

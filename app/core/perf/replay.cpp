@@ -92,6 +92,13 @@ struct Slot {
   uint32_t nwarps = 0, live = 0, arrived = 0;
   double start = 0;
   std::unordered_set<uint64_t> stored; // sectors it has written (each charged to DRAM once)
+  // cp.async.bulk: per mbarrier (its shared offset), when the copies completing on it have landed.
+  std::vector<std::pair<uint32_t, double>> bulk_done;
+  double& bulk_at(uint32_t mbar) {
+    for (auto& [m, t] : bulk_done)
+      if (m == mbar) return t;
+    return bulk_done.emplace_back(mbar, 0.0).second;
+  }
 };
 
 struct WarpState {
@@ -99,7 +106,9 @@ struct WarpState {
   const sim::WarpTrace* tr = nullptr;
   size_t pos = 0;
   double next_issue = 0;
-  double async_done = 0;
+  // cp.async: when the open (uncommitted) group's copies land, and each committed group's.
+  double cp_open = 0;
+  std::vector<double> cp_groups;
   // wgmma: when the open (uncommitted) group's MMAs complete, and each committed group in flight.
   double wg_open = 0;
   std::vector<double> wg_groups;
@@ -251,6 +260,7 @@ ReplayResult replay(const ReplayInput& in) {
     sl.arrived = 0;
     sl.start = t;
     sl.stored.clear();
+    sl.bulk_done.clear();
     --empty_slots;
     for (uint32_t k = 0; k < wpb; ++k) {
       WarpState& ws = warps[sl.first_warp + k];
@@ -267,7 +277,8 @@ ReplayResult replay(const ReplayInput& in) {
       ws.done = false;
       ws.at_bar = false;
       ws.next_issue = t;
-      ws.async_done = 0;
+      ws.cp_open = 0;
+      ws.cp_groups.clear();
       ws.wg_open = 0;
       ws.wg_groups.clear();
       ws.done_at.assign(ws.tr->ev.size(), 0.0);
@@ -338,8 +349,9 @@ ReplayResult replay(const ReplayInput& in) {
       const OpCost& c = cost[e.pc];
       if (c.barrier) return;
       const bool local = e.kind == sim::TraceKind::local;
-      if ((e.kind == sim::TraceKind::global || local) && c.returns) {
-        for (uint32_t k = 0; k < e.count; ++k) {
+      const bool bulk = e.kind == sim::TraceKind::bulk;
+      if (((e.kind == sim::TraceKind::global || local) && c.returns) || bulk) {
+        for (uint32_t k = 0; k + bulk < e.count; ++k) {
           const uint64_t s_id = relocate(ws.tr->sec[e.first + k].id, e.pc, rb, local);
           if ((c.l1_cached || local) && l1.access(s_id, true)) continue;
           if (local) continue;
@@ -405,9 +417,24 @@ ReplayResult replay(const ReplayInput& in) {
           }
         }
         if (c.memory && !c.returns && e.kind != sim::TraceKind::shared &&
-            e.kind != sim::TraceKind::none && dram_free - store_backlog > t)
+            e.kind != sim::TraceKind::none && e.kind != sim::TraceKind::bulk &&
+            dram_free - store_backlog > t)
           t = dram_free - store_backlog, why = Stall::store;
-        if (c.async_wait && ws.async_done > t) t = ws.async_done, why = Stall::dram, why_pc = e.pc;
+        // cp.async.wait_group N: all but the newest N committed groups land (wait_all: every
+        // copy, the open group's too).
+        size_t cp_waited = 0;
+        if (c.async_wait) {
+          cp_waited = c.async_all ? ws.cp_groups.size()
+                                  : ws.cp_groups.size() -
+                                        std::min<size_t>(c.async_keep, ws.cp_groups.size());
+          double g = c.async_all ? ws.cp_open : 0;
+          for (size_t k = 0; k < cp_waited; ++k) g = std::max(g, ws.cp_groups[k]);
+          if (g > t) t = g, why = Stall::dram, why_pc = e.pc;
+        }
+        if (e.kind == sim::TraceKind::mbar_wait) { // for the bulk copies completing on it
+          const double d = slots[size_t(ws.slot)].bulk_at(e.first);
+          if (d > t) t = d, why = Stall::dram, why_pc = e.pc;
+        }
         if (c.wgmma_wait && ws.wg_groups.size() > c.wgmma_keep) {
           // wgmma.wait_group N: all but the newest N committed groups complete.
           double g = 0;
@@ -470,15 +497,19 @@ ReplayResult replay(const ReplayInput& in) {
           }
           case sim::TraceKind::global:
           case sim::TraceKind::local:
-          case sim::TraceKind::global_atomic: {
+          case sim::TraceKind::global_atomic:
+          case sim::TraceKind::bulk: {
             const bool local = e.kind == sim::TraceKind::local;
             const bool atomic = e.kind == sim::TraceKind::global_atomic;
+            // A bulk copy's sectors are contiguous and whole, and its last entry is the mbarrier.
+            const bool bulk = e.kind == sim::TraceKind::bulk;
             // cp.async returns nothing to a register but reads global memory: a load.
             const bool store = !c.returns && !atomic && info.mem != sim::MemKind::load;
             // Sectors at the block's own addresses; lines are the L1's units of work.
-            uint64_t sec[256];
-            uint32_t mask[256];
-            const int n = std::min<int>(e.count, 256);
+            constexpr int kMaxSec = 2048; // 64 KB: a longer bulk copy counts its first 64 KB
+            uint64_t sec[kMaxSec];
+            uint32_t mask[kMaxSec];
+            const int n = std::min<int>(int(e.count) - (bulk ? 1 : 0), bulk ? kMaxSec : 256);
             for (int k = 0; k < n; ++k) {
               const sim::TraceSector& ts = ws.tr->sec[e.first + uint32_t(k)];
               sec[k] = atomic ? (relocate(ts.id, e.pc, rb, false) << 2) >> 5
@@ -486,8 +517,12 @@ ReplayResult replay(const ReplayInput& in) {
               mask[k] = ts.mask;
             }
             int lines = 0;
-            bool alone[256]; // the only sector of its 128-byte line in this request
-            for (int k = 0; k < n; ++k) {
+            bool alone[kMaxSec]; // the only sector of its 128-byte line in this request
+            for (int k = 0; bulk && k < n; ++k) {
+              alone[k] = false;
+              lines += k == 0 || (sec[k] >> 2) != (sec[k - 1] >> 2);
+            }
+            for (int k = 0; !bulk && k < n; ++k) {
               bool dup = false;
               alone[k] = true;
               for (int j = 0; j < n; ++j) {
@@ -633,8 +668,13 @@ ReplayResult replay(const ReplayInput& in) {
             } else {
               done = now;
             }
-            if (info.opcode.rfind("cp.async", 0) == 0)
-              ws.async_done = std::max(ws.async_done, ready);
+            if (bulk)
+              slots[size_t(ws.slot)].bulk_at(uint32_t(ws.tr->sec[e.first + e.count - 1].id)) =
+                  std::max(slots[size_t(ws.slot)].bulk_at(
+                               uint32_t(ws.tr->sec[e.first + e.count - 1].id)),
+                           ready);
+            else if (info.opcode.rfind("cp.async", 0) == 0)
+              ws.cp_open = std::max(ws.cp_open, ready);
             break;
           }
           default: // shuffles, votes and other register work of the MIO
@@ -653,6 +693,13 @@ ReplayResult replay(const ReplayInput& in) {
         } else if (c.wgmma_commit) {
           ws.wg_groups.push_back(std::max(ws.wg_open, now));
           ws.wg_open = 0;
+        } else if (c.async_commit) {
+          ws.cp_groups.push_back(ws.cp_open); // an empty group has nothing to wait for
+          ws.cp_open = 0;
+        } else if (c.async_wait) {
+          ws.cp_groups.erase(ws.cp_groups.begin(),
+                             ws.cp_groups.begin() + std::ptrdiff_t(cp_waited));
+          if (c.async_all) ws.cp_open = 0;
         } else if (c.wgmma_wait && ws.wg_groups.size() > c.wgmma_keep) {
           ws.wg_groups.erase(ws.wg_groups.begin(),
                              ws.wg_groups.end() - std::ptrdiff_t(c.wgmma_keep));

@@ -270,6 +270,12 @@ int shared_race_check(Exec& x, Warp& w, const Inst& in, int lane, uint64_t a, ui
                         " (warp " + std::to_string(w.index) + ") " + (write ? "wrote" : "read") +
                         " it" + at_line(inf.line) + " after " + other + " " + kind + " it" +
                         at_line(oline) + ", with no __syncthreads() between them";
+      // A bulk copy's bytes are there only once its mbarrier's phase completes.
+      auto bulk = [&](uint32_t p) { return x.P->info[p].opcode.rfind("cp.async.bulk", 0) == 0; };
+      if (bulk(pc) || bulk(other_pc))
+        msg += " (a cp.async.bulk writes its destination on its own time: read it only after a "
+               "wait on its mbarrier completes, and start the next copy into it only after a "
+               "barrier that follows the last reads)";
       return raise_fault(x, FaultKind::race, msg, inf.line);
     }
   }

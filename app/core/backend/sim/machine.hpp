@@ -90,7 +90,7 @@ struct InstInfo {
   MemKind mem = MemKind::none;
   bool branch = false;
   bool nounroll = false;      // heads a loop marked `#pragma unroll 1` (ptxas keeps it rolled)
-  uint8_t group_keep = 0;     // wgmma.wait_group N: N (the groups it leaves in flight)
+  uint8_t group_keep = 0;     // wgmma.wait_group / cp.async.wait_group N: N (left in flight)
   uint32_t branch_target = 0; // a branch's target pc
   std::string note;           // why an instruction is unsupported
   // Registers written and read (register rows; predicates as kPredRow | index), for the
@@ -122,6 +122,9 @@ enum class TraceKind : uint8_t {
   shared,        // shared memory: `count` wavefronts
   global_atomic, // atomic or reduction on global memory: distinct words and lanes on each
   shared_atomic, // on shared memory: `count` = the most lanes on one word (they serialise)
+  bulk,          // cp.async.bulk global -> shared: the sectors read, then one entry whose id is
+                 // the shared offset of the mbarrier it completes on
+  mbar_wait,     // mbarrier.test_wait / try_wait: `first` is the mbarrier's shared offset
 };
 struct TraceEvent {
   uint32_t pc = 0;
@@ -429,6 +432,13 @@ struct Block {
   uint32_t expected[16] = {}; // 0: all non-exited threads
   uint32_t epoch = 0;
   uint64_t mbar_changes = 0; // mbarrier inits, arrivals and transactions so far
+  // cp.async.bulk copies on their way: they land (and complete their bytes on the mbarrier) when
+  // a thread first waits on that mbarrier, so a read before the wait sees what was there before.
+  struct PendingBulk {
+    uint32_t mbar, dst; // shared offsets
+    std::vector<std::byte> data;
+  };
+  std::vector<PendingBulk> bulk_pending;
   uint32_t red_popc[16] = {};
   bool red_all[16] = {true, true, true, true, true, true, true, true,
                       true, true, true, true, true, true, true, true};
@@ -587,6 +597,8 @@ const SharedSym* shared_sym_at(const Exec& x, uint64_t off);
 std::string shared_elem_name(const Exec& x, uint64_t off, uint32_t n);
 // Every live warp waits on an mbarrier that nothing can complete: the fault (ops_sync.cpp).
 int report_mbarrier_deadlock(Exec& x);
+// cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes (ops_sync.cpp).
+int h_cp_async_bulk(Exec& x, Warp& w, const Inst& in, uint32_t m);
 
 // Memory access (memory.cpp). Each returns a host pointer, or nullptr after raising a fault.
 std::byte* global_ptr(Exec& x, Warp& w, const Inst& in, int lane, uint64_t a, uint32_t n,
@@ -611,6 +623,9 @@ void trace_global(Warp& w, const uint64_t* addr, int n, uint32_t bytes, TraceKin
 void trace_local(const Exec& x, Warp& w, const uint64_t* off, const int* lanes, int n,
                  uint32_t bytes);
 void trace_shared(Warp& w, uint32_t wavefronts, uint32_t bytes);
+// A cp.async.bulk of n bytes from global address a, completing on the mbarrier at shared offset
+// `mbar` (TraceKind::bulk).
+void trace_bulk(Warp& w, uint64_t a, uint32_t n, uint32_t mbar);
 void trace_atomic(Warp& w, const uint64_t* addr, int n, uint32_t bytes, bool shared);
 
 // Race check for one shared access of `n` bytes at offset `a` (exec.cpp).

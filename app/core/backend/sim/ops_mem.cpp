@@ -1035,6 +1035,7 @@ bool decode_mem(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Instr&
           if (op(in, 0).kind != ptx::Operand::Kind::integer)
             throw Unsupported("cp.async.wait_group needs a constant");
           I.imm = int64_t(op(in, 0).bits);
+          info.group_keep = uint8_t(std::min<uint64_t>(op(in, 0).bits, 255));
         }
         I.fn = h_cp_async_wait;
         return true;

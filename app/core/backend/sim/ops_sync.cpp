@@ -51,10 +51,9 @@ enum Op : uint8_t {
 };
 
 // The lane's mbarrier: its shared-memory offset and host pointer, or nullptr after a fault.
-uint64_t* mbar_at(Exec& x, Warp& w, const Inst& in, int l, uint64_t& off) {
-  uint64_t a = w.row(in.r[1])[l] + uint64_t(in.imm);
+uint64_t* mbar_at(Exec& x, Warp& w, const Inst& in, int l, uint64_t a, Space space, uint64_t& off) {
   std::byte* p = nullptr;
-  if (in.space == Space::shared) {
+  if (space == Space::shared) {
     p = shared_ptr(x, w, in, l, a, 8, true);
   } else {
     Space sp = Space::generic;
@@ -97,6 +96,24 @@ void complete_phase(Exec& x, Mbar& b) {
   x.B->epoch = ++x.epoch_base;
 }
 
+// The cp.async.bulk copies that complete on the mbarrier at shared offset `off` land: their bytes
+// are written and counted off the barrier's transaction count, which may complete its phase.
+void land_bulk(Exec& x, uint64_t off) {
+  auto& pend = x.B->bulk_pending;
+  if (pend.empty()) return;
+  auto* p = reinterpret_cast<uint64_t*>(x.B->shared + off);
+  for (const auto& c : pend) {
+    if (c.mbar != off) continue;
+    std::memcpy(x.B->shared + c.dst, c.data.data(), c.data.size());
+    Mbar b = unpack(*p);
+    b.tx -= int64_t(c.data.size());
+    if (b.pending == 0 && b.tx == 0) complete_phase(x, b);
+    *p = pack(b);
+    ++x.B->mbar_changes;
+  }
+  std::erase_if(pend, [&](const Block::PendingBulk& c) { return c.mbar == off; });
+}
+
 int h_mbarrier(Exec& x, Warp& w, const Inst& in, uint32_t m) {
   const uint8_t op = in.sub;
   uint32_t waiting = 0;
@@ -107,7 +124,7 @@ int h_mbarrier(Exec& x, Warp& w, const Inst& in, uint32_t m) {
       continue;
     }
     uint64_t off = 0;
-    uint64_t* p = mbar_at(x, w, in, l, off);
+    uint64_t* p = mbar_at(x, w, in, l, w.row(in.r[1])[l] + uint64_t(in.imm), in.space, off);
     if (!p) return kStop;
     const int line = info_of(x, in).line;
     if (op == kInit) {
@@ -128,6 +145,13 @@ int h_mbarrier(Exec& x, Warp& w, const Inst& in, uint32_t m) {
       continue;
     }
     if ((*p & kMarkMask) != kInitMark) return uninitialised(x, w, in, l, off);
+    if (op == kTestWait) {
+      land_bulk(x, off);
+      if (w.trace && w.trace->rec) { // the performance model waits here for the copies
+        w.trace->ev.back().kind = TraceKind::mbar_wait;
+        w.trace->ev.back().first = uint32_t(off);
+      }
+    }
     Mbar b = unpack(*p);
     switch (op) {
     case kArrive:
@@ -200,6 +224,61 @@ int h_mbarrier(Exec& x, Warp& w, const Inst& in, uint32_t m) {
 
 } // namespace
 
+// cp.async.bulk global -> shared, completing on an mbarrier (TMA's one-dimensional form): r[0] +
+// imm the destination, r[1] + aux the source, r[2] the size, r[3] + target the mbarrier. The bytes
+// are read now and land when a thread first waits on the mbarrier (land_bulk); the destination
+// counts as written by the issuing thread now, so another thread reading it before its wait is a
+// race.
+int h_cp_async_bulk(Exec& x, Warp& w, const Inst& in, uint32_t m) {
+  for (uint32_t mm = m; mm; mm &= mm - 1) {
+    const int l = std::countr_zero(mm);
+    const int line = info_of(x, in).line;
+    const uint64_t da = w.row(in.r[0])[l] + uint64_t(in.imm);
+    const uint64_t sa = w.row(in.r[1])[l] + uint64_t(int64_t(int32_t(in.aux)));
+    const uint64_t n = w.row(in.r[2])[l] & 0xffffffffu;
+    if (n % 16 || da % 16 || sa % 16)
+      return raise_fault(x, FaultKind::misaligned,
+                         fmt::format("{} started a cp.async.bulk of {} bytes from global address "
+                                     "{:#x} to shared offset {}{}: the size and both addresses "
+                                     "must be multiples of 16",
+                                     thread_name(x, w, l), n, sa, da, at_line(line)),
+                         line);
+    uint64_t off = 0;
+    uint64_t* bar =
+        mbar_at(x, w, in, l, w.row(in.r[3])[l] + uint64_t(in.target), Space::shared, off);
+    if (!bar) return kStop;
+    if ((*bar & kMarkMask) != kInitMark) return uninitialised(x, w, in, l, off);
+    if (n == 0) continue;
+    // Piece by piece (16 bytes each), so a copy that runs off a buffer or off shared memory gets
+    // the same fault, naming the first byte outside, as a 16-byte load there would.
+    Block::PendingBulk c{uint32_t(off), 0, std::vector<std::byte>(n)};
+    for (uint64_t k = 0; k < n; k += 16) {
+      std::byte* d = shared_ptr(x, w, in, l, da + k, 16, true);
+      if (!d) return kStop;
+      std::byte* s = global_ptr(x, w, in, l, sa + k, 16, false);
+      if (!s) return kStop;
+      if (k == 0) c.dst = uint32_t(d - x.B->shared);
+      std::memcpy(c.data.data() + k, s, 16);
+    }
+    if (x.track_races &&
+        shared_race_check(x, w, in, l, da, uint32_t(n), true, c.data.data()) != kNext)
+      return kStop;
+    if (x.count) {
+      InstCount& ic = x.ic[pc_of(x, in)];
+      ic.g_req += 1;
+      ic.g_sect += (n + 31) / 32;
+      ic.g_ideal += (n + 31) / 32;
+      ic.g_bytes += n;
+      ic.s_wave += (n + 127) / 128;
+      ic.s_ideal += (n + 127) / 128;
+    }
+    if (w.trace) trace_bulk(w, sa, uint32_t(n), uint32_t(off));
+    ++w.gloads[l];
+    x.B->bulk_pending.push_back(std::move(c));
+  }
+  return kNext;
+}
+
 // The deadlock report: every live warp waits on an mbarrier phase that nobody can complete.
 int report_mbarrier_deadlock(Exec& x) {
   Block& B = *x.B;
@@ -227,6 +306,39 @@ int report_mbarrier_deadlock(Exec& x) {
 }
 
 bool decode_sync(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Instr& in) {
+  if (o.base == "cp" && o.has("async") && o.has("bulk")) {
+    if (o.has("prefetch")) { // cp.async.bulk.prefetch.L2: a hint
+      I.fn = h_nop;
+      return true;
+    }
+    if (o.has("tensor")) throw Unsupported("cp.async.bulk.tensor (TMA with a tensor map)");
+    if (o.has("multicast::cluster"))
+      throw Unsupported("cp.async.bulk to several blocks of a cluster");
+    if (!o.has("global") || !(o.has("shared::cluster") || o.has("shared::cta")) ||
+        !o.has("mbarrier::complete_tx::bytes"))
+      throw Unsupported("this form of cp.async.bulk (global to shared, completing on an mbarrier, "
+                        "is the one simulated)");
+    if (in.ops.size() < 4)
+      throw Unsupported("cp.async.bulk needs a destination, a source, a size "
+                        "and an mbarrier");
+    Dec::Addr da = D.addr(op(in, 0), Space::shared);
+    Dec::Addr sa = D.addr(op(in, 1), Space::global);
+    Dec::Addr ba = D.addr(op(in, 3), Space::shared);
+    if (da.base == kNoRow || sa.base == kNoRow || ba.base == kNoRow)
+      throw Unsupported("cp.async.bulk with absolute addresses");
+    I.r[0] = da.base;
+    I.imm = da.disp;
+    I.r[1] = sa.base;
+    I.aux = uint32_t(int32_t(sa.disp));
+    I.r[2] = op(in, 2).kind == ptx::Operand::Kind::integer ? D.const_row(op(in, 2).bits)
+                                                           : D.row(op(in, 2), Ty::u32);
+    I.r[3] = ba.base;
+    I.target = uint32_t(ba.disp);
+    I.space = Space::shared;
+    I.fn = h_cp_async_bulk;
+    info.mem = MemKind::load;
+    return true;
+  }
   const bool async_arrive = o.base == "cp" && o.has("async") && o.has("mbarrier");
   if (o.base != "mbarrier" && !async_arrive) return false;
   auto addr = [&](size_t k) {

@@ -42,6 +42,23 @@ void trace_global(Warp& w, const uint64_t* addr, int n, uint32_t bytes, TraceKin
   e->bytes = uint8_t(bytes);
 }
 
+void trace_bulk(Warp& w, uint64_t a, uint32_t n, uint32_t mbar) {
+  TraceEvent* e = current(w);
+  if (!e || n == 0) return;
+  auto& sec = w.trace->sec;
+  const size_t first = sec.size();
+  for (uint64_t s = a >> 5; s <= (a + n - 1) >> 5; ++s) { // contiguous: no merging needed
+    const uint64_t lo = std::max<uint64_t>(a, s << 5) - (s << 5);
+    const uint64_t hi = std::min<uint64_t>(a + n, (s + 1) << 5) - (s << 5);
+    sec.push_back({s, hi - lo >= 32 ? 0xffffffffu : uint32_t(((1ull << (hi - lo)) - 1) << lo)});
+  }
+  sec.push_back({mbar, 0});
+  e->first = uint32_t(first);
+  e->count = uint16_t(std::min<size_t>(sec.size() - first, 0xffff));
+  e->kind = TraceKind::bulk;
+  e->bytes = 16;
+}
+
 void trace_local(const Exec& x, Warp& w, const uint64_t* off, const int* lanes, int n,
                  uint32_t bytes) {
   TraceEvent* e = current(w);
