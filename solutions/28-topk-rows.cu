@@ -60,8 +60,11 @@
 // 138.3 (3 slots 140.6; 8 slots of 512 values 150.0: a barrier every 4 values a thread costs
 // more than the bytes in flight buy). The bulk form is kept as an experiment
 // (bench/perfmodel/experiments/bulk-copy/28-bulk-ring.cu): it needs sm_90, this file sm_80.
-// Measured on the H200 (`warpbook check`, 2026-11-25): 139.8 us, 3.76 TB/s, gold.
-// measured: 139.81 us on NVIDIA H200
+// Measured on the H200 (`ctest -L gpu`'s puzzles case, 2026-11-25, session 5 run 5): 141.7 us,
+// 3.71 TB/s, 81.4% of the speed of light against the ceilings `warpbook probe` measured; gold
+// (139.8 and 140.1 us in the two runs before).
+//
+// measured: 141.73 us on NVIDIA H200
 // @tune BLOCK=128
 #define U 2                  // 16-byte pieces per thread per step
 #define NSLOT 4              // steps in the ring: NSLOT - 1 in flight while one is filtered
