@@ -668,12 +668,11 @@ ReplayResult replay(const ReplayInput& in) {
             } else {
               done = now;
             }
-            if (bulk)
-              slots[size_t(ws.slot)].bulk_at(uint32_t(ws.tr->sec[e.first + e.count - 1].id)) =
-                  std::max(slots[size_t(ws.slot)].bulk_at(
-                               uint32_t(ws.tr->sec[e.first + e.count - 1].id)),
-                           ready);
-            else if (info.opcode.rfind("cp.async", 0) == 0)
+            if (bulk) {
+              const uint32_t mbar = uint32_t(ws.tr->sec[e.first + e.count - 1].id);
+              double& landed = slots[size_t(ws.slot)].bulk_at(mbar);
+              landed = std::max(landed, ready);
+            } else if (info.opcode.rfind("cp.async", 0) == 0)
               ws.cp_open = std::max(ws.cp_open, ready);
             break;
           }
