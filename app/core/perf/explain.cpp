@@ -137,8 +137,8 @@ void explain(const ExplainInput& in, Prediction& p) {
           case sim::TraceKind::local:
             t.local_req += 1;
             break;
-          case sim::TraceKind::bulk: // whole sectors, and the mbarrier's entry last
-            t.requests += 1, t.used += 32.0 * (e.count - 1), t.fetched += 32.0 * (e.count - 1);
+          case sim::TraceKind::bulk: // whole sectors
+            t.requests += 1, t.used += 32.0 * e.sectors(), t.fetched += 32.0 * e.sectors();
             t.lanes += 32;
             break;
           case sim::TraceKind::shared:

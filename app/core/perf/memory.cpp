@@ -16,11 +16,11 @@ PcSectors sectors_by_pc(const sim::BlockTrace& b) {
   PcSectors out;
   for (auto& w : b.warps)
     for (auto& e : w.ev) {
-      const bool bulk = e.kind == sim::TraceKind::bulk; // its last entry is the mbarrier
-      if (e.kind != sim::TraceKind::global && e.kind != sim::TraceKind::global_atomic && !bulk)
+      if (e.kind != sim::TraceKind::global && e.kind != sim::TraceKind::global_atomic &&
+          e.kind != sim::TraceKind::bulk)
         continue;
       auto& v = out[e.pc];
-      for (uint32_t k = 0; k + bulk < e.count; ++k) {
+      for (uint32_t k = 0; k < e.sectors(); ++k) {
         uint64_t id = w.sec[e.first + k].id;
         v.push_back(e.kind == sim::TraceKind::global_atomic ? id | (uint64_t(1) << 62) : id);
       }

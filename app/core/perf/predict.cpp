@@ -488,7 +488,7 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
             if (e.kind == sim::TraceKind::global)
               (sl.code[e.pc].mem == sim::MemKind::store ? st : ld) += e.count;
             else if (e.kind == sim::TraceKind::bulk)
-              ld += e.count - 1;
+              ld += e.sectors();
       in.dram_mix_write = ld + st > 0 ? st / (ld + st) : 0;
     }
     ReplayResult rr = replay(in);

@@ -349,9 +349,9 @@ ReplayResult replay(const ReplayInput& in) {
       const OpCost& c = cost[e.pc];
       if (c.barrier) return;
       const bool local = e.kind == sim::TraceKind::local;
-      const bool bulk = e.kind == sim::TraceKind::bulk;
-      if (((e.kind == sim::TraceKind::global || local) && c.returns) || bulk) {
-        for (uint32_t k = 0; k + bulk < e.count; ++k) {
+      if (((e.kind == sim::TraceKind::global || local) && c.returns) ||
+          e.kind == sim::TraceKind::bulk) {
+        for (uint32_t k = 0; k < e.sectors(); ++k) {
           const uint64_t s_id = relocate(ws.tr->sec[e.first + k].id, e.pc, rb, local);
           if ((c.l1_cached || local) && l1.access(s_id, true)) continue;
           if (local) continue;
@@ -509,7 +509,7 @@ ReplayResult replay(const ReplayInput& in) {
             constexpr int kMaxSec = 2048; // 64 KB: a longer bulk copy counts its first 64 KB
             uint64_t sec[kMaxSec];
             uint32_t mask[kMaxSec];
-            const int n = std::min<int>(int(e.count) - (bulk ? 1 : 0), bulk ? kMaxSec : 256);
+            const int n = std::min<int>(int(e.sectors()), bulk ? kMaxSec : 256);
             for (int k = 0; k < n; ++k) {
               const sim::TraceSector& ts = ws.tr->sec[e.first + uint32_t(k)];
               sec[k] = atomic ? (relocate(ts.id, e.pc, rb, false) << 2) >> 5
@@ -669,7 +669,8 @@ ReplayResult replay(const ReplayInput& in) {
               done = now;
             }
             if (bulk) {
-              const uint32_t mbar = uint32_t(ws.tr->sec[e.first + e.count - 1].id);
+              const uint32_t mbar =
+                  uint32_t(ws.tr->sec[e.first + e.sectors()].id); // the last entry
               double& landed = slots[size_t(ws.slot)].bulk_at(mbar);
               landed = std::max(landed, ready);
             } else if (info.opcode.rfind("cp.async", 0) == 0)

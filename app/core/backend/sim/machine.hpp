@@ -133,6 +133,8 @@ struct TraceEvent {
   uint16_t count = 0; // memory: entries in sec (global, local, atomics) or wavefronts (shared)
   TraceKind kind = TraceKind::none;
   uint8_t bytes = 0; // bytes per lane
+  // The entries of sec that are memory sectors (a bulk copy's last entry is its mbarrier).
+  uint32_t sectors() const { return kind == TraceKind::bulk ? count - 1u : count; }
 };
 // A 32-byte sector and the bytes of it the access touched (bit i: byte i); for atomics the word
 // address / 4 and the number of lanes on it.

@@ -11,12 +11,17 @@ TraceEvent* current(Warp& w) {
   return w.trace && w.trace->rec ? &w.trace->ev.back() : nullptr;
 }
 
+// The bytes of sector s that [a, a + n) covers (bit i: byte i).
+uint32_t sector_mask(uint64_t s, uint64_t a, uint64_t n) {
+  const uint64_t lo = std::max<uint64_t>(a, s << 5) - (s << 5);
+  const uint64_t hi = std::min<uint64_t>(a + n, (s + 1) << 5) - (s << 5);
+  return hi - lo >= 32 ? 0xffffffffu : uint32_t(((1ull << (hi - lo)) - 1) << lo);
+}
+
 // Adds the bytes [a, a + n) to the sectors of one access, merging into sectors seen already.
 void add_bytes(std::vector<TraceSector>& sec, size_t first, uint64_t a, uint32_t n) {
   for (uint64_t s = a >> 5; s <= (a + n - 1) >> 5; ++s) {
-    uint64_t lo = std::max<uint64_t>(a, s << 5) - (s << 5);
-    uint64_t hi = std::min<uint64_t>(a + n, (s + 1) << 5) - (s << 5);
-    uint32_t m = hi - lo >= 32 ? 0xffffffffu : uint32_t(((1ull << (hi - lo)) - 1) << lo);
+    const uint32_t m = sector_mask(s, a, n);
     bool found = false;
     for (size_t k = sec.size(); k > first; --k)
       if (sec[k - 1].id == s) {
@@ -47,11 +52,8 @@ void trace_bulk(Warp& w, uint64_t a, uint32_t n, uint32_t mbar) {
   if (!e || n == 0) return;
   auto& sec = w.trace->sec;
   const size_t first = sec.size();
-  for (uint64_t s = a >> 5; s <= (a + n - 1) >> 5; ++s) { // contiguous: no merging needed
-    const uint64_t lo = std::max<uint64_t>(a, s << 5) - (s << 5);
-    const uint64_t hi = std::min<uint64_t>(a + n, (s + 1) << 5) - (s << 5);
-    sec.push_back({s, hi - lo >= 32 ? 0xffffffffu : uint32_t(((1ull << (hi - lo)) - 1) << lo)});
-  }
+  for (uint64_t s = a >> 5; s <= (a + n - 1) >> 5; ++s) // contiguous: nothing to merge
+    sec.push_back({s, sector_mask(s, a, n)});
   sec.push_back({mbar, 0});
   e->first = uint32_t(first);
   e->count = uint16_t(std::min<size_t>(sec.size() - first, 0xffff));
