@@ -305,6 +305,35 @@ TEST_CASE("carry chains: a 96-bit add with add.cc / addc.cc / addc") {
   CHECK(p.get<uint32_t>(O) == std::vector<uint32_t>{0, 0, 2, 0, 6, 8});
 }
 
+TEST_CASE(
+    "a signed load into a 64-bit register sign-extends to 64 bits, an unsigned one zero-extends") {
+  // NVRTC emits `ld.shared.s32 %rd, [...]` for an int field read into a 64-bit index; taken as
+  // 32 bits wide, -1 became 4294967295 and a `slot >= 0` test passed for slot -1.
+  Plan p;
+  p.program = program_from(R"(extern "C" __global__ void k(const int* x, unsigned long long* out) {
+  __shared__ int s[4];
+  long long a, b, c, d, e;
+  asm volatile("ld.global.s32 %0, [%1];" : "=l"(a) : "l"(x));
+  asm volatile("ld.global.s16 %0, [%1];" : "=l"(b) : "l"(x + 1));
+  asm volatile("ld.global.s8 %0, [%1];" : "=l"(c) : "l"(x + 2));
+  asm volatile("ld.global.u32 %0, [%1];" : "=l"(d) : "l"(x));
+  s[threadIdx.x] = x[3];
+  __syncthreads();
+  asm volatile("ld.shared.s32 %0, [%1];" : "=l"(e) : "r"((unsigned)__cvta_generic_to_shared(s)));
+  int f;
+  asm volatile("ld.global.s16 %0, [%1];" : "=r"(f) : "l"(x + 1));
+  out[0] = a, out[1] = b, out[2] = c, out[3] = d, out[4] = e, out[5] = (unsigned)f;
+})");
+  std::vector<int32_t> x = {-1, -2, -128, -7};
+  int X = p.buffer("x", x), O = p.buffer("out", std::vector<uint64_t>(6));
+  p.launch("k", {1, 1, 1}, {1, 1, 1}, {Plan::buf(X), Plan::buf(O)});
+  auto r = p.run();
+  INFO(r.fault.message);
+  REQUIRE(!r.fault);
+  CHECK(p.get<uint64_t>(O) == std::vector<uint64_t>{uint64_t(-1), uint64_t(-2), uint64_t(-128),
+                                                    0xffffffffull, uint64_t(-7), 0xfffffffeull});
+}
+
 TEST_CASE("__syncthreads_count / _and / _or reduce over the block") {
   Plan p;
   p.program = program_from(R"(extern "C" __global__ void k(int* out, const int* x) {

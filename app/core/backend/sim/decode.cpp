@@ -340,7 +340,7 @@ namespace {
 struct Sym {
   enum class K { reg, pred, frame } k;
   uint32_t idx = 0;  // row / pred index / frame offset
-  uint32_t size = 0; // frame symbols: bytes
+  uint32_t size = 0; // frame symbols: bytes; registers: the register's width in bytes
 };
 
 class Decoder final : public Dec {
@@ -432,6 +432,11 @@ public:
     if (o.kind == ptx::Operand::Kind::ident)
       if (auto* s = lookup(o.name); s && s->k == Sym::K::reg) return s->idx;
     throw Unsupported("expected a destination register, found `" + o.name + "`");
+  }
+  int reg_bytes(const ptx::Operand& o) override {
+    if (o.kind != ptx::Operand::Kind::ident) return 0;
+    auto* s = lookup(o.name);
+    return s && s->k == Sym::K::reg ? int(s->size) : 0;
   }
   bool is_pred_reg(const ptx::Operand& o) override {
     if (o.kind != ptx::Operand::Kind::ident) return false;
@@ -865,11 +870,12 @@ void Decoder::decode_function(uint32_t fi) {
       auto& sc = scopes_.back();
       if (d.space == "reg") {
         bool is_pred = d.type == "pred";
+        bool wide = d.type.size() >= 2 && d.type.compare(d.type.size() - 2, 2, "64") == 0;
         auto one = [&](const std::string& n) {
           if (is_pred)
             sc[n] = {Sym::K::pred, uint32_t(new_pred()), 0};
           else
-            sc[n] = {Sym::K::reg, new_row(), 0};
+            sc[n] = {Sym::K::reg, new_row(), wide ? 8u : 4u};
         };
         if (d.range >= 0)
           for (int i = 0; i < d.range; ++i) one(d.name + std::to_string(i));

@@ -80,6 +80,8 @@ public:
   // A register used as a destination (must be a register).
   virtual uint32_t dst(const ptx::Operand& o) = 0;
   virtual bool is_pred_reg(const ptx::Operand& o) = 0;
+  // Bytes of the register `o` names (8 for .b64/.u64/.s64/.f64); 0 when it is not a register.
+  virtual int reg_bytes(const ptx::Operand& o) = 0;
   // A predicate register; `xr` receives ~0 when written `!%p`.
   virtual int16_t pred(const ptx::Operand& o, uint32_t* xr = nullptr) = 0;
   virtual int16_t pred_name(const std::string& name) = 0;

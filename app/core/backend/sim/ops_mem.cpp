@@ -227,23 +227,31 @@ uint32_t shared_wavefronts(const uint64_t* addr, uint32_t m, uint32_t n, uint32_
   return total;
 }
 
-// Loaded bytes -> register value (sub-word signed types sign-extend into 32 bits).
-inline uint64_t load_value(const std::byte* p, uint32_t width, bool sign) {
+// Loaded bytes -> register value. Signed types sign-extend into the destination register: 32
+// bits, or 64 where the register is 64 bits wide (ld.s32 %rd: PTX extends to the register's size).
+enum class Ext : uint8_t { none, to32, to64 };
+inline Ext sign_ext(const Inst& in) {
+  return !(in.flags & kSat) ? Ext::none : (in.flags & kWide) ? Ext::to64 : Ext::to32;
+}
+inline uint64_t extend(int64_t v, Ext e) {
+  return e == Ext::to64 ? uint64_t(v) : uint32_t(v);
+}
+inline uint64_t load_value(const std::byte* p, uint32_t width, Ext sign) {
   switch (width) {
   case 1: {
     uint8_t v;
     std::memcpy(&v, p, 1);
-    return sign ? uint32_t(int32_t(int8_t(v))) : v;
+    return sign != Ext::none ? extend(int8_t(v), sign) : v;
   }
   case 2: {
     uint16_t v;
     std::memcpy(&v, p, 2);
-    return sign ? uint32_t(int32_t(int16_t(v))) : v;
+    return sign != Ext::none ? extend(int16_t(v), sign) : v;
   }
   case 4: {
     uint32_t v;
     std::memcpy(&v, p, 4);
-    return v;
+    return sign == Ext::to64 ? extend(int32_t(v), sign) : v;
   }
   default: {
     uint64_t v;
@@ -266,7 +274,7 @@ template <Space S, bool Store> int h_access(Exec& x, Warp& w, const Inst& in, ui
   if (!m) return kNext;
   const uint64_t* base = base_row(w, in);
   const uint32_t width = in.width, vec = in.vec, n = width * vec;
-  const bool sign = in.flags & kSat; // reused: sign-extend sub-word loads
+  const Ext sign = sign_ext(in);
   uint64_t gaddr[kWarpSize], saddr[kWarpSize];
   uint64_t gfull[kWarpSize], loff[kWarpSize]; // the trace's: global addresses, local offsets
   int llane[kWarpSize];
@@ -376,7 +384,7 @@ template <bool Store, uint32_t W> int h_global1(Exec& x, Warp& w, const Inst& in
   if (!m) return kNext;
   const uint64_t* base = base_row(w, in);
   uint64_t* reg = w.row(in.r[0]);
-  const bool sign = in.flags & kSat;
+  const Ext sign = sign_ext(in);
   const uint64_t disp = uint64_t(in.imm);
   const uint32_t pc = pc_of(x, in);
   Region*& cached = x.rcache[pc];
@@ -498,7 +506,7 @@ template <bool Store, uint32_t W> int h_shared1(Exec& x, Warp& w, const Inst& in
   if (!m) return kNext;
   const uint64_t* base = base_row(w, in);
   uint64_t* reg = w.row(in.r[0]);
-  const bool sign = in.flags & kSat;
+  const Ext sign = sign_ext(in);
   const uint64_t disp = uint64_t(in.imm);
   Block& B = *x.B;
   const uint64_t limit = B.shared_size >= W ? B.shared_size - W : ~0ull;
@@ -633,7 +641,7 @@ int h_ld_kparam(Exec& x, Warp& w, const Inst& in, uint32_t m) {
   for (uint32_t k = 0; k < in.vec; ++k) {
     uint64_t off = uint64_t(in.imm) + k * in.width;
     uint64_t v = 0;
-    if (off + in.width <= P.size()) v = load_value(P.data() + off, in.width, in.flags & kSat);
+    if (off + in.width <= P.size()) v = load_value(P.data() + off, in.width, sign_ext(in));
     uint64_t* d = w.row(dst_row(x, in, k));
     each_lane(m, [&](int l) { d[l] = v; });
   }
@@ -654,7 +662,7 @@ int h_ld_kparam_reg(Exec& x, Warp& w, const Inst& in, uint32_t m) {
                                " read past the kernel's parameters" + at_line(inf.line),
                            inf.line);
       }
-      w.row(dst_row(x, in, k))[l] = load_value(P.data() + off, in.width, in.flags & kSat);
+      w.row(dst_row(x, in, k))[l] = load_value(P.data() + off, in.width, sign_ext(in));
     }
   }
   return kNext;
@@ -955,6 +963,8 @@ bool decode_mem(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Instr&
     I.width = uint8_t(ty_bytes(t));
     if (I.width == 16 || I.width * I.vec > 16) throw Unsupported("accesses wider than 16 bytes");
     if (t == Ty::s8 || t == Ty::s16) I.flags |= kSat; // sign-extend
+    if (!store && (t == Ty::s8 || t == Ty::s16 || t == Ty::s32) && D.reg_bytes(op(in, 0)) == 8)
+      I.flags |= kSat | kWide; // into a 64-bit register: sign-extend to 64 bits
     const auto& val = op(in, store ? 1 : 0);
     const auto& ad = op(in, store ? 0 : 1);
     Space declared = o.space();
