@@ -96,6 +96,12 @@
 // Later the same day (session 3): 4 x STAGES k-steps a trip (the pointers moved half as often)
 // 310.2 us beside this file's 308.5; its hot loop in machine code has 512 HMMA, 128 LDSM, 64 LDGSTS
 // and about 40 other instructions a trip, and spills only outside it.
+// Session 6 (2026-11-25): M = 3968, 4096 and 4224 (992, 1024, 1056 tiles) all take 307-309 us,
+// four rounds of the 264 block slots. So the mainloop runs at 71% of the ceiling, and the
+// part-filled last round costs this size ~3%. Cutting the work differently (stream-K: the last
+// round's tiles split along K, partial sums handed over through global memory) ran 317-343 us
+// in every form tried. Blocks that computed more than one tile lost ~20 us even with nothing
+// split. See bench/perfmodel/experiments/stream-k/.
 // measured: 307.06 us on NVIDIA H200
 // @tune BM=128
 // @tune BN=128
