@@ -76,6 +76,14 @@
 // spills: 562.4). PyTorch's SDPA took 506.0 us in the run that measured the ring at 519.0 us
 // (0.97x of it): still short of issue 12's bar.
 //
+// Session 6 (2026-11-25, `warpbook check`, beside this file's 518.9 and 519.9 us): blocks reading
+// whole 2 KB cache rows (block (s, j, b) taking 64 keys of every KV head, lane group g reading
+// head g: contiguous loads, no merges) 603.8 and 603.3 us. It writes 8 times the partials
+// (128 per query head instead of 16): 136 MB more written and read back, 13% of the cache's bytes.
+// `warpbook predict` had ranked it slower too (650 against 531 us). Fusing the combine into the
+// last block of each (sequence, KV head), through a counter that block resets, 537.5 against
+// 511.1 us: that block combines 4 heads x 16 partials alone, with the L2's latency on every step.
+//
 // measured: 519.58 us on NVIDIA H200
 // @tune BLOCK=128
 // @tune CHUNK=512
