@@ -376,3 +376,16 @@ TEST_CASE("perf model: a wgmma kernel that ptxas serialized says so, and is time
   CHECK(own.launches[0].wgmma_serialized.empty());
   CHECK(perf::launch_text(own.launches[0]).find("serialized") == std::string::npos);
 }
+
+TEST_CASE("perf model: a GEMM's blocks find their panels in the L2 whichever round they start") {
+  // Puzzle 20 at BK 32 x 4 (the version Nsight Compute read on the H200): 225 MB of DRAM traffic
+  // (640 GB/s over 352.5 us, bench/perfmodel/results/h200-2026-11-25-session6.md). The replayed
+  // SM takes every 132nd block, so blocks 264, 528 and 792 started rounds of 264 slots; when
+  // "the same round" was aligned at multiples of 264, each read its whole B panel from DRAM and
+  // the launch came to 738 MB.
+  const auto p =
+      predict_file("20-mma-bf16-gemm", "bench/perfmodel/curriculum2/c20-timed-2026-11-25.cu");
+  REQUIRE(!p.launches.empty());
+  CHECK(p.dram_bytes > 134e6); // A, B and C once: the least any schedule can move
+  CHECK(p.dram_bytes < 2 * 225e6);
+}

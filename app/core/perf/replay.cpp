@@ -214,8 +214,11 @@ ReplayResult replay(const ReplayInput& in) {
     for (int d = 0; d < 3; ++d) {
       if (c[d] == 0 || !sh.known[d]) continue;
       const uint64_t back = uint64_t(stride[d]);
-      const bool same_round =
-          back <= b.linear && b.linear / concurrent == (b.linear - back) / concurrent;
+      // Less than one round of the GPU's block slots back: dispatched while this one waited
+      // for a slot, or beside it. (Not "in the same aligned round": which blocks start a round
+      // is an accident of timing, and the SM replayed takes every SM-th block, so an aligned
+      // test made a third of its blocks round starters against one in 264 on the GPU.)
+      const bool same_round = back <= b.linear && back < concurrent;
       const double distance = stride[d] * std::max(mem.new_bytes_per_block, 32.0);
       if (!same_round && distance > M.l2_capacity) continue;
       if (sh.delta[d] == 0 ||
