@@ -1,12 +1,15 @@
-// Experiment · puzzle 20 with stream-K (every tile): slower than the solution on the H200
+// Experiment · puzzle 20 with stream-K: slower than the solution on the H200
 //
 // What: solutions/20-mma-bf16-gemm.cu's kernel (same mainloop, same 128 x 128 tiles, two blocks an
 // SM), with the work re-cut so that no block slot idles in the last, part-filled round. At 4096^3
 // the grid's 1024 tiles fill 264 slots (132 SMs x 2) 3.88 times, and the H200 takes as long for
 // 1056 tiles as for 1024 or 992 (see README.md): the part-filled round costs a whole one, ~3%.
-//   - Every block's share is cut along K: the first 792 blocks (3 rounds of the slots) each take
-//     1/792 of the 1024 x 64 (tile, k-tile) pairs, 82.7 pairs, touching two or three tiles; the
-//     other 232 blocks return at once.
+//   - SKALL 0 (as written): the first 528 blocks (two rounds) take one whole tile each, as in the
+//     solution. The next 264 (one round) cut the remaining 496 tiles' (tile, k-tile) pairs into 264
+//     equal ranges, 120.2 pairs (1.88 tiles) each; the last 232 blocks return at once.
+//   - SKALL 1: every block's share is cut along K: the first 792 blocks (3 rounds of the slots)
+//     each take 1/792 of the 1024 x 64 (tile, k-tile) pairs, 82.7 pairs, touching two or three
+//     tiles; the other 232 blocks return at once.
 //   - A block whose range ends inside a tile leaves its sums in g_part[its range] (module memory)
 //     and raises g_flag; the block whose range ends the tile waits for those flags (lower block
 //     numbers: dispatched earlier, so resident), adds the parts, lowers the flags for the next
@@ -14,8 +17,9 @@
 //     another block waits for is written first.
 //   - When the tiles fill whole rounds (or less than one), or on the simulator (%nsmid is 1 there:
 //     2 slots, so the cases of 3 tiles run the split), the grid runs as launched.
-// Run:  warpbook check 20-mma-bf16-gemm bench/perfmodel/experiments/stream-k/o-sk-all.cu
-// Measured: 326.5 and 326.2 us beside the solution's 306.7 (H200, 2026-11-25; README.md).
+// Run:  warpbook check 20-mma-bf16-gemm bench/perfmodel/experiments/stream-k/stream-k.cu
+// Measured beside the solution's 306.7 us (H200, 2026-11-25; README.md): SKALL 0 316.7 and
+// 318.1 us, SKALL 1 326.5 and 326.2 us.
 // @tune BM=128
 // @tune BN=128
 // @tune WM=64
@@ -93,11 +97,11 @@ __device__ __forceinline__ void load_chunk_scalar(__nv_bfloat16* dst, const __nv
 
 // Stream-K for the last round (see the header): module-scope state, zero when the module loads and
 // put back to zero by the launch that used it.
-#define SK_MAX 1024
+#define SK_MAX 1024 // most ranges a launch splits its tiles into
 #ifndef SKALL
-#define SKALL 1
-#endif                              // most stream-K items a launch splits its last round into
-__device__ unsigned g_flag[SK_MAX]; // item i's partial tile is in g_part[i]
+#define SKALL 0 // 0: split only the last round of tiles; 1: split them all (see the header)
+#endif
+__device__ unsigned g_flag[SK_MAX]; // range i's partial tile is in g_part[i]
 __device__ float4 g_part[SK_MAX][BM * BN / 4];
 
 extern "C" __global__ void __launch_bounds__(THREADS, MINB)
