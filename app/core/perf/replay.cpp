@@ -202,10 +202,13 @@ ReplayResult replay(const ReplayInput& in) {
   // Did an earlier block (in dispatch order) bring this template sector into the L2 recently?
   const Dim3 g = L.launch.grid;
   const double stride[3] = {1.0, double(g.x), double(g.x) * g.y};
-  // The earlier block along d is either one of the blocks resident on the GPU beside this one
-  // (dispatched in the same round of every SM's slots: it reads the same data at about the same
-  // point of its run, so the L2 still has it however much the grid reads in all), or it ran
-  // before, and then only as many bytes as the blocks between them brought in may have passed.
+  // The earlier block along d is either less than one round of every SM's slots back (resident
+  // beside this one, or dispatched while it waited for a slot: it reads the same data at about
+  // the same point of its run, so the L2 still has it however much the grid reads in all), or it
+  // ran before, and then only as many bytes as the blocks between them brought in may have passed.
+  // (Not "in the same round aligned at multiples of the slots": which blocks start a round is an
+  // accident of timing, and the SM replayed takes every SM-th block, so an aligned test made a
+  // third of its blocks round starters, against one in 264 on the GPU.)
   const uint64_t concurrent =
       std::max<uint64_t>(1, uint64_t(slots_n) * uint64_t(std::max(1, M.sm_count)));
   auto earlier_block_had = [&](uint64_t s, uint32_t pc, const ReplayBlock& b) {
@@ -214,13 +217,9 @@ ReplayResult replay(const ReplayInput& in) {
     for (int d = 0; d < 3; ++d) {
       if (c[d] == 0 || !sh.known[d]) continue;
       const uint64_t back = uint64_t(stride[d]);
-      // Less than one round of the GPU's block slots back: dispatched while this one waited
-      // for a slot, or beside it. (Not "in the same aligned round": which blocks start a round
-      // is an accident of timing, and the SM replayed takes every SM-th block, so an aligned
-      // test made a third of its blocks round starters against one in 264 on the GPU.)
-      const bool same_round = back <= b.linear && back < concurrent;
+      const bool within_a_round = back < concurrent; // c[d] > 0: the block `back` ago exists
       const double distance = stride[d] * std::max(mem.new_bytes_per_block, 32.0);
-      if (!same_round && distance > M.l2_capacity) continue;
+      if (!within_a_round && distance > M.l2_capacity) continue;
       if (sh.delta[d] == 0 ||
           (b.tmpl == mem.anchor && mem.anchor_footprint.count(s + uint64_t(sh.delta[d]))))
         return true;
