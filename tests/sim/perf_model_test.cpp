@@ -65,9 +65,7 @@ TEST_CASE("perf model: demo 91's time rises with STRIDE up to 8 sectors per requ
   CHECK(us[4] >= us[3]);
   CHECK(us[5] >= us[4]);
   CHECK(us[5] < 4 * us[3]); // sectors stop multiplying once each lane has its own
-  // Lesson 0003's table prints these predictions: keep it true when the model changes.
-  const double lesson[] = {251, 406, 810, 1618, 2156, 4196};
-  for (size_t i = 0; i < 6; ++i) CHECK_MESSAGE(std::abs(us[i] / lesson[i] - 1) < 0.05, us[i]);
+  // Lesson 0003's table prints these predictions (its figures.toml keeps it true).
 }
 
 TEST_CASE("perf model: one thread per row is predicted far slower than the softmax solution") {
