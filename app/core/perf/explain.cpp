@@ -32,7 +32,7 @@ struct LineTraffic {
   double requests = 0, used = 0, fetched = 0, lanes = 0;
   double shared_req = 0, waves = 0, ideal = 0; // ideal: one wavefront per 128 bytes asked
   double atomics = 0, atomic_lanes_max = 0;
-  double local_req = 0;
+  double local_req = 0, local_fetched = 0; // local memory: requests, bytes of their sectors
   double stall = 0;        // warp-clocks waiting on this line (replay)
   double stall_mem = 0;    // of which for memory
   double stall_atomic = 0; // of which for atomics to finish
@@ -135,7 +135,7 @@ void explain(const ExplainInput& in, Prediction& p) {
             t.lanes += lanes;
             break;
           case sim::TraceKind::local:
-            t.local_req += 1;
+            t.local_req += 1, t.local_fetched += 32.0 * e.count;
             break;
           case sim::TraceKind::bulk: // whole sectors
             t.requests += 1, t.used += 32.0 * e.sectors(), t.fetched += 32.0 * e.sectors();
@@ -324,8 +324,8 @@ void explain(const ExplainInput& in, Prediction& p) {
             worst);
     }
     // -- per line: wasted sectors, bank conflicts, one-address atomics, local memory
-    double total_fetched = 0;
-    for (auto& [line, t] : here) total_fetched += t.fetched;
+    double total_fetched = 0, total_local = 0;
+    for (auto& [line, t] : here) total_fetched += t.fetched, total_local += t.local_fetched;
     for (auto& [line, t] : here) {
       // (A lone lane per request, one thread walking its row, is not counted: the L1 hands it
       // the rest of each sector on its next loads.)
@@ -343,12 +343,19 @@ void explain(const ExplainInput& in, Prediction& p) {
                         line, t.fetched / t.requests, t.used / t.requests, t.fetched / t.used),
             line);
       }
-      if (t.shared_req > 0 && t.waves > 1.5 * t.ideal)
-        add("bank_conflicts", mio_us * (1 - t.ideal / t.waves),
+      // A conflicted line costs the load/store unit its extra wavefronts, one a clock, on every
+      // block the busiest SM runs: not the unit's whole time (an epilogue's one conflicted store
+      // would otherwise be charged as much as the main loop's).
+      if (t.shared_req > 0 && t.waves > 1.5 * t.ideal) {
+        const double extra = (t.waves - t.ideal) * double(std::max<uint64_t>(1, lp.blocks_per_sm));
+        add("bank_conflicts", std::min(mio_us, extra * to_us),
             fmt::format("line {}: {:.0f}-way bank conflicts ({:.1f} shared-memory wavefronts per "
-                        "request where {:.0f} would do)",
-                        line, t.waves / t.ideal, t.waves / t.shared_req, t.ideal / t.shared_req),
+                        "request where {:.0f} would do): {:.3g} extra wavefronts on the busiest "
+                        "SM, {} of the load/store unit's {}",
+                        line, t.waves / t.ideal, t.waves / t.shared_req, t.ideal / t.shared_req,
+                        extra, us_text(std::min(mio_us, extra * to_us)), us_text(mio_us)),
             line);
+      }
       if (t.atomics > 0 && t.atomic_lanes_max >= 8 && L.hot_us <= 0.05 * T)
         add("atomics",
             std::max(std::max(rr.atomic_busy * to_us, mio_us) * 0.5,
@@ -358,13 +365,16 @@ void explain(const ExplainInput& in, Prediction& p) {
                         line, t.atomic_lanes_max,
                         stall_total > 0 ? 100 * t.stall_atomic / stall_total : 0.0),
             line);
-      if (t.local_req > 0 && here.size() > 0)
-        add("local_memory", std::max(l2_us, mio_us) * 0.5,
-            fmt::format(
-                "line {}: an array in local memory ({} per block): a register array indexed "
-                "at run time, or a spill",
-                line, plural(t.local_req, "access", "accesses")),
+      // Local memory: the busier of the L2 and the load/store unit, in this line's share of the
+      // bytes the block moves to and from memory (a spill outside the loop is a small part).
+      if (t.local_req > 0 && total_fetched + total_local > 0) {
+        const double share = t.local_fetched / (total_fetched + total_local);
+        add("local_memory", std::max(l2_us, mio_us) * share,
+            fmt::format("line {}: an array in local memory ({} per block, {:.0f}% of the bytes "
+                        "the block moves): a register array indexed at run time, or a spill",
+                        line, plural(t.local_req, "access", "accesses"), 100 * share),
             line);
+      }
     }
     rank(f, L.exec_us);
     lp.factors = f;
@@ -421,9 +431,14 @@ void explain(const ExplainInput& in, Prediction& p) {
     n.requests = t.requests;
     n.conflict_ways = t.ideal > 0 ? t.waves / t.ideal : 0;
     std::vector<std::string> parts;
-    if (t.requests > 0)
+    // Lanes that share addresses ask for more bytes than are fetched (a broadcast): say so,
+    // rather than "uses 128 of 32 B".
+    if (t.requests > 0 && t.used <= t.fetched)
       parts.push_back(fmt::format("uses {:.0f} of {:.0f} B fetched", t.used / t.requests,
                                   t.fetched / t.requests));
+    else if (t.requests > 0)
+      parts.push_back(fmt::format("lanes share addresses: {:.0f} B asked, {:.0f} B fetched",
+                                  t.used / t.requests, t.fetched / t.requests));
     if (t.shared_req > 0 && n.conflict_ways > 1.05)
       parts.push_back(fmt::format("{:.0f}-way bank conflict", n.conflict_ways));
     if (t.atomic_lanes_max >= 2)
