@@ -113,8 +113,8 @@ TEST_CASE("perf model: a conflicted store after the loop is charged its own wave
   // 2-way conflicts (16 lanes, float4 stores 32 bytes apart). Charging each such line the
   // load/store unit's whole time scaled by its conflict ratio put it at 14% of the time each;
   // its extra wavefronts take well under 1%.
-  const auto p = predict_file("24-decode-attention",
-                              "bench/perfmodel/curriculum2/c24-timed-2026-11-25.cu");
+  const auto p =
+      predict_file("24-decode-attention", "bench/perfmodel/curriculum2/c24-timed-2026-11-25.cu");
   for (auto& f : p.factors)
     if (f.key == "bank_conflicts") CHECK_MESSAGE(f.share < 0.01, f.text);
   bool gutter = false; // the gutter still marks the conflicted lines

@@ -33,9 +33,9 @@ struct LineTraffic {
   double shared_req = 0, waves = 0, ideal = 0; // ideal: one wavefront per 128 bytes asked
   double atomics = 0, atomic_lanes_max = 0;
   double local_req = 0, local_fetched = 0; // local memory: requests, bytes of their sectors
-  double stall = 0;        // warp-clocks waiting on this line (replay)
-  double stall_mem = 0;    // of which for memory
-  double stall_atomic = 0; // of which for atomics to finish
+  double stall = 0;                        // warp-clocks waiting on this line (replay)
+  double stall_mem = 0;                    // of which for memory
+  double stall_atomic = 0;                 // of which for atomics to finish
   double issued = 0;
 };
 
