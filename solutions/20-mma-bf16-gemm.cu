@@ -101,7 +101,9 @@
 // part-filled last round costs this size ~3%. Cutting the work differently (stream-K: the last
 // round's tiles split along K, partial sums handed over through global memory) ran 317-343 us
 // in every form tried. Blocks that computed more than one tile lost ~20 us even with nothing
-// split. See bench/perfmodel/experiments/stream-k/.
+// split. See bench/perfmodel/experiments/stream-k/. Session 8 (2026-11-27, on an H100): a
+// persistent form whose cp.async ring runs on from tile to tile, launched as exactly the 256
+// blocks it needs, 321.6 us beside this file's 312.2 and 310.9: still slower (same README).
 // measured: 307.06 us on NVIDIA H200
 // @tune BM=128
 // @tune BN=128

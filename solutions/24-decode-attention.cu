@@ -83,6 +83,13 @@
 // `warpbook predict` had ranked it slower too (650 against 531 us). Fusing the combine into the
 // last block of each (sequence, KV head), through a counter that block resets, 537.5 against
 // 511.1 us: that block combines 4 heads x 16 partials alone, with the L2's latency on every step.
+// Session 8 (2026-11-27, an NVIDIA H100 80GB HBM3, `warpbook check`, beside this file's 739.2 us):
+// whole rows again, with more keys a block: CHUNK 1024 (128 keys, 64 partials a head) 793.1 us,
+// CHUNK 2048 (256 keys, 32 partials) 761.8 us, and CHUNK 2048 with every other block exiting at
+// once so that each takes 512 keys (16 partials a head, as here) 739.4 us. With as many partials
+// as this file writes, reading whole 2 KB rows instead of 256-byte pieces bought nothing: the
+// DRAM does not mind the 2 KB stride. The split kernel alone (decode_combine emptied, `warpbook
+// run --time-wrong`) took 732.5 us: the combine and its launch are 6.7 us, 0.9% of the time.
 //
 // measured: 519.58 us on NVIDIA H200
 // @tune BLOCK=128
