@@ -2,12 +2,14 @@
 """Measures the performance model's corpus on a GPU (bench/perfmodel/README.md).
 
     python3 bench/perfmodel/measure.py BUILD_DIR OUT_DIR [--ncu] [--only ID,ID...] [--skip-probe]
-                                       [--no-checks] [--part K/N]
+                                       [--no-checks] [--part K/N] [--set NAME]
 
 1. `warpbook probe` into a fresh data folder: the ceilings every check scores against and the
    machine parameters the performance model reads (latencies, atomics, launches, sectors).
-2. `warpbook check PUZZLE FILE --json` for every kernel of bench/perfmodel/corpus.toml: the
-   measured time at the puzzle's [perf] size and, beside it, the model's prediction.
+2. `warpbook check PUZZLE FILE --json` for every kernel of bench/perfmodel/corpus.toml and
+   heldout.toml (or, with --set NAME, of bench/perfmodel/NAME.toml, its `tune` and `define` applied
+   as validate.py applies them): the measured time at the puzzle's [perf] size and, beside it, the
+   model's prediction.
 3. With --ncu: Nsight Compute's counters for each kernel's perf launches (perf_launch), for
    looking into where the model and the GPU part ways (DRAM bytes, L2 sectors, occupancy, stalls).
 
@@ -15,6 +17,8 @@ Writes OUT_DIR/probe.json, OUT_DIR/checks.jsonl (one line per kernel, the essent
 report) and OUT_DIR/ncu.jsonl, and prints a table.
 """
 import csv, io, json, os, subprocess, sys, tempfile, time, tomllib
+
+from validate import kernel_source  # a manifest entry's file, with its `tune` and `define` applied
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -51,10 +55,10 @@ NCU_METRICS = [
 ]
 
 
-def corpus():
-    # Both manifests: the corpus the model was built against and the held-out kernels.
+def corpus(names=("corpus.toml", "heldout.toml")):
+    # By default both manifests: the corpus the model was built against and the held-out kernels.
     out = []
-    for name in ("corpus.toml", "heldout.toml"):
+    for name in names:
         with open(os.path.join(ROOT, "bench/perfmodel", name), "rb") as f:
             out += tomllib.load(f)["kernel"]
     return out
@@ -119,7 +123,8 @@ def main():
     os.makedirs(out, exist_ok=True)
     exe = os.path.join(build, "warpbook")
     data = tempfile.mkdtemp(prefix="warpbook-measure-")
-    entries = [e for e in corpus() if not only or e["id"] in only]
+    names = (args[args.index("--set") + 1] + ".toml",) if "--set" in args else ("corpus.toml", "heldout.toml")
+    entries = [e for e in corpus(names) if not only or e["id"] in only]
     if "--part" in args:  # the K-th of N slices of the corpus (for runs that must stay short)
         k, n = map(int, args[args.index("--part") + 1].split("/"))
         entries = entries[(k - 1) * len(entries) // n: k * len(entries) // n]
@@ -133,7 +138,7 @@ def main():
     table = []
     with open(os.path.join(out, "checks.jsonl"), "w") as f:
         for e in ([] if "--no-checks" in args else entries):
-            cmd = [exe, "check", e["puzzle"], os.path.join(ROOT, e["file"]), "--json", "--data-dir", data]
+            cmd = [exe, "check", e["puzzle"], kernel_source(e), "--json", "--data-dir", data]
             rc, so, se, dt = run(cmd, 300)
             try:
                 rep = essentials(json.loads(so))
@@ -153,7 +158,7 @@ def main():
         with open(os.path.join(out, "ncu.jsonl"), "w") as f:
             for e in entries:
                 cmd = ["ncu", "--clock-control", "none", "--csv", "--print-units", "base",
-                       "--metrics", metrics, launcher, e["puzzle"], os.path.join(ROOT, e["file"])]
+                       "--metrics", metrics, launcher, e["puzzle"], kernel_source(e)]
                 rc, so, se, dt = run(cmd, 240)
                 rec = {"id": e["id"], "rc": rc, "wall_s": round(dt, 1), "launches": parse_ncu(so)}
                 if rc != 0:
