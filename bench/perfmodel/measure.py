@@ -123,11 +123,13 @@ def main():
     os.makedirs(out, exist_ok=True)
     exe = os.path.join(build, "warpbook")
     data = tempfile.mkdtemp(prefix="warpbook-measure-")
-    names = (args[args.index("--set") + 1] + ".toml",) if "--set" in args else ("corpus.toml", "heldout.toml")
-    entries = [e for e in corpus(names) if not only or e["id"] in only]
+    names = (args[args.index("--set") + 1] + ".toml",) if "--set" in args else ()
+    entries = [e for e in (corpus(names) if names else corpus()) if not only or e["id"] in only]
     if "--part" in args:  # the K-th of N slices of the corpus (for runs that must stay short)
         k, n = map(int, args[args.index("--part") + 1].split("/"))
         entries = entries[(k - 1) * len(entries) // n: k * len(entries) // n]
+    # Each entry's source once (a temporary copy where the manifest sets `tune` or `define`).
+    sources = {e["id"]: kernel_source(e) for e in entries}
 
     if "--skip-probe" not in args:
         rc, so, se, dt = run([exe, "probe", "--json", "--data-dir", data], 600)
@@ -138,7 +140,7 @@ def main():
     table = []
     with open(os.path.join(out, "checks.jsonl"), "w") as f:
         for e in ([] if "--no-checks" in args else entries):
-            cmd = [exe, "check", e["puzzle"], kernel_source(e), "--json", "--data-dir", data]
+            cmd = [exe, "check", e["puzzle"], sources[e["id"]], "--json", "--data-dir", data]
             rc, so, se, dt = run(cmd, 300)
             try:
                 rep = essentials(json.loads(so))
@@ -158,7 +160,7 @@ def main():
         with open(os.path.join(out, "ncu.jsonl"), "w") as f:
             for e in entries:
                 cmd = ["ncu", "--clock-control", "none", "--csv", "--print-units", "base",
-                       "--metrics", metrics, launcher, e["puzzle"], kernel_source(e)]
+                       "--metrics", metrics, launcher, e["puzzle"], sources[e["id"]]]
                 rc, so, se, dt = run(cmd, 240)
                 rec = {"id": e["id"], "rc": rc, "wall_s": round(dt, 1), "launches": parse_ncu(so)}
                 if rc != 0:
@@ -166,6 +168,9 @@ def main():
                 f.write(json.dumps(rec) + "\n")
                 f.flush()
                 print(f"ncu {e['id']:<34} rc {rc} {len(rec['launches'])} launches ({dt:.1f} s)", flush=True)
+    for e in entries:
+        if sources[e["id"]] != os.path.join(ROOT, e["file"]):
+            os.unlink(sources[e["id"]])
     return 0
 
 
