@@ -126,6 +126,16 @@ TEST_CASE("perf model: a GEMM's steady L2 stream on a GPU with a slower L2") {
   CHECK(h200.us > 309.2 / 1.1);
 }
 
+TEST_CASE("perf model: wmma fragment loads from padded rows are not bank conflicts") {
+  // Puzzle 19's kernel loads its fragments with wmma.load from rows padded by 8 halves: one
+  // wavefront per 128 bytes of fragment. Traced with 2-byte lanes, they read as "8-way bank
+  // conflicts (8 wavefronts where 1 would do)", named at 71% of the time on three lines.
+  const auto p =
+      predict_file("19-wmma-gemm", "bench/perfmodel/curriculum2/c19-timed-2026-11-24.cu");
+  for (auto& f : p.factors) CHECK_MESSAGE(f.key != "bank_conflicts", f.text);
+  for (auto& n : p.lines) CHECK_MESSAGE(n.conflict_ways <= 1.05, n.line << ": " << n.text);
+}
+
 TEST_CASE("perf model: a conflicted store after the loop is charged its own wavefronts") {
   // Puzzle 24's split kernel stores each warp's state to shared memory once, after its loop, with
   // 2-way conflicts (16 lanes, float4 stores 32 bytes apart). Charging each such line the

@@ -148,8 +148,12 @@ int h_wmma_ldst(Exec& x, Warp& w, const Inst& in, uint32_t m) {
       for (int i = 0; i < ns; ++i) addrs[i] = sect[i] << 5;
       trace_global(w, addrs, ns, 32, TraceKind::global);
     } else if (nshared) {
-      // A fragment's rows are contiguous: about one wavefront per 128 bytes.
-      trace_shared(w, uint32_t((nshared * eb + 127) / 128), uint32_t(eb));
+      // A fragment's rows are contiguous: about one wavefront per 128 bytes, and no conflicts,
+      // so the bytes are given per lane (a lane's whole part of the fragment), which makes the
+      // wavefronts the ideal ones for the bytes asked (not "8-way conflicts" of 2-byte lanes).
+      const int lanes = std::popcount(m);
+      trace_shared(w, uint32_t((nshared * eb + 127) / 128),
+                   uint32_t(std::min(255, (nshared * eb + lanes - 1) / std::max(1, lanes))));
     }
   }
   if (x.count && ns) {
