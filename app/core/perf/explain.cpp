@@ -179,25 +179,26 @@ void explain(const ExplainInput& in, Prediction& p) {
     }
     stall_bar += rr.barrier_wait;
 
-    // -- resources, each as the time it was busy
-    const double dram_us = rr.dram_busy * to_us;
+    // -- resources, each as the time it was busy (no longer than the launch: the replay's queues
+    // may end a little past its last instruction, and "666 us of the 665 us" reads as a mistake)
+    const double dram_us = std::min(T, rr.dram_busy * to_us);
     const double dram_bytes = lp.dram_bytes;
     if (dram_us > 0)
       add("dram", dram_us,
           fmt::format("DRAM: {} at {} is {} of the {}", bytes_text(dram_bytes),
                       rate_text_bps(dram_bytes / (dram_us * 1e-6)), us_text(dram_us), us_text(T)));
-    const double l2_us = rr.l2_busy * to_us;
+    const double l2_us = std::min(T, rr.l2_busy * to_us);
     if (l2_us > 0)
       add("l2", l2_us,
           fmt::format("L2: {} through the L2 at {} is {} of the {}", bytes_text(lp.l2_bytes),
                       rate_text_bps(m.l2_gbps * 1e9), us_text(l2_us), us_text(T)));
-    const double mio_us = rr.mio_busy * to_us;
+    const double mio_us = std::min(T, rr.mio_busy * to_us);
     if (mio_us > 0)
       add("lsu", mio_us,
           fmt::format("load/store unit: {:.0f} clocks of memory instructions per SM (one "
                       "128-byte line or shared-memory wavefront a clock) is {} of the {}",
                       rr.mio_busy, us_text(mio_us), us_text(T)));
-    const double issue_us = rr.issue_slots / 4 * to_us;
+    const double issue_us = std::min(T, rr.issue_slots / 4 * to_us);
     add("issue", issue_us,
         fmt::format("instruction issue: {:.3g} instructions per SM at 4 a clock is {} of the {}",
                     rr.issue_slots, us_text(issue_us), us_text(T)));
