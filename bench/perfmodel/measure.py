@@ -55,8 +55,8 @@ NCU_METRICS = [
 ]
 
 
-def corpus(names=("corpus.toml", "heldout.toml")):
-    # By default both manifests: the corpus the model was built against and the held-out kernels.
+def corpus(names):
+    # The manifests' kernels, in order.
     out = []
     for name in names:
         with open(os.path.join(ROOT, "bench/perfmodel", name), "rb") as f:
@@ -123,8 +123,9 @@ def main():
     os.makedirs(out, exist_ok=True)
     exe = os.path.join(build, "warpbook")
     data = tempfile.mkdtemp(prefix="warpbook-measure-")
-    names = (args[args.index("--set") + 1] + ".toml",) if "--set" in args else ()
-    entries = [e for e in (corpus(names) if names else corpus()) if not only or e["id"] in only]
+    # --set NAME: that manifest; else the corpus the model was built against and the held-out kernels.
+    names = [args[args.index("--set") + 1] + ".toml"] if "--set" in args else ["corpus.toml", "heldout.toml"]
+    entries = [e for e in corpus(names) if not only or e["id"] in only]
     if "--part" in args:  # the K-th of N slices of the corpus (for runs that must stay short)
         k, n = map(int, args[args.index("--part") + 1].split("/"))
         entries = entries[(k - 1) * len(entries) // n: k * len(entries) // n]

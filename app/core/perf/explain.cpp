@@ -349,12 +349,13 @@ void explain(const ExplainInput& in, Prediction& p) {
       // would otherwise be charged as much as the main loop's).
       if (t.shared_req > 0 && t.waves > 1.5 * t.ideal) {
         const double extra = (t.waves - t.ideal) * double(std::max<uint64_t>(1, lp.blocks_per_sm));
-        add("bank_conflicts", std::min(mio_us, extra * to_us),
+        const double us = std::min(mio_us, extra * to_us);
+        add("bank_conflicts", us,
             fmt::format("line {}: {:.0f}-way bank conflicts ({:.1f} shared-memory wavefronts per "
                         "request where {:.0f} would do): {:.3g} extra wavefronts on the busiest "
                         "SM, {} of the load/store unit's {}",
                         line, t.waves / t.ideal, t.waves / t.shared_req, t.ideal / t.shared_req,
-                        extra, us_text(std::min(mio_us, extra * to_us)), us_text(mio_us)),
+                        extra, us_text(us), us_text(mio_us)),
             line);
       }
       if (t.atomics > 0 && t.atomic_lanes_max >= 8 && L.hot_us <= 0.05 * T)

@@ -151,9 +151,9 @@ int h_wmma_ldst(Exec& x, Warp& w, const Inst& in, uint32_t m) {
       // A fragment's rows are contiguous: about one wavefront per 128 bytes, and no conflicts,
       // so the bytes are given per lane (a lane's whole part of the fragment), which makes the
       // wavefronts the ideal ones for the bytes asked (not "8-way conflicts" of 2-byte lanes).
-      const int lanes = std::popcount(m);
+      const int lanes = std::popcount(m); // at least one: a lane loaded from shared memory
       trace_shared(w, uint32_t((nshared * eb + 127) / 128),
-                   uint32_t(std::min(255, (nshared * eb + lanes - 1) / std::max(1, lanes))));
+                   uint32_t(std::min(255, (nshared * eb + lanes - 1) / lanes)));
     }
   }
   if (x.count && ns) {
