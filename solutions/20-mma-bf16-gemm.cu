@@ -104,6 +104,9 @@
 // split. See bench/perfmodel/experiments/stream-k/. Session 8 (2026-11-27, on an H100): a
 // persistent form whose cp.async ring runs on from tile to tile, launched as exactly the 256
 // blocks it needs, 321.6 us beside this file's 312.2 and 310.9: still slower (same README).
+// Session 9 (2026-11-28, an H100, beside this file's 312.8 and 309.1 us): the mma of a 16-k step
+// issued in a serpentine order (n-tiles reversed on odd m-tiles, for operand reuse) 313.5 us,
+// n-tiles outside and m-tiles inside 318.3 us: ptxas schedules them well enough as written.
 // measured: 307.06 us on NVIDIA H200
 // @tune BM=128
 // @tune BN=128
