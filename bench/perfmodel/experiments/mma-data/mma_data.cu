@@ -87,10 +87,14 @@ int main() {
   float* sink;
   long long* clk;
   uint32_t* ops;
-  const size_t max_threads = size_t(sms) * 1024;
-  CK(cudaMalloc(&sink, max_threads * 4));
-  CK(cudaMalloc(&clk, sms * 8 * 2 * 8));
-  CK(cudaMalloc(&ops, max_threads * NSET * 6 * 4));
+  size_t max_blocks = 0, max_threads = 0; // over the occupancies: the buffers' sizes
+  for (const Occ& oc : occs) {
+    max_blocks = std::max(max_blocks, size_t(sms) * oc.blocks_per_sm);
+    max_threads = std::max(max_threads, size_t(sms) * oc.blocks_per_sm * oc.block);
+  }
+  CK(cudaMalloc(&sink, max_threads * sizeof(float)));
+  CK(cudaMalloc(&clk, max_blocks * 2 * sizeof(long long)));
+  CK(cudaMalloc(&ops, max_threads * NSET * 6 * sizeof(uint32_t)));
   cudaEvent_t e0, e1;
   CK(cudaEventCreate(&e0));
   CK(cudaEventCreate(&e1));
