@@ -80,6 +80,35 @@ __device__ __forceinline__ void sink_if(float s, float never, float* sink) {
   if (s == never) sink[blockIdx.x * blockDim.x + threadIdx.x] = s;
 }
 
+// A 32-bit hash (lowbias32): every output bit depends on every input bit.
+__device__ __forceinline__ unsigned mix32(unsigned x) {
+  x ^= x >> 16, x *= 0x7feb352du, x ^= x >> 15, x *= 0x846ca68bu, x ^= x >> 16;
+  return x;
+}
+// Uniform in [-1, 1) from 32 random bits.
+__device__ __forceinline__ float unit_of(unsigned h) {
+  return (float)(int)h * 0x1p-31f;
+}
+// This thread's random word number k.
+__device__ __forceinline__ unsigned thread_bits(unsigned k) {
+  return mix32((blockIdx.x * BS + threadIdx.x) * 64u + k);
+}
+
+#if __CUDA_ARCH__ >= 800
+// Register k of the operands: two random 16-bit floats (ptx cvt.rn.{f16,bf16}x2.f32 puts its
+// first source in the upper half).
+template <bool BF16> __device__ __forceinline__ unsigned operand_bits(unsigned k) {
+  const unsigned h = thread_bits(k);
+  const float hi = unit_of(h), lo = unit_of(mix32(h ^ 0x9e3779b9u));
+  unsigned r;
+  if (BF16)
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  else
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+#endif
+
 #if WB_PART_MAIN
 
 // Random-looking, never-zero data: zeros can run faster than real data (less switching).
@@ -261,59 +290,66 @@ extern "C" __global__ void __launch_bounds__(BS)
 }
 
 // ---- tensor cores: mma.sync (compute capability 8.0 and later) --------------------------------
-// Register-resident: the operands never change, 8 independent accumulators per warp keep the
-// tensor pipe busy. One m16n8k16 is 2*16*8*16 = 4096 FLOPs per warp; one m16n8k32 (int8) is 8192.
+// Register-resident: 8 independent accumulators per warp keep the tensor pipe busy. One m16n8k16
+// is 2*16*8*16 = 4096 FLOPs per warp; one m16n8k32 (int8) is 8192.
+//
+// The operands are random values in [-1, 1), a different set for each of the 8 mma, as a GEMM's
+// fragments are. Per clock the tensor pipe does the same work whatever the data, but the clock it
+// holds does not: on an H100 with near-constant operands (one exponent, 7 varying mantissa bits)
+// 30 ms of mma.sync ran at 1842-1858 MHz, with random ones at 1754-1798 MHz, 4-6% fewer FLOP/s
+// (bench/perfmodel/experiments/mma-data). A GEMM runs on real data, so its ceiling is this one.
 
-// Small positive values with varied low bits (f16 and bf16 alike read these as about 2^-7).
-__device__ __forceinline__ unsigned operand_bits(unsigned k, unsigned high) {
-  unsigned lo = high | ((threadIdx.x * 7u + k * 13u) & 0x7fu);
-  unsigned hi = high | ((threadIdx.x * 11u + k * 5u) & 0x7fu);
-  return lo | (hi << 16);
-}
-
-#define WB_MMA16(name, type, high)                                                                 \
+#define WB_MMA16(name, type, is_bf16)                                                              \
   extern "C" __global__ void __launch_bounds__(BS) name(int iters, float never, float* sink) {     \
     float d[8][4];                                                                                 \
     _Pragma("unroll") for (int k = 0; k < 8; ++k) d[k][0] = d[k][1] = d[k][2] = d[k][3] = 0.f;     \
-    WB_MMA16_BODY(type, high)                                                                      \
+    WB_MMA16_BODY(type, is_bf16)                                                                   \
     float s = 0.f;                                                                                 \
     _Pragma("unroll") for (int k = 0; k < 8; ++k) s += d[k][0] + d[k][1] + d[k][2] + d[k][3];      \
     sink_if(s, never, sink);                                                                       \
   }
 
 #if __CUDA_ARCH__ >= 800
-#define WB_MMA16_BODY(type, high)                                                                  \
-  unsigned a0 = operand_bits(0, high), a1 = operand_bits(1, high), a2 = operand_bits(2, high),     \
-           a3 = operand_bits(3, high), b0 = operand_bits(4, high), b1 = operand_bits(5, high);     \
+#define WB_MMA16_BODY(type, is_bf16)                                                               \
+  unsigned a[8][4], b[8][2];                                                                       \
+  _Pragma("unroll") for (int k = 0; k < 8; ++k) {                                                  \
+    _Pragma("unroll") for (int r = 0; r < 4; ++r) a[k][r] = operand_bits<is_bf16>(k * 6 + r);      \
+    b[k][0] = operand_bits<is_bf16>(k * 6 + 4), b[k][1] = operand_bits<is_bf16>(k * 6 + 5);        \
+  }                                                                                                \
   for (int i = 0; i < iters; ++i) {                                                                \
     _Pragma("unroll") for (int k = 0; k < 8; ++k) asm volatile(                                    \
         "mma.sync.aligned.m16n8k16.row.col.f32." type "." type ".f32 {%0, %1, %2, %3}, "           \
         "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};" : "+f"(d[k][0]),                           \
-        "+f"(d[k][1]), "+f"(d[k][2]), "+f"(d[k][3]) : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), \
-        "r"(b1));                                                                                  \
+        "+f"(d[k][1]), "+f"(d[k][2]), "+f"(d[k][3]) : "r"(a[k][0]), "r"(a[k][1]), "r"(a[k][2]),    \
+        "r"(a[k][3]), "r"(b[k][0]), "r"(b[k][1]));                                                 \
   }
 #else
-#define WB_MMA16_BODY(type, high)
+#define WB_MMA16_BODY(type, is_bf16)
 #endif
 
-WB_MMA16(mma_f16, "f16", 0x2000u)
-WB_MMA16(mma_bf16, "bf16", 0x3c00u)
+WB_MMA16(mma_f16, "f16", false)
+WB_MMA16(mma_bf16, "bf16", true)
 
 extern "C" __global__ void __launch_bounds__(BS) mma_s8(int iters, float never, float* sink) {
   int d[8][4];
 #pragma unroll
   for (int k = 0; k < 8; ++k) d[k][0] = d[k][1] = d[k][2] = d[k][3] = 0;
 #if __CUDA_ARCH__ >= 800
-  unsigned a0 = operand_bits(0, 0x0100u), a1 = operand_bits(1, 0x0100u),
-           a2 = operand_bits(2, 0x0100u), a3 = operand_bits(3, 0x0100u),
-           b0 = operand_bits(4, 0x0100u), b1 = operand_bits(5, 0x0100u);
+  unsigned a[8][4], b[8][2]; // random bytes: every one is an int8
+#pragma unroll
+  for (int k = 0; k < 8; ++k) {
+#pragma unroll
+    for (int r = 0; r < 4; ++r) a[k][r] = thread_bits(k * 6 + r);
+    b[k][0] = thread_bits(k * 6 + 4), b[k][1] = thread_bits(k * 6 + 5);
+  }
   for (int i = 0; i < iters; ++i) {
 #pragma unroll
     for (int k = 0; k < 8; ++k)
       asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, "
                    "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
                    : "+r"(d[k][0]), "+r"(d[k][1]), "+r"(d[k][2]), "+r"(d[k][3])
-                   : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+                   : "r"(a[k][0]), "r"(a[k][1]), "r"(a[k][2]), "r"(a[k][3]), "r"(b[k][0]),
+                     "r"(b[k][1]));
   }
 #endif
   int s = 0;
@@ -329,15 +365,28 @@ extern "C" __global__ void __launch_bounds__(BS) mma_s8(int iters, float never, 
 // fixed, it hoisted the whole product out of the loop and the probe timed FADDs (1.2 "PFLOP/s").
 // So one A register differs per mma and per trip (by k and the trip count), as fragments do in a
 // GEMM: each mma then costs what it costs there, 2 HMMA, 4 FADD and the unpacking of one register.
+// The values are random in [-1, 1]: exponent fields up to 0111, so the flips of bits 0-4 below
+// never make the NaN code S.1111.111.
+#if __CUDA_ARCH__ >= 890
+__device__ __forceinline__ unsigned e4m3x4_bits(unsigned k) {
+  const unsigned h = thread_bits(k);
+  unsigned short lo, hi;
+  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;"
+      : "=h"(lo)
+      : "f"(unit_of(h)), "f"(unit_of(mix32(h + 1u))));
+  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;"
+      : "=h"(hi)
+      : "f"(unit_of(mix32(h + 2u))), "f"(unit_of(mix32(h + 3u))));
+  return lo | (unsigned)hi << 16;
+}
+#endif
 extern "C" __global__ void __launch_bounds__(BS) mma_e4m3(int iters, float never, float* sink) {
   float d[8][4];
 #pragma unroll
   for (int k = 0; k < 8; ++k) d[k][0] = d[k][1] = d[k][2] = d[k][3] = 0.f;
 #if __CUDA_ARCH__ >= 890
-  // 0x30 is 2^-3 in e4m3: small finite codes with varied low bits, as operand_bits gives.
-  unsigned a0 = operand_bits(0, 0x3030u), a1 = operand_bits(1, 0x3030u),
-           a2 = operand_bits(2, 0x3030u), a3 = operand_bits(3, 0x3030u),
-           b0 = operand_bits(4, 0x3030u), b1 = operand_bits(5, 0x3030u);
+  unsigned a0 = e4m3x4_bits(0), a1 = e4m3x4_bits(1), a2 = e4m3x4_bits(2), a3 = e4m3x4_bits(3),
+           b0 = e4m3x4_bits(4), b1 = e4m3x4_bits(5);
   for (int i = 0; i < iters; ++i) {
     const unsigned ai = a0 ^ ((unsigned)i & 0x01010101u); // the time does not hang on the values
 #pragma unroll
@@ -564,7 +613,7 @@ extern "C" __global__ void __launch_bounds__(BS) dram_write_cs(float4* y, long n
 // Each warpgroup (128 threads) issues m64n256k16 with A (64x16) and B (256x16) in shared memory and
 // a 64x256 FP32 accumulator in registers (128 per thread): 2*64*256*16 = 524288 FLOPs each, four
 // per commit group. Two warpgroups per block, one block per SM. The tiles never change: this
-// measures the tensor cores, not the loads that would feed them.
+// measures the tensor cores, not the loads that would feed them; their values are random.
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
 // Shared-memory matrix descriptor, no swizzle: start address, leading-dimension byte offset
@@ -598,10 +647,11 @@ __device__ __forceinline__ u64 smem_desc(unsigned addr) {
                  WB_R8(112), WB_R8(120)                                                            \
                : "l"(da), "l"(db), "r"(1))
 
-#define WB_WGMMA_KERNEL_BODY(type, high)                                                           \
-  __shared__ __align__(1024) unsigned short tile[(64 + 256) * 16];                                 \
-  for (int i = threadIdx.x; i < (64 + 256) * 16; i += blockDim.x)                                  \
-    tile[i] = (unsigned short)(high | ((i * 37) & 0x7f));                                          \
+#define WB_WGMMA_KERNEL_BODY(type, is_bf16)                                                        \
+  __shared__ __align__(1024) unsigned tile[(64 + 256) * 16 / 2];                                   \
+  /* Random values in [-1, 1), as the mma.sync probes have, for the same reason. */                \
+  for (int i = threadIdx.x; i < (64 + 256) * 16 / 2; i += blockDim.x)                              \
+    tile[i] = operand_bits<is_bf16>(i);                                                            \
   /* Written by ordinary stores, read by the tensor cores (the async proxy). */                    \
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");                                     \
   __syncthreads();                                                                                 \
@@ -628,13 +678,13 @@ __device__ __forceinline__ u64 smem_desc(unsigned addr) {
 #if WB_PART_WGMMA_BF16
 extern "C" __global__ void __launch_bounds__(256, 1)
     wgmma_bf16(int iters, float never, float* sink) {
-  WB_WGMMA_KERNEL_BODY("bf16", 0x3c00)
+  WB_WGMMA_KERNEL_BODY("bf16", true)
 }
 #endif
 #if WB_PART_WGMMA_F16
 extern "C" __global__ void __launch_bounds__(256, 1)
     wgmma_f16(int iters, float never, float* sink) {
-  WB_WGMMA_KERNEL_BODY("f16", 0x2000)
+  WB_WGMMA_KERNEL_BODY("f16", false)
 }
 #endif
 

@@ -95,7 +95,7 @@ for stage in "$@"; do
     done
     ;;
   variants)
-    for f in $(for d in ${VARIANTS:-*}; do ls .variants/$d/*.cu 2>/dev/null; done); do
+    for f in $(for d in ${VARIANTS:-$(ls .variants)}; do ls .variants/$d/*.cu 2>/dev/null; done); do
       [ -e "$f" ] || continue
       nn=$(basename "$(dirname "$f")")
       id=$(basename puzzles/"$nn"-*)

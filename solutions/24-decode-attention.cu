@@ -91,6 +91,12 @@
 // DRAM does not mind the 2 KB stride. The split kernel alone (decode_combine emptied, `warpbook
 // run --time-wrong`) took 732.5 us: the combine and its launch are 6.7 us, 0.9% of the time.
 //
+// Session 10 (2026-11-28, the H200, `warpbook check`, two rounds): blocks taking F consecutive
+// chunks where the grid has blocks to spare (F from the sizes and %nsmid, the others exiting at
+// once, the combine reading every F-th partial): F = 16, one block per (sequence, KV head) over
+// all 8192 keys in one wave of 512 blocks, 544.0 and 544.4 us; F = 8, 526.4 and 526.5; the same
+// code at F = 1, 525.3 and 524.9; this file 519.8 and 519.9. Fewer, longer blocks are slower here
+// (bench/perfmodel/data/h200-2026-11-28). SDPA took 509.1 and 514.8 us in those calls.
 // measured: 519.58 us on NVIDIA H200
 // @tune BLOCK=128
 // @tune CHUNK=512

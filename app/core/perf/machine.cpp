@@ -119,9 +119,11 @@ Machine base(const GpuProfile& p) {
     set_latency(m, 4.1, 4.1, 8.05, 8.1, 17, 12, 24, 24.3);
     m.tensor_flops_clk_sm = 2734;  // mma.sync reaches 67% of the wgmma peak on Hopper
     m.fp8_mma_flops_clk_sm = 1343; // `warpbook probe` on our H200, 2026-11-25: 351 TFLOP/s
-    // wgmma m64n256k16 f16: `warpbook probe` on our H200 (2026-11-25), 977 TFLOP/s, and on an
-    // H100 SXM (2026-11-23), 969 TFLOP/s; per clock at 1980 MHz on 132 SMs.
-    m.wgmma_flops_clk_sm = p.key == "h200" ? 977401.0 / (132 * 1.98) : 969009.0 / (132 * 1.98);
+    // wgmma m64n256k16 f16, per clock at 1980 MHz on 132 SMs: `warpbook probe` on our H200
+    // (2026-11-28) with random tiles, 895 TFLOP/s (966 with the near-constant tiles it used
+    // before: the clock falls with the bits switched); on an H100 SXM (2026-11-23, near-constant
+    // tiles) 969 TFLOP/s, not yet measured again.
+    m.wgmma_flops_clk_sm = p.key == "h200" ? 895281.0 / (132 * 1.98) : 969009.0 / (132 * 1.98);
     m.lat_l1_ns = 20.1, m.lat_shared_ns = 14.2, m.lat_l2_ns = 146, m.lat_dram_ns = 343,
     m.lat_atomic_ns = 200;
     m.l1_bytes_clk = 128;
