@@ -20,10 +20,11 @@
 //                reads its 128 assignment numbers f from `rows` once, and each thread's cp.async
 //                copies read X[f / k] directly; rows past the group's end are zero-filled. The B
 //                tile is W[e]'s rows n0 .. n0 + 127, which is already the "col" operand mma wants
-//                (k contiguous per n), so ldmatrix without .trans feeds it. A 4-stage cp.async
-//                ring of 32-wide k slices (as in solution 19), rows padded to 40 bf16 (80 bytes:
-//                the 8 rows one ldmatrix phase reads hit 8 different bank groups). H not a multiple
-//                of 8: element-by-element copies with zeros past the edge.
+//                (k contiguous per n), so ldmatrix without .trans feeds it. A 3-stage cp.async
+//                ring of 64-wide k slices (as solution 20 found best), rows padded to 72 bf16
+//                (144 bytes, 9 bank groups apart: the 8 rows one ldmatrix phase reads hit 8
+//                different bank groups). 2 x 36 KB a stage, 108 KB a block, two blocks an SM.
+//                H not a multiple of 8: element-by-element copies with zeros past the edge.
 //                The epilogue stores each accumulator pair (8 bytes) straight to part[f][n]: four
 //                lanes fill one 32-byte sector of a row, so no sector is half-written.
 //   moe_combine  one thread per 8 columns of a token: reads its k rows of part (two float4 each,
@@ -49,34 +50,37 @@
 // ~2-3 ms, a quarter of the DRAM's pace: compute-bound. The tiles: sum over experts of
 // cdiv(count, 128) ~ 544 against 512 full ones: ~6% of the mma work is padding. The routing
 // (count + scatter) moves 0.5 MB: a few microseconds, well under 1% of the time.
-// `warpbook predict` (predicted, not measured): 2.4 to 2.6 ms on the H200 depending on the sampled
-// routing, 425 to 450 TFLOP/s, about 45% of the datasheet roof and two thirds of mma.sync's:
-// moe_count 5.9 us, moe_scatter 6 to 7 us (the permute: about 0.5% of the time), moe_gemm 2.3 to
-// 2.4 ms, moe_combine 135 us (571 MB at 4.5 TB/s). For the GEMM it names the load/store unit
-// first (ldmatrix and cp.async wavefronts, ~42%), then the tensor pipe (~39% busy) and
-// instruction issue (~29%). The gold bar (0.33, 3.4 ms) is puzzle 19's.
-// Measured on the H200 (`warpbook check`, 2026-11-25): 3747 us for all four launches, 293
-// TFLOP/s, 30% of the datasheet, silver (the model said 2.4 to 2.6 ms: 1.5x optimistic). The
-// PyTorch loop over experts (a host sync, a gather and a cuBLAS GEMM per expert) took 11433 us:
-// this is 3.05x faster; the Triton grouped GEMM of the README, 2701 us, is faster still.
-// measured: 3746.53 us on NVIDIA H200
+// `warpbook predict` (predicted, not measured): 2251 us on the H200, 488 TFLOP/s, about half the
+// datasheet roof: moe_count 5.9 us, moe_scatter 6.2 us (the permute: about 0.5% of the time),
+// moe_gemm 2104 us, moe_combine 135 us (571 MB at 4.5 TB/s). For the GEMM it names the tensor
+// pipe first (~44% busy), then the load/store unit (ldmatrix and cp.async wavefronts, ~41%) and
+// the L2 (~35%). The gold bar (0.33 of the measured bf16 tensor ceiling) is puzzle 19's.
+// Measured on the H200 (`warpbook check`, 2026-11-28, two rounds side by side): 3512.9 and
+// 3508.6 us for all four launches, 313 TFLOP/s; the version before (32-wide k slices through a
+// 4-stage ring, rows of 80 bytes) 3756.0 and 3749.5 us, 32 x 3 stages 3800.2 and 3806.2, 64 x 2
+// stages 3595.2 and 3609.2. Against that run's bf16 wgmma ceiling (951 TFLOP/s) 32.9% of the speed
+// of light, just under gold; the ceiling swings 899-951 TFLOP/s from run to run (random tiles).
+// The model says 2251 us: 1.56x optimistic. The PyTorch loop over experts (a host sync, a gather
+// and a cuBLAS GEMM per expert) took 9862 us in docs/vs-torch-h200.md's run: this is 2.8x
+// faster; the Triton grouped GEMM of the README, 2628 us, is faster still.
+// measured: 3510.76 us on NVIDIA H200
 // @tune BM=128
 // @tune BN=128
 // @tune WARPS=4
-// @tune SMEM=81920
+// @tune SMEM=110592
 // @tune CCOLS=2048
 #include <cuda_bf16.h>
 
 
-#define BK 32
-#define STAGES 4
+#define BK 64
+#define STAGES 3
 #define WM 64
 #define WN 64
 #define THREADS (WARPS * 32)
 #define WARPS_N (BN / WN)
 #define MI (WM / 16) // 16-row mma tiles per warp
 #define NJ (WN / 8)  // 8-column mma tiles per warp
-#define AS (BK + 8)  // bf16 per shared row: 80 bytes
+#define AS (BK + 8)  // bf16 per shared row: 144 bytes
 #define TILE_A (BM * AS)
 #define TILE_B (BN * AS)
 #define RING_BYTES (STAGES * (TILE_A + TILE_B) * 2)
