@@ -53,8 +53,14 @@
 // `warpbook predict` (predicted, not measured): 2251 us on the H200, 488 TFLOP/s, about half the
 // datasheet roof: moe_count 5.9 us, moe_scatter 6.2 us (the permute: about 0.5% of the time),
 // moe_gemm 2104 us, moe_combine 135 us (571 MB at 4.5 TB/s). For the GEMM it names the tensor
-// pipe first (~44% busy), then the load/store unit (ldmatrix and cp.async wavefronts, ~41%) and
-// the L2 (~35%). The gold bar (0.33 of the measured bf16 tensor ceiling) is puzzle 19's.
+// pipe first (busy 75% of its 2104 us), then the load/store unit (ldmatrix and cp.async, 69%) and
+// the L2 (11.1 GB, 60%). The gold bar (0.33 of the measured bf16 tensor ceiling) is puzzle 19's.
+// Nsight Compute on the H200 (`NCU=34 bash scripts/gpu_session.sh ncu`, 2026-11-28): moe_gemm
+// 3.32 ms with the L2 the busiest unit (79.6% of its peak, hit rate 89%: the gathered X rows and
+// W[e]'s panels come back from it ~16 and ~9 times), the tensor pipe 53%, issue slots 29%. The
+// tiles read at least 17.2 GB through the L2; the model counts 11.7 and so expects the tensor
+// pipe to limit: the L2 is what a faster version has to spare (larger tiles, or the row tiles of
+// one expert sharing their W panel through a cluster).
 // Measured on the H200 (`warpbook check`, 2026-11-28, two rounds side by side): 3512.9 and
 // 3508.6 us for all four launches, 313 TFLOP/s; the version before (32-wide k slices through a
 // 4-stage ring, rows of 80 bytes) 3756.0 and 3749.5 us, 32 x 3 stages 3800.2 and 3806.2, 64 x 2

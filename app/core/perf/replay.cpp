@@ -117,6 +117,10 @@ struct WarpState {
   uint64_t last_granule = ~uint64_t(0); // the 64-byte granule of its last one-sector load
   std::vector<double> done_at;          // per event of the trace: when its result is ready
   std::vector<uint8_t> done_kind;       // and what it waited for (Stall)
+  // The work each replayed event stands for: a trace cut at the cap holds a part of the warp's
+  // instructions, and what it counts (issue slots, units, bytes) stands for the whole, as the
+  // prediction's time does. Only the counts are weighed; the replay's clock runs on the events.
+  double weight = 1;
 };
 
 struct Item {
@@ -273,6 +277,7 @@ ReplayResult replay(const ReplayInput& in) {
         continue;
       }
       ws.tr = &T.warps[k];
+      ws.weight = double(T.warps[k].ev.size() + T.warps[k].dropped) / double(T.warps[k].ev.size());
       // Successive blocks start on successive sub-partitions: a grid of one-warp-busy blocks
       // spreads over all four schedulers (02-row-sum's reference runs at 4 warps' speed, not 1).
       ws.smsp = int((k + uint32_t(sl.block)) % 4);
@@ -459,16 +464,17 @@ ReplayResult replay(const ReplayInput& in) {
                        e.pc, info.line, info.opcode.c_str(), now - ws.next_issue, stall_name(why));
         }
         PcStats& ps = R.pc[e.pc];
-        ps.issued += 1;
+        const double wt = ws.weight;
+        ps.issued += wt;
         const double waited = now - ws.next_issue;
         if (waited > 0) R.pc[why_pc].stall[int(why)] += waited;
-        ps.lanes += __builtin_popcount(e.mask);
+        ps.lanes += wt * __builtin_popcount(e.mask);
         if (!c.free) {
           smsp_free[s] = now + std::max(1.0f, c.sass);
-          R.issue_slots += c.sass;
+          R.issue_slots += wt * c.sass;
           if (c.pipe != Pipe::mio) {
             pipe_free[s][int(c.pipe)] = now + c.issue;
-            R.pipe_busy[int(c.pipe)] += c.issue;
+            R.pipe_busy[int(c.pipe)] += wt * c.issue;
           }
         }
         double done = now + c.latency;
@@ -479,8 +485,8 @@ ReplayResult replay(const ReplayInput& in) {
           switch (e.kind) {
           case sim::TraceKind::shared: {
             mio_free = t0 + std::max<double>(1, e.count);
-            R.mio_busy += std::max<double>(1, e.count);
-            R.shared_wavefronts += e.count;
+            R.mio_busy += wt * std::max<double>(1, e.count);
+            R.shared_wavefronts += wt * e.count;
             done = t0 + M.cycles(M.lat_shared_ns) + std::max(0, int(e.count) - 1);
             kind = Stall::shared;
             break;
@@ -493,7 +499,7 @@ ReplayResult replay(const ReplayInput& in) {
                 M.sm_count * clk / (fp ? M.shared_atomic_one_gops : M.shared_atomic_u32_one_gops);
             const double busy = c.aggregated ? std::max(1.0, per) : std::max(1.0, e.count * per);
             mio_free = t0 + busy;
-            R.mio_busy += busy;
+            R.mio_busy += wt * busy;
             done = t0 + M.cycles(M.lat_shared_ns) + busy;
             kind = Stall::atomic;
             break;
@@ -537,7 +543,7 @@ ReplayResult replay(const ReplayInput& in) {
             }
             const double busy = std::max(1, lines);
             mio_free = t0 + busy;
-            R.mio_busy += busy;
+            R.mio_busy += wt * busy;
             const double share = std::max(1.0, rb.busy_sms);
             const double port_svc = 32.0 / M.sm_max_bytes_clk;
             // The L2's per-sector work for this SM's share of the GPU: whole-line reads and writes
@@ -558,7 +564,7 @@ ReplayResult replay(const ReplayInput& in) {
               const double start = std::max(l2_free, p0 - l2_credit);
               const double svc = l2_cost(k, write);
               l2_free = start + svc;
-              R.port_busy += port_svc, R.l2_busy += svc, R.l2_bytes += 32;
+              R.port_busy += wt * port_svc, R.l2_busy += wt * svc, R.l2_bytes += wt * 32;
               return std::max(p0, start);
             };
             // DRAM: a queue of this SM's share of the bandwidth (bytes at the launch's read/write
@@ -566,7 +572,7 @@ ReplayResult replay(const ReplayInput& in) {
             auto dram = [&](double q0, double ns) {
               double d0 = std::max(q0, dram_free);
               dram_free = d0 + ns * share * clk;
-              R.dram_busy += ns * share * clk;
+              R.dram_busy += wt * ns * share * clk;
               return d0;
             };
             auto retire_dram = [&] {
@@ -594,7 +600,7 @@ ReplayResult replay(const ReplayInput& in) {
               for (int k = 0; k < n; ++k) ns += t_addr + (mask[k] - 1) * t_lane;
               double a0 = std::max(t0, atom_free);
               atom_free = a0 + ns * share * clk;
-              R.atomic_busy += ns * share * clk;
+              R.atomic_busy += wt * ns * share * clk;
               ready = atom_free + M.cycles(M.lat_atomic_ns);
               kind = Stall::atomic;
               for (int k = 0; k < n; ++k) l2_pass(k, true);
@@ -611,13 +617,13 @@ ReplayResult replay(const ReplayInput& in) {
                 const bool whole = it != bm.end() && it->second == 0xffffffffu;
                 if (whole) {
                   write_in_flight(dram(q0, 32.0 / stream_gbps), 32);
-                  R.dram_write_bytes += 32;
+                  R.dram_write_bytes += wt * 32;
                 } else if (alone[k]) {
                   write_in_flight(dram(q0, 32.0 / M.dram_sector_write_gbps), 32);
-                  R.dram_write_bytes += 32, R.dram_read_bytes += 32;
+                  R.dram_write_bytes += wt * 32, R.dram_read_bytes += wt * 32;
                 } else {
                   write_in_flight(dram(q0, 64.0 / stream_gbps), 64);
-                  R.dram_write_bytes += 32, R.dram_read_bytes += 32;
+                  R.dram_write_bytes += wt * 32, R.dram_read_bytes += wt * 32;
                 }
               }
             } else {
@@ -627,17 +633,17 @@ ReplayResult replay(const ReplayInput& in) {
               for (int k = 0; k < n; ++k) {
                 const uint64_t s_id = sec[k];
                 if ((c.l1_cached || local) && l1.access(s_id, true)) {
-                  R.l1_hits += 1;
+                  R.l1_hits += wt;
                   continue;
                 }
                 if (n == 1) ws.last_granule = s_id >> 1;
-                R.l1_misses += 1;
+                R.l1_misses += wt;
                 const double q0 = l2_pass(k, false);
                 // The L2 has it if this SM or an earlier block brought it in recently enough;
                 // else DRAM, 64 bytes at a time.
                 const uint64_t gran = s_id >> 1;
                 if (local || in_l2(gran, ws.tr->sec[e.first + uint32_t(k)].id, e.pc, rb)) {
-                  R.l2_hits += 1;
+                  R.l2_hits += wt;
                   l2_seen[gran] = fetched;
                   ready = std::max(ready, q0 + M.cycles(M.lat_l2_ns));
                   if (kind != Stall::dram) kind = Stall::l2;
@@ -649,8 +655,8 @@ ReplayResult replay(const ReplayInput& in) {
                 for (int j = 0; j < n && !paired; ++j) paired = (sec[j] >> 1) == (gran ^ 1);
                 const double d0 =
                     dram(q0, paired ? 64.0 / stream_gbps : 32.0 / M.dram_sector_read_gbps);
-                R.dram_read_bytes += 64;
-                R.dram_granules += 1;
+                R.dram_read_bytes += wt * 64;
+                R.dram_granules += wt;
                 fetched += 64;
                 l2_seen[gran] = fetched;
                 // Loaded latency: this SM's DRAM reads in flight, as the whole GPU's.
@@ -686,7 +692,7 @@ ReplayResult replay(const ReplayInput& in) {
           }
           default: // shuffles, votes and other register work of the MIO
             mio_free = t0 + 1;
-            R.mio_busy += 1;
+            R.mio_busy += wt;
             done = t0 + M.shfl_latency;
             kind = Stall::alu;
             break;
@@ -776,7 +782,7 @@ ReplayResult replay(const ReplayInput& in) {
       cycles = std::max(cycles, free_at[i] + (rounds + (i < extra ? 1 : 0)) * dur);
   }
   R.scale = done_n > 0 ? (done_n + (total - done_n) * in.rest_work) / done_n : 1;
-  R.cycles = cycles * thin;
+  R.cycles = cycles * thin * std::max(1.0, in.cut);
   // Per-block figures to the whole SM.
   const double k = R.scale * thin;
   // The extrapolated time is no less than what the SM's own busiest unit needs for all its

@@ -65,6 +65,9 @@ struct ReplayInput {
   double dram_mix_write = 0;       // the launch's share of DRAM bytes that are writes (0..1)
   size_t budget_events = 3'000'000;
   int thin = 1; // replay 1 of every `thin` chunks of long traces, times `thin`
+  // Traces cut at the cap: the recorded part of the longest stands for `cut` times its time (each
+  // warp's counts are weighed by its own cut).
+  double cut = 1;
   // The work of the SM's blocks that are not replayed, per block, over the replayed ones' (from
   // the sample nearest each in the grid): 1 for a uniform grid; below 1 where the first blocks
   // are the longest (a causal grid scheduled longest first).
