@@ -1,111 +1,98 @@
-// Solution · 21 GEMM + bias + GELU (bf16 in and out): puzzle 20's mainloop, a fused epilogue
+// Solution · 21 GEMM + bias + GELU (bf16 in and out) on Hopper's wgmma, with a fused epilogue
 //
 // What: Y[M x N] (bf16) = gelu(A[M x K] x B^T + bias), B given as [N x K] (an nn.Linear weight),
 // all bf16, row-major; the sums in f32 on the tensor cores, the bias and GELU (tanh form) in f32
-// registers, Y rounded to bf16 once. The mainloop is puzzle 20's solution, at BK 64 x 3 stages:
-//   - a block of 128 threads (4 warps) per 128 x 128 tile of Y, a 64 x 64 tile per warp (4 x 8
-//     m16n8 accumulator tiles, 128 f32 registers), two blocks per SM;
-//   - BK = 64 k-steps through a ring of STAGES = 3 shared buffers filled by cp.async.cg (16
-//     bytes, a source size of 0 for zeros past K; rows past M or N copied from the last row,
-//     as they reach only values never stored; element by element when K % 8 != 0), one
-//     cp.async.wait_group + one __syncthreads() per k-step; the copies' addresses worked out
-//     once before the loop and advanced by BK a step (per chunk per step they cost 497 us
-//     against 365 on the H200: see puzzle 20's solution);
-//   - the steady state unrolled over 2 x STAGES k-steps a trip, so that every stage index is a
-//     compile-time constant: ldmatrix and cp.async take the stage, fragment and k offsets as
-//     immediates, and the tiles copied there need no bounds tests (puzzle 20's solution);
-//   - XOR-swizzled [rows][BK] tiles, so that ldmatrix.x4 (4 for A, 4 for B per 16 of k: B's rows
-//     are the .col operand as they lie, no .trans) reads without bank conflicts; 32
-//     mma.sync.m16n8k16.row.col.f32.bf16.bf16.f32 per 16 of k per warp.
-//   - The epilogue is where this puzzle differs. Each lane holds C[g][2t, 2t + 1] and
-//     C[g + 8][2t, 2t + 1] of every m16n8 tile: it adds bias[2t], bias[2t + 1] (loaded once per
-//     n-tile, not per element), applies GELU as x / (1 + e^-2u) with __expf and __fdividef (an
-//     approximate reciprocal and a multiply, not the IEEE division), packs the pair into
-//     one __nv_bfloat162, and writes it to a per-warp staging tile in the ring's (now idle)
-//     shared memory. Then the warp writes its 64 x 64 tile out with one 16-byte store per lane
-//     per row chunk: each instruction writes 4 rows x 128 contiguous bytes. (Straight from the
-//     registers, a lane's 4 bytes per row and n-tile would make each store write 8 rows x 16
-//     bytes: half of every 32-byte sector.) When N % 8 != 0 the rows are not 16-byte aligned and
-//     the copy goes element by element.
+// registers, Y rounded to bf16 once. Puzzle 20 teaches mma.sync, the warp-level MMA every GPU
+// since Ampere has; this solution takes the H200's own path, wgmma, the warpgroup MMA that
+// reads both operands straight from shared memory:
+//   - a block of 256 threads (two warpgroups of 4 warps) per 128 x 256 tile of Y, one block per
+//     SM; warpgroup w owns rows 64 w .. 64 w + 63 and all 256 columns, and runs
+//     wgmma.mma_async.m64n256k16.f32.bf16.bf16: 64 x 256 x 16 per instruction, its 64 x 256 f32
+//     accumulators spread over the 128 threads (128 registers each);
+//   - K in steps of BK = 64: a tile row is then 128 bytes, one row of the 128-byte swizzle
+//     (16-byte chunk c of row r sits at chunk c ^ (r % 8) of its 1 KB, 8-row atom), which is the
+//     layout wgmma's descriptor mode 1 reads without bank conflicts; a shared-memory descriptor
+//     (start, 1 KB from one atom to the next, the mode) names each operand, and 16 of k further is
+//     32 bytes further, so the four wgmma of a step differ by a constant;
+//   - a ring of STAGES = 4 slots of 48 KB (A's 128 rows and B's 256), filled by cp.async.cg, 12
+//     chunks of 16 bytes per thread per step, the copies' addresses worked out once; tile kt + 2 is
+//     copied while tile kt is multiplied, one __syncthreads() per step. wgmma is asynchronous: a
+//     step's four are committed as one group and wait_group 1 waits only for the step before, so
+//     the tensor cores are never left without work while the threads wait for copies and the
+//     barrier. A slot is overwritten two steps after it was read, once that wait has passed;
+//   - cp.async writes shared memory through the generic proxy and wgmma reads it through the
+//     async proxy: fence.proxy.async between them, or the tensor cores may read stale bytes;
+//   - the swizzle is on absolute shared addresses, so the ring starts on a 1 KB boundary (the
+//     start of dynamic shared memory on the H200 and in the simulator); where it does not, the
+//     loop runs on STAGES - 1 slots past the next boundary instead of overrunning the buffer;
+//   - edges as puzzle 20's solution: rows past M (N) copied from the last row, chunks past K
+//     copied as zeros (source size 0), element by element when K % 8 != 0;
+//   - the epilogue: lane (g, t) of warp q of a warpgroup holds rows 16 q + g and + 8, columns
+//     8 j + 2 t and + 1, for j < 32. It adds the bias, applies GELU as x / (1 + e^-2u) (__expf,
+//     __fdividef: puzzle 21's README says why this form), rounds to bf16 and parks the pairs in a
+//     16 x 256 staging tile per warp in the ring's now idle memory; then each row of 256 bf16 goes
+//     out in one 16-byte store per lane.
+// Needs an sm_90 GPU (wgmma is an sm_90a instruction; NVRTC gets sm_90a on Hopper) or the
+// simulator. On other GPUs, puzzle 20's mma.sync loop with this epilogue is the way:
+// bench/perfmodel/curriculum2/s3-21-fdividef.cu is that kernel, the solution until 2026-11-28.
 // Run:  warpbook check 21-gemm-bias-gelu solutions/21-gemm-bias-gelu.cu
 //       warpbook predict 21-gemm-bias-gelu solutions/21-gemm-bias-gelu.cu
 //
-// Why: the mainloop's argument is puzzle 20's (32 FLOP per shared byte at the 64 x 64 warp tile,
-// 64 FLOP per L2 byte at the block tile, copies three k-steps ahead). The epilogue costs, per
-// element of Y, one add, an exp and ~8 more FP32 instructions for GELU, and 2 bytes out (with an
-// IEEE division, ~10 more: the H200 says 19 us more): at 4096^2 about 5 us of FP32 issue over 132
-// SMs and 33.6 MB of writes (7 us at 4.8 TB/s), against ~300 us of mma, and the other block on the
-// SM keeps the tensor cores busy meanwhile. Unfused, a GEMM writing bf16 C and an elementwise bias
-// + GELU pass would write C, read it back and write Y: 67 MB more DRAM traffic (14 us on the H200)
-// and a second launch, and a GEMM writing f32 C twice that. Shared memory: 3 x (128 + 128) x 64 x 2
-// B = 98304 B per block (the epilogue's 4 x 64 x 72 x 2 = 36864 B reuse it), two blocks per SM.
-// Grid at 4096^3: 32 x 32 = 1024 blocks.
+// Why: at 4096^3 a GEMM is 1365 FLOP per DRAM byte, far right of the ridge: everything is feeding
+// the tensor cores. mma.sync tops out at ~633-651 TFLOP/s on the H200 (`warpbook probe`), wgmma
+// at ~900-936. The probe keeps mma.sync's operands in registers and still stops there: on Hopper
+// the warp-level instruction itself runs at about two thirds of the tensor cores' rate, and a
+// GEMM adds an ldmatrix for every 4 mma on top. A wgmma of m64n256k16 is 524288 FLOP per
+// instruction per warpgroup, its operands read from shared memory with no fragment loads at all,
+// so the threads are free to issue the copies. The L2 feeds it: a 128 x 256 tile reads 48 KB per
+// 4.19 MFLOP step, 1.61 GB from the L2 at 4096^3 (512 tiles x 64 steps), 8 TB/s at 202 us.
+// Nsight Compute on the H200 (`NCU=21 bash scripts/gpu_session.sh ncu`, one launch, 215 us under
+// the profiler): tensor pipe 72% busy, L2 56% of its peak (hit rate 77%), DRAM 19%, issue slots
+// 29%, warps stalled mostly on the copies (long scoreboard) and on wgmma's wait. So the tensor
+// cores are the busiest unit, and the other 28% is time they wait: each tile starts with the ring
+// filling (two steps of copies with nothing to multiply) and ends with the epilogue (one block per
+// SM, so nothing overlaps it), and every step has a barrier. `warpbook predict` names the L2 first
+// (271 us predicted, 1.64 GB at the 8.82 TB/s probed for L2 reads), 1.34x slower than the GPU:
+// its L2 charge is too high for this kernel, whose L2 ran at 56% of its peak. The ring's depth
+// matters: with 3 slots (one tile in flight ahead instead of two) this kernel took 281 us beside
+// this file's 208 (same call). What the H200 offers beyond this: a producer warp feeding the ring
+// with TMA while two consumer warpgroups alternate tiles (one's epilogue under the other's
+// mainloop), and clusters whose TMA multicast copies one B tile into two SMs for one L2 read. The
+// simulator runs neither TMA's tensor form nor clusters, so this solution stops at what it can
+// check. Shared memory: 4 x 48 KB = 196608 B, puzzle 21's formula at these tunables (the epilogue's
+// 8 x 16 x 264 x 2 = 67584 B reuse it). Registers: 255, no spills (ptxas, sm_90a). Grid at 4096^3:
+// 16 x 32 = 512 blocks over 132 SMs (3.9 waves).
 //
 // Napkin maths (H200): 137.4 GFLOP at 989 TFLOP/s (datasheet, dense bf16) = 139 us; at the
-// mma.sync ceiling `warpbook probe` measured (646 TFLOP/s) 213 us; the gold bar (0.45 x 989 =
-// 445 TFLOP/s) is 309 us. DRAM: 2 x 33.6 MB in, 33.6 MB out: 101 MB, 21 us at 4.8 TB/s.
-// Measured on the H200 (`warpbook check`, 2026-11-25) before the mainloop was unrolled: 365.0 us,
-// 377 TFLOP/s (BK 64 x 3; BK 32 x 4 took 374 us against 369 side by side).
-// PyTorch eager (F.linear, then F.gelu: cuBLAS on wgmma plus a second pass) took 200 us.
-// The mainloop in machine code (sm_90, nvcc 13.0 -O3: 247 to 250 registers, no spills), per warp
-// and 32-deep k-step: 64 HMMA.16816, 16 LDSM.x4, 8 LDGSTS.128 and 15 other instructions, as in
-// puzzle 20's solution. The version timed above ran 93 others per 32 of k at BK 32 x 4 and 151
-// per 64 of k at BK 64 x 3 (75 per 32). This one is at BK 32 x 4 because at BK 64 x 3 the new
-// mainloop spills (about 250 bytes; 8 loads from local memory per 3-step trip): it keeps more
-// registers live (4 ldmatrix bases per operand instead of 2, two cp.async destinations). With
-// puzzle 20's final copy layout (8 threads a tile row at BK 64, one chunk each) and 8 steps a
-// trip it does not spill at BK 64.
-// Timed side by side on the H200 (`warpbook check`, 2026-11-25, run 5 then run 8): the old loop
-// 364.9 us; the unrolled loop at BK 32 x 4, 340.6 and 344.2 us; with puzzle 20's final loop at
-// BK 32 x 4 335.4 us, BK 64 x 2 335.2 us, BK 64 x 3 331.3 us (this file).
-// Then GELU's division, side by side (`warpbook check`, 2026-11-25, a later run): this loop with
-// x / (1 + e) 333.3 us; with __fdividef(x, 1 + e) 314.4 us (this file), 314.1 at BK 64 x 2. The
-// IEEE f32 division is a reciprocal, two Newton steps and a range test with a slow path: ~10
-// instructions per element more, 16.8 M elements, and the two blocks on an SM reach their
-// epilogues at about the same time (all blocks start together and do equal work), so little of
-// it hides behind the other block's mma. __fdividef is within 2 ulp of f32 and gives 0 (not NaN)
-// when 1 + e overflows, x / inf's limit: bf16 keeps 8 bits, so the answer does not move.
-// This file: 314.4 us, 437 TFLOP/s, 67% of the mma.sync ceiling `warpbook probe` measured in the
-// same run (651 TFLOP/s), short of issue 12's 70% (301.5 us); 7 us behind puzzle 20's plain GEMM.
-// Also timed (session 3, beside this file's 312.4 us): the bf16 pairs stored straight from the
-// registers (no staging tile, no barrier; 8 rows x 16 bytes a store) 319.0 us, at BK 64 x 2 325.0.
-// measured: 314.40 us on NVIDIA H200
+// wgmma ceiling `warpbook probe` measured (936 TFLOP/s) 147 us; at mma.sync's (633) 217 us.
+// DRAM: 2 x 33.6 MB in, 33.6 MB out: 101 MB, 21 us at 4.8 TB/s.
+// Measured on the H200 (`warpbook check`, 2026-11-28, session 11, side by side): this file
+// 202.2 us, 680 TFLOP/s, 72.6% of the speed of light (the 936 TFLOP/s wgmma ceiling probed in the
+// same call), gold; 107% of the bf16 mma.sync ceiling probed with it (633 TFLOP/s; issue 12's bar
+// is 70%). The mma.sync solution before it (s3-21-fdividef.cu) 312.0 us, 441 TFLOP/s: this one is
+// 1.54x faster. In a second call: 207.8 us against 314.7; beside PyTorch and Triton, 209.6 us,
+// PyTorch eager (cuBLAS's GEMM on wgmma, then a GELU pass) 197.9 us, Triton (the README's kernel)
+// 258.0 us. Eight more checks of this file on fresh random data all passed
+// (wgmma's f32 sums stay within the puzzle's 2e-4: bf16 products are exact and the accumulator is
+// f32; FP8's is not, see 33).
+// measured: 202.24 us on NVIDIA H200
 // @tune BM=128
-// @tune BN=128
+// @tune BN=256
 // @tune WM=64
 // @tune WN=64
 // @tune BK=64
-// @tune STAGES=3
+// @tune STAGES=4
 #include <cuda_bf16.h>
 
 #define THREADS ((BM / WM) * (BN / WN) * 32)
-#define WARPS_N (BN / WN)
-#define MI (WM / 16)  // m16 tiles per warp
-#define NJ (WN / 8)   // n8 tiles per warp
-#define CPR (BK / 8)  // 16-byte chunks per tile row
-#define RPL (8 / CPR) // tile rows per 128-byte line of banks
-#define A_TILE (BM * BK)
-#define B_TILE (BN * BK)
-#define MINB (THREADS >= 256 ? 1 : 2)
-#if BM % WM != 0 || BN % WN != 0 || WM % 16 != 0 || WN % 16 != 0
-#error "the warp tiles must split the block tile, in multiples of 16"
+#if BM != 128 || BN != 256 || BK != 64 || THREADS != 256 || STAGES < 3 || STAGES > 4
+#error "this kernel is written for 128 x 256 tiles, BK = 64, two warpgroups and 3 or 4 stages"
 #endif
-#if BK != 16 && BK != 32 && BK != 64
-#error "BK must be 16, 32 or 64 (2, 4 or 8 chunks of 16 bytes per row)"
-#endif
-#if (BM * CPR) % THREADS != 0 || (BN * CPR) % THREADS != 0
-#error "the tile copies must split evenly over the threads"
-#endif
-#if STAGES < 2
-#error "the ring needs two stages at least"
-#endif
-
-// Element offset of chunk `ch` (8 bf16) of row `r` in a [rows][BK] tile, XOR-swizzled: the RPL
-// rows of one 128-byte line keep their places, and the lines' chunks are permuted so that 8
-// consecutive rows at one logical chunk hit 8 different bank groups.
-__device__ __forceinline__ int swz(int r, int ch) {
-  return r * BK + ((ch ^ ((r / RPL) % CPR)) << 3);
-}
+#define ROW_BYTES 128            // one tile row: BK bf16, the 128-byte swizzle's row
+#define A_BYTES (BM * ROW_BYTES) // 16 KB
+#define B_BYTES (BN * ROW_BYTES) // 32 KB
+#define STAGE_BYTES (A_BYTES + B_BYTES)
+#define YS (BN + 8) // a row of a warp's staging tile, in bf16
 
 __device__ __forceinline__ unsigned smem_addr(const void* p) {
   return (unsigned)__cvta_generic_to_shared(p);
@@ -120,23 +107,58 @@ __device__ __forceinline__ void cp_async_commit() {
 template <int N_> __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N_) : "memory");
 }
-__device__ __forceinline__ void ldmatrix_x4(unsigned (&d)[4], unsigned addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
-               : "r"(addr));
+
+// Byte offset of 16-byte chunk c of row r in a tile of 128-byte rows, 128B-swizzled: the chunk
+// index XORed with the row's place in its 8-row, 1024-byte atom. That is the layout wgmma's
+// swizzle mode 1 reads, and 8 threads copying the 8 chunks of a row hit 8 different bank groups.
+__device__ __forceinline__ unsigned swz(int r, int c) {
+  return r * 128 + ((c ^ (r % 8)) << 4);
 }
-// acc (16 x 8, f32) += a (16 x 16, bf16, row) x b (16 x 8, bf16, col)
-__device__ __forceinline__ void mma_bf16(float (&c)[4], const unsigned (&a)[4], unsigned b0,
-                                         unsigned b1) {
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
-               "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+
+// A shared-memory matrix descriptor for a K-major, 128B-swizzled tile starting at `addr` (a
+// 1024-byte boundary, plus 32 bytes per 16 of k): start >> 4, leading offset 16 bytes (unused in
+// this mode), stride 1024 bytes from one 8-row atom to the next, swizzle mode 1 (bits 62-63).
+__device__ __forceinline__ unsigned long long desc(unsigned addr) {
+  return (unsigned long long)((addr & 0x3ffffu) >> 4) | (1ull << 16) | (64ull << 32) | (1ull << 62);
+}
+
+// d (64 x 256 f32, the warpgroup's accumulators) += A (64 x 16, bf16) x B (256 x 16, bf16)^T.
+__device__ __forceinline__ void wgmma_256(float (&d)[128], unsigned long long da,
+                                          unsigned long long db) {
+  asm volatile(
+      "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 "
+      "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%"
+      "25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%"
+      "48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67,%68,%69,%70,%"
+      "71,%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%"
+      "94,%95,%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,%112,%"
+      "113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127}, %128, %129, 1, "
+      "1, 1, 0, 0;\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+        "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
+        "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+        "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]),
+        "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+        "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
+        "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]),
+        "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]),
+        "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]),
+        "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]),
+        "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]),
+        "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]),
+        "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+        "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]),
+        "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]),
+        "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]),
+        "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+      : "l"(da), "l"(db));
 }
 
 // Chunk (r, k .. k+7) of X (`rows` x K, row-major, K % 8 != 0: rows not 16-byte aligned) into
 // shared memory at dst through registers, element by element, zeros outside X.
-__device__ __forceinline__ void load_chunk_scalar(__nv_bfloat16* dst, const __nv_bfloat16* X,
+__device__ __forceinline__ void load_chunk_scalar(unsigned char* dst, const __nv_bfloat16* X,
                                                   int rows, int K, int r, int k) {
   __align__(16) unsigned short v[8];
   const unsigned short* Xs = reinterpret_cast<const unsigned short*>(X);
@@ -146,209 +168,138 @@ __device__ __forceinline__ void load_chunk_scalar(__nv_bfloat16* dst, const __nv
 }
 
 // The tanh form of GELU, as x * sigmoid(2u): 0.5 x (1 + tanh(u)) = x / (1 + e^-2u). No
-// cancellation in the negative tail (where 1 + tanh(u) would lose its digits), and no NaN at
-// large |x|: e^-2u is 0 or inf there, giving x or -0.
+// cancellation in the negative tail, and no NaN at large |x|: e^-2u is 0 or inf, giving x or -0.
 __device__ __forceinline__ float gelu(float x) {
-  const float u = 0.7978845608028654f * (x + 0.044715f * x * x * x); // sqrt(2 / pi) (x + ...)
-  return __fdividef(x, 1.0f + __expf(-2.0f * u)); // 0 when 1 + e overflows: x / inf's limit
+  const float u = 0.7978845608028654f * (x + 0.044715f * x * x * x);
+  return __fdividef(x, 1.0f + __expf(-2.0f * u));
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS, MINB)
+// The k-loop over a ring of NS slots (NS = STAGES, or one fewer when the dynamic shared memory
+// does not start on a 1024-byte boundary): tile kt + NS - 2 is copied while tile kt is multiplied.
+template <int NS>
+__device__ __forceinline__ void mainloop(float (&acc)[128], unsigned sbase, unsigned char* smem,
+                                         const __nv_bfloat16* __restrict__ A,
+                                         const __nv_bfloat16* __restrict__ B, int M, int N, int K,
+                                         int bm, int bn) {
+  constexpr int P = NS - 2; // tiles in flight ahead of the one multiplied
+  const int tid = threadIdx.x, wg = tid / 128;
+  const bool vec = (K % 8) == 0;
+  // Copies: thread tid takes chunk tid % 8 of rows tid / 8 + 32 i (i < 4 of A, i < 8 of B):
+  // every such row has the same place in its atom, so one swizzled offset serves all twelve.
+  // Rows past M (N) are copied from the last row: they reach only rows (columns) of Y that are
+  // never stored.
+  const int cr = tid / 8, cc = tid % 8;
+  const unsigned sa = sbase + swz(cr, cc);
+  const __nv_bfloat16* pa[4];
+  const __nv_bfloat16* pb[8];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) pa[i] = A + (long long)min(bm + cr + 32 * i, M - 1) * K + cc * 8;
+#pragma unroll
+  for (int i = 0; i < 8; ++i) pb[i] = B + (long long)min(bn + cr + 32 * i, N - 1) * K + cc * 8;
+  auto load_tile = [&](int kt, int s) {
+    const int k0 = kt * BK;
+    if (vec) { // a chunk lies wholly inside K or wholly past it; past it, zeros (source size 0)
+      const bool in = k0 + cc * 8 < K;
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+        cp_async16(sa + s * STAGE_BYTES + i * 32 * ROW_BYTES, in ? pa[i] + k0 : A, in ? 16 : 0);
+#pragma unroll
+      for (int i = 0; i < 8; ++i)
+        cp_async16(sa + s * STAGE_BYTES + A_BYTES + i * 32 * ROW_BYTES, in ? pb[i] + k0 : B,
+                   in ? 16 : 0);
+      return;
+    }
+    unsigned char* st = smem + s * STAGE_BYTES;
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+      load_chunk_scalar(st + swz(cr + 32 * i, cc), A, M, K, bm + cr + 32 * i, k0 + cc * 8);
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+      load_chunk_scalar(st + A_BYTES + swz(cr + 32 * i, cc), B, N, K, bn + cr + 32 * i,
+                        k0 + cc * 8);
+  };
+
+  const unsigned long long da0 = desc(sbase + wg * 64 * ROW_BYTES), db0 = desc(sbase + A_BYTES);
+  const int ktiles = (K + BK - 1) / BK;
+#pragma unroll
+  for (int s = 0; s < P; ++s) {
+    if (s < ktiles) load_tile(s, s);
+    cp_async_commit();
+  }
+  for (int kt = 0; kt < ktiles; ++kt) {
+    cp_async_wait<P - 1>(); // this thread's copies of tile kt have landed
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); // seen by wgmma's reads
+    __syncthreads();         // everyone's have; and everyone's wgmma of tile kt - 2 are done
+    const int next = kt + P; // into the slot of tile kt - 2
+    if (next < ktiles) load_tile(next, next % NS);
+    cp_async_commit(); // even when empty: the group count stays right
+    const unsigned long long off = (unsigned long long)((kt % NS) * STAGE_BYTES) >> 4;
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+    for (int kk = 0; kk < BK / 16; ++kk) wgmma_256(acc, da0 + off + 2 * kk, db0 + off + 2 * kk);
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+    asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory"); // tile kt - 1's are done
+  }
+  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+  cp_async_wait<0>();
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
     gemm_bias_gelu(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict__ B,
                    const __nv_bfloat16* __restrict__ bias, __nv_bfloat16* __restrict__ Y, int M,
                    int N, int K) {
   extern __shared__ __align__(128) unsigned char smem_raw[];
-  __nv_bfloat16* smem = reinterpret_cast<__nv_bfloat16*>(smem_raw);
-  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  const int wm = warp / WARPS_N, wn = warp % WARPS_N;
+  const unsigned raw = smem_addr(smem_raw);
+  const unsigned sbase = (raw + 1023u) & ~1023u; // the swizzle's atoms start on 1 KB boundaries
+  unsigned char* smem = smem_raw + (sbase - raw);
   const int bm = blockIdx.y * BM, bn = blockIdx.x * BN;
-  const bool vec = (K % 8) == 0;
-  const bool warp_busy = bm + wm * WM < M && bn + wn * WN < N;
-  constexpr int STAGE_BYTES = (A_TILE + B_TILE) * 2;
-  const unsigned sbase = smem_addr(smem);
 
-  // Copies: thread tid always takes chunk tid % CPR of rows tid / CPR + i * RSTEP, whose
-  // swizzle is the same (the row step is a multiple of RPL * CPR): each chunk's shared offset is
-  // a compile-time stride from the first, and its global address moves by BK a step. Rows past
-  // M (N) are clamped to the last row: they only feed rows (columns) of C that are never stored,
-  // so no per-row test is needed, and every copy reads real data.
-  constexpr int RSTEP = THREADS / CPR;
-  constexpr int NA = BM / RSTEP, NB = BN / RSTEP;
-  static_assert(RSTEP % (RPL * CPR) == 0, "the row step must keep each chunk's swizzle");
-  const int cr = tid / CPR, cc = tid % CPR;
-  const unsigned sa = sbase + 2 * swz(cr, cc); // + 2 * i * RSTEP * BK for chunk i
-  const __nv_bfloat16* pa[NA];
-  const __nv_bfloat16* pb[NB];
+  float acc[128];
 #pragma unroll
-  for (int i = 0; i < NA; ++i) pa[i] = A + (long long)min(bm + cr + i * RSTEP, M - 1) * K + cc * 8;
-#pragma unroll
-  for (int i = 0; i < NB; ++i) pb[i] = B + (long long)min(bn + cr + i * RSTEP, N - 1) * K + cc * 8;
-
-  // Tile kt (k0 = kt * BK) into stage s, any tile, K % 8 == 0 or not: zeros past K. The
-  // pointers stand at k = kbase * BK (the steady-state loop below moves them).
-  int kbase = 0;
-  auto load_tile = [&](int kt, int s) {
-    const int k0 = kt * BK;
-    if (vec) {
-      const bool in = k0 + cc * 8 < K;
-      const int dk = k0 - kbase * BK;
-#pragma unroll
-      for (int i = 0; i < NA; ++i)
-        cp_async16(sa + s * STAGE_BYTES + 2 * i * RSTEP * BK, in ? pa[i] + dk : A, in ? 16 : 0);
-#pragma unroll
-      for (int i = 0; i < NB; ++i)
-        cp_async16(sa + s * STAGE_BYTES + A_TILE * 2 + 2 * i * RSTEP * BK, in ? pb[i] + dk : B,
-                   in ? 16 : 0);
-      return;
-    }
-    __nv_bfloat16* As = smem + s * (A_TILE + B_TILE);
-    __nv_bfloat16* Bs = As + A_TILE;
-#pragma unroll
-    for (int i = 0; i < BM * CPR / THREADS; ++i) {
-      const int e = tid + i * THREADS, r = e / CPR, ch = e % CPR;
-      load_chunk_scalar(As + swz(r, ch), A, M, K, bm + r, k0 + ch * 8);
-    }
-#pragma unroll
-    for (int i = 0; i < BN * CPR / THREADS; ++i) {
-      const int e = tid + i * THREADS, r = e / CPR, ch = e % CPR;
-      load_chunk_scalar(Bs + swz(r, ch), B, N, K, bn + r, k0 + ch * 8);
-    }
-  };
-
-  float acc[MI][NJ][4];
-#pragma unroll
-  for (int i = 0; i < MI; ++i)
-#pragma unroll
-    for (int j = 0; j < NJ; ++j)
-#pragma unroll
-      for (int q = 0; q < 4; ++q) acc[i][j][q] = 0.0f;
-
-  // ldmatrix.x4 row addresses: for A, lane l points at row l % 16 of the 16 x 16 fragment, chunk
-  // l / 16 (matrices: rows 0-7 | 8-15 at k 0-7, then at k 8-15: a[0..3] of the mma). For B, at
-  // row (l / 16) * 8 + l % 8 of a 16-row pair of n-tiles, chunk (l / 8) % 2 (matrices: n-tile j
-  // at k 0-7 | k 8-15, then n-tile j + 1: b0, b1 of each). Fragment i (j) lies 16 rows below
-  // fragment 0, which keeps the swizzle: only the 16-of-k step kk changes it (the chunk is
-  // 2 kk + a_ch, XORed with the row's pattern), so one shared address per kk and operand, and
-  // the rest (stage, fragment) are compile-time offsets that ldmatrix takes as immediates.
-  const int a_row = wm * WM + (lane % 16), a_ch = lane / 16;
-  const int b_row = wn * WN + (lane / 16) * 8 + (lane % 8), b_ch = (lane / 8) % 2;
-  unsigned a_addr[BK / 16], b_addr[BK / 16];
-#pragma unroll
-  for (int kk = 0; kk < BK / 16; ++kk) {
-    a_addr[kk] = sbase + 2 * swz(a_row, kk * 2 + a_ch);
-    b_addr[kk] = sbase + A_TILE * 2 + 2 * swz(b_row, kk * 2 + b_ch);
+  for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
+  if (sbase == raw) {
+    mainloop<STAGES>(acc, sbase, smem, A, B, M, N, K, bm, bn);
+  } else {
+#if STAGES > 3
+    mainloop<STAGES - 1>(acc, sbase, smem, A, B, M, N, K, bm, bn);
+#else
+    __trap(); // two slots past the boundary would leave nothing in flight
+#endif
   }
-  // One BK-deep step of the warp's 64 x 64 tile from stage buffer `soff` (bytes).
-  auto mma_step = [&](unsigned soff) {
-#pragma unroll
-    for (int kk = 0; kk < BK / 16; ++kk) {
-      unsigned a[MI][4], b[NJ][2];
-#pragma unroll
-      for (int i = 0; i < MI; ++i) ldmatrix_x4(a[i], a_addr[kk] + soff + i * 16 * BK * 2);
-#pragma unroll
-      for (int j = 0; j < NJ; j += 2) {
-        unsigned d[4];
-        ldmatrix_x4(d, b_addr[kk] + soff + j * 8 * BK * 2);
-        b[j][0] = d[0];
-        b[j][1] = d[1];
-        b[j + 1][0] = d[2];
-        b[j + 1][1] = d[3];
-      }
-#pragma unroll
-      for (int i = 0; i < MI; ++i)
-#pragma unroll
-        for (int j = 0; j < NJ; ++j) mma_bf16(acc[i][j], a[i], b[j][0], b[j][1]);
-    }
-  };
+  __syncthreads(); // the ring is idle: its memory becomes the epilogue's staging area
 
-  const int ktiles = (K + BK - 1) / BK;
+  // Epilogue. Lane (g, t) of warp q (of 4) in warpgroup wg holds rows 16 q + g and + 8 of the
+  // warpgroup's 64, columns 8 j + 2 t and + 1 for j < 32: acc[4 j], acc[4 j + 1] and
+  // acc[4 j + 2], acc[4 j + 3]. Add the bias, apply GELU, round to bf16, park the pair in the
+  // warp's 16 x 256 staging tile (rows of YS bf16: the 8 rows g of one store fall 4 banks apart).
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
+  const int r0 = bm + (warp / 4) * 64 + (warp % 4) * 16; // the warp's first row of Y
+  if (r0 >= M) return;
+  __nv_bfloat16* Ys = reinterpret_cast<__nv_bfloat16*>(smem_raw) + warp * 16 * YS;
 #pragma unroll
-  for (int s = 0; s < STAGES - 1; ++s) {
-    if (s < ktiles) load_tile(s, s);
-    cp_async_commit();
-  }
-
-  // The steady state: STAGES k-steps per trip, unrolled, so that the stage read (s) and the stage
-  // written (s - 1 mod STAGES) are compile-time constants, and every tile loaded in the trip lies
-  // wholly inside K (no bounds tests, no source sizes). The copies' pointers stay put over a
-  // trip (the tile's k is an immediate offset) and move by STAGES * BK after it.
-  int kt = 0;
-  if (vec) {
-    const int kfull = K / BK;        // tiles wholly inside K
-    constexpr int TRIP = 2 * STAGES; // k-steps per trip: the pointers move once per TRIP
-    for (; kt + TRIP + STAGES - 2 < kfull; kt += TRIP) {
-#pragma unroll
-      for (int s = 0; s < TRIP; ++s) {
-        cp_async_wait<STAGES - 2>(); // this thread's copies of tile kt + s have landed
-        __syncthreads();             // everyone's have; everyone is done with tile kt + s - 1
-        const int w = (s + STAGES - 1) % STAGES; // tile kt + s + STAGES - 1, into that slot
-        const int koff = (s + STAGES - 1) * BK;
-#pragma unroll
-        for (int i = 0; i < NA; ++i)
-          cp_async16(sa + w * STAGE_BYTES + 2 * i * RSTEP * BK, pa[i] + koff, 16);
-#pragma unroll
-        for (int i = 0; i < NB; ++i)
-          cp_async16(sa + w * STAGE_BYTES + A_TILE * 2 + 2 * i * RSTEP * BK, pb[i] + koff, 16);
-        cp_async_commit();
-        mma_step((s % STAGES) * STAGE_BYTES);
-      }
-#pragma unroll
-      for (int i = 0; i < NA; ++i) pa[i] += TRIP * BK;
-#pragma unroll
-      for (int i = 0; i < NB; ++i) pb[i] += TRIP * BK;
-    }
-    kbase = kt; // pa / pb now stand kt * BK further on
-  }
-  // The rest (and everything when K % 8 != 0): one k-step a trip, the stage a run-time value.
-  for (; kt < ktiles; ++kt) {
-    cp_async_wait<STAGES - 2>();
-    __syncthreads();
-    const int next = kt + STAGES - 1; // into the slot tile kt - 1 used
-    if (next < ktiles) load_tile(next, next % STAGES);
-    cp_async_commit(); // even when empty: the group count stays right
-    mma_step((kt % STAGES) * STAGE_BYTES);
-  }
-  cp_async_wait<0>(); // the last groups are empty: the ring is idle once everyone is here
-  __syncthreads();    // and its memory becomes the epilogue's staging area
-  if (!warp_busy) return;
-
-  // Epilogue, in registers: lane (g, t) holds rows g and g + 8, columns 2t and 2t + 1 of each
-  // m16n8 tile. Add the bias (two values per n-tile, loaded once), apply GELU, round to bf16 and
-  // park the pair as one 32-bit word in this warp's WM x WN staging tile (rows of WN + 8 bf16:
-  // the 8 rows g of one store fall 4 banks apart, the 4 lanes t next to each other: no conflict).
-  const int g = lane / 4, t = lane % 4;
-  constexpr int YS = WN + 8;
-  __nv_bfloat16* Ys = smem + warp * (WM * YS);
-#pragma unroll
-  for (int j = 0; j < NJ; ++j) {
-    const int c = bn + wn * WN + j * 8 + 2 * t;
+  for (int j = 0; j < 32; ++j) {
+    const int c = bn + 8 * j + 2 * t;
     const float b0 = c < N ? __bfloat162float(bias[c]) : 0.0f;
     const float b1 = c + 1 < N ? __bfloat162float(bias[c + 1]) : 0.0f;
 #pragma unroll
-    for (int i = 0; i < MI; ++i)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const __nv_bfloat162 y =
-            __floats2bfloat162_rn(gelu(acc[i][j][2 * h] + b0), gelu(acc[i][j][2 * h + 1] + b1));
-        *reinterpret_cast<__nv_bfloat162*>(Ys + (i * 16 + g + 8 * h) * YS + j * 8 + 2 * t) = y;
-      }
+    for (int h = 0; h < 2; ++h)
+      *reinterpret_cast<__nv_bfloat162*>(Ys + (g + 8 * h) * YS + 8 * j + 2 * t) =
+          __floats2bfloat162_rn(gelu(acc[4 * j + 2 * h] + b0), gelu(acc[4 * j + 2 * h + 1] + b1));
   }
   __syncwarp();
-  // Then out, row by row: a lane per 8 bf16 (16 bytes), WN / 8 lanes per row of the warp tile.
-  const int r0 = bm + wm * WM, c0 = bn + wn * WN;
-  constexpr int V = WN / 8;
+  // Then out, a row at a time: 32 lanes x 16 bytes = the row's 256 bf16 in one store.
 #pragma unroll 4
-  for (int e = lane; e < WM * V; e += 32) {
-    const int r = e / V, c = (e % V) * 8;
-    if (r0 + r >= M) continue;
-    __nv_bfloat16* out = Y + (long long)(r0 + r) * N + c0 + c;
-    const __nv_bfloat16* in = Ys + r * YS + c;
-    if ((N % 8) == 0) { // 16-byte aligned; the 8 columns are wholly inside or wholly outside
-      if (c0 + c < N) *reinterpret_cast<uint4*>(out) = *reinterpret_cast<const uint4*>(in);
+  for (int r = 0; r < 16; ++r) {
+    if (r0 + r >= M) break;
+    const int c = bn + 8 * lane;
+    __nv_bfloat16* out = Y + (long long)(r0 + r) * N + c;
+    const __nv_bfloat16* in = Ys + r * YS + 8 * lane;
+    if ((N % 8) == 0) {
+      if (c < N) *reinterpret_cast<uint4*>(out) = *reinterpret_cast<const uint4*>(in);
     } else {
 #pragma unroll
       for (int q = 0; q < 8; ++q)
-        if (c0 + c + q < N) out[q] = in[q];
+        if (c + q < N) out[q] = in[q];
     }
   }
 }
