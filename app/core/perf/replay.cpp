@@ -232,6 +232,26 @@ ReplayResult replay(const ReplayInput& in) {
     return false;
   };
 
+  // How many blocks of a round read this instruction's sector, b and the later blocks along each
+  // dimension its address does not move with that run beside b (less than a round of every SM's
+  // slots ahead). b misses where they will hit (the first in dispatch order fetches, as
+  // earlier_block_had says), but the DRAM streams the sector once for all of them and each of
+  // their SMs leaves its share of the bandwidth to it: b's SM pays its part of the bytes. (Without
+  // this, the first block of a GEMM's grid fetched both its panels at one SM's share of the DRAM,
+  // twice as long as the blocks after it.)
+  auto round_sharers = [&](uint32_t pc, const ReplayBlock& b) {
+    const PcShift& sh = mem.shift[pc];
+    const uint32_t c[3] = {b.idx.x, b.idx.y, b.idx.z}, n[3] = {g.x, g.y, g.z};
+    double k = 1;
+    for (int d = 0; d < 3; ++d) {
+      if (!sh.known[d] || sh.delta[d] != 0 || n[d] < 2) continue;
+      const uint64_t back = uint64_t(stride[d]);
+      if (back >= concurrent) continue;
+      k *= double(1 + std::min<uint64_t>(n[d] - 1 - c[d], (concurrent - 1) / back));
+    }
+    return std::min(k, double(concurrent));
+  };
+
   // Is this 64-byte granule in the L2: brought in by this SM recently enough, or by an earlier
   // block (`id` is the template sector, `pc` the instruction)?
   auto in_l2 = [&](uint64_t gran, uint64_t id, uint32_t pc, const ReplayBlock& b) {
@@ -653,9 +673,10 @@ ReplayResult replay(const ReplayInput& in) {
                 // a streamed line; else a lone one (the measured rate of scattered sectors).
                 bool paired = l2_seen.count(gran ^ 1) != 0;
                 for (int j = 0; j < n && !paired; ++j) paired = (sec[j] >> 1) == (gran ^ 1);
+                const double part = 1.0 / round_sharers(e.pc, rb);
                 const double d0 =
-                    dram(q0, paired ? 64.0 / stream_gbps : 32.0 / M.dram_sector_read_gbps);
-                R.dram_read_bytes += wt * 64;
+                    dram(q0, part * (paired ? 64.0 / stream_gbps : 32.0 / M.dram_sector_read_gbps));
+                R.dram_read_bytes += wt * 64; // the launch's bytes: whoever fetches them
                 R.dram_granules += wt;
                 fetched += 64;
                 l2_seen[gran] = fetched;
@@ -666,11 +687,13 @@ ReplayResult replay(const ReplayInput& in) {
                 // granule of such a stream waits as for the L2.
                 const bool streamed = n == 1 && prev_granule + 1 == gran;
                 const double lat =
-                    streamed ? M.cycles(M.lat_l2_ns)
-                             : M.cycles(M.dram_loaded_ns((dram_bytes_inflight + 64) * share));
-                const double done_at = std::max(d0 + 64.0 / stream_gbps * share * clk, now + lat);
-                dram_inflight.push({done_at, 64});
-                dram_bytes_inflight += 64;
+                    streamed
+                        ? M.cycles(M.lat_l2_ns)
+                        : M.cycles(M.dram_loaded_ns((dram_bytes_inflight + 64 * part) * share));
+                const double done_at =
+                    std::max(d0 + part * 64.0 / stream_gbps * share * clk, now + lat);
+                dram_inflight.push({done_at, 64 * part});
+                dram_bytes_inflight += 64 * part;
                 ready = std::max(ready, done_at);
                 kind = Stall::dram;
               }
