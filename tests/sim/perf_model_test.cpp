@@ -335,6 +335,9 @@ TEST_CASE(
 // that), not mma.sync's, and wgmma.wait_group waits for its groups' completion. A synthetic FP8
 // GEMM main loop on puzzle 33's launch: one warpgroup per 64 x 256 tile, tiles staged once (so
 // only the tensor cores count), K / 32 m64n256k32 in groups of four, one group left in flight.
+// The H200 ran it in 143.5 and 144.3 us (2026-11-28, `warpbook run --time-wrong`: its answer is
+// wrong by design), 1.87x its tensor-bound 76.8 us. The model says 125 us; while a wgmma's issue
+// waited for the tensor pipe to be free, it said 101.
 TEST_CASE("perf model: wgmma runs at the wgmma rate, and its wait_group waits") {
   const perf::Machine m = perf::machine_for(*find_profile("h200"));
   CHECK(m.wgmma_flops_clk_sm == doctest::Approx(895281.0 / (132 * 1.98)).epsilon(1e-6));
@@ -392,7 +395,8 @@ extern "C" __global__ void __launch_bounds__(128) fp8_gemm(const __nv_fp8_e4m3* 
   // 2 * 4096^3 FLOPs at twice the f16 wgmma rate: 70 us.
   const double ideal_us = 2.0 * 4096 * 4096 * 4096 / (2 * 895281e9) * 1e6;
   CHECK(p.us > 0.95 * ideal_us);
-  CHECK(p.us < 1.6 * ideal_us);
+  CHECK(p.us > 143.9 / 1.25);
+  CHECK(p.us < 143.9 * 1.25);
   REQUIRE(!p.factors.empty());
   CHECK(p.factors[0].key == "tensor");
 }

@@ -440,7 +440,9 @@ ReplayResult replay(const ReplayInput& in) {
         if (!c.free) {
           if (c.pipe == Pipe::mio) {
             if (mio_free - kMioDepth > t) t = mio_free - kMioDepth, why = Stall::mio;
-          } else if (pipe_free[s][int(c.pipe)] > t) {
+          } else if (pipe_free[s][int(c.pipe)] > t && !c.wgmma) {
+            // (A wgmma goes into the tensor cores' queue and the warp goes on: it starts when the
+            // pipe is free, below, and only wgmma.wait_group waits for it.)
             t = pipe_free[s][int(c.pipe)], why = Stall::pipe;
           }
         }
@@ -493,7 +495,8 @@ ReplayResult replay(const ReplayInput& in) {
           smsp_free[s] = now + std::max(1.0f, c.sass);
           R.issue_slots += wt * c.sass;
           if (c.pipe != Pipe::mio) {
-            pipe_free[s][int(c.pipe)] = now + c.issue;
+            pipe_free[s][int(c.pipe)] =
+                std::max(now, c.wgmma ? pipe_free[s][int(c.pipe)] : 0.0) + c.issue;
             R.pipe_busy[int(c.pipe)] += wt * c.issue;
           }
         }
@@ -724,7 +727,7 @@ ReplayResult replay(const ReplayInput& in) {
         if (c.wgmma) {
           // Asynchronous: the accumulators are ready, and its group complete, once the tensor
           // pipe has worked through it.
-          done = now + c.issue + c.latency;
+          done = pipe_free[s][int(c.pipe)] + c.latency; // behind the pipe's earlier work
           ws.wg_open = std::max(ws.wg_open, done);
         } else if (c.wgmma_commit) {
           ws.wg_groups.push_back(std::max(ws.wg_open, now));

@@ -52,17 +52,18 @@
 // cores are the busiest unit, and the other 28% is time they wait: each tile starts with the ring
 // filling (two steps of copies with nothing to multiply) and ends with the epilogue (one block per
 // SM, so nothing overlaps it), and every step has a barrier. `warpbook predict` names the L2 first
-// and the tensor pipe second (224 us predicted, 1.64 GB at the 8.82 TB/s probed for L2 reads;
-// 271 us before it let a grid's first blocks share the DRAM fetch of their panels with the blocks
-// beside them, 2026-11-28). What it misses is the ring's depth: with 3 slots (one tile in flight
-// ahead instead of two) this kernel took 281 us beside this file's 208 in one call, where the
-// model says 226 (it gives the L2 no extra latency under load). What the H200 offers beyond this: a
-// producer warp feeding the ring with TMA while two consumer warpgroups alternate tiles (one's
-// epilogue under the other's mainloop), and clusters whose TMA multicast copies one B tile into two
-// SMs for one L2 read. The simulator runs neither TMA's tensor form nor clusters, so this solution
-// stops at what it can check. Shared memory: 4 x 48 KB = 196608 B, puzzle 21's formula at these
-// tunables (the epilogue's 8 x 16 x 264 x 2 = 67584 B reuse it). Registers: 255, no spills (ptxas,
-// sm_90a). Grid at 4096^3: 16 x 32 = 512 blocks over 132 SMs (3.9 waves).
+// and the tensor pipe second: 207 us predicted (1.64 GB at the 8.82 TB/s probed for L2 reads), 271
+// before two fixes this kernel showed the need for (2026-11-28): a grid's first blocks share the
+// DRAM fetch of their panels with the blocks beside them, and a wgmma no longer holds its warp
+// until the tensor pipe is free. What it misses is the ring's depth: with 3 slots (one tile in
+// flight ahead instead of two) this kernel took 281 us beside this file's 208 in one call, where
+// the model says 217 (it gives the L2 no extra latency under load). What the H200 offers beyond
+// this: a producer warp feeding the ring with TMA while two consumer warpgroups alternate tiles
+// (one's epilogue under the other's mainloop), and clusters whose TMA multicast copies one B tile
+// into two SMs for one L2 read. The simulator runs neither TMA's tensor form nor clusters, so this
+// solution stops at what it can check. Shared memory: 4 x 48 KB = 196608 B, puzzle 21's formula at
+// these tunables (the epilogue's 8 x 16 x 264 x 2 = 67584 B reuse it). Registers: 255, no spills
+// (ptxas, sm_90a). Grid at 4096^3: 16 x 32 = 512 blocks over 132 SMs (3.9 waves).
 //
 // Napkin maths (H200): 137.4 GFLOP at 989 TFLOP/s (datasheet, dense bf16) = 139 us; at the
 // wgmma ceiling `warpbook probe` measured (936 TFLOP/s) 147 us; at mma.sync's (633) 217 us.
