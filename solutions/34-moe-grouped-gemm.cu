@@ -1,4 +1,4 @@
-// Solution · 34 MoE: permute tokens by expert and run the grouped GEMM (bf16, mma.sync)
+// Solution · 34 MoE: permute tokens by expert and run the grouped GEMM (bf16, Hopper's wgmma)
 //
 // What: Y[t][n] = sum_j topk_weights[t][j] * dot(X[t], W[topk_ids[t][j]][n]) with X [T][H] and
 // W [E][N][H] in bf16, f32 inside, Y rounded once to bf16. Four launches:
@@ -14,23 +14,29 @@
 //   moe_gemm     the grouped GEMM: blockIdx.y is a row tile in the list of all experts' tiles
 //                (expert e owns tiles tiles[e] .. tiles[e + 1] - 1, found by a binary search over
 //                the E + 1 tile starts); blockIdx.x a column tile. Blocks past the last tile exit.
-//                A block of 4 warps computes a 128 x 128 tile of part (one f32 row per
-//                assignment), each warp 64 x 64 with mma.sync.m16n8k16 bf16 -> f32: 4 x 8
-//                accumulators of 16 x 8, 128 registers. The A tile's rows are gathered: the block
-//                reads its 128 assignment numbers f from `rows` once, and each thread's cp.async
-//                copies read X[f / k] directly; rows past the group's end are zero-filled. The B
-//                tile is W[e]'s rows n0 .. n0 + 127, which is already the "col" operand mma wants
-//                (k contiguous per n), so ldmatrix without .trans feeds it. A 3-stage cp.async
-//                ring of 64-wide k slices (as solution 20 found best), rows padded to 72 bf16
-//                (144 bytes, 9 bank groups apart: the 8 rows one ldmatrix phase reads hit 8
-//                different bank groups). 2 x 36 KB a stage, 108 KB a block, two blocks an SM.
+//                It is solution 21's mainloop with a gathered A: a block of two warpgroups
+//                computes a 128 x 256 tile of part (one f32 row per assignment), warpgroup w rows
+//                64 w .. 64 w + 63 with wgmma.m64n256k16 bf16 -> f32 reading both operands from
+//                shared memory (128 accumulator registers a thread). The block reads its 128
+//                assignment numbers f from `rows` once; each thread's cp.async copies read
+//                X[f / k] directly (16-byte chunks, so a gathered row costs nothing extra), and
+//                rows past the group's end are zeros (source size 0: nothing is read). The B tile
+//                is W[e]'s rows n0 .. n0 + 255, already K-major as wgmma wants. K in steps of 64
+//                (a tile row is one 128-byte row of the swizzle wgmma's descriptors read), a ring
+//                of 4 slots of 48 KB with two tiles in flight, fence.proxy.async between the
+//                copies and the tensor cores' reads, one barrier a step, wait_group 1. A
+//                warpgroup whose 64 rows are all past the group (a short last tile) only copies.
 //                H not a multiple of 8: element-by-element copies with zeros past the edge.
 //                The epilogue stores each accumulator pair (8 bytes) straight to part[f][n]: four
 //                lanes fill one 32-byte sector of a row, so no sector is half-written.
 //   moe_combine  one thread per 8 columns of a token: reads its k rows of part (two float4 each,
 //                all 2k loads in flight), sums weight x row in f32 in order j = 0 .. k - 1,
 //                rounds to bf16, one 16-byte store.
+// Needs an sm_90 GPU (wgmma is an sm_90a instruction) or the simulator. On other GPUs the
+// mma.sync form of this GEMM is the way: bench/perfmodel/curriculum2/c34-timed-2026-11-25.cu with
+// BK = 64 and STAGES = 3 (the curriculum's entry s10-34-bk64x3) is the solution until 2026-11-29.
 // Run:  warpbook check 34-moe-grouped-gemm solutions/34-moe-grouped-gemm.cu
+//       warpbook predict 34-moe-grouped-gemm solutions/34-moe-grouped-gemm.cu
 //
 // Why this shape. Floating atomics into Y from the GEMM's epilogue would save the combine pass
 // (part: 537 MB written, read back: ~130 us at the perf size) but make Y depend on the order the
@@ -41,70 +47,60 @@
 // case refuses: its terms of ~4e4 cancel, and a bf16 rounding of each is off by up to ~200
 // (tried on the simulator: 20 of that case's 1024 outputs fail).
 // The weight is applied in the combine, once per (token, choice, column).
+// Why wgmma: the mma.sync GEMM (128 x 128 tiles, 4 warps, ldmatrix) held the H200 at 313
+// TFLOP/s, with Nsight Compute naming the L2 its busiest unit (79.6%, 17.2 GB read: every tile
+// reads its 128 gathered X rows and 128 W rows, 2 MB) and the tensor pipe 53% busy. A 128 x 256
+// tile reads 3 MB for twice the work (13.4 GB in all), wgmma needs no ldmatrix, and the warp no
+// longer waits on its own MMAs.
 //
 // Napkin maths (perf: T 8192, k 8, E 64, H 4096, N 2048): 65536 rows, ~1024 +- 32 per expert;
-// 2 T k H N = 1.10 TFLOP: 1.11 ms at 989 TFLOP/s (datasheet), 1.70 ms at mma.sync's ~646. DRAM:
-// W 1.07 GB once (blocks run in the order (n tile, row tile), so the ~9 row tiles of an expert,
-// 9 x 16 blocks, run within one or two waves of 264 and share W[e]'s 16 MB in the L2), X gathered
-// ~8 times (each token is in 8 groups; 67 MB, mostly from the L2), part 537 MB written: ~1.7 GB in
-// ~2-3 ms, a quarter of the DRAM's pace: compute-bound. The tiles: sum over experts of
-// cdiv(count, 128) ~ 544 against 512 full ones: ~6% of the mma work is padding. The routing
-// (count + scatter) moves 0.5 MB: a few microseconds, well under 1% of the time.
-// `warpbook predict` (predicted, not measured): 2251 us on the H200, 488 TFLOP/s, about half the
-// datasheet roof: moe_count 5.9 us, moe_scatter 6.2 us (the permute: about 0.5% of the time),
-// moe_gemm 2104 us, moe_combine 135 us (571 MB at 4.5 TB/s). For the GEMM it names the tensor
-// pipe first (busy 75% of its 2104 us), then the load/store unit (ldmatrix and cp.async, 69%) and
-// the L2 (11.1 GB, 60%). The gold bar (0.33 of the measured bf16 tensor ceiling) is puzzle 19's.
-// Nsight Compute on the H200 (`NCU=34 bash scripts/gpu_session.sh ncu`, 2026-11-28): moe_gemm
-// 3.32 ms with the L2 the busiest unit (79.6% of its peak, hit rate 89%: the gathered X rows and
-// W[e]'s panels come back from it ~16 and ~9 times), the tensor pipe 53%, issue slots 29%. The
-// tiles read at least 17.2 GB through the L2; the model counts 11.7 and so expects the tensor
-// pipe to limit: the L2 is what a faster version has to spare (larger tiles, or the row tiles of
-// one expert sharing their W panel through a cluster).
-// Measured on the H200 (`warpbook check`, 2026-11-28, two rounds side by side): 3512.9 and
-// 3508.6 us for all four launches, 313 TFLOP/s; the version before (32-wide k slices through a
-// 4-stage ring, rows of 80 bytes) 3756.0 and 3749.5 us, 32 x 3 stages 3800.2 and 3806.2, 64 x 2
-// stages 3595.2 and 3609.2. Against that run's bf16 wgmma ceiling (951 TFLOP/s) 32.9% of the speed
-// of light, just under gold; the ceiling swings 899-951 TFLOP/s from run to run (random tiles).
-// The model says 2251 us: 1.56x optimistic. The PyTorch loop over experts (a host sync, a gather
-// and a cuBLAS GEMM per expert) took 9862 us in docs/vs-torch-h200.md's run: this is 2.8x
-// faster; the Triton grouped GEMM of the README, 2628 us, is faster still.
-// measured: 3510.76 us on NVIDIA H200
+// 2 T k H N = 1.10 TFLOP: 1.11 ms at 989 TFLOP/s (datasheet), 1.17 ms at the ~936 wgmma reaches
+// (`warpbook probe`), 1.70 ms at mma.sync's ~646. DRAM: W 1.07 GB once (blocks run in the order
+// (n tile, row tile), so the ~9 row tiles of an expert, 9 x 8 blocks, run within a wave or two of
+// 132 and share W[e]'s 16 MB in the L2), X gathered ~8 times (each token is in 8 groups; 67 MB,
+// mostly from the L2), part 537 MB written: ~1.7 GB in ~2 ms, a third of the DRAM's pace:
+// compute-bound. The tiles: sum over experts of cdiv(count, 128) ~ 544 against 512 full ones:
+// ~6% of the mma work is padding. The routing (count + scatter) moves 0.5 MB: a few
+// microseconds, well under 1% of the time.
+// `warpbook predict` (predicted, not measured): 1939 us on the H200: moe_gemm 1791 us, with the
+// L2 first (15.1 GB, busy 92% of the time) and the tensor pipe second (72%); moe_combine 135 us;
+// the permute 12 us.
+// Measured on the H200 (`warpbook check`, 2026-11-29, two rounds side by side): 2082.1 and 2082.3
+// us for all four launches, 528 TFLOP/s, 53.4% of the speed of light against the run's measured
+// wgmma ceiling: gold. The mma.sync version beside it: 3487.5 and 3500.5 us, 31.9% (silver in
+// that run: its 32.6-32.9% sat on gold's 33% line from run to run): this one is 1.68x faster. The
+// model said 1939 us (1.07x optimistic; 1.54x on the mma.sync version). The PyTorch loop over
+// experts (a host sync, a gather and a cuBLAS GEMM per expert) took 8015 us and the Triton grouped
+// GEMM of the README 2655 us in docs/vs-torch-h200.md's session 11 run.
+// measured: 2082.19 us on NVIDIA H200
 // @tune BM=128
-// @tune BN=128
-// @tune WARPS=4
-// @tune SMEM=110592
+// @tune BN=256
+// @tune WARPS=8
+// @tune SMEM=198656
 // @tune CCOLS=2048
 #include <cuda_bf16.h>
 
-
-#define BK 64
-#define STAGES 3
-#define WM 64
-#define WN 64
+#define BK 64    // k per step: a tile row is 128 bytes, the swizzle's row
+#define STAGES 4 // ring slots: two tiles in flight ahead of the one multiplied
 #define THREADS (WARPS * 32)
-#define WARPS_N (BN / WN)
-#define MI (WM / 16) // 16-row mma tiles per warp
-#define NJ (WN / 8)  // 8-column mma tiles per warp
-#define AS (BK + 8)  // bf16 per shared row: 144 bytes
-#define TILE_A (BM * AS)
-#define TILE_B (BN * AS)
-#define RING_BYTES (STAGES * (TILE_A + TILE_B) * 2)
-#if SMEM < RING_BYTES
-#error "SMEM is too small for the ring (see the @tune lines)"
+#define ROW_BYTES 128
+#define A_BYTES (BM * ROW_BYTES) // 16 KB
+#define B_BYTES (BN * ROW_BYTES) // 32 KB
+#define STAGE_BYTES (A_BYTES + B_BYTES)
+#if BM != 128 || BN != 256 || WARPS != 8
+#error "moe_gemm is written for 128 x 256 tiles and two warpgroups (WARPS = 8)"
 #endif
-#if (BM / WM) * (BN / WN) != WARPS || (BM * BK / 8) % THREADS != 0 || (BN * BK / 8) % THREADS != 0
-#error "the warp tiles must cover the block tile, and the copies split evenly over the threads"
+#if SMEM < STAGES * STAGE_BYTES + 1024 + BM * 4
+#error "SMEM must hold the ring, 1 KB to align it, and the tile's row list (see the @tune lines)"
 #endif
 #if CCOLS != 2048
 #error "moe_combine gives each of its 256 threads 8 columns: CCOLS = 2048"
 #endif
 
-#define MOE_ARGS                                                                                  \
-  const __nv_bfloat16 *X, const int *topk_ids, const float *topk_weights, const __nv_bfloat16 *W, \
+#define MOE_ARGS                                                                                   \
+  const __nv_bfloat16 *X, const int *topk_ids, const float *topk_weights, const __nv_bfloat16 *W,  \
       int *meta, int *rows, float *part, __nv_bfloat16 *Y, int T, int k, int E, int H, int N
 
-// meta: offsets[E + 1] (rows before expert e), tiles[E + 1] (row tiles before e), cursor[E].
 extern "C" __global__ void __launch_bounds__(1024) moe_count(MOE_ARGS) {
   __shared__ int cnt[1024];
   __shared__ int wsum[2][32];
@@ -116,7 +112,8 @@ extern "C" __global__ void __launch_bounds__(1024) moe_count(MOE_ARGS) {
   for (int i = tid; i < n4; i += 4 * 1024) {
     int4 v[4];
 #pragma unroll
-    for (int u = 0; u < 4; ++u) v[u] = i + u * 1024 < n4 ? ids4[i + u * 1024] : make_int4(-1, -1, -1, -1);
+    for (int u = 0; u < 4; ++u)
+      v[u] = i + u * 1024 < n4 ? ids4[i + u * 1024] : make_int4(-1, -1, -1, -1);
 #pragma unroll
     for (int u = 0; u < 4; ++u)
       if (v[u].x >= 0) {
@@ -161,164 +158,197 @@ extern "C" __global__ void moe_scatter(MOE_ARGS) {
   rows[atomicAdd(&meta[2 * E + 2 + topk_ids[f]], 1)] = f;
 }
 
-__device__ __forceinline__ void cp_async16(void* smem, const void* gmem, int src_bytes) {
-  unsigned s = (unsigned)__cvta_generic_to_shared(smem);
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(src_bytes));
+__device__ __forceinline__ unsigned smem_addr(const void* p) {
+  return (unsigned)__cvta_generic_to_shared(p);
 }
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+__device__ __forceinline__ void cp_async16(unsigned dst, const void* src, int src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+               "r"(src_bytes));
+}
+__device__ __forceinline__ void cp_async_commit() {
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
 template <int N_> __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N_) : "memory");
 }
-__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], const void* p) {
-  unsigned s = (unsigned)__cvta_generic_to_shared(p);
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(s));
-}
-__device__ __forceinline__ void mma_bf16(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
-               "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
-               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+
+// Byte offset of 16-byte chunk c of row r in a tile of 128-byte rows, 128B-swizzled: the chunk
+// index XORed with the row's place in its 8-row, 1024-byte atom. That is the layout wgmma's
+// swizzle mode 1 reads, and 8 threads copying the 8 chunks of a row hit 8 different bank groups.
+__device__ __forceinline__ unsigned swz(int r, int c) {
+  return r * 128 + ((c ^ (r % 8)) << 4);
 }
 
-// 8 bf16 of row `src` (nullptr: outside) from column c on, zeros past H; element by element.
-__device__ __forceinline__ void load_chunk_slow(__nv_bfloat16* dst, const __nv_bfloat16* src, int c, int H) {
-  __align__(16) __nv_bfloat16 v[8];
+// A shared-memory matrix descriptor for a K-major, 128B-swizzled tile starting at `addr` (a
+// 1024-byte boundary, plus 32 bytes per 16 of k): start >> 4, leading offset 16 bytes (unused in
+// this mode), stride 1024 bytes from one 8-row atom to the next, swizzle mode 1 (bits 62-63).
+__device__ __forceinline__ unsigned long long desc(unsigned addr) {
+  return (unsigned long long)((addr & 0x3ffffu) >> 4) | (1ull << 16) | (64ull << 32) | (1ull << 62);
+}
+
+// d (64 x 256 f32, the warpgroup's accumulators) += A (64 x 16, bf16) x B (256 x 16, bf16)^T.
+__device__ __forceinline__ void wgmma_256(float (&d)[128], unsigned long long da,
+                                          unsigned long long db) {
+  asm volatile(
+      "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 "
+      "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%"
+      "25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%"
+      "48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67,%68,%69,%70,%"
+      "71,%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%"
+      "94,%95,%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,%112,%"
+      "113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127}, %128, %129, 1, "
+      "1, 1, 0, 0;\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+        "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
+        "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+        "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]),
+        "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+        "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
+        "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]),
+        "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]),
+        "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]),
+        "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]),
+        "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]),
+        "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]),
+        "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+        "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]),
+        "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]),
+        "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]),
+        "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+      : "l"(da), "l"(db));
+}
+
+// Chunk k .. k + 7 of the row at `src` (nullptr: a row outside) into shared memory at dst, element
+// by element through registers, zeros past H: for H % 8 != 0, where rows are not 16-byte aligned.
+__device__ __forceinline__ void load_chunk_scalar(unsigned char* dst, const __nv_bfloat16* src,
+                                                  int H, int k) {
+  __align__(16) unsigned short v[8];
+  const unsigned short* s = reinterpret_cast<const unsigned short*>(src);
 #pragma unroll
-  for (int j = 0; j < 8; ++j) v[j] = (src && c + j < H) ? src[c + j] : __float2bfloat16(0.0f);
+  for (int j = 0; j < 8; ++j) v[j] = (src && k + j < H) ? s[k + j] : 0;
   *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(v);
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS, 2) moe_gemm(MOE_ARGS) {
+extern "C" __global__ void __launch_bounds__(THREADS, 1) moe_gemm(MOE_ARGS) {
   extern __shared__ __align__(128) unsigned char smem_raw[];
-  __shared__ int asg[BM]; // the assignment f of each tile row, -1 past the group
-  __nv_bfloat16* smem = reinterpret_cast<__nv_bfloat16*>(smem_raw);
+  const unsigned raw = smem_addr(smem_raw);
+  const unsigned sbase = (raw + 1023u) & ~1023u; // the swizzle's atoms start on 1 KB boundaries
+  unsigned char* ring = smem_raw + (sbase - raw);
+  int* asg = reinterpret_cast<int*>(ring + STAGES * STAGE_BYTES); // each tile row's f, or -1
   const int *offsets = meta, *tiles = meta + E + 1;
   const int y = blockIdx.y;
   if (y >= tiles[E]) return; // the grid allows for a partial tile per expert; most have fewer
   int lo = 0, hi = E - 1;    // the last expert whose tiles start at or before y: a nonempty one
   while (lo < hi) {
     const int mid = (lo + hi + 1) >> 1;
-    if (tiles[mid] <= y) lo = mid;
-    else hi = mid - 1;
+    if (tiles[mid] <= y)
+      lo = mid;
+    else
+      hi = mid - 1;
   }
   const int e = lo, g0 = offsets[e], rows_left = offsets[e + 1] - g0 - (y - tiles[e]) * BM;
   const int m0 = g0 + (y - tiles[e]) * BM, n0 = blockIdx.x * BN;
-  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  const int wm = warp / WARPS_N, wn = warp % WARPS_N;
+  const int tid = threadIdx.x, wg = tid / 128;
   for (int r = tid; r < BM; r += THREADS) asg[r] = r < rows_left ? rows[m0 + r] : -1;
   __syncthreads();
 
-  // Each thread copies the same chunks of every k slice: rows cr + i * RPP, columns cc .. cc + 7.
-  // Their source rows are fixed for the whole loop: X[f / k] (gathered) and W[e][n0 + r].
-  constexpr int RPP = THREADS / (BK / 8), CA = BM / RPP, CB = BN / RPP;
-  const int cr = tid / (BK / 8), cc = (tid % (BK / 8)) * 8;
-  const __nv_bfloat16* srcA[CA];
-  const __nv_bfloat16* srcB[CB];
+  // Copies: thread tid takes chunk tid % 8 of rows tid / 8 + 32 i (i < 4 of A, i < 8 of B): every
+  // such row has the same place in its 8-row atom, so one swizzled offset serves all twelve. A's
+  // rows are gathered (row f / k of X for assignment f); rows past the group and W's rows past N
+  // are zeros (source size 0: nothing is read).
+  const int cr = tid / 8, cc = tid % 8;
+  const unsigned sa = sbase + swz(cr, cc);
+  const __nv_bfloat16* pa[4];
 #pragma unroll
-  for (int i = 0; i < CA; ++i) {
-    const int f = asg[cr + i * RPP];
-    srcA[i] = f >= 0 ? X + (long long)(f / k) * H : nullptr;
+  for (int i = 0; i < 4; ++i) {
+    const int f = asg[cr + 32 * i];
+    pa[i] = f >= 0 ? X + (long long)(f / k) * H : nullptr;
   }
-#pragma unroll
-  for (int i = 0; i < CB; ++i) {
-    const int n = n0 + cr + i * RPP;
-    srcB[i] = n < N ? W + ((long long)e * N + n) * H : nullptr;
-  }
+  // W[e]'s rows n0 + cr + 32 i are 32 H apart: one pointer, and a row past N is a zero row.
+  const __nv_bfloat16* pb0 = W + ((long long)e * N + n0 + cr) * H;
+  auto pb = [&](int i) { return n0 + cr + 32 * i < N ? pb0 + (long long)32 * i * H : nullptr; };
   const bool vec = (H % 8) == 0;
   auto load_tile = [&](int kt, int s) {
-    __nv_bfloat16* As = smem + s * (TILE_A + TILE_B);
-    __nv_bfloat16* Bs = As + TILE_A;
-    const int c = kt * BK + cc;
-    if (vec) {
+    const int c = kt * BK + cc * 8;
+    if (vec) { // a chunk lies wholly inside H or wholly past it
 #pragma unroll
-      for (int i = 0; i < CA; ++i) {
-        const bool in = srcA[i] && c < H;
-        cp_async16(As + (cr + i * RPP) * AS + cc, in ? srcA[i] + c : X, in ? 16 : 0);
+      for (int i = 0; i < 4; ++i) {
+        const bool in = pa[i] && c < H;
+        cp_async16(sa + s * STAGE_BYTES + i * 32 * ROW_BYTES, in ? pa[i] + c : X, in ? 16 : 0);
       }
 #pragma unroll
-      for (int i = 0; i < CB; ++i) {
-        const bool in = srcB[i] && c < H;
-        cp_async16(Bs + (cr + i * RPP) * AS + cc, in ? srcB[i] + c : W, in ? 16 : 0);
+      for (int i = 0; i < 8; ++i) {
+        const bool in = n0 + cr + 32 * i < N && c < H;
+        cp_async16(sa + s * STAGE_BYTES + A_BYTES + i * 32 * ROW_BYTES,
+                   in ? pb0 + (long long)32 * i * H + c : W, in ? 16 : 0);
       }
-    } else {
-#pragma unroll
-      for (int i = 0; i < CA; ++i) load_chunk_slow(As + (cr + i * RPP) * AS + cc, srcA[i], c, H);
-#pragma unroll
-      for (int i = 0; i < CB; ++i) load_chunk_slow(Bs + (cr + i * RPP) * AS + cc, srcB[i], c, H);
+      return;
     }
+    unsigned char* st = ring + s * STAGE_BYTES;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) load_chunk_scalar(st + swz(cr + 32 * i, cc), pa[i], H, c);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) load_chunk_scalar(st + A_BYTES + swz(cr + 32 * i, cc), pb(i), H, c);
   };
 
-  float acc[MI][NJ][4];
+  // The mainloop of solution 21: tile kt + 2 copied while tile kt is multiplied, one barrier a
+  // step, a step's four wgmma one group, wait_group 1 waiting only for the step before. A
+  // warpgroup whose 64 rows are all past the group (a short last tile) only copies.
+  constexpr int P = STAGES - 2;
+  const bool busy = wg * 64 < rows_left;
+  float acc[128];
 #pragma unroll
-  for (int i = 0; i < MI; ++i)
-#pragma unroll
-    for (int j = 0; j < NJ; ++j)
-#pragma unroll
-      for (int q = 0; q < 4; ++q) acc[i][j][q] = 0.0f;
-  // A warp whose rows all lie past the group (or columns past N) skips the mma.
-  const bool busy = wm * WM < rows_left && n0 + wn * WN < N;
-
+  for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
+  const unsigned long long da0 = desc(sbase + wg * 64 * ROW_BYTES), db0 = desc(sbase + A_BYTES);
   const int ktiles = (H + BK - 1) / BK;
 #pragma unroll
-  for (int s = 0; s < STAGES - 1; ++s) {
+  for (int s = 0; s < P; ++s) {
     if (s < ktiles) load_tile(s, s);
     cp_async_commit();
   }
   for (int kt = 0; kt < ktiles; ++kt) {
-    cp_async_wait<STAGES - 2>(); // this thread's copies of slice kt have landed
-    __syncthreads();             // everyone's have; everyone is done with slice kt - 1
-    {
-      const int next = kt + STAGES - 1; // into the slot slice kt - 1 used
-      if (next < ktiles) load_tile(next, next % STAGES);
-      cp_async_commit();
-    }
+    cp_async_wait<P - 1>(); // this thread's copies of tile kt have landed
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); // seen by wgmma's reads
+    __syncthreads();         // everyone's have; and everyone's wgmma of tile kt - 2 are done
+    const int next = kt + P; // into the slot of tile kt - 2
+    if (next < ktiles) load_tile(next, next % STAGES);
+    cp_async_commit(); // even when empty: the group count stays right
     if (!busy) continue;
-    const __nv_bfloat16* As = smem + (kt % STAGES) * (TILE_A + TILE_B);
-    const __nv_bfloat16* Bs = As + TILE_A;
+    const unsigned long long off = (unsigned long long)((kt % STAGES) * STAGE_BYTES) >> 4;
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
-    for (int kk = 0; kk < BK; kk += 16) {
-      unsigned a[MI][4], b[NJ][2];
-#pragma unroll
-      for (int i = 0; i < MI; ++i) // matrices: rows 0-7 | 8-15 at k 0-7, then at k 8-15
-        ldmatrix_x4(a[i], As + (wm * WM + i * 16 + lane % 16) * AS + kk + (lane / 16) * 8);
-#pragma unroll
-      for (int j = 0; j < NJ; j += 2) { // matrices: n 0-7 at k 0-7 | k 8-15, then n 8-15
-        unsigned r[4];
-        ldmatrix_x4(r, Bs + (wn * WN + j * 8 + lane % 8 + (lane / 16) * 8) * AS + kk + ((lane / 8) % 2) * 8);
-        b[j][0] = r[0], b[j][1] = r[1], b[j + 1][0] = r[2], b[j + 1][1] = r[3];
-      }
-#pragma unroll
-      for (int i = 0; i < MI; ++i)
-#pragma unroll
-        for (int j = 0; j < NJ; ++j) mma_bf16(acc[i][j], a[i], b[j][0], b[j][1]);
-    }
+    for (int kk = 0; kk < BK / 16; ++kk) wgmma_256(acc, da0 + off + 2 * kk, db0 + off + 2 * kk);
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+    asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory"); // tile kt - 1's are done
   }
+  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
   cp_async_wait<0>();
   if (!busy) return;
 
-  // Epilogue: lane holds rows lane / 4 and lane / 4 + 8 of each 16 x 8 tile, columns 2 (lane % 4)
-  // and the next. Each row is assignment f's row of part.
+  // Epilogue: lane (g, t) of warp q (of 4) in warpgroup wg holds rows 16 q + g and + 8 of the
+  // warpgroup's 64, columns 8 j + 2 t and + 1 for j < 32 (acc[4 j + 2 h], acc[4 j + 2 h + 1] for
+  // row g + 8 h). Each pair goes straight to part[f][n]: four lanes fill one 32-byte sector.
+  const int q = (tid / 32) % 4, lane = tid % 32, g = lane / 4, t = lane % 4;
   const bool pair = (N % 2) == 0;
 #pragma unroll
-  for (int i = 0; i < MI; ++i)
+  for (int h = 0; h < 2; ++h) {
+    const int f = asg[wg * 64 + q * 16 + g + 8 * h];
+    if (f < 0) continue;
+    float* out = part + (long long)f * N;
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int f = asg[wm * WM + i * 16 + lane / 4 + h * 8];
-      if (f < 0) continue;
-      float* out = part + (long long)f * N;
-#pragma unroll
-      for (int j = 0; j < NJ; ++j) {
-        const int n = n0 + wn * WN + j * 8 + (lane % 4) * 2;
-        if (pair && n < N) {
-          *reinterpret_cast<float2*>(out + n) = make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
-        } else {
-          if (n < N) out[n] = acc[i][j][2 * h];
-          if (n + 1 < N) out[n + 1] = acc[i][j][2 * h + 1];
-        }
+    for (int j = 0; j < 32; ++j) {
+      const int n = n0 + 8 * j + 2 * t;
+      if (pair && n < N) {
+        *reinterpret_cast<float2*>(out + n) =
+            make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+      } else {
+        if (n < N) out[n] = acc[4 * j + 2 * h];
+        if (n + 1 < N) out[n + 1] = acc[4 * j + 2 * h + 1];
       }
     }
+  }
 }
 
 extern "C" __global__ void moe_combine(MOE_ARGS) {

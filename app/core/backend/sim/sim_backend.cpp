@@ -402,7 +402,10 @@ RunResult Simulator::run_locked(const RunPlan& plan, const Sampling* sampling) {
     mem.heap = heap;
 
     LaunchTotals T;
-    run_launch(L, impl_->pool, opt_.workers, T);
+    // A sampled run that runs a whole grid (a permute the next launch gathers through) runs it on
+    // one thread: its atomics then land in one order, and the prediction is the same every time.
+    const bool whole = sampling && sample.size() >= g.count();
+    run_launch(L, impl_->pool, whole ? 1u : opt_.workers, T);
     if (heap && !L.fault) {
       const auto leaks = heap->leaks();
       for (size_t i = 0; i < leaks.size() && i < 3; ++i)
