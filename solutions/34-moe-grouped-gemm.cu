@@ -62,9 +62,14 @@
 // compute-bound. The tiles: sum over experts of cdiv(count, 128) ~ 544 against 512 full ones:
 // ~6% of the mma work is padding. The routing (count + scatter) moves 0.5 MB: a few
 // microseconds, well under 1% of the time.
+// Nsight Compute on the H200 (`NCU=34 bash scripts/gpu_session.sh ncu`, 2026-11-29): moe_gemm
+// 1.92 ms under the profiler, the tensor pipe the busiest unit (65.2%), the L2 next (63.4% of its
+// peak, hit rate 77%), DRAM 24%, issue slots 23% busy; warps wait mostly on dispatch and on
+// wgmma's wait. Likely much of the tensor cores' idle third: the ring filling at each tile's
+// start and the epilogue (one block an SM, so nothing overlaps them), as in solution 21.
 // `warpbook predict` (predicted, not measured): 1939 us on the H200: moe_gemm 1791 us, with the
 // L2 first (15.1 GB, busy 92% of the time) and the tensor pipe second (72%); moe_combine 135 us;
-// the permute 12 us.
+// the permute 12 us. It names the L2 before the tensor pipe; Nsight Compute has them level.
 // Measured on the H200 (`warpbook check`, 2026-11-29, two rounds side by side): 2082.1 and 2082.3
 // us for all four launches, 528 TFLOP/s, 53.4% of the speed of light against the run's measured
 // wgmma ceiling: gold. The mma.sync version beside it: 3487.5 and 3500.5 us, 31.9% (silver in
