@@ -19,9 +19,31 @@ namespace {
 using namespace wb;
 
 struct PredictArgs {
-  std::string puzzle, file, gpu = "h200";
+  std::string puzzle, file, gpu = "h200", ceilings;
   bool json = false, measured = false;
 };
+
+// The "ceilings" object of a probe.json (`warpbook probe`'s figures, as the data folders of
+// bench/perfmodel keep them): metric name -> value. A GPU-side `check` predicts with these.
+std::vector<MeasuredCeiling> read_ceilings(const std::string& path) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(cli::read_source(path));
+  } catch (const nlohmann::json::exception& e) {
+    throw cli::UsageError(fmt::format("{}: not JSON ({})", path, e.what()));
+  }
+  if (!j.contains("ceilings") || !j["ceilings"].is_object())
+    throw cli::UsageError(path + ": no \"ceilings\" object (a probe.json of `warpbook probe`)");
+  std::vector<MeasuredCeiling> out;
+  for (auto& [metric, v] : j["ceilings"].items())
+    if (v.is_number()) {
+      MeasuredCeiling c;
+      c.metric = metric;
+      c.value = c.median = v.get<double>();
+      out.push_back(c);
+    }
+  return out;
+}
 
 int run_predict(const cli::Global& g, const PredictArgs& a) {
   Catalog cat = cli::open_catalog(g, a.json);
@@ -36,7 +58,8 @@ int run_predict(const cli::Global& g, const PredictArgs& a) {
   std::vector<Diagnostic> diags;
   const std::map<std::string, int64_t> tune = resolve_tunables(*pz, source, a.file, diags);
   for (auto& d : diags) fmt::print(stderr, "{}\n", d.str());
-  perf::Machine m = perf::machine_for(*prof);
+  perf::Machine m = perf::machine_for(*prof, a.ceilings.empty() ? std::vector<MeasuredCeiling>{}
+                                                                : read_ceilings(a.ceilings));
   perf::Prediction p = perf::predict(*pz, source, a.file, tune, m);
   PerfReport score = perf::predicted_perf(*pz, p, m);
   if (a.json) {
@@ -73,6 +96,9 @@ cli::Registration reg("predict", [](CLI::App& app, cli::Global& g) -> std::funct
   sub->add_option("--gpu", a->gpu, "GPU profile (h200, h100-sxm, a100-80gb, ...)")
       ->capture_default_str();
   sub->add_flag("--json", a->json, "print the prediction as JSON");
+  sub->add_option("--ceilings", a->ceilings,
+                  "a probe.json whose measured ceilings replace the profile's figures (what a "
+                  "check on that GPU predicts with)");
   return [a, &g] { return run_predict(g, *a); };
 });
 
