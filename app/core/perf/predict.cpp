@@ -509,13 +509,15 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
     // (cp.async returns nothing to a register, and is a load all the same.)
     {
       double ld = 0, st = 0;
-      if (sp.anchor >= 0 && size_t(sp.anchor) < sl.blocks.size())
+      if (sp.anchor >= 0 && size_t(sp.anchor) < sl.blocks.size()) {
         for (auto& w : sl.blocks[size_t(sp.anchor)].warps)
-          for (auto& e : w.ev)
+          for (auto& e : w.ev) {
             if (e.kind == sim::TraceKind::global)
               (sl.code[e.pc].mem == sim::MemKind::store ? st : ld) += e.count;
             else if (e.kind == sim::TraceKind::bulk)
               ld += e.sectors();
+          }
+      }
       in.dram_mix_write = ld + st > 0 ? st / (ld + st) : 0;
     }
     // Traces cut at the cap: what was recorded stands for the whole. The replay scales its time by
