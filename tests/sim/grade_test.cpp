@@ -74,7 +74,11 @@ TEST_CASE("grade: one row per submission, whatever it does; the summary, CSV, JS
   cls.write("alice/01.cu", solution);
   cls.write("bob/01-vector-add.cu", kernel(index + "  if (i < n) c[i] = a[i] - b[i];\n"));
   cls.write("carol/01.cu", kernel(index + "  if (i < n) c[i + (1 << 28)] = a[i] + b[i];\n"));
-  cls.write("dave/01.cu", kernel("  while (true) {}\n"));
+  // An endless loop that the simulator runs slowly: an empty `while (true) {}` reaches the
+  // simulator's instruction budget (432 M warp instructions) in about 6 s on a 2-core machine,
+  // and then ends as the simulator's own fault, racing the grade's 6-second limit this test is
+  // about; an atomic in the loop keeps it far below that budget until the grade stops it.
+  cls.write("dave/01.cu", kernel("  while (true) { atomicAdd(c, 1.0f); }\n"));
   cls.write("erin/01.cu",
             "// caf\xE9 au lait\n" + kernel(index + "  if (i < n) c[i] = a[i] + b[i];\n"));
   cls.write("frank/01.cu", solution + "// " + std::string(300 * 1024, 'x') + "\n");
