@@ -3,7 +3,8 @@
 Warpbook's timing of solutions/ID.cu (from `warpbook check ID solutions/ID.cu --json`), PyTorch's
 eager op doing the same work, and the puzzle's Triton version from bench/triton/kernels.py (checked, then timed alike), at the same
 [perf] sizes and dtypes, timed the way Warpbook times (a warm-up of at least 20 ms; an L2 flush
-before each sample, outside the events; CUDA events around the op alone; at least 10 samples and
+before each sample, outside the events, that reads a scratch buffer so that the L2 is left clean;
+CUDA events around the op alone; at least 10 samples and
 100 ms; the median). Prints one markdown row per puzzle with the issue's performance bar and whether
 it is met, and writes, into --out (default $OUT, else /tmp/vs-torch):
   checks.json    every report, slimmed (the cases keep label, verdict, steps_ms)
@@ -885,6 +886,13 @@ def sync(torch):
         torch.cuda.synchronize()
 
 
+def flush_l2(flush):
+    """Evicts the op's data from the L2 by reading a zeroed scratch buffer larger than it, as Warpbook's
+    runner does. Reading, not writing: a fill leaves the L2 full of dirty lines, and the timed op then
+    pays for writing them back (8-18 us on an H200; bench/perfmodel/experiments/l2-flush)."""
+    flush.sum()
+
+
 def bench(torch, fn, flush, min_warm_ms=20.0, min_reps=10, min_ms=100.0):
     """Median, p10 and p90 in microseconds, and the sample count, timed as Warpbook times."""
     if DEVICE != "cuda":  # --cpu-dry-run: the code paths only; the figure means nothing
@@ -896,7 +904,7 @@ def bench(torch, fn, flush, min_warm_ms=20.0, min_reps=10, min_ms=100.0):
     torch.cuda.synchronize()
     w0, warm = time.perf_counter(), 0
     while warm < 3 or (time.perf_counter() - w0) * 1e3 < min_warm_ms:
-        flush.fill_(warm & 0xFF)
+        flush_l2(flush)
         fn()
         torch.cuda.synchronize()
         warm += 1
@@ -905,7 +913,7 @@ def bench(torch, fn, flush, min_warm_ms=20.0, min_reps=10, min_ms=100.0):
     samples, s0 = [], time.perf_counter()
     while len(samples) < min_reps or (time.perf_counter() - s0) * 1e3 < min_ms:
         for k, (start, end) in enumerate(events):
-            flush.fill_(k)  # evicts the op's data from the L2, untimed
+            flush_l2(flush)  # untimed
             start.record()
             fn()
             end.record()
@@ -1079,7 +1087,7 @@ def header_lines(meta):
     if meta.get("torch"):
         lines.append(f"PyTorch {meta['torch']} on {meta.get('torch_device', '?')}, CUDA {meta.get('cuda', '?')}, "
                      f"cuDNN {meta.get('cudnn', '?')}; TF32 off; timed like Warpbook (>= 20 ms warm-up, "
-                     f"L2 flush of {meta.get('flush_mib', 256)} MiB before each sample, events around the op, "
+                     f"L2 flush (a read of {meta.get('flush_mib', 256)} MiB) before each sample, events around the op, "
                      f">= 10 samples and 100 ms, median)")
     else:
         lines.append("PyTorch: not run (--selftest)")
@@ -1240,7 +1248,7 @@ def main():
         torch.set_float32_matmul_precision("highest")
         meta.update(torch=torch.__version__, cuda=torch.version.cuda, cudnn=torch.backends.cudnn.version(),
                     torch_device=torch.cuda.get_device_name(0) if DEVICE == "cuda" else "cpu (dry run)")
-        flush = torch.empty(a.flush_mib << 20, dtype=torch.uint8, device="cuda") if DEVICE == "cuda" else None
+        flush = torch.zeros(a.flush_mib << 18, dtype=torch.int32, device="cuda") if DEVICE == "cuda" else None
     tk = None
     if a.selftest or a.no_triton:
         meta["triton_error"] = "--selftest" if a.selftest else "--no-triton"

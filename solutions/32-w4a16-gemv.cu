@@ -53,7 +53,16 @@
 // 55 us on the H200 (gold is 80%: 69 us). The same matrix in f16 is 940 MB: 196 us.
 // Measured on the H200 (`warpbook check`, 2026-11-24): 105.7 us, 2.50 TB/s, 52% of the speed of
 // light against the ceilings `warpbook probe` measured; bronze.
-// measured: 105.70 us on NVIDIA H200
+// Session 13 (2026-11-29): the tensor cores fed by bulk copies (16-row tiles decoded exactly to f16
+// in five instructions per 8 weights, mma.sync for the products, cp.async.bulk staging W in shared
+// memory: about 2.4 instructions a weight, predicted 61-92 us) took 114-178 us beside this file's
+// 97.8: with the ring's shared memory capping the warps at 12-16 an SM, their dependent chains
+// left the issue slots 44% busy (bench/perfmodel/experiments/w4a16-tma-mma).
+// Session 13 (2026-11-29): Warpbook now flushes the L2 before each sample by reading a scratch
+// buffer, not by writing it, so a sample no longer pays for writing the flush's dirty lines
+// back (bench/perfmodel/experiments/l2-flush). Timed so (`warpbook check`, H200): 98.0 us
+// (105.7 with the writing flush).
+// measured: 97.95 us on NVIDIA H200
 // @tune THREADS=128
 // @tune ROWS=16
 #include <cuda_fp16.h>

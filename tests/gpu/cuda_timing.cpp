@@ -104,6 +104,23 @@ TEST_CASE("cuda timing: a small kernel is timed by graph replay") {
   }
 }
 
+// The flush must evict: a copy whose 2 x 8 MiB sit in the L2 when nothing flushes takes longer
+// when the runner's flush (a read of a scratch buffer twice the L2) runs before each sample.
+TEST_CASE("cuda timing: the L2 flush evicts the kernel's data") {
+  auto b = backend();
+  wb::Program p = compile(*b, kCopy);
+  CopyPlan c;
+  copy_plan(c, p, b->info(), size_t(1) << 23);
+  wb::TimingOptions nf;
+  nf.flush_l2 = false;
+  wb::Timing warm = b->time(c.plan, nf), cold = b->time(c.plan, wb::TimingOptions{});
+  REQUIRE_MESSAGE(warm.ok, warm.fault.message);
+  REQUIRE_MESSAGE(cold.ok, cold.fault.message);
+  print_timing("float4 copy 8 MiB, no flush", warm, 2.0 * double(1 << 23), 0);
+  print_timing("float4 copy 8 MiB, flushed", cold, 2.0 * double(1 << 23), 0);
+  CHECK(cold.median_us > 1.1 * warm.median_us);
+}
+
 TEST_CASE("cuda timing: where the time goes for vector add at n = 2^26") {
   auto b = backend();
   const auto c0 = std::chrono::steady_clock::now();

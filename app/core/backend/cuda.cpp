@@ -213,9 +213,17 @@ private:
   bool stop_ = false;
 };
 
-// content_hash (backend.hpp) on the device: the same weighted sum of 8-byte words (the last one
-// zero-padded), added into *out; the host mixes it with the byte count as it does its own.
-constexpr const char* kHashSource = R"(
+// The backend's own kernels, compiled once per context.
+// warpbook_content_hash: content_hash (backend.hpp) on the device: the same weighted sum of 8-byte
+// words (the last one zero-padded), added into *out; the host mixes it with the byte count as it
+// does its own.
+// warpbook_l2_flush: reads the scratch buffer (16-byte ld.global.cg, four in flight a thread), so
+// that the L2 ends up holding its clean lines and nothing of the timed kernel's. A flush that
+// writes the buffer instead (a memset) leaves the L2 full of dirty lines, and the timed kernel's
+// own reads then pay for writing them back: on the H200, 13-21 MB of write-back and 8-18 us more
+// for a 264-805 MB read stream (bench/perfmodel/experiments/l2-flush). The xor reaches *sink only
+// if it equals `never`, which the zeroed buffer cannot give, so the loads cannot be dropped.
+constexpr const char* kInternalSource = R"(
 extern "C" __global__ void warpbook_content_hash(const unsigned char* data, unsigned long long bytes,
                                                  unsigned long long* out) {
   const unsigned long long words = bytes / 8;
@@ -231,6 +239,19 @@ extern "C" __global__ void warpbook_content_hash(const unsigned char* data, unsi
   }
   for (int o = 16; o > 0; o >>= 1) sum += __shfl_down_sync(0xffffffffu, sum, o);
   if ((threadIdx.x & 31) == 0) atomicAdd(out, sum);
+}
+extern "C" __global__ void __launch_bounds__(256) warpbook_l2_flush(const uint4* p, unsigned long long n,
+                                                                   unsigned never, unsigned* sink) {
+  const unsigned long long step = (unsigned long long)gridDim.x * blockDim.x;
+  unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+  unsigned acc = 0;
+  for (; i + 3 * step < n; i += 4 * step) {
+    const uint4 a = __ldcg(p + i), b = __ldcg(p + i + step), c = __ldcg(p + i + 2 * step),
+                d = __ldcg(p + i + 3 * step);
+    acc ^= a.x ^ a.w ^ b.y ^ b.z ^ c.x ^ c.w ^ d.y ^ d.z;
+  }
+  for (; i < n; i += step) acc ^= __ldcg(p + i).x;
+  if (acc == never) *sink = acc;
 }
 )";
 
@@ -343,13 +364,26 @@ private:
   // Buffers a run left on the device (RunPlan::keep), by plan buffer index, until the next run or
   // timing takes them (Transfer::In::kept) or returns them to the pool.
   std::vector<Block> kept_;
+  // The kernels of kInternalSource.
+  Program internal_program_;
   // content_hash on the device (Transfer::hash): the checker's inputs stay here, so hashing them
   // here saves downloading hundreds of MiB. Without it, the data comes down and is hashed there.
-  Program hash_program_;
   CUdeviceptr hash_sums_ = 0;
   size_t hash_slots_ = 0;
+  // The L2 flush before each timed sample: a zeroed scratch buffer of twice the L2, read by
+  // warpbook_l2_flush (flush_fn_), or rewritten by a memset where that kernel is missing.
   CUdeviceptr flush_ptr_ = 0;
   size_t flush_bytes_ = 0;
+  CUfunction flush_fn_ = nullptr;
+  CUresult flush_l2(uint8_t k) {
+    if (!flush_fn_) return d_.cuMemsetD8Async(flush_ptr_, k, flush_bytes_, stream_);
+    CUdeviceptr p = flush_ptr_;
+    unsigned long long n = flush_bytes_ / 16;
+    unsigned never = 1;
+    void* params[] = {&p, &n, &never, &p};
+    return d_.cuLaunchKernel(flush_fn_, unsigned(info_.sm_count) * 8, 1, 1, 256, 1, 1, 0, stream_,
+                             params, nullptr);
+  }
   std::vector<CUevent> events_;
   // Large transfers go through pinned slots, pipelined: the host copies into one slot while the
   // copy engine moves another (pageable copies ran at 9 GB/s up and 17 GB/s down on the H200).
@@ -412,11 +446,12 @@ std::string CudaBackend::init() {
   // Pinning the staging slots takes ~20 ms: pay it with the context, not in the first check.
   ensure_staging();
   CompileOptions o = compile_options();
-  hash_program_ = compile_source(kHashSource, "warpbook-content-hash.cu", o);
-  if (!hash_program_.ok && trace_enabled())
+  internal_program_ = compile_source(kInternalSource, "warpbook-internal.cu", o);
+  if (!internal_program_.ok && trace_enabled())
     std::fprintf(stderr,
-                 "[cuda] the content-hash kernel did not compile; hashing on the host:\n%s\n",
-                 hash_program_.log.c_str());
+                 "[cuda] the backend's kernels did not compile; hashing on the host and flushing "
+                 "the L2 with a memset:\n%s\n",
+                 internal_program_.log.c_str());
   return {};
 }
 
@@ -943,7 +978,7 @@ Fault CudaBackend::hash_buffers(const RunPlan& plan, const Prepared& prep,
   hashes.assign(bufs.size(), 0);
   Module* mod = nullptr;
   CUfunction fn = nullptr;
-  if (hash_program_.ok && !load_module(hash_program_, mod) &&
+  if (internal_program_.ok && !load_module(internal_program_, mod) &&
       get_function(*mod, "warpbook_content_hash", -1, fn))
     fn = nullptr;
   if (fn && hash_slots_ < which.size()) { // one 8-byte sum per hashed buffer
@@ -1101,7 +1136,7 @@ Fault CudaBackend::timing_samples(const RunPlan& plan, const Prepared& prep,
   };
   auto enqueue_sample = [&](size_t k, bool capture) -> Fault {
     if (flush) {
-      CUresult r = d_.cuMemsetD8Async(flush_ptr_, uint8_t(k), flush_bytes_, stream_);
+      CUresult r = flush_l2(uint8_t(k));
       if (r != CUDA_SUCCESS) return fault_from(r, -1, "", "the L2 flush");
     }
     CUresult r = capture
@@ -1187,13 +1222,24 @@ Timing CudaBackend::time(const RunPlan& plan, const TimingOptions& opt) {
     return t;
   }
 
-  // A scratch buffer of twice the L2, rewritten before each sample, evicts the kernel's data.
+  // A scratch buffer of twice the L2, read before each sample, evicts the kernel's data.
   if (opt.flush_l2 && !flush_ptr_) {
     const size_t want = std::max<size_t>(size_t(2 * info_.l2_bytes), size_t(64) << 20);
-    if (!alloc(want, flush_ptr_))
+    if (!alloc(want, flush_ptr_) &&
+        d_.cuMemsetD8Async(flush_ptr_, 0, want, stream_) == CUDA_SUCCESS) {
       flush_bytes_ = want;
-    else
+    } else {
+      if (flush_ptr_) d_.cuMemFree(flush_ptr_);
       flush_ptr_ = 0; // timing goes on without a flush rather than failing
+    }
+  }
+  // Looked up on every call: the module cache may have unloaded the module since the last one.
+  flush_fn_ = nullptr;
+  if (flush_ptr_ && internal_program_.ok) {
+    Module* mod = nullptr;
+    if (load_module(internal_program_, mod) ||
+        get_function(*mod, "warpbook_l2_flush", -1, flush_fn_))
+      flush_fn_ = nullptr;
   }
   if ((t.fault = ensure_events(3))) {
     release(prep);
@@ -1211,8 +1257,7 @@ Timing CudaBackend::time(const RunPlan& plan, const TimingOptions& opt) {
   const auto w0 = Clock::now();
   do {
     CUresult r = d_.cuEventRecord(events_[2], stream_);
-    if (r == CUDA_SUCCESS && opt.flush_l2 && flush_ptr_)
-      r = d_.cuMemsetD8Async(flush_ptr_, uint8_t(warm), flush_bytes_, stream_);
+    if (r == CUDA_SUCCESS && opt.flush_l2 && flush_ptr_) r = flush_l2(uint8_t(warm));
     if (r == CUDA_SUCCESS) r = d_.cuEventRecord(events_[0], stream_);
     if (r != CUDA_SUCCESS) {
       t.fault = fault_from(r, -1, "", "the warm-up");
