@@ -5,6 +5,7 @@
 # Stages:
 #   puzzles   every puzzle's reference, solution and starter, timed (gpu_tests, the puzzles case):
 #             the table of solution figures and each solution against its `// measured:` line
+#             ($PUZZLES="25 26 ..." keeps only those ids, for a call too short for all of them)
 #   gpu       every other gpu-labelled test (faults, backend, probe, perf model, libraries, ...)
 #   torch     scripts/puzzles_vs_torch.sh: solutions beside PyTorch eager and Triton
 #   probe     `warpbook probe` into the default data folder, so later stages score against this
@@ -53,7 +54,7 @@ for stage in "$@"; do
   case $stage in
   puzzles)
     step "puzzles on the GPU"
-    "$build/tests/gpu_tests" -tc="every puzzle on the GPU*" >"$out/puzzles.log" 2>&1
+    WARPBOOK_PUZZLES=${PUZZLES:-} "$build/tests/gpu_tests" -tc="every puzzle on the GPU*" >"$out/puzzles.log" 2>&1
     echo "rc $?"
     grep -E "^[0-9][0-9]-.* (reference|solution|starter) " "$out/puzzles.log" | grep -E "solution|FAIL" | cut -c1-130
     grep -E "its header says|off by more|ERROR|short of gold" "$out/puzzles.log" | cut -c1-200 | head -60

@@ -55,7 +55,7 @@
 // light against the ceilings `warpbook probe` measured; bronze.
 // Session 13 (2026-11-29): the tensor cores fed by bulk copies (16-row tiles decoded exactly to f16
 // in five instructions per 8 weights, mma.sync for the products, cp.async.bulk staging W in shared
-// memory: about 2.4 instructions a weight, predicted 61-92 us) took 114-178 us beside this file's
+// memory: about 2.4 instructions a weight, predicted 65-92 us) took 114-178 us beside this file's
 // 97.8: with the ring's shared memory capping the warps at 12-16 an SM, their dependent chains
 // left the issue slots 44% busy (bench/perfmodel/experiments/w4a16-tma-mma).
 // Session 13 (2026-11-29): Warpbook now flushes the L2 before each sample by reading a scratch

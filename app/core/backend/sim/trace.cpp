@@ -51,7 +51,13 @@ void trace_bulk(Warp& w, uint64_t a, uint32_t n, uint32_t mbar) {
   TraceEvent* e = current(w);
   if (!e || n == 0) return;
   auto& sec = w.trace->sec;
-  const size_t first = sec.size();
+  size_t first = sec.size();
+  // Several lanes of one instruction each start a copy: one event holds all their sectors, then
+  // one mbarrier entry (the last lane's; lanes of one instruction normally share it).
+  if (e->kind == TraceKind::bulk && e->count > 0 && size_t(e->first) + e->count == sec.size()) {
+    first = e->first;
+    sec.pop_back();
+  }
   for (uint64_t s = a >> 5; s <= (a + n - 1) >> 5; ++s) // contiguous: nothing to merge
     sec.push_back({s, sector_mask(s, a, n)});
   sec.push_back({mbar, 0});

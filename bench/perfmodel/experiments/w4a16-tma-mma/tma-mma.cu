@@ -7,7 +7,7 @@
 // LOP3, one f16 add or fma per pair) straight into mma.sync m16n8k16 A fragments, x (every column
 // of B) comes from L1, and each q4_0 block's two mma sums are weighed by its scales in f32. The
 // block's row tiles x slots are split evenly over its warps, partial sums meeting in shared
-// memory. Every case passes on the simulator and the GPU; the model predicted 61-92 us.
+// memory. Every case passes on the simulator and the GPU; the model predicted 65-92 us.
 // Run:  warpbook check 32-w4a16-gemv bench/perfmodel/experiments/w4a16-tma-mma/tma-mma.cu
 //       (SEG, STAGES and UNROLL are #defines below; THREADS, ROWS and SMEM are @tune lines)
 // Measured: see README.md (114-178 us against the register solution's 98 us).
