@@ -889,7 +889,7 @@ def sync(torch):
 def flush_l2(flush):
     """Evicts the op's data from the L2 by reading a zeroed scratch buffer larger than it, as Warpbook's
     runner does. Reading, not writing: a fill leaves the L2 full of dirty lines, and the timed op then
-    pays for writing them back (8-18 us on an H200; bench/perfmodel/experiments/l2-flush)."""
+    pays for writing them back (9-19 us for 264-805 MiB read streams on an H200; bench/perfmodel/experiments/l2-flush)."""
     flush.sum()
 
 

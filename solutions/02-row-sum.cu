@@ -13,10 +13,8 @@
 // widths fall back to scalar loads (still coalesced).
 // Measured on the H200: 70.7 us, 3798 GB/s: 79% of the 4.8 TB/s datasheet, 83% of
 // the 4.56 TB/s DRAM ceiling measured by `warpbook probe`; gold.
-// Session 13 (2026-11-29): Warpbook now flushes the L2 before each sample by reading a scratch
-// buffer, not by writing it, so a sample no longer pays for writing the flush's dirty lines
-// back (bench/perfmodel/experiments/l2-flush). Timed so (`warpbook check`, H200): 62.0 us
-// (70.91 with the writing flush).
+// Session 13 (2026-11-29), with the L2 flushed by a read (bench/perfmodel/experiments/l2-flush):
+// 62.0 us (70.91 with the writing flush).
 // measured: 61.95 us on NVIDIA H200
 // @tune BLOCK=512
 

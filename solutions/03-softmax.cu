@@ -16,10 +16,8 @@
 // a multiply: its error (2 ulp plus the scaling) is far inside the 1e-4 tolerance.
 // Measured on the H200: 131.9 us, 4070 GB/s: 85% of the 4.8 TB/s datasheet, 89% of
 // the 4.56 TB/s DRAM ceiling measured by `warpbook probe`; gold.
-// Session 13 (2026-11-29): Warpbook now flushes the L2 before each sample by reading a scratch
-// buffer, not by writing it, so a sample no longer pays for writing the flush's dirty lines
-// back (bench/perfmodel/experiments/l2-flush). Timed so (`warpbook check`, H200): 128.9 us
-// (133.14 with the writing flush).
+// Session 13 (2026-11-29), with the L2 flushed by a read (bench/perfmodel/experiments/l2-flush):
+// 128.9 us (133.14 with the writing flush).
 // measured: 128.91 us on NVIDIA H200
 // @tune BLOCK=512
 

@@ -21,10 +21,8 @@
 // Measured on the H200: 188.5-188.7 us, 4269-4272 GB/s: 89% of the 4.8 TB/s datasheet and 92%
 // of the 4.64 TB/s DRAM ceiling measured by `warpbook probe`; gold. At parity with torch.add
 // (both at the DRAM limit, within 0.2%).
-// Session 13 (2026-11-29): Warpbook now flushes the L2 before each sample by reading a scratch
-// buffer, not by writing it, so a sample no longer pays for writing the flush's dirty lines
-// back (bench/perfmodel/experiments/l2-flush). Timed so (`warpbook check`, H200): 183.8 us
-// (189.5 with the writing flush).
+// Session 13 (2026-11-29), with the L2 flushed by a read (bench/perfmodel/experiments/l2-flush):
+// 183.8 us (189.5 with the writing flush).
 // measured: 183.78 us on NVIDIA H200
 // @tune BX=64
 // @tune BY=4

@@ -25,10 +25,8 @@
 // read stream that `warpbook probe` takes as the DRAM ceiling).
 // Measured on the H200: 136.1 us, 3946 GB/s: 82% of the 4.8 TB/s datasheet, 87% of
 // the 4.56 TB/s DRAM ceiling measured by `warpbook probe`; gold.
-// Session 13 (2026-11-29): Warpbook now flushes the L2 before each sample by reading a scratch
-// buffer, not by writing it, so a sample no longer pays for writing the flush's dirty lines
-// back (bench/perfmodel/experiments/l2-flush). Timed so (`warpbook check`, H200): 134.1 us
-// (137.25 with the writing flush).
+// Session 13 (2026-11-29), with the L2 flushed by a read (bench/perfmodel/experiments/l2-flush):
+// 134.1 us (137.25 with the writing flush).
 // measured: 134.08 us on NVIDIA H200
 // @tune TILE=64
 // @tune ROWS=4

@@ -17,10 +17,8 @@
 // Napkin maths: 537 MB at 4.8 TB/s = 112 us on the H200 (gold is 75%: 149 us).
 // Measured on the H200: 133.3 us, 4027 GB/s: 84% of the 4.8 TB/s datasheet, 88% of
 // the 4.56 TB/s DRAM ceiling measured by `warpbook probe`; gold.
-// Session 13 (2026-11-29): Warpbook now flushes the L2 before each sample by reading a scratch
-// buffer, not by writing it, so a sample no longer pays for writing the flush's dirty lines
-// back (bench/perfmodel/experiments/l2-flush). Timed so (`warpbook check`, H200): 130.1 us
-// (133.9 with the writing flush).
+// Session 13 (2026-11-29), with the L2 flushed by a read (bench/perfmodel/experiments/l2-flush):
+// 130.1 us (133.9 with the writing flush).
 // measured: 130.14 us on NVIDIA H200
 
 #define NT 256            // threads per row (fixed by the puzzle)

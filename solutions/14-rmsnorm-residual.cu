@@ -15,10 +15,8 @@
 // Napkin maths: 1.07 GB at 4.8 TB/s = 224 us on the H200 (gold is 75%: 299 us).
 // Measured on the H200: 256.8 us, 4182 GB/s: 87% of the 4.8 TB/s datasheet, 92% of
 // the 4.56 TB/s DRAM ceiling measured by `warpbook probe`; gold.
-// Session 13 (2026-11-29): Warpbook now flushes the L2 before each sample by reading a scratch
-// buffer, not by writing it, so a sample no longer pays for writing the flush's dirty lines
-// back (bench/perfmodel/experiments/l2-flush). Timed so (`warpbook check`, H200): 254.1 us
-// (259.52 with the writing flush).
+// Session 13 (2026-11-29), with the L2 flushed by a read (bench/perfmodel/experiments/l2-flush):
+// 254.1 us (259.52 with the writing flush).
 // measured: 254.13 us on NVIDIA H200
 // @tune BLOCK=256
 

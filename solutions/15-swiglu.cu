@@ -14,10 +14,8 @@
 // Napkin maths: 1.41 GB at 4.8 TB/s = 294 us on the H200 (gold is 75%: 392 us).
 // Measured on the H200: 326.3 us, 4319 GB/s: 90% of the 4.8 TB/s datasheet, 95% of
 // the 4.56 TB/s DRAM ceiling measured by `warpbook probe`; gold.
-// Session 13 (2026-11-29): Warpbook now flushes the L2 before each sample by reading a scratch
-// buffer, not by writing it, so a sample no longer pays for writing the flush's dirty lines
-// back (bench/perfmodel/experiments/l2-flush). Timed so (`warpbook check`, H200): 320.0 us
-// (326.66 with the writing flush).
+// Session 13 (2026-11-29), with the L2 flushed by a read (bench/perfmodel/experiments/l2-flush):
+// 320.0 us (326.66 with the writing flush).
 // measured: 320.00 us on NVIDIA H200
 // @tune BLOCK=256
 // @tune VEC=8

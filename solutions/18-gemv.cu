@@ -16,10 +16,8 @@
 // Napkin maths: 537 MB at 4.8 TB/s = 112 us on the H200 (gold is 80%: 140 us).
 // Measured on the H200: 138.1 us, 3888 GB/s: 81% of the 4.8 TB/s datasheet, 85% of
 // the 4.56 TB/s DRAM ceiling measured by `warpbook probe`; gold.
-// Session 13 (2026-11-29): Warpbook now flushes the L2 before each sample by reading a scratch
-// buffer, not by writing it, so a sample no longer pays for writing the flush's dirty lines
-// back (bench/perfmodel/experiments/l2-flush). Timed so (`warpbook check`, H200): 123.9 us
-// (139.2 with the writing flush).
+// Session 13 (2026-11-29), with the L2 flushed by a read (bench/perfmodel/experiments/l2-flush):
+// 123.9 us (139.2 with the writing flush).
 // measured: 123.90 us on NVIDIA H200
 // @tune THREADS=32
 // @tune ROWS=8

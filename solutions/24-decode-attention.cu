@@ -97,10 +97,8 @@
 // all 8192 keys in one wave of 512 blocks, 544.0 and 544.4 us; F = 8, 526.4 and 526.5; the same
 // code at F = 1, 525.3 and 524.9; this file 519.8 and 519.9. Fewer, longer blocks are slower here
 // (bench/perfmodel/data/h200-2026-11-28). SDPA took 509.1 and 514.8 us in those calls.
-// Session 13 (2026-11-29): Warpbook now flushes the L2 before each sample by reading a scratch
-// buffer, not by writing it, so a sample no longer pays for writing the flush's dirty lines
-// back (bench/perfmodel/experiments/l2-flush). Timed so (`warpbook check`, H200): 502.7 us
-// (519.58 with the writing flush).
+// Session 13 (2026-11-29), with the L2 flushed by a read (bench/perfmodel/experiments/l2-flush):
+// 502.7 us (519.58 with the writing flush).
 // measured: 502.69 us on NVIDIA H200
 // @tune BLOCK=128
 // @tune CHUNK=512

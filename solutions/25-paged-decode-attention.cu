@@ -45,10 +45,8 @@
 // spills on the G <= 4 paths; the G = 8 paths spill (as in 24).
 // Measured on the H200 (`warpbook check`, 2026-11-24): 529.8 us, 4.06 TB/s, 84.5% of the speed
 // of light against the ceilings `warpbook probe` measured; gold.
-// Session 13 (2026-11-29): Warpbook now flushes the L2 before each sample by reading a scratch
-// buffer, not by writing it, so a sample no longer pays for writing the flush's dirty lines
-// back (bench/perfmodel/experiments/l2-flush). Timed so (`warpbook check`, H200): 512.0 us
-// (529.78 with the writing flush).
+// Session 13 (2026-11-29), with the L2 flushed by a read (bench/perfmodel/experiments/l2-flush):
+// 512.0 us (529.78 with the writing flush).
 // measured: 512.00 us on NVIDIA H200
 // @tune BLOCK=128
 // @tune CHUNK=512

@@ -31,10 +31,8 @@
 // tool's speed of light, against the measured DRAM ceiling, calls it 84%).
 // Measured on the H200 (`warpbook tune`, 2026-11-24): 69.8 us, 3.85 TB/s, 80% of the speed of
 // light against the ceilings `warpbook probe` measured; gold.
-// Session 13 (2026-11-29): Warpbook now flushes the L2 before each sample by reading a scratch
-// buffer, not by writing it, so a sample no longer pays for writing the flush's dirty lines
-// back (bench/perfmodel/experiments/l2-flush). Timed so (`warpbook check`, H200): 67.4 us
-// (69.8 with the writing flush).
+// Session 13 (2026-11-29), with the L2 flushed by a read (bench/perfmodel/experiments/l2-flush):
+// 67.4 us (69.8 with the writing flush).
 // measured: 67.38 us on NVIDIA H200
 // @tune BLOCK=128
 // @tune TOK=2

@@ -68,10 +68,8 @@
 // 140.5 us): the ring alone, the filter replaced by a running max, 129.9 and 130.0 us, and the
 // same without the barrier a step 129.9 and 130.1 (bench/perfmodel/experiments/topk-bare-ring).
 // The filter and the selects cost 7%; the stream itself stops at 4.05 TB/s, 89% of the probe's.
-// Session 13 (2026-11-29): Warpbook now flushes the L2 before each sample by reading a scratch
-// buffer, not by writing it, so a sample no longer pays for writing the flush's dirty lines
-// back (bench/perfmodel/experiments/l2-flush). Timed so (`warpbook check`, H200): 136.7 us
-// (141.73 with the writing flush).
+// Session 13 (2026-11-29), with the L2 flushed by a read (bench/perfmodel/experiments/l2-flush):
+// 136.7 us (141.73 with the writing flush).
 // measured: 136.72 us on NVIDIA H200
 // @tune BLOCK=128
 #define U 2                  // 16-byte pieces per thread per step

@@ -24,10 +24,8 @@
 // Napkin maths: 16384 x 8192 x 5 B = 671 MB at 4.8 TB/s = 140 us on the H200 (gold is 75%: 186 us).
 // Measured on the H200 (`warpbook check`, 2026-11-24): 162.2 us, 4.14 TB/s, 90.8% of
 // the speed of light against the ceilings `warpbook probe` measured; gold.
-// Session 13 (2026-11-29): Warpbook now flushes the L2 before each sample by reading a scratch
-// buffer, not by writing it, so a sample no longer pays for writing the flush's dirty lines
-// back (bench/perfmodel/experiments/l2-flush). Timed so (`warpbook check`, H200): 154.2 us
-// (162.18 with the writing flush).
+// Session 13 (2026-11-29), with the L2 flushed by a read (bench/perfmodel/experiments/l2-flush):
+// 154.2 us (162.18 with the writing flush).
 // measured: 154.24 us on NVIDIA H200
 // @tune BLOCK=512
 #include <cuda_fp8.h>

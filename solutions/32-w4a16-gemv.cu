@@ -58,10 +58,8 @@
 // memory: about 2.4 instructions a weight, predicted 65-92 us) took 114-178 us beside this file's
 // 97.8: with the ring's shared memory capping the warps at 12-16 an SM, their dependent chains
 // left the issue slots 44% busy (bench/perfmodel/experiments/w4a16-tma-mma).
-// Session 13 (2026-11-29): Warpbook now flushes the L2 before each sample by reading a scratch
-// buffer, not by writing it, so a sample no longer pays for writing the flush's dirty lines
-// back (bench/perfmodel/experiments/l2-flush). Timed so (`warpbook check`, H200): 98.0 us
-// (105.7 with the writing flush).
+// Session 13 (2026-11-29), with the L2 flushed by a read (bench/perfmodel/experiments/l2-flush):
+// 98.0 us (105.7 with the writing flush).
 // measured: 97.95 us on NVIDIA H200
 // @tune THREADS=128
 // @tune ROWS=16

@@ -220,8 +220,8 @@ private:
 // warpbook_l2_flush: reads the scratch buffer (16-byte ld.global.cg, four in flight a thread), so
 // that the L2 ends up holding its clean lines and nothing of the timed kernel's. A flush that
 // writes the buffer instead (a memset) leaves the L2 full of dirty lines, and the timed kernel's
-// own reads then pay for writing them back: on the H200, 13-21 MB of write-back and 8-18 us more
-// for a 264-805 MB read stream (bench/perfmodel/experiments/l2-flush). The xor reaches *sink only
+// own reads then pay for writing them back: on the H200, 13-21 MB of write-back and 9-19 us more
+// for a 264-805 MiB read stream (bench/perfmodel/experiments/l2-flush). The xor reaches *sink only
 // if it equals `never`, which the zeroed buffer cannot give, so the loads cannot be dropped.
 constexpr const char* kInternalSource = R"(
 extern "C" __global__ void warpbook_content_hash(const unsigned char* data, unsigned long long bytes,
