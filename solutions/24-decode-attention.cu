@@ -1,28 +1,28 @@
 // Solution · 24 decode attention (split-K, "flash-decoding"), bf16 in and out, f32 inside
 //
-// What: decode_split gives each block CHUNK = 512 keys of one (sequence b, KV head h) pair and
-// all G = Hq / Hkv query heads that share that KV head. Inside the block (4 warps), a key's K row
-// (D bf16 = 128 or 256 bytes) is read by a group of D/8 lanes, 16 bytes each, so a warp reads
-// 32/(D/8) keys per round and load; each lane group takes U keys a round. The loads go through a
-// ring in shared memory: each lane cp.async's exactly the U K and U V pieces it will use into its
-// own slots, one round ahead (STAGES = 2), and reads them back with ld.shared when the round
-// comes. No other thread touches a lane's slots, so there is no barrier, only
-// cp.async.wait_group; and the bytes in flight cost no registers. Each lane holds its 8 elements of
-// the G query rows (pre-scaled by log2(e)/sqrt(D), so exp becomes exp2) and forms U x G partial dot
-// products. Where U x G equals the group's D/8 lanes (G = 4, U = 4 at D = 128: the perf path) a
-// reduce-scatter finishes them: 4 steps in which each lane sends half of its values to a partner
-// and keeps the other half, 15 shuffles for 16 sums (a plain xor tree takes 64), after which lane
-// t holds the whole score of key t / G, head t % G. Its max over the round's keys and its weight
-// exp2(s - m) are computed once, on that lane, and 16 shuffles hand the weights to the group.
-// (Other shapes use the plain xor tree, every lane computing every weight.) Each lane keeps, per
-// query head, the running max m and its 8 elements of acc = sum exp2(s - m) * v; the sum l is kept
-// per owning lane and gathered at the end. Keys past lens[b] are never loaded
-// (their score is -inf and their V stays 0, so NaN in the padding cannot leak in as 0 * NaN).
-// At the end of the chunk the lane groups merge their states with shuffles, the warps through
-// shared memory, and the block writes one (m, l) pair and D sums per query head to the workspace.
-// decode_combine, one block per (query head, sequence), rescales the cdiv(lens[b], CHUNK)
-// partials to their common max and writes acc / l as bf16.
-// Run:  warpbook check 24-decode-attention solutions/24-decode-attention.cu
+// What: decode_split gives each block CHUNK = 512 keys (two chunks where the grid has 4096 blocks
+// or more) of one (sequence b, KV head h) pair and all G = Hq / Hkv query heads that share it.
+// Inside the block (4 warps), a key's K row (D bf16 = 128 or 256 bytes) is read by a group of D/8
+// lanes, 16 bytes each, so a warp reads 32/(D/8) keys per round and load; each lane group takes U
+// keys a round. The loads go through a ring in shared memory: each lane cp.async's exactly the U K
+// and U V pieces it will use into its own slots, one round ahead (STAGES = 2), and reads them back
+// with ld.shared when the round comes. No other thread touches a lane's slots, so there is no
+// barrier, only cp.async.wait_group; and the bytes in flight cost no registers. Each lane holds its
+// 8 elements of the G query rows (pre-scaled by log2(e)/sqrt(D), so exp becomes exp2) and forms U x
+// G partial dot products. Where U x G equals the group's D/8 lanes (G = 4, U = 4 at D = 128: the
+// perf path) a reduce-scatter finishes them: 4 steps in which each lane sends half of its values to
+// a partner and keeps the other half, 15 shuffles for 16 sums (a plain xor tree takes 64), after
+// which lane t holds the whole score of key t / G, head t % G. Its max over the round's keys and
+// its weight exp2(s - m) are computed once, on that lane, and 16 shuffles hand the weights to the
+// group. (Other shapes use the plain xor tree, every lane computing every weight.) Each lane keeps,
+// per query head, the running max m and its 8 elements of acc = sum exp2(s - m) * v; the sum l is
+// kept per owning lane and gathered at the end. Keys past lens[b] are never loaded (their score is
+// -inf and their V stays 0, so NaN in the padding cannot leak in as 0 * NaN). At the end of the
+// chunk the lane groups merge their states with shuffles, the warps through shared memory, and the
+// block writes one (m, l) pair and D sums per query head to the workspace. decode_combine, one
+// block per (query head, sequence), rescales the cdiv(lens[b], CHUNK) partials to their common max
+// and writes acc / l as bf16. Run:  warpbook check 24-decode-attention
+// solutions/24-decode-attention.cu
 //       warpbook predict 24-decode-attention solutions/24-decode-attention.cu
 //
 // Why: decode reads the whole KV cache to produce one token, 4 FLOPs per 2-byte element per query
@@ -99,7 +99,13 @@
 // (bench/perfmodel/data/h200-2026-11-28). SDPA took 509.1 and 514.8 us in those calls.
 // Session 13 (2026-11-29), with the L2 flushed by a read (bench/perfmodel/experiments/l2-flush):
 // 502.7 us (519.58 with the writing flush).
-// measured: 502.69 us on NVIDIA H200
+// Session 14 (2026-11-29, `warpbook check`, two runs): blocks taking two chunks where the grid
+// has 4096 blocks or more (the rest exit at once; half the partials, 8.4 MB less written and read
+// back) 503.5 and 503.9 us beside the session 13 file's 511.1 and 511.4 (and, with a combine that
+// has 16 partials' loads in flight at once, 496.8 beside 502.2 and 502.5 in an earlier run, 505.2
+// and 506.0 in this one: the combine's loads were not what it waited on); up to four chunks a
+// block 501.5 (bench/perfmodel/data/h200-2026-11-29/session14-*). This file.
+// measured: 503.49 us on NVIDIA H200
 // @tune BLOCK=128
 // @tune CHUNK=512
 #define STAGES 2 // rounds in the ring: one computed while the next one's copies are in flight
@@ -146,6 +152,15 @@ template <int N> __device__ __forceinline__ void rs_step(float* x, int off, int 
   }
 }
 
+// Where the grid has blocks to spare (4096 or more: 8 rounds of 4 blocks on 132 SMs), a block
+// takes F = 2 consecutive chunks and the blocks past S / F exit at once: half the partials to
+// write and combine. Small grids (B = 1) keep every block.
+__device__ __forceinline__ int chunks_per_block(int blocks) {
+  int F = 1;
+  while (F < 2 && blocks / (2 * F) >= 2048) F *= 2;
+  return F;
+}
+
 // One lane's online-softmax state for one query head: 8 elements of acc.
 template <int D, int G, int U>
 __device__ __forceinline__ void
@@ -157,9 +172,10 @@ split_body(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict_
   constexpr int SR = D + 4;  // one warp's state for one head in shared memory: m, l, 2 spare, acc
   const int s = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
   const int n = lens[b];
-  const int k0 = s * CHUNK;
-  if (k0 >= n) return; // the combine reads only cdiv(lens[b], CHUNK) partials
-  const int k1 = min(k0 + CHUNK, n);
+  const int F = chunks_per_block(gridDim.x * gridDim.y * gridDim.z);
+  const int k0 = s * F * CHUNK;
+  if (k0 >= n) return; // the combine reads only cdiv(lens[b], F * CHUNK) partials
+  const int k1 = min(k0 + F * CHUNK, n);
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
   const int grp = lane / T, t = lane % T;
 
@@ -456,7 +472,8 @@ extern "C" __global__ void decode_combine(const __nv_bfloat16* __restrict__ q,
                                           __nv_bfloat16* __restrict__ out, int B, int Hq, int Hkv,
                                           int L, int D) {
   const int hq = blockIdx.x, b = blockIdx.y, d = threadIdx.x;
-  const int S = (L + CHUNK - 1) / CHUNK, ns = (lens[b] + CHUNK - 1) / CHUNK;
+  const int S = (L + CHUNK - 1) / CHUNK;
+  const int F = chunks_per_block(S * Hkv * B), ns = (lens[b] + F * CHUNK - 1) / (F * CHUNK);
   const long long p0 = ((long long)b * Hq + hq) * S;
   const float* ml = part + (long long)B * Hq * S * D + 2 * p0;
   if (d >= D) return;

@@ -486,3 +486,24 @@ TEST_CASE("perf model: bulk copies started by several lanes at once all count") 
   CHECK(p.dram_bytes > 0.95 * 264.2e6); // W once, at least
   CHECK(p.dram_bytes < 1.2 * 264.2e6);
 }
+
+TEST_CASE("perf model: a replay cut by its budget counts its running blocks by what they ran") {
+  // Puzzle 24's solution at its perf size: half the blocks exit at once, each of the others
+  // reads 1024 keys' K and V (512 KB). The replay stops at its instruction budget with 21 of
+  // the busiest SM's 32 blocks retired and 3 part-run; counted as if only the retired ones had
+  // run, the launch read 2.42 GB where it reads the 2.15 GB cache once.
+  const auto p = predict_file("24-decode-attention", "solutions/24-decode-attention.cu");
+  const double cache = 2.0 * 64 * 8192 * 8 * 128 * 2; // K and V, bf16
+  CHECK(p.dram_bytes > 0.98 * cache);
+  CHECK(p.dram_bytes < 1.05 * cache);
+}
+
+TEST_CASE("perf model: a look-back scan is predicted the same every time") {
+  // Puzzle 11's blocks take their tiles by an atomic ticket and spin until the tiles before
+  // theirs have published. Sampled on two threads, how long a block spun depended on which
+  // thread got there first: 284 to 8874 us from run to run. The H200 measured 324 us (s11).
+  const auto first = predict_file("11-inclusive-scan", "solutions/11-inclusive-scan.cu");
+  CHECK(first.us < 2 * 324.3);
+  for (int i = 0; i < 4; ++i)
+    CHECK(predict_file("11-inclusive-scan", "solutions/11-inclusive-scan.cu").us == first.us);
+}

@@ -807,7 +807,24 @@ ReplayResult replay(const ReplayInput& in) {
     for (size_t i = 0; i < S; ++i)
       cycles = std::max(cycles, free_at[i] + (rounds + (i < extra ? 1 : 0)) * dur);
   }
-  R.scale = done_n > 0 ? (done_n + (total - done_n) * in.rest_work) / done_n : 1;
+  // The counts (issue slots, units, bytes) hold the retired blocks and what the blocks still
+  // running when the budget ran out had done: their share of their trace's instructions. (Scaling
+  // by the retired blocks alone counted the running ones' work twice: puzzle 24 with half its
+  // blocks exiting at once, 21 of 32 blocks retired and 3 part-run, read 2.42 GB for 2.16.)
+  double running = 0;
+  for (const Slot& sl : slots) {
+    if (sl.block < 0) continue;
+    const sim::BlockTrace& T = L.blocks[size_t(in.blocks[size_t(sl.block)].tmpl)];
+    double did = 0, all = 0;
+    for (uint32_t k = 0; k < sl.nwarps && k < T.warps.size(); ++k) {
+      if (T.warps[k].ev.empty()) continue;
+      did += double(warps[sl.first_warp + k].pos);
+      all += double(T.warps[k].ev.size());
+    }
+    if (all > 0) running += did / all;
+  }
+  const double replayed = std::min(total, double(in.blocks.size()));
+  R.scale = done_n > 0 ? (replayed + (total - replayed) * in.rest_work) / (done_n + running) : 1;
   R.cycles = cycles * thin * std::max(1.0, in.cut);
   // Per-block figures to the whole SM.
   const double k = R.scale * thin;

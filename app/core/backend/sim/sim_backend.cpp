@@ -402,10 +402,12 @@ RunResult Simulator::run_locked(const RunPlan& plan, const Sampling* sampling) {
     mem.heap = heap;
 
     LaunchTotals T;
-    // A sampled run that runs a whole grid (a permute the next launch gathers through) runs it on
-    // one thread: its atomics then land in one order, and the prediction is the same every time.
-    const bool whole = sampling && sample.size() >= g.count();
-    run_launch(L, impl_->pool, whole ? 1u : opt_.workers, T);
+    // A sampled run runs its blocks on one thread, in the sample's order: atomics (a permute's
+    // counts, a scan's tile tickets) then land in one order, a block that waits on another's flag
+    // finds it set or not the same way every time, and the prediction is the same every time.
+    // (On two threads, puzzle 11's look-back scan was put anywhere from 284 to 8874 us: how long a
+    // sampled block spun on its predecessor's flag depended on which thread got there first.)
+    run_launch(L, impl_->pool, sampling ? 1u : opt_.workers, T);
     if (heap && !L.fault) {
       const auto leaks = heap->leaks();
       for (size_t i = 0; i < leaks.size() && i < 3; ++i)
