@@ -98,7 +98,7 @@ TEST_CASE("run at the timed size uses the timed case's inputs (24's sequences at
     src.assign(std::istreambuf_iterator<char>(in), {});
   }
   for (auto [from, to] : {std::pair{"const int n = lens[b];", "const int n = L;"},
-                          std::pair{"ns = (lens[b] + CHUNK - 1) / CHUNK", "ns = S"}}) {
+                          std::pair{"ns = (lens[b] + F * CHUNK", "ns = (L + F * CHUNK"}}) {
     auto at = src.find(from);
     REQUIRE(at != std::string::npos);
     src.replace(at, std::strlen(from), to);
