@@ -104,7 +104,15 @@
 // back) 503.5 and 503.9 us beside the session 13 file's 511.1 and 511.4 (and, with a combine that
 // has 16 partials' loads in flight at once, 496.8 beside 502.2 and 502.5 in an earlier run, 505.2
 // and 506.0 in this one: the combine's loads were not what it waited on); up to four chunks a
-// block 501.5 (bench/perfmodel/data/h200-2026-11-29/session14-*). This file.
+// block 501.5 (bench/perfmodel/data/h200-2026-11-29/session14-*).
+// Session 15 (2026-11-29, `warpbook check`, two calls on two machines): the spare blocks last in
+// launch order (before, every 8 working blocks were followed by 8 that only exit) 502.1 and 502.2
+// us beside the session 14 file's 503.1 and 503.5; 492.8 and 492.9 beside 493.8 and 493.8. A grid
+// with no spare blocks (CHUNK 1024, one chunk a block; 64 blocks at B = 1 rule it out) 500.9: the
+// spare blocks still cost about 1 us. Not faster: q loaded after the ring's first copies (492.6),
+// four chunks a block (496.3). What the loop can reach: the same grid, ring and loads with the
+// arithmetic taken out (bench/perfmodel/experiments/decode-bare-reads) 492.0 us, 4.37 TB/s, in the
+// first call: this file is within 2% of its own loads. This file.
 // measured: 503.49 us on NVIDIA H200
 // @tune BLOCK=128
 // @tune CHUNK=512
@@ -153,8 +161,8 @@ template <int N> __device__ __forceinline__ void rs_step(float* x, int off, int 
 }
 
 // Where the grid has blocks to spare (4096 or more: 8 rounds of 4 blocks on 132 SMs), a block
-// takes F = 2 consecutive chunks and the blocks past S / F exit at once: half the partials to
-// write and combine. Small grids (B = 1) keep every block.
+// takes F = 2 consecutive chunks and the spare half of the grid exits at once: half the partials
+// to write and combine. Small grids (B = 1) keep every block.
 __device__ __forceinline__ int chunks_per_block(int blocks) {
   int F = 1;
   while (F < 2 && blocks / (2 * F) >= 2048) F *= 2;
@@ -170,9 +178,17 @@ split_body(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict_
   constexpr int T = D / 8;   // lanes per key
   constexpr int KW = 32 / T; // keys per warp per load
   constexpr int SR = D + 4;  // one warp's state for one head in shared memory: m, l, 2 spare, acc
-  const int s = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
-  const int n = lens[b];
   const int F = chunks_per_block(gridDim.x * gridDim.y * gridDim.z);
+  int s = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
+  if (F > 1) {
+    // The working blocks come first in launch order and the spare ones after them: interleaved, a
+    // slot freed by a working block went through up to 8 blocks that only exit before its next.
+    const int SF = (gridDim.x + F - 1) / F;
+    const int lin = s + gridDim.x * (h + gridDim.y * b);
+    if (lin >= SF * gridDim.y * gridDim.z) return;
+    s = lin % SF, h = (lin / SF) % gridDim.y, b = lin / (SF * gridDim.y);
+  }
+  const int n = lens[b];
   const int k0 = s * F * CHUNK;
   if (k0 >= n) return; // the combine reads only cdiv(lens[b], F * CHUNK) partials
   const int k1 = min(k0 + F * CHUNK, n);
