@@ -112,8 +112,10 @@
 // spare blocks still cost about 1 us. Not faster: q loaded after the ring's first copies (492.6),
 // four chunks a block (496.3). What the loop can reach: the same grid, ring and loads with the
 // arithmetic taken out (bench/perfmodel/experiments/decode-bare-reads) 492.0 us, 4.37 TB/s, in the
-// first call: this file is within 2% of its own loads. This file.
-// measured: 503.49 us on NVIDIA H200
+// first call: this file is within 2% of its own loads. This file: 493.15 us in the gpu test of
+// the puzzles on the second machine (4.36 TB/s, 94% of the speed of light; 493.1 in the
+// side-by-side run there, SDPA 491.0: docs/vs-torch-h200.md).
+// measured: 493.15 us on NVIDIA H200
 // @tune BLOCK=128
 // @tune CHUNK=512
 #define STAGES 2 // rounds in the ring: one computed while the next one's copies are in flight
