@@ -40,7 +40,9 @@ __device__ float block_reduce(float v, bool is_max, float* buf) {
   return v;
 }
 
-__device__ float max4(float4 v) { return fmaxf(fmaxf(v.x, v.y), fmaxf(v.z, v.w)); }
+__device__ float max4(float4 v) {
+  return fmaxf(fmaxf(v.x, v.y), fmaxf(v.z, v.w));
+}
 
 extern "C" __global__ void softmax(const float* x, float* y, int rows, int cols) {
   __shared__ float buf[32];
@@ -66,7 +68,8 @@ extern "C" __global__ void softmax(const float* x, float* y, int rows, int cols)
     float s = 0.0f;
 #pragma unroll
     for (int k = 0; k < VPT; ++k) {
-      v[k] = make_float4(__expf(v[k].x - m), __expf(v[k].y - m), __expf(v[k].z - m), __expf(v[k].w - m));
+      v[k] = make_float4(__expf(v[k].x - m), __expf(v[k].y - m), __expf(v[k].z - m),
+                         __expf(v[k].w - m));
       s += (v[k].x + v[k].y) + (v[k].z + v[k].w); // padding contributes exp(-inf) = 0
     }
     float inv = 1.0f / block_reduce(s, false, buf);

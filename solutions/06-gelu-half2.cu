@@ -23,7 +23,7 @@
 #include <cuda_fp16.h>
 
 __device__ __forceinline__ float gelu_f(float v) {
-  const float k0 = 0.7978845608f;           // sqrt(2 / pi)
+  const float k0 = 0.7978845608f; // sqrt(2 / pi)
   const float k1 = 0.7978845608f * 0.044715f;
   float u = v * (k0 + k1 * v * v);
   return __fdividef(v, 1.0f + __expf(-2.0f * u));
@@ -52,10 +52,12 @@ extern "C" __global__ void gelu(const __half* __restrict__ x, __half* __restrict
     for (int q = 0; q < CH; ++q) {
       long long i = block_base + ((long long)q * blockDim.x + threadIdx.x) * 8;
       if (full[q]) {
-        uint4 o = make_uint4(gelu_h2(in[q].x), gelu_h2(in[q].y), gelu_h2(in[q].z), gelu_h2(in[q].w));
+        uint4 o =
+            make_uint4(gelu_h2(in[q].x), gelu_h2(in[q].y), gelu_h2(in[q].z), gelu_h2(in[q].w));
         *reinterpret_cast<uint4*>(y + i) = o;
       } else {
-        for (long long k = i; k < n && k < i + 8; ++k) y[k] = __float2half(gelu_f(__half2float(x[k])));
+        for (long long k = i; k < n && k < i + 8; ++k)
+          y[k] = __float2half(gelu_f(__half2float(x[k])));
       }
     }
   } else {

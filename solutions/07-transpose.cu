@@ -31,11 +31,13 @@
 // @tune TILE=64
 // @tune ROWS=4
 
-#define NT (TILE * ROWS)                          // threads per block
-#define Q (TILE / 4)                              // float4s per tile row
-#define SWZ (Q >= 8 ? 7 : Q - 1)                  // swizzle mask: stays inside the row
+#define NT (TILE * ROWS)         // threads per block
+#define Q (TILE / 4)             // float4s per tile row
+#define SWZ (Q >= 8 ? 7 : Q - 1) // swizzle mask: stays inside the row
 
-__device__ __forceinline__ int swz(int r, int c4) { return c4 ^ ((r >> 2) & SWZ); }
+__device__ __forceinline__ int swz(int r, int c4) {
+  return c4 ^ ((r >> 2) & SWZ);
+}
 
 extern "C" __global__ void transpose(const float* __restrict__ input, float* __restrict__ output,
                                      int rows, int cols) {

@@ -52,15 +52,21 @@ extern "C" __global__ void dot_partial(const float* __restrict__ a, const float*
   float acc0 = 0.0f, acc1 = 0.0f;
   for (; i + stride < n4; i += 2 * stride) {
     float4 x0 = a4[i], y0 = b4[i], x1 = a4[i + stride], y1 = b4[i + stride];
-    acc0 = fmaf(x0.x, y0.x, acc0); acc0 = fmaf(x0.y, y0.y, acc0);
-    acc0 = fmaf(x0.z, y0.z, acc0); acc0 = fmaf(x0.w, y0.w, acc0);
-    acc1 = fmaf(x1.x, y1.x, acc1); acc1 = fmaf(x1.y, y1.y, acc1);
-    acc1 = fmaf(x1.z, y1.z, acc1); acc1 = fmaf(x1.w, y1.w, acc1);
+    acc0 = fmaf(x0.x, y0.x, acc0);
+    acc0 = fmaf(x0.y, y0.y, acc0);
+    acc0 = fmaf(x0.z, y0.z, acc0);
+    acc0 = fmaf(x0.w, y0.w, acc0);
+    acc1 = fmaf(x1.x, y1.x, acc1);
+    acc1 = fmaf(x1.y, y1.y, acc1);
+    acc1 = fmaf(x1.z, y1.z, acc1);
+    acc1 = fmaf(x1.w, y1.w, acc1);
   }
   if (i < n4) {
     float4 x0 = a4[i], y0 = b4[i];
-    acc0 = fmaf(x0.x, y0.x, acc0); acc0 = fmaf(x0.y, y0.y, acc0);
-    acc0 = fmaf(x0.z, y0.z, acc0); acc0 = fmaf(x0.w, y0.w, acc0);
+    acc0 = fmaf(x0.x, y0.x, acc0);
+    acc0 = fmaf(x0.y, y0.y, acc0);
+    acc0 = fmaf(x0.z, y0.z, acc0);
+    acc0 = fmaf(x0.w, y0.w, acc0);
   }
   // The last n % 4 elements: the first thread of the grid takes them.
   if (blockIdx.x == 0 && threadIdx.x == 0)
@@ -69,7 +75,8 @@ extern "C" __global__ void dot_partial(const float* __restrict__ a, const float*
   if (threadIdx.x == 0) partial[blockIdx.x] = s;
 }
 
-extern "C" __global__ void dot_final(const float* __restrict__ partial, float* __restrict__ out, int parts) {
+extern "C" __global__ void dot_final(const float* __restrict__ partial, float* __restrict__ out,
+                                     int parts) {
   float v = 0.0f;
   for (int k = threadIdx.x; k < parts; k += blockDim.x) v += partial[k];
   v = block_sum(v);

@@ -24,7 +24,8 @@ __device__ __forceinline__ void take(float& best, int& col, float v, int c) {
   if (v > best || (v == best && c < col)) best = v, col = c;
 }
 
-extern "C" __global__ void argmax_rows(const float* __restrict__ x, int* __restrict__ idx, int rows, int cols) {
+extern "C" __global__ void argmax_rows(const float* __restrict__ x, int* __restrict__ idx, int rows,
+                                       int cols) {
   const float* row = x + (long long)blockIdx.x * cols;
   float best = -INFINITY;
   int col = 0x7fffffff;

@@ -32,16 +32,17 @@
 // @tune GRID=792
 
 #ifndef COPIES
-#define COPIES 16                                // copies per warp: lane l counts into copy l % COPIES
+#define COPIES 16 // copies per warp: lane l counts into copy l % COPIES
 #endif
 #ifndef U
-#define U 8                                      // uint4 loads in flight per thread
+#define U 8 // uint4 loads in flight per thread
 #endif
 #ifndef FOLD_ROUNDS
-#define FOLD_ROUNDS (2047 / U / (32 / COPIES))   // rounds between folds: a 16-bit half never overflows
+#define FOLD_ROUNDS                                                                                \
+  (2047 / U / (32 / COPIES)) // rounds between folds: a 16-bit half never overflows
 #endif
 #define WARPS (BLOCK / 32)
-#define WORDS (128 * COPIES)                     // one warp's counters
+#define WORDS (128 * COPIES) // one warp's counters
 
 __device__ __forceinline__ void count4(unsigned* mine, unsigned w) {
 #pragma unroll
@@ -58,7 +59,8 @@ __device__ __forceinline__ void fold(unsigned* cnt, unsigned* __restrict__ bins)
     for (int w = 0; w < WARPS; ++w)
 #pragma unroll 8
       for (int j = 0; j < COPIES; ++j) {
-        unsigned* p = cnt + w * WORDS + idx * COPIES + ((j + idx) & (COPIES - 1)); // rotated: no conflicts
+        unsigned* p =
+            cnt + w * WORDS + idx * COPIES + ((j + idx) & (COPIES - 1)); // rotated: no conflicts
         unsigned x = *p;
         *p = 0;
         lo += x & 0xffffu;
@@ -70,7 +72,8 @@ __device__ __forceinline__ void fold(unsigned* cnt, unsigned* __restrict__ bins)
   __syncthreads();
 }
 
-extern "C" __global__ void histogram(const unsigned char* __restrict__ data, unsigned int* __restrict__ bins, int n) {
+extern "C" __global__ void histogram(const unsigned char* __restrict__ data,
+                                     unsigned int* __restrict__ bins, int n) {
   __shared__ unsigned int cnt[WARPS * WORDS];
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   for (int i = tid; i < WARPS * WORDS; i += BLOCK) cnt[i] = 0;

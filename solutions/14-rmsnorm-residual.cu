@@ -21,7 +21,7 @@
 // @tune BLOCK=256
 
 #define MAXV 8
-#define MAXS 16   // scalar path (cols % 4 != 0): 16 per thread keeps it within 64 registers
+#define MAXS 16 // scalar path (cols % 4 != 0): 16 per thread keeps it within 64 registers
 
 __device__ __forceinline__ float block_sum(float v) {
   __shared__ float buf[32];
@@ -36,8 +36,9 @@ __device__ __forceinline__ float block_sum(float v) {
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
-rmsnorm_residual(const float* __restrict__ x, const float* __restrict__ res, const float* __restrict__ w,
-                 float* __restrict__ h, float* __restrict__ y, int rows, int cols, float eps) {
+    rmsnorm_residual(const float* __restrict__ x, const float* __restrict__ res,
+                     const float* __restrict__ w, float* __restrict__ h, float* __restrict__ y,
+                     int rows, int cols, float eps) {
   const long long base = (long long)blockIdx.x * cols;
   const int t = threadIdx.x;
   const float inv_cols = 1.0f / cols;
@@ -66,7 +67,8 @@ rmsnorm_residual(const float* __restrict__ x, const float* __restrict__ res, con
       int i = t + k * BLOCK;
       if (i < n4) {
         float4 g = reinterpret_cast<const float4*>(w)[i];
-        y4[i] = make_float4(v[k].x * rstd * g.x, v[k].y * rstd * g.y, v[k].z * rstd * g.z, v[k].w * rstd * g.w);
+        y4[i] = make_float4(v[k].x * rstd * g.x, v[k].y * rstd * g.y, v[k].z * rstd * g.z,
+                            v[k].w * rstd * g.w);
       }
     }
   } else if (cols <= MAXS * BLOCK) {

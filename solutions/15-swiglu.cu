@@ -20,9 +20,12 @@
 // @tune BLOCK=256
 // @tune VEC=8
 
-__device__ __forceinline__ float swiglu1(float g, float u) { return __fdividef(g * u, 1.0f + __expf(-g)); }
+__device__ __forceinline__ float swiglu1(float g, float u) {
+  return __fdividef(g * u, 1.0f + __expf(-g));
+}
 
-extern "C" __global__ void swiglu(const float* __restrict__ gu, float* __restrict__ y, int rows, int cols) {
+extern "C" __global__ void swiglu(const float* __restrict__ gu, float* __restrict__ y, int rows,
+                                  int cols) {
   const long long r = blockIdx.y;
   const float* gate = gu + r * 2 * cols;
   const float* up = gate + cols;
@@ -44,8 +47,9 @@ extern "C" __global__ void swiglu(const float* __restrict__ gu, float* __restric
     for (int q = 0; q < CH; ++q) {
       int j = block_col + (q * BLOCK + threadIdx.x) * 4;
       if (j < cols)
-        *reinterpret_cast<float4*>(out + j) = make_float4(swiglu1(g[q].x, u[q].x), swiglu1(g[q].y, u[q].y),
-                                                          swiglu1(g[q].z, u[q].z), swiglu1(g[q].w, u[q].w));
+        *reinterpret_cast<float4*>(out + j) =
+            make_float4(swiglu1(g[q].x, u[q].x), swiglu1(g[q].y, u[q].y), swiglu1(g[q].z, u[q].z),
+                        swiglu1(g[q].w, u[q].w));
     }
   } else {
 #pragma unroll

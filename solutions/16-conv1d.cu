@@ -23,8 +23,8 @@
 #define TILE (BLOCK * ITEMS)
 #define MAXK 64
 
-extern "C" __global__ void conv1d(const float* __restrict__ x, const float* __restrict__ w, float* __restrict__ y,
-                                  int channels, int length, int ksize) {
+extern "C" __global__ void conv1d(const float* __restrict__ x, const float* __restrict__ w,
+                                  float* __restrict__ y, int channels, int length, int ksize) {
   __shared__ __align__(16) float s[TILE + MAXK];
   __shared__ float sw[MAXK];
   const int tid = threadIdx.x;
@@ -32,8 +32,8 @@ extern "C" __global__ void conv1d(const float* __restrict__ x, const float* __re
   const long long t0 = (long long)blockIdx.x * TILE;
   const float* xc = x + c * length;
   const int H = ksize - 1;
-  const int HP = (H + 3) & ~3;   // s[i] holds x[c][t0 - HP + i]
-  const int n_load = HP + TILE;  // a multiple of 4
+  const int HP = (H + 3) & ~3;  // s[i] holds x[c][t0 - HP + i]
+  const int n_load = HP + TILE; // a multiple of 4
 
   for (int k = tid; k < ksize; k += BLOCK) sw[k] = w[c * ksize + k];
   if ((length & 3) == 0) {
@@ -61,7 +61,8 @@ extern "C" __global__ void conv1d(const float* __restrict__ x, const float* __re
   float acc[ITEMS];
 #pragma unroll
   for (int m = 0; m < ITEMS; ++m) acc[m] = 0.0f;
-  const float* base = s + (HP - H) + tid; // output t0 + tid + m * BLOCK, tap k -> base[m * BLOCK + k]
+  const float* base =
+      s + (HP - H) + tid; // output t0 + tid + m * BLOCK, tap k -> base[m * BLOCK + k]
   for (int k = 0; k < ksize; ++k) {
     const float wk = sw[k];
 #pragma unroll

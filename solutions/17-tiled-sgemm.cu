@@ -37,16 +37,18 @@
 #endif
 
 extern "C" __global__ void __launch_bounds__(256, 2)
-sgemm(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N, int K) {
-  __shared__ __align__(16) float As[2][BK][BM + 4]; // +4: the transposed stores avoid 2-way conflicts
+    sgemm(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M,
+          int N, int K) {
+  __shared__ __align__(
+      16) float As[2][BK][BM + 4]; // +4: the transposed stores avoid 2-way conflicts
   __shared__ __align__(16) float Bs[2][BK][BN];
   const int tx = threadIdx.x, ty = threadIdx.y; // 16 x 16
   const int tid = ty * 16 + tx;
   const int bm = blockIdx.y * BM, bn = blockIdx.x * BN;
 
   // Which float4 of each tile this thread loads.
-  const int a_row = tid >> 1, a_k = (tid & 1) * 4;   // A tile: 128 rows x 8 columns
-  const int b_k = tid >> 5, b_col = (tid & 31) * 4;  // B tile: 8 rows x 128 columns
+  const int a_row = tid >> 1, a_k = (tid & 1) * 4;  // A tile: 128 rows x 8 columns
+  const int b_k = tid >> 5, b_col = (tid & 31) * 4; // B tile: 8 rows x 128 columns
   const bool a_vec = (K & 3) == 0, b_vec = (N & 3) == 0;
   const long long ar = bm + a_row;
   const int bc = bn + b_col;
@@ -55,7 +57,8 @@ sgemm(const float* __restrict__ A, const float* __restrict__ B, float* __restric
   auto load_tiles = [&](int k0) {
     int k = k0 + a_k;
     if (a_vec) {
-      ra = (ar < M && k < K) ? *reinterpret_cast<const float4*>(A + ar * K + k) : make_float4(0.f, 0.f, 0.f, 0.f);
+      ra = (ar < M && k < K) ? *reinterpret_cast<const float4*>(A + ar * K + k)
+                             : make_float4(0.f, 0.f, 0.f, 0.f);
     } else {
       const float* p = A + ar * K;
       bool row_ok = ar < M;
@@ -66,7 +69,8 @@ sgemm(const float* __restrict__ A, const float* __restrict__ B, float* __restric
     }
     int kb = k0 + b_k;
     if (b_vec) {
-      rb = (kb < K && bc < N) ? *reinterpret_cast<const float4*>(B + (long long)kb * N + bc) : make_float4(0.f, 0.f, 0.f, 0.f);
+      rb = (kb < K && bc < N) ? *reinterpret_cast<const float4*>(B + (long long)kb * N + bc)
+                              : make_float4(0.f, 0.f, 0.f, 0.f);
     } else {
       const float* p = B + (long long)kb * N;
       bool k_ok = kb < K;
@@ -124,7 +128,8 @@ sgemm(const float* __restrict__ A, const float* __restrict__ B, float* __restric
       int c = bn + h * 64 + 4 * tx;
       float* p = C + r * N + c;
       if (b_vec && c + 3 < N) {
-        *reinterpret_cast<float4*>(p) = make_float4(acc[i][4 * h], acc[i][4 * h + 1], acc[i][4 * h + 2], acc[i][4 * h + 3]);
+        *reinterpret_cast<float4*>(p) =
+            make_float4(acc[i][4 * h], acc[i][4 * h + 1], acc[i][4 * h + 2], acc[i][4 * h + 3]);
       } else {
 #pragma unroll
         for (int j = 0; j < 4; ++j)

@@ -21,8 +21,8 @@
 // chunk the lane groups merge their states with shuffles, the warps through shared memory, and the
 // block writes one (m, l) pair and D sums per query head to the workspace. decode_combine, one
 // block per (query head, sequence), rescales the cdiv(lens[b], CHUNK) partials to their common max
-// and writes acc / l as bf16. Run:  warpbook check 24-decode-attention
-// solutions/24-decode-attention.cu
+// and writes acc / l as bf16.
+// Run:  warpbook check 24-decode-attention solutions/24-decode-attention.cu
 //       warpbook predict 24-decode-attention solutions/24-decode-attention.cu
 //
 // Why: decode reads the whole KV cache to produce one token, 4 FLOPs per 2-byte element per query

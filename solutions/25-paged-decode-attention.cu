@@ -4,15 +4,16 @@
 // each block CHUNK = 512 keys (32 pages of 16) of one (sequence b, KV head h) pair and all
 // G = Hq / Hkv query heads of that KV head. Each warp first loads the chunk's 32 page numbers
 // from block_table into its registers, one per lane (only those of pages that hold keys: entries
-// past the sequence's last page may be anything). Then, as in 24: a key's K row (D bf16) is read by a group
-// of D/8 lanes, one 16-byte load each, at element ((page * 16 + slot) * Hkv + h) * D of the pool,
-// an offset computed in 64 bits (at the perf size a page starts at up to 2.28e9 elements, past
-// 2^31); each lane group has U keys' K and V loads in flight, forms U x G partial dot products
+// past the sequence's last page may be anything). Then, as in 24: a key's K row (D bf16) is read by
+// a group of D/8 lanes, one 16-byte load each, at element ((page * 16 + slot) * Hkv + h) * D of the
+// pool, an offset computed in 64 bits (at the perf size a page starts at up to 2.28e9 elements,
+// past 2^31); each lane group has U keys' K and V loads in flight, forms U x G partial dot products
 // with its 8 elements of the G query rows (pre-scaled by log2(e)/sqrt(D)), finishes them with a
 // reduce-scatter over the group (15 shuffles for 16 sums at G = 4, U = 4, D = 128, leaving lane t
 // with the score of key t / G, head t % G, whose weight it computes once and shuffles back), and
-// keeps an online-softmax state (m, l, acc[8]) per head. Keys past lens[b] are never loaded. The lane groups and warps merge their states, the block writes
-// one (m, l) and D sums per query head, and decode_combine merges the cdiv(lens[b], CHUNK) partials.
+// keeps an online-softmax state (m, l, acc[8]) per head. Keys past lens[b] are never loaded. The
+// lane groups and warps merge their states, the block writes one (m, l) and D sums per query head,
+// and decode_combine merges the cdiv(lens[b], CHUNK) partials.
 // Run:  warpbook check 25-paged-decode-attention solutions/25-paged-decode-attention.cu
 //       warpbook predict 25-paged-decode-attention solutions/25-paged-decode-attention.cu
 //
@@ -66,7 +67,9 @@ __device__ __forceinline__ void cp16(void* dst, const void* src) {
   const unsigned s = (unsigned)__cvta_generic_to_shared(dst);
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(src) : "memory");
 }
-__device__ __forceinline__ void cp_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+__device__ __forceinline__ void cp_commit() {
+  asm volatile("cp.async.commit_group;" ::: "memory");
+}
 template <int N> __device__ __forceinline__ void cp_wait() {
   asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
 }
@@ -78,8 +81,7 @@ __device__ __forceinline__ float2 bf2(unsigned u) {
 // One step of a reduce-scatter over the lanes of a group: of the N values, the lane keeps the
 // upper half if its bit `off` is set (else the lower), adds the partner's copy of that half, and
 // sends the other half to the partner. x[0 .. N/2) holds the result.
-template <int N>
-__device__ __forceinline__ void rs_step(float* x, int off, int t) {
+template <int N> __device__ __forceinline__ void rs_step(float* x, int off, int t) {
   const bool up = (t & off) != 0;
 #pragma unroll
   for (int i = 0; i < N / 2; ++i) {
@@ -90,12 +92,11 @@ __device__ __forceinline__ void rs_step(float* x, int off, int t) {
 
 // One lane's online-softmax state for one query head: 8 elements of acc.
 template <int D, int G, int U>
-__device__ __forceinline__ void split_body(const __nv_bfloat16* __restrict__ q,
-                                           const __nv_bfloat16* __restrict__ k,
-                                           const __nv_bfloat16* __restrict__ v,
-                                           const int* __restrict__ block_table,
-                                           const int* __restrict__ lens, float* __restrict__ part,
-                                           int Hq, int Hkv, int max_blocks, float* sm) {
+__device__ __forceinline__ void
+split_body(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k,
+           const __nv_bfloat16* __restrict__ v, const int* __restrict__ block_table,
+           const int* __restrict__ lens, float* __restrict__ part, int Hq, int Hkv, int max_blocks,
+           float* sm) {
   constexpr int T = D / 8;   // lanes per key
   constexpr int KW = 32 / T; // keys per warp per load
   constexpr int SR = D + 4;  // one warp's state for one head in shared memory: m, l, 2 spare, acc
@@ -122,7 +123,8 @@ __device__ __forceinline__ void split_body(const __nv_bfloat16* __restrict__ q,
   float qf[G][8];
 #pragma unroll
   for (int g = 0; g < G; ++g) {
-    const uint4 r = *reinterpret_cast<const uint4*>(q + ((long long)b * Hq + h * G + g) * D + t * 8);
+    const uint4 r =
+        *reinterpret_cast<const uint4*>(q + ((long long)b * Hq + h * G + g) * D + t * 8);
     const unsigned* u = &r.x;
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
@@ -132,7 +134,8 @@ __device__ __forceinline__ void split_body(const __nv_bfloat16* __restrict__ q,
     }
   }
   float m[G], l[G], acc[G][8];
-  float m_own = -INFINITY, l_own = 0.f; // reduce-scatter path: the running max and sum of head t % G
+  float m_own = -INFINITY,
+        l_own = 0.f; // reduce-scatter path: the running max and sum of head t % G
 #pragma unroll
   for (int g = 0; g < G; ++g) {
     m[g] = -INFINITY;
@@ -141,11 +144,11 @@ __device__ __forceinline__ void split_body(const __nv_bfloat16* __restrict__ q,
     for (int e = 0; e < 8; ++e) acc[g][e] = 0.f;
   }
 
-  constexpr int P = 12 / U;          // ring stages
+  constexpr int P = 12 / U; // ring stages
   static_assert(P >= 2, "ring needs two stages");
-  constexpr int STEP = NW * KW * U;  // keys per round (block)
+  constexpr int STEP = NW * KW * U;                                     // keys per round (block)
   uint4* ring = reinterpret_cast<uint4*>(sm) + w * (P * U * 64) + lane; // [P][U][K, V][32 lanes]
-  const __nv_bfloat16* kb = k + (long long)h * D + t * 8; // + the key's row, below
+  const __nv_bfloat16* kb = k + (long long)h * D + t * 8;               // + the key's row, below
   const __nv_bfloat16* vb = v + (long long)h * D + t * 8;
   const int R = (k1 - k0 + STEP - 1) / STEP; // rounds (block-uniform)
   // Issue round r's loads into its slot, then commit a group (an empty one past the last round,
@@ -155,8 +158,8 @@ __device__ __forceinline__ void split_body(const __nv_bfloat16* __restrict__ q,
       uint4* sl = ring + (r % P) * (U * 64);
 #pragma unroll
       for (int u = 0; u < U; ++u) {
-        const int jw = r * STEP + (u * NW + w) * KW;   // the warp's first key of slot u, from k0
-        const int pi = jw >> 4;                         // its page, the same for the whole warp
+        const int jw = r * STEP + (u * NW + w) * KW; // the warp's first key of slot u, from k0
+        const int pi = jw >> 4;                      // its page, the same for the whole warp
         int src = pg[0];
 #pragma unroll
         for (int i = 1; i < NPG; ++i) src = (pi >> 5) == i ? pg[i] : src;
@@ -345,8 +348,10 @@ __device__ __forceinline__ void split_body(const __nv_bfloat16* __restrict__ q,
     for (int g = 0; g < G; ++g) {
       float* r = sm + (w * G + g) * SR;
       if (t == 0) r[0] = m[g], r[1] = l[g];
-      *reinterpret_cast<float4*>(r + 4 + t * 8) = make_float4(acc[g][0], acc[g][1], acc[g][2], acc[g][3]);
-      *reinterpret_cast<float4*>(r + 8 + t * 8) = make_float4(acc[g][4], acc[g][5], acc[g][6], acc[g][7]);
+      *reinterpret_cast<float4*>(r + 4 + t * 8) =
+          make_float4(acc[g][0], acc[g][1], acc[g][2], acc[g][3]);
+      *reinterpret_cast<float4*>(r + 8 + t * 8) =
+          make_float4(acc[g][4], acc[g][5], acc[g][6], acc[g][7]);
     }
   }
   __syncthreads();
@@ -376,35 +381,41 @@ __device__ __forceinline__ void split_body(const __nv_bfloat16* __restrict__ q,
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK, 512 / BLOCK)
-decode_split(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k,
-             const __nv_bfloat16* __restrict__ v, const int* __restrict__ block_table,
-             const int* __restrict__ lens, float* __restrict__ part,
-             __nv_bfloat16* __restrict__ out, int B, int Hq, int Hkv, int D, int max_blocks) {
+    decode_split(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k,
+                 const __nv_bfloat16* __restrict__ v, const int* __restrict__ block_table,
+                 const int* __restrict__ lens, float* __restrict__ part,
+                 __nv_bfloat16* __restrict__ out, int B, int Hq, int Hkv, int D, int max_blocks) {
   static_assert(BLOCK <= 128, "the ring takes 12 KB per warp, 48 KB per block at most");
   __shared__ __align__(16) float sm[NW * 12 * 1024 / 4]; // the cp.async ring, then the merge buffer
   const int G = Hq / Hkv;
   // D is 64 or 128 and G is 1, 2, 4 or 8 (the puzzle's promise): one specialised body each, so
   // that the per-head arrays live in registers. Fewer keys in flight where G is large.
   if (D == 128) {
-    if (G == 1) split_body<128, 1, 4>(q, k, v, block_table, lens, part, Hq, Hkv, max_blocks, sm);
-    else if (G == 2) split_body<128, 2, 4>(q, k, v, block_table, lens, part, Hq, Hkv, max_blocks, sm);
-    else if (G == 4) split_body<128, 4, 4>(q, k, v, block_table, lens, part, Hq, Hkv, max_blocks, sm);
-    else split_body<128, 8, 2>(q, k, v, block_table, lens, part, Hq, Hkv, max_blocks, sm);
+    if (G == 1)
+      split_body<128, 1, 4>(q, k, v, block_table, lens, part, Hq, Hkv, max_blocks, sm);
+    else if (G == 2)
+      split_body<128, 2, 4>(q, k, v, block_table, lens, part, Hq, Hkv, max_blocks, sm);
+    else if (G == 4)
+      split_body<128, 4, 4>(q, k, v, block_table, lens, part, Hq, Hkv, max_blocks, sm);
+    else
+      split_body<128, 8, 2>(q, k, v, block_table, lens, part, Hq, Hkv, max_blocks, sm);
   } else {
-    if (G == 1) split_body<64, 1, 4>(q, k, v, block_table, lens, part, Hq, Hkv, max_blocks, sm);
-    else if (G == 2) split_body<64, 2, 4>(q, k, v, block_table, lens, part, Hq, Hkv, max_blocks, sm);
-    else if (G == 4) split_body<64, 4, 4>(q, k, v, block_table, lens, part, Hq, Hkv, max_blocks, sm);
-    else split_body<64, 8, 2>(q, k, v, block_table, lens, part, Hq, Hkv, max_blocks, sm);
+    if (G == 1)
+      split_body<64, 1, 4>(q, k, v, block_table, lens, part, Hq, Hkv, max_blocks, sm);
+    else if (G == 2)
+      split_body<64, 2, 4>(q, k, v, block_table, lens, part, Hq, Hkv, max_blocks, sm);
+    else if (G == 4)
+      split_body<64, 4, 4>(q, k, v, block_table, lens, part, Hq, Hkv, max_blocks, sm);
+    else
+      split_body<64, 8, 2>(q, k, v, block_table, lens, part, Hq, Hkv, max_blocks, sm);
   }
 }
 
-extern "C" __global__ void decode_combine(const __nv_bfloat16* __restrict__ q,
-                                          const __nv_bfloat16* __restrict__ k,
-                                          const __nv_bfloat16* __restrict__ v,
-                                          const int* __restrict__ block_table,
-                                          const int* __restrict__ lens, float* __restrict__ part,
-                                          __nv_bfloat16* __restrict__ out, int B, int Hq, int Hkv,
-                                          int D, int max_blocks) {
+extern "C" __global__ void
+decode_combine(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k,
+               const __nv_bfloat16* __restrict__ v, const int* __restrict__ block_table,
+               const int* __restrict__ lens, float* __restrict__ part,
+               __nv_bfloat16* __restrict__ out, int B, int Hq, int Hkv, int D, int max_blocks) {
   const int hq = blockIdx.x, b = blockIdx.y, d = threadIdx.x, L = 16 * max_blocks;
   const int S = (L + CHUNK - 1) / CHUNK, ns = (lens[b] + CHUNK - 1) / CHUNK;
   const long long p0 = ((long long)b * Hq + hq) * S;

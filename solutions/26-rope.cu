@@ -54,8 +54,8 @@ __device__ __forceinline__ float2 unpack(unsigned u) {
 }
 
 extern "C" __global__ void __launch_bounds__(256, 4)
-rope(const __nv_bfloat16* __restrict__ x, const int* __restrict__ pos, __nv_bfloat16* __restrict__ y,
-     int tokens, int heads, int dim, int interleaved) {
+    rope(const __nv_bfloat16* __restrict__ x, const int* __restrict__ pos,
+         __nv_bfloat16* __restrict__ y, int tokens, int heads, int dim, int interleaved) {
   __shared__ float inv[MAXHALF];
   __shared__ __align__(16) float cos_s[TOK][MAXHALF], sin_s[TOK][MAXHALF];
   const int half = dim / 2;
@@ -75,11 +75,11 @@ rope(const __nv_bfloat16* __restrict__ x, const int* __restrict__ pos, __nv_bflo
 
   const long long first = (long long)t0 * heads * dim; // the block's first element
   if ((dim & 15) == 0) {
-    const int upr = half / 8;            // units per head
-    const int units = nt * heads * upr;  // units in the block
+    const int upr = half / 8;           // units per head
+    const int units = nt * heads * upr; // units in the block
     const uint4* xv = reinterpret_cast<const uint4*>(x + first);
     uint4* yv = reinterpret_cast<uint4*>(y + first);
-    const int vpr = dim / 8;             // 16-byte vectors per head
+    const int vpr = dim / 8; // 16-byte vectors per head
     for (int base = threadIdx.x; base < units; base += U * blockDim.x) {
       uint4 a[U], b[U];
       int ia[U], ib[U], p0[U], tk[U];
@@ -89,7 +89,7 @@ rope(const __nv_bfloat16* __restrict__ x, const int* __restrict__ pos, __nv_bflo
         if (u < units) {
           const int r = u / upr, j = u - r * upr; // r: head row (token, head) in the block
           tk[q] = r / heads;
-          p0[q] = 8 * j;                          // the unit's first pair
+          p0[q] = 8 * j; // the unit's first pair
           ia[q] = r * vpr + (interleaved ? 2 * j : j);
           ib[q] = r * vpr + (interleaved ? 2 * j + 1 : upr + j);
           a[q] = xv[ia[q]];
@@ -102,9 +102,11 @@ rope(const __nv_bfloat16* __restrict__ x, const int* __restrict__ pos, __nv_bflo
           // The unit's 8 cosines and 8 sines: four 16-byte shared loads.
           float co[8], si[8];
           *reinterpret_cast<float4*>(co) = *reinterpret_cast<const float4*>(&cos_s[tk[q]][p0[q]]);
-          *reinterpret_cast<float4*>(co + 4) = *reinterpret_cast<const float4*>(&cos_s[tk[q]][p0[q] + 4]);
+          *reinterpret_cast<float4*>(co + 4) =
+              *reinterpret_cast<const float4*>(&cos_s[tk[q]][p0[q] + 4]);
           *reinterpret_cast<float4*>(si) = *reinterpret_cast<const float4*>(&sin_s[tk[q]][p0[q]]);
-          *reinterpret_cast<float4*>(si + 4) = *reinterpret_cast<const float4*>(&sin_s[tk[q]][p0[q] + 4]);
+          *reinterpret_cast<float4*>(si + 4) =
+              *reinterpret_cast<const float4*>(&sin_s[tk[q]][p0[q] + 4]);
           const unsigned* av = &a[q].x;
           const unsigned* bv = &b[q].x;
           uint4 oa, ob;

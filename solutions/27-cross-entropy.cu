@@ -50,8 +50,8 @@ __device__ __forceinline__ float sum_exp4(float4 v, float m) {
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK)
-cross_entropy(const float* __restrict__ logits, const int* __restrict__ target, float* __restrict__ loss,
-              int rows, int V) {
+    cross_entropy(const float* __restrict__ logits, const int* __restrict__ target,
+                  float* __restrict__ loss, int rows, int V) {
   const int r = blockIdx.x, tid = threadIdx.x;
   const int t = target[r];
   if (t == -100) { // ignored: the whole block leaves, the row is never read

@@ -10,8 +10,8 @@
 // value, which the hardware combines across a warp). When the list might not have room for a whole
 // step more (it holds over 192), the block finds the exact top k of the list with a radix select on
 // a 64-bit key, keeps those k and raises the threshold to the k-th. At the end, one last select,
-// and the k winners are sorted by counting, for each, how many of the others rank before it. Run:
-// warpbook check 28-topk-rows solutions/28-topk-rows.cu
+// and the k winners are sorted by counting, for each, how many of the others rank before it.
+// Run:  warpbook check 28-topk-rows solutions/28-topk-rows.cu
 //       warpbook predict 28-topk-rows solutions/28-topk-rows.cu
 //
 // Ties, exactly: the order is "larger value first, then lower column". The key of a candidate is

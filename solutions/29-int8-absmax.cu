@@ -16,14 +16,15 @@
 // (div.rn.f32, as the puzzle asks); it costs a reciprocal and two FMAs per element, hidden
 // under the memory time.
 //
-// Napkin maths: 16384 x 8192 x 9 B = 1.21 GB at 4.8 TB/s = 252 us on the H200 (gold is 75%: 336 us).
-// Measured on the H200 (`warpbook check`, 2026-11-24): 299.6 us, 4.03 TB/s, 88.5% of
-// the speed of light against the ceilings `warpbook probe` measured; gold.
+// Napkin maths: 16384 x 8192 x 9 B = 1.21 GB at 4.8 TB/s = 252 us on the H200 (gold is 75%:
+// 336 us).
+// Measured on the H200 (`warpbook check`, 2026-11-24): 299.6 us, 4.03 TB/s, 88.5% of the speed of
+// light against the ceilings `warpbook probe` measured; gold.
 // measured: 299.62 us on NVIDIA H200
 // @tune BLOCK=256
 
-#define MAXV 8   // float4 per thread in the vector path
-#define MAXS 16  // floats per thread in the scalar path (cols % 4 != 0)
+#define MAXV 8  // float4 per thread in the vector path
+#define MAXS 16 // floats per thread in the scalar path (cols % 4 != 0)
 
 __device__ __forceinline__ float block_max(float v) {
   __shared__ float buf[32];
@@ -47,8 +48,8 @@ __device__ __forceinline__ float amax4(float a, float4 v) {
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
-int8_absmax(const float* __restrict__ x, signed char* __restrict__ q, float* __restrict__ scale,
-            float* __restrict__ y, int rows, int cols) {
+    int8_absmax(const float* __restrict__ x, signed char* __restrict__ q, float* __restrict__ scale,
+                float* __restrict__ y, int rows, int cols) {
   const long long base = (long long)blockIdx.x * cols;
   const int t = threadIdx.x;
 
@@ -73,8 +74,9 @@ int8_absmax(const float* __restrict__ x, signed char* __restrict__ q, float* __r
     for (int k = 0; k < MAXV; ++k) {
       int i = t + k * BLOCK;
       if (i < n4) {
-        int a = 0, b = 0, c = 0, d = 0;  // s == 0 (a row of zeros): q = 0
-        if (s != 0.0f) a = quant(v[k].x, s), b = quant(v[k].y, s), c = quant(v[k].z, s), d = quant(v[k].w, s);
+        int a = 0, b = 0, c = 0, d = 0; // s == 0 (a row of zeros): q = 0
+        if (s != 0.0f)
+          a = quant(v[k].x, s), b = quant(v[k].y, s), c = quant(v[k].z, s), d = quant(v[k].w, s);
         q4[i] = make_char4((signed char)a, (signed char)b, (signed char)c, (signed char)d);
         y4[i] = make_float4(a * s, b * s, c * s, d * s);
       }

@@ -30,8 +30,8 @@
 // @tune BLOCK=512
 #include <cuda_fp8.h>
 
-#define MAXV 4   // float4 per thread in the vector path
-#define MAXS 8   // floats per thread in the scalar path (cols % 4 != 0)
+#define MAXV 4 // float4 per thread in the vector path
+#define MAXS 8 // floats per thread in the scalar path (cols % 4 != 0)
 
 __device__ __forceinline__ float block_max(float v) {
   __shared__ float buf[32];
@@ -57,8 +57,8 @@ __device__ __forceinline__ float row_scale(float st, float amax) {
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK, 2048 / BLOCK)
-fp8_quantize(const float* __restrict__ x, const float* __restrict__ static_scale,
-             __nv_fp8_e4m3* __restrict__ q, float* __restrict__ scale, int rows, int cols) {
+    fp8_quantize(const float* __restrict__ x, const float* __restrict__ static_scale,
+                 __nv_fp8_e4m3* __restrict__ q, float* __restrict__ scale, int rows, int cols) {
   const long long base = (long long)blockIdx.x * cols;
   const int t = threadIdx.x;
   const float st = static_scale[blockIdx.x];
@@ -82,7 +82,8 @@ fp8_quantize(const float* __restrict__ x, const float* __restrict__ static_scale
 #pragma unroll
     for (int k = 0; k < MAXV; ++k) {
       int i = t + k * BLOCK;
-      if (i < n4) q4[i] = __nv_fp8x4_e4m3(make_float4(v[k].x / s, v[k].y / s, v[k].z / s, v[k].w / s));
+      if (i < n4)
+        q4[i] = __nv_fp8x4_e4m3(make_float4(v[k].x / s, v[k].y / s, v[k].z / s, v[k].w / s));
     }
   } else if (cols <= MAXS * BLOCK) {
     float v[MAXS];
