@@ -50,7 +50,7 @@ struct LaunchDecl {
   std::vector<std::string> args;
   std::array<Expr, 3> grid;
   std::array<Expr, 3> block;
-  Expr shared_bytes; // dynamic shared memory, may be empty (0)
+  Expr shared_bytes;        // dynamic shared memory, may be empty (0)
   bool cooperative = false; // a cooperative launch (Launch::cooperative)
 };
 

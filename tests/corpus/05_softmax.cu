@@ -24,5 +24,6 @@ extern "C" __global__ void softmax(const float* x, float* y, int rows, int cols)
     __syncthreads();
   }
   float inv = 1.0f / red[0];
-  for (int c = threadIdx.x; c < cols; c += blockDim.x) y[(size_t)row * cols + c] = expf(xr[c] - m) * inv;
+  for (int c = threadIdx.x; c < cols; c += blockDim.x)
+    y[(size_t)row * cols + c] = expf(xr[c] - m) * inv;
 }

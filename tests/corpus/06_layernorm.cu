@@ -1,7 +1,7 @@
 // LayerNorm over rows, one warp per row (blockDim = 32): mean and variance with warp shuffles,
 // y = (x - mean) * rsqrt(var + eps) * gamma + beta.
-extern "C" __global__ void layernorm(const float* x, const float* gamma, const float* beta, float* y,
-                                     int rows, int cols, float eps) {
+extern "C" __global__ void layernorm(const float* x, const float* gamma, const float* beta,
+                                     float* y, int rows, int cols, float eps) {
   int row = blockIdx.x;
   if (row >= rows) return;
   const float* xr = x + (size_t)row * cols;

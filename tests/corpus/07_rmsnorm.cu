@@ -10,5 +10,6 @@ extern "C" __global__ void rmsnorm(const float* x, const float* w, float* y, int
   __syncthreads();
   float total = part[0] + part[1];
   float scale = rsqrtf(total / cols + eps);
-  for (int c = threadIdx.x; c < cols; c += blockDim.x) y[(size_t)blockIdx.x * cols + c] = xr[c] * scale * w[c];
+  for (int c = threadIdx.x; c < cols; c += blockDim.x)
+    y[(size_t)blockIdx.x * cols + c] = xr[c] * scale * w[c];
 }

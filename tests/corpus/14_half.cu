@@ -1,7 +1,8 @@
 // __half and half2 arithmetic: out[i] = a[i] * b[i] + a[i] in half2 pairs (hfma2), plus a scalar
 // half path for the odd tail, and a float conversion of the pair's sum into f[i/2].
 #include <cuda_fp16.h>
-extern "C" __global__ void half_ops(const __half* a, const __half* b, __half* out, float* f, int n) {
+extern "C" __global__ void half_ops(const __half* a, const __half* b, __half* out, float* f,
+                                    int n) {
   int p = blockIdx.x * blockDim.x + threadIdx.x; // pair index
   if (2 * p + 1 < n) {
     __half2 x = reinterpret_cast<const __half2*>(a)[p];

@@ -1,7 +1,7 @@
 // Tensor cores through wmma: one warp computes a 16x16 tile of C = A * B with A (16 x K, row-major)
 // and B (K x 16, col-major) in half and f32 accumulation, K a multiple of 16.
-#include <mma.h>
 #include <cuda_fp16.h>
+#include <mma.h>
 using namespace nvcuda;
 extern "C" __global__ void wmma_gemm(const __half* A, const __half* B, float* C, int K) {
   wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> a;

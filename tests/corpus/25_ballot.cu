@@ -1,8 +1,8 @@
 // Warp votes: ballot[w] = __ballot_sync of (x > 0) for warp w, active[w] = __activemask() taken
 // inside a branch of the even lanes, counts[w] = __popc of the ballot, all[w] = __all_sync(x > 0)
 // and any[w] = __any_sync(x > 100).
-extern "C" __global__ void votes(const int* x, unsigned* ballot, unsigned* active, int* counts, int* all,
-                                 int* any, int n) {
+extern "C" __global__ void votes(const int* x, unsigned* ballot, unsigned* active, int* counts,
+                                 int* all, int* any, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   int w = i / 32;
   int v = i < n ? x[i] : 0;

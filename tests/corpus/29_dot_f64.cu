@@ -1,5 +1,6 @@
 // Double-precision dot product: each block reduces a[i] * b[i] over a grid-stride loop in shared
-// memory (fma in f64), then thread 0 adds the block's sum into *out with the native double atomicAdd.
+// memory (fma in f64), then thread 0 adds the block's sum into *out with the native double
+// atomicAdd.
 extern "C" __global__ void dot_f64(const double* a, const double* b, double* out, int n) {
   __shared__ double s[128];
   double acc = 0.0;

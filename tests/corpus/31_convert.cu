@@ -2,7 +2,8 @@
 // (__float2int_rn/rz/rd/ru, saturating on overflow), u8[i] = saturating float -> unsigned char,
 // h[i] = __float2half_rz, dd[i] = (double)int * 0.1, ff[i] = __int2float_rn(x) of a large int.
 #include <cuda_fp16.h>
-extern "C" __global__ void convert(const float* f, int* ints, unsigned char* u8, __half* h, double* dd, float* ff, int n) {
+extern "C" __global__ void convert(const float* f, int* ints, unsigned char* u8, __half* h,
+                                   double* dd, float* ff, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   float v = f[i];

@@ -11,6 +11,7 @@ extern "C" __global__ void stencil3d(const float* in, float* out, int nx, int ny
     c = min(max(c, 0), nz - 1);
     return in[(c * ny + b) * nx + a];
   };
-  out[(z * ny + y) * nx + x] = 6.0f * at(x, y, z) - at(x - 1, y, z) - at(x + 1, y, z) - at(x, y - 1, z) -
-                               at(x, y + 1, z) - at(x, y, z - 1) - at(x, y, z + 1);
+  out[(z * ny + y) * nx + x] = 6.0f * at(x, y, z) - at(x - 1, y, z) - at(x + 1, y, z) -
+                               at(x, y - 1, z) - at(x, y + 1, z) - at(x, y, z - 1) -
+                               at(x, y, z + 1);
 }

@@ -2,7 +2,8 @@
 // __cosf, __logf, __saturatef, __fmul_rz, __frcp_rn, __fsqrt_rn of x[i]; h[i] = h2exp of a half2;
 // u[i] = __umul24 + __vadd4 + __usad; l[i] = 64-bit __brevll + __popcll + __clzll + division.
 #include <cuda_fp16.h>
-extern "C" __global__ void intrinsics(const float* x, float* out, __half2* h, unsigned* u, long long* l, int n) {
+extern "C" __global__ void intrinsics(const float* x, float* out, __half2* h, unsigned* u,
+                                      long long* l, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   float v = x[i];

@@ -102,7 +102,7 @@ TEST_CASE("metrics name their ceilings and units") {
   CHECK(datasheet_metric(h, metric::wgmma_bf16) == 989000);
   CHECK(datasheet_metric(h, metric::mma_s8) == 1979000);
   CHECK(datasheet_metric(h, metric::mma_e4m3) == 1979000); // dense FP8
-  CHECK(datasheet_metric(h, metric::l2) == 0); // unpublished
+  CHECK(datasheet_metric(h, metric::l2) == 0);             // unpublished
   CHECK(metric_unit(metric::dram) == "GB/s");
   CHECK(metric_unit(metric::int8_tc) == "GOP/s");
   CHECK(metric_unit(metric::fp32) == "GFLOP/s");
