@@ -4,8 +4,7 @@
 // x runs along a row of out (the column k), y down the rows (r). VEC = 1 by default: one element
 // per thread.
 
-extern "C" __global__ void outer_add(const float* x, const float* y, float* out, int rows,
-                                     int cols) {
+extern "C" __global__ void outer_add(const float* x, const float* y, float* out, int rows, int cols) {
   int k = blockIdx.x * blockDim.x + threadIdx.x;
   int r = blockIdx.y * blockDim.y + threadIdx.y;
   if (r < rows && k < cols) {

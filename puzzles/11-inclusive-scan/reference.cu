@@ -23,8 +23,7 @@ extern "C" __global__ void scan_sums(float* sums, int tiles) {
 extern "C" __global__ void scan_final(const float* x, float* y, float* sums, int n) {
   __shared__ float s[BLOCK * ITEMS];
   long long base = (long long)blockIdx.x * BLOCK * ITEMS;
-  for (int j = threadIdx.x; j < BLOCK * ITEMS; j += blockDim.x)
-    s[j] = base + j < n ? x[base + j] : 0.0f;
+  for (int j = threadIdx.x; j < BLOCK * ITEMS; j += blockDim.x) s[j] = base + j < n ? x[base + j] : 0.0f;
   __syncthreads();
   if (threadIdx.x == 0) {
     double acc = sums[blockIdx.x];

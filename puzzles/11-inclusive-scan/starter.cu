@@ -26,7 +26,7 @@ extern "C" __global__ void scan_final(const float* x, float* y, float* sums, int
     long long i = base + j;
     if (i >= n) break;
     // Slow but right within the tile: each element adds up its tile's elements up to itself.
-    float acc = 0.0f; // TODO: start from the total of all earlier tiles
+    float acc = 0.0f;  // TODO: start from the total of all earlier tiles
     for (long long k = base; k <= i; ++k) acc += x[k];
     y[i] = acc;
   }

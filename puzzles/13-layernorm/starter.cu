@@ -29,5 +29,5 @@ extern "C" __global__ void layernorm(const float* x, const float* w, const float
 
   float rstd = rsqrtf(var + eps);
   for (int c = threadIdx.x; c < cols; c += blockDim.x)
-    out[c] = (in[c] - mean) * rstd; // TODO: scale by w[c] and shift by b[c]
+    out[c] = (in[c] - mean) * rstd;   // TODO: scale by w[c] and shift by b[c]
 }

@@ -1,6 +1,6 @@
 // Reference: thread 0 of each block; the mean square in double precision.
-extern "C" __global__ void rmsnorm_residual(const float* x, const float* res, const float* w,
-                                            float* h, float* y, int rows, int cols, float eps) {
+extern "C" __global__ void rmsnorm_residual(const float* x, const float* res, const float* w, float* h,
+                                            float* y, int rows, int cols, float eps) {
   if (threadIdx.x != 0) return;
   long long base = (long long)blockIdx.x * cols;
   double ss = 0.0;

@@ -3,8 +3,8 @@
 //     y = h / sqrt(mean(h^2) + eps) * w             (w has cols entries; mean over the row)
 // One block per row, BLOCK threads (a power of two, 32..1024).
 
-extern "C" __global__ void rmsnorm_residual(const float* x, const float* res, const float* w,
-                                            float* h, float* y, int rows, int cols, float eps) {
+extern "C" __global__ void rmsnorm_residual(const float* x, const float* res, const float* w, float* h,
+                                            float* y, int rows, int cols, float eps) {
   long long base = (long long)blockIdx.x * cols;
 
   float ss = 0.0f;
@@ -18,5 +18,5 @@ extern "C" __global__ void rmsnorm_residual(const float* x, const float* res, co
 
   float rstd = rsqrtf(ss / cols + eps);
   for (int c = threadIdx.x; c < cols; c += blockDim.x)
-    y[base + c] = x[base + c] * rstd * w[c]; // TODO: normalise h, not x
+    y[base + c] = x[base + c] * rstd * w[c];  // TODO: normalise h, not x
 }

@@ -7,9 +7,9 @@ extern "C" __global__ void swiglu(const float* gu, float* y, int rows, int cols)
   long long r = blockIdx.y;
   long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (j < cols) {
-    float g = gu[r * cols + j];     // TODO: a row of gu is 2 * cols wide
-    float u = gu[r * cols + j + 1]; // TODO: the up value sits cols further along the same row
+    float g = gu[r * cols + j];        // TODO: a row of gu is 2 * cols wide
+    float u = gu[r * cols + j + 1];    // TODO: the up value sits cols further along the same row
     float e = expf(g);
-    y[r * cols + j] = g * e / (1.0f + e) * u; // TODO: e is Inf for g > 88: rewrite without e^g
+    y[r * cols + j] = g * e / (1.0f + e) * u;  // TODO: e is Inf for g > 88: rewrite without e^g
   }
 }

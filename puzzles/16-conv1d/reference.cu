@@ -1,6 +1,5 @@
 // Reference: one thread per output (ITEMS per thread), the sum in double precision.
-extern "C" __global__ void conv1d(const float* x, const float* w, float* y, int channels,
-                                  int length, int ksize) {
+extern "C" __global__ void conv1d(const float* x, const float* w, float* y, int channels, int length, int ksize) {
   long long c = blockIdx.y;
   long long t0 = ((long long)blockIdx.x * blockDim.x + threadIdx.x) * ITEMS;
   for (long long t = t0; t < t0 + ITEMS && t < length; ++t) {

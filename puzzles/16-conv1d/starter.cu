@@ -4,8 +4,7 @@
 // Launch: grid (cdiv(length, BLOCK * ITEMS), channels), BLOCK threads; blockIdx.y is the channel.
 // ITEMS = 1 by default: one output per thread.
 
-extern "C" __global__ void conv1d(const float* x, const float* w, float* y, int channels,
-                                  int length, int ksize) {
+extern "C" __global__ void conv1d(const float* x, const float* w, float* y, int channels, int length, int ksize) {
   long long c = blockIdx.y;
   long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (t >= length) return;

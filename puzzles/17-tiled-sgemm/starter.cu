@@ -10,7 +10,7 @@ extern "C" __global__ void sgemm(const float* A, const float* B, float* C, int M
   if (r < M && c < N) {
     float acc = 0.0f;
     for (int k = 0; k < K; ++k)
-      acc += A[(long long)r * K + k] * B[(long long)c * K + k]; // TODO: B is K x N, row-major
+      acc += A[(long long)r * K + k] * B[(long long)c * K + k];  // TODO: B is K x N, row-major
     C[(long long)r * N + c] = acc;
   }
   // TODO (speed): every A and B element is loaded from memory by many threads. Stage BM x BK

@@ -9,8 +9,7 @@
 #include <mma.h>
 using namespace nvcuda;
 
-extern "C" __global__ void wmma_gemm(const __half* A, const __half* B, float* C, int M, int N,
-                                     int K) {
+extern "C" __global__ void wmma_gemm(const __half* A, const __half* B, float* C, int M, int N, int K) {
   // One warp, one 16 x 16 tile of C (written for the defaults: every warp of the block takes
   // the 16 x 16 tiles of the block's tile in turn).
   __shared__ __align__(32) __half As[16 * 16];
@@ -19,23 +18,19 @@ extern "C" __global__ void wmma_gemm(const __half* A, const __half* B, float* C,
   const int lane = threadIdx.x % 32;
   if (threadIdx.x >= 32) return; // TODO (speed): one warp does all the work of the block
   for (int t = 0; t < (BM / 16) * (BN / 16); ++t) {
-    const int r0 = blockIdx.y * BM + (t / (BN / 16)) * 16,
-              c0 = blockIdx.x * BN + (t % (BN / 16)) * 16;
+    const int r0 = blockIdx.y * BM + (t / (BN / 16)) * 16, c0 = blockIdx.x * BN + (t % (BN / 16)) * 16;
     wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
     wmma::fill_fragment(acc, 0.0f);
     for (int k0 = 0; k0 < K; k0 += 16) {
       // Copy a 16 x 16 tile of A and of B into shared memory, zeros past the edges.
       for (int e = lane; e < 256; e += 32) {
         int i = e / 16, j = e % 16;
-        As[e] =
-            (r0 + i < M && k0 + j < K) ? A[(long long)(r0 + i) * K + k0 + j] : __float2half(0.0f);
-        Bs[e] =
-            (k0 + i < K && c0 + j < N) ? B[(long long)(k0 + i) * N + c0 + j] : __float2half(0.0f);
+        As[e] = (r0 + i < M && k0 + j < K) ? A[(long long)(r0 + i) * K + k0 + j] : __float2half(0.0f);
+        Bs[e] = (k0 + i < K && c0 + j < N) ? B[(long long)(k0 + i) * N + c0 + j] : __float2half(0.0f);
       }
       __syncwarp();
       wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> a;
-      wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::col_major>
-          b; // TODO: Bs is row-major
+      wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::col_major> b; // TODO: Bs is row-major
       wmma::load_matrix_sync(a, As, 16);
       wmma::load_matrix_sync(b, Bs, 16);
       wmma::mma_sync(acc, a, b, acc);

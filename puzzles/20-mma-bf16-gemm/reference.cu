@@ -3,8 +3,8 @@
 // converted exactly, accumulated in double and rounded to f32 once.
 #include <cuda_bf16.h>
 
-extern "C" __global__ void mma_gemm(const __nv_bfloat16* A, const __nv_bfloat16* B, float* C, int M,
-                                    int N, int K) {
+extern "C" __global__ void mma_gemm(const __nv_bfloat16* A, const __nv_bfloat16* B, float* C, int M, int N,
+                                    int K) {
   const long long r0 = (long long)blockIdx.y * BM, c0 = (long long)blockIdx.x * BN;
   for (int t = threadIdx.x; t < BM * BN; t += blockDim.x) {
     const long long r = r0 + t / BN, c = c0 + t % BN;

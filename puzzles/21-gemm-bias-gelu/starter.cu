@@ -9,10 +9,8 @@
 // 16 x 16 tile of Y. Change them with // @tune BM=128 (and so on).
 #include <cuda_bf16.h>
 
-// acc (16 x 8, f32) += a (16 x 16, bf16, row-major) x b (16 x 8, bf16, "col": k runs along a
-// register)
-__device__ __forceinline__ void mma_bf16(float (&c)[4], const unsigned (&a)[4],
-                                         const unsigned (&b)[2]) {
+// acc (16 x 8, f32) += a (16 x 16, bf16, row-major) x b (16 x 8, bf16, "col": k runs along a register)
+__device__ __forceinline__ void mma_bf16(float (&c)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
   asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
                "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
                : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
@@ -25,9 +23,7 @@ __device__ __forceinline__ unsigned pack(unsigned short lo, unsigned short hi) {
 }
 
 __device__ __forceinline__ float gelu(float x) {
-  return 0.5f * x *
-         (1.0f +
-          erff(x * 0.70710678f)); // TODO: this is the erf GELU; the puzzle's is the tanh form
+  return 0.5f * x * (1.0f + erff(x * 0.70710678f)); // TODO: this is the erf GELU; the puzzle's is the tanh form
 }
 
 extern "C" __global__ void gemm_bias_gelu(const __nv_bfloat16* A, const __nv_bfloat16* B,
@@ -38,16 +34,11 @@ extern "C" __global__ void gemm_bias_gelu(const __nv_bfloat16* A, const __nv_bfl
   const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4; // group and lane in group
   if (threadIdx.x >= 32) return; // TODO (speed): one warp does all the work of the block
   // A[r][k] and B[c][k] as bits, 0 outside the matrices (a zero times anything is zero).
-  auto a_at = [&](int r, int k) -> unsigned short {
-    return r < M && k < K ? Ab[(long long)r * K + k] : 0;
-  };
-  auto b_at = [&](int c, int k) -> unsigned short {
-    return c < N && k < K ? Bb[(long long)c * K + k] : 0;
-  };
+  auto a_at = [&](int r, int k) -> unsigned short { return r < M && k < K ? Ab[(long long)r * K + k] : 0; };
+  auto b_at = [&](int c, int k) -> unsigned short { return c < N && k < K ? Bb[(long long)c * K + k] : 0; };
   // The block's tile, one m16n8 tile of Y at a time.
   for (int tile = 0; tile < (BM / 16) * (BN / 8); ++tile) {
-    const int r0 = blockIdx.y * BM + (tile / (BN / 8)) * 16,
-              c0 = blockIdx.x * BN + (tile % (BN / 8)) * 8;
+    const int r0 = blockIdx.y * BM + (tile / (BN / 8)) * 16, c0 = blockIdx.x * BN + (tile % (BN / 8)) * 8;
     float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     for (int k0 = 0; k0 < K; k0 += 16) {
       // The fragments of mma.m16n8k16 (lesson 0009): A rows g and g + 8, k = 2t, 2t + 1 and
@@ -64,8 +55,7 @@ extern "C" __global__ void gemm_bias_gelu(const __nv_bfloat16* A, const __nv_bfl
     // The epilogue, in registers: lane (g, t) holds rows g and g + 8, columns 2t and 2t + 1.
     for (int q = 0; q < 4; ++q) {
       const int r = r0 + g + (q / 2) * 8, c = c0 + 2 * t + q % 2;
-      if (r < M && c < N)
-        Y[(long long)r * N + c] = __float2bfloat16(gelu(acc[q] + __bfloat162float(bias[c])));
+      if (r < M && c < N) Y[(long long)r * N + c] = __float2bfloat16(gelu(acc[q] + __bfloat162float(bias[c])));
     }
   }
   // TODO (speed): as in puzzle 20: shared-memory tiles through a cp.async ring, ldmatrix, 64 x 64

@@ -8,8 +8,7 @@
 
 __device__ double score(const __nv_bfloat16* qi, const __nv_bfloat16* kj, int D) {
   double dot = 0;
-  for (int d = 0; d < D; ++d)
-    dot += (double)__bfloat162float(qi[d]) * (double)__bfloat162float(kj[d]);
+  for (int d = 0; d < D; ++d) dot += (double)__bfloat162float(qi[d]) * (double)__bfloat162float(kj[d]);
   return dot / sqrt((double)D);
 }
 
@@ -38,7 +37,6 @@ extern "C" __global__ void flash_attention(const __nv_bfloat16* q, const __nv_bf
       }
     }
     for (int off = 16; off > 0; off /= 2) l += __shfl_xor_sync(full, l, off);
-    for (int d = lane; d < D; d += 32)
-      o[head + (long long)i * D + d] = __double2bfloat16(acc[d / 32] / l);
+    for (int d = lane; d < D; d += 32) o[head + (long long)i * D + d] = __double2bfloat16(acc[d / 32] / l);
   }
 }

@@ -20,8 +20,7 @@ extern "C" __global__ void flash_attention(const __nv_bfloat16* q, const __nv_bf
   float m = -INFINITY, l = 0.0f;
   for (int j = 0; j < S; ++j) {
     float s = 0.0f;
-    for (int d = 0; d < D; ++d)
-      s += __bfloat162float(qi[d]) * __bfloat162float(K[(long long)j * D + d]);
+    for (int d = 0; d < D; ++d) s += __bfloat162float(qi[d]) * __bfloat162float(K[(long long)j * D + d]);
     // TODO: the scores are scaled by 1 / sqrt(D)
     const float m_new = fmaxf(m, s);
     const float p = expf(s - m_new);

@@ -4,25 +4,22 @@
 // computes them again, each lane its key's weight exp(s_j - m), and every lane adds weight * v_j
 // to the output elements it owns (d = L, L + 32, ...; D <= 128), the weights handed round the
 // warp with shuffles. o = sum / (sum of the weights), rounded once to bf16. Block (x, y) takes
-// head y % Hq of sequence y / Hq and rows x*BQ .. x*BQ + BQ - 1; warp w the rows w, w + (warps),
-// ...
+// head y % Hq of sequence y / Hq and rows x*BQ .. x*BQ + BQ - 1; warp w the rows w, w + (warps), ...
 #include <cuda_bf16.h>
 
 __device__ double score(const __nv_bfloat16* qi, const __nv_bfloat16* kj, int D) {
   double dot = 0;
-  for (int d = 0; d < D; ++d)
-    dot += (double)__bfloat162float(qi[d]) * (double)__bfloat162float(kj[d]);
+  for (int d = 0; d < D; ++d) dot += (double)__bfloat162float(qi[d]) * (double)__bfloat162float(kj[d]);
   return dot / sqrt((double)D);
 }
 
 extern "C" __global__ void causal_flash_attention(const __nv_bfloat16* q, const __nv_bfloat16* k,
-                                                  const __nv_bfloat16* v, __nv_bfloat16* o, int B,
-                                                  int Hq, int Hkv, int S, int D) {
+                                                  const __nv_bfloat16* v, __nv_bfloat16* o, int B, int Hq,
+                                                  int Hkv, int S, int D) {
   const unsigned full = 0xffffffffu;
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
   const int b = blockIdx.y / Hq, h = blockIdx.y % Hq, hkv = h / (Hq / Hkv);
-  const long long qhead = ((long long)b * Hq + h) * S * D,
-                  kvhead = ((long long)b * Hkv + hkv) * S * D;
+  const long long qhead = ((long long)b * Hq + h) * S * D, kvhead = ((long long)b * Hkv + hkv) * S * D;
   const __nv_bfloat16 *Q = q + qhead, *K = k + kvhead, *V = v + kvhead;
   for (int r = warp; r < BQ; r += warps) {
     const int i = blockIdx.x * BQ + r;
@@ -43,7 +40,6 @@ extern "C" __global__ void causal_flash_attention(const __nv_bfloat16* q, const 
       }
     }
     for (int off = 16; off > 0; off /= 2) l += __shfl_xor_sync(full, l, off);
-    for (int d = lane; d < D; d += 32)
-      o[qhead + (long long)i * D + d] = __double2bfloat16(acc[d / 32] / l);
+    for (int d = lane; d < D; d += 32) o[qhead + (long long)i * D + d] = __double2bfloat16(acc[d / 32] / l);
   }
 }

@@ -2,21 +2,19 @@
 //   o[b][h][i] = sum_{j <= i} softmax_j(dot(q[b][h][i], k[b][h / G][j]) / sqrt(D)) * v[b][h / G][j]
 // q and o are [B][Hq][S][D], k and v [B][Hkv][S][D], all bf16; D is 64 or 128; G = Hq / Hkv.
 // Block (x, y) is head y % Hq of sequence y / Hq; this starter gives it query tile x (rows
-// x*BQ .. x*BQ + BQ - 1; any one-to-one choice of tile is allowed), with 2*BQ threads. BQ and SMEM
-// (dynamic shared memory, bytes) are compile-time constants:
+// x*BQ .. x*BQ + BQ - 1; any one-to-one choice of tile is allowed), with 2*BQ threads. BQ and SMEM (dynamic shared memory, bytes) are compile-time constants:
 // // @tune BQ=128, // @tune SMEM=87040.
 // This starter gives one thread to each query row, walks the keys one at a time with an online
 // softmax in f32 (no tensor cores, K and V read once per row): slow, and wrong in one place.
 #include <cuda_bf16.h>
 
 extern "C" __global__ void causal_flash_attention(const __nv_bfloat16* q, const __nv_bfloat16* k,
-                                                  const __nv_bfloat16* v, __nv_bfloat16* o, int B,
-                                                  int Hq, int Hkv, int S, int D) {
+                                                  const __nv_bfloat16* v, __nv_bfloat16* o, int B, int Hq,
+                                                  int Hkv, int S, int D) {
   const int i = blockIdx.x * BQ + threadIdx.x;
   if (threadIdx.x >= BQ || i >= S) return;
   const int b = blockIdx.y / Hq, h = blockIdx.y % Hq, hkv = h / (Hq / Hkv);
-  const long long qhead = ((long long)b * Hq + h) * S * D,
-                  kvhead = ((long long)b * Hkv + hkv) * S * D;
+  const long long qhead = ((long long)b * Hq + h) * S * D, kvhead = ((long long)b * Hkv + hkv) * S * D;
   const __nv_bfloat16 *qi = q + qhead + (long long)i * D, *K = k + kvhead, *V = v + kvhead;
   const float scale = 1.0f / sqrtf((float)D);
   float acc[128]; // D <= 128
@@ -24,8 +22,7 @@ extern "C" __global__ void causal_flash_attention(const __nv_bfloat16* q, const 
   float m = -INFINITY, l = 0.0f;
   for (int j = 0; j < S; ++j) { // TODO: causal: query i sees keys 0 .. i only
     float s = 0.0f;
-    for (int d = 0; d < D; ++d)
-      s += __bfloat162float(qi[d]) * __bfloat162float(K[(long long)j * D + d]);
+    for (int d = 0; d < D; ++d) s += __bfloat162float(qi[d]) * __bfloat162float(K[(long long)j * D + d]);
     s *= scale;
     const float m_new = fmaxf(m, s), c = expf(m - m_new), p = expf(s - m_new);
     l = l * c + p;

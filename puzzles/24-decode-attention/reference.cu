@@ -12,8 +12,7 @@ extern "C" __global__ void decode_split(const __nv_bfloat16* q, const __nv_bfloa
   double* score = reinterpret_cast<double*>(part); // [B][Hq][L]
   const double scale = 1.0 / sqrt((double)D);
   const int G = Hq / Hkv;
-  const long long block =
-      blockIdx.x + (long long)gridDim.x * (blockIdx.y + (long long)gridDim.y * blockIdx.z);
+  const long long block = blockIdx.x + (long long)gridDim.x * (blockIdx.y + (long long)gridDim.y * blockIdx.z);
   const long long stride = (long long)gridDim.x * gridDim.y * gridDim.z * blockDim.x;
   const long long total = (long long)B * Hq * L;
   for (long long i = block * blockDim.x + threadIdx.x; i < total; i += stride) {
@@ -22,16 +21,14 @@ extern "C" __global__ void decode_split(const __nv_bfloat16* q, const __nv_bfloa
     const __nv_bfloat16* qr = q + ((long long)b * Hq + hq) * D;
     const __nv_bfloat16* kr = k + (((long long)b * L + j) * Hkv + hq / G) * D;
     double dot = 0;
-    for (int d = 0; d < D; ++d)
-      dot += (double)__bfloat162float(qr[d]) * (double)__bfloat162float(kr[d]);
+    for (int d = 0; d < D; ++d) dot += (double)__bfloat162float(qr[d]) * (double)__bfloat162float(kr[d]);
     score[i] = dot * scale;
   }
 }
 
 extern "C" __global__ void decode_combine(const __nv_bfloat16* q, const __nv_bfloat16* k,
                                           const __nv_bfloat16* v, const int* lens, float* part,
-                                          __nv_bfloat16* out, int B, int Hq, int Hkv, int L,
-                                          int D) {
+                                          __nv_bfloat16* out, int B, int Hq, int Hkv, int L, int D) {
   const int hq = blockIdx.x, b = blockIdx.y, G = Hq / Hkv, n = lens[b];
   double* s = reinterpret_cast<double*>(part) + ((long long)b * Hq + hq) * L;
   double m = -INFINITY;

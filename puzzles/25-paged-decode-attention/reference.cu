@@ -6,8 +6,7 @@
 // and slots past lens[b] are never read.
 #include <cuda_bf16.h>
 
-__device__ long long key_row(const int* block_table, int max_blocks, int b, int j, int Hkv, int h,
-                             int D) {
+__device__ long long key_row(const int* block_table, int max_blocks, int b, int j, int Hkv, int h, int D) {
   const long long page = block_table[(long long)b * max_blocks + j / 16];
   return ((page * 16 + j % 16) * Hkv + h) * D;
 }
@@ -20,8 +19,7 @@ extern "C" __global__ void decode_split(const __nv_bfloat16* q, const __nv_bfloa
   const int L = 16 * max_blocks;
   const double scale = 1.0 / sqrt((double)D);
   const int G = Hq / Hkv;
-  const long long block =
-      blockIdx.x + (long long)gridDim.x * (blockIdx.y + (long long)gridDim.y * blockIdx.z);
+  const long long block = blockIdx.x + (long long)gridDim.x * (blockIdx.y + (long long)gridDim.y * blockIdx.z);
   const long long stride = (long long)gridDim.x * gridDim.y * gridDim.z * blockDim.x;
   const long long total = (long long)B * Hq * L;
   for (long long i = block * blockDim.x + threadIdx.x; i < total; i += stride) {
@@ -30,8 +28,7 @@ extern "C" __global__ void decode_split(const __nv_bfloat16* q, const __nv_bfloa
     const __nv_bfloat16* qr = q + ((long long)b * Hq + hq) * D;
     const __nv_bfloat16* kr = k_cache + key_row(block_table, max_blocks, b, j, Hkv, hq / G, D);
     double dot = 0;
-    for (int d = 0; d < D; ++d)
-      dot += (double)__bfloat162float(qr[d]) * (double)__bfloat162float(kr[d]);
+    for (int d = 0; d < D; ++d) dot += (double)__bfloat162float(qr[d]) * (double)__bfloat162float(kr[d]);
     score[i] = dot * scale;
   }
 }
@@ -51,8 +48,7 @@ extern "C" __global__ void decode_combine(const __nv_bfloat16* q, const __nv_bfl
     double l = 0, acc = 0;
     for (int j = 0; j < n; ++j) {
       l += s[j];
-      acc += s[j] * (double)__bfloat162float(
-                        v_cache[key_row(block_table, max_blocks, b, j, Hkv, hq / G, D) + d]);
+      acc += s[j] * (double)__bfloat162float(v_cache[key_row(block_table, max_blocks, b, j, Hkv, hq / G, D) + d]);
     }
     out[((long long)b * Hq + hq) * D + d] = __double2bfloat16(acc / l);
   }

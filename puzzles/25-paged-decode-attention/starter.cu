@@ -24,8 +24,7 @@ extern "C" __global__ void decode_split(const __nv_bfloat16* q, const __nv_bfloa
     const __nv_bfloat16* qr = q + ((long long)b * Hq + hq) * D;
     float m = -INFINITY, l = 0, acc = 0;
     for (int j = 0; j < n; ++j) {
-      // TODO: the pages are not in order: the page is block_table[b][j / 16], not b * max_blocks +
-      // j / 16
+      // TODO: the pages are not in order: the page is block_table[b][j / 16], not b * max_blocks + j / 16
       const int page = b * max_blocks + j / 16;
       // TODO: page * 16 * Hkv * D passes 2^31 in a large pool: compute offsets in 64 bits
       const int row = ((page * 16 + j % 16) * Hkv + h) * D;

@@ -30,8 +30,8 @@ extern "C" __global__ void rope(const __nv_bfloat16* x, const int* pos, __nv_bfl
       double c, s;
       cos_sin(angle, &c, &s);
       const long long row = ((long long)t * heads + h) * dim;
-      const int a = interleaved ? 2 * i : i;            // the pair's first element
-      const int b = interleaved ? 2 * i + 1 : i + half; // and its partner
+      const int a = interleaved ? 2 * i : i;             // the pair's first element
+      const int b = interleaved ? 2 * i + 1 : i + half;  // and its partner
       const double x0 = __bfloat162float(x[row + a]), x1 = __bfloat162float(x[row + b]);
       y[row + a] = __double2bfloat16(x0 * c - x1 * s);
       y[row + b] = __double2bfloat16(x0 * s + x1 * c);

@@ -6,8 +6,7 @@
 // This starter runs one thread per row and keeps a sorted list in the output itself (an insertion
 // sort that drops whatever falls off the end). It is slow, and it gets ties wrong.
 
-extern "C" __global__ void topk_rows(const float* x, float* vals, int* idx, int rows, int V,
-                                     int k) {
+extern "C" __global__ void topk_rows(const float* x, float* vals, int* idx, int rows, int V, int k) {
   if (threadIdx.x != 0) return; // TODO: 255 of 256 threads idle; a row holds up to 128256 values
   const float* row = x + (long long)blockIdx.x * V;
   float* top_v = vals + (long long)blockIdx.x * k;
@@ -15,10 +14,9 @@ extern "C" __global__ void topk_rows(const float* x, float* vals, int* idx, int 
   int n = 0; // entries held, sorted, in top_v[0..n)
   for (int c = 0; c < V; ++c) {
     float v = row[c];
-    if (n == k && v < top_v[k - 1])
-      continue;                          // TODO: can an equal value with a higher column get in?
-    int p = n < k ? n++ : k - 1;         // the slot that opens (the last one drops out)
-    while (p > 0 && v >= top_v[p - 1]) { // TODO: ties: should (v, c) pass an equal value?
+    if (n == k && v < top_v[k - 1]) continue; // TODO: can an equal value with a higher column get in?
+    int p = n < k ? n++ : k - 1;              // the slot that opens (the last one drops out)
+    while (p > 0 && v >= top_v[p - 1]) {      // TODO: ties: should (v, c) pass an equal value?
       top_v[p] = top_v[p - 1];
       top_c[p] = top_c[p - 1];
       --p;

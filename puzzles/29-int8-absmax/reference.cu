@@ -14,9 +14,9 @@ extern "C" __global__ void int8_absmax(const float* x, signed char* q, float* sc
   __syncthreads();
   const float s = s_row;
   for (int c = threadIdx.x; c < cols; c += blockDim.x) {
-    int v = 0; // a row whose s is 0: every q is 0
+    int v = 0;                                  // a row whose s is 0: every q is 0
     if (s != 0.0f) {
-      float t = x[base + c] / s; // correctly rounded f32 division
+      float t = x[base + c] / s;                // correctly rounded f32 division
       v = (int)fmin(fmax(rint((double)t), -127.0), 127.0);
     }
     q[base + c] = (signed char)v;

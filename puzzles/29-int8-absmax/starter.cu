@@ -15,8 +15,8 @@ extern "C" __global__ void int8_absmax(const float* x, signed char* q, float* sc
   const float s = amax / 127.0f;
   if (threadIdx.x == 0) scale[blockIdx.x] = s;
   for (int c = threadIdx.x; c < cols; c += blockDim.x) {
-    int v = (int)roundf(x[base + c] / s); // TODO: roundf rounds half away from zero; a row of
-                                          // zeros divides 0 by 0; and clamp to +-127
+    int v = (int)roundf(x[base + c] / s);  // TODO: roundf rounds half away from zero; a row of
+                                           // zeros divides 0 by 0; and clamp to +-127
     q[base + c] = (signed char)v;
     y[base + c] = v * s;
   }

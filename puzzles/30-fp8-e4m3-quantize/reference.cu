@@ -3,8 +3,8 @@
 // division the puzzle specifies; the conversion rounds to nearest even and saturates to +-448.
 #include <cuda_fp8.h>
 
-extern "C" __global__ void fp8_quantize(const float* x, const float* static_scale, __nv_fp8_e4m3* q,
-                                        float* scale, int rows, int cols) {
+extern "C" __global__ void fp8_quantize(const float* x, const float* static_scale,
+                                        __nv_fp8_e4m3* q, float* scale, int rows, int cols) {
   __shared__ float s_row;
   const long long base = (long long)blockIdx.x * cols;
   if (threadIdx.x == 0) {

@@ -3,8 +3,8 @@
 //     q = x / s in e4m3: round to nearest even, saturate to +-448             (__nv_fp8_e4m3)
 #include <cuda_fp8.h>
 
-extern "C" __global__ void fp8_quantize(const float* x, const float* static_scale, __nv_fp8_e4m3* q,
-                                        float* scale, int rows, int cols) {
+extern "C" __global__ void fp8_quantize(const float* x, const float* static_scale,
+                                        __nv_fp8_e4m3* q, float* scale, int rows, int cols) {
   const long long base = (long long)blockIdx.x * cols;
 
   float amax = 0.0f;
@@ -15,6 +15,5 @@ extern "C" __global__ void fp8_quantize(const float* x, const float* static_scal
   const float s = amax / 448.0f;
   if (threadIdx.x == 0) scale[blockIdx.x] = s;
   for (int c = threadIdx.x; c < cols; c += blockDim.x)
-    q[base + c].__x =
-        __nv_cvt_float_to_fp8(x[base + c] / s, __NV_NOSAT, __NV_E4M3); // TODO: saturate
+    q[base + c].__x = __nv_cvt_float_to_fp8(x[base + c] / s, __NV_NOSAT, __NV_E4M3);  // TODO: saturate
 }

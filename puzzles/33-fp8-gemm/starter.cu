@@ -14,8 +14,7 @@
 //   A (16 x 32): a[0] = row g, k 4t..4t+3;   a[1] = row g + 8, same k;
 //                a[2] = row g, k 16 + 4t..;  a[3] = row g + 8, k 16 + 4t..
 //   B (32 x 8):  b[0] = column n = g, k 4t..4t+3;  b[1] = column g, k 16 + 4t..
-//   C, D (16 x 8, f32): d[0], d[1] = row g, columns 2t, 2t + 1; d[2], d[3] = row g + 8, same
-//   columns
+//   C, D (16 x 8, f32): d[0], d[1] = row g, columns 2t, 2t + 1; d[2], d[3] = row g + 8, same columns
 #include <cuda_bf16.h>
 #include <cuda_fp8.h>
 
@@ -52,7 +51,7 @@ extern "C" __global__ void fp8_gemm(const __nv_fp8_e4m3* A, const __nv_fp8_e4m3*
       a[1] = pack4(As + (g + 8) * 32 + 4 * t);
       a[2] = pack4(As + g * 32 + 16 + 4 * t);
       a[3] = pack4(As + (g + 8) * 32 + 16 + 4 * t);
-      b[0] = pack4(Bs + 4 * t * 8 + g); // TODO: this reads Bs as if it were k-major [32][8]
+      b[0] = pack4(Bs + 4 * t * 8 + g);      // TODO: this reads Bs as if it were k-major [32][8]
       b[1] = pack4(Bs + (16 + 4 * t) * 8 + g);
       asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, "
                    "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
@@ -63,8 +62,7 @@ extern "C" __global__ void fp8_gemm(const __nv_fp8_e4m3* A, const __nv_fp8_e4m3*
     // Epilogue: scale and round to bf16, keeping only the elements inside C.
     for (int e = 0; e < 4; ++e) {
       int r = r0 + g + 8 * (e / 2), c = c0 + 2 * t + e % 2;
-      if (r < M && c < N)
-        C[(long long)r * N + c] = __float2bfloat16(d[e] * a_scale[r] * b_scale[c]);
+      if (r < M && c < N) C[(long long)r * N + c] = __float2bfloat16(d[e] * a_scale[r] * b_scale[c]);
     }
   }
   // TODO (speed): a warp does one mma per 768 bytes it copies byte by byte. Stage BM x BK tiles of

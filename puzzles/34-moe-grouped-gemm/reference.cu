@@ -7,8 +7,8 @@
 // bf16. Experts nobody chose are never read.
 #include <cuda_bf16.h>
 
-#define MOE_ARGS                                                                                   \
-  const __nv_bfloat16 *X, const int *topk_ids, const float *topk_weights, const __nv_bfloat16 *W,  \
+#define MOE_ARGS                                                                                  \
+  const __nv_bfloat16 *X, const int *topk_ids, const float *topk_weights, const __nv_bfloat16 *W, \
       int *meta, int *rows, float *part, __nv_bfloat16 *Y, int T, int k, int E, int H, int N
 
 extern "C" __global__ void moe_count(MOE_ARGS) {}
@@ -16,8 +16,7 @@ extern "C" __global__ void moe_scatter(MOE_ARGS) {}
 extern "C" __global__ void moe_gemm(MOE_ARGS) {}
 
 extern "C" __global__ void moe_combine(MOE_ARGS) {
-  const int t = blockIdx.y, lane = threadIdx.x % 32, warp = threadIdx.x / 32,
-            warps = blockDim.x / 32;
+  const int t = blockIdx.y, lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
   const int cols = (N + gridDim.x - 1) / gridDim.x; // CCOLS, whatever it is set to
   const __nv_bfloat16* x = X + (long long)t * H;
   for (int n = blockIdx.x * cols + warp; n < N && n < (blockIdx.x + 1) * cols; n += warps) {

@@ -11,8 +11,8 @@
 // core is used), and wrong in one place.
 #include <cuda_bf16.h>
 
-#define MOE_ARGS                                                                                   \
-  const __nv_bfloat16 *X, const int *topk_ids, const float *topk_weights, const __nv_bfloat16 *W,  \
+#define MOE_ARGS                                                                                  \
+  const __nv_bfloat16 *X, const int *topk_ids, const float *topk_weights, const __nv_bfloat16 *W, \
       int *meta, int *rows, float *part, __nv_bfloat16 *Y, int T, int k, int E, int H, int N
 
 // TODO: count the rows of each expert and turn the counts into offsets (an exclusive scan).

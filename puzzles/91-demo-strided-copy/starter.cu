@@ -19,8 +19,8 @@
 extern "C" __global__ void strided_copy(const float* src, float* dst, int n, int stride) {
   long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   long long rows = (n + stride - 1) / stride;
-  long long row = t % rows;         // consecutive threads: consecutive rows ...
-  long long col = t / rows;         // ... of the same column
-  long long i = row * stride + col; // so their addresses are `stride` floats apart
+  long long row = t % rows;          // consecutive threads: consecutive rows ...
+  long long col = t / rows;          // ... of the same column
+  long long i = row * stride + col;  // so their addresses are `stride` floats apart
   if (col < stride && i < n) dst[i] = src[i];
 }

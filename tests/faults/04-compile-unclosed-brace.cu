@@ -6,4 +6,4 @@ extern "C" __global__ void vector_add(const float* a, const float* b, float* c, 
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) {
     c[i] = a[i] + b[i];
-  }
+}

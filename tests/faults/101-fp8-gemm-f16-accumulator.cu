@@ -52,8 +52,7 @@ extern "C" __global__ void fp8_gemm(const __nv_fp8_e4m3* A, const __nv_fp8_e4m3*
     // Epilogue: scale and round to bf16, keeping only the elements inside C.
     for (int e = 0; e < 4; ++e) {
       int r = r0 + g + 8 * (e / 2), c = c0 + 2 * t + e % 2;
-      if (r < M && c < N)
-        C[(long long)r * N + c] = __float2bfloat16(d[e] * a_scale[r] * b_scale[c]);
+      if (r < M && c < N) C[(long long)r * N + c] = __float2bfloat16(d[e] * a_scale[r] * b_scale[c]);
     }
   }
 }

@@ -13,6 +13,7 @@
 // @tune CCOLS=2048
 #include <cuda_bf16.h>
 
+
 #define BK 32
 #define STAGES 4
 #define WM 64
@@ -35,8 +36,8 @@
 #error "moe_combine gives each of its 256 threads 8 columns: CCOLS = 2048"
 #endif
 
-#define MOE_ARGS                                                                                   \
-  const __nv_bfloat16 *X, const int *topk_ids, const float *topk_weights, const __nv_bfloat16 *W,  \
+#define MOE_ARGS                                                                                  \
+  const __nv_bfloat16 *X, const int *topk_ids, const float *topk_weights, const __nv_bfloat16 *W, \
       int *meta, int *rows, float *part, __nv_bfloat16 *Y, int T, int k, int E, int H, int N
 
 // meta: offsets[E + 1] (rows before expert e), tiles[E + 1] (row tiles before e), cursor[E].
@@ -51,8 +52,7 @@ extern "C" __global__ void __launch_bounds__(1024) moe_count(MOE_ARGS) {
   for (int i = tid; i < n4; i += 4 * 1024) {
     int4 v[4];
 #pragma unroll
-    for (int u = 0; u < 4; ++u)
-      v[u] = i + u * 1024 < n4 ? ids4[i + u * 1024] : make_int4(-1, -1, -1, -1);
+    for (int u = 0; u < 4; ++u) v[u] = i + u * 1024 < n4 ? ids4[i + u * 1024] : make_int4(-1, -1, -1, -1);
 #pragma unroll
     for (int u = 0; u < 4; ++u)
       if (v[u].x >= 0) {
@@ -87,8 +87,7 @@ extern "C" __global__ void __launch_bounds__(1024) moe_count(MOE_ARGS) {
   __syncthreads();
   ic += wsum[0][warp], im += wsum[1][warp];
   int *offsets = meta, *tiles = meta + E + 1, *cursor = meta + 2 * E + 2;
-  if (tid < E)
-    offsets[tid] = cursor[tid] = ic, tiles[tid] = im - m; // inclusive: the END of e's rows
+  if (tid < E) offsets[tid] = cursor[tid] = ic, tiles[tid] = im - m; // inclusive: the END of e's rows
   if (tid == E - 1) offsets[E] = ic, tiles[E] = im;
 }
 
@@ -100,12 +99,9 @@ extern "C" __global__ void moe_scatter(MOE_ARGS) {
 
 __device__ __forceinline__ void cp_async16(void* smem, const void* gmem, int src_bytes) {
   unsigned s = (unsigned)__cvta_generic_to_shared(smem);
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem),
-               "r"(src_bytes));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(src_bytes));
 }
-__device__ __forceinline__ void cp_async_commit() {
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int N_> __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N_) : "memory");
 }
@@ -115,8 +111,7 @@ __device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], const void* p) {
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                : "r"(s));
 }
-__device__ __forceinline__ void mma_bf16(float (&c)[4], const unsigned (&a)[4], unsigned b0,
-                                         unsigned b1) {
+__device__ __forceinline__ void mma_bf16(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
   asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
                "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
                : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
@@ -124,8 +119,7 @@ __device__ __forceinline__ void mma_bf16(float (&c)[4], const unsigned (&a)[4], 
 }
 
 // 8 bf16 of row `src` (nullptr: outside) from column c on, zeros past H; element by element.
-__device__ __forceinline__ void load_chunk_slow(__nv_bfloat16* dst, const __nv_bfloat16* src, int c,
-                                                int H) {
+__device__ __forceinline__ void load_chunk_slow(__nv_bfloat16* dst, const __nv_bfloat16* src, int c, int H) {
   __align__(16) __nv_bfloat16 v[8];
 #pragma unroll
   for (int j = 0; j < 8; ++j) v[j] = (src && c + j < H) ? src[c + j] : __float2bfloat16(0.0f);
@@ -142,10 +136,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 2) moe_gemm(MOE_ARGS) {
   int lo = 0, hi = E - 1;    // the last expert whose tiles start at or before y: a nonempty one
   while (lo < hi) {
     const int mid = (lo + hi + 1) >> 1;
-    if (tiles[mid] <= y)
-      lo = mid;
-    else
-      hi = mid - 1;
+    if (tiles[mid] <= y) lo = mid;
+    else hi = mid - 1;
   }
   const int e = lo, g0 = offsets[e], rows_left = offsets[e + 1] - g0 - (y - tiles[e]) * BM;
   const int m0 = g0 + (y - tiles[e]) * BM, n0 = blockIdx.x * BN;
@@ -230,8 +222,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 2) moe_gemm(MOE_ARGS) {
 #pragma unroll
       for (int j = 0; j < NJ; j += 2) { // matrices: n 0-7 at k 0-7 | k 8-15, then n 8-15
         unsigned r[4];
-        ldmatrix_x4(r, Bs + (wn * WN + j * 8 + lane % 8 + (lane / 16) * 8) * AS + kk +
-                           ((lane / 8) % 2) * 8);
+        ldmatrix_x4(r, Bs + (wn * WN + j * 8 + lane % 8 + (lane / 16) * 8) * AS + kk + ((lane / 8) % 2) * 8);
         b[j][0] = r[0], b[j][1] = r[1], b[j + 1][0] = r[2], b[j + 1][1] = r[3];
       }
 #pragma unroll

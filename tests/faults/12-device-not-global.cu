@@ -6,6 +6,4 @@ extern "C" __device__ void vector_add(const float* a, const float* b, float* c, 
   int i = threadIdx.x;
   if (i < n) c[i] = a[i] + b[i];
 }
-extern "C" __global__ void other(float* c) {
-  vector_add(c, c, c, 1);
-}
+extern "C" __global__ void other(float* c) { vector_add(c, c, c, 1); }

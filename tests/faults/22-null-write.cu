@@ -7,5 +7,5 @@
 extern "C" __global__ void vector_add(const float* a, const float* b, float* c, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   float* p = (float*)((size_t)c & (size_t)(n >> 31)); // 0 for every n >= 0
-  if (i < n) p[i] = a[i] + b[i];                      /*HERE*/
+  if (i < n) p[i] = a[i] + b[i]; /*HERE*/
 }

@@ -1,7 +1,7 @@
 // fault: a shared index far beyond the block's shared memory
 // puzzle: 01-vector-add
 // sim: runtime_fault | shared memory | line @HERE
-// gpu: runtime_fault |
+// gpu: runtime_fault | 
 // gpu-sticky: yes
 extern "C" __global__ void vector_add(const float* a, const float* b, float* c, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;

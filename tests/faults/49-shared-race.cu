@@ -10,9 +10,7 @@ extern "C" __global__ void vector_add(const float* a, const float* b, float* c, 
   s[t] = a[i < n ? i : 0] + b[i < n ? i : 0];
   int j = i ^ 32;
   if (i < n) {
-    if (j < n)
-      c[j] = s[t ^ 32]; /*HERE*/
-    else
-      c[i] = s[t];
+    if (j < n) c[j] = s[t ^ 32]; /*HERE*/
+    else c[i] = s[t];
   }
 }

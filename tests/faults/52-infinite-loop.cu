@@ -9,7 +9,6 @@ extern "C" __global__ void vector_add(const float* a, const float* b, float* c, 
   // A volatile load from global memory: ptxas may delete a loop that has no side effects and
   // reads only a local variable (C++ lets it assume forward progress), but not this one.
   volatile const float* va = a;
-  while (va[0] < 1e30f) {
-  } /*HERE*/
+  while (va[0] < 1e30f) { } /*HERE*/
   if (i < n) c[i] = a[i] + b[i];
 }

@@ -1,7 +1,7 @@
 // fault: needs ~200 registers per thread; launched with 1024 threads
 // puzzle: 01-vector-add
 // sim: passed |
-// gpu: runtime_fault |
+// gpu: runtime_fault | 
 // note: 64 K registers per SM / 1024 threads = 64 per thread; the simulator has no register file, so it cannot see this.
 // @tune BLOCK=1024
 extern "C" __global__ void vector_add(const float* a, const float* b, float* c, int n) {

@@ -17,8 +17,8 @@ __device__ float block_max(float v) {
   return v;
 }
 
-extern "C" __global__ void fp8_quantize(const float* x, const float* static_scale, __nv_fp8_e4m3* q,
-                                        float* scale, int rows, int cols) {
+extern "C" __global__ void fp8_quantize(const float* x, const float* static_scale,
+                                        __nv_fp8_e4m3* q, float* scale, int rows, int cols) {
   const long long base = (long long)blockIdx.x * cols;
   float s = static_scale[blockIdx.x];
   if (!(s > 0.0f)) {

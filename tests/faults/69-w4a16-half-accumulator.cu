@@ -3,8 +3,7 @@
 // sim: wrong_answer | are wrong
 // gpu: same
 #include <cuda_fp16.h>
-extern "C" __global__ void w4a16_gemv(const unsigned char* W, const __half* x, __half* y, int M,
-                                      int K) {
+extern "C" __global__ void w4a16_gemv(const unsigned char* W, const __half* x, __half* y, int M, int K) {
   const long long nb = K / 32;
   for (int t = threadIdx.x; t < ROWS; t += blockDim.x) {
     const long long r = (long long)blockIdx.x * ROWS + t;

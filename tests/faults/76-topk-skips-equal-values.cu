@@ -3,8 +3,7 @@
 // sim: wrong_answer | elements of vals are wrong | ties
 // gpu: same
 // note: The ties case has 3 distinct values and k = 64: slot 1 gets the next distinct value instead of a copy, and slots 3..63 keep the checker's NaN poison (shown as unwritten), which never passes.
-extern "C" __global__ void topk_rows(const float* x, float* vals, int* idx, int rows, int V,
-                                     int k) {
+extern "C" __global__ void topk_rows(const float* x, float* vals, int* idx, int rows, int V, int k) {
   if (threadIdx.x != 0) return;
   const float* row = x + (long long)blockIdx.x * V;
   float* top_v = vals + (long long)blockIdx.x * k;

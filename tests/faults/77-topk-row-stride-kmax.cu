@@ -6,8 +6,7 @@
 // note: Row 1 of the 3 x 3 case writes vals[64]: past the 9 floats, into the guard band on a GPU.
 #define KMAX 64
 
-extern "C" __global__ void topk_rows(const float* x, float* vals, int* idx, int rows, int V,
-                                     int k) {
+extern "C" __global__ void topk_rows(const float* x, float* vals, int* idx, int rows, int V, int k) {
   if (threadIdx.x != 0) return;
   const float* row = x + (long long)blockIdx.x * V;
   float top_v[KMAX];

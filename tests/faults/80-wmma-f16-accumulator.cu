@@ -7,25 +7,21 @@
 #include <mma.h>
 using namespace nvcuda;
 
-extern "C" __global__ void wmma_gemm(const __half* A, const __half* B, float* C, int M, int N,
-                                     int K) {
+extern "C" __global__ void wmma_gemm(const __half* A, const __half* B, float* C, int M, int N, int K) {
   __shared__ __align__(32) __half As[16 * 16];
   __shared__ __align__(32) __half Bs[16 * 16];
   __shared__ __align__(32) __half Cs[16 * 16];
   const int lane = threadIdx.x % 32;
   if (threadIdx.x >= 32) return;
   for (int t = 0; t < (BM / 16) * (BN / 16); ++t) {
-    const int r0 = blockIdx.y * BM + (t / (BN / 16)) * 16,
-              c0 = blockIdx.x * BN + (t % (BN / 16)) * 16;
+    const int r0 = blockIdx.y * BM + (t / (BN / 16)) * 16, c0 = blockIdx.x * BN + (t % (BN / 16)) * 16;
     wmma::fragment<wmma::accumulator, 16, 16, 16, __half> acc; /*HERE*/
     wmma::fill_fragment(acc, __float2half(0.0f));
     for (int k0 = 0; k0 < K; k0 += 16) {
       for (int e = lane; e < 256; e += 32) {
         int i = e / 16, j = e % 16;
-        As[e] =
-            (r0 + i < M && k0 + j < K) ? A[(long long)(r0 + i) * K + k0 + j] : __float2half(0.0f);
-        Bs[e] =
-            (k0 + i < K && c0 + j < N) ? B[(long long)(k0 + i) * N + c0 + j] : __float2half(0.0f);
+        As[e] = (r0 + i < M && k0 + j < K) ? A[(long long)(r0 + i) * K + k0 + j] : __float2half(0.0f);
+        Bs[e] = (k0 + i < K && c0 + j < N) ? B[(long long)(k0 + i) * N + c0 + j] : __float2half(0.0f);
       }
       __syncwarp();
       wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> a;

@@ -7,16 +7,14 @@
 #include <mma.h>
 using namespace nvcuda;
 
-extern "C" __global__ void wmma_gemm(const __half* A, const __half* B, float* C, int M, int N,
-                                     int K) {
+extern "C" __global__ void wmma_gemm(const __half* A, const __half* B, float* C, int M, int N, int K) {
   __shared__ __align__(32) __half As[16 * 16];
   __shared__ __align__(32) __half Bs[16 * 16];
   __shared__ __align__(32) float Cs[16 * 16];
   const int lane = threadIdx.x % 32;
   if (threadIdx.x >= 32) return;
   for (int t = 0; t < (BM / 16) * (BN / 16); ++t) {
-    const int r0 = blockIdx.y * BM + (t / (BN / 16)) * 16,
-              c0 = blockIdx.x * BN + (t % (BN / 16)) * 16;
+    const int r0 = blockIdx.y * BM + (t / (BN / 16)) * 16, c0 = blockIdx.x * BN + (t % (BN / 16)) * 16;
     wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
     wmma::fill_fragment(acc, 0.0f);
     for (int k0 = 0; k0 < K; k0 += 16) {

@@ -19,13 +19,13 @@ using namespace nvcuda;
 
 #define BK 32
 #define STAGES 3
-#define AS (BK + 8)      // halves per row of the A tile (80 B)
-#define BS (BN + 8)      // halves per row of the B tile (528 B)
-#define A_TILE (BM * AS) // halves
+#define AS (BK + 8)                 // halves per row of the A tile (80 B)
+#define BS (BN + 8)                 // halves per row of the B tile (528 B)
+#define A_TILE (BM * AS)            // halves
 #define B_TILE (BK * BS)
 #define THREADS ((BM / WM) * (BN / WN) * 32) // 256
-#define FM (WM / 16)                         // fragments per warp along M
-#define FN (WN / 16)                         // and along N
+#define FM (WM / 16)                // fragments per warp along M
+#define FN (WN / 16)                // and along N
 
 #if SMEM < STAGES * (A_TILE + B_TILE) * 2
 #error "SMEM must hold STAGES * (A_TILE + B_TILE) halves: // @tune SMEM=81408"
@@ -33,22 +33,18 @@ using namespace nvcuda;
 
 __device__ __forceinline__ void cp_async16(void* smem, const void* gmem, int src_bytes) {
   unsigned s = (unsigned)__cvta_generic_to_shared(smem);
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem),
-               "r"(src_bytes));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(src_bytes));
 }
 // The "memory" clobbers keep the compiler from moving shared-memory accesses across them.
-__device__ __forceinline__ void cp_async_commit() {
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-template <int N_> __device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N_) : "memory");
-}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N_>
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N_) : "memory"); }
 
 // Copies the 8 halves at X[r][c .. c+7] (X has R rows of `cols` halves) to dst in shared memory,
 // zeros where they lie outside X. `vec`: cols is a multiple of 8, so rows are 16-byte aligned and
 // the chunk is wholly inside or wholly outside.
-__device__ __forceinline__ void load_chunk(__half* dst, const __half* X, int R, int cols, int r,
-                                           int c, bool vec) {
+__device__ __forceinline__ void load_chunk(__half* dst, const __half* X, int R, int cols, int r, int c,
+                                           bool vec) {
   if (vec) {
     bool in = r < R && c < cols;
     cp_async16(dst, in ? X + (long long)r * cols + c : X, in ? 16 : 0);
@@ -62,8 +58,7 @@ __device__ __forceinline__ void load_chunk(__half* dst, const __half* X, int R, 
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
-    wmma_gemm(const __half* __restrict__ A, const __half* __restrict__ B, float* __restrict__ C,
-              int M, int N, int K) {
+wmma_gemm(const __half* __restrict__ A, const __half* __restrict__ B, float* __restrict__ C, int M, int N, int K) {
   extern __shared__ __align__(128) unsigned char smem_raw[];
   __half* smem = reinterpret_cast<__half*>(smem_raw);
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
@@ -107,7 +102,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 
   for (int kt = 0; kt < ktiles; ++kt) {
     cp_async_wait<STAGES - 1>(); /*HERE*/ // wrong: tile kt's group may still be in flight
-    __syncthreads();                      // everyone's have; and everyone is done with tile kt - 1
+    __syncthreads();             // everyone's have; and everyone is done with tile kt - 1
     {
       int next = kt + STAGES - 1; // into the slot tile kt - 1 used
       if (next < ktiles) load_tile(next, next % STAGES);
@@ -120,8 +115,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     for (int kk = 0; kk < BK; kk += 16) {
       wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> a[FM];
 #pragma unroll
-      for (int i = 0; i < FM; ++i)
-        wmma::load_matrix_sync(a[i], As + (wm * WM + i * 16) * AS + kk, AS);
+      for (int i = 0; i < FM; ++i) wmma::load_matrix_sync(a[i], As + (wm * WM + i * 16) * AS + kk, AS);
 #pragma unroll
       for (int j = 0; j < FN; ++j) {
         wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::row_major> b;

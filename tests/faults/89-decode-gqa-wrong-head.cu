@@ -31,5 +31,4 @@ extern "C" __global__ void decode_split(const __nv_bfloat16* q, const __nv_bfloa
 
 extern "C" __global__ void decode_combine(const __nv_bfloat16* q, const __nv_bfloat16* k,
                                           const __nv_bfloat16* v, const int* lens, float* part,
-                                          __nv_bfloat16* out, int B, int Hq, int Hkv, int L,
-                                          int D) {}
+                                          __nv_bfloat16* out, int B, int Hq, int Hkv, int L, int D) {}

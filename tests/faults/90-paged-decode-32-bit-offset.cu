@@ -25,7 +25,8 @@ __device__ __forceinline__ float2 bf2(unsigned u) {
 // One step of a reduce-scatter over the lanes of a group: of the N values, the lane keeps the
 // upper half if its bit `off` is set (else the lower), adds the partner's copy of that half, and
 // sends the other half to the partner. x[0 .. N/2) holds the result.
-template <int N> __device__ __forceinline__ void rs_step(float* x, int off, int t) {
+template <int N>
+__device__ __forceinline__ void rs_step(float* x, int off, int t) {
   const bool up = (t & off) != 0;
 #pragma unroll
   for (int i = 0; i < N / 2; ++i) {
@@ -36,11 +37,12 @@ template <int N> __device__ __forceinline__ void rs_step(float* x, int off, int 
 
 // One lane's online-softmax state for one query head: 8 elements of acc.
 template <int D, int G, int U>
-__device__ __forceinline__ void
-split_body(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k,
-           const __nv_bfloat16* __restrict__ v, const int* __restrict__ block_table,
-           const int* __restrict__ lens, float* __restrict__ part, int Hq, int Hkv, int max_blocks,
-           float* sm, int* pages) {
+__device__ __forceinline__ void split_body(const __nv_bfloat16* __restrict__ q,
+                                           const __nv_bfloat16* __restrict__ k,
+                                           const __nv_bfloat16* __restrict__ v,
+                                           const int* __restrict__ block_table,
+                                           const int* __restrict__ lens, float* __restrict__ part,
+                                           int Hq, int Hkv, int max_blocks, float* sm, int* pages) {
   constexpr int T = D / 8;   // lanes per key
   constexpr int KW = 32 / T; // keys per warp per load
   constexpr int SR = D + 4;  // one warp's state for one head in shared memory: m, l, 2 spare, acc
@@ -61,8 +63,7 @@ split_body(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict_
   float qf[G][8];
 #pragma unroll
   for (int g = 0; g < G; ++g) {
-    const uint4 r =
-        *reinterpret_cast<const uint4*>(q + ((long long)b * Hq + h * G + g) * D + t * 8);
+    const uint4 r = *reinterpret_cast<const uint4*>(q + ((long long)b * Hq + h * G + g) * D + t * 8);
     const unsigned* u = &r.x;
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
@@ -72,8 +73,7 @@ split_body(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict_
     }
   }
   float m[G], l[G], acc[G][8];
-  float m_own = -INFINITY,
-        l_own = 0.f; // reduce-scatter path: the running max and sum of head t % G
+  float m_own = -INFINITY, l_own = 0.f; // reduce-scatter path: the running max and sum of head t % G
 #pragma unroll
   for (int g = 0; g < G; ++g) {
     m[g] = -INFINITY;
@@ -252,10 +252,8 @@ split_body(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict_
     for (int g = 0; g < G; ++g) {
       float* r = sm + (w * G + g) * SR;
       if (t == 0) r[0] = m[g], r[1] = l[g];
-      *reinterpret_cast<float4*>(r + 4 + t * 8) =
-          make_float4(acc[g][0], acc[g][1], acc[g][2], acc[g][3]);
-      *reinterpret_cast<float4*>(r + 8 + t * 8) =
-          make_float4(acc[g][4], acc[g][5], acc[g][6], acc[g][7]);
+      *reinterpret_cast<float4*>(r + 4 + t * 8) = make_float4(acc[g][0], acc[g][1], acc[g][2], acc[g][3]);
+      *reinterpret_cast<float4*>(r + 8 + t * 8) = make_float4(acc[g][4], acc[g][5], acc[g][6], acc[g][7]);
     }
   }
   __syncthreads();
@@ -285,41 +283,35 @@ split_body(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict_
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK, 512 / BLOCK)
-    decode_split(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k,
-                 const __nv_bfloat16* __restrict__ v, const int* __restrict__ block_table,
-                 const int* __restrict__ lens, float* __restrict__ part,
-                 __nv_bfloat16* __restrict__ out, int B, int Hq, int Hkv, int D, int max_blocks) {
+decode_split(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k,
+             const __nv_bfloat16* __restrict__ v, const int* __restrict__ block_table,
+             const int* __restrict__ lens, float* __restrict__ part,
+             __nv_bfloat16* __restrict__ out, int B, int Hq, int Hkv, int D, int max_blocks) {
   __shared__ __align__(16) float sm[NW * 8 * (128 + 4)];
   __shared__ int pages[CHUNK / 16];
   const int G = Hq / Hkv;
   // D is 64 or 128 and G is 1, 2, 4 or 8 (the puzzle's promise): one specialised body each, so
   // that the per-head arrays live in registers. Fewer keys in flight where G is large.
   if (D == 128) {
-    if (G == 1)
-      split_body<128, 1, 8>(q, k, v, block_table, lens, part, Hq, Hkv, max_blocks, sm, pages);
-    else if (G == 2)
-      split_body<128, 2, 4>(q, k, v, block_table, lens, part, Hq, Hkv, max_blocks, sm, pages);
-    else if (G == 4)
-      split_body<128, 4, 4>(q, k, v, block_table, lens, part, Hq, Hkv, max_blocks, sm, pages);
-    else
-      split_body<128, 8, 2>(q, k, v, block_table, lens, part, Hq, Hkv, max_blocks, sm, pages);
+    if (G == 1) split_body<128, 1, 8>(q, k, v, block_table, lens, part, Hq, Hkv, max_blocks, sm, pages);
+    else if (G == 2) split_body<128, 2, 4>(q, k, v, block_table, lens, part, Hq, Hkv, max_blocks, sm, pages);
+    else if (G == 4) split_body<128, 4, 4>(q, k, v, block_table, lens, part, Hq, Hkv, max_blocks, sm, pages);
+    else split_body<128, 8, 2>(q, k, v, block_table, lens, part, Hq, Hkv, max_blocks, sm, pages);
   } else {
-    if (G == 1)
-      split_body<64, 1, 8>(q, k, v, block_table, lens, part, Hq, Hkv, max_blocks, sm, pages);
-    else if (G == 2)
-      split_body<64, 2, 4>(q, k, v, block_table, lens, part, Hq, Hkv, max_blocks, sm, pages);
-    else if (G == 4)
-      split_body<64, 4, 4>(q, k, v, block_table, lens, part, Hq, Hkv, max_blocks, sm, pages);
-    else
-      split_body<64, 8, 2>(q, k, v, block_table, lens, part, Hq, Hkv, max_blocks, sm, pages);
+    if (G == 1) split_body<64, 1, 8>(q, k, v, block_table, lens, part, Hq, Hkv, max_blocks, sm, pages);
+    else if (G == 2) split_body<64, 2, 4>(q, k, v, block_table, lens, part, Hq, Hkv, max_blocks, sm, pages);
+    else if (G == 4) split_body<64, 4, 4>(q, k, v, block_table, lens, part, Hq, Hkv, max_blocks, sm, pages);
+    else split_body<64, 8, 2>(q, k, v, block_table, lens, part, Hq, Hkv, max_blocks, sm, pages);
   }
 }
 
-extern "C" __global__ void
-decode_combine(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k,
-               const __nv_bfloat16* __restrict__ v, const int* __restrict__ block_table,
-               const int* __restrict__ lens, float* __restrict__ part,
-               __nv_bfloat16* __restrict__ out, int B, int Hq, int Hkv, int D, int max_blocks) {
+extern "C" __global__ void decode_combine(const __nv_bfloat16* __restrict__ q,
+                                          const __nv_bfloat16* __restrict__ k,
+                                          const __nv_bfloat16* __restrict__ v,
+                                          const int* __restrict__ block_table,
+                                          const int* __restrict__ lens, float* __restrict__ part,
+                                          __nv_bfloat16* __restrict__ out, int B, int Hq, int Hkv,
+                                          int D, int max_blocks) {
   const int hq = blockIdx.x, b = blockIdx.y, d = threadIdx.x, L = 16 * max_blocks;
   const int S = (L + CHUNK - 1) / CHUNK, ns = (lens[b] + CHUNK - 1) / CHUNK;
   const long long p0 = ((long long)b * Hq + hq) * S;

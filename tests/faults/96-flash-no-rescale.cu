@@ -22,8 +22,7 @@ extern "C" __global__ void flash_attention(const __nv_bfloat16* q, const __nv_bf
     float mt = m;
     for (int j = 0; j < n; ++j) {
       float x = 0.0f;
-      for (int d = 0; d < D; ++d)
-        x += __bfloat162float(qi[d]) * __bfloat162float(K[(long long)(j0 + j) * D + d]);
+      for (int d = 0; d < D; ++d) x += __bfloat162float(qi[d]) * __bfloat162float(K[(long long)(j0 + j) * D + d]);
       s[j] = x * scale;
       mt = fmaxf(mt, s[j]);
     }

@@ -18,8 +18,7 @@ extern "C" __global__ void flash_attention(const __nv_bfloat16* q, const __nv_bf
   float m = -INFINITY, l = 0.0f;
   for (int j = 0; j < S; ++j) {
     float s = 0.0f; // the bug: never multiplied by 1 / sqrt(D)
-    for (int d = 0; d < D; ++d)
-      s += __bfloat162float(qi[d]) * __bfloat162float(K[(long long)j * D + d]);
+    for (int d = 0; d < D; ++d) s += __bfloat162float(qi[d]) * __bfloat162float(K[(long long)j * D + d]);
     const float m_new = fmaxf(m, s), c = expf(m - m_new), p = expf(s - m_new);
     l = l * c + p;
     for (int d = 0; d < D; ++d) acc[d] = acc[d] * c + p * __bfloat162float(V[(long long)j * D + d]);
