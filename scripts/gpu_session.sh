@@ -33,8 +33,9 @@ check_line() {
   python3 - "$out/check.json" "${3:-}" "$2" "$out/checks.jsonl" <<'PY' 2>&1 | tail -1
 import json, sys
 j = json.load(open(sys.argv[1])); p = j.get('perf') or {}; t = p.get('timing') or {}
-# Every check kept, one line each (the form bench/perfmodel/validate.py reads), named by its file.
-with open(sys.argv[4], 'a') as f: f.write(json.dumps(dict(j, file=sys.argv[3])) + '\n')
+# Every check kept, one line each (the form bench/perfmodel/validate.py reads: the timing at the
+# top level, as bench/perfmodel/measure.py writes it), named by its file.
+with open(sys.argv[4], 'a') as f: f.write(json.dumps(dict(j, file=sys.argv[3], timing=t)) + '\n')
 print(j.get('verdict'), '%.2f us' % t.get('median_us', 0), '%.1f GFLOP/s' % p.get('gflops', 0),
       '%.1f%% SOL' % (100 * p.get('speed_of_light', 0)), p.get('medal', ''),
       str(j.get('summary') or '')[:150] if sys.argv[2] else '')

@@ -488,11 +488,11 @@ TEST_CASE("perf model: bulk copies started by several lanes at once all count") 
 }
 
 TEST_CASE("perf model: a replay cut by its budget counts its running blocks by what they ran") {
-  // Puzzle 24's solution at its perf size: half the blocks exit at once, each of the others
-  // reads 1024 keys' K and V (512 KB). The replay stops at its instruction budget with 21 of
-  // the busiest SM's 32 blocks retired and 3 part-run; counted as if only the retired ones had
-  // run, the launch read 2.42 GB where it reads the 2.15 GB cache once.
-  const auto p = predict_file("24-decode-attention", "solutions/24-decode-attention.cu");
+  // Puzzle 24's solution of session 14 (frozen) at its perf size: half the blocks exit at once,
+  // each of the others reads 1024 keys' K and V (512 KB). The replay stops at its instruction
+  // budget with 21 of the busiest SM's 32 blocks retired and 3 part-run; counted as if only the
+  // retired ones had run, the launch read 2.42 GB where it reads the 2.15 GB cache once.
+  const auto p = predict_file("24-decode-attention", "bench/perfmodel/curriculum2/s14-24-f2.cu");
   const double cache = 2.0 * 64 * 8192 * 8 * 128 * 2; // K and V, bf16
   CHECK(p.dram_bytes > 0.98 * cache);
   CHECK(p.dram_bytes < 1.05 * cache);
