@@ -64,9 +64,11 @@ for stage in "$@"; do
     ;;
   gpu)
     step "the other gpu tests"
-    "$build/tests/gpu_tests" -tce="every puzzle on the GPU*" >"$out/gpu.log" 2>&1
+    "$build/tests/gpu_tests" -tce="every puzzle on the GPU*" --duration=true >"$out/gpu.log" 2>&1
     echo "rc $?"
     grep -E "ERROR|FAILED|test cases:|assertions:" "$out/gpu.log" | head -40
+    echo "longest test cases:"
+    grep -E "^[0-9.]+ s: " "$out/gpu.log" | sort -rn | head -8 | cut -c1-110
     for t in "$build"/../tests/cli/gpu_*.sh; do
       [ -e "$t" ] || continue
       bash "$t" "$build/warpbook" "$root" >>"$out/gpu-cli.log" 2>&1 && echo "ok $(basename "$t")" || echo "FAIL $(basename "$t")"

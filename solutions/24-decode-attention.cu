@@ -115,6 +115,12 @@
 // first call: this file is within 2% of its own loads. This file: 493.15 us in the gpu test of
 // the puzzles on the second machine (4.36 TB/s, 94% of the speed of light; 493.1 in the
 // side-by-side run there, SDPA 491.0: docs/vs-torch-h200.md).
+// Session 16 (2026-11-29, one call, bench/perfmodel/experiments/read-shapes): the same pieces read
+// with plain 16-byte loads and nothing else 469.4 us beside this file's 493.5 (its loads alone,
+// ring and combine kept, 481.9): neither the stride (whole rows in address order 478.0) nor the
+// occupancy (the plain loads capped at 4 blocks an SM, 469.2) is what is left; the frame around
+// the loads costs about as much as the arithmetic. The pieces brought in by 256-byte bulk copies
+// (cp.async.bulk, one a key and head) instead of the lanes' cp.async: 595.2 beside 493.1.
 // measured: 493.15 us on NVIDIA H200
 // @tune BLOCK=128
 // @tune CHUNK=512

@@ -1,192 +1,236 @@
 // Solution · 32 W4A16 GEMV (q4_0 weights, f16 x and y, f32 accumulation)
 //
-// What: a block of THREADS = 128 threads (4 warps) owns ROWS = 16 rows: each warp owns R = 4
-// rows and walks them together, 16 q4_0 blocks (512 weights) a step. Lane 2i + c takes half c of
-// block i: its 8 bytes qs[8c .. 8c + 7] hold weights 8c .. 8c + 7 (low nibbles) and
-// 16 + 8c .. 16 + 8c + 7 (high nibbles), so it needs x[32b + 8c ..] and x[32b + 16 + 8c ..]: two
-// 16-byte loads; the 32 lanes together read 1 KiB of x contiguously. Those 16 x values are
-// converted to f32 once and used for all R rows (x reuse). For each row the lane loads its 8
-// bytes as two aligned 4-byte words plus a 2-byte piece and realigns them with __byte_perm (in
-// every other block they start 2 bytes into a word), and the f16 scale; a warp's loads of one
-// row cover 288 contiguous bytes. A nibble becomes the exact float q - 8 in two instructions:
-// PRMT drops it into the low mantissa byte of 2^23 (0x4B000000), and subtracting 2^23 + 8 leaves
-// q - 8. Then one fma with x. The block's sum is scaled by d once; 5 shuffles per row finish.
-// The W words of the next step are loaded into a second set of registers before this step is
-// decoded (a software pipeline), so a warp always has two steps of loads in flight.
+// What: a block of THREADS = 256 threads (8 warps) owns ROWS = 436 rows: 132 blocks at the perf
+// size, one per SM. A warp takes pairs of rows; a pair's 2 x 4608 bytes (back to back in W) come
+// into the warp's own ring in shared memory (NS = 2 slots of R = 2 rows: SMEM = 147456 bytes of
+// dynamic shared memory) by coalesced 16-byte cp.async, one pair in flight while one is decoded.
+//   - Lane g decodes the 8 q4_0 blocks of group g (K = 8192: 32 groups, one a lane): 144 bytes,
+//     9 aligned 16-byte pieces, read back with ld.shared.v4 (lanes 144 bytes apart land in 8
+//     different bank groups). Inside the 144 bytes every block sits at a place known at compile
+//     time, so the whole decode is unrolled over the group's 36 words.
+//   - A nibble becomes a float with one AND. Masked in place, a word's bits q << s are the float
+//     q * 2^(s - 149), exactly, while q << s < 2^24 (a subnormal, or the first binade above it:
+//     the mapping from bits to value is linear there). Nibbles 0-5 are masked where they lie;
+//     nibbles 6 and 7 after one shift down a byte (shared by the pair).
+//   - So x is scaled to match, once per block: x''[k] = x[k] * 2^(100 - s) for the place s of the
+//     nibble that multiplies it, laid out like the group's bytes (8 floats a word, 0 where the
+//     nibbles are a scale's), and one fma adds q * x * 2^-49 to the q4_0 block's sum.
+//   - The 8: sum (q - 8) x = sum q x - 8 sum x. The block's -8 * 2^-49 * sum x is computed once
+//     (cb) and starts each q4_0 block's sum; d multiplies that sum once, 2^49 the row once.
+//   - Per weight: one AND, one fma, an eighth of an x'' load (a 16-byte load serves 4 weights of
+//     both rows) and a shift per two of the top byte's weights: about 2.3 instructions, against
+//     5.1 for the previous solution's exact (q - 8) floats. x'' and cb (37 KB) are built from
+//     coalesced reads of x while the first copies are in flight.
+//   - Shapes outside the fast path (K not a multiple of 256, so rows are not 16-byte aligned;
+//     K > 8192, whose x'' would not fit; a ring larger than SMEM) take a plain path: a warp a
+//     row, a lane a q4_0 block. The puzzle's K = 1024 and 2048 cases (large x, subnormal scales,
+//     scales of +-2) run the fast path; the others check the plain one.
 // Run:  warpbook check 32-w4a16-gemv solutions/32-w4a16-gemv.cu
+//       warpbook predict 32-w4a16-gemv solutions/32-w4a16-gemv.cu
 //
-// Why it is fast: W is read once (18 bytes per 32 weights), each warp reads a row as one
-// contiguous stream, and x (16 KiB) lives in L1/L2. Why not 16-byte loads of W? q4_0 blocks are
-// 18 bytes, so a block starts 16-byte aligned only every 8 blocks; 4-byte words are aligned in
-// every other block and a 2-byte piece fixes the rest. Each lane has 2 x loads and 4 rows x 4 W
-// loads in flight per step, and the next step's W loads go out before this step's arithmetic.
-// What limits it: the model says instruction issue (~3 instructions a weight for exact f32
-// dequantisation and the fma, ~1.5 more for loads, realignment and x, against the H200's ~3.9 a
-// weight at 4.8 TB/s), but the H200 says latency. On the H200 (`warpbook check`, 2026-11-24):
-// without the pipeline 147 us (the model had said 87 us); with it 106 us. Fewer, wider loads did
-// not help: one lane per 18-byte block with two aligned 16-byte loads 134 us, three 8-byte loads
-// 129 us, eight rows per warp 145 us; staging W through shared memory with cp.async and
-// mma.sync on the dequantised f16, 175-199 us. A per-warp cp.async ring of 16- or 32-row tiles
-// feeding mma.sync straight from exactly dequantised registers (lop3 magic numbers, half the
-// instructions per weight) measured 166-236 us on 2026-11-25 (the model had said 75-104 us).
-// On 2026-11-25 two more designs, written to cut the instructions, were timed beside this file
-// (106.2 us that run). (1) mma.sync from registers: exact f16 q - 8 from two LOP3 and one HSUB2 or
-// HFMA2 per pair of weights, two m16n8k16 per q4_0 block with x as every column of B, about 1.8
-// instructions a weight: 123.0-148.4 us over five shapes (predicted 124-134 us: the model named
-// the load/store unit, each 4-byte fragment load touching 8 rows' lines for 16 bytes each).
-// (2) The same arithmetic fed from a per-warp cp.async ring of 144-byte row pieces (16-byte
-// copies, a conflict-free row stride): 115.0 us at best (predicted 72.5 us, DRAM-bound), 126-166 us
-// for the unrolled, register-staged and 288-byte versions. Neither beat the f32 kernel.
-// Session 4 (2026-11-25, beside this file's 106.1 us; Nsight Compute said issue slots 76% busy,
-// 5.1 instructions a weight, 72 registers and 7 blocks an SM): each nibble masked in place and
-// read as a subnormal float, q * 2^(p - 149), against x scaled by 2^(100 - p), so no subtraction
-// (-8 * sum x once per block): 8% fewer instructions, 104.2 us (102.3 with 8 rows a warp, 109.4
-// with 2); issue slots fell to 72% busy and the warps wait on memory as before.
-// Session 5 (2026-11-25), the arithmetic taken out (bench/perfmodel/experiments/w4a16-bare-reads,
-// `warpbook run --time-wrong`, beside this file's 105.8 us): this file's loads alone 80.9 us; the
-// same 264 MB read contiguously with coalesced 16-byte loads 70.7 us, which is already 80.6% of
-// the speed of light. Gold (80%) is a bare read of W at this size; silver (65%, 87.7 us) needs a
-// contiguous read with the dequantisation hidden under it.
-// This is bronze; the 80% bar is not reached.
+// Why it is fast: W is read once, in long coalesced stretches (a pair of rows is 9216 contiguous
+// bytes), and what the H200 had too little of here was instructions: at 4.8 TB/s it must retire
+// 8.5 G weights a millisecond against ~33 G lane-instructions, under 4 a weight. Decoding to exact
+// (q - 8) floats takes 3 (permute, subtract, fma) before any load; masking in place takes 1 plus
+// the fma, and the 8 and d move out of the loop. Accuracy: the products are rounded once, as
+// before; subtracting 8 sum x per block cancels against sum q x, which costs a few units in the
+// last place of a block's f32 sum (K = 8192 rows stay within the f16 rounding of y). fma takes
+// subnormal inputs at full rate; NVRTC does not flush them unless asked (no --use_fast_math).
+// Two rows a warp: each x'' load serves both, and 8 warps an SM keep 8 pairs (74 KB) in flight.
 //
 // Napkin maths: 57344 x 8192 weights = 264 MB of q4_0 (+16 KB x, 115 KB y); at 4.8 TB/s that is
-// 55 us on the H200 (gold is 80%: 69 us). The same matrix in f16 is 940 MB: 196 us.
-// Measured on the H200 (`warpbook check`, 2026-11-24): 105.7 us, 2.50 TB/s, 52% of the speed of
-// light against the ceilings `warpbook probe` measured; bronze.
-// Session 13 (2026-11-29): the tensor cores fed by bulk copies (16-row tiles decoded exactly to f16
-// in five instructions per 8 weights, mma.sync for the products, cp.async.bulk staging W in shared
-// memory: about 2.4 instructions a weight, predicted 65-92 us) took 114-178 us beside this file's
-// 97.8: with the ring's shared memory capping the warps at 12-16 an SM, their dependent chains
-// left the issue slots 44% busy (bench/perfmodel/experiments/w4a16-tma-mma).
-// Session 13 (2026-11-29), with the L2 flushed by a read (bench/perfmodel/experiments/l2-flush):
-// 98.0 us (105.7 with the writing flush).
-// measured: 97.95 us on NVIDIA H200
-// @tune THREADS=128
-// @tune ROWS=16
+// 55 us on the H200; against the DRAM read `warpbook probe` measures (~4.6 TB/s) 58 us, and gold
+// (80% of that speed of light) ~72 us. The same matrix in f16 is 940 MB.
+// Measured on the H200 (`warpbook check`, 2026-11-29, session 16, two rounds in one call beside
+// the previous solution's 97.9 and 97.8 us): 74.4 and 74.5 us, 3.55 TB/s. In the gpu test of the
+// puzzles, which scores against the ceilings `warpbook probe` measured in the same call: 74.34
+// and 74.50 us, 78% of the speed of light, silver. A bare contiguous read of W took 61.8 us in
+// another call of the session (bench/perfmodel/experiments/w4a16-bare-reads), so gold is not a
+// bare read; the decode still costs 20% over it. Also timed beside it: 4 warps a block with 3 or
+// 4 slots, 92.3-93.0 us; two blocks of 4 warps an SM with 2 slots, 82.5 us; one row a warp (16
+// warps with 2 slots, or 8 with 4), 93.1 and 103.6 us; two sums a q4_0 block, 75.0 us; 16 warps
+// of two rows with one slot, 78.0 us. The warps hide the latency, and two rows a warp halve the
+// x'' loads. Nsight Compute: issue slots 61% busy, the ALU pipe 57%, DRAM 72% of its peak.
+// The previous solution (bench/perfmodel/curriculum2/c32-timed-2026-11-29.cu, 97.9 us in the same
+// call) made exact (q - 8) floats with a byte permute and a subtract, four rows a warp, its loads
+// in 4- and 2-byte pieces; its header lists the designs tried before (tensor cores from
+// registers or from bulk copies, wider loads, more rows a warp), none faster.
+// measured: 74.48 us on NVIDIA H200
+// @tune THREADS=256
+// @tune ROWS=436
+// @tune SMEM=147456
 #include <cuda_fp16.h>
 
-constexpr int NWARP = THREADS / 32;
-constexpr int R = ROWS / NWARP; // rows per warp
-static_assert(R * NWARP == ROWS && R >= 1, "ROWS must be a multiple of THREADS / 32");
+#define NWARP (THREADS / 32)
+#ifndef NS
+#define NS 2 // ring slots a warp: row pairs in flight while one is decoded
+#endif
+#ifndef R
+#define R 2 // rows a warp decodes together: each x'' load serves both
+#endif
+#define KMAX 8192 // the fast path's longest row (its x'' fills 36 KB of shared memory)
+#define GMAX (KMAX / 256)
+#define XG 292 // floats a group in xq: 288 and 4 of padding, so lanes 16 bytes apart in banks
 
-__device__ __forceinline__ __half2 as_h2(unsigned int u) {
-  return *reinterpret_cast<__half2*>(&u);
+__device__ __forceinline__ float bits(unsigned u) {
+  return __uint_as_float(u);
 }
 
-// Byte k of `nib` (a nibble, 0..15) as the float 2^23 + q: PRMT puts it in the low mantissa byte
-// under the exponent of 2^23 (0x4B000000). Subtracting 2^23 + 8 then gives q - 8 exactly.
-// (PRMT writes the f32 register directly: __int_as_float would add a move per weight in the PTX.)
-template <int k> __device__ __forceinline__ float q_minus_8(unsigned int nib) {
-  float f;
-  asm("prmt.b32 %0, %1, 0x4B000000, %2;" : "=f"(f) : "r"(nib), "n"(0x7540 | k));
-  return f - 8388616.0f;
+// The shift a nibble sits at once masked: nibbles 0..5 in place, 6 and 7 moved down a byte (a
+// float whose bits are q << s is exactly q * 2^(s - 149) only while q << s < 2^24).
+__host__ __device__ constexpr int nib_shift(int n) {
+  return n < 6 ? 4 * n : 4 * n - 8;
 }
 
-// s + sum over the 8 weights of one 4-byte word of qs (bytes k = 0..3):
-// (lo_k - 8) * xl[k] + (hi_k - 8) * xh[k]; every (q - 8) is exact, only the fmas round.
-__device__ __forceinline__ float dot8(unsigned int w, const float* xl, const float* xh, float s) {
-  const unsigned int lo = w & 0x0F0F0F0Fu, hi = (w >> 4) & 0x0F0F0F0Fu;
-  s = fmaf(q_minus_8<0>(lo), xl[0], s);
-  s = fmaf(q_minus_8<1>(lo), xl[1], s);
-  s = fmaf(q_minus_8<2>(lo), xl[2], s);
-  s = fmaf(q_minus_8<3>(lo), xl[3], s);
-  s = fmaf(q_minus_8<0>(hi), xh[0], s);
-  s = fmaf(q_minus_8<1>(hi), xh[1], s);
-  s = fmaf(q_minus_8<2>(hi), xh[2], s);
-  s = fmaf(q_minus_8<3>(hi), xh[3], s);
-  return s;
-}
-
-__device__ __forceinline__ void widen8(uint4 v, float* f) {
-  const unsigned int u[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-  for (int k = 0; k < 4; ++k) // one unpack and two conversions per pair
-    asm("{.reg .f16 l, h;\n mov.b32 {l, h}, %2;\n cvt.f32.f16 %0, l;\n cvt.f32.f16 %1, h;}"
-        : "=f"(f[2 * k]), "=f"(f[2 * k + 1])
-        : "r"(u[k]));
-}
-
-extern "C" __global__ void __launch_bounds__(THREADS)
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
     w4a16_gemv(const unsigned char* __restrict__ W, const __half* __restrict__ x,
                __half* __restrict__ y, int M, int K) {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const long long row0 = (long long)blockIdx.x * ROWS + warp * R;
-  const int nb = K >> 5; // q4_0 blocks per row
-  const int c = lane & 1;
-  int b = lane >> 1; // this lane's block in the first step; each step moves 16 blocks
-  // Per row, fixed for the whole walk (a step moves 16 * 18 = 288 bytes, a multiple of 4):
-  // the aligned word holding this lane's first qs byte, whether the bytes start 2 into it, and
-  // where the scale and the 2-byte tail (or, when aligned, a harmless in-block piece) are.
-  const unsigned int* pw[R];
-  const unsigned short* pt[R];
-  const unsigned short* pd[R];
-  unsigned int sel[R];
-  float acc[R];
-#pragma unroll
-  for (int r = 0; r < R; ++r) {
-    const long long row = min(row0 + r, (long long)M - 1); // rows past M: recomputed, not stored
-    const long long blk = row * nb + b;
-    const long long s = blk * 18 + 2 + 8 * c; // the first of this lane's 8 qs bytes
-    const bool off = (s & 2) != 0;
-    pw[r] = reinterpret_cast<const unsigned int*>(W + (s & ~3ll));
-    pt[r] = reinterpret_cast<const unsigned short*>(W + (s & ~3ll) + (off ? 8 : 4));
-    pd[r] = reinterpret_cast<const unsigned short*>(W + blk * 18);
-    sel[r] = off ? 0x5432u : 0x3210u;
-    acc[r] = 0.0f;
-  }
-  // Software pipeline: the words of step b + 16 are loaded while step b is decoded, so each warp
-  // keeps two steps (2 x R x 288 bytes) of W in flight instead of one, and never waits for a
-  // load right after issuing it. Rows past the last step reload their final words (harmless).
-  unsigned int c0[R], c1[R], c2[R], cd[R];
-#pragma unroll
-  for (int r = 0; r < R; ++r) {
-    c0[r] = c1[r] = c2[r] = cd[r] = 0u;
-    if (b < nb) {
-      c0[r] = __ldg(pw[r]);
-      c1[r] = __ldg(pw[r] + 1);
-      c2[r] = __ldg(pt[r]);
-      cd[r] = __ldg(pd[r]);
-    }
-  }
-  for (; b < nb; b += 16) {
-    const bool more = b + 16 < nb;
-    uint4 xa = *reinterpret_cast<const uint4*>(x + 32 * b + 8 * c);
-    uint4 xb = *reinterpret_cast<const uint4*>(x + 32 * b + 16 + 8 * c);
-    unsigned int n0[R], n1[R], n2[R], nd[R];
-#pragma unroll
-    for (int r = 0; r < R; ++r) {
-      if (more) {
-        pw[r] += 72;
-        pt[r] += 144;
-        pd[r] += 144;
+  extern __shared__ __align__(16) unsigned char ring[];
+  __shared__ __align__(16) float xq[GMAX * XG]; // x'' by (group, word, nibble)
+  __shared__ __align__(16) float cb[KMAX / 32]; // per q4_0 block: -8 * 2^-49 * sum x
+  const int nb = K >> 5, lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  const long long rowbytes = (long long)nb * 18;
+  const int row0 = blockIdx.x * ROWS, nrows = min(ROWS, M - row0);
+  const bool fast = nb % 8 == 0 && K <= KMAX && (long long)NS * R * NWARP * rowbytes <= SMEM;
+  if (!fast) { // any shape: a warp a row, a lane a q4_0 block, plain f32
+    for (int r = w; r < nrows; r += NWARP) {
+      const unsigned char* p = W + (long long)(row0 + r) * rowbytes;
+      float acc = 0.f;
+      for (int b = lane; b < nb; b += 32) {
+        const unsigned char* q = p + 18 * b;
+        const float d = __half2float(__ushort_as_half(*reinterpret_cast<const unsigned short*>(q)));
+        float s = 0.f;
+        for (int j = 0; j < 16; ++j) {
+          s = fmaf((float)((q[2 + j] & 15) - 8), __half2float(x[32 * b + j]), s);
+          s = fmaf((float)((q[2 + j] >> 4) - 8), __half2float(x[32 * b + 16 + j]), s);
+        }
+        acc = fmaf(d, s, acc);
       }
-      n0[r] = __ldg(pw[r]);
-      n1[r] = __ldg(pw[r] + 1);
-      n2[r] = __ldg(pt[r]);
-      nd[r] = __ldg(pd[r]);
+      for (int o = 16; o > 0; o >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, o);
+      if (lane == 0) y[row0 + r] = __float2half_rn(acc);
     }
-    float xl[8], xh[8];
-    widen8(xa, xl);
-    widen8(xb, xh);
+    return;
+  }
+  // A warp takes row pairs w, w + NWARP, ... of the block's rows; each pair (2 x rowbytes, back
+  // to back in W) comes through the warp's NS-slot ring in coalesced 16-byte cp.async.
+  const int ng = nb / 8, npairs = (nrows + R - 1) / R;
+  unsigned char* myring = ring + (long long)w * NS * R * rowbytes;
+  const int chunks = (int)(R * rowbytes / 16);
+  auto issue = [&](int it) {
+    const int p = w + it * NWARP;
+    if (p < npairs) {
+      // a pair's second row past M is not copied (its slot is decoded, never stored)
+      const long long r = row0 + (long long)R * p;
+      const int n = (int)min((long long)R, M - r) * (chunks / R);
+      const unsigned char* s0 = W + r * rowbytes;
+      unsigned char* d0 = myring + (it % NS) * R * rowbytes;
+      for (int c = lane; c < n; c += 32)
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(
+                         (unsigned)__cvta_generic_to_shared(d0 + 16 * c)),
+                     "l"(s0 + 16 * c)
+                     : "memory");
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");
+  };
+  const int nit = (npairs - w + NWARP - 1) / NWARP;
+#pragma unroll
+  for (int s = 0; s < NS - 1; ++s) issue(s);
+  // x'' for every nibble of an 8-block group (144 bytes = 36 words = 288 nibbles), in the order
+  // they lie: 0 for the nibbles of a scale, else x[k] * 2^(100 - s), so that the masked nibble (a
+  // float q * 2^(s - 149)) times x'' is q * x * 2^-49, whatever the nibble's place. Built from
+  // coalesced half2 reads of x while the ring's first copies are in flight.
+  auto put = [&](int g, int byte, int hi, float v) {
+    const int n = 2 * (byte & 3) + hi;
+    xq[g * XG + (byte >> 2) * 8 + n] = ldexpf(v, 100 - nib_shift(n));
+  };
+  for (int kk = threadIdx.x; kk < K / 2; kk += THREADS) {
+    const float2 f = __half22float2(reinterpret_cast<const __half2*>(x)[kk]);
+    const int k = 2 * kk, b = k >> 5, hi = (k >> 4) & 1, jj = k & 15, g = b >> 3;
+    const int byte = 18 * (b & 7) + 2 + jj; // where qs[jj] (and qs[jj + 1]) of block b lie
+    put(g, byte, hi, f.x);
+    put(g, byte + 1, hi, f.y);
+    if ((k & 31) == 0) // the 4 nibbles of block b's scale
+      for (int z = 0; z < 4; ++z) put(g, byte - 2 + (z >> 1), z & 1, 0.f);
+    float sum = f.x + f.y; // the 16 lanes of one q4_0 block
+#pragma unroll
+    for (int o = 8; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+    if ((k & 31) == 0) cb[b] = -8.f * 0x1p-49f * sum; // sum (q - 8) x = sum q x - 8 sum x
+  }
+  __syncthreads();
+
+  for (int it = 0; it < nit; ++it) {
+    __syncwarp(); // every lane is done reading the slot the next copy overwrites
+    issue(it + NS - 1);
+    asm volatile("cp.async.wait_group %0;" ::"n"(NS - 1) : "memory");
+    __syncwarp(); // every lane's copies of this pair have landed
+    const unsigned char* slot = myring + (it % NS) * R * rowbytes;
+    float acc[R] = {};
+    for (int g = lane; g < ng; g += 32) {
+      unsigned wr[R][36];
+#pragma unroll
+      for (int r = 0; r < R; ++r)
+#pragma unroll
+        for (int i = 0; i < 9; ++i) {
+          const uint4 v = *reinterpret_cast<const uint4*>(slot + r * rowbytes + 144 * g + 16 * i);
+          wr[r][4 * i] = v.x, wr[r][4 * i + 1] = v.y, wr[r][4 * i + 2] = v.z;
+          wr[r][4 * i + 3] = v.w;
+        }
+      float S[R][8];
+      const float4 c0 = *reinterpret_cast<const float4*>(cb + 8 * g);
+      const float4 c1 = *reinterpret_cast<const float4*>(cb + 8 * g + 4);
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        S[r][0] = c0.x, S[r][1] = c0.y, S[r][2] = c0.z, S[r][3] = c0.w;
+        S[r][4] = c1.x, S[r][5] = c1.y, S[r][6] = c1.z, S[r][7] = c1.w;
+      }
+      const float4* xg = reinterpret_cast<const float4*>(xq + g * XG);
+#pragma unroll
+      for (int wd = 0; wd < 36; ++wd) {
+        const int i = 4 * wd / 18;               // the block whose nibbles this word holds
+        const bool dlo = (4 * wd) % 18 == 0;     // bytes 0, 1 are block i's scale
+        const bool dhi = (4 * wd + 2) % 18 == 0; // bytes 2, 3 are block i + 1's scale
+        if (!dlo) {
+          const float4 xa = xg[2 * wd];
+#pragma unroll
+          for (int r = 0; r < R; ++r) {
+            const unsigned u = wr[r][wd];
+            S[r][i] = fmaf(bits(u & 0xFu), xa.x, S[r][i]);
+            S[r][i] = fmaf(bits(u & 0xF0u), xa.y, S[r][i]);
+            S[r][i] = fmaf(bits(u & 0xF00u), xa.z, S[r][i]);
+            S[r][i] = fmaf(bits(u & 0xF000u), xa.w, S[r][i]);
+          }
+        }
+        if (!dhi) {
+          const float4 xb = xg[2 * wd + 1];
+#pragma unroll
+          for (int r = 0; r < R; ++r) {
+            const unsigned u = wr[r][wd], t = u >> 8;
+            S[r][i] = fmaf(bits(u & 0xF0000u), xb.x, S[r][i]);
+            S[r][i] = fmaf(bits(u & 0xF00000u), xb.y, S[r][i]);
+            S[r][i] = fmaf(bits(t & 0xF0000u), xb.z, S[r][i]);
+            S[r][i] = fmaf(bits(t & 0xF00000u), xb.w, S[r][i]);
+          }
+        }
+      }
+#pragma unroll
+      for (int i = 0; i < 8; ++i) {
+        // block i's scale: the low half of word 9i/2 (i even) or the high half of (18i - 2)/4
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+          const unsigned dw =
+              (i & 1) ? (wr[r][(18 * i - 2) / 4] >> 16) : (wr[r][9 * i / 2] & 0xFFFFu);
+          acc[r] = fmaf(__half2float(__ushort_as_half((unsigned short)dw)), S[r][i], acc[r]);
+        }
+      }
+    }
 #pragma unroll
     for (int r = 0; r < R; ++r) {
-      const float d = __half2float(__ushort_as_half((unsigned short)cd[r]));
-      const unsigned int q0 = __byte_perm(c0[r], c1[r], sel[r]),
-                         q1 = __byte_perm(c1[r], c2[r], sel[r]);
-      float s8 = dot8(q0, xl, xh, 0.0f);
-      s8 = dot8(q1, xl + 4, xh + 4, s8);
-      acc[r] = fmaf(d, s8, acc[r]);
-      c0[r] = n0[r];
-      c1[r] = n1[r];
-      c2[r] = n2[r];
-      cd[r] = nd[r];
+      float v = acc[r];
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+      const long long row = row0 + (long long)R * (w + it * NWARP) + r;
+      if (lane == 0 && row < row0 + nrows) y[row] = __float2half_rn(v * 0x1p49f);
     }
   }
-#pragma unroll
-  for (int r = 0; r < R; ++r) {
-    float v = acc[r];
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
-    if (lane == 0 && row0 + r < M) y[row0 + r] = __float2half_rn(v);
-  }
+  asm volatile("cp.async.wait_group 0;" ::: "memory");
 }

@@ -21,8 +21,10 @@
 #include "common/puzzle_suite.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <sys/wait.h>
+#include <thread>
 
 namespace wb::test {
 
@@ -148,25 +150,55 @@ inline const std::vector<FaultCase>& fault_cases() {
   return k;
 }
 
+// What one `warpbook check --json` process left: its exit status and the report it printed.
+struct ProcessCheck {
+  int exit_status = -1;
+  std::string json;
+};
+
 // Checks `source` with the `warpbook` executable, as a separate process: a sticky GPU fault
-// poisons CUDA for the whole process (as in the runner), so each GPU case gets its own.
-inline CheckReport check_in_process(const std::string& puzzle, const std::string& source,
-                                    int& exit_status, const std::string& backend = "cuda") {
-  const char* exe = std::getenv("WARPBOOK_EXE");
-  REQUIRE_MESSAGE(exe, "WARPBOOK_EXE is not set (ctest sets it)");
+// poisons CUDA for the whole process (as in the runner), so each GPU case gets its own. Asserts
+// nothing, so that several can run at once on other threads (doctest's macros are not
+// thread-safe).
+inline ProcessCheck run_check_process(const std::string& exe, const std::string& puzzle,
+                                      const std::string& source, const std::string& backend) {
+  ProcessCheck out;
   char dir[] = "/tmp/warpbook-fault-XXXXXX";
-  REQUIRE(mkdtemp(dir));
+  if (!mkdtemp(dir)) return out;
   std::string file = std::string(dir) + "/learner.cu", json = std::string(dir) + "/report.json";
   std::ofstream(file) << source;
   std::string cmd =
       fmt::format("'{}' --data-dir '{}/data' check {} '{}' --backend {} --json --no-time > '{}'",
                   exe, dir, puzzle, file, backend, json);
   int status = std::system(cmd.c_str());
-  exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::string text = read_file(json);
+  out.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  out.json = read_file(json);
   fs::remove_all(dir);
-  REQUIRE_MESSAGE(!text.empty(), "warpbook printed no report (exit " << exit_status << ")");
-  return report_from_json(text);
+  return out;
+}
+
+inline const char* warpbook_exe() {
+  const char* exe = std::getenv("WARPBOOK_EXE");
+  REQUIRE_MESSAGE(exe, "WARPBOOK_EXE is not set (ctest sets it)");
+  return exe;
+}
+
+inline CheckReport report_of(const ProcessCheck& pc) {
+  REQUIRE_MESSAGE(!pc.json.empty(), "warpbook printed no report (exit " << pc.exit_status << ")");
+  return report_from_json(pc.json);
+}
+
+// Runs `run(i)` for i in [0, n) on `jobs` threads; returns the results in order.
+template <class T, class F> std::vector<T> run_concurrently(size_t n, int jobs, F run) {
+  std::vector<T> out(n);
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> pool;
+  for (int j = 0; j < std::max(1, jobs); ++j)
+    pool.emplace_back([&] {
+      for (size_t i; (i = next++) < n;) out[i] = run(i);
+    });
+  for (auto& t : pool) t.join();
+  return out;
 }
 
 // Everything a learner is shown, as one text the expected words are looked for in.
@@ -192,18 +224,33 @@ template <class Make> void check_fault_cases(Make make, bool gpu) {
   const char* only = std::getenv("WARPBOOK_FAULTS");
   const auto& cases = fault_cases();
   REQUIRE(cases.size() >= 40);
+  std::vector<const FaultCase*> chosen;
+  for (const FaultCase& fc : cases)
+    if (!only || !*only || fc.name.find(only) != std::string::npos) chosen.push_back(&fc);
+  // On the GPU each case is its own process, and most of their time is process start-up, NVRTC
+  // and the CUDA context, not the GPU: several at once (WARPBOOK_FAULT_JOBS, default 6) bring
+  // the suite from ~5 minutes to about one. Each process has its own context, so a sticky fault
+  // in one cannot touch another; a hung kernel is time-sliced with the others' and still hits
+  // its own timeout.
+  std::vector<ProcessCheck> ran;
+  if (gpu) {
+    const char* j = std::getenv("WARPBOOK_FAULT_JOBS");
+    std::string exe = warpbook_exe();
+    ran = run_concurrently<ProcessCheck>(chosen.size(), j && *j ? std::atoi(j) : 6, [&](size_t i) {
+      return run_check_process(exe, chosen[i]->puzzle, chosen[i]->source, "cuda");
+    });
+  }
   std::string table;
-  for (const FaultCase& fc : cases) {
-    if (only && *only && fc.name.find(only) == std::string::npos) continue;
+  for (size_t i = 0; i < chosen.size(); ++i) {
+    const FaultCase& fc = *chosen[i];
     CAPTURE(fc.name);
     const Puzzle* p = cat.find_puzzle(fc.puzzle);
     REQUIRE_MESSAGE(p, fc.name << ": no puzzle " << fc.puzzle);
     CheckReport r;
     bool sticky = false;
     if (gpu) {
-      int status = 0;
-      r = check_in_process(fc.puzzle, fc.source, status);
-      CHECK(status == exit_code(r.verdict));
+      r = report_of(ran[i]);
+      CHECK(ran[i].exit_status == exit_code(r.verdict));
       for (auto& c : r.cases) sticky = sticky || c.fault.sticky;
     } else {
       auto backend = make();

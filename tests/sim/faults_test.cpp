@@ -66,16 +66,22 @@ TEST_CASE(
 }
 
 TEST_CASE("the GPU suite's path, through the warpbook executable, on the simulator") {
-  // tests/gpu runs every fault case this way (a process per case); here three of them, on the
-  // simulator, so that CI covers the command line, the exit codes and the JSON round trip.
+  // tests/gpu runs every fault case this way (a process per case, several at once); here three
+  // of them, at once, on the simulator, so that CI covers the command line, the exit codes, the
+  // JSON round trip and the threads that run the processes.
   using namespace wb;
-  for (const char* name :
-       {"01-compile-undeclared", "15-write-just-past-end", "36-one-block-only"}) {
-    CAPTURE(name);
-    auto fc = test::load_fault_case(test::fault_dir() / (std::string(name) + ".cu"));
-    int status = 0;
-    CheckReport r = test::check_in_process(fc.puzzle, fc.source, status, "sim");
-    CHECK(status == exit_code(r.verdict));
+  std::vector<test::FaultCase> cases;
+  for (const char* name : {"01-compile-undeclared", "15-write-just-past-end", "36-one-block-only"})
+    cases.push_back(test::load_fault_case(test::fault_dir() / (std::string(name) + ".cu")));
+  std::string exe = test::warpbook_exe();
+  auto ran = test::run_concurrently<test::ProcessCheck>(cases.size(), 3, [&](size_t i) {
+    return test::run_check_process(exe, cases[i].puzzle, cases[i].source, "sim");
+  });
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const test::FaultCase& fc = cases[i];
+    CAPTURE(fc.name);
+    CheckReport r = test::report_of(ran[i]);
+    CHECK(ran[i].exit_status == exit_code(r.verdict));
     CHECK(std::find(fc.sim.verdicts.begin(), fc.sim.verdicts.end(), r.verdict) !=
           fc.sim.verdicts.end());
     std::string all = test::shown_text(r);

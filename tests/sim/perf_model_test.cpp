@@ -239,7 +239,9 @@ TEST_CASE("perf model: cp.async.wait_group N leaves the newest N groups in fligh
   // (cp_wait<STAGES - 1>, STAGES = 2). The model waited for every copy the warp had issued, so
   // the ring bought nothing: 595 us, as the register version it replaced, where the H200 measured
   // 519.6 and 510.7 us (2026-11-25; the register version 536-543). Waiting for both rounds really
-  // must cost time: that version has half the bytes in flight.
+  // must cost time: that version has half the bytes in flight, as the register version had, which
+  // measured 3-4.5% slower than the ring. (The model says 2.6% since moves that only rename bits
+  // are free, session 16; 5% or more before.)
   const std::string src = read("solutions/24-decode-attention.cu");
   const std::string line = "cp_wait<STAGES - 1>();";
   const auto at = src.find(line);
@@ -249,7 +251,7 @@ TEST_CASE("perf model: cp.async.wait_group N leaves the newest N groups in fligh
   const perf::Prediction ring = predict_source("24-decode-attention", src, "ring.cu");
   const perf::Prediction drained = predict_source("24-decode-attention", all, "drained.cu");
   CHECK(ring.us < 1.12 * 519.58);
-  CHECK(drained.us > 1.05 * ring.us);
+  CHECK(drained.us > 1.02 * ring.us);
 }
 
 TEST_CASE("perf model: a causal grid run longest tiles first is not extrapolated from its longest "
@@ -506,4 +508,32 @@ TEST_CASE("perf model: a look-back scan is predicted the same every time") {
   CHECK(first.us < 2 * 324.3);
   for (int i = 0; i < 4; ++i)
     CHECK(predict_file("11-inclusive-scan", "solutions/11-inclusive-scan.cu").us == first.us);
+}
+
+TEST_CASE("perf model: a move that only renames bits between an integer and a float register is "
+          "free") {
+  // __uint_as_float and __float_as_uint are a mov.b32 between a %r and a %f register in the PTX,
+  // and no instruction at all in SASS (its registers have no type). Puzzle 32's solution has one a
+  // weight; charged an ALU slot each, it was predicted 95.8 us where the H200 measured 74.4 and
+  // Nsight Compute counted the ALU pipe 57% busy. Two kernels with the same arithmetic a step (a
+  // shift, an xor and an add, which the compiler cannot fold across steps, and a float multiply),
+  // one chain passing through both types (two moves a step), the other keeping them apart (none),
+  // must take the same time.
+  const std::string head =
+      "// @tune BLOCK=256\n"
+      "extern \"C\" __global__ void vector_add(const float* a, const float* b, float* c, int n) {\n"
+      "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+      "  if (i >= n) return;\n"
+      "  unsigned u = __float_as_uint(a[i]);\n"
+      "  float w = b[i];\n"
+      "#pragma unroll 16\n"
+      "  for (int k = 0; k < 512; ++k) {\n";
+  const std::string tail = "  }\n  c[i] = __uint_as_float(u) + w;\n}\n";
+  const auto crossing = predict_source(
+      "01-vector-add",
+      head + "    u = __float_as_uint(__uint_as_float((u ^ (u >> 3)) + 1u) * 1.5f);\n" + tail);
+  const auto apart = predict_source(
+      "01-vector-add", head + "    u = (u ^ (u >> 3)) + 1u;\n    w = w * 1.5f;\n" + tail);
+  CHECK(crossing.us < 1.05 * apart.us);
+  CHECK(crossing.us > 0.95 * apart.us);
 }

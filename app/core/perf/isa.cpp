@@ -196,6 +196,8 @@ std::vector<OpCost> cost_table(const std::vector<sim::InstInfo>& code, const Mac
       set(Pipe::fma);
     } else if (b == "cvta" && has(op, "to") && has(op, "global")) {
       make_free(c); // generic and global addresses are the same numbers
+    } else if (b == "mov" && in.pun) {
+      make_free(c); // bits renamed from an integer to a float register or back: no instruction
     } else if (b == "mov") {
       // A MOV or IMAD.MOV (SASS keeps most moves: copies across loop iterations, constants).
       set(Pipe::alu);

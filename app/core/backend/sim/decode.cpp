@@ -984,6 +984,19 @@ void Decoder::decode_instr(const ptx::Instr& in) {
     if (!I.fn) throw Unsupported("no handler");
     note_registers(in, o, info);
     note_provenance(in, o, info);
+    // mov.b32 %f1, %r1 and the like only rename bits (registers have no type in SASS): nvcc
+    // writes one per __int_as_float, and ptxas drops them all. Which kind a register is, its name
+    // says (NVRTC's %r, %rd, %rs are integers; %f, %fd, %h floats).
+    if (o.base == "mov" && in.ops.size() == 2 && in.ops[0].kind == ptx::Operand::Kind::ident &&
+        in.ops[1].kind == ptx::Operand::Kind::ident && in.ops[0].name2.empty() &&
+        in.ops[1].name2.empty()) {
+      auto is_float = [](const std::string& n) {
+        return n.size() > 1 && n[0] == '%' && (n[1] == 'f' || n[1] == 'h');
+      };
+      auto is_int = [](const std::string& n) { return n.size() > 1 && n[0] == '%' && n[1] == 'r'; };
+      const std::string &d = in.ops[0].name, &s = in.ops[1].name;
+      info.pun = (is_float(d) && is_int(s)) || (is_int(d) && is_float(s));
+    }
   } catch (const Unsupported& e) {
     int16_t g = I.guard;
     uint32_t gx = I.guard_xor;

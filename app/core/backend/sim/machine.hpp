@@ -90,6 +90,7 @@ struct InstInfo {
   MemKind mem = MemKind::none;
   bool branch = false;
   bool nounroll = false;      // heads a loop marked `#pragma unroll 1` (ptxas keeps it rolled)
+  bool pun = false; // a mov between an integer and a float register (__int_as_float): no SASS
   uint8_t group_keep = 0;     // wgmma.wait_group / cp.async.wait_group N: N (left in flight)
   uint32_t branch_target = 0; // a branch's target pc
   std::string note;           // why an instruction is unsupported

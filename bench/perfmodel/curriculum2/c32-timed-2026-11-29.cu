@@ -1,0 +1,192 @@
+// Solution · 32 W4A16 GEMV (q4_0 weights, f16 x and y, f32 accumulation)
+//
+// What: a block of THREADS = 128 threads (4 warps) owns ROWS = 16 rows: each warp owns R = 4
+// rows and walks them together, 16 q4_0 blocks (512 weights) a step. Lane 2i + c takes half c of
+// block i: its 8 bytes qs[8c .. 8c + 7] hold weights 8c .. 8c + 7 (low nibbles) and
+// 16 + 8c .. 16 + 8c + 7 (high nibbles), so it needs x[32b + 8c ..] and x[32b + 16 + 8c ..]: two
+// 16-byte loads; the 32 lanes together read 1 KiB of x contiguously. Those 16 x values are
+// converted to f32 once and used for all R rows (x reuse). For each row the lane loads its 8
+// bytes as two aligned 4-byte words plus a 2-byte piece and realigns them with __byte_perm (in
+// every other block they start 2 bytes into a word), and the f16 scale; a warp's loads of one
+// row cover 288 contiguous bytes. A nibble becomes the exact float q - 8 in two instructions:
+// PRMT drops it into the low mantissa byte of 2^23 (0x4B000000), and subtracting 2^23 + 8 leaves
+// q - 8. Then one fma with x. The block's sum is scaled by d once; 5 shuffles per row finish.
+// The W words of the next step are loaded into a second set of registers before this step is
+// decoded (a software pipeline), so a warp always has two steps of loads in flight.
+// Run:  warpbook check 32-w4a16-gemv solutions/32-w4a16-gemv.cu
+//
+// Why it is fast: W is read once (18 bytes per 32 weights), each warp reads a row as one
+// contiguous stream, and x (16 KiB) lives in L1/L2. Why not 16-byte loads of W? q4_0 blocks are
+// 18 bytes, so a block starts 16-byte aligned only every 8 blocks; 4-byte words are aligned in
+// every other block and a 2-byte piece fixes the rest. Each lane has 2 x loads and 4 rows x 4 W
+// loads in flight per step, and the next step's W loads go out before this step's arithmetic.
+// What limits it: the model says instruction issue (~3 instructions a weight for exact f32
+// dequantisation and the fma, ~1.5 more for loads, realignment and x, against the H200's ~3.9 a
+// weight at 4.8 TB/s), but the H200 says latency. On the H200 (`warpbook check`, 2026-11-24):
+// without the pipeline 147 us (the model had said 87 us); with it 106 us. Fewer, wider loads did
+// not help: one lane per 18-byte block with two aligned 16-byte loads 134 us, three 8-byte loads
+// 129 us, eight rows per warp 145 us; staging W through shared memory with cp.async and
+// mma.sync on the dequantised f16, 175-199 us. A per-warp cp.async ring of 16- or 32-row tiles
+// feeding mma.sync straight from exactly dequantised registers (lop3 magic numbers, half the
+// instructions per weight) measured 166-236 us on 2026-11-25 (the model had said 75-104 us).
+// On 2026-11-25 two more designs, written to cut the instructions, were timed beside this file
+// (106.2 us that run). (1) mma.sync from registers: exact f16 q - 8 from two LOP3 and one HSUB2 or
+// HFMA2 per pair of weights, two m16n8k16 per q4_0 block with x as every column of B, about 1.8
+// instructions a weight: 123.0-148.4 us over five shapes (predicted 124-134 us: the model named
+// the load/store unit, each 4-byte fragment load touching 8 rows' lines for 16 bytes each).
+// (2) The same arithmetic fed from a per-warp cp.async ring of 144-byte row pieces (16-byte
+// copies, a conflict-free row stride): 115.0 us at best (predicted 72.5 us, DRAM-bound), 126-166 us
+// for the unrolled, register-staged and 288-byte versions. Neither beat the f32 kernel.
+// Session 4 (2026-11-25, beside this file's 106.1 us; Nsight Compute said issue slots 76% busy,
+// 5.1 instructions a weight, 72 registers and 7 blocks an SM): each nibble masked in place and
+// read as a subnormal float, q * 2^(p - 149), against x scaled by 2^(100 - p), so no subtraction
+// (-8 * sum x once per block): 8% fewer instructions, 104.2 us (102.3 with 8 rows a warp, 109.4
+// with 2); issue slots fell to 72% busy and the warps wait on memory as before.
+// Session 5 (2026-11-25), the arithmetic taken out (bench/perfmodel/experiments/w4a16-bare-reads,
+// `warpbook run --time-wrong`, beside this file's 105.8 us): this file's loads alone 80.9 us; the
+// same 264 MB read contiguously with coalesced 16-byte loads 70.7 us, which is already 80.6% of
+// the speed of light. Gold (80%) is a bare read of W at this size; silver (65%, 87.7 us) needs a
+// contiguous read with the dequantisation hidden under it.
+// This is bronze; the 80% bar is not reached.
+//
+// Napkin maths: 57344 x 8192 weights = 264 MB of q4_0 (+16 KB x, 115 KB y); at 4.8 TB/s that is
+// 55 us on the H200 (gold is 80%: 69 us). The same matrix in f16 is 940 MB: 196 us.
+// Measured on the H200 (`warpbook check`, 2026-11-24): 105.7 us, 2.50 TB/s, 52% of the speed of
+// light against the ceilings `warpbook probe` measured; bronze.
+// Session 13 (2026-11-29): the tensor cores fed by bulk copies (16-row tiles decoded exactly to f16
+// in five instructions per 8 weights, mma.sync for the products, cp.async.bulk staging W in shared
+// memory: about 2.4 instructions a weight, predicted 65-92 us) took 114-178 us beside this file's
+// 97.8: with the ring's shared memory capping the warps at 12-16 an SM, their dependent chains
+// left the issue slots 44% busy (bench/perfmodel/experiments/w4a16-tma-mma).
+// Session 13 (2026-11-29), with the L2 flushed by a read (bench/perfmodel/experiments/l2-flush):
+// 98.0 us (105.7 with the writing flush).
+// measured: 97.95 us on NVIDIA H200
+// @tune THREADS=128
+// @tune ROWS=16
+#include <cuda_fp16.h>
+
+constexpr int NWARP = THREADS / 32;
+constexpr int R = ROWS / NWARP; // rows per warp
+static_assert(R * NWARP == ROWS && R >= 1, "ROWS must be a multiple of THREADS / 32");
+
+__device__ __forceinline__ __half2 as_h2(unsigned int u) {
+  return *reinterpret_cast<__half2*>(&u);
+}
+
+// Byte k of `nib` (a nibble, 0..15) as the float 2^23 + q: PRMT puts it in the low mantissa byte
+// under the exponent of 2^23 (0x4B000000). Subtracting 2^23 + 8 then gives q - 8 exactly.
+// (PRMT writes the f32 register directly: __int_as_float would add a move per weight in the PTX.)
+template <int k> __device__ __forceinline__ float q_minus_8(unsigned int nib) {
+  float f;
+  asm("prmt.b32 %0, %1, 0x4B000000, %2;" : "=f"(f) : "r"(nib), "n"(0x7540 | k));
+  return f - 8388616.0f;
+}
+
+// s + sum over the 8 weights of one 4-byte word of qs (bytes k = 0..3):
+// (lo_k - 8) * xl[k] + (hi_k - 8) * xh[k]; every (q - 8) is exact, only the fmas round.
+__device__ __forceinline__ float dot8(unsigned int w, const float* xl, const float* xh, float s) {
+  const unsigned int lo = w & 0x0F0F0F0Fu, hi = (w >> 4) & 0x0F0F0F0Fu;
+  s = fmaf(q_minus_8<0>(lo), xl[0], s);
+  s = fmaf(q_minus_8<1>(lo), xl[1], s);
+  s = fmaf(q_minus_8<2>(lo), xl[2], s);
+  s = fmaf(q_minus_8<3>(lo), xl[3], s);
+  s = fmaf(q_minus_8<0>(hi), xh[0], s);
+  s = fmaf(q_minus_8<1>(hi), xh[1], s);
+  s = fmaf(q_minus_8<2>(hi), xh[2], s);
+  s = fmaf(q_minus_8<3>(hi), xh[3], s);
+  return s;
+}
+
+__device__ __forceinline__ void widen8(uint4 v, float* f) {
+  const unsigned int u[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+  for (int k = 0; k < 4; ++k) // one unpack and two conversions per pair
+    asm("{.reg .f16 l, h;\n mov.b32 {l, h}, %2;\n cvt.f32.f16 %0, l;\n cvt.f32.f16 %1, h;}"
+        : "=f"(f[2 * k]), "=f"(f[2 * k + 1])
+        : "r"(u[k]));
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS)
+    w4a16_gemv(const unsigned char* __restrict__ W, const __half* __restrict__ x,
+               __half* __restrict__ y, int M, int K) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const long long row0 = (long long)blockIdx.x * ROWS + warp * R;
+  const int nb = K >> 5; // q4_0 blocks per row
+  const int c = lane & 1;
+  int b = lane >> 1; // this lane's block in the first step; each step moves 16 blocks
+  // Per row, fixed for the whole walk (a step moves 16 * 18 = 288 bytes, a multiple of 4):
+  // the aligned word holding this lane's first qs byte, whether the bytes start 2 into it, and
+  // where the scale and the 2-byte tail (or, when aligned, a harmless in-block piece) are.
+  const unsigned int* pw[R];
+  const unsigned short* pt[R];
+  const unsigned short* pd[R];
+  unsigned int sel[R];
+  float acc[R];
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    const long long row = min(row0 + r, (long long)M - 1); // rows past M: recomputed, not stored
+    const long long blk = row * nb + b;
+    const long long s = blk * 18 + 2 + 8 * c; // the first of this lane's 8 qs bytes
+    const bool off = (s & 2) != 0;
+    pw[r] = reinterpret_cast<const unsigned int*>(W + (s & ~3ll));
+    pt[r] = reinterpret_cast<const unsigned short*>(W + (s & ~3ll) + (off ? 8 : 4));
+    pd[r] = reinterpret_cast<const unsigned short*>(W + blk * 18);
+    sel[r] = off ? 0x5432u : 0x3210u;
+    acc[r] = 0.0f;
+  }
+  // Software pipeline: the words of step b + 16 are loaded while step b is decoded, so each warp
+  // keeps two steps (2 x R x 288 bytes) of W in flight instead of one, and never waits for a
+  // load right after issuing it. Rows past the last step reload their final words (harmless).
+  unsigned int c0[R], c1[R], c2[R], cd[R];
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    c0[r] = c1[r] = c2[r] = cd[r] = 0u;
+    if (b < nb) {
+      c0[r] = __ldg(pw[r]);
+      c1[r] = __ldg(pw[r] + 1);
+      c2[r] = __ldg(pt[r]);
+      cd[r] = __ldg(pd[r]);
+    }
+  }
+  for (; b < nb; b += 16) {
+    const bool more = b + 16 < nb;
+    uint4 xa = *reinterpret_cast<const uint4*>(x + 32 * b + 8 * c);
+    uint4 xb = *reinterpret_cast<const uint4*>(x + 32 * b + 16 + 8 * c);
+    unsigned int n0[R], n1[R], n2[R], nd[R];
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      if (more) {
+        pw[r] += 72;
+        pt[r] += 144;
+        pd[r] += 144;
+      }
+      n0[r] = __ldg(pw[r]);
+      n1[r] = __ldg(pw[r] + 1);
+      n2[r] = __ldg(pt[r]);
+      nd[r] = __ldg(pd[r]);
+    }
+    float xl[8], xh[8];
+    widen8(xa, xl);
+    widen8(xb, xh);
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const float d = __half2float(__ushort_as_half((unsigned short)cd[r]));
+      const unsigned int q0 = __byte_perm(c0[r], c1[r], sel[r]),
+                         q1 = __byte_perm(c1[r], c2[r], sel[r]);
+      float s8 = dot8(q0, xl, xh, 0.0f);
+      s8 = dot8(q1, xl + 4, xh + 4, s8);
+      acc[r] = fmaf(d, s8, acc[r]);
+      c0[r] = n0[r];
+      c1[r] = n1[r];
+      c2[r] = n2[r];
+      cd[r] = nd[r];
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    float v = acc[r];
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+    if (lane == 0 && row0 + r < M) y[row0 + r] = __float2half_rn(v);
+  }
+}
