@@ -229,8 +229,8 @@ template <class Make> void check_fault_cases(Make make, bool gpu) {
     if (!only || !*only || fc.name.find(only) != std::string::npos) chosen.push_back(&fc);
   // On the GPU each case is its own process, and most of their time is process start-up, NVRTC
   // and the CUDA context, not the GPU: several at once (WARPBOOK_FAULT_JOBS, default 6) bring
-  // the suite from ~5 minutes to about one. Each process has its own context, so a sticky fault
-  // in one cannot touch another; a hung kernel is time-sliced with the others' and still hits
+  // the suite on the H200 from over 270 s to 135. Each process has its own context, so a sticky
+  // fault in one cannot touch another; a hung kernel is time-sliced with the others' and still hits
   // its own timeout.
   std::vector<ProcessCheck> ran;
   if (gpu) {

@@ -89,9 +89,9 @@ struct InstInfo {
   bool special = false; // special-function unit op (ex2, lg2, sin, cos, rsqrt, rcp.approx, tanh...)
   MemKind mem = MemKind::none;
   bool branch = false;
-  bool nounroll = false;      // heads a loop marked `#pragma unroll 1` (ptxas keeps it rolled)
-  bool pun = false; // a mov between an integer and a float register (__int_as_float): no SASS
-  uint8_t group_keep = 0;     // wgmma.wait_group / cp.async.wait_group N: N (left in flight)
+  bool nounroll = false;  // heads a loop marked `#pragma unroll 1` (ptxas keeps it rolled)
+  bool pun = false;       // a mov between an integer and a float register (__int_as_float): no SASS
+  uint8_t group_keep = 0; // wgmma.wait_group / cp.async.wait_group N: N (left in flight)
   uint32_t branch_target = 0; // a branch's target pc
   std::string note;           // why an instruction is unsupported
   // Registers written and read (register rows; predicates as kPredRow | index), for the
