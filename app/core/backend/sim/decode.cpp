@@ -341,6 +341,7 @@ struct Sym {
   enum class K { reg, pred, frame } k;
   uint32_t idx = 0;  // row / pred index / frame offset
   uint32_t size = 0; // frame symbols: bytes; registers: the register's width in bytes
+  bool fp = false;   // registers: declared with a float type (.f16, .f32, .f64 ...)
 };
 
 class Decoder final : public Dec {
@@ -875,7 +876,7 @@ void Decoder::decode_function(uint32_t fi) {
           if (is_pred)
             sc[n] = {Sym::K::pred, uint32_t(new_pred()), 0};
           else
-            sc[n] = {Sym::K::reg, new_row(), wide ? 8u : 4u};
+            sc[n] = {Sym::K::reg, new_row(), wide ? 8u : 4u, d.type.rfind('f', 0) == 0};
         };
         if (d.range >= 0)
           for (int i = 0; i < d.range; ++i) one(d.name + std::to_string(i));
@@ -985,17 +986,13 @@ void Decoder::decode_instr(const ptx::Instr& in) {
     note_registers(in, o, info);
     note_provenance(in, o, info);
     // mov.b32 %f1, %r1 and the like only rename bits (registers have no type in SASS): nvcc
-    // writes one per __int_as_float, and ptxas drops them all. Which kind a register is, its name
-    // says (NVRTC's %r, %rd, %rs are integers; %f, %fd, %h floats).
+    // writes one per __int_as_float, and ptxas drops them all.
     if (o.base == "mov" && in.ops.size() == 2 && in.ops[0].kind == ptx::Operand::Kind::ident &&
         in.ops[1].kind == ptx::Operand::Kind::ident && in.ops[0].name2.empty() &&
         in.ops[1].name2.empty()) {
-      auto is_float = [](const std::string& n) {
-        return n.size() > 1 && n[0] == '%' && (n[1] == 'f' || n[1] == 'h');
-      };
-      auto is_int = [](const std::string& n) { return n.size() > 1 && n[0] == '%' && n[1] == 'r'; };
-      const std::string &d = in.ops[0].name, &s = in.ops[1].name;
-      info.pun = (is_float(d) && is_int(s)) || (is_int(d) && is_float(s));
+      const Sym* d = lookup(in.ops[0].name);
+      const Sym* s = lookup(in.ops[1].name);
+      info.pun = d && s && d->k == Sym::K::reg && s->k == Sym::K::reg && d->fp != s->fp;
     }
   } catch (const Unsupported& e) {
     int16_t g = I.guard;
