@@ -19,8 +19,8 @@
 //     (cb) and starts each q4_0 block's sum; d multiplies that sum once, 2^49 the row once.
 //   - Per weight: one AND, one fma, an eighth of an x'' load (a 16-byte load serves 4 weights of
 //     both rows) and a shift per two of the top byte's weights: about 2.3 instructions, against
-//     5.1 for the previous solution's exact (q - 8) floats. x'' and cb (37 KB) are built from
-//     coalesced reads of x while the first copies are in flight.
+//     5.1 for the previous solution's exact (q - 8) floats. x'' and cb (37 KB) are built while
+//     the first copies are in flight, from 16-byte reads of x all issued before any is used.
 //   - Shapes outside the fast path (K not a multiple of 256, so rows are not 16-byte aligned;
 //     K > 8192, whose x'' would not fit; a ring larger than SMEM) take a plain path: a warp a
 //     row, a lane a q4_0 block. The puzzle's K = 1024 and 2048 cases (large x, subnormal scales,
@@ -32,7 +32,8 @@
 // bytes), and what the H200 had too little of here was instructions: at 4.8 TB/s it must retire
 // 8.5 G weights a millisecond against ~33 G lane-instructions, under 4 a weight. Decoding to exact
 // (q - 8) floats takes 3 (permute, subtract, fma) before any load; masking in place takes 1 plus
-// the fma, and the 8 and d move out of the loop. Accuracy: the products are rounded once, as
+// the fma, and the 8 and d move out of the loop; at that the decode hides under the loads but
+// for 3-4 us (measured below). Accuracy: the products are rounded once, as
 // before; subtracting 8 sum x per block cancels against sum q x, which costs a few units in the
 // last place of a block's f32 sum (K = 8192 rows stay within the f16 rounding of y). fma takes
 // subnormal inputs at full rate; NVRTC does not flush them unless asked (no --use_fast_math).
@@ -41,21 +42,33 @@
 // Napkin maths: 57344 x 8192 weights = 264 MB of q4_0 (+16 KB x, 115 KB y); at 4.8 TB/s that is
 // 55 us on the H200; against the DRAM read `warpbook probe` measures (~4.6 TB/s) 58 us, and gold
 // (80% of that speed of light) ~72 us. The same matrix in f16 is 940 MB.
-// Measured on the H200 (`warpbook check`, 2026-11-29, session 16, two rounds in one call beside
-// the previous solution's 97.9 and 97.8 us): 74.4 and 74.5 us, 3.55 TB/s. In the gpu test of the
-// puzzles, which scores against the ceilings `warpbook probe` measured in the same call: 74.34
-// and 74.50 us, 78% of the speed of light, silver. A bare contiguous read of W took 61.8 us in
-// another call of the session (bench/perfmodel/experiments/w4a16-bare-reads), so gold is not a
-// bare read; the decode still costs 20% over it. Also timed beside it: 4 warps a block with 3 or
-// 4 slots, 92.3-93.0 us; two blocks of 4 warps an SM with 2 slots, 82.5 us; one row a warp (16
-// warps with 2 slots, or 8 with 4), 93.1 and 103.6 us; two sums a q4_0 block, 75.0 us; 16 warps
-// of two rows with one slot, 78.0 us. The warps hide the latency, and two rows a warp halve the
-// x'' loads. Nsight Compute: issue slots 61% busy, the ALU pipe 57%, DRAM 72% of its peak.
-// The previous solution (bench/perfmodel/curriculum2/c32-timed-2026-11-29.cu, 97.9 us in the same
-// call) made exact (q - 8) floats with a byte permute and a subtract, four rows a warp, its loads
-// in 4- and 2-byte pieces; its header lists the designs tried before (tensor cores from
+// Measured on the H200 (`warpbook check`, 2026-11-29, session 17, three calls, each beside the
+// session 16 version of this file, 73.8-73.9 us): 67.5, 68.1 and 67.6 us, 3.9 TB/s, 81% of the
+// speed of light, gold. The one change is how x'' is built. Session 16 read x one half2 a thread
+// at a time in a loop whose trips wait on each other (stores, shuffles): 16 reads one after
+// another, each waiting ~0.5 us for the L2 while the ring's copies fill the DRAM queues. Timed
+// with the decode taken out (bench/perfmodel/experiments/w4a16-bare-reads/ring-*.cu, `warpbook
+// run --time-wrong`, two runs each): the ring alone 62.4-62.8 us (the bare contiguous read is
+// 61.8); with session 16's x'' build 70.6-71.8; with this one 64.3. So the build cost 8 us and
+// the whole decode 3-4 us: it was not the arithmetic. The model had seen it (about 83 -> 76 us
+// predicted for the two builds). Not faster, beside this file: the whole ring in flight before
+// the build (68.4 us), the copies of a pair unrolled with their offsets known (67.4-68.3).
+// Not faster, on session 16's build beside it (73.8-74.0 us): those unrolled copies with an
+// exact power-of-two multiply for ldexpf (74.8), and with an integer multiply-high for the top
+// byte's shift (75.2); the leftover pairs of each block shared out by groups between all its
+// warps (83.6: a lane still decodes a whole group, so the last round takes as long, and the
+// atomics and two decode paths cost more); fewer warps with deeper rings, 6 warps with 3 slots
+// 93.1, 7 with 3 slots 82.8; 10 warps with 2 slots 76.5.
+// Session 16 (bench/perfmodel/curriculum2/s16-32-mask.cu, 74.4 us): 78% of the speed of light,
+// silver. Timed beside it then: 4 warps a block with 3 or 4 slots, 92.3-93.0 us; two blocks of 4
+// warps an SM with 2 slots, 82.5 us; one row a warp (16 warps with 2 slots, or 8 with 4), 93.1
+// and 103.6 us; two sums a q4_0 block, 75.0 us; 16 warps of two rows with one slot, 78.0 us.
+// Nsight Compute on it: issue slots 61% busy, the ALU pipe 57%, DRAM 72% of its peak.
+// The solution before (bench/perfmodel/curriculum2/c32-timed-2026-11-29.cu, 97.9 us beside
+// session 16's) made exact (q - 8) floats with a byte permute and a subtract, four rows a warp, its
+// loads in 4- and 2-byte pieces; its header lists the designs tried before (tensor cores from
 // registers or from bulk copies, wider loads, more rows a warp), none faster.
-// measured: 74.48 us on NVIDIA H200
+// measured: 67.62 us on NVIDIA H200
 // @tune THREADS=256
 // @tune ROWS=436
 // @tune SMEM=147456
@@ -137,23 +150,39 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
   for (int s = 0; s < NS - 1; ++s) issue(s);
   // x'' for every nibble of an 8-block group (144 bytes = 36 words = 288 nibbles), in the order
   // they lie: 0 for the nibbles of a scale, else x[k] * 2^(100 - s), so that the masked nibble (a
-  // float q * 2^(s - 149)) times x'' is q * x * 2^-49, whatever the nibble's place. Built from
-  // coalesced half2 reads of x while the ring's first copies are in flight.
+  // float q * 2^(s - 149)) times x'' is q * x * 2^-49, whatever the nibble's place. Built while
+  // the ring's first copies are in flight, from 16-byte reads of x that are all issued before
+  // any is used: read one after another (session 16), they cost 8 us with the DRAM busy.
   auto put = [&](int g, int byte, int hi, float v) {
-    const int n = 2 * (byte & 3) + hi;
-    xq[g * XG + (byte >> 2) * 8 + n] = ldexpf(v, 100 - nib_shift(n));
+    const int n = 2 * (byte & 3) + hi; // times 2^(100 - s), exactly: a power of two as a float
+    xq[g * XG + (byte >> 2) * 8 + n] = v * __int_as_float((227 - nib_shift(n)) << 23);
   };
-  for (int kk = threadIdx.x; kk < K / 2; kk += THREADS) {
-    const float2 f = __half22float2(reinterpret_cast<const __half2*>(x)[kk]);
-    const int k = 2 * kk, b = k >> 5, hi = (k >> 4) & 1, jj = k & 15, g = b >> 3;
-    const int byte = 18 * (b & 7) + 2 + jj; // where qs[jj] (and qs[jj + 1]) of block b lie
-    put(g, byte, hi, f.x);
-    put(g, byte + 1, hi, f.y);
+  constexpr int XU = KMAX / 8 / THREADS; // 16-byte pieces of x a thread (K <= KMAX)
+  uint4 xv[XU];
+#pragma unroll
+  for (int u = 0; u < XU; ++u) {
+    const int i = threadIdx.x + u * THREADS;
+    xv[u] = i < K / 8 ? reinterpret_cast<const uint4*>(x)[i] : make_uint4(0, 0, 0, 0);
+  }
+#pragma unroll
+  for (int u = 0; u < XU; ++u) {
+    const int i = threadIdx.x + u * THREADS; // x[8i .. 8i + 7]: a quarter of q4_0 block i / 4
+    if (i >= K / 8) break;                   // whole warps (K / 8 is a multiple of 32)
+    const int k = 8 * i, b = k >> 5, hi = (k >> 4) & 1, g = b >> 3;
+    const int byte = 18 * (b & 7) + 2 + (k & 15); // where qs[k & 15 ..] of block b lie
+    const unsigned h[4] = {xv[u].x, xv[u].y, xv[u].z, xv[u].w};
+    float sum = 0.f;
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&h[e]));
+      put(g, byte + 2 * e, hi, f.x);
+      put(g, byte + 2 * e + 1, hi, f.y);
+      sum += f.x + f.y;
+    }
     if ((k & 31) == 0) // the 4 nibbles of block b's scale
       for (int z = 0; z < 4; ++z) put(g, byte - 2 + (z >> 1), z & 1, 0.f);
-    float sum = f.x + f.y; // the 16 lanes of one q4_0 block
-#pragma unroll
-    for (int o = 8; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+    sum += __shfl_xor_sync(0xffffffffu, sum, 1); // the 4 lanes of one q4_0 block
+    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
     if ((k & 31) == 0) cb[b] = -8.f * 0x1p-49f * sum; // sum (q - 8) x = sum q x - 8 sum x
   }
   __syncthreads();
