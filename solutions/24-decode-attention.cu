@@ -16,12 +16,15 @@
 // its weight exp2(s - m) are computed once, on that lane, and 16 shuffles hand the weights to the
 // group. (Other shapes use the plain xor tree, every lane computing every weight.) Each lane keeps,
 // per query head, the running max m and its 8 elements of acc = sum exp2(s - m) * v; the sum l is
-// kept per owning lane and gathered at the end. Keys past lens[b] are never loaded (their score is
-// -inf and their V stays 0, so NaN in the padding cannot leak in as 0 * NaN). At the end of the
+// kept per owning lane and gathered at the end. Keys past lens[b] are copied as zeros (their
+// score is -inf and their V is 0, so NaN in the padding cannot leak in as 0 * NaN); the first
+// round's copies go out before lens[b] is back, and a round that reached past it is copied again.
+// At the end of the
 // chunk the lane groups merge their states with shuffles, the warps through shared memory, and the
 // block writes one (m, l) pair and D sums per query head to the workspace. decode_combine, one
-// block per (query head, sequence), rescales the cdiv(lens[b], CHUNK) partials to their common max
-// and writes acc / l as bf16.
+// block per (query head, sequence), reads all its partial slots at once with lens[b] (up to 8; more
+// take the plain loop), rescales the cdiv(lens[b], F * CHUNK) written ones to their common max and
+// writes acc / l as bf16.
 // Run:  warpbook check 24-decode-attention solutions/24-decode-attention.cu
 //       warpbook predict 24-decode-attention solutions/24-decode-attention.cu
 //
@@ -121,7 +124,16 @@
 // occupancy (the plain loads capped at 4 blocks an SM, 469.2) is what is left; the frame around
 // the loads costs about as much as the arithmetic. The pieces brought in by 256-byte bulk copies
 // (cp.async.bulk, one a key and head) instead of the lanes' cp.async: 595.2 beside 493.1.
-// measured: 493.15 us on NVIDIA H200
+// Session 17 (2026-11-29, `warpbook check`, two calls, each with two rounds): a block's start
+// waited on memory twice, first for lens[b] and then for its first round; now the first round,
+// q and lens[b] are in flight together (502.1 -> 500.8 and 492.9 -> 491.2 us), and the combine
+// waits once instead of three times (-> 500.1). The split kernel alone (the combine an empty
+// kernel) took 489.0 us beside this file's previous version's 493.3: the combine and its launch
+// cost 4.3 us. PyTorch's SDPA took 491.7 and 501.6 us in those calls (`ROWS=24 ... torch`),
+// beside the previous version's 493.1 and 502.3. This file in a third call: 490.59 us in the gpu
+// test of the puzzles (94.5% of the speed of light, gold); in the side-by-side run 490.8 against
+// SDPA's 490.0, level still (issue 12 asks for at least as fast).
+// measured: 490.59 us on NVIDIA H200
 // @tune BLOCK=128
 // @tune CHUNK=512
 #define STAGES 2 // rounds in the ring: one computed while the next one's copies are in flight
@@ -196,14 +208,39 @@ split_body(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict_
     if (lin >= SF * gridDim.y * gridDim.z) return;
     s = lin % SF, h = (lin / SF) % gridDim.y, b = lin / (SF * gridDim.y);
   }
-  const int n = lens[b];
   const int k0 = s * F * CHUNK;
-  if (k0 >= n) return; // the combine reads only cdiv(lens[b], F * CHUNK) partials
-  const int k1 = min(k0 + F * CHUNK, n);
+  const int kend = min(k0 + F * CHUNK, L); // the chunks' keys, before lens[b] is known
+  if (k0 >= kend) return;
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
   const int grp = lane / T, t = lane % T;
-
-  // q rows of the group, this lane's 8 elements, scaled into base-2 logits.
+  const long long rs = (long long)Hkv * D; // elements from one key to the next
+  const __nv_bfloat16* kb = k + ((long long)b * L * Hkv + h) * D + t * 8;
+  const __nv_bfloat16* vb = v + ((long long)b * L * Hkv + h) * D + t * 8;
+  // Each lane copies exactly the 16-byte pieces it will read (its U keys' K and V) into its own
+  // slots of a STAGES-round ring in shared memory, STAGES - 1 rounds ahead: the bytes in flight
+  // cost no registers, and no other thread touches the slots, so no barrier is needed.
+  static_assert(U <= 4, "the ring holds 4 keys' pieces a lane a round");
+  constexpr int RK = NW * KW * U; // keys per round
+  auto issue = [&](int r, int lim) {
+    uint4* slot = ring + (r % STAGES) * (2 * 4 * BLOCK) + threadIdx.x;
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int ju = k0 + r * RK + (u * NW + w) * KW + grp;
+      const bool in = ju < lim;
+      const long long o = in ? ju * rs : 0;
+      cp16(slot + (2 * u) * BLOCK, kb + o, in);
+      cp16(slot + (2 * u + 1) * BLOCK, vb + o, in);
+    }
+  };
+  // The first rounds go out before lens[b] is back (keys below L lie inside the cache, so the
+  // copies are safe): a block's start costs one wait on memory, not two.
+#pragma unroll
+  for (int r = 0; r < STAGES - 1; ++r) {
+    issue(r, kend);
+    cp_commit();
+  }
+  // q rows of the group, this lane's 8 elements, scaled into base-2 logits (read
+  // while lens[b] and the first copies are on their way).
   const float qs = 1.4426950408889634f / sqrtf((float)D);
   float qf[G][8];
 #pragma unroll
@@ -218,6 +255,22 @@ split_body(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict_
       qf[g][2 * e + 1] = f.y * qs;
     }
   }
+  const int n = lens[b];
+  if (k0 >= n) { // the combine reads only cdiv(lens[b], F * CHUNK) partials
+    cp_wait<0>();
+    return;
+  }
+  const int k1 = min(kend, n);
+  if (k1 < k0 + (STAGES - 1) * RK) {
+    // Keys past lens[b] were copied: their V may be NaN and must read as 0. Copy those rounds
+    // again, zeros past k1, once the first copies have landed (the lane's own slots).
+    cp_wait<0>();
+#pragma unroll
+    for (int r = 0; r < STAGES - 1; ++r) issue(r, k1);
+    cp_commit();
+  }
+  const int nr = (k1 - k0 + RK - 1) / RK;
+
   float m[G], l[G], acc[G][8];
   float m_own = -INFINITY,
         l_own = 0.f; // reduce-scatter path: the running max and sum of head t % G
@@ -229,34 +282,9 @@ split_body(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict_
     for (int e = 0; e < 8; ++e) acc[g][e] = 0.f;
   }
 
-  const long long rs = (long long)Hkv * D; // elements from one key to the next
-  const __nv_bfloat16* kb = k + ((long long)b * L * Hkv + h) * D + t * 8;
-  const __nv_bfloat16* vb = v + ((long long)b * L * Hkv + h) * D + t * 8;
-  // Each lane copies exactly the 16-byte pieces it will read (its U keys' K and V) into its own
-  // slots of a STAGES-round ring in shared memory, STAGES - 1 rounds ahead: the bytes in flight
-  // cost no registers, and no other thread touches the slots, so no barrier is needed.
-  static_assert(U <= 4, "the ring holds 4 keys' pieces a lane a round");
-  constexpr int RK = NW * KW * U; // keys per round
-  const int nr = (k1 - k0 + RK - 1) / RK;
-  auto issue = [&](int r) {
-    uint4* slot = ring + (r % STAGES) * (2 * 4 * BLOCK) + threadIdx.x;
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const int ju = k0 + r * RK + (u * NW + w) * KW + grp;
-      const bool in = ju < k1;
-      const long long o = in ? ju * rs : 0;
-      cp16(slot + (2 * u) * BLOCK, kb + o, in);
-      cp16(slot + (2 * u + 1) * BLOCK, vb + o, in);
-    }
-  };
-#pragma unroll
-  for (int r = 0; r < STAGES - 1; ++r) {
-    if (r < nr) issue(r);
-    cp_commit();
-  }
   for (int r = 0; r < nr; ++r) {
     const int base = k0 + r * RK;
-    if (r + STAGES - 1 < nr) issue(r + STAGES - 1);
+    if (r + STAGES - 1 < nr) issue(r + STAGES - 1, k1);
     cp_commit();
     cp_wait<STAGES - 1>(); // this thread's copies of round r have landed
     uint4 kr[U], vr[U];
@@ -497,17 +525,43 @@ extern "C" __global__ void decode_combine(const __nv_bfloat16* __restrict__ q,
                                           int L, int D) {
   const int hq = blockIdx.x, b = blockIdx.y, d = threadIdx.x;
   const int S = (L + CHUNK - 1) / CHUNK;
-  const int F = chunks_per_block(S * Hkv * B), ns = (lens[b] + F * CHUNK - 1) / (F * CHUNK);
+  const int F = chunks_per_block(S * Hkv * B), SF = (S + F - 1) / F;
   const long long p0 = ((long long)b * Hq + hq) * S;
   const float* ml = part + (long long)B * Hq * S * D + 2 * p0;
   if (d >= D) return;
-  float mx = -INFINITY;
-  for (int s = 0; s < ns; ++s) mx = fmaxf(mx, ml[2 * s]);
-  float lt = 0.f, at = 0.f;
-  for (int s = 0; s < ns; ++s) {
-    const float c = ex2(ml[2 * s] - mx); // every partial saw at least one key: m is finite
-    lt += ml[2 * s + 1] * c;
-    at += part[(p0 + s) * D + d] * c;
+  float mx = -INFINITY, lt = 0.f, at = 0.f;
+  if (SF <= 8) {
+    // Every partial slot is read at once, with lens[b] (lane i < 2 SF reads word i of the (m, l)
+    // pairs, shuffles share them): one wait on memory instead of three. Slots past
+    // cdiv(lens[b], F * CHUNK) were never written (garbage) and are dropped by selects.
+    const int lane = d & 31;
+    const float mlv = lane < 2 * SF ? ml[lane] : 0.f;
+    float av[8];
+#pragma unroll
+    for (int i = 0; i < 8; ++i) av[i] = i < SF ? part[(p0 + i) * D + d] : 0.f;
+    const int ns = (lens[b] + F * CHUNK - 1) / (F * CHUNK);
+    float mv[8], lv[8];
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      mv[i] = __shfl_sync(0xffffffffu, mlv, 2 * i);
+      lv[i] = __shfl_sync(0xffffffffu, mlv, 2 * i + 1);
+      if (i < ns) mx = fmaxf(mx, mv[i]);
+    }
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      const bool use = i < ns;
+      const float c = use ? ex2(mv[i] - mx) : 0.f; // every partial saw at least one key
+      lt += use ? lv[i] * c : 0.f;
+      at += use ? av[i] * c : 0.f;
+    }
+  } else {
+    const int ns = (lens[b] + F * CHUNK - 1) / (F * CHUNK);
+    for (int s = 0; s < ns; ++s) mx = fmaxf(mx, ml[2 * s]);
+    for (int s = 0; s < ns; ++s) {
+      const float c = ex2(ml[2 * s] - mx); // every partial saw at least one key: m is finite
+      lt += ml[2 * s + 1] * c;
+      at += part[(p0 + s) * D + d] * c;
+    }
   }
   out[((long long)b * Hq + hq) * D + d] = __float2bfloat16(at / lt);
 }
