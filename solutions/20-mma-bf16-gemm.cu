@@ -107,6 +107,11 @@
 // Session 9 (2026-11-28, an H100, beside this file's 312.8 and 309.1 us): the mma of a 16-k step
 // issued in a serpentine order (n-tiles reversed on odd m-tiles, for operand reuse) 313.5 us,
 // n-tiles outside and m-tiles inside 318.3 us: ptxas schedules them well enough as written.
+// Larger blocks of 8 warps (64 x 64 warp tiles, one block an SM), this loop, beside this file's
+// 309.2 (session 6) and 307.3-308.7 us (session 18, two rounds): 256 x 128 with 3 stages 308.5 and
+// 308.5-308.8; 256 x 128 x 4 309.6 and 309.5-309.8; 128 x 256 x 3 310.1 and 309.7-310.6; 128 x 256
+// x 4 311.6 and 311.1; 128 x 256 at BK 32 x 5 317.6. A quarter fewer bytes copied per FLOP buys
+// nothing: the copies into shared memory are not what holds the tensor cores back.
 // measured: 307.06 us on NVIDIA H200
 // @tune BM=128
 // @tune BN=128

@@ -133,6 +133,12 @@
 // beside the previous version's 493.1 and 502.3. This file in a third call: 490.59 us in the gpu
 // test of the puzzles (94.5% of the speed of light, gold); in the side-by-side run 490.8 against
 // SDPA's 490.0, level still (issue 12 asks for at least as fast).
+// Session 18 (2026-11-29): in the complete side-by-side run of all 34 puzzles 490.3 us against
+// SDPA's 492.9 (1.01x, the bar met by a hair: about the spread between two runs); 490.40 in the gpu
+// test. Beside this file's 490.37-490.50 (`warpbook check`, two rounds in one call): the two
+// tidy-ups of session 17's review (`ns` computed once above the combine's branches, the never-taken
+// `k0 >= kend` exit dropped) 491.25 and 491.33, so the file keeps them as they are; a 3-round ring
+// (48 KB a block, its re-copy committed one group a round) 495.0 and 495.3.
 // measured: 490.59 us on NVIDIA H200
 // @tune BLOCK=128
 // @tune CHUNK=512

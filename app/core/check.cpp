@@ -923,6 +923,12 @@ CheckReport check_impl(const Puzzle& p, const std::string& source, const std::st
   };
   for (size_t i = 0; i < cases.size(); ++i) {
     if (opt.only_case && i != *opt.only_case) continue;
+    // A kernel already wrong is not run again at the perf size (unless its time is wanted): that
+    // run says nothing new, and a slow wrong kernel there (a naive attention at 8192 tokens) can
+    // take the whole case time limit and end the runner.
+    if (is_gpu && !run_sizes && i == p.cases.size() && rep.verdict != Verdict::passed &&
+        !opt.time_wrong_answers)
+      break;
     progress(fmt::format("case {} of {}", i + 1, cases.size()), int(i), int(cases.size()));
     bool last_case = i + 1 == cases.size();
     CaseReport cr =
