@@ -138,7 +138,10 @@
 // test. Beside this file's 490.37-490.50 (`warpbook check`, two rounds in one call): the two
 // tidy-ups of session 17's review (`ns` computed once above the combine's branches, the never-taken
 // `k0 >= kend` exit dropped) 491.25 and 491.33, so the file keeps them as they are; a 3-round ring
-// (48 KB a block, its re-copy committed one group a round) 495.0 and 495.3.
+// (48 KB a block) 495.0 and 495.3. That version found a bug at STAGES = 3: the re-copy of the first
+// rounds went out as one group, so the loop's first wait let round 0 be read before it landed
+// (NaN from the padding, on the simulator). It now commits a group a round, as the first copies
+// do; at STAGES = 2 the PTX is the same, byte for byte (nvcc -ptx of both files).
 // measured: 490.59 us on NVIDIA H200
 // @tune BLOCK=128
 // @tune CHUNK=512
@@ -272,8 +275,10 @@ split_body(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict_
     // again, zeros past k1, once the first copies have landed (the lane's own slots).
     cp_wait<0>();
 #pragma unroll
-    for (int r = 0; r < STAGES - 1; ++r) issue(r, k1);
-    cp_commit();
+    for (int r = 0; r < STAGES - 1; ++r) {
+      issue(r, k1);
+      cp_commit(); // a group a round, as the first copies were: the loop's waits count rounds
+    }
   }
   const int nr = (k1 - k0 + RK - 1) / RK;
 
