@@ -72,7 +72,10 @@
 // cuts the L2 reads by a quarter. With one barrier a k-step that gain went to the tensor cores
 // idling at every barrier (no other block to fill in); synchronised per slot it stays.
 // Shared memory: 4 x (256 + 128) x 64 x 2 B = 196608 B per block (and 64 B of mbarriers), one
-// block per SM. Grid at 4096^3: 32 x 16 = 512 blocks over 132 SMs (3.9 waves).
+// block per SM. Grid at 4096^3: 32 x 16 = 512 blocks over 132 SMs (3.9 waves). That much shared
+// memory is a Hopper's (227 KB a block); the code is Ampere's (cp.async, ldmatrix, mma.sync and
+// mbarriers all run on sm_80), so on an A100 (163 KB) take STAGES = 3, on an RTX 4090 (99 KB)
+// STAGES = 2. On sm_90 the file compiles to the same machine code as the one timed below.
 //
 // Napkin maths (H200): 137.4 GFLOP at 989 TFLOP/s (datasheet, dense bf16) = 139 us; at the
 // mma.sync ceiling `warpbook probe` measured (646 TFLOP/s) 213 us; the gold bar (0.45 x 989 =
@@ -206,24 +209,35 @@ __device__ __forceinline__ void mma_bf16(float (&c)[4], const unsigned (&a)[4], 
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
+// The mbarriers in their sm_80 forms (Ampere has them), but for the wait: sm_90's try_wait lets
+// the hardware suspend the thread until the phase completes (or a time limit passes); sm_80's
+// test_wait only looks, so there the loop polls.
 __device__ __forceinline__ void mbar_init(unsigned bar, unsigned count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+  asm volatile("mbarrier.init.shared.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
 }
 __device__ __forceinline__ void mbar_arrive(unsigned bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+  asm volatile("{ .reg .b64 st; mbarrier.arrive.shared.b64 st, [%0]; }" ::"r"(bar) : "memory");
 }
 // One arrival on bar once every cp.async this thread has issued so far has landed.
 __device__ __forceinline__ void mbar_arrive_copies(unsigned bar) {
-  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(bar) : "memory");
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];" ::"r"(bar) : "memory");
 }
 __device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
   unsigned ok;
   do {
+#if __CUDA_ARCH__ >= 900
     asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; "
                  "selp.u32 %0, 1, 0, p; }"
                  : "=r"(ok)
                  : "r"(bar), "r"(parity)
                  : "memory");
+#else
+    asm volatile("{ .reg .pred p; mbarrier.test_wait.parity.shared.b64 p, [%1], %2; "
+                 "selp.u32 %0, 1, 0, p; }"
+                 : "=r"(ok)
+                 : "r"(bar), "r"(parity)
+                 : "memory");
+#endif
   } while (!ok);
 }
 
