@@ -435,11 +435,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB)
   __syncthreads();
   if (!warp_busy) return;
   const int g = lane / 4, t = lane % 4;
-  constexpr int WARPS = THREADS / 32, CCH = WN / 4; // 16-byte chunks of a warp tile row
+  constexpr int NWARPS = THREADS / 32, CCH = WN / 4; // 16-byte chunks of a warp tile row
   // Chunk c of row r sits at c ^ 2 (r % CSW): the 4 rows of a half-warp's float2 stores fall in
   // different bank groups, and the 8 chunks a quarter-warp's float4 reads are a permutation.
   constexpr int CSW = CCH < 8 ? CCH / 2 : 4;
-  constexpr bool STAGED = WARPS * 16 * WN * 4 <= STAGES * (A_TILE + B_TILE) * 2;
+  constexpr bool STAGED = NWARPS * 16 * WN * 4 <= STAGES * (A_TILE + B_TILE) * 2;
   if constexpr (STAGED) {
     float* cs = reinterpret_cast<float*>(smem_raw) + warp * 16 * WN;
     constexpr int RPI = 32 / CCH < 1 ? 1 : 32 / CCH; // rows per store instruction

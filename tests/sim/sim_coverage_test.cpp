@@ -69,7 +69,8 @@ TEST_CASE("every instruction of the corpus, the puzzles and the solutions is sim
         bool must = f.string().find("starter") == std::string::npos;
         std::string log;
         for (auto& d : prog.diagnostics) log += d.str() + "\n";
-        if (must) FAIL_CHECK(f.string() << " does not compile for " << arch << ":\n" << log);
+        if (must)
+          FAIL_CHECK(f.string() << " does not compile for " << std::string(arch) << ":\n" << log);
         continue;
       }
       auto mod = wb::sim::load_module(prog.ptx);
