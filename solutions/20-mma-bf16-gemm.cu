@@ -222,22 +222,18 @@ __device__ __forceinline__ void mbar_arrive(unsigned bar) {
 __device__ __forceinline__ void mbar_arrive_copies(unsigned bar) {
   asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];" ::"r"(bar) : "memory");
 }
+#if __CUDA_ARCH__ >= 900
+#define MBAR_WAIT_PARITY "mbarrier.try_wait.parity.shared::cta.b64"
+#else
+#define MBAR_WAIT_PARITY "mbarrier.test_wait.parity.shared.b64"
+#endif
 __device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
   unsigned ok;
   do {
-#if __CUDA_ARCH__ >= 900
-    asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; "
-                 "selp.u32 %0, 1, 0, p; }"
+    asm volatile("{ .reg .pred p; " MBAR_WAIT_PARITY " p, [%1], %2; selp.u32 %0, 1, 0, p; }"
                  : "=r"(ok)
                  : "r"(bar), "r"(parity)
                  : "memory");
-#else
-    asm volatile("{ .reg .pred p; mbarrier.test_wait.parity.shared.b64 p, [%1], %2; "
-                 "selp.u32 %0, 1, 0, p; }"
-                 : "=r"(ok)
-                 : "r"(bar), "r"(parity)
-                 : "memory");
-#endif
   } while (!ok);
 }
 
@@ -442,7 +438,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB)
   constexpr bool STAGED = NWARPS * 16 * WN * 4 <= STAGES * (A_TILE + B_TILE) * 2;
   if constexpr (STAGED) {
     float* cs = reinterpret_cast<float*>(smem_raw) + warp * 16 * WN;
-    constexpr int RPI = 32 / CCH < 1 ? 1 : 32 / CCH; // rows per store instruction
+    constexpr int RPI = 32 / CCH; // rows per store instruction (CCH <= 32)
     const int rr = lane / CCH, cc4 = lane % CCH;
     const int c = bn + wn * WN + cc4 * 4;
     const bool quad = (N % 4) == 0 && c + 3 < N;
@@ -460,7 +456,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB)
 #pragma unroll
       for (int q = 0; q < 16; q += RPI) {
         const int r = q + rr, gr = bm + wm * WM + i * 16 + r;
-        if (r < 16 && gr < M) {
+        if (gr < M) {
           const float4 v =
               *reinterpret_cast<const float4*>(cs + r * WN + ((cc4 ^ ((r % CSW) << 1)) << 2));
           float* out = C + (long long)gr * N + c;
