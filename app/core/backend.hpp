@@ -147,6 +147,10 @@ struct RunPlan {
   bool shuffle_warps = false;      // simulator: vary warp order to shake out races
   uint64_t seed = 0;
   bool counters = true; // simulator: gather counters (a little slower)
+  // The puzzle's own reference: only its outputs are wanted, so the simulator skips what it
+  // watches a learner's kernel for (shared-memory races, local and shared variables' bounds, which
+  // thread wrote each element). Accesses outside every allocation still fault.
+  bool trusted = false;
 };
 
 enum class FaultKind {

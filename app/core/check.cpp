@@ -577,6 +577,7 @@ CaseReport run_case(const Puzzle& p, const Case& c, const Env& learner_env, cons
   rp.timeout_s = opt.case_timeout_s;
   rp.seed = seed;
   rp.counters = false;
+  rp.trusted = true;
   RunResult rr = backend.run(rp);
   step("reference run");
   if (rr.fault) {

@@ -177,23 +177,37 @@ inline uint64_t round_double(double d, int tail, const FFmt& fmt, RoundOpts o) {
   return round_exact(neg, m, e, t, fmt, o);
 }
 
-// Bits of a format -> double (exact: every narrower format embeds in double).
+// Bits of a format -> double (exact: every narrower format embeds in double). Built from bits, not
+// with ldexp: tensor-core and conversion loops call this for every element they touch.
 inline double fmt_to_double(uint64_t b, const FFmt& fmt) {
-  int bias = (1 << (fmt.ebits - 1)) - 1;
-  bool neg = (b >> (fmt.ebits + fmt.mbits)) & 1;
-  uint64_t ex = (b >> fmt.mbits) & ((1ull << fmt.ebits) - 1);
-  uint64_t man = b & ((1ull << fmt.mbits) - 1);
-  double v;
-  if (fmt.ieee_inf && ex == (1ull << fmt.ebits) - 1) {
-    v = man ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
-  } else if (!fmt.ieee_inf && ex == (1ull << fmt.ebits) - 1 && man == (1ull << fmt.mbits) - 1) {
-    v = std::numeric_limits<double>::quiet_NaN();
-  } else if (ex == 0) {
-    v = std::ldexp(double(man), 1 - bias - fmt.mbits);
-  } else {
-    v = std::ldexp(double(man | (1ull << fmt.mbits)), int(ex) - bias - fmt.mbits);
+  const int bias = (1 << (fmt.ebits - 1)) - 1;
+  const uint64_t sign = ((b >> (fmt.ebits + fmt.mbits)) & 1) << 63;
+  const uint64_t emax = (1ull << fmt.ebits) - 1;
+  const uint64_t ex = (b >> fmt.mbits) & emax;
+  const uint64_t man = b & ((1ull << fmt.mbits) - 1);
+  if (fmt.ieee_inf && ex == emax) {
+    double v =
+        man ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
+    return sign ? -v : v;
   }
-  return neg ? -v : v;
+  if (!fmt.ieee_inf && ex == emax && man == (1ull << fmt.mbits) - 1)
+    return sign ? -std::numeric_limits<double>::quiet_NaN()
+                : std::numeric_limits<double>::quiet_NaN();
+  if (ex == 0) {
+    if (man == 0) return std::bit_cast<double>(sign);
+    // A subnormal: man * 2^(1 - bias - mbits), exact in double (a power of two times an integer
+    // of at most 52 bits); the power is a normal double for every format narrower than double.
+    const int e = 1 - bias - fmt.mbits;
+    if (e < -1022) return std::bit_cast<double>(sign) + std::ldexp(double(man), e);
+    const double v = double(man) * std::bit_cast<double>(uint64_t(e + 1023) << 52);
+    return sign ? -v : v;
+  }
+  const int64_t e = int64_t(ex) - bias + 1023;
+  if (fmt.mbits > 52 || e <= 0 || e >= 2047) { // not representable as a normal double's fields
+    double v = std::ldexp(double(man | (1ull << fmt.mbits)), int(ex) - bias - fmt.mbits);
+    return sign ? -v : v;
+  }
+  return std::bit_cast<double>(sign | (uint64_t(e) << 52) | (man << (52 - fmt.mbits)));
 }
 
 inline float h2f(uint16_t h) {

@@ -491,6 +491,7 @@ struct LaunchCtx {
   int launch_index = 0;
   bool count = true;
   bool shuffle = false;
+  bool trusted = false; // RunPlan::trusted: no race or variable-bounds tracking
   uint64_t seed = 0;
   uint64_t budget = 0;      // warp instructions for the launch
   uint64_t warp_budget = 0; // warp instructions for any one warp

@@ -1,5 +1,6 @@
 // Conversions (cvt, every type pair PTX allows, every rounding mode, .sat/.satfinite/.relu/.ftz,
 // packed f16x2/bf16x2 and fp8 x2 forms), address-space conversions (cvta, isspacep).
+#include "fp_fast.hpp"
 #include "ops_common.hpp"
 
 #include <limits>
@@ -169,6 +170,18 @@ struct F32FromS32 {
 struct F32FromU32 {
   static uint64_t f(uint64_t a) { return bits(float(uint32_t(a))); }
 };
+struct F32FromF16 {
+  static uint64_t f(uint64_t a) { return f16_to_f32_bits(uint16_t(a)); }
+};
+struct F32FromBF16 {
+  static uint64_t f(uint64_t a) { return bf16_to_f32_bits(uint16_t(a)); }
+};
+struct F16FromF32Rn {
+  static uint64_t f(uint64_t a) { return f32_to_f16_rn(uint32_t(a)); }
+};
+struct BF16FromF32Rn {
+  static uint64_t f(uint64_t a) { return f32_to_bf16_rn(uint32_t(a)); }
+};
 struct F64FromF32 {
   static uint64_t f(uint64_t a) {
     float x = f32(a);
@@ -197,6 +210,11 @@ int h_cvt_pack2(Exec&, Warp& w, const Inst& in, uint32_t m) {
   int sh = (in.ty == Ty::f16x2 || in.ty == Ty::bf16x2) ? 16 : 8;
   RoundOpts o{in.rnd == Rnd::none ? Rnd::rn : in.rnd, bool(in.flags & kSatFinite),
               bool(in.flags & kRelu)};
+  if (o.mode == Rnd::rn && !o.satfinite && !o.relu && sh == 16) { // the common packs, exactly
+    auto rn = f == &kF16 ? f32_to_f16_rn : f32_to_bf16_rn;
+    each_lane(m, [&](int l) { d[l] = uint64_t(rn(uint32_t(a[l]))) << 16 | rn(uint32_t(b[l])); });
+    return kNext;
+  }
   each_lane(m, [&](int l) {
     uint64_t hi = round_double(f32(a[l]), 0, *f, o), lo = round_double(f32(b[l]), 0, *f, o);
     d[l] = (hi << sh) | lo;
@@ -351,6 +369,10 @@ bool decode_cvt(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Instr&
     if (dt == Ty::f32 && st == Ty::s32 && rn) return I.fn = un_fn<F32FromS32>(), true;
     if (dt == Ty::f32 && st == Ty::u32 && rn) return I.fn = un_fn<F32FromU32>(), true;
     if (dt == Ty::f64 && st == Ty::f32) return I.fn = un_fn<F64FromF32>(), true;
+    if (dt == Ty::f32 && st == Ty::f16) return I.fn = un_fn<F32FromF16>(), true;
+    if (dt == Ty::f32 && st == Ty::bf16) return I.fn = un_fn<F32FromBF16>(), true;
+    if (dt == Ty::f16 && st == Ty::f32 && rn) return I.fn = un_fn<F16FromF32Rn>(), true;
+    if (dt == Ty::bf16 && st == Ty::f32 && rn) return I.fn = un_fn<BF16FromF32Rn>(), true;
     if (dt == Ty::f64 && st == Ty::s32) return I.fn = un_fn<F64FromS32>(), true;
     if (dt == Ty::f32 && st == Ty::f64 && rn) return I.fn = un_fn<F32FromF64>(), true;
   }

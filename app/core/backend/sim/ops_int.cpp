@@ -413,6 +413,13 @@ int h_pack(Exec& x, Warp& w, const Inst& in, uint32_t m) {
   const uint32_t* rows = x.P->lists.data() + in.target;
   int n = in.vec, eb = in.width * 8;
   uint64_t emask = eb >= 64 ? ~0ull : ((1ull << eb) - 1);
+  if (n == 2 && eb <= 32) { // the common {lo, hi}: a b16 pair into b32, a b32 pair into b64
+    const uint64_t *a = w.row(rows[0]), *b = w.row(rows[1]);
+    uint64_t v[kWarpSize];
+    for (int l = 0; l < kWarpSize; ++l) v[l] = (a[l] & emask) | (b[l] & emask) << eb;
+    each_lane_ew(m, [&](int l) { d[l] = v[l]; }); // d may be a or b
+    return kNext;
+  }
   each_lane(m, [&](int l) {
     uint64_t v = 0;
     for (int k = 0; k < n; ++k) v |= (w.rv(rows[k], l) & emask) << (k * eb);

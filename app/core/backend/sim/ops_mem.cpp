@@ -280,6 +280,13 @@ template <Space S, bool Store> int h_access(Exec& x, Warp& w, const Inst& in, ui
   int llane[kWarpSize];
   int ng = 0, nsh = 0, nl = 0;
   uint32_t gmask = 0, smask = 0;
+  // Whether the decoder traced this access to a variable whose bounds can be checked (once per
+  // instruction, not per lane).
+  bool vars = false;
+  if (x.track_races && S != Space::global && S != Space::konst) {
+    const InstInfo& inf = info_of(x, in);
+    vars = inf.shared_sym >= 0 || inf.local_frame != kNoRow;
+  }
   for (uint32_t mm = m; mm; mm &= mm - 1) {
     int l = std::countr_zero(mm);
     uint64_t a = base[l] + uint64_t(in.imm);
@@ -309,7 +316,7 @@ template <Space S, bool Store> int h_access(Exec& x, Warp& w, const Inst& in, ui
       p = generic_ptr(x, w, in, l, a, n, Store, sp);
     }
     if (!p) return kStop;
-    if (x.track_races && (sp == Space::shared || sp == Space::local)) {
+    if (vars && (sp == Space::shared || sp == Space::local)) {
       uint64_t off = sp == Space::shared
                          ? uint64_t(p - x.B->shared)
                          : uint64_t(p - (w.local + size_t(l) * x.P->local_per_thread));
@@ -615,6 +622,49 @@ template <bool Store> ExecFn pick_shared1(uint32_t w) {
     return &h_shared1<Store, 4>;
   case 8:
     return &h_shared1<Store, 8>;
+  default:
+    return nullptr;
+  }
+}
+
+// A scalar local load or store of W bytes (a thread's own array indexed at run time: a
+// reference's accumulators, a learner's per-thread row). Aligned and inside the frame, it goes
+// straight to the lane's memory; a run that checks variables' bounds or records a trace, or any
+// lane outside, takes h_access's full path, which says what went wrong.
+template <bool Store, uint32_t W> int h_local1(Exec& x, Warp& w, const Inst& in, uint32_t m) {
+  if (!m) return kNext;
+  const uint32_t size = x.P->local_per_thread;
+  if (x.track_races || w.trace || size < W) return h_access<Space::local, Store>(x, w, in, m);
+  const uint64_t* base = base_row(w, in);
+  const uint64_t disp = uint64_t(in.imm), limit = size - W;
+  bool inside = each_lane_while(m, [&](int l) {
+    const uint64_t a = base[l] + disp;
+    return a <= limit && (a & (W - 1)) == 0;
+  });
+  if (!inside) return h_access<Space::local, Store>(x, w, in, m);
+  uint64_t* reg = w.row(in.r[0]);
+  const Ext sign = sign_ext(in);
+  std::byte* frame = w.local;
+  each_lane(m, [&](int l) {
+    std::byte* p = frame + size_t(l) * size + (base[l] + disp);
+    if constexpr (Store)
+      store_value(p, reg[l], W);
+    else
+      reg[l] = load_value(p, W, sign);
+  });
+  return kNext;
+}
+
+template <bool Store> ExecFn pick_local1(uint32_t w) {
+  switch (w) {
+  case 1:
+    return &h_local1<Store, 1>;
+  case 2:
+    return &h_local1<Store, 2>;
+  case 4:
+    return &h_local1<Store, 4>;
+  case 8:
+    return &h_local1<Store, 8>;
   default:
     return nullptr;
   }
@@ -994,6 +1044,8 @@ bool decode_mem(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Instr&
       if (ExecFn f = store ? pick_global1<true>(I.width) : pick_global1<false>(I.width)) I.fn = f;
     if (a.space == Space::shared && I.vec == 1 && val.kind != ptx::Operand::Kind::vec)
       if (ExecFn f = store ? pick_shared1<true>(I.width) : pick_shared1<false>(I.width)) I.fn = f;
+    if (a.space == Space::local && I.vec == 1 && val.kind != ptx::Operand::Kind::vec)
+      if (ExecFn f = store ? pick_local1<true>(I.width) : pick_local1<false>(I.width)) I.fn = f;
     if (a.space == Space::global || a.space == Space::generic)
       info.mem = store ? MemKind::store : MemKind::load;
     return true;

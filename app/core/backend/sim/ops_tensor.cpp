@@ -270,13 +270,19 @@ int h_mma(Exec& x, Warp& w, const Inst& in, uint32_t m) {
       Cm[r * N + c] = elem_value(fc.get(w, l, i), ct);
     }
   }
+  // Each D[r][c] sums its products in k order and adds C last, as a dot product would; the loops
+  // run k outside c so that the compiler can vectorise along a row of B.
   double D[32 * 32];
-  for (int r = 0; r < M; ++r)
-    for (int c = 0; c < N; ++c) {
-      double acc = 0;
-      for (int k = 0; k < K; ++k) acc += A[r * K + k] * B[k * N + c];
-      D[r * N + c] = acc + Cm[r * N + c];
+  for (int r = 0; r < M; ++r) {
+    double* d = D + r * N;
+    std::fill(d, d + N, 0.0);
+    for (int k = 0; k < K; ++k) {
+      const double a = A[r * K + k];
+      const double* b = B + k * N;
+      for (int c = 0; c < N; ++c) d[c] += a * b[c];
     }
+    for (int c = 0; c < N; ++c) d[c] += Cm[r * N + c];
+  }
   for (uint32_t mm = m | w.active; mm; mm &= mm - 1) {
     int l = std::countr_zero(mm);
     for (int i = 0; i < fd.per_lane(); ++i) {

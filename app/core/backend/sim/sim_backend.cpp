@@ -233,7 +233,7 @@ RunResult Simulator::run_locked(const RunPlan& plan, const Sampling* sampling) {
         std::memcpy(r->host, hb.image.data(), hb.image.size());
       }
       r->nelem = hb.data_bytes / r->elem;
-      if (opt_.track_writers && r->nelem)
+      if (opt_.track_writers && !plan.trusted && r->nelem)
         r->writers = static_cast<uint64_t*>(mem.alloc_zeroed(r->nelem * 8));
       buf_region.push_back(r);
       next = (base + img + 65536 + 255) / 256 * 256; // a gap so stray addresses are "outside"
@@ -314,6 +314,7 @@ RunResult Simulator::run_locked(const RunPlan& plan, const Sampling* sampling) {
     L.launch_index = launch;
     L.count = plan.counters;
     L.shuffle = plan.shuffle_warps;
+    L.trusted = plan.trusted;
     L.seed = plan.seed;
     L.buffers = bufs;
     L.deadline = deadline;
