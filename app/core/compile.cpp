@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <dlfcn.h>
 #include <filesystem>
+#include <fstream>
+#include <unistd.h>
 #include <fmt/format.h>
 #include <map>
 #include <mutex>
@@ -197,8 +199,8 @@ struct NvrtcResult {
   std::vector<char> cubin;
 };
 
-NvrtcResult run_nvrtc(const std::string& text, const std::string& file,
-                      const std::vector<std::string>& options, bool want_cubin) {
+NvrtcResult nvrtc_uncached(const std::string& text, const std::string& file,
+                           const std::vector<std::string>& options, bool want_cubin) {
   NvrtcResult r;
   std::vector<const char*> hdr_src, hdr_names;
   for (auto& [n, s] : kShims) hdr_names.push_back(n), hdr_src.push_back(s);
@@ -233,6 +235,106 @@ NvrtcResult run_nvrtc(const std::string& text, const std::string& file,
     }
   }
   nvrtcDestroyProgram(&prog);
+  return r;
+}
+
+// NVRTC's answers, kept on disk under everything that decides them (the text with its prelude and
+// file name, the options, the header shims, NVRTC's version): a reference, a solution or an
+// unchanged file compiles once per machine instead of once per check. The whole key is stored
+// in the entry and compared on reading, so two inputs never share an answer.
+fs::path compile_cache_dir() {
+  if (const char* d = std::getenv("WARPBOOK_CACHE_DIR"); d && *d)
+    return std::string_view(d) == "off" ? fs::path() : fs::path(d) / "nvrtc";
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x)
+    return fs::path(x) / "warpbook" / "nvrtc";
+  if (const char* h = std::getenv("HOME"); h && *h)
+    return fs::path(h) / ".cache" / "warpbook" / "nvrtc";
+  return {};
+}
+
+std::string cache_key(const std::string& text, const std::vector<std::string>& options,
+                      bool want_cubin) {
+  int major = 0, minor = 0;
+  nvrtcVersion(&major, &minor);
+  std::string k = fmt::format("nvrtc {}.{} cubin {}\n", major, minor, want_cubin);
+  for (auto& o : options) k += o + "\n";
+  for (auto& [n, src] : kShims) k += fmt::format("{} {}\n{}\n", n, std::string_view(src).size(), src);
+  k += text;
+  return k;
+}
+
+uint64_t fnv1a(std::string_view s, uint64_t h = 0xcbf29ce484222325ull) {
+  for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ull;
+  return h;
+}
+
+void put_field(std::string& out, std::string_view v) {
+  out += fmt::format("{}\n", v.size());
+  out += v;
+}
+bool get_field(std::string_view& in, std::string& v) {
+  size_t nl = in.find('\n');
+  if (nl == std::string_view::npos) return false;
+  size_t n = 0;
+  for (char c : in.substr(0, nl)) {
+    if (c < '0' || c > '9') return false;
+    n = n * 10 + size_t(c - '0');
+  }
+  in.remove_prefix(nl + 1);
+  if (in.size() < n) return false;
+  v.assign(in.substr(0, n));
+  in.remove_prefix(n);
+  return true;
+}
+
+NvrtcResult run_nvrtc(const std::string& text, const std::string& file,
+                      const std::vector<std::string>& options, bool want_cubin) {
+  const fs::path dir = compile_cache_dir();
+  if (dir.empty()) return nvrtc_uncached(text, file, options, want_cubin);
+  const std::string key = cache_key(text, options, want_cubin);
+  const fs::path path =
+      dir / fmt::format("{:016x}{:016x}", fnv1a(key), fnv1a(key, 0x84222325cbf29ce4ull));
+  {
+    std::ifstream in(path, std::ios::binary);
+    if (in) {
+      std::stringstream ss;
+      ss << in.rdbuf();
+      const std::string data = ss.str();
+      std::string_view v = data;
+      std::string k, status, log, ptx, cubin;
+      if (get_field(v, k) && k == key && get_field(v, status) && get_field(v, log) &&
+          get_field(v, ptx) && get_field(v, cubin)) {
+        NvrtcResult r;
+        r.status = nvrtcResult(std::atoi(status.c_str()));
+        r.log = std::move(log);
+        r.ptx = std::move(ptx);
+        r.cubin.assign(cubin.begin(), cubin.end());
+        return r;
+      }
+    }
+  }
+  NvrtcResult r = nvrtc_uncached(text, file, options, want_cubin);
+  // Only what NVRTC decided from the input is kept (a failure to start it is not).
+  if (r.status != NVRTC_SUCCESS && r.status != NVRTC_ERROR_COMPILATION) return r;
+  std::string out;
+  put_field(out, key);
+  put_field(out, std::to_string(int(r.status)));
+  put_field(out, r.log);
+  put_field(out, r.ptx);
+  put_field(out, std::string_view(r.cubin.data(), r.cubin.size()));
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  // Written aside and renamed: another process reading the entry sees all of it or none.
+  const fs::path tmp = path.string() + fmt::format(".{}.tmp", ::getpid());
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f || !f.write(out.data(), std::streamsize(out.size()))) {
+      fs::remove(tmp, ec);
+      return r;
+    }
+  }
+  fs::rename(tmp, path, ec);
+  if (ec) fs::remove(tmp, ec);
   return r;
 }
 
