@@ -5,6 +5,7 @@
 // fragment layouts the PTX ISA specifies, and ldmatrix.
 // Products of f16/bf16/fp8 inputs are exact in double; the sums are accumulated in double and
 // rounded once, which matches the GPU to within a few ulp (the tensor cores truncate inner sums).
+#include "fp_fast.hpp"
 #include "ops_common.hpp"
 
 #include <algorithm>
@@ -297,6 +298,56 @@ int h_mma(Exec& x, Warp& w, const Inst& in, uint32_t m) {
   return kNext;
 }
 
+// mma.sync.aligned.m16n8k16.row.col.f32.{bf16,f16}.{bf16,f16}.f32, the attention and GEMM
+// puzzles' inner loop: h_mma's arithmetic (products exact in double, summed in k order, C added
+// last, rounded once) with the fragment layout unrolled and the inputs widened by bit operations.
+template <bool BF16> int h_mma_16816_f32(Exec& x, Warp& w, const Inst& in, uint32_t m) {
+  const uint32_t* L = x.P->lists.data();
+  const uint32_t *rd = L + in.r[0], *ra = L + in.r[1], *rb = L + in.r[2], *rc = L + in.r[3];
+  auto widen = [](uint64_t h) {
+    const uint16_t b = uint16_t(h);
+    return double(std::bit_cast<float>(BF16 ? bf16_to_f32_bits(b) : f16_to_f32_bits(b)));
+  };
+  double A[16 * 16], B[16 * 8], C[16 * 8];
+  const uint64_t *a0 = w.row(ra[0]), *a1 = w.row(ra[1]), *a2 = w.row(ra[2]), *a3 = w.row(ra[3]);
+  const uint64_t *b0 = w.row(rb[0]), *b1 = w.row(rb[1]);
+  const uint64_t *c0 = w.row(rc[0]), *c1 = w.row(rc[1]), *c2 = w.row(rc[2]), *c3 = w.row(rc[3]);
+  for (int l = 0; l < kWarpSize; ++l) {
+    const int g = l >> 2, t = 2 * (l & 3);
+    // A: register j holds row g + 8 (j % 2), columns t, t + 1 (+ 8 for j >= 2).
+    A[g * 16 + t] = widen(a0[l]), A[g * 16 + t + 1] = widen(a0[l] >> 16);
+    A[(g + 8) * 16 + t] = widen(a1[l]), A[(g + 8) * 16 + t + 1] = widen(a1[l] >> 16);
+    A[g * 16 + t + 8] = widen(a2[l]), A[g * 16 + t + 9] = widen(a2[l] >> 16);
+    A[(g + 8) * 16 + t + 8] = widen(a3[l]), A[(g + 8) * 16 + t + 9] = widen(a3[l] >> 16);
+    // B: register j holds rows (k) t, t + 1 (+ 8 for j = 1) of column g.
+    B[t * 8 + g] = widen(b0[l]), B[(t + 1) * 8 + g] = widen(b0[l] >> 16);
+    B[(t + 8) * 8 + g] = widen(b1[l]), B[(t + 9) * 8 + g] = widen(b1[l] >> 16);
+    C[g * 8 + t] = f32(c0[l]), C[g * 8 + t + 1] = f32(c1[l]);
+    C[(g + 8) * 8 + t] = f32(c2[l]), C[(g + 8) * 8 + t + 1] = f32(c3[l]);
+  }
+  double D[16 * 8];
+  for (int r = 0; r < 16; ++r) {
+    double* d = D + r * 8;
+    for (int c = 0; c < 8; ++c) d[c] = 0;
+    for (int k = 0; k < 16; ++k) {
+      const double a = A[r * 16 + k];
+      const double* b = B + k * 8;
+      for (int c = 0; c < 8; ++c) d[c] += a * b[c];
+    }
+    for (int c = 0; c < 8; ++c) d[c] += C[r * 8 + c];
+  }
+  auto out = [](double v) {
+    return uint64_t(std::isnan(v) ? 0x7fffffffu : std::bit_cast<uint32_t>(float(v)));
+  };
+  uint64_t *d0 = w.row(rd[0]), *d1 = w.row(rd[1]), *d2 = w.row(rd[2]), *d3 = w.row(rd[3]);
+  for (uint32_t mm = m | w.active; mm; mm &= mm - 1) {
+    const int l = std::countr_zero(mm), g = l >> 2, t = 2 * (l & 3);
+    d0[l] = out(D[g * 8 + t]), d1[l] = out(D[g * 8 + t + 1]);
+    d2[l] = out(D[(g + 8) * 8 + t]), d3[l] = out(D[(g + 8) * 8 + t + 1]);
+  }
+  return kNext;
+}
+
 // ldmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}.shared.b16: list at target (vec regs), r[1] base.
 int h_ldmatrix(Exec& x, Warp& w, const Inst& in, uint32_t m) {
   int num = in.vec;
@@ -435,46 +486,70 @@ int h_wgmma(Exec& x, Warp& w, const Inst& in, uint32_t m) {
             inf.line);
     }
   }
-  // Gather this warp's 16 rows of A (16 x K) and all of B (N x K).
-  double A[16 * 32], B[256 * 32];
+  // Gather this warp's 16 rows of A (16 x K, row-major) and all of B, transposed (K x N), so that
+  // the products below run along a row of D. Inputs are widened by a converter chosen once.
+  double A[16 * 32], BT[32 * 256];
   const uint32_t size = x.B->shared_size;
-  auto gather = [&](int o, int row0, int rows, double* dst) -> bool {
-    const WgDesc& d = dsc[o];
-    for (int r = 0; r < rows; ++r)
-      for (int c = 0; c < K * eb; c += 16) {
-        uint64_t a = wg_addr(d, row0 + r, c);
-        if (a + 16 > size) {
-          raise_fault(x, FaultKind::out_of_bounds,
-                      "wgmma.mma_async's " + std::string(names[o]) + " descriptor (start at " +
-                          "shared offset " + std::to_string(d.start) + ", LBO " +
-                          std::to_string(d.lbo) + ", SBO " + std::to_string(d.sbo) +
-                          ") reaches shared offset " + std::to_string(a) + " for row " +
-                          std::to_string(row0 + r) + ", past the block's " + std::to_string(size) +
-                          " bytes of shared memory" + at_line(inf.line),
-                      inf.line);
-          return false;
+  auto widen_with = [&](auto cv) {
+    auto gather = [&](int o, int row0, int rows, auto put) -> bool {
+      const WgDesc& d = dsc[o];
+      for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < K * eb; c += 16) {
+          uint64_t a = wg_addr(d, row0 + r, c);
+          if (a + 16 > size) {
+            raise_fault(x, FaultKind::out_of_bounds,
+                        "wgmma.mma_async's " + std::string(names[o]) + " descriptor (start at " +
+                            "shared offset " + std::to_string(d.start) + ", LBO " +
+                            std::to_string(d.lbo) + ", SBO " + std::to_string(d.sbo) +
+                            ") reaches shared offset " + std::to_string(a) + " for row " +
+                            std::to_string(row0 + r) + ", past the block's " +
+                            std::to_string(size) + " bytes of shared memory" + at_line(inf.line),
+                        inf.line);
+            return false;
+          }
+          const std::byte* p = x.B->shared + a;
+          for (int b = 0; b < 16; b += eb) {
+            uint32_t v = 0;
+            std::memcpy(&v, p + b, size_t(eb));
+            put(r, (c + b) / eb, cv(v));
+          }
         }
-        const std::byte* p = x.B->shared + a;
-        for (int b = 0; b < 16; b += eb) {
-          uint32_t v = 0;
-          std::memcpy(&v, p + b, size_t(eb));
-          dst[r * K + (c + b) / eb] = elem_value(v, at);
+      return true;
+    };
+    if (areg) {
+      Frag fa{x.P->lists.data() + in.r[1], 4, at};
+      for (int l = 0; l < kWarpSize; ++l)
+        for (int i = 0; i < fa.per_lane(); ++i) {
+          int r, c;
+          mma_a_pos(K, l, i, r, c);
+          A[r * K + c] = cv(fa.get(w, l, i));
         }
-      }
-    return true;
+    } else if (!gather(0, int(16 * wq), 16, [&](int r, int k, double v) { A[r * K + k] = v; })) {
+      return false;
+    }
+    return gather(1, 0, N, [&](int n, int k, double v) { BT[k * N + n] = v; });
   };
-  if (areg) {
-    Frag fa{x.P->lists.data() + in.r[1], 4, at};
-    for (int l = 0; l < kWarpSize; ++l)
-      for (int i = 0; i < fa.per_lane(); ++i) {
-        int r, c;
-        mma_a_pos(K, l, i, r, c);
-        A[r * K + c] = elem_value(fa.get(w, l, i), at);
-      }
-  } else if (!gather(0, int(16 * wq), 16, A)) {
-    return kStop;
+  bool gathered;
+  if (at == FT::bf16)
+    gathered = widen_with(
+        [](uint32_t v) { return double(std::bit_cast<float>(bf16_to_f32_bits(uint16_t(v)))); });
+  else if (at == FT::f16)
+    gathered = widen_with(
+        [](uint32_t v) { return double(std::bit_cast<float>(f16_to_f32_bits(uint16_t(v)))); });
+  else
+    gathered = widen_with([at](uint32_t v) { return elem_value(v, at); });
+  if (!gathered) return kStop;
+  // D = A B: each element sums its products in k order, as a dot product would.
+  double D[16 * 256];
+  for (int r = 0; r < 16; ++r) {
+    double* d = D + r * N;
+    std::fill(d, d + N, 0.0);
+    for (int k = 0; k < K; ++k) {
+      const double a = A[r * K + k];
+      const double* b = BT + k * N;
+      for (int c = 0; c < N; ++c) d[c] += a * b[c];
+    }
   }
-  if (!gather(1, 0, N, B)) return kStop;
   const double sa = (in.flags & 1) ? -1.0 : 1.0, sb = (in.flags & 2) ? -1.0 : 1.0;
   const uint32_t* dl = x.P->lists.data() + in.target;
   for (uint32_t mm = m; mm; mm &= mm - 1) {
@@ -482,8 +557,7 @@ int h_wgmma(Exec& x, Warp& w, const Inst& in, uint32_t m) {
     const int g = l >> 2, t = l & 3;
     for (int i = 0; i < N / 2; ++i) {
       const int r = g + 8 * ((i >> 1) & 1), c = 8 * (i >> 2) + 2 * t + (i & 1);
-      double acc = 0;
-      for (int k = 0; k < K; ++k) acc += A[r * K + k] * B[c * K + k];
+      double acc = D[r * N + c];
       acc *= sa * sb;
       uint64_t& reg = w.row(dl[i])[l];
       if (scale_d) acc += double(f32(uint32_t(reg)));
@@ -610,6 +684,9 @@ bool decode_tensor(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Ins
     I.flags = uint8_t(uint8_t(dt) | (o.has("satfinite") ? 0x10 : 0) | (uint8_t(bt) << 5));
     I.aux = 1;
     I.fn = h_mma;
+    if (s.m == 16 && s.n == 8 && s.k == 16 && dt == FT::f32 && ct == FT::f32 && cnt(0) == 4 &&
+        cnt(1) == 4 && cnt(2) == 2 && cnt(3) == 4 && !o.has("satfinite"))
+      I.fn = at == FT::bf16 ? h_mma_16816_f32<true> : h_mma_16816_f32<false>;
     info.tensor_flops_per_warp_k = uint16_t(2 * s.m * s.n * s.k / 1024);
     return true;
   }
