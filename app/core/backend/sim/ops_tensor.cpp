@@ -244,33 +244,54 @@ int h_mma(Exec& x, Warp& w, const Inst& in, uint32_t m) {
   std::fill(A, A + M * K, 0.0);
   std::fill(B, B + K * N, 0.0);
   std::fill(Cm, Cm + M * N, 0.0);
-  // Gather from every lane (the collective needs the whole warp's registers).
-  for (int l = 0; l < kWarpSize; ++l) {
-    for (int i = 0; i < fa.per_lane(); ++i) {
-      int r, c;
-      if (wm)
-        wmma_pos(l, i, fa.per_lane(), M, K, r, c);
-      else
-        mma_a_pos(K, l, i, r, c);
-      A[r * K + c] = elem_value(fa.get(w, l, i), at);
+  // Gather from every lane (the collective needs the whole warp's registers), lane by lane and
+  // element by element in order, so that where a fragment holds two copies the later lane's wins.
+  const int amap[3] = {M, K, 0}, bmap[3] = {K, N, 1}, cmap[3] = {M, N, 2};
+  auto gather = [&](const Frag& f, const int* map, double* dst) {
+    const int R = map[0], Cc = map[1], which = map[2];
+    const int n = f.per_reg(), eb = elem_bytes(f.t), E = f.per_lane();
+    const uint32_t mask = eb == 4 ? 0xffffffffu : (1u << (8 * eb)) - 1;
+    const bool p2 = std::has_single_bit(unsigned(R * Cc)) && std::has_single_bit(unsigned(Cc));
+    const int cs = std::countr_zero(unsigned(Cc));
+    auto each = [&](auto cv) {
+      for (int l = 0; l < kWarpSize; ++l)
+        for (int j = 0; j < f.nregs; ++j) {
+          const uint64_t v = w.row(f.rows[j])[l];
+          for (int h = 0; h < n; ++h) {
+            const int i = j * n + h;
+            int r, c;
+            if (wm && p2) { // wmma_pos with shifts: every wmma shape's sizes are powers of two
+              const int idx = (l * E + i) & (R * Cc - 1);
+              r = idx >> cs, c = idx & (Cc - 1);
+            } else if (wm)
+              wmma_pos(l, i, E, R, Cc, r, c);
+            else if (which == 0)
+              mma_a_pos(K, l, i, r, c);
+            else if (which == 1)
+              mma_b_pos(K, l, i, r, c);
+            else
+              mma_c_pos(l, i, r, c);
+            dst[r * Cc + c] = cv(uint32_t(v >> (8 * eb * h)) & mask);
+          }
+        }
+    };
+    switch (f.t) {
+    case FT::bf16:
+      return each(
+          [](uint32_t b) { return double(std::bit_cast<float>(bf16_to_f32_bits(uint16_t(b)))); });
+    case FT::f16:
+      return each(
+          [](uint32_t b) { return double(std::bit_cast<float>(f16_to_f32_bits(uint16_t(b)))); });
+    case FT::f32:
+    case FT::tf32:
+      return each([](uint32_t b) { return double(std::bit_cast<float>(b)); });
+    default:
+      return each([t = f.t](uint32_t b) { return elem_value(b, t); });
     }
-    for (int i = 0; i < fb.per_lane(); ++i) {
-      int k, n;
-      if (wm)
-        wmma_pos(l, i, fb.per_lane(), K, N, k, n);
-      else
-        mma_b_pos(K, l, i, k, n);
-      B[k * N + n] = elem_value(fb.get(w, l, i), bt);
-    }
-    for (int i = 0; i < fc.per_lane(); ++i) {
-      int r, c;
-      if (wm)
-        wmma_pos(l, i, fc.per_lane(), M, N, r, c);
-      else
-        mma_c_pos(l, i, r, c);
-      Cm[r * N + c] = elem_value(fc.get(w, l, i), ct);
-    }
-  }
+  };
+  gather(fa, amap, A);
+  gather(fb, bmap, B);
+  gather(fc, cmap, Cm);
   // Each D[r][c] sums its products in k order and adds C last, as a dot product would; the loops
   // run k outside c so that the compiler can vectorise along a row of B.
   double D[32 * 32];
