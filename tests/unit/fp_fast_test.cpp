@@ -6,6 +6,7 @@
 #include <bit>
 #include <cstdint>
 #include <doctest/doctest.h>
+#include <initializer_list>
 
 using namespace wb::sim;
 
@@ -38,7 +39,8 @@ TEST_CASE("f32 rounds to f16 and bf16 to nearest even as the general rounding do
     for (uint32_t ex = 0; ex < 256; ++ex) {
       const uint32_t hi = sign << 31 | ex << 23;
       // Around every rounding boundary of f16 (13 dropped bits) and bf16 (16), and their halves.
-      for (uint32_t base : {0u, 0x1000u, 0x2000u, 0x8000u, 0x10000u, 0x18000u, 0x7fe000u, 0x7f0000u})
+      for (uint32_t base :
+           {0u, 0x1000u, 0x2000u, 0x8000u, 0x10000u, 0x18000u, 0x7fe000u, 0x7f0000u})
         for (int32_t d = -2; d <= 2; ++d) check(hi | (uint32_t(int32_t(base) + d) & 0x7fffffu));
       for (uint32_t m = 0; m < 0x800000u; m += 4099) check(hi | m);
     }
