@@ -607,6 +607,7 @@ CaseReport run_case(const Puzzle& p, const Case& c, const Env& learner_env, cons
   lp.launches = learner.launches;
   lp.transfers = transfers(p, shared_buffers);
   lp.keep = true; // for the timing, or to fetch an input the kernel changed
+  lp.trusted = false; // the learner's kernel is watched for races and out-of-bounds variables
   lp.counters = counters;
   lp.shuffle_warps = opt.shuffle_warps;
   RunResult lr = backend.run(lp);
