@@ -577,7 +577,9 @@ CaseReport run_case(const Puzzle& p, const Case& c, const Env& learner_env, cons
   rp.timeout_s = opt.case_timeout_s;
   rp.seed = seed;
   rp.counters = false;
+  rp.cancel = opt.cancel;
   RunResult rr = backend.run(rp);
+  if (rr.cancelled || cancel_requested(opt.cancel)) throw Cancelled();
   step("reference run");
   if (rr.fault) {
     cr.fault = rr.fault;
@@ -609,6 +611,7 @@ CaseReport run_case(const Puzzle& p, const Case& c, const Env& learner_env, cons
   lp.counters = counters;
   lp.shuffle_warps = opt.shuffle_warps;
   RunResult lr = backend.run(lp);
+  if (lr.cancelled || cancel_requested(opt.cancel)) throw Cancelled();
   step("run");
   cr.counters = std::move(lr.counters);
   cr.printf_output = std::move(lr.printf_output);
@@ -838,6 +841,7 @@ CheckReport check_impl(const Puzzle& p, const std::string& source, const std::st
   });
   progs.learner = compile_source(source, file, co);
   progs.learner_source = source;
+  if (cancel_requested(opt.cancel)) throw Cancelled(); // NVRTC itself cannot be interrupted
   require_kernels(progs.learner, p.kernel_names());
   for (auto& d : progs.learner.diagnostics) rep.diagnostics.push_back(d);
   rep.resources =
@@ -859,19 +863,30 @@ CheckReport check_impl(const Puzzle& p, const std::string& source, const std::st
   // the simulator it gives the time; on a GPU it stands beside the measurement.
   // `machine` before the future: a return before get() destroys the future first, and its
   // destructor waits for the task that reads `machine`.
+  // `stop_prediction` ends it early: when the check is cancelled or leaves by any other way
+  // (the guard, destroyed before the future, sets it), and when a case fails on the simulator
+  // (a wrong kernel gets no predicted time, as a GPU does not time one).
   perf::Machine machine;
+  std::atomic<bool> stop_prediction{false};
   std::future<perf::Prediction> prediction;
+  struct StopOnExit {
+    std::atomic<bool>& flag;
+    ~StopOnExit() { flag.store(true); }
+  } stop_on_exit{stop_prediction};
   if (opt.predict && p.perf && !run_sizes) {
     machine = perf::machine_for_check(rep.device, opt.model_gpu, opt.data_dir);
-    prediction = std::async(std::launch::async, [&p, &source, &file, &tune, &machine, &rep] {
-      perf::PredictOptions po;
-      po.seed = rep.seed;
-      return perf::predict(p, source, file, tune, machine, po);
-    });
+    prediction = std::async(std::launch::async,
+                            [&p, &source, &file, &tune, &machine, &rep, &stop_prediction] {
+                              perf::PredictOptions po;
+                              po.seed = rep.seed;
+                              po.cancel = &stop_prediction;
+                              return perf::predict(p, source, file, tune, machine, po);
+                            });
   }
 
   t0 = Clock::now();
   progs.reference = reference.get();
+  if (cancel_requested(opt.cancel)) throw Cancelled();
   require_kernels(progs.reference, p.kernel_names());
   rep.phases_ms.emplace_back("compile reference (waited)", ms_since(t0));
   if (!progs.reference.ok) {
@@ -909,6 +924,7 @@ CheckReport check_impl(const Puzzle& p, const std::string& source, const std::st
     so.time = so.perf_case = so.predict = so.explain_on_sim = false;
     so.only_case = i;
     so.data_dir = opt.data_dir;
+    so.cancel = opt.cancel;
     on_sim = std::async(std::launch::async, [&p, &source, &file, so] {
       std::string why;
       auto sim = make_sim_backend(why);
@@ -944,7 +960,9 @@ CheckReport check_impl(const Puzzle& p, const std::string& source, const std::st
     });
     rep.cases.push_back(std::move(cr));
     const CaseReport& last = rep.cases.back();
+    if (opt.on_case) opt.on_case(last, i, cases.size());
     if (last.verdict != Verdict::passed) {
+      if (!is_gpu && !opt.time_wrong_answers) stop_prediction.store(true);
       if (is_gpu && opt.explain_on_sim && !run_sizes && !on_sim.valid() && i < p.cases.size())
         explain_on_sim(i);
       if (rep.verdict == Verdict::passed) {
@@ -1006,6 +1024,7 @@ CheckReport check_impl(const Puzzle& p, const std::string& source, const std::st
     tp.buffers = &pr.buffers;
     tp.launches = pr.launches;
     tp.timeout_s = opt.case_timeout_s;
+    tp.cancel = opt.cancel;
     // Still on the device from the perf case: the inputs as generated (their hashes said so), the
     // outputs as the learner left them (the kernels overwrite them anyway).
     if (reuse) tp.transfers.assign(pr.buffers.size(), Transfer{Transfer::In::kept});
@@ -1016,6 +1035,7 @@ CheckReport check_impl(const Puzzle& p, const std::string& source, const std::st
       topt.min_warmup_ms =
           std::min(topt.min_warmup_ms, 5.0); // the perf case just ran: clocks are up
     perf.timing = backend.time(tp, topt);
+    if (cancel_requested(opt.cancel)) throw Cancelled();
     score_perf(perf, p, device_ceilings(rep.device, p.cost_precision, opt.data_dir));
     if (rep.verdict != Verdict::passed) perf.medal.clear(); // timed only for the chart
     rep.phases_ms.emplace_back("timing", ms_since(t0));
@@ -1027,8 +1047,14 @@ CheckReport check_impl(const Puzzle& p, const std::string& source, const std::st
     rep.perf = std::move(perf);
   }
 
-  if (prediction.valid()) {
+  if (prediction.valid() && !stop_prediction.load()) {
     t0 = Clock::now();
+    // Waited for in short steps, so that a cancel meanwhile stops the prediction too.
+    while (prediction.wait_for(std::chrono::milliseconds(20)) != std::future_status::ready)
+      if (cancel_requested(opt.cancel)) {
+        stop_prediction.store(true);
+        throw Cancelled();
+      }
     rep.prediction = prediction.get();
     rep.phases_ms.emplace_back("prediction (waited)", ms_since(t0));
     // On the simulator the prediction is the perf figure, marked predicted.
