@@ -60,7 +60,9 @@ private:
   int frame_in_cmd_ = 0;
   double cmd_started_ = 0;
   int seq_mark_ = 0;
-  std::string shot_; // screenshot wanted after this frame's render
+  uint64_t killed_run_ = 0; // the request kill-runner-busy last killed the runner under
+  double click_now_ = 0;    // app.now when the last click pressed the mouse button
+  std::string shot_;        // screenshot wanted after this frame's render
   // Keys held for an injected press, released next frame.
   std::vector<int> held_keys_;
   bool held_ctrl_ = false, held_shift_ = false;
