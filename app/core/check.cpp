@@ -861,27 +861,53 @@ CheckReport check_impl(const Puzzle& p, const std::string& source, const std::st
 
   // The performance model predicts the perf size meanwhile (its own simulator, on the CPU): on
   // the simulator it gives the time; on a GPU it stands beside the measurement.
-  // `machine` before the future: a return before get() destroys the future first, and its
-  // destructor waits for the task that reads `machine`.
-  // `stop_prediction` ends it early: when the check is cancelled or leaves by any other way
-  // (the guard, destroyed before the future, sets it), and when a case fails on the simulator
-  // (a wrong kernel gets no predicted time, as a GPU does not time one).
-  perf::Machine machine;
-  std::atomic<bool> stop_prediction{false};
+  // It runs on a thread of its own that owns what it reads (a copy of the puzzle, the source),
+  // so that a cancelled check returns without waiting for it: an NVRTC compile inside cannot be
+  // interrupted. `job->stop` ends it early: when the check is cancelled or leaves by any other
+  // way (the guard; a normal return still waits for the thread, which stops within milliseconds
+  // of its compile), and when a case fails on the simulator (a wrong kernel gets no predicted
+  // time, as a GPU does not time one).
+  struct PredictionJob {
+    Puzzle puzzle;
+    std::string source, file;
+    std::map<std::string, int64_t> tune;
+    perf::Machine machine;
+    uint64_t seed = 0;
+    std::atomic<bool> stop{false};
+  };
+  auto job = std::make_shared<PredictionJob>();
   std::future<perf::Prediction> prediction;
   struct StopOnExit {
-    std::atomic<bool>& flag;
-    ~StopOnExit() { flag.store(true); }
-  } stop_on_exit{stop_prediction};
+    PredictionJob& job;
+    std::future<perf::Prediction>& f;
+    int unwinding = std::uncaught_exceptions();
+    ~StopOnExit() {
+      job.stop.store(true);
+      if (std::uncaught_exceptions() == unwinding && f.valid()) f.wait();
+    }
+  } stop_on_exit{*job, prediction};
+  std::atomic<bool>& stop_prediction = job->stop;
+  perf::Machine& machine = job->machine;
   if (opt.predict && p.perf && !run_sizes) {
-    machine = perf::machine_for_check(rep.device, opt.model_gpu, opt.data_dir);
-    prediction = std::async(std::launch::async,
-                            [&p, &source, &file, &tune, &machine, &rep, &stop_prediction] {
-                              perf::PredictOptions po;
-                              po.seed = rep.seed;
-                              po.cancel = &stop_prediction;
-                              return perf::predict(p, source, file, tune, machine, po);
-                            });
+    job->puzzle = p;
+    job->source = source;
+    job->file = file;
+    job->tune = tune;
+    job->machine = perf::machine_for_check(rep.device, opt.model_gpu, opt.data_dir);
+    job->seed = rep.seed;
+    std::promise<perf::Prediction> promise;
+    prediction = promise.get_future();
+    std::thread([job, promise = std::move(promise)]() mutable {
+      perf::PredictOptions po;
+      po.seed = job->seed;
+      po.cancel = &job->stop;
+      try {
+        promise.set_value(
+            perf::predict(job->puzzle, job->source, job->file, job->tune, job->machine, po));
+      } catch (...) {
+        promise.set_exception(std::current_exception());
+      }
+    }).detach();
   }
 
   t0 = Clock::now();
