@@ -407,6 +407,12 @@ bool Script::step(App& app, ImGuiIO& io) {
         else
           ok(fmt::format("the run showed '{}' {:.0f} ms after the click", app.run->phase, ms));
       }
+    } else if (what == "background-running") {
+      // The solution's check for the roofline is in progress (what a Run must cancel).
+      if (!app.run || !app.run->reference)
+        fail("no background check in progress");
+      else
+        ok(fmt::format("the background check of {} is at '{}'", app.run->file, app.run->phase));
     } else if (what == "superseded") {
       if (app.runs_superseded < std::atoi(arg.c_str()))
         fail(fmt::format("{} run(s) superseded and cancelled", app.runs_superseded));
