@@ -787,6 +787,7 @@ void Client::kill_locked(const std::string& reason) {
     e.kind = EventKind::result;
     e.runner_died = true;
     e.cancelled = p.cancel_deadline > 0;
+    e.timed_out = id == timed_out_id_;
     e.text = reason;
     e.elapsed_ms = 1e3 * (now_s() - p.sent);
     push(std::move(e));
@@ -804,12 +805,12 @@ void Client::enforce_deadlines() {
   double t = now_s();
   for (auto& [id, p] : pending_) {
     if (p.cancel_deadline > 0 && t > p.cancel_deadline) {
-      kill_locked(fmt::format("the runner did not stop within {:.0f} s of the cancel, so it was "
-                              "killed; the next request starts a fresh one",
-                              opt_.cancel_grace_s));
+      kill_locked("the runner did not stop in the time a cancel allows, so it was killed; the "
+                  "next request starts a fresh one");
       return;
     }
     if (t > p.deadline) {
+      timed_out_id_ = id;
       kill_locked(fmt::format("{} took longer than {:.0f} s, so the runner was killed (an endless "
                               "loop?); the next request starts a fresh one",
                               op_name(p.op), p.limit));

@@ -109,6 +109,7 @@ struct Event {
   bool ok = false;
   bool cancelled = false;
   bool runner_died = false;   // made by the client: the runner ended before answering
+  bool timed_out = false;     // made by the client: killed because this request ran too long
   bool runner_ending = false; // the runner ends itself after this answer (a sticky device fault)
   std::optional<CheckReport> report;
   std::optional<TuneReport> tune;   // a tune's ranked table
@@ -208,6 +209,7 @@ private:
   int in_fd_ = -1;
   int generation_ = 0;
   int ending_generation_ = -1; // this runner said it is ending: the next request starts another
+  uint64_t timed_out_id_ = 0;  // the request whose deadline the kill being made is for
   std::string kill_reason_;
   std::string last_exit_;
   std::deque<std::string> stderr_tail_;

@@ -246,8 +246,9 @@ void finish_run(App& app, const runner::Event& e) {
   }
   // A runner that died under the learner's request (a crash, a kill, a fault that ended it) is
   // restarted and the request sent again, once: the learner asked for a verdict, and the cause
-  // may have been the background work or another request. A second death is reported.
-  if (e.runner_died && !run.cancelling && run.resends == 0) {
+  // may have been the background work or another request. A second death is reported, and so
+  // is a request that ran past its own time limit (sent again, it would only hang again).
+  if (e.runner_died && !e.timed_out && !run.cancelling && run.resends == 0) {
     note(app, "the runner stopped during your run (" + e.text +
                   "); your run was sent again to a fresh runner");
     if (app.results.partial) {

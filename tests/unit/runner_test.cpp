@@ -177,6 +177,7 @@ TEST_CASE("the client talks to a real runner, and survives it being killed") {
   REQUIRE(r);
   CHECK_FALSE(r->ok);
   CHECK(r->runner_died);
+  CHECK_FALSE(r->timed_out);
   CHECK(r->text.find("signal 9") != std::string::npos);
   CHECK(c.last_exit().find("SIGKILL") != std::string::npos);
 
@@ -197,6 +198,7 @@ TEST_CASE("a runner that never answers is killed at the timeout") {
   auto r = next_result(c, 10, id);
   REQUIRE(r);
   CHECK(r->runner_died);
+  CHECK(r->timed_out); // its own time ran out: the window does not send it again
   CHECK(r->text.find("longer than") != std::string::npos);
   CHECK_FALSE(c.running());
 }
@@ -220,6 +222,21 @@ TEST_CASE("a cancel the runner ignores ends in a kill after the grace period") {
   Client c(o);
   uint64_t id = c.send(req(Op::check, "01"));
   c.cancel(id);
+  auto r = next_result(c, 10, id);
+  REQUIRE(r);
+  CHECK(r->cancelled);
+  CHECK(r->runner_died);
+  CHECK_FALSE(r->timed_out);
+}
+
+TEST_CASE("a cancel's grace can be longer than the options' for a request others queue behind") {
+  ClientOptions o;
+  o.command = "exec cat >/dev/null";
+  o.cancel_grace_s = 0.2;
+  Client c(o);
+  uint64_t id = c.send(req(Op::check, "01"));
+  c.cancel(id, 1.5);
+  CHECK_FALSE(next_result(c, 0.8, id)); // past the options' grace, still waiting
   auto r = next_result(c, 10, id);
   REQUIRE(r);
   CHECK(r->cancelled);
