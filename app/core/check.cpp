@@ -574,10 +574,10 @@ CaseReport run_case(const Puzzle& p, const Case& c, const Env& learner_env, cons
   rp.transfers = transfers(p, false);
   for (auto& t : rp.transfers) t.hash = false; // the reference is trusted with its inputs
   rp.keep = shared_buffers;
+  rp.cancel = opt.cancel; // the learner's run below too (lp copies rp)
   rp.timeout_s = opt.case_timeout_s;
   rp.seed = seed;
   rp.counters = false;
-  rp.cancel = opt.cancel;
   RunResult rr = backend.run(rp);
   if (rr.cancelled || cancel_requested(opt.cancel)) throw Cancelled();
   step("reference run");
