@@ -145,13 +145,13 @@ struct RunPlan {
   bool keep = false;
   std::vector<Launch> launches;
   double timeout_s = 10;           // wall clock for the whole run
+  // Set by whoever asked for the run (the runner, on a cancel): the simulator stops within a few
+  // milliseconds, the GPU backend between timing samples. The result then says `cancelled`.
+  const std::atomic<bool>* cancel = nullptr;
   uint64_t instruction_budget = 0; // simulator: warp instructions per launch; 0 = scaled default
   bool shuffle_warps = false;      // simulator: vary warp order to shake out races
   uint64_t seed = 0;
   bool counters = true; // simulator: gather counters (a little slower)
-  // Set by whoever asked for the run (the runner, on a cancel): the simulator stops within a few
-  // milliseconds, the GPU backend between timing samples. The result then says `cancelled`.
-  const std::atomic<bool>* cancel = nullptr;
 };
 
 enum class FaultKind {
