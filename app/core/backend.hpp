@@ -144,7 +144,7 @@ struct RunPlan {
   // (the checker's reference run, then the learner's, then the timing share one upload).
   bool keep = false;
   std::vector<Launch> launches;
-  double timeout_s = 10;           // wall clock for the whole run
+  double timeout_s = 10; // wall clock for the whole run
   // Set by whoever asked for the run (the runner, on a cancel): the simulator stops within a few
   // milliseconds, the GPU backend between timing samples. The result then says `cancelled`.
   const std::atomic<bool>* cancel = nullptr;
