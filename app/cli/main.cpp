@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
 #include <unistd.h>
@@ -166,7 +167,8 @@ int cmd_compile(const Global& g, const std::string& key, const std::string& file
 
 int cmd_check(const Global& g, const std::string& key, const std::string& file,
               const std::string& backend_kind, bool json, uint64_t seed, const Env* sizes,
-              bool no_time, bool time_wrong = false) {
+              bool no_time, bool time_wrong = false, bool json_lines = false) {
+  json = json || json_lines;
   Catalog c = open_catalog(g, json);
   const Puzzle& p = puzzle_or_throw(c, key);
   std::string src = read_source(file);
@@ -187,6 +189,14 @@ int cmd_check(const Global& g, const std::string& key, const std::string& file,
   if (!json && isatty(2))
     opt.progress = [](const std::string& s, int, int) { fmt::print(stderr, "\r\x1b[K{}...", s); };
   opt.data_dir = g.data_dir;
+  // --json-lines: each case's line as soon as it is judged, then the report's.
+  if (json_lines)
+    opt.on_case = [json_out](const CaseReport& cr, size_t index, size_t total) {
+      nlohmann::json j = {{"event", "case"}, {"index", index}, {"total", total}};
+      j["case"] = case_to_json(cr);
+      fmt::print(json_out, "{}\n", j.dump());
+      std::fflush(json_out);
+    };
   CheckReport r = sizes ? run_puzzle(p, src, file, *backend, *sizes, opt)
                         : check_puzzle(p, src, file, *backend, opt);
   // Every attempt goes into the learner's store (the roofline's trail); a store that cannot be
@@ -197,7 +207,10 @@ int cmd_check(const Global& g, const std::string& key, const std::string& file,
     fmt::print(stderr, "warning: the attempt was not recorded: {}\n", e.what());
   }
   if (opt.progress) fmt::print(stderr, "\r\x1b[K");
-  if (json) {
+  if (json_lines) {
+    fmt::print(json_out, "{{\"event\":\"report\",\"report\":{}}}\n", report_to_json(r, -1));
+    std::fflush(json_out);
+  } else if (json) {
     fmt::print(json_out, "{}\n", report_to_json(r));
     std::fflush(json_out);
   } else
@@ -331,7 +344,7 @@ int main(int argc, char** argv) {
 
   auto* list = app.add_subcommand("list", "list lessons and puzzles");
   std::string puzzle, file, backend = "auto", ptx_out, cubin_out, arch = "compute_80";
-  bool json = false, no_time = false;
+  bool json = false, json_lines = false, no_time = false;
   uint64_t seed = 0;
   std::vector<std::string> size_args;
 
@@ -351,6 +364,8 @@ int main(int argc, char** argv) {
     s->add_option("FILE", file)->required();
     cli::add_backend_option(s, backend);
     s->add_flag("--json", json, "print the report as JSON");
+    s->add_flag("--json-lines", json_lines,
+                "print one JSON object per line: each case as it is judged, then the report");
     s->add_option("--seed", seed, "input seed (default: fresh each run; the report says which)");
     s->add_flag("--no-time", no_time, "skip timing");
   };
@@ -393,7 +408,8 @@ int main(int argc, char** argv) {
     if (*list) return cmd_list(g);
     if (*show) return cmd_show(g, puzzle);
     if (*compile) return cmd_compile(g, puzzle, file, ptx_out, cubin_out, arch);
-    if (*check) return cmd_check(g, puzzle, file, backend, json, seed, nullptr, no_time);
+    if (*check)
+      return cmd_check(g, puzzle, file, backend, json, seed, nullptr, no_time, false, json_lines);
     if (*run) {
       Env sizes;
       for (auto& s : size_args) {
@@ -406,7 +422,8 @@ int main(int argc, char** argv) {
           throw UsageError(fmt::format("--size {}: VALUE must be an integer", s));
         }
       }
-      return cmd_check(g, puzzle, file, backend, json, seed, &sizes, no_time, time_wrong);
+      return cmd_check(g, puzzle, file, backend, json, seed, &sizes, no_time, time_wrong,
+                       json_lines);
     }
     if (*devices) return cmd_devices(g);
     for (auto& [sub, action] : extra)

@@ -6,6 +6,7 @@
 #include "dtype.hpp"
 
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -13,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <sys/mman.h>
 #include <type_traits>
@@ -142,7 +144,10 @@ struct RunPlan {
   // (the checker's reference run, then the learner's, then the timing share one upload).
   bool keep = false;
   std::vector<Launch> launches;
-  double timeout_s = 10;           // wall clock for the whole run
+  double timeout_s = 10; // wall clock for the whole run
+  // Set by whoever asked for the run (the runner, on a cancel): the simulator stops within a few
+  // milliseconds, the GPU backend between timing samples. The result then says `cancelled`.
+  const std::atomic<bool>* cancel = nullptr;
   uint64_t instruction_budget = 0; // simulator: warp instructions per launch; 0 = scaled default
   bool shuffle_warps = false;      // simulator: vary warp order to shake out races
   uint64_t seed = 0;
@@ -210,7 +215,16 @@ struct RunResult {
   std::map<int, std::vector<Writer>> writers;
   double run_ms = 0;            // wall clock spent in run()
   std::vector<uint64_t> hashes; // per buffer: content_hash where the plan asked for one, else 0
+  bool cancelled = false;       // the plan's cancel flag stopped it: the outputs mean nothing
 };
+
+// Thrown by work that honours a cancel flag (the check pipeline): it stopped, with no verdict.
+struct Cancelled : std::runtime_error {
+  Cancelled() : std::runtime_error("cancelled") {}
+};
+inline bool cancel_requested(const std::atomic<bool>* flag) {
+  return flag && flag->load(std::memory_order_relaxed);
+}
 
 struct TimingOptions {
   int warmup = 3;

@@ -574,11 +574,13 @@ CaseReport run_case(const Puzzle& p, const Case& c, const Env& learner_env, cons
   rp.transfers = transfers(p, false);
   for (auto& t : rp.transfers) t.hash = false; // the reference is trusted with its inputs
   rp.keep = shared_buffers;
+  rp.cancel = opt.cancel; // the learner's run below too (lp copies rp)
   rp.timeout_s = opt.case_timeout_s;
   rp.seed = seed;
   rp.counters = false;
   rp.trusted = true;
   RunResult rr = backend.run(rp);
+  if (rr.cancelled || cancel_requested(opt.cancel)) throw Cancelled();
   step("reference run");
   if (rr.fault) {
     cr.fault = rr.fault;
@@ -611,6 +613,7 @@ CaseReport run_case(const Puzzle& p, const Case& c, const Env& learner_env, cons
   lp.counters = counters;
   lp.shuffle_warps = opt.shuffle_warps;
   RunResult lr = backend.run(lp);
+  if (lr.cancelled || cancel_requested(opt.cancel)) throw Cancelled();
   step("run");
   cr.counters = std::move(lr.counters);
   cr.printf_output = std::move(lr.printf_output);
@@ -840,6 +843,7 @@ CheckReport check_impl(const Puzzle& p, const std::string& source, const std::st
   });
   progs.learner = compile_source(source, file, co);
   progs.learner_source = source;
+  if (cancel_requested(opt.cancel)) throw Cancelled(); // NVRTC itself cannot be interrupted
   require_kernels(progs.learner, p.kernel_names());
   for (auto& d : progs.learner.diagnostics) rep.diagnostics.push_back(d);
   rep.resources =
@@ -859,21 +863,58 @@ CheckReport check_impl(const Puzzle& p, const std::string& source, const std::st
 
   // The performance model predicts the perf size meanwhile (its own simulator, on the CPU): on
   // the simulator it gives the time; on a GPU it stands beside the measurement.
-  // `machine` before the future: a return before get() destroys the future first, and its
-  // destructor waits for the task that reads `machine`.
-  perf::Machine machine;
+  // It runs on a thread of its own that owns what it reads (a copy of the puzzle, the source),
+  // so that a cancelled check returns without waiting for it: an NVRTC compile inside cannot be
+  // interrupted. `job->stop` ends it early: when the check is cancelled or leaves by any other
+  // way (the guard; a normal return still waits for the thread, which stops within milliseconds
+  // of its compile), and when a case fails on the simulator (a wrong kernel gets no predicted
+  // time, as a GPU does not time one).
+  struct PredictionJob {
+    Puzzle puzzle;
+    std::string source, file;
+    std::map<std::string, int64_t> tune;
+    perf::Machine machine;
+    uint64_t seed = 0;
+    std::atomic<bool> stop{false};
+  };
+  auto job = std::make_shared<PredictionJob>();
   std::future<perf::Prediction> prediction;
+  struct StopOnExit {
+    PredictionJob& job;
+    std::future<perf::Prediction>& f;
+    int unwinding = std::uncaught_exceptions();
+    ~StopOnExit() {
+      job.stop.store(true);
+      if (std::uncaught_exceptions() == unwinding && f.valid()) f.wait();
+    }
+  } stop_on_exit{*job, prediction};
+  std::atomic<bool>& stop_prediction = job->stop;
+  perf::Machine& machine = job->machine;
   if (opt.predict && p.perf && !run_sizes) {
-    machine = perf::machine_for_check(rep.device, opt.model_gpu, opt.data_dir);
-    prediction = std::async(std::launch::async, [&p, &source, &file, &tune, &machine, &rep] {
+    job->puzzle = p;
+    job->source = source;
+    job->file = file;
+    job->tune = tune;
+    job->machine = perf::machine_for_check(rep.device, opt.model_gpu, opt.data_dir);
+    job->seed = rep.seed;
+    std::promise<perf::Prediction> promise;
+    prediction = promise.get_future();
+    std::thread([job, promise = std::move(promise)]() mutable {
       perf::PredictOptions po;
-      po.seed = rep.seed;
-      return perf::predict(p, source, file, tune, machine, po);
-    });
+      po.seed = job->seed;
+      po.cancel = &job->stop;
+      try {
+        promise.set_value(
+            perf::predict(job->puzzle, job->source, job->file, job->tune, job->machine, po));
+      } catch (...) {
+        promise.set_exception(std::current_exception());
+      }
+    }).detach();
   }
 
   t0 = Clock::now();
   progs.reference = reference.get();
+  if (cancel_requested(opt.cancel)) throw Cancelled();
   require_kernels(progs.reference, p.kernel_names());
   rep.phases_ms.emplace_back("compile reference (waited)", ms_since(t0));
   if (!progs.reference.ok) {
@@ -911,6 +952,7 @@ CheckReport check_impl(const Puzzle& p, const std::string& source, const std::st
     so.time = so.perf_case = so.predict = so.explain_on_sim = false;
     so.only_case = i;
     so.data_dir = opt.data_dir;
+    so.cancel = opt.cancel;
     on_sim = std::async(std::launch::async, [&p, &source, &file, so] {
       std::string why;
       auto sim = make_sim_backend(why);
@@ -946,7 +988,9 @@ CheckReport check_impl(const Puzzle& p, const std::string& source, const std::st
     });
     rep.cases.push_back(std::move(cr));
     const CaseReport& last = rep.cases.back();
+    if (opt.on_case) opt.on_case(last, i, cases.size());
     if (last.verdict != Verdict::passed) {
+      if (!is_gpu && !opt.time_wrong_answers) stop_prediction.store(true);
       if (is_gpu && opt.explain_on_sim && !run_sizes && !on_sim.valid() && i < p.cases.size())
         explain_on_sim(i);
       if (rep.verdict == Verdict::passed) {
@@ -1008,6 +1052,7 @@ CheckReport check_impl(const Puzzle& p, const std::string& source, const std::st
     tp.buffers = &pr.buffers;
     tp.launches = pr.launches;
     tp.timeout_s = opt.case_timeout_s;
+    tp.cancel = opt.cancel;
     // Still on the device from the perf case: the inputs as generated (their hashes said so), the
     // outputs as the learner left them (the kernels overwrite them anyway).
     if (reuse) tp.transfers.assign(pr.buffers.size(), Transfer{Transfer::In::kept});
@@ -1018,6 +1063,7 @@ CheckReport check_impl(const Puzzle& p, const std::string& source, const std::st
       topt.min_warmup_ms =
           std::min(topt.min_warmup_ms, 5.0); // the perf case just ran: clocks are up
     perf.timing = backend.time(tp, topt);
+    if (cancel_requested(opt.cancel)) throw Cancelled();
     score_perf(perf, p, device_ceilings(rep.device, p.cost_precision, opt.data_dir));
     if (rep.verdict != Verdict::passed) perf.medal.clear(); // timed only for the chart
     rep.phases_ms.emplace_back("timing", ms_since(t0));
@@ -1029,8 +1075,14 @@ CheckReport check_impl(const Puzzle& p, const std::string& source, const std::st
     rep.perf = std::move(perf);
   }
 
-  if (prediction.valid()) {
+  if (prediction.valid() && !stop_prediction.load()) {
     t0 = Clock::now();
+    // Waited for in short steps, so that a cancel meanwhile stops the prediction too.
+    while (prediction.wait_for(std::chrono::milliseconds(20)) != std::future_status::ready)
+      if (cancel_requested(opt.cancel)) {
+        stop_prediction.store(true);
+        throw Cancelled();
+      }
     rep.prediction = prediction.get();
     rep.phases_ms.emplace_back("prediction (waited)", ms_since(t0));
     // On the simulator the prediction is the perf figure, marked predicted.

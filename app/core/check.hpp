@@ -5,6 +5,7 @@
 #include "puzzle.hpp"
 #include "report.hpp"
 
+#include <atomic>
 #include <functional>
 #include <optional>
 
@@ -35,6 +36,12 @@ struct CheckOptions {
   std::optional<size_t> only_case;
   // Called as work progresses ("compiling", "case 2 of 7", "timing"), for the runner and the GUI.
   std::function<void(const std::string& phase, int done, int total)> progress;
+  // Called as each case's verdict is known, before the next case runs (`index` of `total`), so a
+  // client can show the first failure while the rest still run.
+  std::function<void(const CaseReport& c, size_t index, size_t total)> on_case;
+  // Set from another thread to stop the check: compiles, simulated runs, the prediction and GPU
+  // timing notice it within a few milliseconds, and check_puzzle throws Cancelled.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 // A fresh 64-bit input seed, for a check (or a tune, or a sweep) whose options give none.

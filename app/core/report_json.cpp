@@ -466,4 +466,11 @@ DeviceInfo device_from_json(const std::string& text) {
   return device_from(json::parse(text));
 }
 
+json case_to_json(const CaseReport& c) {
+  return to(c);
+}
+CaseReport case_from_json(const json& j) {
+  return case_from(j);
+}
+
 } // namespace wb

@@ -12,6 +12,9 @@ std::string report_to_json(const CheckReport& r, int indent = 2);
 CheckReport report_from_json(const std::string& text);
 
 std::string device_to_json(const DeviceInfo& d, int indent = -1);
+// One case of a report, as it appears in the report's "cases" (the runner streams them).
+nlohmann::json case_to_json(const CaseReport& c);
+CaseReport case_from_json(const nlohmann::json& j);
 
 // The performance model's prediction (`check --json`'s "prediction", `predict --json`).
 nlohmann::json prediction_json(const perf::Prediction& p);

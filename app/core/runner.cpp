@@ -33,7 +33,7 @@ double now_s() {
 }
 
 const char* kOps[] = {"hello", "compile", "check", "run", "probe", "cancel", "tune", "sweep"};
-const char* kEvents[] = {"hello", "progress", "log", "result", "exited"};
+const char* kEvents[] = {"hello", "progress", "log", "result", "exited", "case"};
 
 Op op_from(const std::string& s) {
   for (size_t i = 0; i < std::size(kOps); ++i)
@@ -195,6 +195,11 @@ std::string to_json(const Event& e) {
   case EventKind::exited:
     j["text"] = e.text;
     break;
+  case EventKind::case_done:
+    j["index"] = e.index;
+    j["total"] = e.total;
+    if (e.case_report) j["case"] = case_to_json(*e.case_report);
+    break;
   case EventKind::result:
     j["ok"] = e.ok;
     if (!e.text.empty()) j["error"] = e.text;
@@ -246,6 +251,8 @@ Event event_from_json(const std::string& line) {
   e.phase = j.value("phase", "");
   e.done = j.value("done", 0);
   e.total = j.value("total", 0);
+  e.index = j.value("index", 0);
+  if (j.contains("case") && j["case"].is_object()) e.case_report = case_from_json(j["case"]);
   e.text = j.value("text", j.value("error", ""));
   e.ok = j.value("ok", false);
   e.cancelled = j.value("cancelled", false);
@@ -272,8 +279,6 @@ Event event_from_json(const std::string& line) {
 
 namespace {
 
-struct Cancelled {};
-
 class Server {
 public:
   Server(int out_fd, const ServeOptions& opt) : out_(out_fd), opt_(opt) {}
@@ -293,7 +298,7 @@ public:
   void cancel(uint64_t target) {
     std::lock_guard lk(mu_);
     if (current_ == target) {
-      cancel_current_ = true;
+      cancel_.store(true); // the work notices it within milliseconds (CheckOptions::cancel)
       return;
     }
     for (auto it = queue_.begin(); it != queue_.end(); ++it)
@@ -327,7 +332,7 @@ public:
         r = std::move(queue_.front());
         queue_.pop_front();
         current_ = r.id;
-        cancel_current_ = false;
+        cancel_.store(false);
       }
       Event res;
       res.id = r.id;
@@ -397,12 +402,21 @@ private:
     o.seed = r.seed;
     o.time = r.time;
     o.model_gpu = r.model_gpu;
+    o.cancel = &cancel_;
     uint64_t id = r.id;
+    // A check's cases stream; a tune's or a sweep's many checks report per configuration instead.
+    if (r.op == Op::check || r.op == Op::run)
+      o.on_case = [this, id](const CaseReport& c, size_t index, size_t total) {
+        Event e;
+        e.id = id;
+        e.kind = EventKind::case_done;
+        e.index = int(index);
+        e.total = int(total);
+        e.case_report = c;
+        emit(e);
+      };
     o.progress = [this, id](const std::string& phase, int done, int total) {
-      {
-        std::lock_guard lk(mu_);
-        if (cancel_current_) throw Cancelled{};
-      }
+      if (cancel_.load()) throw Cancelled{};
       Event e;
       e.id = id;
       e.kind = EventKind::progress;
@@ -542,7 +556,7 @@ private:
   std::condition_variable cv_;
   std::deque<Request> queue_;
   uint64_t current_ = 0;
-  bool cancel_current_ = false;
+  std::atomic<bool> cancel_{false}; // the current request's; CheckOptions::cancel points here
   bool stopping_ = false;
   std::optional<Catalog> catalog_;
   std::map<std::string, std::unique_ptr<Backend>> backends_;
@@ -742,11 +756,12 @@ uint64_t Client::send(Request r, double timeout_s) {
   return r.id;
 }
 
-void Client::cancel(uint64_t id) {
+void Client::cancel(uint64_t id, double grace_s) {
   std::lock_guard lk(mu_);
   auto it = pending_.find(id);
   if (it == pending_.end()) return;
-  if (it->second.cancel_deadline == 0) it->second.cancel_deadline = now_s() + opt_.cancel_grace_s;
+  if (it->second.cancel_deadline == 0)
+    it->second.cancel_deadline = now_s() + (grace_s > 0 ? grace_s : opt_.cancel_grace_s);
   Request c;
   c.op = Op::cancel;
   c.target = id;
@@ -772,6 +787,7 @@ void Client::kill_locked(const std::string& reason) {
     e.kind = EventKind::result;
     e.runner_died = true;
     e.cancelled = p.cancel_deadline > 0;
+    e.timed_out = id == timed_out_id_;
     e.text = reason;
     e.elapsed_ms = 1e3 * (now_s() - p.sent);
     push(std::move(e));
@@ -789,12 +805,12 @@ void Client::enforce_deadlines() {
   double t = now_s();
   for (auto& [id, p] : pending_) {
     if (p.cancel_deadline > 0 && t > p.cancel_deadline) {
-      kill_locked(fmt::format("the runner did not stop within {:.0f} s of the cancel, so it was "
-                              "killed; the next request starts a fresh one",
-                              opt_.cancel_grace_s));
+      kill_locked("the runner did not stop in the time a cancel allows, so it was killed; the "
+                  "next request starts a fresh one");
       return;
     }
     if (t > p.deadline) {
+      timed_out_id_ = id;
       kill_locked(fmt::format("{} took longer than {:.0f} s, so the runner was killed (an endless "
                               "loop?); the next request starts a fresh one",
                               op_name(p.op), p.limit));

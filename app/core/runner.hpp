@@ -10,13 +10,19 @@
 //             "target") | tune (+ "only":{"BLOCK":[128,256]}) | sweep (+ "sweep":["n=2^10..2^20"])
 //   events    {"id":0,"event":"hello","version":"0.1.0","pid":123,"backends":{...}}
 //             {"id":7,"event":"progress","phase":"case 2 of 5","done":1,"total":5}
+//             {"id":7,"event":"case","index":0,"total":5,"case":{...a report's case...}}
 //             {"id":7,"event":"log","text":"..."}
 //             {"id":7,"event":"result","ok":true,"report":{...report_to_json...}}
 //             {"id":7,"event":"result","ok":false,"error":"...","cancelled":false}
 //
-// Requests run one at a time in order; `cancel` is handled at once. The runner exits with
-// kStickyExit after a fault that leaves the GPU unusable, so that the next request gets a fresh
-// process (and a fresh CUDA context).
+// Requests run one at a time in order. A check (or run) streams each case's verdict as a "case"
+// event the moment it is known, before the next case starts; the final result repeats every case.
+// `cancel` is handled at once: a queued request is answered "cancelled" without running, and the
+// running one stops within 200 ms wherever it is (a simulated launch, the performance model's
+// sampled run, between GPU timing samples), except inside an NVRTC compile, which cannot be
+// interrupted and is followed by the stop. A cancelled request's result has "cancelled":true and
+// no report. The runner exits with kStickyExit after a fault that leaves the GPU unusable, so that
+// the next request gets a fresh process (and a fresh CUDA context).
 #pragma once
 #include "backend.hpp"
 #include "expr.hpp"
@@ -80,7 +86,8 @@ struct BackendStatus {
 };
 
 // `exited` is made by the client: the runner ended (text says how).
-enum class EventKind { hello, progress, log, result, exited };
+// `case_done` ("case" on the wire) carries one case's verdict as soon as it is known.
+enum class EventKind { hello, progress, log, result, exited, case_done };
 
 struct Event {
   uint64_t id = 0;
@@ -93,12 +100,16 @@ struct Event {
   // progress
   std::string phase;
   int done = 0, total = 0;
+  // case: the case's report, its index in the check's list and the list's length (`total`)
+  int index = 0;
+  std::optional<CaseReport> case_report;
   // log, and the error of a failed result
   std::string text;
   // result
   bool ok = false;
   bool cancelled = false;
   bool runner_died = false;   // made by the client: the runner ended before answering
+  bool timed_out = false;     // made by the client: killed because this request ran too long
   bool runner_ending = false; // the runner ends itself after this answer (a sticky device fault)
   std::optional<CheckReport> report;
   std::optional<TuneReport> tune;   // a tune's ranked table
@@ -150,8 +161,10 @@ public:
   // Sends a request (its id is assigned here and returned), starting a runner when none runs.
   // `timeout_s` <= 0 uses the default.
   uint64_t send(Request r, double timeout_s = 0);
-  // Asks the runner to stop request `id`; kills it when it does not answer within the grace.
-  void cancel(uint64_t id);
+  // Asks the runner to stop request `id`; kills it when it does not answer within the grace
+  // (`grace_s`, or the options' when 0). A caller with other requests queued behind this one
+  // gives a long grace: a compile cannot be interrupted, and a kill would fail those too.
+  void cancel(uint64_t id, double grace_s = 0);
   // Starts a runner now (to learn the device early); harmless when one runs.
   void start();
   // Kills the runner, if any (the next send starts a fresh one).
@@ -196,6 +209,7 @@ private:
   int in_fd_ = -1;
   int generation_ = 0;
   int ending_generation_ = -1; // this runner said it is ending: the next request starts another
+  uint64_t timed_out_id_ = 0;  // the request whose deadline the kill being made is for
   std::string kill_reason_;
   std::string last_exit_;
   std::deque<std::string> stderr_tail_;

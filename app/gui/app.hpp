@@ -89,6 +89,13 @@ struct RunState {
   int done = 0, total = 0;
   double started = 0;
   bool cancelling = false;
+  bool acknowledged = false; // the runner has reported on it (a progress or case event)
+  // The request as sent, and how often it was sent again after its runner died: a learner's
+  // request goes once more to a fresh runner; a second death is reported.
+  runner::Request request;
+  double timeout = 0;
+  int resends = 0;
+  std::string cache_key; // a reference check: its key in the store's cache of reference runs
 };
 
 struct ResultsState {
@@ -104,6 +111,9 @@ struct ResultsState {
   int selected_case = -1;
   double elapsed_ms = 0;
   int results_seq = 0; // bumped on every answer (scripts wait on it)
+  // The report being filled in case by case while the check runs; the final answer replaces it.
+  bool partial = false;
+  int cases_total = 0;
 };
 
 struct DeviceState {
@@ -159,7 +169,9 @@ struct App {
   DeviceState device;
   std::optional<RunState> run;
   std::optional<RunState> queued_reference; // sent when the runner is idle
-  std::set<std::string> reference_tried;    // "puzzle/backend" checked (or queued) this session
+  std::set<std::string> reference_tried;    // reference cache keys checked (or queued) here
+  std::set<uint64_t> superseded; // learner's requests cancelled by a second Run, not yet answered
+  int runs_superseded = 0;       // of which the runner confirmed the cancel
   std::map<std::string, PuzzleProgress> progress;
   std::map<std::string, bool> lessons_read;
   std::vector<std::string> log;     // runner log lines, newest last

@@ -216,6 +216,7 @@ bool Script::step(App& app, ImGuiIO& io) {
     io.MousePos = p;
     io.MouseDown[0] = frame_in_cmd_ == 1;
     if (frame_in_cmd_ == 0) seq_mark_ = app.results.results_seq;
+    if (frame_in_cmd_ == 1) click_now_ = app.now;
     return frame_in_cmd_ >= 3;
   }
   if (v == "key") {
@@ -311,6 +312,21 @@ bool Script::step(App& app, ImGuiIO& io) {
     }
     return false;
   }
+  if (v == "wait-partial") {
+    // A case of the learner's check is shown while the check still runs.
+    if (app.run && !app.run->reference && app.results.partial && app.results.report &&
+        !app.results.report->cases.empty()) {
+      const CheckReport& r = *app.results.report;
+      ok(fmt::format("{} of {} cases shown after {:.1f} s, the check still running: {}",
+                     r.cases.size(), app.results.cases_total, waited, r.summary));
+      return true;
+    }
+    if (waited > timeout_arg(600) || (!app.run && waited > 1)) {
+      fail("no case was shown while the check ran");
+      return true;
+    }
+    return false;
+  }
   if (v == "wait-idle") {
     if (!app.run && !app.queued_reference && app.device.hello) return true;
     if (waited > timeout_arg(600)) {
@@ -380,6 +396,28 @@ bool Script::step(App& app, ImGuiIO& io) {
         fail("the editor does not contain it");
       else
         ok("the editor contains it");
+    } else if (what == "running") {
+      // The learner's run shows that it started, at once after the click.
+      if (!app.run || app.run->reference || app.run->phase.empty())
+        fail("no run of the learner's in progress");
+      else {
+        double ms = 1e3 * (app.run->started - click_now_);
+        if (click_now_ > 0 && ms > std::atof(arg.empty() ? "100" : arg.c_str()))
+          fail(fmt::format("the run showed '{}' {:.0f} ms after the click", app.run->phase, ms));
+        else
+          ok(fmt::format("the run showed '{}' {:.0f} ms after the click", app.run->phase, ms));
+      }
+    } else if (what == "background-running") {
+      // The solution's check for the roofline is in progress (what a Run must cancel).
+      if (!app.run || !app.run->reference)
+        fail("no background check in progress");
+      else
+        ok(fmt::format("the background check of {} is at '{}'", app.run->file, app.run->phase));
+    } else if (what == "superseded") {
+      if (app.runs_superseded < std::atoi(arg.c_str()))
+        fail(fmt::format("{} run(s) superseded and cancelled", app.runs_superseded));
+      else
+        ok(fmt::format("{} run(s) superseded and cancelled", app.runs_superseded));
     } else if (what == "runner-restarted") {
       if (app.runner->starts() < 2)
         fail(fmt::format("the runner started {} time(s)", app.runner->starts()));
@@ -391,8 +429,9 @@ bool Script::step(App& app, ImGuiIO& io) {
     return true;
   }
   if (v == "kill-runner" || v == "kill-runner-busy") {
-    bool ready =
-        v == "kill-runner" || (app.run && !app.run->reference && app.run->phase != "starting");
+    // Busy: the runner has reported on a learner's request it has not been killed under yet.
+    bool ready = v == "kill-runner" || (app.run && !app.run->reference && app.run->acknowledged &&
+                                        app.run->id != killed_run_);
     if (!ready) {
       if (waited > 120) {
         fail("nothing ran");
@@ -405,6 +444,7 @@ bool Script::step(App& app, ImGuiIO& io) {
       fail("no runner is running");
     else {
       ::kill(pid, SIGKILL);
+      if (app.run) killed_run_ = app.run->id;
       ok(fmt::format("sent SIGKILL to the runner (pid {}) during '{}'", pid,
                      app.run ? app.run->phase : "idle"));
     }

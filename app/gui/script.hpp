@@ -13,10 +13,15 @@
 //   write-disk FILE                another editor writes FILE's text into the learner's file
 //   run                            what Ctrl+Enter does
 //   wait-result [S]   wait-idle [S]   wait-hello [S]   wait S   frames N
+//   wait-partial [S]               until a case of the running check is shown
 //   expect verdict V|failed | attempts N | markers-at-least N | conflict true|false |
-//          file-contains TEXT | editor-contains TEXT | runner-restarted
+//          file-contains TEXT | editor-contains TEXT | runner-restarted |
+//          running [MS] (a learner's run shows its phase, MS at most after the last click) |
+//          background-running (the solution's check for the roofline) |
+//          superseded N (runs a second Run cancelled, as the runner confirmed)
 //   resolve mine|disk              answer the "changed on disk" question
 //   kill-runner                    SIGKILL the runner now; kill-runner-busy: once a check runs
+//                                  (one the runner has reported on, not killed under before)
 //   screenshot FILE.png            this frame, read back with glReadPixels
 //   state FILE.json                what the window knows (verdicts, store rows, figures)
 //   bench-load LINES   bench-points N   bench-frames N       the benchmark's pieces
@@ -60,7 +65,9 @@ private:
   int frame_in_cmd_ = 0;
   double cmd_started_ = 0;
   int seq_mark_ = 0;
-  std::string shot_; // screenshot wanted after this frame's render
+  uint64_t killed_run_ = 0; // the request kill-runner-busy last killed the runner under
+  double click_now_ = 0;    // app.now when the last click pressed the mouse button
+  std::string shot_;        // screenshot wanted after this frame's render
   // Keys held for an injected press, released next frame.
   std::vector<int> held_keys_;
   bool held_ctrl_ = false, held_shift_ = false;

@@ -128,22 +128,51 @@ uint64_t send(App& app, runner::Request r, double timeout) {
   return app.runner->send(std::move(r), timeout);
 }
 
+// The solution's check uses a fixed seed, so that its figures can be kept by it.
+constexpr uint64_t kReferenceSeed = 1;
+// A cancel with the learner's request queued behind it: the runner stops within milliseconds,
+// except inside a compile, which cannot be interrupted; a kill would fail the learner's request.
+constexpr double kQueuedCancelGrace = 30;
+
+// 64-bit FNV-1a: a file's content hash that stays the same across builds and runs.
+uint64_t fnv1a(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+// Where the store keeps that a solution was checked: by content, seed, backend and the GPU its
+// figures are for (the device on a GPU, the modelled profile on the simulator).
+std::string reference_cache_key(const App& app, const Puzzle& p, const std::string& source,
+                                const runner::BackendStatus& dev) {
+  std::string gpu = dev.kind == "cuda" ? dev.device.name : app.settings.gpu_profile;
+  return fmt::format("reference-run/{}/{:016x}/{}/{}/{}", p.id, fnv1a(source), kReferenceSeed,
+                     dev.kind, gpu.empty() ? "default" : gpu);
+}
+
+// Sends `st.request` and makes it the run in progress.
+void send_run(App& app, RunState st) {
+  st.id = send(app, st.request, st.timeout);
+  st.started = app.now;
+  app.run = std::move(st);
+}
+
 void send_reference(App& app, const RunState& ref) {
-  runner::Request r;
+  RunState st = ref;
+  runner::Request& r = st.request;
   r.op = runner::Op::check;
   r.puzzle = ref.puzzle;
   r.file = ref.file;
   r.source = ref.source;
   r.backend = app.settings.backend;
   r.model_gpu = app.settings.gpu_profile;
-  RunState st = ref;
-  st.id = send(app, r, app.settings.request_timeout_s);
-  st.started = app.now;
-  app.run = st;
+  r.seed = kReferenceSeed;
+  st.timeout = app.settings.request_timeout_s;
+  send_run(app, std::move(st));
 }
 
-// The reference solution's point for the roofline: checked once per puzzle and backend, when the
-// runner has nothing else to do.
+// The solution's point for the roofline: checked when the runner has nothing else to do, and
+// only when the store has no check of this very file (same seed, backend and GPU) yet.
 void maybe_queue_reference(App& app) {
   const Puzzle* p = app.puzzle.puzzle;
   if (!p || !app.store || app.queued_reference) return;
@@ -151,13 +180,12 @@ void maybe_queue_reference(App& app) {
   if (p->solution.empty() || !fs::exists(p->solution, ec)) return;
   const runner::BackendStatus* dev = app.device.active();
   if (!dev) return;
-  // Once per puzzle and backend a session, whatever came of it (a solution that does not pass
-  // here must not be run again after every check).
-  std::string key = p->id + "/" + dev->kind;
+  std::string source = read_or_empty(p->solution);
+  std::string key = reference_cache_key(app, *p, source, *dev);
+  // Once a session whatever came of it (a runner that died on it is not fed it again).
   if (app.reference_tried.count(key)) return;
   try {
-    for (auto& a : app.store->attempt_summaries(p->id, 200))
-      if (a.file == solution_name(*p) && a.backend == dev->kind && a.has_point()) return;
+    if (app.store->note(key)) return;
   } catch (...) {
     return;
   }
@@ -166,9 +194,39 @@ void maybe_queue_reference(App& app) {
   ref.op = runner::Op::check;
   ref.puzzle = p->id;
   ref.file = solution_name(*p);
-  ref.source = read_or_empty(p->solution);
+  ref.source = std::move(source);
+  ref.cache_key = key;
   app.queued_reference = ref;
   app.reference_tried.insert(key);
+}
+
+// A case of the learner's check, judged while the rest still run: the Results pane shows it now,
+// the first failure selected.
+void show_case(App& app, const runner::Event& e) {
+  ResultsState& res = app.results;
+  if (!res.partial) {
+    int seq = res.results_seq;
+    res = {};
+    res.results_seq = seq;
+    res.partial = true;
+    res.when = "running";
+    res.report.emplace();
+    res.report->puzzle = app.run->puzzle;
+    res.report->file = app.run->file;
+  }
+  res.cases_total = e.total;
+  CheckReport& rep = *res.report;
+  rep.cases.push_back(*e.case_report);
+  const CaseReport& c = rep.cases.back();
+  if (c.verdict != Verdict::passed && rep.verdict == Verdict::passed) {
+    rep.verdict = c.verdict;
+    rep.summary = fmt::format("case {}: {}", c.label, c.message);
+    res.selected_case = int(rep.cases.size() - 1);
+  } else if (rep.verdict == Verdict::passed) {
+    rep.summary = fmt::format("{} of {} cases passed so far", rep.cases.size(), e.total);
+  }
+  if (app.puzzle.puzzle && app.puzzle.puzzle->id == app.run->puzzle)
+    apply_report_to_editor(app, rep);
 }
 
 void finish_run(App& app, const runner::Event& e) {
@@ -177,12 +235,32 @@ void finish_run(App& app, const runner::Event& e) {
   if (run.reference) {
     if (e.ok && e.report && app.store) {
       try {
-        app.store->record_attempt(*e.report, run.source);
+        int64_t id = app.store->record_attempt(*e.report, run.source);
+        if (!run.cache_key.empty()) app.store->set_note(run.cache_key, std::to_string(id));
       } catch (const std::exception& ex) {
         app.store_error = ex.what();
       }
       app.roof.dirty = true;
     }
+    return;
+  }
+  // A runner that died under the learner's request (a crash, a kill, a fault that ended it) is
+  // restarted and the request sent again, once: the learner asked for a verdict, and the cause
+  // may have been the background work or another request. A second death is reported, and so
+  // is a request that ran past its own time limit (sent again, it would only hang again).
+  if (e.runner_died && !e.timed_out && !run.cancelling && run.resends == 0) {
+    note(app, "the runner stopped during your run (" + e.text +
+                  "); your run was sent again to a fresh runner");
+    if (app.results.partial) {
+      int seq = app.results.results_seq;
+      app.results = {};
+      app.results.results_seq = seq;
+    }
+    run.resends = 1;
+    run.acknowledged = false;
+    run.phase = "compiling (again, on a fresh runner)";
+    run.done = run.total = 0;
+    send_run(app, std::move(run));
     return;
   }
   ResultsState& res = app.results;
@@ -225,36 +303,42 @@ void finish_run(App& app, const runner::Event& e) {
     }
 }
 
+// The learner's request goes first: background work in progress is cancelled (and queued again,
+// to run once the learner's is answered); a learner's request in progress is superseded, since
+// Run again means "check what the editor holds now".
 void start_request(App& app, runner::Op op) {
   PuzzleState& ps = app.puzzle;
   if (!ps.puzzle) return;
-  if (app.run && !app.run->reference) return; // one at a time; the button shows Cancel
-  if (app.run && app.run->reference) {
-    // The learner comes first: drop the background reference check.
-    app.runner->cancel(app.run->id);
-    app.queued_reference = *app.run;
+  if (app.run) {
+    app.runner->cancel(app.run->id, kQueuedCancelGrace);
+    if (app.run->reference) {
+      RunState ref = *app.run;
+      ref.id = 0;
+      app.queued_reference = ref;
+    } else {
+      app.superseded.insert(app.run->id);
+    }
     app.run.reset();
   }
   save_now(app); // the file on disk is what was checked, always
-  runner::Request r;
+  RunState st;
+  runner::Request& r = st.request;
   r.op = op;
   r.puzzle = ps.puzzle->id;
   r.file = workspace_name(*ps.puzzle);
   r.source = ps.text.text();
   r.backend = app.settings.backend;
   r.model_gpu = app.settings.gpu_profile;
-  RunState st;
   st.op = op;
   st.puzzle = r.puzzle;
   st.source = r.source;
   st.file = r.file;
-  st.started = app.now;
-  st.phase = "starting";
+  // Shown at once: the runner's first progress event says the same a little later.
+  st.phase = op == runner::Op::compile || op == runner::Op::check ? "compiling" : "starting";
   // A tune or a sweep is many checks: it gets the time of many.
-  double timeout = app.settings.request_timeout_s;
-  if (op == runner::Op::tune || op == runner::Op::sweep) timeout = std::max(timeout, 3600.0);
-  st.id = send(app, r, timeout);
-  app.run = st;
+  st.timeout = app.settings.request_timeout_s;
+  if (op == runner::Op::tune || op == runner::Op::sweep) st.timeout = std::max(st.timeout, 3600.0);
+  send_run(app, std::move(st));
 }
 
 } // namespace
@@ -664,8 +748,15 @@ void tick(App& app, double now) {
       if (app.progress.count(app.puzzle.puzzle ? app.puzzle.puzzle->id : ""))
         maybe_queue_reference(app);
       break;
+    case runner::EventKind::case_done:
+      if (app.run && e.id == app.run->id) {
+        app.run->acknowledged = true;
+        if (!app.run->reference && e.case_report) show_case(app, e);
+      }
+      break;
     case runner::EventKind::progress:
       if (app.run && e.id == app.run->id) {
+        app.run->acknowledged = true;
         app.run->phase = e.phase;
         app.run->done = e.done;
         app.run->total = e.total;
@@ -678,7 +769,9 @@ void tick(App& app, double now) {
       if (app.log.size() > 1000) app.log.erase(app.log.begin(), app.log.begin() + 200);
       break;
     case runner::EventKind::result:
-      if (app.run && e.id == app.run->id)
+      if (app.superseded.erase(e.id)) {
+        app.runs_superseded += e.cancelled;
+      } else if (app.run && e.id == app.run->id)
         finish_run(app, e);
       else if (e.id == app.device.probe_id) {
         app.device.probe_id = 0;

@@ -32,18 +32,20 @@ void header(App& app) {
              ImGui::CalcTextSize("Reset...").x + ImGui::GetStyle().FramePadding.x * 10 +
              ImGui::GetStyle().ItemSpacing.x * 5;
   ImGui::SameLine(std::max(ImGui::GetCursorPosX(), ImGui::GetWindowContentRegionMax().x - bw));
+  // Run stays where it is while a check runs: pressed again it cancels that check and checks
+  // what the editor holds now (a double click must not turn into a Cancel).
+  ImGui::PushStyleColor(ImGuiCol_Button, ImVec4(0.2f, 0.45f, 0.25f, 1));
+  ImGui::PushStyleColor(ImGuiCol_ButtonHovered, ImVec4(0.25f, 0.58f, 0.32f, 1));
+  if (ImGui::Button("Run (Ctrl+Enter)")) run_check(app);
+  app.marks.add("run");
+  ImGui::PopStyleColor(2);
+  ImGui::SameLine();
   if (running) {
     ImGui::PushStyleColor(ImGuiCol_Button, ImVec4(0.55f, 0.25f, 0.2f, 1));
     if (ImGui::Button(app.run->cancelling ? "Cancelling..." : "Cancel run")) cancel_run(app);
     app.marks.add("cancel");
     ImGui::PopStyleColor();
   } else {
-    ImGui::PushStyleColor(ImGuiCol_Button, ImVec4(0.2f, 0.45f, 0.25f, 1));
-    ImGui::PushStyleColor(ImGuiCol_ButtonHovered, ImVec4(0.25f, 0.58f, 0.32f, 1));
-    if (ImGui::Button("Run (Ctrl+Enter)")) run_check(app);
-    app.marks.add("run");
-    ImGui::PopStyleColor(2);
-    ImGui::SameLine();
     if (ImGui::Button("Compile")) run_compile(app);
     app.marks.add("compile");
     ImGui::SameLine();
@@ -113,9 +115,7 @@ void draw_editor_pane(App& app) {
   bool run_key =
       io.KeyCtrl && (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Enter), false) ||
                      ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_KeyPadEnter), false));
-  if (fr.run_requested || run_key) {
-    if (!app.run || app.run->reference) run_check(app);
-  }
+  if (fr.run_requested || run_key) run_check(app); // supersedes a check in progress
   if (fr.save_requested) save_now(app);
 }
 

@@ -310,15 +310,24 @@ void draw_results(App& app) {
   const CheckReport& rep = *r.report;
   ImGui::PushStyleColor(ImGuiCol_Text, verdict_color(rep.verdict));
   ImGui::PushFont(app.fonts.h2);
+  // While the check runs its cases arrive one by one: a failure shows at once; a pass is only
+  // "so far" until the answer (the prediction comes last, with it).
   std::string title = r.compile_only
                           ? (rep.verdict == Verdict::passed ? "Compiled" : "Compile error")
+                      : r.partial && rep.verdict == Verdict::passed
+                          ? "Checking..."
                           : verdict_title(std::string(verdict_name(rep.verdict)));
   ImGui::TextUnformatted(title.c_str());
   ImGui::PopFont();
   ImGui::PopStyleColor();
   ImGui::TextWrapped("%s", rep.summary.c_str());
-  ImGui::TextDisabled("on %s (%s), seed %llu, %.2f s", rep.device.name.c_str(),
-                      rep.device.backend.c_str(), (unsigned long long)rep.seed, rep.total_ms / 1e3);
+  if (r.partial)
+    ImGui::TextDisabled("%zu of %d cases so far; the rest are running", rep.cases.size(),
+                        r.cases_total);
+  else
+    ImGui::TextDisabled("on %s (%s), seed %llu, %.2f s", rep.device.name.c_str(),
+                        rep.device.backend.c_str(), (unsigned long long)rep.seed,
+                        rep.total_ms / 1e3);
   sim_explanation(app, rep);
 
   if (!rep.diagnostics.empty()) {

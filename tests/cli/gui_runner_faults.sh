@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The runner is killed (SIGKILL) in the middle of a check: the window says so, keeps the file,
-# and the next run starts a fresh runner and passes. Then another editor changes the file: with
-# nothing unsaved it is reloaded; with unsaved edits the learner is asked, and their choice holds.
+# The runner is killed (SIGKILL) in the middle of a check: the window restarts it and sends the
+# check again, once, so the run ends with the kernel's own verdict. Killed a second time under the
+# same run, the window says so and keeps the file; the next run starts a fresh runner and passes.
+# Then another editor changes the file: with nothing unsaved it is reloaded; with unsaved edits the
+# learner is asked, and their choice holds.
 #   $1 = the warpbook executable, $2 = the source root.
 set -euo pipefail
 exe=$1
@@ -15,6 +17,12 @@ open puzzle 03-softmax
 load solutions/03-softmax.cu
 click run
 kill-runner-busy
+wait-result 300
+expect verdict passed
+expect runner-restarted
+click run
+kill-runner-busy
+kill-runner-busy
 wait-result 60
 expect verdict runner_died
 expect file-contains float4 vectors
@@ -22,7 +30,6 @@ state $tmp/killed.json
 click run
 wait-result 300
 expect verdict passed
-expect runner-restarted
 write-disk puzzles/03-softmax/starter.cu
 wait 1.2
 expect editor-contains TODO

@@ -2,6 +2,7 @@
 // runner` answering, and every way a runner can end (killed, crashed, hung, cancelled).
 #include "core/runner.hpp"
 
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <doctest/doctest.h>
@@ -176,6 +177,7 @@ TEST_CASE("the client talks to a real runner, and survives it being killed") {
   REQUIRE(r);
   CHECK_FALSE(r->ok);
   CHECK(r->runner_died);
+  CHECK_FALSE(r->timed_out);
   CHECK(r->text.find("signal 9") != std::string::npos);
   CHECK(c.last_exit().find("SIGKILL") != std::string::npos);
 
@@ -196,6 +198,7 @@ TEST_CASE("a runner that never answers is killed at the timeout") {
   auto r = next_result(c, 10, id);
   REQUIRE(r);
   CHECK(r->runner_died);
+  CHECK(r->timed_out); // its own time ran out: the window does not send it again
   CHECK(r->text.find("longer than") != std::string::npos);
   CHECK_FALSE(c.running());
 }
@@ -223,4 +226,73 @@ TEST_CASE("a cancel the runner ignores ends in a kill after the grace period") {
   REQUIRE(r);
   CHECK(r->cancelled);
   CHECK(r->runner_died);
+  CHECK_FALSE(r->timed_out);
+}
+
+TEST_CASE("a cancel's grace can be longer than the options' for a request others queue behind") {
+  ClientOptions o;
+  o.command = "exec cat >/dev/null";
+  o.cancel_grace_s = 0.2;
+  Client c(o);
+  uint64_t id = c.send(req(Op::check, "01"));
+  c.cancel(id, 1.5);
+  CHECK_FALSE(next_result(c, 0.8, id)); // past the options' grace, still waiting
+  auto r = next_result(c, 10, id);
+  REQUIRE(r);
+  CHECK(r->cancelled);
+  CHECK(r->runner_died);
+}
+
+TEST_CASE("the runner streams each case before its result, and answers a cancel within 200 ms") {
+  ClientOptions o;
+  o.command = "'" + exe() + "' runner";
+  Client c(o);
+  Request wrong = req(Op::check, "01", "sim");
+  wrong.file = "x.cu";
+  wrong.seed = 1;
+  wrong.source = "extern \"C\" __global__ void vector_add(const float* a, const float* b, float* "
+                 "c, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) "
+                 "c[i] = a[i] - b[i];\n}\n";
+  uint64_t id = c.send(wrong, 300);
+  std::vector<Event> cases;
+  std::optional<Event> result;
+  for (int i = 0; i < 300 * 20 && !result; ++i)
+    if (auto e = c.wait(0.05); e && e->id == id) {
+      if (e->kind == EventKind::case_done) cases.push_back(*e);
+      if (e->kind == EventKind::result) result = e;
+    }
+  REQUIRE(result);
+  REQUIRE(result->report);
+  CHECK(result->report->verdict == Verdict::wrong_answer);
+  REQUIRE(cases.size() == result->report->cases.size());
+  for (size_t i = 0; i < cases.size(); ++i) {
+    CHECK(cases[i].index == int(i));
+    CHECK(cases[i].total == int(cases.size()));
+    REQUIRE(cases[i].case_report);
+    CHECK(cases[i].case_report->label == result->report->cases[i].label);
+  }
+  CHECK(cases[0].case_report->verdict == Verdict::wrong_answer);
+
+  // A kernel that never ends, cancelled in the middle of its simulated run.
+  Request endless = wrong;
+  endless.source = "extern \"C\" __global__ void vector_add(const float* a, const float* b, float* "
+                   "c, int n) {\n  volatile int spin = 1;\n  while (spin) {}\n}\n";
+  uint64_t eid = c.send(endless, 300);
+  bool in_case = false;
+  for (int i = 0; i < 120 * 20 && !in_case; ++i)
+    if (auto e = c.wait(0.05); e && e->id == eid && e->kind == EventKind::progress)
+      in_case = e->phase.rfind("case ", 0) == 0;
+  REQUIRE(in_case);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  auto t0 = std::chrono::steady_clock::now();
+  c.cancel(eid);
+  auto r = next_result(c, 10, eid);
+  double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  REQUIRE(r);
+  MESSAGE("the runner answered the cancel in " << ms << " ms");
+  CHECK(r->cancelled);
+  CHECK_FALSE(r->runner_died);
+  CHECK(ms < 200);
+  CHECK(c.starts() == 1); // answered, not killed
 }

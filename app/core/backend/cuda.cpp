@@ -1185,7 +1185,7 @@ Fault CudaBackend::timing_samples(const RunPlan& plan, const Prepared& prep,
     r = d_.cuGraphInstantiateWithFlags(&exec, g, 0);
     d_.cuGraphDestroy(g);
     if (r != CUDA_SUCCESS) return fault_from(r, -1, "", "graph instantiation");
-    while (!done() && samples.size() < want + batch) {
+    while (!done() && samples.size() < want + batch && !cancel_requested(plan.cancel)) {
       r = d_.cuGraphLaunch(exec, stream_);
       if (r != CUDA_SUCCESS) {
         f = fault_from(r, -1, "", "a graph launch");
@@ -1197,7 +1197,8 @@ Fault CudaBackend::timing_samples(const RunPlan& plan, const Prepared& prep,
     if (!timed_out_) d_.cuGraphExecDestroy(exec);
     return f;
   }
-  while (!done() && samples.size() < 2 * want + 1000) {
+  // Between batches a cancel stops the sampling (the caller then drops the figures).
+  while (!done() && samples.size() < 2 * want + 1000 && !cancel_requested(plan.cancel)) {
     const size_t n = std::min(batch, want > samples.size() ? want - samples.size() : batch);
     for (size_t k = 0; k < n; ++k)
       if (Fault f = enqueue_sample(k, false)) return f;

@@ -261,6 +261,7 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
   co.defines = defines;
   co.ptxas_report = true;
   Program prog = compile_source(source, file, co);
+  if (cancel_requested(opt.cancel)) return fail("cancelled");
   if (!prog.ok) return fail("the file does not compile for " + co.arch);
 
   Env env = puzzle.env(*puzzle.perf, defines);
@@ -290,6 +291,7 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
   rp.timeout_s = opt.sim_timeout_s;
   rp.instruction_budget = 60'000'000;
   rp.seed = opt.seed;
+  rp.cancel = opt.cancel;
   sim::SampledRun run;
   std::vector<SamplePlan> plans(nl);
   bool prefix = false;
@@ -331,6 +333,7 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
     }
     break;
   }
+  if (cancel_requested(opt.cancel)) return fail("cancelled");
   if (run.fault) {
     P.sim_ms = ms_since(t_sim);
     return fail(fmt::format("the sampled run at the perf size stopped: {}: {}",
@@ -373,6 +376,7 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
     }
   }
   P.sim_ms = ms_since(t_sim);
+  if (cancel_requested(opt.cancel)) return fail("cancelled");
 
   // Each launch replayed on the busiest SM.
   ExplainInput ex;
@@ -381,6 +385,7 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
   size_t replayed_blocks = 0, sampled_blocks = 0;
   int max_thin = 1;
   for (size_t li = 0; li < run.launches.size(); ++li) {
+    if (cancel_requested(opt.cancel)) return fail("cancelled");
     sim::SampledLaunch& sl = run.launches[li];
     const SamplePlan& sp = plans[li];
     const Occupancy& o = occ[li];
@@ -528,7 +533,9 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
       for (auto& w : b.warps)
         if (w.dropped && !w.ev.empty())
           in.cut = std::max(in.cut, double(w.ev.size() + w.dropped) / double(w.ev.size()));
+    in.cancel = opt.cancel;
     ReplayResult rr = replay(in);
+    if (cancel_requested(opt.cancel)) return fail("cancelled");
 
     // One address hammered by every block: atomics there are served one after another.
     double hot_us = 0;

@@ -14,6 +14,7 @@
 #include "machine.hpp"
 #include "prediction.hpp"
 
+#include <atomic>
 #include <map>
 #include <string>
 #include <vector>
@@ -24,6 +25,9 @@ struct PredictOptions {
   uint64_t seed = 1;
   size_t event_budget = 2'000'000; // instructions replayed per launch, at most
   double sim_timeout_s = 20;       // the sampled run's wall clock, at most
+  // Set from another thread when the prediction is no longer wanted (the check was cancelled, or
+  // a case failed): the sampled runs stop and predict() returns an error.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 // The machine for a check: the device's own profile (or the H200's) with what `warpbook probe`

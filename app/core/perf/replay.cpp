@@ -393,7 +393,8 @@ ReplayResult replay(const ReplayInput& in) {
   };
 
   dispatch(0);
-  while (true) {
+  for (uint32_t turn = 0;; ++turn) {
+    if ((turn & 4095) == 0 && in.cancel && in.cancel->load(std::memory_order_relaxed)) break;
     // The earliest scheduler with a candidate.
     // A scheduler that issued this clock takes no more candidates until it is free again: its
     // waiting warps stay queued rather than being popped and pushed back once a clock each.

@@ -14,6 +14,7 @@
 #include "machine.hpp"
 
 #include <array>
+#include <atomic>
 #include <map>
 #include <unordered_map>
 #include <unordered_set>
@@ -72,6 +73,9 @@ struct ReplayInput {
   // the sample nearest each in the grid): 1 for a uniform grid; below 1 where the first blocks
   // are the longest (a causal grid scheduled longest first).
   double rest_work = 1.0;
+  // Set from another thread when the prediction is no longer wanted: the replay ends early (its
+  // result is then meaningless, and predict() discards it).
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 // Why a warp waited before issuing an instruction.

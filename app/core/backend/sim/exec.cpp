@@ -562,6 +562,7 @@ template <bool Count, bool Trace> void run_warps(Exec& x, Block& B) {
     if (L.cooperative) std::this_thread::yield();
     if (L.stop.load(std::memory_order_relaxed)) return;
     if ((++rounds & 15) == 0) {
+      if (cancel_requested(L.cancel)) return L.stop.store(true);
       uint64_t total = L.executed.fetch_add(x.executed, std::memory_order_relaxed) + x.executed;
       x.executed = 0;
       bool over = total > L.budget, late = std::chrono::steady_clock::now() > L.deadline;
@@ -695,6 +696,7 @@ void internal_fault(LaunchCtx& L, const char* what) {
 
 // Runs the launch's `b`-th block (of the sampled list, when the run is sampled).
 void run_nth_block(LaunchCtx& L, Exec& x, uint64_t b) {
+  if (cancel_requested(L.cancel)) return L.stop.store(true);
   if (L.sample)
     run_block<true, true>(x, (*L.sample)[b], &(*L.traces)[b]);
   else if (L.count)

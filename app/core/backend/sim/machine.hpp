@@ -498,6 +498,7 @@ struct LaunchCtx {
   std::chrono::steady_clock::time_point deadline;
   std::atomic<uint64_t> executed{0};
   std::atomic<bool> stop{false};
+  const std::atomic<bool>* cancel = nullptr; // RunPlan::cancel: stops the launch with no fault
   std::atomic<uint64_t> next_block{0};
   std::mutex mu;
   Fault fault;

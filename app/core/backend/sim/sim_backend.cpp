@@ -318,6 +318,7 @@ RunResult Simulator::run_locked(const RunPlan& plan, const Sampling* sampling) {
     L.seed = plan.seed;
     L.buffers = bufs;
     L.deadline = deadline;
+    L.cancel = plan.cancel;
     uint64_t warps = g.count() * ((b.count() + 31) / 32);
     L.budget =
         plan.instruction_budget ? plan.instruction_budget : 400'000'000ull + 4'000'000ull * warps;
@@ -409,6 +410,11 @@ RunResult Simulator::run_locked(const RunPlan& plan, const Sampling* sampling) {
     // (On two threads, puzzle 11's look-back scan was put anywhere from 284 to 8874 us: how long a
     // sampled block spun on its predecessor's flag depended on which thread got there first.)
     run_launch(L, impl_->pool, sampling ? 1u : opt_.workers, T);
+    if (cancel_requested(plan.cancel)) { // whatever the launch left is not an answer
+      res.cancelled = true;
+      res.fault = launch_fault(FaultKind::timeout, "cancelled", launch);
+      break;
+    }
     if (heap && !L.fault) {
       const auto leaks = heap->leaks();
       for (size_t i = 0; i < leaks.size() && i < 3; ++i)
