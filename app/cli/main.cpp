@@ -332,7 +332,18 @@ Registration::Registration(std::string name, Setup setup) {
 }
 } // namespace wb::cli
 
+namespace {
+int run_command(int argc, char** argv);
+} // namespace
+
 int main(int argc, char** argv) {
+  const int rc = run_command(argc, argv);
+  wb::wait_for_predictions(); // a cancelled check's prediction may still be compiling
+  return rc;
+}
+
+namespace {
+int run_command(int argc, char** argv) {
   CLI::App app{"Warpbook: learn to write fast GPU kernels.\nWith no subcommand, opens the window."};
   app.footer(kExitCodes);
   app.fallthrough(); // subcommands inherit it: --catalog and --data-dir may follow the subcommand
@@ -445,3 +456,4 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
 }
+} // namespace

@@ -8,11 +8,13 @@
 #include <cctype>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <fmt/format.h>
 #include <fstream>
 #include <future>
+#include <mutex>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -608,7 +610,7 @@ CaseReport run_case(const Puzzle& p, const Case& c, const Env& learner_env, cons
   lp.buffers = &learner.buffers;
   lp.launches = learner.launches;
   lp.transfers = transfers(p, shared_buffers);
-  lp.keep = true; // for the timing, or to fetch an input the kernel changed
+  lp.keep = true;     // for the timing, or to fetch an input the kernel changed
   lp.trusted = false; // the learner's kernel is watched for races and out-of-bounds variables
   lp.counters = counters;
   lp.shuffle_warps = opt.shuffle_warps;
@@ -808,6 +810,18 @@ std::string owner_by_layout(int64_t index, const std::vector<int64_t>& shape, co
 
 namespace {
 
+// Prediction threads still running (a cancelled check returns without waiting for the NVRTC
+// compile inside one): see wait_for_predictions.
+struct LivePredictions {
+  std::mutex mu;
+  std::condition_variable done;
+  int running = 0;
+};
+LivePredictions& live_predictions() {
+  static LivePredictions live;
+  return live;
+}
+
 CheckReport check_impl(const Puzzle& p, const std::string& source, const std::string& file,
                        Backend& backend, const CheckOptions& opt, const Env* run_sizes) {
   auto t_start = Clock::now();
@@ -831,6 +845,71 @@ CheckReport check_impl(const Puzzle& p, const std::string& source, const std::st
   // The reference always runs at the puzzle's defaults.
   const std::map<std::string, int64_t> ref_tune = resolve_tunables(p, "", file, rep.diagnostics);
   rep.tunables = tune;
+
+  // The performance model predicts the perf size meanwhile (its own simulator, on the CPU): on
+  // the simulator it gives the time; on a GPU it stands beside the measurement. It starts at
+  // once, so that its own compile (for the predicted GPU's architecture) runs beside the learner's
+  // and the reference's instead of after them; a file that does not compile fails there too.
+  // It runs on a thread of its own that owns what it reads (a copy of the puzzle, the source),
+  // so that a cancelled check returns without waiting for it: an NVRTC compile inside cannot be
+  // interrupted. `job->stop` ends it early: when the check is cancelled or leaves by any other
+  // way (the guard; a normal return still waits for the thread, which stops within milliseconds
+  // of its compile), and when a case fails on the simulator (a wrong kernel gets no predicted
+  // time, as a GPU does not time one).
+  struct PredictionJob {
+    Puzzle puzzle;
+    std::string source, file;
+    std::map<std::string, int64_t> tune;
+    perf::Machine machine;
+    uint64_t seed = 0;
+    std::atomic<bool> stop{false};
+  };
+  auto job = std::make_shared<PredictionJob>();
+  std::future<perf::Prediction> prediction;
+  struct StopOnExit {
+    PredictionJob& job;
+    std::future<perf::Prediction>& f;
+    int unwinding = std::uncaught_exceptions();
+    ~StopOnExit() {
+      job.stop.store(true);
+      if (!f.valid()) return;
+      if (std::uncaught_exceptions() == unwinding)
+        f.wait();
+      else // cancelled: a stopped sampled run ends in milliseconds; only NVRTC is left behind
+        f.wait_for(std::chrono::milliseconds(100));
+    }
+  } stop_on_exit{*job, prediction};
+  std::atomic<bool>& stop_prediction = job->stop;
+  perf::Machine& machine = job->machine;
+  if (opt.predict && p.perf && !run_sizes) {
+    job->puzzle = p;
+    job->source = source;
+    job->file = file;
+    job->tune = tune;
+    job->machine = perf::machine_for_check(rep.device, opt.model_gpu, opt.data_dir);
+    job->seed = rep.seed;
+    std::promise<perf::Prediction> promise;
+    prediction = promise.get_future();
+    LivePredictions& live = live_predictions();
+    {
+      std::lock_guard lk(live.mu);
+      ++live.running;
+    }
+    std::thread([job, &live, promise = std::move(promise)]() mutable {
+      perf::PredictOptions po;
+      po.seed = job->seed;
+      po.cancel = &job->stop;
+      try {
+        promise.set_value(
+            perf::predict(job->puzzle, job->source, job->file, job->tune, job->machine, po));
+      } catch (...) {
+        promise.set_exception(std::current_exception());
+      }
+      std::lock_guard lk(live.mu);
+      --live.running;
+      live.done.notify_all();
+    }).detach();
+  }
 
   Programs progs;
   CompileOptions co = backend.compile_options();
@@ -859,57 +938,6 @@ CheckReport check_impl(const Puzzle& p, const std::string& source, const std::st
         break;
       }
     return finish();
-  }
-
-  // The performance model predicts the perf size meanwhile (its own simulator, on the CPU): on
-  // the simulator it gives the time; on a GPU it stands beside the measurement.
-  // It runs on a thread of its own that owns what it reads (a copy of the puzzle, the source),
-  // so that a cancelled check returns without waiting for it: an NVRTC compile inside cannot be
-  // interrupted. `job->stop` ends it early: when the check is cancelled or leaves by any other
-  // way (the guard; a normal return still waits for the thread, which stops within milliseconds
-  // of its compile), and when a case fails on the simulator (a wrong kernel gets no predicted
-  // time, as a GPU does not time one).
-  struct PredictionJob {
-    Puzzle puzzle;
-    std::string source, file;
-    std::map<std::string, int64_t> tune;
-    perf::Machine machine;
-    uint64_t seed = 0;
-    std::atomic<bool> stop{false};
-  };
-  auto job = std::make_shared<PredictionJob>();
-  std::future<perf::Prediction> prediction;
-  struct StopOnExit {
-    PredictionJob& job;
-    std::future<perf::Prediction>& f;
-    int unwinding = std::uncaught_exceptions();
-    ~StopOnExit() {
-      job.stop.store(true);
-      if (std::uncaught_exceptions() == unwinding && f.valid()) f.wait();
-    }
-  } stop_on_exit{*job, prediction};
-  std::atomic<bool>& stop_prediction = job->stop;
-  perf::Machine& machine = job->machine;
-  if (opt.predict && p.perf && !run_sizes) {
-    job->puzzle = p;
-    job->source = source;
-    job->file = file;
-    job->tune = tune;
-    job->machine = perf::machine_for_check(rep.device, opt.model_gpu, opt.data_dir);
-    job->seed = rep.seed;
-    std::promise<perf::Prediction> promise;
-    prediction = promise.get_future();
-    std::thread([job, promise = std::move(promise)]() mutable {
-      perf::PredictOptions po;
-      po.seed = job->seed;
-      po.cancel = &job->stop;
-      try {
-        promise.set_value(
-            perf::predict(job->puzzle, job->source, job->file, job->tune, job->machine, po));
-      } catch (...) {
-        promise.set_exception(std::current_exception());
-      }
-    }).detach();
   }
 
   t0 = Clock::now();
@@ -1105,6 +1133,13 @@ CheckReport check_impl(const Puzzle& p, const std::string& source, const std::st
 }
 
 } // namespace
+
+bool wait_for_predictions(double seconds) {
+  LivePredictions& live = live_predictions();
+  std::unique_lock lk(live.mu);
+  return live.done.wait_for(lk, std::chrono::duration<double>(seconds),
+                            [&] { return live.running == 0; });
+}
 
 uint64_t fresh_seed() {
   std::random_device rd;

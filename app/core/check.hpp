@@ -44,6 +44,11 @@ struct CheckOptions {
   const std::atomic<bool>* cancel = nullptr;
 };
 
+// Waits (at most `seconds`) until no prediction a cancelled check left behind is still running;
+// false if one still is. A process calls it before it ends: its statics (the model's simulator,
+// NVRTC) must not be torn down under a running prediction.
+bool wait_for_predictions(double seconds = 60);
+
 // A fresh 64-bit input seed, for a check (or a tune, or a sweep) whose options give none.
 uint64_t fresh_seed();
 
