@@ -161,6 +161,30 @@ SampledRun Simulator::run_sampled(const RunPlan& plan,
   return out;
 }
 
+// Whether the kernel's blocks can exchange anything during a launch: an atomic or reduction, a
+// fence, or a volatile or ordered (acquire, release, relaxed) access. Without one, a block that
+// read another's writes would be a data race, so blocks are independent.
+namespace {
+bool blocks_may_talk(const Program& P) {
+  for (const InstInfo& inf : P.info) {
+    const std::string& op = inf.opcode;
+    const std::string_view first = std::string_view(op).substr(0, op.find('.'));
+    if (first == "atom" || first == "red" || first == "membar" || first == "fence" ||
+        first == "nanosleep")
+      return true;
+    for (size_t a = op.find('.'); a != std::string::npos;) {
+      const size_t b = op.find('.', a + 1);
+      const std::string_view tok = std::string_view(op).substr(a + 1, b - a - 1);
+      if (tok == "volatile" || tok == "acquire" || tok == "release" || tok == "relaxed" ||
+          tok == "mmio" || tok == "sc")
+        return true;
+      a = b;
+    }
+  }
+  return false;
+}
+} // namespace
+
 RunResult Simulator::run_locked(const RunPlan& plan, const Sampling* sampling) {
   auto t0 = std::chrono::steady_clock::now();
   RunResult res;
@@ -404,12 +428,15 @@ RunResult Simulator::run_locked(const RunPlan& plan, const Sampling* sampling) {
     mem.heap = heap;
 
     LaunchTotals T;
-    // A sampled run runs its blocks on one thread, in the sample's order: atomics (a permute's
-    // counts, a scan's tile tickets) then land in one order, a block that waits on another's flag
-    // finds it set or not the same way every time, and the prediction is the same every time.
-    // (On two threads, puzzle 11's look-back scan was put anywhere from 284 to 8874 us: how long a
-    // sampled block spun on its predecessor's flag depended on which thread got there first.)
-    run_launch(L, impl_->pool, sampling ? 1u : opt_.workers, T);
+    // A sampled run of a kernel whose blocks may talk to each other runs its blocks on one
+    // thread, in the sample's order: atomics (a permute's counts, a scan's tile tickets) then land
+    // in one order, a block that waits on another's flag finds it set or not the same way every
+    // time, and the prediction is the same every time. (On two threads, puzzle 11's look-back scan
+    // was put anywhere from 284 to 8874 us: how long a sampled block spun on its predecessor's
+    // flag depended on which thread got there first.) Blocks that cannot talk (no atomic, fence,
+    // volatile or ordered access anywhere in the kernel) give the same traces in any order, so
+    // they run on every worker.
+    run_launch(L, impl_->pool, sampling && blocks_may_talk(*P) ? 1u : opt_.workers, T);
     if (cancel_requested(plan.cancel)) { // whatever the launch left is not an answer
       res.cancelled = true;
       res.fault = launch_fault(FaultKind::timeout, "cancelled", launch);
