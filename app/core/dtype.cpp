@@ -1,5 +1,7 @@
 #include "dtype.hpp"
 
+#include <bit>
+
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -58,6 +60,29 @@ uint32_t encode(const MiniFloat& f, double x, bool saturate) {
   }
   if (a == 0) return sign;
   int emin = 1 - f.bias;
+  // A normal double (every value a generator makes): the rounding done on its significand's bits.
+  // The same steps as below, without ilogb/ldexp, which cost more than the generators themselves.
+  if (const uint64_t u = std::bit_cast<uint64_t>(a); (u >> 52) != 0) {
+    const int de = int(u >> 52) - 1023; // a = m * 2^(de - 52)
+    const uint64_t m = (u & ((1ull << 52) - 1)) | (1ull << 52);
+    int qe = std::max(de, emin) - f.mbits; // the quantum: a multiple of 2^qe
+    const int drop = qe - (de - 52);       // 52 - mbits and up
+    if (drop >= 54) return sign;           // below half the smallest subnormal
+    uint64_t q = m >> drop;
+    const uint64_t rem = m & ((1ull << drop) - 1), half = 1ull << (drop - 1);
+    if (rem > half || (rem == half && (q & 1))) ++q;
+    if (q == 0) return sign;
+    if (q >= (2ull << f.mbits)) q >>= 1, ++qe;            // rounded up into the next binade
+    if (q < (1ull << f.mbits)) return sign | uint32_t(q); // a subnormal (qe is emin - mbits)
+    const int er = qe + f.mbits;
+    const double r = std::bit_cast<double>(uint64_t(er + 1023) << 52 | (q - (1ull << f.mbits))
+                                                                           << (52 - f.mbits));
+    if (r > f.max_finite) {
+      if (saturate || !f.ieee) return sign | encode(f, f.max_finite, false);
+      return sign | (exp_all << f.mbits);
+    }
+    return sign | (uint32_t(er + f.bias) << f.mbits) | uint32_t(q - (1ull << f.mbits));
+  }
   int e = std::max(std::ilogb(a), emin);
   double q = std::ldexp(1.0, e - f.mbits);
   double r = std::nearbyint(a / q) * q;
