@@ -34,6 +34,28 @@ double elem_value(uint32_t bitsv, FT t) {
     return 0;
   }
 }
+// A bf16 or f16 element widened exactly (through f32: every such value is one).
+double widen_bf16(uint32_t b) {
+  return double(std::bit_cast<float>(bf16_to_f32_bits(uint16_t(b))));
+}
+double widen_f16(uint32_t b) {
+  return double(std::bit_cast<float>(f16_to_f32_bits(uint16_t(b))));
+}
+
+// D (M x N) = A (M x K) B (K x N), all row-major: each element sums its products in k order, as a
+// dot product would, with k outside c so that the compiler vectorises along a row of B.
+inline void multiply_rows(const double* A, const double* B, double* D, int M, int N, int K) {
+  for (int r = 0; r < M; ++r) {
+    double* d = D + r * N;
+    std::fill(d, d + N, 0.0);
+    for (int k = 0; k < K; ++k) {
+      const double a = A[r * K + k];
+      const double* b = B + k * N;
+      for (int c = 0; c < N; ++c) d[c] += a * b[c];
+    }
+  }
+}
+
 int elem_bytes(FT t) {
   return t == FT::e4m3 || t == FT::e5m2 ? 1 : t == FT::f16 || t == FT::bf16 ? 2 : 4;
 }
@@ -277,11 +299,9 @@ int h_mma(Exec& x, Warp& w, const Inst& in, uint32_t m) {
     };
     switch (f.t) {
     case FT::bf16:
-      return each(
-          [](uint32_t b) { return double(std::bit_cast<float>(bf16_to_f32_bits(uint16_t(b)))); });
+      return each([](uint32_t b) { return widen_bf16(b); });
     case FT::f16:
-      return each(
-          [](uint32_t b) { return double(std::bit_cast<float>(f16_to_f32_bits(uint16_t(b)))); });
+      return each([](uint32_t b) { return widen_f16(b); });
     case FT::f32:
     case FT::tf32:
       return each([](uint32_t b) { return double(std::bit_cast<float>(b)); });
@@ -292,19 +312,10 @@ int h_mma(Exec& x, Warp& w, const Inst& in, uint32_t m) {
   gather(fa, amap, A);
   gather(fb, bmap, B);
   gather(fc, cmap, Cm);
-  // Each D[r][c] sums its products in k order and adds C last, as a dot product would; the loops
-  // run k outside c so that the compiler can vectorise along a row of B.
+  // C is added last, after the products' sum.
   double D[32 * 32];
-  for (int r = 0; r < M; ++r) {
-    double* d = D + r * N;
-    std::fill(d, d + N, 0.0);
-    for (int k = 0; k < K; ++k) {
-      const double a = A[r * K + k];
-      const double* b = B + k * N;
-      for (int c = 0; c < N; ++c) d[c] += a * b[c];
-    }
-    for (int c = 0; c < N; ++c) d[c] += Cm[r * N + c];
-  }
+  multiply_rows(A, B, D, M, N, K);
+  for (int i = 0; i < M * N; ++i) D[i] += Cm[i];
   for (uint32_t mm = m | w.active; mm; mm &= mm - 1) {
     int l = std::countr_zero(mm);
     for (int i = 0; i < fd.per_lane(); ++i) {
@@ -325,10 +336,7 @@ int h_mma(Exec& x, Warp& w, const Inst& in, uint32_t m) {
 template <bool BF16> int h_mma_16816_f32(Exec& x, Warp& w, const Inst& in, uint32_t m) {
   const uint32_t* L = x.P->lists.data();
   const uint32_t *rd = L + in.r[0], *ra = L + in.r[1], *rb = L + in.r[2], *rc = L + in.r[3];
-  auto widen = [](uint64_t h) {
-    const uint16_t b = uint16_t(h);
-    return double(std::bit_cast<float>(BF16 ? bf16_to_f32_bits(b) : f16_to_f32_bits(b)));
-  };
+  auto widen = [](uint64_t h) { return BF16 ? widen_bf16(uint32_t(h)) : widen_f16(uint32_t(h)); };
   double A[16 * 16], B[16 * 8], C[16 * 8];
   const uint64_t *a0 = w.row(ra[0]), *a1 = w.row(ra[1]), *a2 = w.row(ra[2]), *a3 = w.row(ra[3]);
   const uint64_t *b0 = w.row(rb[0]), *b1 = w.row(rb[1]);
@@ -347,16 +355,8 @@ template <bool BF16> int h_mma_16816_f32(Exec& x, Warp& w, const Inst& in, uint3
     C[(g + 8) * 8 + t] = f32(c2[l]), C[(g + 8) * 8 + t + 1] = f32(c3[l]);
   }
   double D[16 * 8];
-  for (int r = 0; r < 16; ++r) {
-    double* d = D + r * 8;
-    for (int c = 0; c < 8; ++c) d[c] = 0;
-    for (int k = 0; k < 16; ++k) {
-      const double a = A[r * 16 + k];
-      const double* b = B + k * 8;
-      for (int c = 0; c < 8; ++c) d[c] += a * b[c];
-    }
-    for (int c = 0; c < 8; ++c) d[c] += C[r * 8 + c];
-  }
+  multiply_rows(A, B, D, 16, 8, 16);
+  for (int i = 0; i < 16 * 8; ++i) D[i] += C[i];
   auto out = [](double v) {
     return uint64_t(std::isnan(v) ? 0x7fffffffu : std::bit_cast<uint32_t>(float(v)));
   };
@@ -552,25 +552,14 @@ int h_wgmma(Exec& x, Warp& w, const Inst& in, uint32_t m) {
   };
   bool gathered;
   if (at == FT::bf16)
-    gathered = widen_with(
-        [](uint32_t v) { return double(std::bit_cast<float>(bf16_to_f32_bits(uint16_t(v)))); });
+    gathered = widen_with([](uint32_t b) { return widen_bf16(b); });
   else if (at == FT::f16)
-    gathered = widen_with(
-        [](uint32_t v) { return double(std::bit_cast<float>(f16_to_f32_bits(uint16_t(v)))); });
+    gathered = widen_with([](uint32_t b) { return widen_f16(b); });
   else
     gathered = widen_with([at](uint32_t v) { return elem_value(v, at); });
   if (!gathered) return kStop;
-  // D = A B: each element sums its products in k order, as a dot product would.
   double D[16 * 256];
-  for (int r = 0; r < 16; ++r) {
-    double* d = D + r * N;
-    std::fill(d, d + N, 0.0);
-    for (int k = 0; k < K; ++k) {
-      const double a = A[r * K + k];
-      const double* b = BT + k * N;
-      for (int c = 0; c < N; ++c) d[c] += a * b[c];
-    }
-  }
+  multiply_rows(A, BT, D, 16, N, K);
   const double sa = (in.flags & 1) ? -1.0 : 1.0, sb = (in.flags & 2) ? -1.0 : 1.0;
   const uint32_t* dl = x.P->lists.data() + in.target;
   for (uint32_t mm = m; mm; mm &= mm - 1) {
