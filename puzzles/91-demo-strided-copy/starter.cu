@@ -13,7 +13,9 @@
 //     -> on a GPU: compare its GB/s with the coalesced copy's
 //
 // Things to try: `// @tune STRIDE=1` (the same kernel, coalesced again), then 2, 4, 8, 16:
-// sectors per request go 4, 8, 16, 32, 32. Past 8 floats (one sector) it cannot get worse.
+// sectors per request go 4, 8, 16, 32, 32. Past 8 floats (one sector) the count stops rising,
+// but the time does not: DRAM moves 64 bytes at a time, so at 16 and 32 each sector costs a
+// transfer of its own (lesson 0003 has the measured table).
 // @tune STRIDE=32
 
 extern "C" __global__ void strided_copy(const float* src, float* dst, int n, int stride) {
