@@ -354,7 +354,7 @@ int run_command(int argc, char** argv) {
   app.add_option("--data-dir", g.data_dir, "where the workspace and the progress database live");
 
   auto* list = app.add_subcommand("list", "list lessons and puzzles");
-  std::string puzzle, file, backend = "auto", ptx_out, cubin_out, arch = "compute_80";
+  std::string puzzle, file, backend = "auto", ptx_out, cubin_out, arch = "sm_90a";
   bool json = false, json_lines = false, no_time = false;
   uint64_t seed = 0;
   std::vector<std::string> size_args;

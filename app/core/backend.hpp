@@ -5,6 +5,7 @@
 #include "compile.hpp"
 #include "dtype.hpp"
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstddef>
@@ -258,6 +259,20 @@ struct DeviceInfo {
   int max_shared_per_block_optin = 0;
   std::string arch() const; // "sm_90", or "compute_80" when there is no device
 };
+
+// Launch limits of the GPUs Warpbook targets (compute capability 7.0 on), which the simulator
+// enforces as the driver does, in the same words on both backends.
+// Local memory (a thread's stack frame: arrays the compiler could not keep in registers).
+constexpr int64_t kMaxLocalBytesPerThread = 512 * 1024;
+// The most threads a block can have when each uses `registers`: 64 Ki registers per SM, allocated
+// per warp in units of 256.
+inline int max_threads_for_registers(int registers) {
+  if (registers <= 0) return 1024;
+  const int per_warp = (registers * 32 + 255) / 256 * 256;
+  return std::min(1024, 65536 / per_warp * 32);
+}
+std::string local_memory_refusal(int64_t local_bytes); // why a launch is refused, or ""
+std::string register_refusal(uint64_t threads, int most, int registers);
 
 class Backend {
 public:

@@ -1035,7 +1035,16 @@ CheckReport check_impl(const Puzzle& p, const std::string& source, const std::st
     CaseReport& gc = rep.cases[on_sim_case];
     if (r.cases.empty()) {
       gc.sim_explanation = "the simulator could not run this case: " + r.summary;
-    } else if (const CaseReport& sc = r.cases.front(); sc.verdict == Verdict::passed) {
+    } else if (const CaseReport& sc = r.cases.front();
+               sc.verdict == Verdict::passed && (gc.fault.kind == FaultKind::launch_config ||
+                                                 gc.fault.kind == FaultKind::out_of_resources ||
+                                                 gc.fault.kind == FaultKind::memory_limit)) {
+      // The driver refused the launch or ran out of something: the GPU's own message names the
+      // limit; the simulator's run says nothing about the kernel's code.
+      gc.sim_explanation = "the GPU refused or could not run this launch, for the reason above; "
+                           "the simulator does not enforce that limit and ran the case, so the "
+                           "cause is the limit, not the kernel's indexing or timing";
+    } else if (sc.verdict == Verdict::passed) {
       gc.sim_explanation =
           "the simulator passes this case with the same inputs, so the cause is not an index, a "
           "bound or a barrier it can see: most likely timing (a race the GPU's schedule exposes "

@@ -4,14 +4,15 @@
 #include <cstdlib>
 #include <dlfcn.h>
 #include <filesystem>
-#include <fstream>
-#include <unistd.h>
 #include <fmt/format.h>
+#include <fstream>
+#include <future>
 #include <map>
 #include <mutex>
 #include <nvrtc.h>
 #include <regex>
 #include <sstream>
+#include <unistd.h>
 
 namespace wb {
 
@@ -47,39 +48,95 @@ constexpr const char* kPrelude = R"(#ifndef INFINITY
 #endif
 )";
 
-// Headers NVRTC cannot open (host C library ones), answered with what device code needs of them.
+// Headers NVRTC cannot open (the host C and C++ library's), answered with what device code needs
+// of them: the CUDA math functions NVRTC already has, put into std as well; libcu++'s cuda::std
+// where it has the header (which costs a second or two of compile the first time a file includes
+// it); CUB's block- and warp-level algorithms for <cub/cub.cuh>, whose device-wide ones launch
+// kernels from the host and cannot compile here.
+constexpr const char* kStdMath = R"(#pragma once
+namespace std {
+using ::abs; using ::fabs; using ::fabsf; using ::sqrt; using ::sqrtf; using ::cbrt; using ::hypot;
+using ::exp; using ::expf; using ::exp2; using ::expm1; using ::log; using ::logf; using ::log2;
+using ::log10; using ::log1p; using ::pow; using ::powf; using ::sin; using ::cos; using ::tan;
+using ::asin; using ::acos; using ::atan; using ::atan2; using ::sinh; using ::cosh; using ::tanh;
+using ::erf; using ::erfc; using ::tgamma; using ::lgamma; using ::floor; using ::ceil;
+using ::trunc; using ::round; using ::lround; using ::llround; using ::rint; using ::nearbyint;
+using ::fmod; using ::remainder; using ::fmin; using ::fmax; using ::fdim; using ::fma;
+using ::copysign; using ::ldexp; using ::frexp; using ::modf; using ::scalbn; using ::ilogb;
+using ::logb; using ::isnan; using ::isinf; using ::isfinite; using ::signbit; using ::min;
+using ::max;
+}
+)";
+constexpr const char* kStdLib = R"(#pragma once
+namespace std {
+using ::abs; using ::labs; using ::llabs; using ::malloc; using ::free;
+}
+)";
+constexpr const char* kStdAlgorithm = R"(#pragma once
+namespace std {
+using ::min; using ::max;
+template <class T> __device__ void swap(T& a, T& b) { T t = a; a = b; b = t; }
+}
+)";
+constexpr const char* kStdInt = R"(#pragma once
+#include <cuda/std/cstdint>
+namespace std {
+using ::int8_t; using ::int16_t; using ::int32_t; using ::int64_t; using ::uint8_t;
+using ::uint16_t; using ::uint32_t; using ::uint64_t; using ::intptr_t; using ::uintptr_t;
+}
+)";
+constexpr const char* kStdDef = R"(#pragma once
+#include <cuda/std/cstddef>
+namespace std {
+using cuda::std::size_t; using cuda::std::ptrdiff_t; using cuda::std::nullptr_t;
+}
+)";
+#define WB_LIBCUXX_SHIM(h)                                                                         \
+  "#pragma once\n#include <cuda/std/" h ">\nnamespace std { using namespace cuda::std; }\n"
+
 const std::pair<const char*, const char*> kShims[] = {
     {"cfloat", R"(#pragma once
+#ifndef FLT_MAX
 #define FLT_MAX 3.402823466e+38f
 #define FLT_MIN 1.175494351e-38f
 #define FLT_EPSILON 1.192092896e-07f
+#define FLT_MANT_DIG 24
 #define DBL_MAX 1.7976931348623158e+308
 #define DBL_MIN 2.2250738585072014e-308
 #define DBL_EPSILON 2.2204460492503131e-16
+#define DBL_MANT_DIG 53
+#endif
 )"},
-    {"climits", R"(#pragma once
-#define CHAR_BIT 8
-#define SCHAR_MIN (-128)
-#define SCHAR_MAX 127
-#define UCHAR_MAX 255
-#define SHRT_MIN (-32768)
-#define SHRT_MAX 32767
-#define USHRT_MAX 65535
-#define INT_MIN (-2147483647 - 1)
-#define INT_MAX 2147483647
-#define UINT_MAX 4294967295u
-#define LLONG_MIN (-9223372036854775807LL - 1)
-#define LLONG_MAX 9223372036854775807LL
-#define ULLONG_MAX 18446744073709551615ULL
-)"},
+    // libcu++'s own, so that a file that also includes libcu++ sees one definition of each.
+    {"climits", "#pragma once\n#include <cuda/std/climits>\n"},
     {"cassert", "#pragma once\n"}, // NVRTC defines assert() itself
-    {"cstdio", "#pragma once\n"},
+    {"cstdio", "#pragma once\nnamespace std { using ::printf; }\n"}, // printf is built in
     {"cuda_runtime.h", "#pragma once\n"},
-    {"cmath", "#pragma once\n"},
-    {"math.h", "#pragma once\n"},
+    {"cmath", kStdMath},
+    {"cstdlib", kStdLib},
+    {"algorithm", kStdAlgorithm},
+    {"cstdint", kStdInt},
+    {"cstddef", kStdDef},
+    {"type_traits", WB_LIBCUXX_SHIM("type_traits")},
+    {"utility", WB_LIBCUXX_SHIM("utility")},
+    {"limits", WB_LIBCUXX_SHIM("limits")},
+    {"cub/cub.cuh", R"(#pragma once
+#include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
+#include <cub/block/block_load.cuh>
+#include <cub/block/block_store.cuh>
+#include <cub/block/block_exchange.cuh>
+#include <cub/block/block_radix_sort.cuh>
+#include <cub/block/block_histogram.cuh>
+#include <cub/warp/warp_reduce.cuh>
+#include <cub/warp/warp_scan.cuh>
+)"},
 };
+#undef WB_LIBCUXX_SHIM
 const std::pair<const char*, const char*> kAliases[] = {
-    {"float.h", "cfloat"}, {"limits.h", "climits"}, {"assert.h", "cassert"}, {"stdio.h", "cstdio"}};
+    {"float.h", "cfloat"},   {"limits.h", "climits"}, {"assert.h", "cassert"},
+    {"stdio.h", "cstdio"},   {"math.h", "cmath"},     {"stdlib.h", "cstdlib"},
+    {"stdint.h", "cstdint"}, {"stddef.h", "cstddef"}};
 
 // The toolkit's include directory: where the NVRTC this process loaded came from, unless the
 // environment names one; the one Warpbook was built against last.
@@ -143,6 +200,26 @@ void explain_missing_headers(std::vector<Diagnostic>& diags) {
         " ({}is not in the toolkit's headers Warpbook gives NVRTC: {}; set WARPBOOK_CUDA_INCLUDE "
         "to the include directory of a CUDA toolkit that has it)",
         part ? fmt::format("{} ", part) : std::string(), dirs);
+  }
+}
+
+// An error on a line that calls what only host code can call: say so, and what to use instead.
+void explain_host_only(std::vector<Diagnostic>& diags, const std::string& source) {
+  std::vector<std::string> lines;
+  std::istringstream in(source);
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  for (auto& d : diags) {
+    if (d.severity != Diagnostic::Severity::error || d.line <= 0 || d.line > int(lines.size()))
+      continue;
+    const std::string& text = lines[size_t(d.line - 1)];
+    if (text.find("cub::Device") != std::string::npos)
+      d.message += " (CUB's device-wide algorithms, cub::Device*, launch kernels from the host, "
+                   "and a Warpbook file holds only device code: use the block- and warp-level "
+                   "ones, such as cub::BlockReduce, cub::BlockScan and cub::WarpReduce, which "
+                   "<cub/cub.cuh> gives you here)";
+    else if (text.find("<<<") != std::string::npos)
+      d.message += " (a Warpbook file holds only device code: the puzzle launches your kernel "
+                   "itself, with the grid its puzzle.toml gives)";
   }
 }
 
@@ -223,7 +300,7 @@ NvrtcResult nvrtc_uncached(const std::string& text, const std::string& file,
   nvrtcGetProgramLogSize(prog, &n);
   r.log.resize(n);
   if (n) nvrtcGetProgramLog(prog, r.log.data());
-  while (!r.log.empty() && r.log.back() == '\0') r.log.pop_back();
+  std::erase(r.log, '\0'); // ptxas's part of the log can follow a NUL
   if (r.status == NVRTC_SUCCESS) {
     nvrtcGetPTXSize(prog, &n);
     r.ptx.resize(n);
@@ -258,7 +335,8 @@ std::string cache_key(const std::string& text, const std::vector<std::string>& o
   nvrtcVersion(&major, &minor);
   std::string k = fmt::format("nvrtc {}.{} cubin {}\n", major, minor, want_cubin);
   for (auto& o : options) k += o + "\n";
-  for (auto& [n, src] : kShims) k += fmt::format("{} {}\n{}\n", n, std::string_view(src).size(), src);
+  for (auto& [n, src] : kShims)
+    k += fmt::format("{} {}\n{}\n", n, std::string_view(src).size(), src);
   k += text;
   return k;
 }
@@ -287,8 +365,8 @@ bool get_field(std::string_view& in, std::string& v) {
   return true;
 }
 
-NvrtcResult run_nvrtc(const std::string& text, const std::string& file,
-                      const std::vector<std::string>& options, bool want_cubin) {
+NvrtcResult run_nvrtc_cached(const std::string& text, const std::string& file,
+                             const std::vector<std::string>& options, bool want_cubin) {
   const fs::path dir = compile_cache_dir();
   if (dir.empty()) return nvrtc_uncached(text, file, options, want_cubin);
   const std::string key = cache_key(text, options, want_cubin);
@@ -336,6 +414,103 @@ NvrtcResult run_nvrtc(const std::string& text, const std::string& file,
   fs::rename(tmp, path, ec);
   if (ec) fs::remove(tmp, ec);
   return r;
+}
+
+// A check compiles the learner's file for the predicted GPU twice at once: for its cases and for
+// the performance model, with the same options. The second asks while the first still compiles;
+// it waits for that answer instead of running NVRTC again.
+NvrtcResult run_nvrtc(const std::string& text, const std::string& file,
+                      const std::vector<std::string>& options, bool want_cubin) {
+  static std::mutex mu;
+  static std::map<std::string, std::shared_future<NvrtcResult>> in_flight;
+  const std::string key = cache_key(text, options, want_cubin) + "\n" + file;
+  std::promise<NvrtcResult> mine;
+  std::shared_future<NvrtcResult> theirs;
+  {
+    std::lock_guard lk(mu);
+    if (auto it = in_flight.find(key); it != in_flight.end())
+      theirs = it->second;
+    else
+      in_flight.emplace(key, mine.get_future().share());
+  }
+  if (theirs.valid()) return theirs.get();
+  NvrtcResult r;
+  try {
+    r = run_nvrtc_cached(text, file, options, want_cubin);
+  } catch (...) {
+    mine.set_exception(std::current_exception());
+    std::lock_guard lk(mu);
+    in_flight.erase(key);
+    throw;
+  }
+  mine.set_value(r);
+  std::lock_guard lk(mu);
+  in_flight.erase(key);
+  return r;
+}
+
+// ptxas's errors name a line of the PTX ("ptxas application ptx input, line 56; error : ..."), or
+// none ("File uses too much global constant data (0x13880 bytes, 0x10000 max)"). Each becomes an
+// error on the learner's line: the source line of the nearest `.loc` at or before it in the PTX
+// (compiled with -lineinfo), with its byte counts in decimal.
+std::vector<Diagnostic> ptxas_diagnostics(const std::string& log, const std::string& ptx,
+                                          const std::string& file) {
+  static const std::regex at_line(R"(^ptxas[^,]*, line (\d+); error\s*: (.*)$)");
+  static const std::regex no_line(R"(^\s*ptxas error\s*: (.*)$)");
+  static const std::regex hex(R"(0x([0-9a-fA-F]+))");
+  // PTX line -> source line, from `.loc FILE LINE COL` where FILE is the learner's (NVVM writes
+  // the `.file` table after the functions, so it is read first).
+  std::vector<int> src_of_ptx{0};
+  {
+    static const std::regex file_re(R"re(^\s*\.file\s+(\d+)\s+"([^"]*)")re");
+    static const std::regex loc_re(R"(^\s*\.loc\s+(\d+)\s+(\d+))");
+    int learner_file = -1;
+    std::istringstream files(ptx);
+    for (std::string l; learner_file < 0 && std::getline(files, l);) {
+      std::smatch m;
+      if (l.find(".file") != std::string::npos && std::regex_search(l, m, file_re) &&
+          fs::path(std::string(m[2])).filename() == fs::path(file).filename())
+        learner_file = std::stoi(m[1]);
+    }
+    std::istringstream in(ptx);
+    int cur = 0;
+    for (std::string l; std::getline(in, l);) {
+      std::smatch m;
+      if (l.find(".loc") != std::string::npos && std::regex_search(l, m, loc_re) &&
+          std::stoi(m[1]) == learner_file)
+        cur = std::stoi(m[2]);
+      src_of_ptx.push_back(cur);
+    }
+  }
+  auto decimal = [&](std::string msg) {
+    std::string out;
+    auto begin = msg.cbegin();
+    for (std::sregex_iterator it(msg.begin(), msg.end(), hex), end; it != end; ++it) {
+      out.append(begin, (*it)[0].first);
+      out += std::to_string(std::stoull((*it)[1], nullptr, 16));
+      begin = (*it)[0].second;
+    }
+    out.append(begin, msg.cend());
+    return out;
+  };
+  std::vector<Diagnostic> out;
+  std::istringstream in(log);
+  for (std::string l; std::getline(in, l);) {
+    std::smatch m;
+    if (std::regex_search(l, m, at_line)) {
+      const int pl = std::stoi(m[1]);
+      const int line = pl < int(src_of_ptx.size()) ? src_of_ptx[size_t(pl)] : 0;
+      out.push_back({file, line, 0, Diagnostic::Severity::error,
+                     fmt::format("ptxas (the assembler that makes the GPU's machine code): {} "
+                                 "(PTX line {})",
+                                 decimal(m[2]), pl)});
+    } else if (std::regex_search(l, m, no_line)) {
+      out.push_back({file, 0, 0, Diagnostic::Severity::error,
+                     fmt::format("ptxas (the assembler that makes the GPU's machine code): {}",
+                                 decimal(m[1]))});
+    }
+  }
+  return out;
 }
 
 } // namespace
@@ -388,7 +563,16 @@ std::vector<TuneLine> parse_tune_lines(const std::string& source, const std::str
     std::smatch a;
     if (std::regex_match(rest, a, assign)) {
       try {
-        out.push_back({a[1], std::stoll(a[2]), n});
+        TuneLine t{a[1], std::stoll(a[2]), n};
+        auto same = std::find_if(out.begin(), out.end(), [&](auto& o) { return o.name == t.name; });
+        if (same != out.end()) {
+          diags.push_back({file, n, int(l.find("@tune")) + 1, Diagnostic::Severity::error,
+                           fmt::format("@tune {} is set twice: {}={} on line {} and {}={} here; "
+                                       "keep one",
+                                       t.name, t.name, same->value, same->line, t.name, t.value)});
+          continue;
+        }
+        out.push_back(std::move(t));
         continue;
       } catch (...) {
       }
@@ -400,13 +584,77 @@ std::vector<TuneLine> parse_tune_lines(const std::string& source, const std::str
   return out;
 }
 
+namespace {
+// A learner's file is compiled with the toolkit's headers and nothing else on the machine: an
+// #include of an absolute path, one that climbs out with "..", a quoted one that is not a toolkit
+// header, or one spelled through a macro is refused before NVRTC opens anything (it would
+// otherwise read, and echo in its errors, any file the process can read, and a runner on another
+// machine would not have it). So is a byte NVRTC would stop reading at.
+std::vector<Diagnostic> refused_source(const std::string& source, const std::string& file) {
+  static const std::regex inc(R"re(^\s*#\s*include\s*(.*)$)re");
+  std::vector<Diagnostic> out;
+  std::istringstream in(source);
+  int n = 0;
+  for (std::string l; std::getline(in, l);) {
+    ++n;
+    std::smatch m;
+    if (const size_t ff = l.find('\xff'); ff != std::string::npos) {
+      out.push_back({file, n, int(ff) + 1, Diagnostic::Severity::error,
+                     "this line holds the byte 0xFF, which NVRTC takes for the end of the file: it "
+                     "would ignore everything after it. Save the file as UTF-8"});
+      continue;
+    }
+    if (!std::regex_match(l, m, inc)) continue;
+    const std::string what = m[1];
+    const char open = what.empty() ? 0 : what[0];
+    const size_t close = what.find(open == '<' ? '>' : '"', 1);
+    const std::string name =
+        (open == '<' || open == '"') && close != std::string::npos ? what.substr(1, close - 1) : "";
+    std::string why;
+    auto in_toolkit = [&] {
+      for (auto& [shim, text] : kShims)
+        if (name == shim) return true;
+      for (auto& [alias, target] : kAliases)
+        if (name == alias) return true;
+      std::error_code ec;
+      for (auto& d : cuda_include_dirs())
+        if (fs::exists(fs::path(d) / name, ec)) return true;
+      return false;
+    };
+    if (name.empty())
+      why = "write the header's name in <> or \"\"";
+    else if (name[0] == '/' || name.find("..") != std::string::npos)
+      why = fmt::format("\"{}\" names a file elsewhere on this machine", name);
+    else if (open == '"' && !in_toolkit()) // NVRTC would look beside the file, on this machine
+      why = fmt::format("\"{}\" is not one of the toolkit's headers, and a GPU elsewhere would "
+                        "not have it",
+                        name);
+    if (why.empty()) continue;
+    out.push_back({file, n, 1, Diagnostic::Severity::error,
+                   fmt::format("#include: {}. Warpbook compiles your one file with the CUDA "
+                               "toolkit's headers (and the C and C++ headers it stands in for), "
+                               "so include those by name, such as <cuda_fp16.h>",
+                               why)});
+  }
+  return out;
+}
+} // namespace
+
 Program compile_source(const std::string& source, const std::string& file,
                        const CompileOptions& opt) {
   auto t0 = std::chrono::steady_clock::now();
   Program p;
   p.file = file;
   p.arch = opt.arch;
-  std::vector<std::string> options = {"--gpu-architecture=" + opt.arch, "-lineinfo", "-std=c++17",
+  p.diagnostics = refused_source(source, file);
+  if (!p.diagnostics.empty()) return p;
+  // -default-device: a learner's file holds device code only, so an unannotated helper function
+  // or a plain lambda is device code (NVRTC would call it a host function and refuse it).
+  std::vector<std::string> options = {"--gpu-architecture=" + opt.arch,
+                                      "-lineinfo",
+                                      "-std=c++17",
+                                      "-default-device",
+                                      "--device-int128",
                                       "-DWARPBOOK=1"};
   for (auto& d : cuda_include_dirs()) options.push_back("-I" + d);
   for (auto& [k, v] : opt.defines) options.push_back(fmt::format("-D{}={}", k, v));
@@ -425,6 +673,19 @@ Program compile_source(const std::string& source, const std::string& file,
             d.message.rfind("incompatible redefinition of macro \"NAN\"", 0) == 0);
   });
   explain_missing_headers(p.diagnostics);
+  explain_host_only(p.diagnostics, source);
+  // The front end passed and ptxas failed: its errors, on the learner's lines, from the PTX the
+  // front end makes (compiled again without ptxas; cached like any compile).
+  if (r.status == NVRTC_ERROR_COMPILATION && real_arch &&
+      r.log.find("ptxas") != std::string::npos &&
+      std::none_of(p.diagnostics.begin(), p.diagnostics.end(),
+                   [](auto& d) { return d.severity == Diagnostic::Severity::error; })) {
+    std::vector<std::string> o2 = options;
+    o2[0] = "--gpu-architecture=compute_" + opt.arch.substr(3);
+    std::erase(o2, std::string("--ptxas-options=-v"));
+    const NvrtcResult front = run_nvrtc(text, file, o2, false);
+    for (auto& d : ptxas_diagnostics(r.log, front.ptx, file)) p.diagnostics.push_back(d);
+  }
   if (r.status != NVRTC_SUCCESS && r.status != NVRTC_ERROR_COMPILATION)
     p.diagnostics.push_back({file, 0, 0, Diagnostic::Severity::error,
                              fmt::format("NVRTC failed: {}", nvrtcGetErrorString(r.status))});
@@ -452,6 +713,8 @@ Program compile_source(const std::string& source, const std::string& file,
 }
 
 bool require_kernels(Program& p, const std::vector<std::string>& names) {
+  // A file that did not compile has no PTX to look in; its own errors say why.
+  if (!p.ok && p.ptx.empty()) return false;
   bool all = true;
   for (auto& name : names) {
     if (std::find(p.entries.begin(), p.entries.end(), name) != p.entries.end()) continue;

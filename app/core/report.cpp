@@ -71,6 +71,21 @@ std::string_view fault_name(FaultKind k) {
   return "?";
 }
 
+std::string local_memory_refusal(int64_t local_bytes) {
+  if (local_bytes <= kMaxLocalBytesPerThread) return "";
+  return fmt::format("each thread needs {} bytes of local memory (its stack frame: arrays the "
+                     "compiler could not keep in registers); a GPU thread may have at most {} "
+                     "(512 KiB), so the driver refuses the launch. Make the per-thread array "
+                     "smaller, or share it through shared or global memory",
+                     local_bytes, kMaxLocalBytesPerThread);
+}
+
+std::string register_refusal(uint64_t threads, int most, int registers) {
+  return fmt::format("a block of {} threads is more than this kernel can run: at most {}, limited "
+                     "by its {} registers per thread or its __launch_bounds__",
+                     threads, most, registers);
+}
+
 std::string DeviceInfo::arch() const {
   if (cc_major == 0) return "compute_80";
   return fmt::format("sm_{}{}", cc_major, cc_minor);

@@ -43,6 +43,7 @@ struct FaultCase {
   std::string sticky = "no";          // on the GPU: yes, no, maybe
   bool perf = false;
   std::string note;
+  bool gpu_same = false; // `gpu: same`: the GPU must give the simulator's verdict and words
 };
 
 inline std::string trim_ws(std::string s) {
@@ -126,7 +127,8 @@ inline FaultCase load_fault_case(const fs::path& file) {
       }
   };
   fc.sim = parse_expect(sim, where);
-  fc.gpu = gpu == "same" ? fc.sim : parse_expect(gpu, where);
+  fc.gpu_same = gpu == "same";
+  fc.gpu = fc.gpu_same ? fc.sim : parse_expect(gpu, where);
   subst(fc.sim);
   subst(fc.gpu);
   if (!explained.empty()) {
@@ -137,16 +139,24 @@ inline FaultCase load_fault_case(const fs::path& file) {
   return fc;
 }
 
+// The unusual-kernel corpus: kernels a learner, a fuzzer or an attacker might write, in the same
+// format, each with one verdict that both backends must give (`gpu: same`).
+inline fs::path unusual_dir() {
+  return fs::path(WARPBOOK_SOURCE_ROOT) / "tests" / "unusual";
+}
+
+inline std::vector<FaultCase> load_fault_cases(const fs::path& dir) {
+  std::vector<fs::path> files;
+  for (auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".cu") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  std::vector<FaultCase> out;
+  for (auto& f : files) out.push_back(load_fault_case(f));
+  return out;
+}
+
 inline const std::vector<FaultCase>& fault_cases() {
-  static const std::vector<FaultCase> k = [] {
-    std::vector<fs::path> files;
-    for (auto& e : fs::directory_iterator(fault_dir()))
-      if (e.path().extension() == ".cu") files.push_back(e.path());
-    std::sort(files.begin(), files.end());
-    std::vector<FaultCase> out;
-    for (auto& f : files) out.push_back(load_fault_case(f));
-    return out;
-  }();
+  static const std::vector<FaultCase> k = load_fault_cases(fault_dir());
   return k;
 }
 
@@ -214,7 +224,9 @@ inline std::string shown_text(const CheckReport& r) {
 
 // Runs every case, each on a fresh backend from `make` (on the GPU, in a child process).
 // `only`, when not empty, keeps the cases whose name holds it (WARPBOOK_FAULTS=NN-name).
-template <class Make> void check_fault_cases(Make make, bool gpu) {
+template <class Make>
+void check_fault_cases(Make make, bool gpu, const std::vector<FaultCase>& cases = fault_cases(),
+                       size_t at_least = 40) {
   const Catalog& cat = builtin_catalog();
   CheckOptions opt;
   opt.time = false;
@@ -222,8 +234,7 @@ template <class Make> void check_fault_cases(Make make, bool gpu) {
   opt.stop_at_first_failure = true;
   opt.seed = 12345;
   const char* only = std::getenv("WARPBOOK_FAULTS");
-  const auto& cases = fault_cases();
-  REQUIRE(cases.size() >= 40);
+  REQUIRE(cases.size() >= at_least);
   std::vector<const FaultCase*> chosen;
   for (const FaultCase& fc : cases)
     if (!only || !*only || fc.name.find(only) != std::string::npos) chosen.push_back(&fc);

@@ -1,6 +1,6 @@
 // fault: including a header that is not there
 // puzzle: 01-vector-add
-// sim: compile_error | cannot open source file "helpers.cuh"
+// sim: compile_error | learner.cu:@HERE: | "helpers.cuh" is not one of the toolkit's headers
 // gpu: same
 #include "helpers.cuh" /*HERE*/
 extern "C" __global__ void vector_add(const float* a, const float* b, float* c, int n) {

@@ -1,8 +1,8 @@
 // fault: needs ~200 registers per thread; launched with 1024 threads
 // puzzle: 01-vector-add
-// sim: passed |
-// gpu: runtime_fault | 
-// note: 64 K registers per SM / 1024 threads = 64 per thread; the simulator has no register file, so it cannot see this.
+// sim: runtime_fault | more than this kernel can run | registers per thread
+// gpu: same
+// note: 64 K registers per SM / 1024 threads = 64 per thread; both backends read the kernel's registers from ptxas.
 // @tune BLOCK=1024
 extern "C" __global__ void vector_add(const float* a, const float* b, float* c, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;

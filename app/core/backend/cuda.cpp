@@ -640,9 +640,9 @@ Fault CudaBackend::check_launch(const Launch& l, CUfunction fn, int index) {
   const int fn_max = fattr(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
   if (fn_max > 0 && threads > uint64_t(fn_max))
     return bad(FaultKind::launch_config,
-               fmt::format("a block of {} threads is more than this kernel can run: at most {}, "
-                           "limited by its {} registers per thread or its __launch_bounds__",
-                           threads, fn_max, fattr(CU_FUNC_ATTRIBUTE_NUM_REGS)));
+               register_refusal(threads, fn_max, fattr(CU_FUNC_ATTRIBUTE_NUM_REGS)));
+  if (auto why = local_memory_refusal(fattr(CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)); !why.empty())
+    return bad(FaultKind::launch_config, why);
   const int64_t static_shared = fattr(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
   const int64_t total_shared = static_shared + l.shared_bytes;
   if (total_shared > info_.max_shared_per_block_optin)

@@ -920,6 +920,42 @@ int h_atom(Exec& x, Warp& w, const Inst& in, uint32_t m) {
   return kNext;
 }
 
+// atom / red .v2/.v4/.v8 on global memory (compute capability 9.0): each element is an atomic of
+// its own, in order. in.target: the values' register list; in.aux: the old values' list, or
+// kNoRow for red (and for atom whose results are all sinks).
+int h_atom_vec(Exec& x, Warp& w, const Inst& in, uint32_t m) {
+  if (!m) return kNext;
+  const uint64_t* base = base_row(w, in);
+  const uint32_t* vals = x.P->lists.data() + in.target;
+  const uint32_t* olds = in.aux != kNoRow ? x.P->lists.data() + in.aux : nullptr;
+  RmwFn rmw = pick_rmw(in.ty);
+  const uint32_t n = in.width, v = in.vec;
+  uint64_t gaddr[kWarpSize], full[kWarpSize];
+  int ng = 0;
+  for (uint32_t mm = m; mm; mm &= mm - 1) {
+    const int l = std::countr_zero(mm);
+    const uint64_t a = base[l] + uint64_t(in.imm);
+    std::byte* p = global_ptr(x, w, in, l, a, n * v, true);
+    if (!p || x.L->stop.load(std::memory_order_relaxed)) return kStop;
+    for (uint32_t e = 0; e < v; ++e) {
+      const uint64_t old = rmw(p + e * n, AtomOp(in.sub), w.row(vals[e])[l], 0, true, in.ty);
+      if (olds) w.row(olds[e])[l] = old;
+    }
+    gaddr[ng] = a >> 5;
+    full[ng++] = a;
+    if (x.last && x.last->writers && a >= x.last->data_lo && a < x.last->data_hi)
+      note_writer(x, w, l, x.last, a);
+  }
+  if (x.count && ng) {
+    InstCount& ic = x.ic[pc_of(x, in)];
+    ic.g_req += 1;
+    ic.g_sect += count_distinct(gaddr, ng);
+    ic.g_ideal += (uint64_t(ng) * n * v + 31) / 32;
+  }
+  if (w.trace && ng) trace_atomic(w, full, ng, n * v, false);
+  return kNext;
+}
+
 // cp.async.{ca,cg}.shared.global [dst], [src], cp-size{, src-size}: done synchronously.
 int h_cp_async(Exec& x, Warp& w, const Inst& in, uint32_t m) {
   const uint64_t* dst = w.row(in.r[0]);
@@ -1052,7 +1088,8 @@ bool decode_mem(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Instr&
   }
   if (b == "atom" || b == "red") {
     bool red = b == "red";
-    o.only({"add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas", "noftz"});
+    o.only({"add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas", "noftz", "v2",
+            "v4", "v8"});
     static const std::pair<const char*, AtomOp> ops[] = {
         {"add", aadd}, {"min", amin}, {"max", amax}, {"inc", ainc},   {"dec", adec},
         {"and", aand}, {"or", aor},   {"xor", axor}, {"exch", aexch}, {"cas", acas}};
@@ -1071,6 +1108,29 @@ bool decode_mem(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Instr&
     I.space = o.space();
     if (I.space != Space::global && I.space != Space::shared && I.space != Space::generic)
       throw Unsupported(b + " in this state space");
+    if (o.vec() > 1) { // one atomic per element: sm_90's float and half vectors
+      if (which != aadd && which != amin && which != amax)
+        throw Unsupported(b + " on a vector with this operation");
+      if (I.space != Space::global) throw Unsupported(b + " on a vector outside global memory");
+      I.vec = uint8_t(o.vec());
+      size_t k = 0;
+      I.aux = kNoRow;
+      if (!red) {
+        const auto& d = op(in, k++);
+        bool any = false;
+        for (auto& e : d.elems)
+          if (e.kind != ptx::Operand::Kind::sink) D.dst(e), any = true;
+        if (any) I.aux = D.vec_rows(d, t, I.vec);
+      }
+      Dec::Addr a = D.addr(op(in, k++), I.space);
+      I.r[1] = a.base;
+      I.imm = a.disp;
+      I.target = D.vec_rows(op(in, k++), t, I.vec);
+      if (k != in.ops.size()) throw Unsupported(b + " has the wrong number of operands");
+      I.fn = h_atom_vec;
+      info.mem = MemKind::atomic;
+      return true;
+    }
     size_t k = 0;
     if (!red) I.r[0] = D.dst(op(in, k++));
     Dec::Addr a = D.addr(op(in, k++), I.space);

@@ -307,6 +307,15 @@ RunResult Simulator::run_locked(const RunPlan& plan, const Sampling* sampling) {
             std::to_string(uint64_t(P->maxntid[0]) * std::max(1, P->maxntid[1]) *
                            std::max(1, P->maxntid[2])) +
             " threads per block (__launch_bounds__)";
+    // What ptxas said of the kernel (the compile for the modelled GPU): the driver's limits on
+    // registers per block and local memory per thread.
+    const KernelResources* kr = nullptr;
+    for (auto& r : plan.program->resources)
+      if (r.name == la.kernel) kr = &r;
+    if (bad.empty() && kr && kr->registers > 0 &&
+        b.count() > uint64_t(max_threads_for_registers(kr->registers)))
+      bad = register_refusal(b.count(), max_threads_for_registers(kr->registers), kr->registers);
+    if (bad.empty() && kr) bad = local_memory_refusal(kr->local_bytes);
     uint64_t smem =
         uint64_t(la.shared_bytes ? P->dyn_shared_offset : P->static_shared) + la.shared_bytes;
     if (bad.empty() && smem > opt_.max_shared_bytes)
@@ -590,7 +599,9 @@ public:
     info_.backend = "sim";
     info_.name = "PTX simulator";
     info_.driver = "";
-    info_.cc_major = 8;
+    // The GPU the simulator stands in for (the performance model's H200 or H100): compiled for
+    // as the GPU backend compiles for it, so that both give the same compile verdict.
+    info_.cc_major = 9;
     info_.cc_minor = 0;
     info_.sm_count = int(std::max(1u, std::thread::hardware_concurrency()));
     info_.max_shared_per_block_optin = int(sim_.options().max_shared_bytes);
@@ -598,7 +609,10 @@ public:
   const DeviceInfo& info() const override { return info_; }
   CompileOptions compile_options() const override {
     CompileOptions o;
-    o.arch = "compute_80";
+    // sm_90a, as the CUDA backend on a 9.0 GPU: ptxas runs here too (no GPU needed), so its errors
+    // are compile errors and its register, stack and shared-memory figures are the real ones.
+    o.arch = "sm_90a";
+    o.ptxas_report = true;
     return o;
   }
   RunResult run(const RunPlan& plan) override { return sim_.run(plan); }
