@@ -1,5 +1,6 @@
 // fault: recursion thousands of calls deep: more stack than a thread has
-// sim: runtime_fault | stack
+// sim: runtime_fault
+// note: the GPU reports the overflow as an illegal address; the simulator names the stack
 // gpu: same
 // gpu-sticky: maybe
 __device__ __noinline__ float deep(float x, int k) {
