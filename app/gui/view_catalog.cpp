@@ -116,6 +116,9 @@ void draw_catalog(App& app) {
       app.settings.open_item = "lesson:" + l.id;
     }
     app.marks.add("lesson:" + l.id);
+    // A title the pane cuts reads whole on hover.
+    if (ImGui::IsItemHovered() && ImGui::CalcTextSize(label.c_str()).x > ImGui::GetItemRectSize().x)
+      tooltip_text(label);
     ImGui::PopFont();
     ImGui::PopStyleColor();
     for (auto& pid : l.puzzles)
