@@ -13,6 +13,7 @@
 #include "markdown.hpp"
 #include "roofline_view.hpp"
 #include "settings.hpp"
+#include "text.hpp"
 #include "textures.hpp"
 
 #include <map>
@@ -106,8 +107,11 @@ struct ResultsState {
   bool runner_died = false;
   bool cancelled = false;
   bool compile_only = false;
-  int64_t attempt = 0; // the store row it came from / went to
-  std::string when;    // "just now", or an earlier attempt's time
+  int64_t attempt = 0;         // the store row it came from / went to
+  int attempt_number = 0;      // the learner's own checks of this puzzle's file, this one included
+  bool solution_check = false; // the solution's check (the roofline's reference), not the learner's
+  bool stale = false;          // a newer run of the learner's is in progress: this is the previous
+  std::string when;            // "just now", or an earlier attempt's time
   int selected_case = -1;
   double elapsed_ms = 0;
   int results_seq = 0; // bumped on every answer (scripts wait on it)
@@ -190,6 +194,14 @@ struct App {
   bool show_settings = false;
   bool show_about = false;
 };
+
+// ---- fonts.cpp
+// Every character (code point >= 0x80) in the catalog's lessons/ and puzzles/ files.
+std::set<unsigned> catalog_characters(const fs::path& root);
+// The glyphs the fonts are baked with: the usual ranges and catalog_characters (kept alive).
+const ImWchar* text_glyph_ranges(const fs::path& catalog_root);
+// DejaVu at the sizes the views use (ImGui's own font when DejaVu is not found).
+void load_fonts(App& app, float scale);
 
 // ---- session.cpp: actions
 // ------------------------------------------------------------------------- Loads settings, catalog

@@ -372,6 +372,22 @@ bool Script::step(App& app, ImGuiIO& io) {
         fail(fmt::format("{} attempts in the store", n));
       else
         ok(fmt::format("{} attempts in the store", n));
+    } else if (what == "attempt-shown") {
+      // The Results pane's "attempt N": the learner's own checks, not the store's row ids.
+      if (app.results.attempt_number != std::atoi(arg.c_str()))
+        fail(fmt::format("the Results pane shows attempt {} (store row {})",
+                         app.results.attempt_number, app.results.attempt));
+      else
+        ok(fmt::format("the Results pane shows attempt {} (store row {})",
+                       app.results.attempt_number, app.results.attempt));
+    } else if (what == "stale") {
+      // The previous result, dimmed and marked "previous run" while a new check runs.
+      bool want = arg == "true";
+      bool shown = app.results.stale && app.results.report;
+      if (shown != want)
+        fail(fmt::format("a previous result marked stale: {}", shown));
+      else
+        ok(fmt::format("a previous result marked stale: {}", shown));
     } else if (what == "markers-at-least") {
       int n = int(app.puzzle.editor.markers.size());
       if (n < std::atoi(arg.c_str()))

@@ -19,6 +19,8 @@
 //          running [MS] (a learner's run shows its phase, MS at most after the last click) |
 //          background-running (the solution's check for the roofline) |
 //          superseded N (runs a second Run cancelled, as the runner confirmed)
+//          attempt-shown N (the Results pane's "attempt N": the learner's own checks) |
+//          stale true|false (the previous result dimmed as "previous run" while a check runs)
 //   resolve mine|disk              answer the "changed on disk" question
 //   kill-runner                    SIGKILL the runner now; kill-runner-busy: once a check runs
 //                                  (one the runner has reported on, not killed under before)
