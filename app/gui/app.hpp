@@ -176,6 +176,7 @@ struct App {
   std::set<std::string> reference_tried;    // reference cache keys checked (or queued) here
   std::set<uint64_t> superseded; // learner's requests cancelled by a second Run, not yet answered
   int runs_superseded = 0;       // of which the runner confirmed the cancel
+  int stale_frames = 0;          // frames that drew a previous result dimmed (scripts check it)
   std::map<std::string, PuzzleProgress> progress;
   std::map<std::string, bool> lessons_read;
   std::vector<std::string> log;     // runner log lines, newest last

@@ -376,7 +376,7 @@ void draw_results(App& app) {
   // A result a newer run will replace: said so, and dimmed, so it is not read as the answer.
   if (r.stale) {
     ImGui::TextColored(ImVec4(0.85f, 0.8f, 0.55f, 1), "previous run");
-    app.marks.add("stale");
+    ++app.stale_frames;
     ImGui::PushStyleVar(ImGuiStyleVar_Alpha, ImGui::GetStyle().Alpha * 0.45f);
   }
   ImGui::PushStyleColor(ImGuiCol_Text, verdict_color(rep.verdict));

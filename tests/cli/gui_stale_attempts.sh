@@ -21,8 +21,7 @@ expect stale false
 wait 1
 wait-idle 600
 click run
-expect running 100
-expect stale true
+expect stale-shown
 wait-result 600
 expect stale false
 expect attempt-shown 2
