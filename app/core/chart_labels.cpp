@@ -340,8 +340,9 @@ ChartPane layout_chart_pane(const RooflineChart& c, const ChartGeometry& g, Text
   }
 
   const TextBox& plot = pane.frame.rect;
-  std::string title =
-      fit_text("arithmetic intensity (FLOP/byte)", font_size, region.width(), measure);
+  // Both axes' units: the y ticks ("100T") are FLOP/s.
+  std::string title = fit_text("FLOP/s against FLOP/byte (arithmetic intensity)", font_size,
+                               region.width(), measure);
   TextExtent te = measure(title, font_size);
   double cx = std::clamp((plot.x0 + plot.x1) / 2, region.x0 + te.w / 2, region.x1 - te.w / 2);
   double ty = plot.y1 + under;

@@ -79,15 +79,29 @@ std::vector<std::string_view> wrap_lines(std::string_view text, float width,
   while (start <= text.size()) {
     size_t nl = text.find('\n', start);
     size_t end = nl == std::string_view::npos ? text.size() : nl;
-    // One paragraph, [start, end): greedy, preferring the breaks that keep figures whole.
+    // One paragraph, [start, end): greedy, preferring the breaks that keep figures whole. Widths
+    // add up word by word, so each line costs one pass over its text.
     size_t line = start;
-    while (measure(text.substr(line, end - line)) > width) {
-      size_t good = 0, any = 0; // the last space that fits: one allowed, and any at all
-      for (size_t i = line + 1; i < end; ++i) {
+    for (;;) {
+      float w = 0;
+      size_t from = line, good = 0, any = 0; // the last space that fits: one allowed, and any
+      bool rest_fits = false;
+      for (size_t i = line + 1;; ++i) {
+        if (i >= end) {
+          w += from < end ? measure(text.substr(from, end - from)) : 0;
+          rest_fits = w <= width;
+          break;
+        }
         if (text[i] != ' ') continue;
-        if (measure(text.substr(line, i - line)) > width) break;
+        w += measure(text.substr(from, i - from));
+        from = i;
+        if (w > width) break;
         any = i;
         if (!std::isdigit(static_cast<unsigned char>(text[i - 1]))) good = i;
+      }
+      if (rest_fits) {
+        lines.push_back(text.substr(line, end - line));
+        break;
       }
       size_t cut = good ? good : any;
       size_t next = cut + 1;
@@ -105,7 +119,6 @@ std::vector<std::string_view> wrap_lines(std::string_view text, float width,
       line = next;
       while (line < end && text[line] == ' ') ++line;
     }
-    lines.push_back(text.substr(line, end - line));
     if (nl == std::string_view::npos) break;
     start = nl + 1;
   }

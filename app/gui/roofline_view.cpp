@@ -199,6 +199,20 @@ void draw_roofline_chart(RoofPanel& p, ImVec2 size, ImFont* small) {
         }
       }
     }
+  // The solution's point under the learner's (the same figures): its diamond drawn again as an
+  // outline around both, so that neither hides the other.
+  for (auto& r : p.points) {
+    if (r.kind != ChartPoint::reference || !(r.intensity > 0) || !(r.gflops > 0)) continue;
+    ImVec2 q = ax.to_px(r.intensity, r.gflops);
+    for (auto& c : p.points) {
+      if (c.kind != ChartPoint::current || !(c.intensity > 0) || !(c.gflops > 0)) continue;
+      ImVec2 k = ax.to_px(c.intensity, c.gflops);
+      if (std::hypot(k.x - q.x, k.y - q.y) > 8) continue;
+      const float d = 10;
+      dl->AddQuad(ImVec2(q.x, q.y - d), ImVec2(q.x + d, q.y), ImVec2(q.x, q.y + d),
+                  ImVec2(q.x - d, q.y), IM_COL32(170, 170, 170, 255), 2);
+    }
+  }
   for (auto& l : pane.labels.placed) {
     if (l.kind == ChartLabel::Kind::roof)
       text(l, roof_color(p.chart.roofs[l.index].metric), "roof");
