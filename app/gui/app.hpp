@@ -111,7 +111,8 @@ struct ResultsState {
   int attempt_number = 0;      // the learner's own checks of this puzzle's file, this one included
   bool solution_check = false; // the solution's check (the roofline's reference), not the learner's
   bool stale = false;          // a newer run of the learner's is in progress: this is the previous
-  std::string when;            // "just now", or an earlier attempt's time
+  std::optional<CheckReport> incoming; // that run's cases while they all pass (shown on a failure)
+  std::string when;                    // "just now", or an earlier attempt's time
   int selected_case = -1;
   double elapsed_ms = 0;
   int results_seq = 0; // bumped on every answer (scripts wait on it)

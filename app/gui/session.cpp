@@ -228,9 +228,18 @@ void maybe_queue_reference(App& app) {
 
 // A case of the learner's check, judged while the rest still run: the Results pane shows it now,
 // the first failure selected.
+// While only passing cases have come, a previous result stays on show, dimmed as stale (passes so
+// far are no answer yet; the progress bar above it counts them); the first failing case replaces
+// it at once.
 void show_case(App& app, const runner::Event& e) {
   ResultsState& res = app.results;
-  if (!res.partial) {
+  const bool hold = res.stale && res.report && !res.partial;
+  if (hold && !res.incoming) {
+    res.incoming.emplace();
+    res.incoming->puzzle = app.run->puzzle;
+    res.incoming->file = app.run->file;
+  }
+  if (!hold && !res.partial) {
     int seq = res.results_seq;
     res = {};
     res.results_seq = seq;
@@ -240,19 +249,34 @@ void show_case(App& app, const runner::Event& e) {
     res.report->puzzle = app.run->puzzle;
     res.report->file = app.run->file;
   }
-  res.cases_total = e.total;
-  CheckReport& rep = *res.report;
+  CheckReport& rep = hold ? *res.incoming : *res.report;
   rep.cases.push_back(*e.case_report);
   const CaseReport& c = rep.cases.back();
   if (c.verdict != Verdict::passed && rep.verdict == Verdict::passed) {
     rep.verdict = c.verdict;
     rep.summary = fmt::format("case {}: {}", c.label, c.message);
-    res.selected_case = int(rep.cases.size() - 1);
   } else if (rep.verdict == Verdict::passed) {
     rep.summary = fmt::format("{} of {} cases passed so far", rep.cases.size(), e.total);
   }
+  if (hold) {
+    if (rep.verdict == Verdict::passed) return;
+    CheckReport in = std::move(*res.incoming);
+    int seq = res.results_seq;
+    res = {};
+    res.results_seq = seq;
+    res.partial = true;
+    res.when = "running";
+    res.report = std::move(in);
+  }
+  res.cases_total = e.total;
+  if (res.selected_case < 0)
+    for (size_t i = 0; i < res.report->cases.size(); ++i)
+      if (res.report->cases[i].verdict != Verdict::passed) {
+        res.selected_case = int(i);
+        break;
+      }
   if (app.puzzle.puzzle && app.puzzle.puzzle->id == app.run->puzzle)
-    apply_report_to_editor(app, rep, app.run->source);
+    apply_report_to_editor(app, *res.report, app.run->source);
 }
 
 // Which of the learner's checks of `file` (on `puzzle`) the store row `id` is: 1 for the first.
@@ -294,6 +318,7 @@ void finish_run(App& app, const runner::Event& e) {
       app.results = {};
       app.results.results_seq = seq;
     }
+    app.results.incoming.reset();
     run.resends = 1;
     run.acknowledged = false;
     run.phase = "compiling (again, on a fresh runner)";
@@ -361,6 +386,7 @@ void start_request(App& app, runner::Op op) {
   }
   save_now(app);            // the file on disk is what was checked, always
   app.results.stale = true; // what the Results pane shows until the new answer comes
+  app.results.incoming.reset();
   RunState st;
   runner::Request& r = st.request;
   r.op = op;

@@ -98,7 +98,7 @@ void draw_catalog(App& app) {
   for (auto& p : app.catalog.puzzles)
     passed += app.progress.count(p.id) && app.progress[p.id].passed;
   ImGui::SameLine();
-  ImGui::TextDisabled("%d of %zu puzzles passed", passed, app.catalog.puzzles.size());
+  text_fit(fmt::format("{} of {} puzzles passed", passed, app.catalog.puzzles.size()), true);
   ImGui::Separator();
   ImGui::BeginChild("##catalog_list", ImVec2(0, 0), false);
   std::map<std::string, bool> listed;

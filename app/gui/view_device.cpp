@@ -101,7 +101,7 @@ void draw_device(App& app) {
     if (cur)
       text_wrap_disabled(bandwidth_text(cur->dram_gbps) + ", " + flops_text(cur->fp32_gflops) +
                          " FP32");
-    ImGui::TextDisabled("(measuring ceilings needs a GPU)");
+    text_wrap_disabled("(measuring ceilings needs a GPU)");
   }
 
   // The runner.
