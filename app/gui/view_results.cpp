@@ -275,10 +275,11 @@ void cases_table(App& app, const CheckReport& rep) {
   if (ImGui::BeginTable("##cases", 4,
                         ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg |
                             ImGuiTableFlags_SizingFixedFit)) {
+    // The reason is the longer text: it gets the larger share of the width.
     ImGui::TableSetupColumn("case", ImGuiTableColumnFlags_WidthStretch, 1.0f);
     ImGui::TableSetupColumn("verdict");
     ImGui::TableSetupColumn("time");
-    ImGui::TableSetupColumn("why", ImGuiTableColumnFlags_WidthStretch, 1.4f);
+    ImGui::TableSetupColumn("why", ImGuiTableColumnFlags_WidthStretch, 2.2f);
     ImGui::TableHeadersRow();
     for (size_t i = 0; i < rep.cases.size(); ++i) {
       const CaseReport& c = rep.cases[i];
