@@ -3,7 +3,6 @@
 #include "app.hpp"
 
 #include "core/format_figure.hpp"
-
 #include "core/roofline.hpp"
 
 #include <fmt/format.h>
