@@ -238,6 +238,9 @@ std::string verdict_title(const std::string& verdict);
 void draw(App& app); // the whole window: a list of calls
 void draw_menu(App& app);
 void draw_catalog(App& app);
+// Puzzles in the order the catalog lists them (each lesson's, then the rest), and a step along it.
+std::vector<const Puzzle*> catalog_order(const Catalog& c);
+void open_next_puzzle(App& app, int step);
 void draw_reading(App& app); // lesson and puzzle tabs
 void draw_lesson(App& app);
 void draw_puzzle(App& app);

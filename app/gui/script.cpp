@@ -373,6 +373,20 @@ bool Script::step(App& app, ImGuiIO& io) {
         fail(fmt::format("{} attempts in the store", n));
       else
         ok(fmt::format("{} attempts in the store", n));
+    } else if (what == "hints-shown") {
+      if (app.puzzle.hints_shown != std::atoi(arg.c_str()))
+        fail(fmt::format("{} hint(s) shown", app.puzzle.hints_shown));
+      else
+        ok(fmt::format("{} hint(s) shown", app.puzzle.hints_shown));
+    } else if (what == "puzzle" || what == "lesson") {
+      // What is open in the reading column's tabs.
+      std::string got = what == "puzzle"
+                            ? (app.puzzle.puzzle ? app.puzzle.puzzle->id : std::string("none"))
+                            : (app.lesson.lesson ? app.lesson.lesson->id : std::string("none"));
+      if (got != arg)
+        fail(fmt::format("the open {} is {}", what, got));
+      else
+        ok(fmt::format("the open {} is {}", what, got));
     } else if (what == "attempt-shown") {
       // The Results pane's "attempt N": the learner's own checks, not the store's row ids.
       if (app.results.attempt_number != std::atoi(arg.c_str()))

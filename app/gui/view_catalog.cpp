@@ -2,6 +2,7 @@
 // each puzzle with the learner's standing from the store.
 #include "app.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 
 namespace wb::gui {
@@ -67,6 +68,27 @@ void puzzle_row(App& app, const Puzzle& p, float indent) {
 }
 
 } // namespace
+
+std::vector<const Puzzle*> catalog_order(const Catalog& c) {
+  std::vector<const Puzzle*> out;
+  std::set<std::string> seen;
+  for (auto& l : c.lessons)
+    for (auto& pid : l.puzzles)
+      if (const Puzzle* p = c.find_puzzle(pid); p && seen.insert(p->id).second) out.push_back(p);
+  for (auto& p : c.puzzles)
+    if (seen.insert(p.id).second) out.push_back(&p);
+  return out;
+}
+
+void open_next_puzzle(App& app, int step) {
+  auto order = catalog_order(app.catalog);
+  if (order.empty()) return;
+  auto it = std::find(order.begin(), order.end(), app.puzzle.puzzle);
+  long i = it == order.end() ? (step > 0 ? -1 : long(order.size())) : long(it - order.begin());
+  i = std::clamp(i + step, 0L, long(order.size()) - 1);
+  open_puzzle(app, order[size_t(i)]->id);
+  app.settings.open_item = "puzzle:" + order[size_t(i)]->id;
+}
 
 ImU32 medal_color(const std::string& m) {
   if (m == "gold") return IM_COL32(230, 190, 60, 255);
