@@ -60,7 +60,7 @@ void print_report(const CheckReport& r) {
   for (auto& c : r.cases) {
     fmt::print("  {:<6} {}{}", c.verdict == Verdict::passed ? "ok" : "FAIL", c.label,
                c.perf ? " [perf size]" : "");
-    fmt::print("  ({:.1f} ms)\n", c.ms);
+    fmt::print("  ({})\n", time_text(c.ms * 1e3));
     for (auto& p : c.problems) fmt::print("         {}\n", p);
     if (!c.sim_explanation.empty())
       fmt::print("         explained by the simulator: {}\n", c.sim_explanation);
