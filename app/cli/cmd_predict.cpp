@@ -4,6 +4,7 @@
 #include "command.hpp"
 #include "core/catalog.hpp"
 #include "core/check.hpp"
+#include "core/format_figure.hpp"
 #include "core/perf/explain.hpp"
 #include "core/perf/predict.hpp"
 #include "core/report_json.hpp"
@@ -80,8 +81,8 @@ int run_predict(const cli::Global& g, const PredictArgs& a) {
   fmt::print("{} on the {} (predicted): {} at the perf size", pz->id, p.gpu_name,
              perf::us_text(p.us));
   for (auto& [k, v] : score.sizes) fmt::print(" {}={}", k, v);
-  fmt::print("\n  {:.0f} GB/s, {:.0f} GFLOP/s, {:.0f}% of speed of light{}\n", score.gbps,
-             score.gflops, 100 * score.speed_of_light,
+  fmt::print("\n  {}, {}, {} of speed of light{}\n", bandwidth_text(score.gbps),
+             flops_text(score.gflops), percent_text(score.speed_of_light),
              score.medal.empty() ? "" : ", " + score.medal + " (predicted)");
   cli::print_why(p);
   return 0;

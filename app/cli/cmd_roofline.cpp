@@ -5,6 +5,7 @@
 #include "core/catalog.hpp"
 #include "core/chart.hpp"
 #include "core/check.hpp"
+#include "core/format_figure.hpp"
 #include "core/roofline.hpp"
 #include "core/store.hpp"
 
@@ -186,12 +187,12 @@ int run_roofline(const cli::Global& g, const RooflineArgs& a) {
   // The table.
   fmt::print("{}{}\n", sim ? "predicted for the " : "",
              sim ? (prof ? prof->name : "no GPU profile") : device.name);
-  fmt::print("{:<16} {:<9} {:<14} {:>10} {:>9} {:>11} {:>8} {:>6}  {}\n", "puzzle", "kernel",
-             "verdict", sim ? "-" : "time us", "GB/s", "GFLOP/s", "FLOP/B", "SOL", "medal");
+  fmt::print("{:<16} {:<9} {:<14} {:>10} {:>11} {:>13} {:>11} {:>6}  {}\n", "puzzle", "kernel",
+             "verdict", sim ? "-" : "time", "bandwidth", "compute", "intensity", "SOL", "medal");
   for (auto& r : rows)
-    fmt::print("{:<16} {:<9} {:<14} {:>10.1f} {:>9.0f} {:>11.1f} {:>8.3f} {:>5.0f}%  {}\n",
-               r.puzzle, r.kind, r.verdict, r.time_us, r.gbps, r.gflops, r.intensity, 100 * r.sol,
-               r.medal);
+    fmt::print("{:<16} {:<9} {:<14} {:>10} {:>11} {:>13} {:>11} {:>6}  {}\n", r.puzzle, r.kind,
+               r.verdict, time_text(r.time_us), bandwidth_text(r.gbps), flops_text(r.gflops),
+               intensity_text(r.intensity), percent_text(r.sol), r.medal);
   if (rows.empty())
     fmt::print("(no attempts with a roofline point{}: run `warpbook roofline --run`, or check some "
                "kernels)\n",

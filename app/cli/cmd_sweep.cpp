@@ -3,6 +3,7 @@
 // and a chart of GB/s (or GFLOP/s) against size with the roofs across.
 #include "command.hpp"
 #include "core/catalog.hpp"
+#include "core/format_figure.hpp"
 #include "core/sweep.hpp"
 #include "core/workspace.hpp"
 
@@ -48,8 +49,8 @@ void print_table(const SweepReport& r) {
       if (p.verdict != Verdict::passed || p.us <= 0)
         line += fmt::format(" | {:>24}", verdict_name(p.verdict));
       else
-        line += fmt::format(" | {:>8.1f} us{} {:>10.0f}", p.us, p.predicted ? "*" : " ",
-                            flops ? p.gflops : p.gbps);
+        line += fmt::format(" | {:>11}{} {:>10}", time_text(p.us), p.predicted ? "*" : " ",
+                            sig3(flops ? p.gflops : p.gbps));
     }
     fmt::print("{}\n", line);
   }

@@ -3,6 +3,7 @@
 // FILE. Ctrl+C stops after the configurations under way and writes nothing.
 #include "command.hpp"
 #include "core/catalog.hpp"
+#include "core/format_figure.hpp"
 #include "core/tune.hpp"
 #include "core/workspace.hpp"
 
@@ -27,7 +28,7 @@ struct TuneArgs {
 
 std::string time_text(const TuneRow& r) {
   if (r.us <= 0) return "";
-  return fmt::format("{:.1f} us{}", r.us, r.predicted ? " (p)" : "");
+  return wb::time_text(r.us) + (r.predicted ? " (p)" : "");
 }
 
 // The limiter's name alone: "DRAM" from "dot_partial (1): DRAM: 1.07 GB at ..." (a puzzle of

@@ -3,6 +3,7 @@
 #include "core/catalog.hpp"
 #include "core/check.hpp"
 #include "core/compile.hpp"
+#include "core/format_figure.hpp"
 #include "core/report_json.hpp"
 #include "core/roofline.hpp"
 #include "core/store.hpp"
@@ -59,7 +60,7 @@ void print_report(const CheckReport& r) {
   for (auto& c : r.cases) {
     fmt::print("  {:<6} {}{}", c.verdict == Verdict::passed ? "ok" : "FAIL", c.label,
                c.perf ? " [perf size]" : "");
-    fmt::print("  ({:.1f} ms)\n", c.ms);
+    fmt::print("  ({})\n", time_text(c.ms * 1e3));
     for (auto& p : c.problems) fmt::print("         {}\n", p);
     if (!c.sim_explanation.empty())
       fmt::print("         explained by the simulator: {}\n", c.sim_explanation);
@@ -78,16 +79,17 @@ void print_report(const CheckReport& r) {
   if (r.perf) {
     const PerfReport& p = *r.perf;
     if (p.timing.ok && p.predicted)
-      fmt::print("  predicted time {:.2f} us at the perf size ({})  {:.1f} GB/s  {:.1f} GFLOP/s  "
-                 "{:.0f}% of speed of light ({}-bound){}\n",
-                 p.timing.median_us, p.ceiling_source, p.gbps, p.gflops, 100 * p.speed_of_light,
-                 p.bound, p.medal.empty() ? "" : "  medal: " + p.medal + " (predicted)");
+      fmt::print("  predicted time {} at the perf size ({})  {}  {}  "
+                 "{} of speed of light ({}-bound){}\n",
+                 time_text(p.timing.median_us), p.ceiling_source, bandwidth_text(p.gbps),
+                 flops_text(p.gflops), percent_text(p.speed_of_light), p.bound,
+                 p.medal.empty() ? "" : "  medal: " + p.medal + " (predicted)");
     else if (p.timing.ok)
-      fmt::print("  time {:.2f} us (median of {}, {}; min {:.2f}, p90 {:.2f})  {:.1f} GB/s  {:.1f} "
-                 "GFLOP/s  "
-                 "{:.0f}% of speed of light ({}-bound){}\n",
-                 p.timing.median_us, p.timing.samples_us.size(), p.timing.method, p.timing.min_us,
-                 p.timing.p90_us, p.gbps, p.gflops, 100 * p.speed_of_light, p.bound,
+      fmt::print("  time {} (median of {}, {}; min {}, p90 {})  {}  {}  "
+                 "{} of speed of light ({}-bound){}\n",
+                 time_text(p.timing.median_us), p.timing.samples_us.size(), p.timing.method,
+                 time_text(p.timing.min_us), time_text(p.timing.p90_us), bandwidth_text(p.gbps),
+                 flops_text(p.gflops), percent_text(p.speed_of_light), p.bound,
                  p.medal.empty() ? "" : "  medal: " + p.medal);
     for (auto& f : p.flags) fmt::print("  note: {}\n", f);
   }

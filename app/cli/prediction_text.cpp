@@ -1,5 +1,6 @@
 #include "prediction_text.hpp"
 
+#include "core/format_figure.hpp"
 #include "core/perf/explain.hpp"
 
 #include <fmt/format.h>
@@ -12,9 +13,10 @@ void print_why(const perf::Prediction& p, double measured_us, int max_factors) {
     return;
   }
   if (measured_us > 0)
-    fmt::print("  predicted {} on the {} (measured {}: the prediction is {:.2f}x the "
+    fmt::print("  predicted {} on the {} (measured {}: the prediction is {}x the "
                "measurement)\n",
-               perf::us_text(p.us), p.gpu_name, perf::us_text(measured_us), p.us / measured_us);
+               perf::us_text(p.us), p.gpu_name, perf::us_text(measured_us),
+               sig3(p.us / measured_us));
   fmt::print("  why this speed (predicted for the {}):\n", p.gpu_name);
   int k = 0;
   for (auto& f : p.factors) {

@@ -1,6 +1,7 @@
 #include "chart.hpp"
 
 #include "chart_labels.hpp"
+#include "format_figure.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -49,13 +50,8 @@ Rgb point_color(const std::string& kind) {
 }
 
 std::string value_text(double v, Roof::Kind k) {
-  // GB/s and GFLOP/s in, the largest unit that keeps the number at or above 1 out.
-  const char* unit_g = k == Roof::Kind::memory ? "GB/s" : "GFLOP/s";
-  const char* unit_t = k == Roof::Kind::memory ? "TB/s" : "TFLOP/s";
-  const char* unit_p = k == Roof::Kind::memory ? "PB/s" : "PFLOP/s";
-  if (v >= 1e6) return fmt::format("{:.3g} {}", v / 1e6, unit_p);
-  if (v >= 1e3) return fmt::format("{:.3g} {}", v / 1e3, unit_t);
-  return fmt::format("{:.3g} {}", v, unit_g);
+  // GB/s and GFLOP/s in.
+  return k == Roof::Kind::memory ? bandwidth_text(v) : flops_text(v);
 }
 
 std::string esc(const std::string& s) {
@@ -323,8 +319,8 @@ std::vector<Shape> chart_shapes(const RooflineChart& c, int width, int height) {
   // Ridge points of the main DRAM roof.
   for (auto& rd : g.ridges)
     circle(f.px(rd.intensity), f.py(rd.gflops), 4, white, true, ink, 1.3, "ridge",
-           fmt::format("ridge point: {} meets {} at {:.3g} FLOP/byte", c.roofs[rd.memory_roof].name,
-                       c.roofs[rd.compute_roof].name, rd.intensity));
+           fmt::format("ridge point: {} meets {} at {}", c.roofs[rd.memory_roof].name,
+                       c.roofs[rd.compute_roof].name, intensity_text(rd.intensity)));
   // Points.
   for (size_t i = 0; i < c.points.size(); ++i) {
     const RoofPoint& p = c.points[i];
@@ -332,8 +328,8 @@ std::vector<Shape> chart_shapes(const RooflineChart& c, int width, int height) {
     double x = f.px(std::clamp(p.intensity, g.x_lo, g.x_hi)),
            y = f.py(std::clamp(p.gflops, g.y_lo, g.y_hi));
     bool above = i < g.above_roof.size() && g.above_roof[i];
-    std::string tip = fmt::format("{}: {:.3g} FLOP/B, {}FLOP/s{}", p.label, p.intensity,
-                                  si_number(p.gflops * 1e9), above ? " (above the roof)" : "");
+    std::string tip = fmt::format("{}: {}, {}{}", p.label, intensity_text(p.intensity),
+                                  flops_text(p.gflops), above ? " (above the roof)" : "");
     if (above) circle(x, y, 9, white, false, warn, 1.5, "flag above-roof");
     bool hollow = p.kind == "predicted";
     circle(x, y, 5.5, point_color(p.kind), !hollow, hollow ? point_color(p.kind) : white,

@@ -1,5 +1,7 @@
 #include "chart_labels.hpp"
 
+#include "format_figure.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -58,30 +60,28 @@ public:
       : out_(out), area_(area), lines_(std::move(lines)), m_(m) {}
 
   // The first spot (unmoved, then every spot one line down, one line up, two down ...) where the
-  // label stays inside the area and clear of every label and marker, and, if there is one, of
-  // the roofs' lines too (text over a line is harder to read); else to the legend. With `slide`,
+  // label stays inside the area and clear of every label, marker and roof line (a roof through
+  // text reads as a strike-through, and hides where the roof is); else to the legend. With `slide`,
   // a label that pokes out at the left or right slides back in, so long as it still spans its
   // spot's x (it stays beside its marker, or along its roof).
   void place(ChartLabel l, const std::vector<Spot>& spots, int nudges, bool slide) {
     const TextExtent e = m_(l.text, l.size);
-    for (bool over_lines : {false, true})
-      for (int k = 0; k <= 2 * nudges; ++k) {
-        const double dy = k == 0 ? 0 : (k % 2 ? 1 : -1) * double((k + 1) / 2) * (e.h + 1);
-        for (const Spot& s : spots) {
-          TextBox b{s.x - s.ax * e.w, s.y - s.ay * e.h + dy, 0, 0};
-          if (slide) b.x0 = std::max(area_.x0, std::min(b.x0, area_.x1 - e.w));
-          b.x1 = b.x0 + e.w, b.y1 = b.y0 + e.h;
-          if (slide && !(b.x0 <= s.x && s.x <= b.x1)) continue;
-          if (!b.within(area_) || !clear(b)) continue;
-          if (!over_lines &&
-              std::any_of(lines_.begin(), lines_.end(), [&](auto& ln) { return crosses(ln, b); }))
-            continue;
-          l.box = b;
-          l.anchor = s.ax < 0.25 ? -1 : s.ax > 0.75 ? 1 : 0;
-          out_.placed.push_back(std::move(l));
-          return;
-        }
+    for (int k = 0; k <= 2 * nudges; ++k) {
+      const double dy = k == 0 ? 0 : (k % 2 ? 1 : -1) * double((k + 1) / 2) * (e.h + 1);
+      for (const Spot& s : spots) {
+        TextBox b{s.x - s.ax * e.w, s.y - s.ay * e.h + dy, 0, 0};
+        if (slide) b.x0 = std::max(area_.x0, std::min(b.x0, area_.x1 - e.w));
+        b.x1 = b.x0 + e.w, b.y1 = b.y0 + e.h;
+        if (slide && !(b.x0 <= s.x && s.x <= b.x1)) continue;
+        if (!b.within(area_) || !clear(b)) continue;
+        if (std::any_of(lines_.begin(), lines_.end(), [&](auto& ln) { return crosses(ln, b); }))
+          continue;
+        l.box = b;
+        l.anchor = s.ax < 0.25 ? -1 : s.ax > 0.75 ? 1 : 0;
+        out_.placed.push_back(std::move(l));
+        return;
       }
+    }
     out_.legend.push_back(std::move(l));
   }
 
@@ -180,7 +180,7 @@ double PlotFrame::gflops_at(double p) const {
 }
 
 std::string ridge_label_text(const ChartGeometry::Ridge& r) {
-  return fmt::format("ridge {:.3g} FLOP/B", r.intensity);
+  return "ridge " + intensity_text(r.intensity);
 }
 
 ChartLabels place_chart_labels(const RooflineChart& c, const ChartGeometry& g, const PlotFrame& f,
@@ -340,8 +340,9 @@ ChartPane layout_chart_pane(const RooflineChart& c, const ChartGeometry& g, Text
   }
 
   const TextBox& plot = pane.frame.rect;
-  std::string title =
-      fit_text("arithmetic intensity (FLOP/byte)", font_size, region.width(), measure);
+  // Both axes' units: the y ticks ("100T") are FLOP/s.
+  std::string title = fit_text("FLOP/s against FLOP/byte (arithmetic intensity)", font_size,
+                               region.width(), measure);
   TextExtent te = measure(title, font_size);
   double cx = std::clamp((plot.x0 + plot.x1) / 2, region.x0 + te.w / 2, region.x1 - te.w / 2);
   double ty = plot.y1 + under;

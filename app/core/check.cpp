@@ -1,5 +1,7 @@
 #include "check.hpp"
 
+#include "format_figure.hpp"
+
 #include "parallel.hpp"
 #include "perf/predict.hpp"
 #include "roofline.hpp"
@@ -1132,9 +1134,10 @@ CheckReport check_impl(const Puzzle& p, const std::string& source, const std::st
         fmt::format("passed {} case{}", rep.cases.size(), rep.cases.size() == 1 ? "" : "s");
     if (rep.perf && rep.perf->timing.ok)
       rep.summary +=
-          fmt::format("; {}{:.1f} us, {:.0f} GB/s, {:.0f}% of speed of light{}{}",
+          fmt::format("; {}{}, {}, {} of speed of light{}{}",
                       rep.perf->predicted ? "predicted on the " + machine.name + ": " : "",
-                      rep.perf->timing.median_us, rep.perf->gbps, 100 * rep.perf->speed_of_light,
+                      time_text(rep.perf->timing.median_us), bandwidth_text(rep.perf->gbps),
+                      percent_text(rep.perf->speed_of_light),
                       rep.perf->medal.empty() ? "" : ", " + rep.perf->medal,
                       rep.perf->predicted && !rep.perf->medal.empty() ? " (predicted)" : "");
   }

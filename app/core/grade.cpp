@@ -1,5 +1,6 @@
 #include "grade.hpp"
 
+#include "format_figure.hpp"
 #include "report.hpp"
 #include "runner.hpp"
 #include "workspace.hpp"
@@ -624,7 +625,7 @@ std::string csv_text(const std::string& s) {
 }
 
 std::string time_text(const Row& r) {
-  return r.time_us > 0 ? fmt::format("{:.1f} us{}", r.time_us, r.predicted ? "*" : "") : "";
+  return r.time_us > 0 ? wb::time_text(r.time_us) + (r.predicted ? "*" : "") : "";
 }
 
 // The display width of UTF-8 text (one column per code point; enough for names and messages).

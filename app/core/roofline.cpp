@@ -1,5 +1,7 @@
 #include "roofline.hpp"
 
+#include "format_figure.hpp"
+
 #include "puzzle.hpp"
 #include "store.hpp"
 
@@ -265,12 +267,9 @@ std::string rate_text(double v, std::string_view unit) {
   if (!(v > 0)) return "-";
   if (unit == "ns" || unit == "us" || unit == "MiB" || unit == "/us")
     return fmt::format("{:.3g} {}", v, unit);
-  const bool bytes = unit == "GB/s", ops = unit == "GOP/s";
-  if (v >= 1e6)
-    return fmt::format("{:.3g} {}", v / 1e6, bytes ? "PB/s" : ops ? "POP/s" : "PFLOP/s");
-  if (v >= 1e3)
-    return fmt::format("{:.3g} {}", v / 1e3, bytes ? "TB/s" : ops ? "TOP/s" : "TFLOP/s");
-  return fmt::format("{:.3g} {}", v, unit);
+  // GB/s, GOP/s, GFLOP/s: the SI prefix that keeps three digits (core/format_figure.hpp).
+  if (unit.size() > 1 && unit[0] == 'G') return si(v * 1e9, unit.substr(1));
+  return fmt::format("{} {}", sig3(v), unit);
 }
 
 double ridge_point(double compute_gflops, double memory_gbps) {

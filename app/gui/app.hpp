@@ -13,6 +13,7 @@
 #include "markdown.hpp"
 #include "roofline_view.hpp"
 #include "settings.hpp"
+#include "text.hpp"
 #include "textures.hpp"
 
 #include <map>
@@ -106,8 +107,12 @@ struct ResultsState {
   bool runner_died = false;
   bool cancelled = false;
   bool compile_only = false;
-  int64_t attempt = 0; // the store row it came from / went to
-  std::string when;    // "just now", or an earlier attempt's time
+  int64_t attempt = 0;         // the store row it came from / went to
+  int attempt_number = 0;      // the learner's own checks of this puzzle's file, this one included
+  bool solution_check = false; // the solution's check (the roofline's reference), not the learner's
+  bool stale = false;          // a newer run of the learner's is in progress: this is the previous
+  std::optional<CheckReport> incoming; // that run's cases while they all pass (shown on a failure)
+  std::string when;                    // "just now", or an earlier attempt's time
   int selected_case = -1;
   double elapsed_ms = 0;
   int results_seq = 0; // bumped on every answer (scripts wait on it)
@@ -172,6 +177,7 @@ struct App {
   std::set<std::string> reference_tried;    // reference cache keys checked (or queued) here
   std::set<uint64_t> superseded; // learner's requests cancelled by a second Run, not yet answered
   int runs_superseded = 0;       // of which the runner confirmed the cancel
+  int stale_frames = 0;          // frames that drew a previous result dimmed (scripts check it)
   std::map<std::string, PuzzleProgress> progress;
   std::map<std::string, bool> lessons_read;
   std::vector<std::string> log;     // runner log lines, newest last
@@ -190,6 +196,14 @@ struct App {
   bool show_settings = false;
   bool show_about = false;
 };
+
+// ---- fonts.cpp
+// Every character (code point >= 0x80) in the catalog's lessons/ and puzzles/ files.
+std::set<unsigned> catalog_characters(const fs::path& root);
+// The glyphs the fonts are baked with: the usual ranges and catalog_characters (kept alive).
+const ImWchar* text_glyph_ranges(const fs::path& catalog_root);
+// DejaVu at the sizes the views use (ImGui's own font when DejaVu is not found).
+void load_fonts(App& app, float scale);
 
 // ---- session.cpp: actions
 // ------------------------------------------------------------------------- Loads settings, catalog
@@ -224,6 +238,9 @@ std::string verdict_title(const std::string& verdict);
 void draw(App& app); // the whole window: a list of calls
 void draw_menu(App& app);
 void draw_catalog(App& app);
+// Puzzles in the order the catalog lists them (each lesson's, then the rest), and a step along it.
+std::vector<const Puzzle*> catalog_order(const Catalog& c);
+void open_next_puzzle(App& app, int step);
 void draw_reading(App& app); // lesson and puzzle tabs
 void draw_lesson(App& app);
 void draw_puzzle(App& app);

@@ -1,5 +1,7 @@
 #include "editor.hpp"
 
+#include "text.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -440,6 +442,23 @@ TextPos TextModel::from_diagnostic(int line, int column) const {
 // ---- gutter figures
 // ------------------------------------------------------------------------------
 
+const char* gutter_legend() {
+  return "Gutter: M memory, B bank conflicts, D divergence, W waiting; red is waste; hover for "
+         "figures";
+}
+
+void prune_annotations(EditorView& v, const TextModel& m) {
+  if (v.pruned_at_version == m.version()) return;
+  v.pruned_at_version = m.version();
+  auto same = [&](int line) { // 1-based
+    size_t i = size_t(line - 1);
+    return line >= 1 && i < v.described.size() && i < m.lines().size() &&
+           v.described[i] == m.lines()[i];
+  };
+  std::erase_if(v.markers, [&](const EditorMarker& mk) { return !same(mk.line); });
+  std::erase_if(v.figures, [&](const auto& f) { return !same(f.first); });
+}
+
 std::map<int, GutterFigure>
 gutter_figures(const std::map<int, std::map<std::string, double>>& by_line) {
   std::map<int, GutterFigure> out;
@@ -457,20 +476,23 @@ gutter_figures(const std::map<int, std::map<std::string, double>>& by_line) {
     double div = get("divergent_branches");
     if (req > 0) {
       // Bytes a request needed (its sectors, were it coalesced) of the bytes it fetched.
-      f.text = fmt::format("{:.0f} of {:.0f} B", 32 * ideal / req, 32 * sec / req);
+      f.mark = 'M';
+      f.text = fmt::format("{:.0f} of {:.0f} B used per request", 32 * ideal / req, 32 * sec / req);
       // More sectors than the ideal: uncoalesced. 2x the ideal is already bad.
       if (ideal > 0 && sec > ideal) f.badness = float(std::min(1.0, (sec / ideal - 1.0)));
     }
     if (bank > 0) {
-      std::string b = fmt::format("{:.0f} bank", bank);
-      f.text = f.text.empty() ? b + " confl" : f.text + " " + b;
+      std::string b = fmt::format("{:.0f} bank conflicts", bank);
+      if (f.text.empty()) f.mark = 'B';
+      f.text = f.text.empty() ? b : f.text + ", " + b;
       if (waves > 0)
         f.badness = std::max(f.badness, float(std::min(1.0, 2.0 * bank / waves)));
       else
         f.badness = std::max(f.badness, 0.5f);
     }
     if (f.text.empty() && div > 0) {
-      f.text = fmt::format("{:.0f} diverg", div);
+      f.mark = 'D';
+      f.text = fmt::format("{:.0f} divergent branches", div);
       f.badness = 0.3f;
     }
     for (auto& [k, v] : c) f.tooltip += fmt::format("{:<28} {:.6g}\n", k, v);
@@ -701,7 +723,7 @@ EditorFrame draw_editor(const char* id, TextModel& m, EditorView& v) {
   int digits = std::max(3, int(std::log10(std::max(1, n))) + 1);
   float marker_w = char_w * 2;
   float numbers_w = char_w * float(digits + 1);
-  float figures_w = v.figures.empty() ? 0 : char_w * 16; // "128 of 1024 B"
+  float figures_w = v.figures.empty() ? 0 : char_w * 2; // one letter; the figure on hover
   float gutter_w = marker_w + numbers_w + figures_w + char_w;
 
   if (v.goto_line > 0) ImGui::SetNextWindowFocus();
@@ -951,13 +973,19 @@ EditorFrame draw_editor(const char* id, TextModel& m, EditorView& v) {
       if (ImGui::IsWindowHovered(ImGuiHoveredFlags_AllowWhenBlockedByActiveItem) &&
           ImGui::IsMouseHoveringRect(ha, hb)) {
         v.hovered_marker_line = i + 1;
+        // Identical messages once (cases are grouped when the markers are made); a capped width.
         ImGui::BeginTooltip();
-        for (auto* mk : it->second)
-          ImGui::Text("%d:%d: %s: %s", mk->line, mk->column,
-                      mk->severity == 0   ? "error"
-                      : mk->severity == 1 ? "warning"
-                                          : "note",
-                      mk->message.c_str());
+        std::vector<std::string> said;
+        for (auto* mk : it->second) {
+          std::string t = fmt::format("{}:{}: {}: {}", mk->line, mk->column,
+                                      mk->severity == 0   ? "error"
+                                      : mk->severity == 1 ? "warning"
+                                                          : "note",
+                                      mk->message);
+          if (std::find(said.begin(), said.end(), t) != said.end()) continue;
+          said.push_back(t);
+          text_wrap(t, ImGui::GetFontSize() * 36);
+        }
         ImGui::TextDisabled("click to go there");
         ImGui::EndTooltip();
         if (ImGui::IsMouseClicked(0)) {
@@ -967,17 +995,21 @@ EditorFrame draw_editor(const char* id, TextModel& m, EditorView& v) {
       }
     }
     if (auto it = v.figures.find(i + 1); it != v.figures.end()) {
+      // A letter on a chip coloured by how wasteful the line is; the figures on hover.
       const GutterFigure& f = it->second;
-      float fx = win_pos.x + marker_w + numbers_w + char_w * 0.5f;
-      dl->AddText(font, fsize * 0.85f, ImVec2(fx, ty + fsize * 0.1f), badness_color(f.badness),
-                  f.text.c_str());
+      float fx = win_pos.x + marker_w + numbers_w;
+      ImVec2 ca(fx, y + line_h * 0.12f), cb(fx + char_w * 1.6f, y + line_h * 0.88f);
+      dl->AddRectFilled(ca, cb, badness_color(f.badness), line_h * 0.2f);
+      char mark[2] = {f.mark, 0};
+      float mw = font->CalcTextSizeA(fsize * 0.8f, FLT_MAX, 0, mark).x;
+      dl->AddText(font, fsize * 0.8f, ImVec2((ca.x + cb.x - mw) * 0.5f, ty + fsize * 0.1f),
+                  IM_COL32(20, 20, 24, 255), mark);
       ImVec2 ha(fx, y), hb(fx + figures_w, y + line_h);
-      if (!f.tooltip.empty() &&
-          ImGui::IsWindowHovered(ImGuiHoveredFlags_AllowWhenBlockedByActiveItem) &&
+      if (ImGui::IsWindowHovered(ImGuiHoveredFlags_AllowWhenBlockedByActiveItem) &&
           ImGui::IsMouseHoveringRect(ha, hb)) {
         ImGui::BeginTooltip();
-        ImGui::TextUnformatted(fmt::format("line {} on the simulator:", i + 1).c_str());
-        ImGui::TextUnformatted(f.tooltip.c_str());
+        ImGui::TextUnformatted(fmt::format("line {} on the simulator: {}", i + 1, f.text).c_str());
+        if (!f.tooltip.empty()) ImGui::TextUnformatted(f.tooltip.c_str());
         ImGui::EndTooltip();
       }
     }

@@ -107,10 +107,13 @@ private:
 
 // Per-line figures for the gutter, from a check's counters.by_line.
 struct GutterFigure {
-  std::string text;    // short, "4.0 sectors/req"
+  char mark = 'M';     // the gutter's letter: gutter_legend() says what each means
+  std::string text;    // the figure, on hover: "60 of 473 B per request"
   std::string tooltip; // every counter of the line
-  float badness = 0;   // 0 fine .. 1 bad: colours the figure
+  float badness = 0;   // 0 fine .. 1 bad: colours the mark
 };
+// What the gutter's letters mean, for a legend under the editor.
+const char* gutter_legend();
 
 // Builds the gutter figures from the simulator's per-line counters: sectors per request
 // against the ideal, bank conflicts, divergent branches.
@@ -135,7 +138,14 @@ struct EditorView {
   float origin_x = 0, origin_y = 0, line_height = 0, char_w = 0, gutter_w = 0;
   int first_visible = 0, last_visible = 0;
   int hovered_marker_line = 0;
+  // The lines of the source that markers and figures describe: where the editor's text no longer
+  // has that line, they are dropped (prune_annotations), so a newly loaded file shows none.
+  std::vector<std::string> described;
+  uint64_t pruned_at_version = 0;
 };
+
+// Drops the markers and figures of lines whose text differs from the source they describe.
+void prune_annotations(EditorView& v, const TextModel& m);
 
 // Draws the editor filling the available region. Reads keys only while it has focus.
 EditorFrame draw_editor(const char* id, TextModel& model, EditorView& view);

@@ -537,6 +537,17 @@ void draw_runs(const MdLayout& L, const std::vector<MdSpan>& spans, ImVec2 origi
       if (doc && v.image) {
         MdImage im = v.image(doc->images[size_t(r.image)].src);
         if (im.texture) dl->AddImage(im.texture, a, b);
+        // A figure the column shrank (its text a few pixels high): at its own size on hover.
+        if (im.texture && b.x - a.x < float(im.width) * 0.95f &&
+            ImGui::IsWindowHovered(ImGuiHoveredFlags_ChildWindows) &&
+            ImGui::IsMouseHoveringRect(a, b)) {
+          ImVec2 disp = ImGui::GetIO().DisplaySize;
+          float k =
+              std::min({1.0f, disp.x * 0.9f / float(im.width), disp.y * 0.8f / float(im.height)});
+          ImGui::BeginTooltip();
+          ImGui::Image(im.texture, ImVec2(float(im.width) * k, float(im.height) * k));
+          ImGui::EndTooltip();
+        }
       }
       break;
     }

@@ -1,5 +1,7 @@
 #include "roofline_view.hpp"
 
+#include "core/format_figure.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
@@ -72,12 +74,6 @@ void current_marker(ImDrawList* dl, ImVec2 q, float r) {
 void reference_marker(ImDrawList* dl, ImVec2 q, float r) {
   dl->AddQuadFilled(ImVec2(q.x, q.y - r), ImVec2(q.x + r, q.y), ImVec2(q.x, q.y + r),
                     ImVec2(q.x - r, q.y), IM_COL32(150, 150, 150, 255));
-}
-
-std::string flops_text(double gflops) {
-  if (gflops >= 1e3) return fmt::format("{:.3g} TFLOP/s", gflops / 1e3);
-  if (gflops >= 1) return fmt::format("{:.3g} GFLOP/s", gflops);
-  return fmt::format("{:.3g} MFLOP/s", gflops * 1e3);
 }
 
 } // namespace
@@ -203,6 +199,20 @@ void draw_roofline_chart(RoofPanel& p, ImVec2 size, ImFont* small) {
         }
       }
     }
+  // The solution's point under the learner's (the same figures): its diamond drawn again as an
+  // outline around both, so that neither hides the other.
+  for (auto& r : p.points) {
+    if (r.kind != ChartPoint::reference || !(r.intensity > 0) || !(r.gflops > 0)) continue;
+    ImVec2 q = ax.to_px(r.intensity, r.gflops);
+    for (auto& c : p.points) {
+      if (c.kind != ChartPoint::current || !(c.intensity > 0) || !(c.gflops > 0)) continue;
+      ImVec2 k = ax.to_px(c.intensity, c.gflops);
+      if (std::hypot(k.x - q.x, k.y - q.y) > 8) continue;
+      const float d = 10;
+      dl->AddQuad(ImVec2(q.x, q.y - d), ImVec2(q.x + d, q.y), ImVec2(q.x, q.y + d),
+                  ImVec2(q.x - d, q.y), IM_COL32(170, 170, 170, 255), 2);
+    }
+  }
   for (auto& l : pane.labels.placed) {
     if (l.kind == ChartLabel::Kind::roof)
       text(l, roof_color(p.chart.roofs[l.index].metric), "roof");
@@ -244,7 +254,7 @@ void draw_roofline_chart(RoofPanel& p, ImVec2 size, ImFont* small) {
     ImGui::BeginTooltip();
     ImGui::TextUnformatted(pt.label.c_str());
     ImGui::Separator();
-    ImGui::Text("%.3g FLOP/byte, %s%s", pt.intensity, flops_text(pt.gflops).c_str(),
+    ImGui::Text("%s, %s%s", intensity_text(pt.intensity).c_str(), flops_text(pt.gflops).c_str(),
                 pt.predicted ? " (predicted)" : "");
     for (size_t k = 0; k < p.chart_point.size() && k < g.above_roof.size(); ++k)
       if (p.chart_point[k] == size_t(best) && g.above_roof[k])
@@ -258,7 +268,7 @@ void draw_roofline_chart(RoofPanel& p, ImVec2 size, ImFont* small) {
     // Where the mouse is, and what the roofs allow there.
     double x = ax.intensity_at(mouse.x), y = ax.gflops_at(mouse.y);
     ImGui::BeginTooltip();
-    ImGui::Text("%.3g FLOP/byte, %s", x, flops_text(y).c_str());
+    ImGui::Text("%s, %s", intensity_text(x).c_str(), flops_text(y).c_str());
     for (size_t i = 0; i < p.chart.roofs.size(); ++i) {
       const Roof& r = p.chart.roofs[i];
       if (r.kind != Roof::Kind::memory || !(r.value > 0) ||

@@ -216,6 +216,7 @@ bool Script::step(App& app, ImGuiIO& io) {
     io.MousePos = p;
     io.MouseDown[0] = frame_in_cmd_ == 1;
     if (frame_in_cmd_ == 0) seq_mark_ = app.results.results_seq;
+    if (frame_in_cmd_ == 0) stale_mark_ = app.stale_frames;
     if (frame_in_cmd_ == 1) click_now_ = app.now;
     return frame_in_cmd_ >= 3;
   }
@@ -372,6 +373,45 @@ bool Script::step(App& app, ImGuiIO& io) {
         fail(fmt::format("{} attempts in the store", n));
       else
         ok(fmt::format("{} attempts in the store", n));
+    } else if (what == "hints-shown") {
+      if (app.puzzle.hints_shown != std::atoi(arg.c_str()))
+        fail(fmt::format("{} hint(s) shown", app.puzzle.hints_shown));
+      else
+        ok(fmt::format("{} hint(s) shown", app.puzzle.hints_shown));
+    } else if (what == "puzzle" || what == "lesson") {
+      // What is open in the reading column's tabs.
+      std::string got = what == "puzzle"
+                            ? (app.puzzle.puzzle ? app.puzzle.puzzle->id : std::string("none"))
+                            : (app.lesson.lesson ? app.lesson.lesson->id : std::string("none"));
+      if (got != arg)
+        fail(fmt::format("the open {} is {}", what, got));
+      else
+        ok(fmt::format("the open {} is {}", what, got));
+    } else if (what == "attempt-shown") {
+      // The Results pane's "attempt N": the learner's own checks, not the store's row ids.
+      if (app.results.attempt_number != std::atoi(arg.c_str()))
+        fail(fmt::format("the Results pane shows attempt {} (store row {})",
+                         app.results.attempt_number, app.results.attempt));
+      else
+        ok(fmt::format("the Results pane shows attempt {} (store row {})",
+                       app.results.attempt_number, app.results.attempt));
+    } else if (what == "stale") {
+      // The result on show is a previous one, dimmed and marked "previous run" (true), or the
+      // newest (false).
+      bool want = arg == "true";
+      bool shown = app.results.stale && app.results.report;
+      if (shown != want)
+        fail(fmt::format("a previous result marked stale: {}", shown));
+      else
+        ok(fmt::format("a previous result marked stale: {}", shown));
+    } else if (what == "stale-shown") {
+      // Since the last click, a frame drew the previous result dimmed, before the new check's
+      // first case or answer replaced it (a fast check replaces it within a few frames).
+      int n = app.stale_frames - stale_mark_;
+      if (n <= 0)
+        fail("no frame showed the previous result as stale since the click");
+      else
+        ok(fmt::format("{} frame(s) showed the previous result as stale", n));
     } else if (what == "markers-at-least") {
       int n = int(app.puzzle.editor.markers.size());
       if (n < std::atoi(arg.c_str()))

@@ -19,6 +19,10 @@
 //          running [MS] (a learner's run shows its phase, MS at most after the last click) |
 //          background-running (the solution's check for the roofline) |
 //          superseded N (runs a second Run cancelled, as the runner confirmed)
+//          puzzle ID | lesson ID (what is open) | hints-shown N |
+//          attempt-shown N (the Results pane's "attempt N": the learner's own checks) |
+//          stale true|false (the result on show is the previous one, dimmed as "previous run") |
+//          stale-shown (since the last click, a frame drew the previous result dimmed)
 //   resolve mine|disk              answer the "changed on disk" question
 //   kill-runner                    SIGKILL the runner now; kill-runner-busy: once a check runs
 //                                  (one the runner has reported on, not killed under before)
@@ -65,6 +69,7 @@ private:
   int frame_in_cmd_ = 0;
   double cmd_started_ = 0;
   int seq_mark_ = 0;
+  int stale_mark_ = 0;      // app.stale_frames at the last click
   uint64_t killed_run_ = 0; // the request kill-runner-busy last killed the runner under
   double click_now_ = 0;    // app.now when the last click pressed the mouse button
   std::string shot_;        // screenshot wanted after this frame's render

@@ -75,16 +75,40 @@ void set_note(App& app, const std::string& key, const std::string& value) {
 }
 
 // Markers and gutter figures for the editor from a report.
-void apply_report_to_editor(App& app, const CheckReport& r) {
+// `source` is the text that was checked: markers and figures stay only beside lines that still
+// read the same (prune_annotations).
+void apply_report_to_editor(App& app, const CheckReport& r, const std::string& source) {
   PuzzleState& ps = app.puzzle;
   ps.editor.markers.clear();
+  TextModel checked;
+  checked.set_text(source);
+  ps.editor.described = checked.lines();
+  ps.editor.pruned_at_version = 0;
   for (auto& d : r.diagnostics)
     ps.editor.markers.push_back({std::max(1, d.line), d.column, int(d.severity), d.message});
-  for (auto& c : r.cases)
-    if (c.fault && c.fault.source_line > 0)
-      ps.editor.markers.push_back(
-          {c.fault.source_line, 0, 0,
-           fmt::format("{} ({}): {}", fault_name(c.fault.kind), c.label, c.fault.message)});
+  // One marker per line and message, naming every case that hit it ("cases n=1, 7: ...").
+  struct Fault {
+    int line;
+    std::string what;
+    std::vector<std::string> cases;
+  };
+  std::vector<Fault> faults;
+  for (auto& c : r.cases) {
+    if (!c.fault || c.fault.source_line <= 0) continue;
+    std::string what = fmt::format("{}: {}", fault_name(c.fault.kind), c.fault.message);
+    auto it = std::find_if(faults.begin(), faults.end(), [&](const Fault& f) {
+      return f.line == c.fault.source_line && f.what == what;
+    });
+    if (it == faults.end()) it = faults.insert(faults.end(), {c.fault.source_line, what, {}});
+    it->cases.push_back(c.label);
+  }
+  for (auto& f : faults) {
+    std::string cases;
+    for (auto& l : f.cases) cases += (cases.empty() ? "" : ", ") + l;
+    ps.editor.markers.push_back(
+        {f.line, 0, 0,
+         fmt::format("{} {}: {}", f.cases.size() == 1 ? "case" : "cases", cases, f.what)});
+  }
   // Per-line counters: the [sim_perf] run when there was one, else the last case that ran.
   const Counters* counters = nullptr;
   if (r.sim_perf && !r.sim_perf->counters.by_line.empty())
@@ -104,12 +128,14 @@ void apply_report_to_editor(App& app, const CheckReport& r) {
       GutterFigure& f = ps.editor.figures[n.line];
       if (n.requests > 0 && n.bytes_fetched > 0) {
         // Bytes the lanes asked for of the bytes the sectors brought, per request.
-        f.text = fmt::format("{:.0f} of {:.0f} B", n.bytes_used / n.requests,
+        f.mark = 'M';
+        f.text = fmt::format("{:.0f} of {:.0f} B used per request", n.bytes_used / n.requests,
                              n.bytes_fetched / n.requests);
         f.badness =
             std::max(f.badness, float(std::clamp(1 - n.bytes_used / n.bytes_fetched, 0.0, 1.0)));
       } else if (f.text.empty()) {
-        f.text = fmt::format("{:.0f}% wait", 100 * n.share);
+        f.mark = 'W';
+        f.text = fmt::format("{:.0f}% of the waiting", 100 * n.share);
       }
       f.badness = std::max(f.badness, float(std::min(1.0, n.share)));
       f.tooltip += (f.tooltip.empty() ? "" : "\n") + std::string("predicted: ") + n.text;
@@ -202,9 +228,18 @@ void maybe_queue_reference(App& app) {
 
 // A case of the learner's check, judged while the rest still run: the Results pane shows it now,
 // the first failure selected.
+// While only passing cases have come, a previous result stays on show, dimmed as stale (passes so
+// far are no answer yet; the progress bar above it counts them); the first failing case replaces
+// it at once.
 void show_case(App& app, const runner::Event& e) {
   ResultsState& res = app.results;
-  if (!res.partial) {
+  const bool hold = res.stale && res.report && !res.partial;
+  if (hold && !res.incoming) {
+    res.incoming.emplace();
+    res.incoming->puzzle = app.run->puzzle;
+    res.incoming->file = app.run->file;
+  }
+  if (!hold && !res.partial) {
     int seq = res.results_seq;
     res = {};
     res.results_seq = seq;
@@ -214,19 +249,46 @@ void show_case(App& app, const runner::Event& e) {
     res.report->puzzle = app.run->puzzle;
     res.report->file = app.run->file;
   }
-  res.cases_total = e.total;
-  CheckReport& rep = *res.report;
+  CheckReport& rep = hold ? *res.incoming : *res.report;
   rep.cases.push_back(*e.case_report);
   const CaseReport& c = rep.cases.back();
   if (c.verdict != Verdict::passed && rep.verdict == Verdict::passed) {
     rep.verdict = c.verdict;
     rep.summary = fmt::format("case {}: {}", c.label, c.message);
-    res.selected_case = int(rep.cases.size() - 1);
   } else if (rep.verdict == Verdict::passed) {
     rep.summary = fmt::format("{} of {} cases passed so far", rep.cases.size(), e.total);
   }
+  if (hold) {
+    if (rep.verdict == Verdict::passed) return;
+    CheckReport in = std::move(*res.incoming);
+    int seq = res.results_seq;
+    res = {};
+    res.results_seq = seq;
+    res.partial = true;
+    res.when = "running";
+    res.report = std::move(in);
+  }
+  res.cases_total = e.total;
+  if (res.selected_case < 0)
+    for (size_t i = 0; i < res.report->cases.size(); ++i)
+      if (res.report->cases[i].verdict != Verdict::passed) {
+        res.selected_case = int(i);
+        break;
+      }
   if (app.puzzle.puzzle && app.puzzle.puzzle->id == app.run->puzzle)
-    apply_report_to_editor(app, rep);
+    apply_report_to_editor(app, *res.report, app.run->source);
+}
+
+// Which of the learner's checks of `file` (on `puzzle`) the store row `id` is: 1 for the first.
+// Store ids count every check, the solution's background ones included; the learner counts theirs.
+int attempt_number(const App& app, int64_t id, const std::string& puzzle, const std::string& file) {
+  if (!app.store || is_solution_file(file)) return 0;
+  int n = 0;
+  try {
+    for (auto& a : app.store->attempt_summaries(puzzle)) n += a.file == file && a.id <= id;
+  } catch (...) {
+  }
+  return n;
 }
 
 void finish_run(App& app, const runner::Event& e) {
@@ -256,6 +318,7 @@ void finish_run(App& app, const runner::Event& e) {
       app.results = {};
       app.results.results_seq = seq;
     }
+    app.results.incoming.reset();
     run.resends = 1;
     run.acknowledged = false;
     run.phase = "compiling (again, on a fresh runner)";
@@ -284,10 +347,11 @@ void finish_run(App& app, const runner::Event& e) {
   res.report = *e.report;
   res.compile_only = run.op == runner::Op::compile;
   if (app.puzzle.puzzle && app.puzzle.puzzle->id == run.puzzle)
-    apply_report_to_editor(app, *res.report);
+    apply_report_to_editor(app, *res.report, run.source);
   if (run.op == runner::Op::check && app.store) {
     try {
       res.attempt = app.store->record_attempt(*res.report, run.source);
+      res.attempt_number = attempt_number(app, res.attempt, run.puzzle, run.file);
     } catch (const std::exception& ex) {
       app.store_error = ex.what();
     }
@@ -320,7 +384,9 @@ void start_request(App& app, runner::Op op) {
     }
     app.run.reset();
   }
-  save_now(app); // the file on disk is what was checked, always
+  save_now(app);            // the file on disk is what was checked, always
+  app.results.stale = true; // what the Results pane shows until the new answer comes
+  app.results.incoming.reset();
   RunState st;
   runner::Request& r = st.request;
   r.op = op;
@@ -703,8 +769,10 @@ void show_attempt(App& app, int64_t id) {
     res.report = a->report();
     res.attempt = a->id;
     res.when = a->created_at;
+    res.attempt_number = attempt_number(app, a->id, a->puzzle, a->file);
+    res.solution_check = is_solution_file(a->file);
     if (app.puzzle.puzzle && app.puzzle.puzzle->id == a->puzzle && !is_solution_file(a->file))
-      apply_report_to_editor(app, *res.report);
+      apply_report_to_editor(app, *res.report, a->source);
     for (size_t i = 0; i < res.report->cases.size(); ++i)
       if (res.report->cases[i].verdict != Verdict::passed) {
         res.selected_case = int(i);

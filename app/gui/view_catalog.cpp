@@ -2,6 +2,7 @@
 // each puzzle with the learner's standing from the store.
 #include "app.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 
 namespace wb::gui {
@@ -68,6 +69,27 @@ void puzzle_row(App& app, const Puzzle& p, float indent) {
 
 } // namespace
 
+std::vector<const Puzzle*> catalog_order(const Catalog& c) {
+  std::vector<const Puzzle*> out;
+  std::set<std::string> seen;
+  for (auto& l : c.lessons)
+    for (auto& pid : l.puzzles)
+      if (const Puzzle* p = c.find_puzzle(pid); p && seen.insert(p->id).second) out.push_back(p);
+  for (auto& p : c.puzzles)
+    if (seen.insert(p.id).second) out.push_back(&p);
+  return out;
+}
+
+void open_next_puzzle(App& app, int step) {
+  auto order = catalog_order(app.catalog);
+  if (order.empty()) return;
+  auto it = std::find(order.begin(), order.end(), app.puzzle.puzzle);
+  long i = it == order.end() ? (step > 0 ? -1 : long(order.size())) : long(it - order.begin());
+  i = std::clamp(i + step, 0L, long(order.size()) - 1);
+  open_puzzle(app, order[size_t(i)]->id);
+  app.settings.open_item = "puzzle:" + order[size_t(i)]->id;
+}
+
 ImU32 medal_color(const std::string& m) {
   if (m == "gold") return IM_COL32(230, 190, 60, 255);
   if (m == "silver") return IM_COL32(190, 195, 205, 255);
@@ -98,7 +120,7 @@ void draw_catalog(App& app) {
   for (auto& p : app.catalog.puzzles)
     passed += app.progress.count(p.id) && app.progress[p.id].passed;
   ImGui::SameLine();
-  ImGui::TextDisabled("%d of %zu puzzles passed", passed, app.catalog.puzzles.size());
+  text_fit(fmt::format("{} of {} puzzles passed", passed, app.catalog.puzzles.size()), true);
   ImGui::Separator();
   ImGui::BeginChild("##catalog_list", ImVec2(0, 0), false);
   std::map<std::string, bool> listed;
@@ -116,6 +138,9 @@ void draw_catalog(App& app) {
       app.settings.open_item = "lesson:" + l.id;
     }
     app.marks.add("lesson:" + l.id);
+    // A title the pane cuts reads whole on hover.
+    if (ImGui::IsItemHovered() && ImGui::CalcTextSize(label.c_str()).x > ImGui::GetItemRectSize().x)
+      tooltip_text(label);
     ImGui::PopFont();
     ImGui::PopStyleColor();
     for (auto& pid : l.puzzles)

@@ -28,6 +28,25 @@ void draw_menu(App& app) {
       t.redo(), app.puzzle.last_edit = app.now;
     ImGui::EndMenu();
   }
+  // Lesson, puzzle, edit, Run, result, next puzzle: all from the keyboard, each key shown here.
+  ImGuiIO& io = ImGui::GetIO();
+  auto ctrl_key = [&](int key) { return io.KeyCtrl && ImGui::IsKeyPressed(key, false); };
+  const Puzzle* open = app.puzzle.puzzle;
+  const Lesson* lesson = open ? app.catalog.find_lesson(open->lesson) : nullptr;
+  bool next = ctrl_key(ImGui::GetKeyIndex(ImGuiKey_PageDown));
+  bool prev = ctrl_key(ImGui::GetKeyIndex(ImGuiKey_PageUp));
+  bool to_lesson = lesson && ctrl_key('L');
+  bool hint = open && ctrl_key('H');
+  if (ImGui::BeginMenu("Go")) {
+    next |= ImGui::MenuItem("Next puzzle", "Ctrl+PgDn");
+    prev |= ImGui::MenuItem("Previous puzzle", "Ctrl+PgUp");
+    to_lesson |= ImGui::MenuItem("The puzzle's lesson", "Ctrl+L", false, lesson != nullptr);
+    hint |= ImGui::MenuItem("Next hint", "Ctrl+H", false, open != nullptr);
+    ImGui::EndMenu();
+  }
+  if (next || prev) open_next_puzzle(app, next ? 1 : -1);
+  if (to_lesson) open_lesson(app, lesson->id);
+  if (hint) reveal_hint(app);
   if (ImGui::BeginMenu("View")) {
     ImGui::MenuItem("Runner log", nullptr, &app.show_log);
     if (ImGui::MenuItem("Per-line counters in the editor", nullptr,

@@ -2,6 +2,7 @@
 // ceilings, a button to measure them, and the runner: its command, its state, why it last ended.
 #include "app.hpp"
 
+#include "core/format_figure.hpp"
 #include "core/roofline.hpp"
 
 #include <fmt/format.h>
@@ -25,17 +26,15 @@ void draw_device(App& app) {
       ImGui::TextColored(active ? ImVec4(0.5f, 0.9f, 0.55f, 1) : ImVec4(0.8f, 0.8f, 0.8f, 1),
                          "%s %s", active ? ">" : " ", b.kind == "cuda" ? "GPU" : "Simulator");
       ImGui::SameLine();
-      ImGui::TextWrapped("%s", b.device.name.c_str());
+      text_wrap(b.device.name);
       if (b.kind == "cuda")
-        ImGui::TextDisabled("   sm_%d%d, %d SMs, %.0f GiB, driver %s", b.device.cc_major,
-                            b.device.cc_minor, b.device.sm_count,
-                            b.device.memory_bytes / 1073741824.0, b.device.driver.c_str());
+        text_wrap_disabled(fmt::format("   sm_{}{}, {} SMs, {:.0f} GiB, driver {}",
+                                       b.device.cc_major, b.device.cc_minor, b.device.sm_count,
+                                       b.device.memory_bytes / 1073741824.0, b.device.driver));
     } else {
       ImGui::TextDisabled("  %s: not here", b.kind == "cuda" ? "GPU" : "Simulator");
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", b.why.c_str());
-      ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(150, 150, 150, 255));
-      ImGui::TextWrapped("   %s", b.why.c_str());
-      ImGui::PopStyleColor();
+      text_wrap_colored(ImVec4(0.6f, 0.6f, 0.6f, 1), "   " + b.why);
     }
     ImGui::PopID();
   }
@@ -64,12 +63,12 @@ void draw_device(App& app) {
         ImGui::TextUnformatted(m);
         ImGui::TableNextColumn();
         if (meas > 0)
-          ImGui::Text("%.0f", meas);
+          ImGui::TextUnformatted(rate_text(meas, metric_unit(m)).c_str());
         else
           ImGui::TextDisabled("-");
         ImGui::TableNextColumn();
         if (ds > 0)
-          ImGui::Text("%.0f", ds);
+          ImGui::TextUnformatted(rate_text(ds, metric_unit(m)).c_str());
         else
           ImGui::TextDisabled("-");
       }
@@ -99,19 +98,20 @@ void draw_device(App& app) {
       ImGui::EndCombo();
     }
     if (cur)
-      ImGui::TextDisabled("%.0f GB/s, %.1f TFLOP/s FP32", cur->dram_gbps, cur->fp32_gflops / 1e3);
-    ImGui::TextDisabled("(measuring ceilings needs a GPU)");
+      text_wrap_disabled(bandwidth_text(cur->dram_gbps) + ", " + flops_text(cur->fp32_gflops) +
+                         " FP32");
+    text_wrap_disabled("(measuring ceilings needs a GPU)");
   }
 
   // The runner.
   ImGui::Spacing();
   ImGui::Separator();
   ImGui::TextDisabled("Runner%s", d.version.empty() ? "" : (" " + d.version).c_str());
-  ImGui::TextWrapped("%s", runner_state_text(app).c_str());
+  text_wrap(runner_state_text(app));
   if (app.runner->starts() > 1)
     ImGui::TextDisabled("started %d times this session", app.runner->starts());
   if (!d.exit_note.empty() && app.runner->running())
-    ImGui::TextDisabled("last ended: %s", d.exit_note.c_str());
+    text_wrap_disabled("last ended: " + d.exit_note);
   ImGui::EndChild();
 }
 

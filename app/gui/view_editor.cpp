@@ -108,6 +108,11 @@ void draw_editor_pane(App& app) {
     ImGui::SetNextWindowFocus();
     ps.focus_editor = false;
   }
+  prune_annotations(ps.editor, ps.text);
+  if (!ps.editor.figures.empty()) {
+    // The gutter's letters, explained once, cut to the pane (the whole legend on hover).
+    text_fit(gutter_legend(), true);
+  }
   uint64_t before = ps.text.version();
   EditorFrame fr = draw_editor("##code", ps.text, ps.editor);
   if (ps.text.version() != before) ps.last_edit = app.now;

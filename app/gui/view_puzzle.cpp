@@ -11,14 +11,14 @@ void draw_puzzle(App& app) {
   const Puzzle& p = *ps.puzzle;
   ImGui::BeginChild("##puzzle_scroll", ImVec2(0, 0), false);
   float width = ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ScrollbarSize * 0.5f;
-  ImGui::TextDisabled("Puzzle %s, level %d%s", p.id.c_str(), p.level,
-                      p.demo ? ", a demo: solved, to run and change" : "");
+  std::string line = fmt::format("Puzzle {}, level {}{}", p.id, p.level,
+                                 p.demo ? ", a demo: solved, to run and change" : "");
   if (!p.tags.empty()) {
     std::string tags;
     for (auto& t : p.tags) tags += (tags.empty() ? "" : ", ") + t;
-    ImGui::SameLine();
-    ImGui::TextDisabled("  [%s]", tags.c_str());
+    line += "  [" + tags + "]";
   }
+  text_wrap_disabled(line);
   draw_markdown(ps.statement, ps.statement_view, width);
 
   // Hints, one at a time.

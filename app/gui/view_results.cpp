@@ -2,6 +2,7 @@
 // wrote them, a heatmap of wrong elements, guard and NaN messages), then how fast (time, GB/s,
 // GFLOP/s, speed of light, medal) and what the simulator counted.
 #include "app.hpp"
+#include "core/format_figure.hpp"
 #include "core/perf/explain.hpp"
 
 #include <algorithm>
@@ -71,9 +72,9 @@ void buffer_details(const CaseReport& c, const BufferReport& b) {
   ImGui::TextColored(ImVec4(1, 0.75f, 0.4f, 1), "%s (%s, %lld elements)", b.name.c_str(),
                      b.dtype.c_str(), (long long)b.count);
   if (b.wrong > 0)
-    ImGui::Text("%lld wrong (%lld never written, %lld NaN/Inf), max error %.3g (relative %.3g)",
-                (long long)b.wrong, (long long)b.unwritten, (long long)b.nan_wrong, b.max_abs_err,
-                b.max_rel_err);
+    text_wrap(fmt::format("{} wrong ({} never written, {} NaN/Inf), max error {} (relative {})",
+                          b.wrong, b.unwritten, b.nan_wrong, sig3(b.max_abs_err),
+                          sig3(b.max_rel_err)));
   if (b.guard_before_damaged)
     ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1),
                        "written before its start (first damaged byte %lld before it)",
@@ -130,10 +131,9 @@ void buffer_details(const CaseReport& c, const BufferReport& b) {
 void sim_explanation(App& app, const CheckReport& rep) {
   for (auto& c : rep.cases) {
     if (c.sim_explanation.empty()) continue;
-    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0.55f, 0.8f, 1, 1));
-    ImGui::TextWrapped("Explained by the simulator (case %s): %s", c.label.c_str(),
-                       c.sim_explanation.c_str());
-    ImGui::PopStyleColor();
+    text_wrap_colored(
+        ImVec4(0.55f, 0.8f, 1, 1),
+        fmt::format("Explained by the simulator (case {}): {}", c.label, c.sim_explanation));
     if (c.sim_line > 0) {
       ImGui::SameLine();
       if (ImGui::SmallButton(fmt::format("go to line {}##sim", c.sim_line).c_str()))
@@ -145,24 +145,23 @@ void sim_explanation(App& app, const CheckReport& rep) {
 
 void case_details(App& app, const CaseReport& c) {
   ImGui::Indent();
+  std::string fault;
   if (c.fault) {
-    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 0.45f, 0.55f, 1));
-    ImGui::TextWrapped("%s: %s", std::string(fault_name(c.fault.kind)).c_str(),
-                       c.fault.message.c_str());
-    ImGui::PopStyleColor();
-    if (c.fault.source_line > 0) {
-      ImGui::SameLine();
-      if (ImGui::SmallButton(fmt::format("go to line {}", c.fault.source_line).c_str()))
-        goto_line(app, c.fault.source_line, 0);
-    }
+    fault = fmt::format("{}: {}", fault_name(c.fault.kind), c.fault.message);
+    text_wrap_colored(ImVec4(1, 0.45f, 0.55f, 1), fault);
+    if (c.fault.source_line > 0 &&
+        ImGui::SmallButton(fmt::format("go to line {}", c.fault.source_line).c_str()))
+      goto_line(app, c.fault.source_line, 0);
   }
+  // The fault is also the case's first problem: said once.
   for (auto& p : c.problems) {
+    if (p == fault || (c.fault && p.find(c.fault.message) != std::string::npos)) continue;
     ImGui::Bullet();
-    ImGui::TextWrapped("%s", p.c_str());
+    text_wrap(p);
   }
   for (auto& b : c.buffers) buffer_details(c, b);
-  ImGui::TextDisabled("grid (%u,%u,%u) x block (%u,%u,%u), %.1f ms", c.grid.x, c.grid.y, c.grid.z,
-                      c.block.x, c.block.y, c.block.z, c.ms);
+  text_wrap_disabled(fmt::format("grid ({},{},{}) x block ({},{},{}), {}", c.grid.x, c.grid.y,
+                                 c.grid.z, c.block.x, c.block.y, c.block.z, time_text(c.ms * 1e3)));
   if (!c.printf_output.empty()) {
     ImGui::TextDisabled("printf:");
     ImGui::PushFont(app.fonts.mono);
@@ -177,68 +176,80 @@ void perf_box(App& app, const PerfReport& p) {
   ImGui::TextUnformatted(p.predicted ? "Speed (predicted: no GPU here)" : "Speed (measured)");
   ImGui::PopFont();
   if (p.timing.ok && p.predicted)
-    ImGui::Text("%.2f us predicted", p.timing.median_us);
+    text_wrap(time_text(p.timing.median_us) + " predicted");
   else if (p.timing.ok)
-    ImGui::Text("%.2f us (median of %zu; min %.2f, p90 %.2f)", p.timing.median_us,
-                p.timing.samples_us.size(), p.timing.min_us, p.timing.p90_us);
+    text_wrap(fmt::format("{} (median of {}; min {}, p90 {})", time_text(p.timing.median_us),
+                          p.timing.samples_us.size(), time_text(p.timing.min_us),
+                          time_text(p.timing.p90_us)));
   if (p.gbps > 0 || p.gflops > 0)
-    ImGui::Text("%.1f GB/s   %.1f GFLOP/s   %.3g FLOP/byte", p.gbps, p.gflops, p.intensity);
+    text_wrap(fmt::format("{}   {}   {}", bandwidth_text(p.gbps), flops_text(p.gflops),
+                          intensity_text(p.intensity)));
   if (p.speed_of_light > 0) {
     float sol = float(p.speed_of_light);
-    ImGui::Text("%.0f%% of speed of light (%s-bound)", 100 * sol, p.bound.c_str());
-    ImGui::SameLine();
+    std::string line = fmt::format("{} of speed of light ({}-bound)", percent_text(sol), p.bound);
     if (!p.medal.empty()) {
-      ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(medal_color(p.medal)));
-      ImGui::Text("  %s medal%s", p.medal.c_str(), p.predicted ? " (predicted)" : "");
-      ImGui::PopStyleColor();
+      text_wrap(line);
+      text_wrap_colored(ImGui::ColorConvertU32ToFloat4(medal_color(p.medal)),
+                        fmt::format("{} medal{}", p.medal, p.predicted ? " (predicted)" : ""));
+    } else {
+      text_wrap(line);
     }
-    ImGui::ProgressBar(std::min(1.f, sol),
-                       ImVec2(std::min(320.f, ImGui::GetContentRegionAvail().x), 0),
-                       fmt::format("{:.0f}%", 100 * sol).c_str());
+    ImGui::ProgressBar(
+        std::min(1.f, sol),
+        ImVec2(std::min(ImGui::GetFontSize() * 16, ImGui::GetContentRegionAvail().x), 0),
+        percent_text(sol).c_str());
     if (app.puzzle.puzzle) {
+      // The medal thresholds: beside the bar where they fit, under it where they do not.
       const Puzzle& pz = *app.puzzle.puzzle;
-      ImGui::SameLine();
-      ImGui::TextDisabled("bronze %.0f%%  silver %.0f%%  gold %.0f%%", 100 * pz.bronze,
-                          100 * pz.silver, 100 * pz.gold);
+      std::string bars = fmt::format("bronze {}  silver {}  gold {}", percent_text(pz.bronze),
+                                     percent_text(pz.silver), percent_text(pz.gold));
+      if (ImGui::GetContentRegionAvail().x - ImGui::GetItemRectSize().x >
+          ImGui::CalcTextSize(bars.c_str()).x + ImGui::GetStyle().ItemSpacing.x * 2)
+        ImGui::SameLine();
+      text_wrap_disabled(bars);
     }
   }
-  ImGui::TextDisabled("ceilings: %s (%.0f GB/s, %.0f GFLOP/s)", p.ceiling_source.c_str(),
-                      p.dram_ceiling_gbps, p.compute_ceiling_gflops);
-  for (auto& f : p.flags) ImGui::TextColored(ImVec4(1, 0.8f, 0.4f, 1), "note: %s", f.c_str());
+  text_wrap_disabled(fmt::format("ceilings: {} ({}, {})", p.ceiling_source,
+                                 bandwidth_text(p.dram_ceiling_gbps),
+                                 flops_text(p.compute_ceiling_gflops)));
+  for (auto& f : p.flags) text_wrap_colored(ImVec4(1, 0.8f, 0.4f, 1), "note: " + f);
   if (p.timing.fault)
-    ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1), "timing: %s", p.timing.fault.message.c_str());
+    text_wrap_colored(ImVec4(1, 0.45f, 0.4f, 1), "timing: " + p.timing.fault.message);
 }
 
 // Why this speed: the model's factors, ranked by their share of the time, each a sentence with
 // numbers; on a GPU the measured time stands beside the prediction.
 void why_box(App& app, const CheckReport& rep) {
   const perf::Prediction& pr = *rep.prediction;
-  ImGui::PushFont(app.fonts.bold);
-  ImGui::Text("Why this speed (predicted for the %s)", pr.gpu_name.c_str());
-  ImGui::PopFont();
   if (!pr.ok) {
-    ImGui::TextDisabled("no prediction: %s", pr.error.c_str());
+    // A short line; the whole reason on hover (it can be a paragraph from the sampled run).
+    ImGui::TextDisabled("No speed prediction for this run.");
+    if (ImGui::IsItemHovered()) tooltip_text(pr.error);
     return;
   }
+  ImGui::PushFont(app.fonts.bold);
+  text_wrap("Why this speed (predicted for the " + pr.gpu_name + ")");
+  ImGui::PopFont();
   if (rep.perf && !rep.perf->predicted && rep.perf->timing.ok)
-    ImGui::Text("measured %.2f us, predicted %.2f us (%.2fx)", rep.perf->timing.median_us, pr.us,
-                pr.us / std::max(1e-9, rep.perf->timing.median_us));
+    text_wrap(fmt::format("measured {}, predicted {} ({}x)", time_text(rep.perf->timing.median_us),
+                          time_text(pr.us),
+                          sig3(pr.us / std::max(1e-9, rep.perf->timing.median_us))));
   const float bar_w = ImGui::GetFontSize() * 4;
   for (size_t i = 0; i < pr.factors.size(); ++i) {
     const perf::Factor& f = pr.factors[i];
     ImGui::PushID(int(i));
     ImGui::ProgressBar(float(std::clamp(f.share, 0.0, 1.0)), ImVec2(bar_w, 0),
-                       fmt::format("{:.0f}%", 100 * f.share).c_str());
+                       percent_text(f.share).c_str());
     ImGui::SameLine();
     if (f.line > 0) {
       if (ImGui::SmallButton(fmt::format("line {}", f.line).c_str())) goto_line(app, f.line, 1);
       ImGui::SameLine();
     }
-    ImGui::TextWrapped("%s", f.text.c_str());
+    text_wrap(f.text);
     ImGui::PopID();
   }
-  for (auto& l : pr.launches) ImGui::TextDisabled("%s", perf::launch_text(l).c_str());
-  ImGui::TextDisabled("%s", pr.method.c_str());
+  for (auto& l : pr.launches) text_wrap_disabled(perf::launch_text(l));
+  text_wrap_disabled(pr.method);
 }
 
 void counters_table(const Counters& c, const char* id) {
@@ -251,10 +262,68 @@ void counters_table(const Counters& c, const char* id) {
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(k.c_str());
       ImGui::TableNextColumn();
-      ImGui::Text("%.6g", v);
+      ImGui::Text("%.6g", v); // counts, exact
     }
     ImGui::EndTable();
   }
+}
+
+// Every case, one row each; the case's name and its reason wrap in their columns, and the row is
+// one selectable across them.
+void cases_table(App& app, const CheckReport& rep) {
+  ResultsState& r = app.results;
+  if (ImGui::BeginTable("##cases", 4,
+                        ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg |
+                            ImGuiTableFlags_SizingFixedFit)) {
+    // The reason is the longer text: it gets the larger share of the width.
+    ImGui::TableSetupColumn("case", ImGuiTableColumnFlags_WidthStretch, 1.0f);
+    ImGui::TableSetupColumn("verdict");
+    ImGui::TableSetupColumn("time");
+    ImGui::TableSetupColumn("why", ImGuiTableColumnFlags_WidthStretch, 2.2f);
+    ImGui::TableHeadersRow();
+    for (size_t i = 0; i < rep.cases.size(); ++i) {
+      const CaseReport& c = rep.cases[i];
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      float y0 = ImGui::GetCursorScreenPos().y, y1 = y0;
+      text_wrap(c.label + (c.perf ? " (perf size)" : ""));
+      y1 = std::max(y1, ImGui::GetItemRectMax().y);
+      ImGui::TableNextColumn();
+      ImGui::TextColored(
+          verdict_color(c.verdict), "%s",
+          c.verdict == Verdict::passed ? "ok" : std::string(verdict_name(c.verdict)).c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(time_text(c.ms * 1e3).c_str());
+      ImGui::TableNextColumn();
+      text_wrap(c.message);
+      y1 = std::max(y1, ImGui::GetItemRectMax().y);
+      // The row's hit area, over the text already drawn (its highlight goes behind it).
+      ImGui::SetCursorScreenPos(ImVec2(ImGui::GetCursorScreenPos().x, y0));
+      ImGui::PushID(int(i));
+      bool sel = r.selected_case == int(i);
+      if (ImGui::Selectable("##row", sel,
+                            ImGuiSelectableFlags_SpanAllColumns |
+                                ImGuiSelectableFlags_AllowItemOverlap,
+                            ImVec2(0, std::max(1.f, y1 - y0))))
+        r.selected_case = sel ? -1 : int(i);
+      ImGui::PopID();
+    }
+    ImGui::EndTable();
+  }
+  if (r.selected_case >= 0 && r.selected_case < int(rep.cases.size())) {
+    text_wrap_disabled("Case " + rep.cases[size_t(r.selected_case)].label + ":");
+    case_details(app, rep.cases[size_t(r.selected_case)]);
+  } else {
+    ImGui::TextDisabled("Click a case for its details.");
+  }
+}
+
+// The learner's own attempt number on this puzzle, and when; "previous run" while a new one runs.
+std::string results_header(const ResultsState& r) {
+  std::string h = r.attempt_number > 0 ? fmt::format("attempt {}, {}", r.attempt_number, r.when)
+                  : r.solution_check   ? "the solution's check, " + r.when
+                                       : r.when;
+  return r.stale ? "previous run: " + h : h;
 }
 
 } // namespace
@@ -266,10 +335,7 @@ void draw_results(App& app) {
   ImGui::PopFont();
   if (r.report) {
     ImGui::SameLine();
-    if (r.attempt > 0)
-      ImGui::TextDisabled("attempt %lld, %s", (long long)r.attempt, r.when.c_str());
-    else
-      ImGui::TextDisabled("%s", r.when.c_str());
+    text_fit(results_header(r), true);
   }
   ImGui::Separator();
   ImGui::BeginChild("##results_scroll", ImVec2(0, 0), false);
@@ -277,12 +343,12 @@ void draw_results(App& app) {
   if (app.run && !app.run->reference) {
     const RunState& run = *app.run;
     float frac = run.total > 0 ? float(run.done) / float(run.total) : 0;
-    ImGui::Text("%s: %s",
-                run.op == runner::Op::compile ? "Compiling"
-                : run.op == runner::Op::tune  ? "Tuning"
-                : run.op == runner::Op::sweep ? "Sweeping"
-                                              : "Checking",
-                run.phase.c_str());
+    text_wrap(fmt::format("{}: {}",
+                          run.op == runner::Op::compile ? "Compiling"
+                          : run.op == runner::Op::tune  ? "Tuning"
+                          : run.op == runner::Op::sweep ? "Sweeping"
+                                                        : "Checking",
+                          run.phase));
     ImGui::ProgressBar(frac, ImVec2(-1, 0), fmt::format("{:.1f} s", app.now - run.started).c_str());
     ImGui::Spacing();
   }
@@ -295,9 +361,9 @@ void draw_results(App& app) {
                                            : "Could not run");
     ImGui::PopFont();
     ImGui::PopStyleColor();
-    ImGui::TextWrapped("%s", r.error.c_str());
+    text_wrap(r.error);
     if (r.runner_died)
-      ImGui::TextDisabled("Your file is safe on disk. Press Run to start a fresh runner.");
+      text_wrap_disabled("Your file is safe on disk. Press Run to start a fresh runner.");
   }
   if (r.tune) draw_tune_results(app);
   if (r.sweep) draw_sweep_results(app);
@@ -308,6 +374,12 @@ void draw_results(App& app) {
     return;
   }
   const CheckReport& rep = *r.report;
+  // A result a newer run will replace: said so, and dimmed, so it is not read as the answer.
+  if (r.stale) {
+    ImGui::TextColored(ImVec4(0.85f, 0.8f, 0.55f, 1), "previous run");
+    ++app.stale_frames;
+    ImGui::PushStyleVar(ImGuiStyleVar_Alpha, ImGui::GetStyle().Alpha * 0.45f);
+  }
   ImGui::PushStyleColor(ImGuiCol_Text, verdict_color(rep.verdict));
   ImGui::PushFont(app.fonts.h2);
   // While the check runs its cases arrive one by one: a failure shows at once; a pass is only
@@ -320,14 +392,13 @@ void draw_results(App& app) {
   ImGui::TextUnformatted(title.c_str());
   ImGui::PopFont();
   ImGui::PopStyleColor();
-  ImGui::TextWrapped("%s", rep.summary.c_str());
+  text_wrap(rep.summary);
   if (r.partial)
-    ImGui::TextDisabled("%zu of %d cases so far; the rest are running", rep.cases.size(),
-                        r.cases_total);
+    text_wrap_disabled(fmt::format("{} of {} cases so far; the rest are running", rep.cases.size(),
+                                   r.cases_total));
   else
-    ImGui::TextDisabled("on %s (%s), seed %llu, %.2f s", rep.device.name.c_str(),
-                        rep.device.backend.c_str(), (unsigned long long)rep.seed,
-                        rep.total_ms / 1e3);
+    text_wrap_disabled(fmt::format("on {} ({}), seed {}, {}", rep.device.name, rep.device.backend,
+                                   rep.seed, time_text(rep.total_ms * 1e3)));
   sim_explanation(app, rep);
 
   if (!rep.diagnostics.empty()) {
@@ -339,64 +410,42 @@ void draw_results(App& app) {
       ImVec4 col = d.severity == Diagnostic::Severity::error     ? ImVec4(1, 0.5f, 0.45f, 1)
                    : d.severity == Diagnostic::Severity::warning ? ImVec4(1, 0.8f, 0.4f, 1)
                                                                  : ImVec4(0.6f, 0.75f, 1, 1);
-      ImGui::PushStyleColor(ImGuiCol_Text, col);
+      // A selectable as tall as the wrapped message, so the whole message shows and clicks.
       std::string line =
           fmt::format("line {}:{}  {}: {}", d.line, d.column, severity_name(d.severity), d.message);
-      if (ImGui::Selectable(line.c_str(), false)) goto_line(app, d.line, d.column);
-      if (i == 0) app.marks.add("diagnostic");
+      ImVec2 at = ImGui::GetCursorScreenPos();
+      ImGui::PushStyleColor(ImGuiCol_Text, col);
+      text_wrap(line);
       ImGui::PopStyleColor();
+      ImVec2 end = ImGui::GetItemRectMax();
+      ImGui::SetCursorScreenPos(at);
+      if (ImGui::Selectable("##diag", false, ImGuiSelectableFlags_AllowItemOverlap,
+                            ImVec2(0, end.y - at.y)))
+        goto_line(app, d.line, d.column);
+      if (i == 0) app.marks.add("diagnostic");
       ImGui::PopID();
     }
   }
 
-  if (rep.perf) {
+  // A failing kernel: the failure first (the cases, the failing one open), then how fast the run
+  // was, folded; a passing one: how fast first, then the cases.
+  const bool failing = rep.verdict != Verdict::passed && !r.compile_only;
+  if (failing && !rep.cases.empty()) {
     ImGui::Spacing();
-    perf_box(app, *rep.perf);
+    cases_table(app, rep);
   }
-  if (rep.prediction) {
+  if ((rep.perf || rep.prediction) && !r.partial) {
     ImGui::Spacing();
-    why_box(app, rep);
+    bool open = !failing || ImGui::CollapsingHeader("Speed of this run (it failed)");
+    if (open && rep.perf) perf_box(app, *rep.perf);
+    if (open && rep.prediction) {
+      ImGui::Spacing();
+      why_box(app, rep);
+    }
   }
-
-  if (!rep.cases.empty()) {
+  if (!failing && !rep.cases.empty()) {
     ImGui::Spacing();
-    if (ImGui::BeginTable("##cases", 4,
-                          ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg |
-                              ImGuiTableFlags_SizingFixedFit)) {
-      // Case labels can be long ("a row wider than the block (cols=8191 rows=5)"): they share the
-      // width with the reasons rather than squeeze the verdicts.
-      ImGui::TableSetupColumn("case", ImGuiTableColumnFlags_WidthStretch, 1.0f);
-      ImGui::TableSetupColumn("verdict");
-      ImGui::TableSetupColumn("ms");
-      ImGui::TableSetupColumn("why", ImGuiTableColumnFlags_WidthStretch, 1.4f);
-      ImGui::TableHeadersRow();
-      for (size_t i = 0; i < rep.cases.size(); ++i) {
-        const CaseReport& c = rep.cases[i];
-        ImGui::TableNextRow();
-        ImGui::TableNextColumn();
-        ImGui::PushID(int(i));
-        bool sel = r.selected_case == int(i);
-        std::string label = c.label + (c.perf ? " (perf size)" : "");
-        if (ImGui::Selectable(label.c_str(), sel, ImGuiSelectableFlags_SpanAllColumns))
-          r.selected_case = sel ? -1 : int(i);
-        ImGui::PopID();
-        ImGui::TableNextColumn();
-        ImGui::TextColored(
-            verdict_color(c.verdict), "%s",
-            c.verdict == Verdict::passed ? "ok" : std::string(verdict_name(c.verdict)).c_str());
-        ImGui::TableNextColumn();
-        ImGui::Text("%.1f", c.ms);
-        ImGui::TableNextColumn();
-        ImGui::TextUnformatted(c.message.c_str());
-      }
-      ImGui::EndTable();
-    }
-    if (r.selected_case >= 0 && r.selected_case < int(rep.cases.size())) {
-      ImGui::TextDisabled("Case %s:", rep.cases[size_t(r.selected_case)].label.c_str());
-      case_details(app, rep.cases[size_t(r.selected_case)]);
-    } else {
-      ImGui::TextDisabled("Click a case for its details.");
-    }
+    cases_table(app, rep);
   }
 
   if (rep.sim_perf && !rep.sim_perf->counters.empty()) {
@@ -426,9 +475,10 @@ void draw_results(App& app) {
     if (ImGui::CollapsingHeader("Tunables and time")) {
       for (auto& [k, v] : rep.tunables) ImGui::Text("%s = %lld", k.c_str(), (long long)v);
       for (auto& [phase, ms] : rep.phases_ms)
-        ImGui::TextDisabled("%-24s %8.1f ms", phase.c_str(), ms);
+        ImGui::TextDisabled("%-24s %10s", phase.c_str(), time_text(ms * 1e3).c_str());
     }
   }
+  if (r.stale) ImGui::PopStyleVar();
   ImGui::EndChild();
 }
 

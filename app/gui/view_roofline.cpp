@@ -3,6 +3,8 @@
 // the result on show. Hover for figures; click a trail point to show that attempt.
 #include "app.hpp"
 
+#include "core/format_figure.hpp"
+
 #include "core/chart_labels.hpp"
 #include "core/roofline.hpp"
 
@@ -14,12 +16,17 @@ namespace {
 
 std::string point_tooltip(double gbps, double sol, double time_us, const std::string& verdict,
                           const std::string& when) {
-  std::string t = fmt::format("{:.1f} GB/s", gbps);
-  if (time_us > 0) t += fmt::format(", {:.2f} us", time_us);
-  if (sol > 0) t += fmt::format(", {:.0f}% of speed of light", 100 * sol);
+  std::string t = bandwidth_text(gbps);
+  if (time_us > 0) t += ", " + time_text(time_us);
+  if (sol > 0) t += ", " + percent_text(sol) + " of speed of light";
   if (!verdict.empty()) t += "\n" + verdict_title(verdict);
   if (!when.empty()) t += ", " + when;
   return t;
+}
+
+std::string results_point_name(const App& app) {
+  return app.results.attempt_number > 0 ? fmt::format("attempt {}", app.results.attempt_number)
+                                        : "this run";
 }
 
 void rebuild(App& app) {
@@ -44,7 +51,13 @@ void rebuild(App& app) {
   if (pz && app.store) {
     try {
       bool have_ref = false;
-      for (auto& a : app.store->attempt_summaries(pz->id, 1000)) {
+      auto attempts = app.store->attempt_summaries(pz->id, 1000);
+      // The learner's own numbering ("attempt 3" is their third Run), as the Results pane says.
+      std::map<int64_t, int> number;
+      int n = 0;
+      for (auto it = attempts.rbegin(); it != attempts.rend(); ++it)
+        if (it->file.rfind("solutions/", 0) != 0) number[it->id] = ++n;
+      for (auto& a : attempts) {
         if (!a.has_point() || a.backend != kind) continue;
         if (!sim && a.device_uuid != dev->device.uuid) continue;
         bool solution = a.file.rfind("solutions/", 0) == 0;
@@ -59,7 +72,7 @@ void rebuild(App& app) {
         cp.gflops = a.gflops;
         cp.predicted = a.predicted;
         cp.attempt = a.id;
-        cp.label = solution ? "solution" : fmt::format("attempt {}", a.id);
+        cp.label = solution ? "solution" : fmt::format("attempt {}", number[a.id]);
         cp.tooltip = point_tooltip(a.gbps, a.sol, a.time_us, a.verdict, a.created_at);
         p.points.push_back(std::move(cp));
       }
@@ -76,8 +89,9 @@ void rebuild(App& app) {
       cp.gflops = pr.gflops;
       cp.predicted = pr.predicted;
       cp.attempt = app.results.attempt;
-      cp.label = app.results.when == "just now" ? "your kernel"
-                                                : fmt::format("attempt {}", app.results.attempt);
+      cp.label = app.results.when == "just now"
+                     ? "your kernel"
+                     : fmt::format("attempt {}", app.results.attempt_number);
       cp.tooltip =
           point_tooltip(pr.gbps, pr.speed_of_light, pr.timing.ok ? pr.timing.median_us : 0,
                         std::string(verdict_name(app.results.report->verdict)), app.results.when);
@@ -146,8 +160,19 @@ void draw_roofline(App& app) {
     ImGui::SameLine(0, 2 * gap);
     ImGui::TextDisabled("%s", earlier.c_str());
     drawn(earlier);
+    if (ImGui::IsItemHovered())
+      tooltip_text("Your earlier attempts that passed, drawn as a fading trail; a failing one has "
+                   "no point (a wrong kernel's speed means nothing).");
   }
   ImGui::Separator();
+  // A kernel with no point says why, rather than leave an empty chart.
+  if (app.results.report && !app.results.partial && !app.results.compile_only &&
+      app.results.report->verdict != Verdict::passed) {
+    text_wrap_disabled(fmt::format(
+        "no point for {}: the kernel {}", results_point_name(app),
+        app.results.report->verdict == Verdict::compile_error ? "did not compile" : "is wrong"));
+    drawn("no point");
+  }
   ImVec2 avail_chart = ImGui::GetContentRegionAvail();
   draw_roofline_chart(rs.panel, avail_chart, app.fonts.small);
   rs.panel.drawn_text.insert(rs.panel.drawn_text.end(), heading.begin(), heading.end());

@@ -3,6 +3,8 @@
 // shapes `warpbook sweep --svg` writes.
 #include "app.hpp"
 
+#include "core/format_figure.hpp"
+
 #include <fmt/format.h>
 
 namespace wb::gui {
@@ -75,10 +77,10 @@ void draw_tune_results(App& app) {
   if (t.winner >= 0) {
     const TuneRow& w = t.rows[size_t(t.winner)];
     std::string line =
-        fmt::format("Fastest: {}, {:.1f} us{} ({:.0f}% of speed of light)", config_text(w.config),
-                    w.us, w.predicted ? " predicted" : "", 100 * w.sol);
+        fmt::format("Fastest: {}, {}{} ({} of speed of light)", config_text(w.config),
+                    time_text(w.us), w.predicted ? " predicted" : "", percent_text(w.sol));
     if (t.default_row >= 0 && t.default_row != t.winner && t.margin() >= 1.02)
-      line += fmt::format(", {:.2f}x faster than your file's", t.margin());
+      line += fmt::format(", {}x faster than your file's", sig3(t.margin()));
     else if (t.default_row == t.winner)
       line += ": your file's configuration already";
     else if (t.default_row >= 0)
@@ -124,7 +126,7 @@ void draw_tune_results(App& app) {
       ImGui::PopID();
       ImGui::TableNextColumn();
       if (timed)
-        ImGui::Text("%.1f us%s", r.us, r.predicted ? "*" : "");
+        ImGui::Text("%s%s", time_text(r.us).c_str(), r.predicted ? "*" : "");
       else
         ImGui::TextColored(ImVec4(1, 0.5f, 0.45f, 1), "%s",
                            std::string(verdict_name(r.verdict)).c_str());

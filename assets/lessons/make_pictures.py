@@ -1272,19 +1272,23 @@ def attention_io():
     s = Svg(W, 330)
     s.text(L, 28, f"Attention at B {B}, H {Hh}, S {S}, D {D} (bf16) on an H200: DRAM time at 4.8 TB/s", 15, bold=True)
     top = 56
-    for k, (label, b, col) in enumerate(bars):
-        y = top + k * 54
-        ms = b / 4.8e12 * 1e3
-        s.text(x0 - 12, y + 22, label, 12.5, anchor="end")
-        s.rect(x0, y + 4, max(ms * scale, 2), 28, fill=col, stroke="none", opacity=0.85)
-        s.text(x0 + max(ms * scale, 2) + 8, y + 23, f"{b / 1e9:.2f} GB  →  {ms:.2f} ms", 13, bold=True)
     yb = top + len(bars) * 54
+    # The dashed lines first: a bar's figure is drawn over them on a white ground, never crossed.
     for ms, name, col, anchor, dx in ((flops / 989e12 * 1e3, "tensor cores at 989 TFLOP/s", INK, "end", -6),
                                       (flops / 646e12 * 1e3, "mma.sync ceiling, 646 TFLOP/s", MUTED, "start", 6)):
         x = x0 + ms * scale
         s.line(x, top - 4, x, yb + 6, stroke=col, sw=1.5, dash="5,4")
         s.text(x + dx, yb + 22, f"{ms:.2f} ms", 12, anchor=anchor, fill=col, bold=True)
         s.text(x + dx, yb + 38, name, 11.5, anchor=anchor, fill=col)
+    for k, (label, b, col) in enumerate(bars):
+        y = top + k * 54
+        ms = b / 4.8e12 * 1e3
+        s.text(x0 - 12, y + 22, label, 12.5, anchor="end")
+        s.rect(x0, y + 4, max(ms * scale, 2), 28, fill=col, stroke="none", opacity=0.85)
+        figure = f"{b / 1e9:.2f} GB  →  {ms:.2f} ms"
+        tx = x0 + max(ms * scale, 2) + 8
+        s.rect(tx - 4, y + 7, len(figure) * 13 * 0.6 + 6, 22, fill="white", stroke="none")
+        s.text(tx, y + 23, figure, 13, bold=True)
     s.text(L, yb + 70, f"Dashed: the {flops / 1e12:.2f} TFLOP of QKᵀ and PV at the tensor cores' speed. Naive attention "
            "sits far right of both lines:", 12.5, fill=MUTED)
     s.text(L, yb + 90, "memory-bound. FlashAttention, with each head's 2 MB of K and V held in the L2, sits far left "

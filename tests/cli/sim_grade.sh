@@ -29,13 +29,13 @@ EOF
 
 grade "$cls" --backend sim --jobs 2 --timeout 60 --csv "$tmp/out.csv" --json "$tmp/out.json" ||
   fail "grade should exit 0 whatever the verdicts"
-grep -Eq "^alice +01-vector-add +passed +6/6 +[0-9.]+ us\* +[0-9]+% +(gold|silver|bronze)?" "$tmp/out" ||
+grep -Eq "^alice +01-vector-add +passed +6/6 +[0-9.]+ [nµm]?s\* +[0-9]+% +(gold|silver|bronze)?" "$tmp/out" ||
   fail "alice's passing row"
 grep -Eq "^erin +01-vector-add +invalid_utf8 +not valid UTF-8: byte 0xEF at offset 5 \(line 1, column 6\)" "$tmp/out" ||
   fail "erin's non-UTF-8 row"
 grep -Eq "^ivan +99 +unknown_puzzle +'99' names no puzzle" "$tmp/out" || fail "ivan's row"
 grep -Eq "^zed +01-vector-add +wrong_answer +0/6 +case n=1: " "$tmp/out" || fail "zed's row"
-grep -Eq "^01-vector-add +1 of 3 +alice [0-9.]+ us\* +(invalid_utf8|wrong_answer) \(1 of 3\)" "$tmp/out" ||
+grep -Eq "^01-vector-add +1 of 3 +alice [0-9.]+ [nµm]?s\* +(invalid_utf8|wrong_answer) \(1 of 3\)" "$tmp/out" ||
   fail "the summary of 01"
 grep -q "^\* predicted by the simulator's performance model" "$tmp/out" || fail "the legend"
 grep -q "^4 submissions: 2 checked now, 0 unchanged since the last run$" "$tmp/out" || fail "counts"

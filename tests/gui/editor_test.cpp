@@ -108,11 +108,13 @@ TEST_CASE("gutter figures say bytes used of bytes fetched and flag uncoalesced l
                 {"global_load_ideal_sectors", 400}};
   by_line[12] = {{"shared_bank_conflicts", 31}, {"shared_wavefronts", 32}};
   auto f = gutter_figures(by_line);
-  CHECK(f[5].text == "128 of 128 B");
+  CHECK(f[5].text == "128 of 128 B used per request");
+  CHECK(f[5].mark == 'M');
   CHECK(f[5].badness == 0);
-  CHECK(f[9].text == "128 of 1024 B");
+  CHECK(f[9].text == "128 of 1024 B used per request");
   CHECK(f[9].badness == 1);
   CHECK(f[12].text.find("31 bank") != std::string::npos);
+  CHECK(f[12].mark == 'B');
   CHECK(f[12].badness > 0.5f);
   CHECK(f[9].tooltip.find("global_load_sectors") != std::string::npos);
 }
@@ -125,7 +127,7 @@ TEST_CASE("the widget maps clicks to positions, markers to their lines, and keys
   EditorView v;
   v.font = ui.font();
   v.markers.push_back({4, 3, 0, "identifier \"oops\" is undefined"});
-  v.figures[3] = {"128 of 128 B", "", 0};
+  v.figures[3] = {'M', "128 of 128 B used per request", "", 0};
   EditorFrame last;
   auto body = [&] { last = draw_editor("##ed", m, v); };
   ui.frame(body);

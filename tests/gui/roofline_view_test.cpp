@@ -3,6 +3,7 @@
 #include "gui/roofline_view.hpp"
 #include "headless.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <doctest/doctest.h>
 #include <string>
@@ -149,4 +150,68 @@ TEST_CASE("the chart draws an H200's roofs and finds the point under the mouse")
   ui.click(t, body2);
   CHECK(clicked > 0);
   CHECK(clicked <= 1000);
+}
+
+namespace {
+
+// Whether the segment (x0,y0)-(x1,y1) passes through the box's inside: sampled every half pixel.
+bool line_through(double x0, double y0, double x1, double y1, const TextBox& b) {
+  const int n = int(std::hypot(x1 - x0, y1 - y0) * 2) + 2;
+  for (int i = 0; i <= n; ++i) {
+    double t = double(i) / n, x = x0 + t * (x1 - x0), y = y0 + t * (y1 - y0);
+    if (x > b.x0 + 0.5 && x < b.x1 - 0.5 && y > b.y0 + 0.5 && y < b.y1 - 0.5) return true;
+  }
+  return false;
+}
+
+double distance(const TextBox& b, double x, double y) {
+  double dx = std::max({b.x0 - x, 0.0, x - b.x1}), dy = std::max({b.y0 - y, 0.0, y - b.y1});
+  return std::hypot(dx, dy);
+}
+
+} // namespace
+
+TEST_CASE("no roofline label crosses a roof or another label, and each sits at what it labels") {
+  wb::test::Headless ui(1000, 800);
+  ImFont* font = chart_font();
+  for (const GpuProfile& gpu : gpu_profiles())
+    for (ImVec2 size : {ImVec2(282, 268), ImVec2(359, 352), ImVec2(588, 537), ImVec2(420, 300)}) {
+      CAPTURE(gpu.key);
+      CAPTURE(size.x);
+      RoofPanel p;
+      p.chart.roofs = device_roofs({}, &gpu);
+      ChartPoint cur, ref;
+      cur.kind = ChartPoint::current, cur.label = "your kernel";
+      cur.intensity = 1.0 / 12, cur.gflops = 300;
+      ref.kind = ChartPoint::reference, ref.label = "solution";
+      ref.intensity = 1.0 / 12, ref.gflops = 300; // coincident: both stay labelled
+      p.points = {ref, cur};
+      ui.frame([&] { draw_roofline_chart(p, size, font); });
+      REQUIRE(p.layout_valid);
+      const PlotFrame& f = p.layout.frame;
+      const std::vector<ChartLabel>& placed = p.layout.labels.placed;
+      for (size_t i = 0; i < placed.size(); ++i) {
+        const ChartLabel& l = placed[i];
+        if (l.kind == ChartLabel::Kind::tick_x || l.kind == ChartLabel::Kind::tick_y) continue;
+        CAPTURE(l.text);
+        // Inside the plot, over no other text.
+        CHECK(l.box.within(f.rect));
+        for (size_t j = 0; j < placed.size(); ++j)
+          if (j != i) CHECK_FALSE(l.box.overlaps(placed[j].box));
+        // Through no roof as drawn.
+        for (auto& s : p.geo.segments)
+          CHECK_FALSE(line_through(f.px(s.x0), f.py(s.y0), f.px(s.x1), f.py(s.y1), l.box));
+        // Beside its own ridge or point (a few lines of text away at most).
+        const double near = 4 * l.box.height() + 12;
+        if (l.kind == ChartLabel::Kind::ridge) {
+          auto& rd = p.geo.ridges[l.index];
+          CHECK(distance(l.box, f.px(rd.intensity), f.py(rd.gflops)) <= near);
+        }
+        if (l.kind == ChartLabel::Kind::point) {
+          auto& pt = p.chart.points[l.index];
+          CHECK(distance(l.box, f.px(pt.intensity), f.py(pt.gflops)) <= near);
+        }
+      }
+      CHECK(p.layout.legend_left_out == 0);
+    }
 }

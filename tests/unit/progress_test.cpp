@@ -164,9 +164,9 @@ TEST_CASE("warpbook progress: the table, the JSON, and an empty data folder") {
   CHECK(std::regex_search(
       t.out,
       std::regex(
-          R"(\n01-vector-add +4 +yes +gold +91% +812 us +gold +93% +790 us +\d{4}-\d\d-\d\d \d\d:\d\d\n)")));
+          R"(\n01-vector-add +4 +yes +gold +91% +812 µs +gold +93% +790 µs +\d{4}-\d\d-\d\d \d\d:\d\d\n)")));
   CHECK(std::regex_search(t.out,
-                          std::regex(R"(\n02-row-sum +2 +yes +- +silver +72% +50\.0 us +\d{4}-)")));
+                          std::regex(R"(\n02-row-sum +2 +yes +- +silver +72% +50 µs +\d{4}-)")));
   CHECK(std::regex_search(t.out, std::regex(R"(\n03-softmax +1 +no +- +- +\d{4}-)")));
   CHECK(std::regex_search(t.out, std::regex(R"(\n04-\S+ +0 +- +- +-\n)")));
   CHECK(std::regex_search(t.out, std::regex(R"(\n77-not-here \(\?\) +1 +no)")));

@@ -1,5 +1,7 @@
 #include "explain.hpp"
 
+#include "core/format_figure.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
@@ -7,21 +9,15 @@
 
 namespace wb::perf {
 
+// The figures read as everywhere else (core/format_figure.hpp).
 std::string bytes_text(double b) {
-  if (b >= 1e9) return fmt::format("{:.3g} GB", b / 1e9);
-  if (b >= 1e6) return fmt::format("{:.3g} MB", b / 1e6);
-  if (b >= 1e3) return fmt::format("{:.3g} KB", b / 1e3);
-  return fmt::format("{:.0f} B", b);
+  return wb::bytes_text(b);
 }
 std::string rate_text_bps(double r) {
-  if (r >= 1e12) return fmt::format("{:.3g} TB/s", r / 1e12);
-  return fmt::format("{:.3g} GB/s", r / 1e9);
+  return si(r, "B/s");
 }
 std::string us_text(double us) {
-  if (us >= 1e4) return fmt::format("{:.3g} ms", us / 1e3);
-  if (us >= 100) return fmt::format("{:.0f} us", us);
-  if (us >= 10) return fmt::format("{:.1f} us", us);
-  return fmt::format("{:.2f} us", us);
+  return time_text(us);
 }
 
 namespace {
