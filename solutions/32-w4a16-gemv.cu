@@ -59,12 +59,12 @@
 // warps (83.6: a lane still decodes a whole group, so the last round takes as long, and the
 // atomics and two decode paths cost more); fewer warps with deeper rings, 6 warps with 3 slots
 // 93.1, 7 with 3 slots 82.8; 10 warps with 2 slots 76.5.
-// Session 16 (bench/perfmodel/curriculum2/s16-32-mask.cu, 74.4 us): 78% of the speed of light,
+// Session 16 (bench/perfmodel/curriculum2/32-gemv-masked-nibbles-ring.cu, 74.4 us): 78% of the speed of light,
 // silver. Timed beside it then: 4 warps a block with 3 or 4 slots, 92.3-93.0 us; two blocks of 4
 // warps an SM with 2 slots, 82.5 us; one row a warp (16 warps with 2 slots, or 8 with 4), 93.1
 // and 103.6 us; two sums a q4_0 block, 75.0 us; 16 warps of two rows with one slot, 78.0 us.
 // Nsight Compute on it: issue slots 61% busy, the ALU pipe 57%, DRAM 72% of its peak.
-// The solution before (bench/perfmodel/curriculum2/c32-timed-2026-11-29.cu, 97.9 us beside
+// The solution before (bench/perfmodel/curriculum2/32-gemv-f32-fma-read-flush.cu, 97.9 us beside
 // session 16's) made exact (q - 8) floats with a byte permute and a subtract, four rows a warp, its
 // loads in 4- and 2-byte pieces; its header lists the designs tried before (tensor cores from
 // registers or from bulk copies, wider loads, more rows a warp), none faster.

@@ -33,7 +33,7 @@
 //                all 2k loads in flight), sums weight x row in f32 in order j = 0 .. k - 1,
 //                rounds to bf16, one 16-byte store.
 // Needs an sm_90 GPU (wgmma is an sm_90a instruction) or the simulator. On other GPUs the
-// mma.sync form of this GEMM is the way: bench/perfmodel/curriculum2/c34-timed-2026-11-25.cu with
+// mma.sync form of this GEMM is the way: bench/perfmodel/curriculum2/34-grouped-mma.cu with
 // BK = 64 and STAGES = 3 (the curriculum's entry s10-34-bk64x3) is the solution until 2026-11-29.
 // Run:  warpbook check 34-moe-grouped-gemm solutions/34-moe-grouped-gemm.cu
 //       warpbook predict 34-moe-grouped-gemm solutions/34-moe-grouped-gemm.cu

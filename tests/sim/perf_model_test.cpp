@@ -117,11 +117,11 @@ TEST_CASE("perf model: a GEMM's steady L2 stream on a GPU with a slower L2") {
   // share of the L2, each SM's k-step bursts queued behind one another: 381 us for the H100. The
   // share an SM left unused within the last L2 latency serves its next burst: 348 us.
   const auto h100 =
-      predict_file("20-mma-bf16-gemm", "bench/perfmodel/curriculum2/s6-20-solution.cu", "h100-sxm");
+      predict_file("20-mma-bf16-gemm", "bench/perfmodel/curriculum2/20-mma-one-barrier-a-kstep.cu", "h100-sxm");
   CHECK(h100.us < 1.15 * 308.6);
   CHECK(h100.us > 308.6 / 1.15);
   const auto h200 =
-      predict_file("20-mma-bf16-gemm", "bench/perfmodel/curriculum2/s6-20-solution.cu");
+      predict_file("20-mma-bf16-gemm", "bench/perfmodel/curriculum2/20-mma-one-barrier-a-kstep.cu");
   CHECK(h200.us < 1.1 * 309.2);
   CHECK(h200.us > 309.2 / 1.1);
 }
@@ -131,7 +131,7 @@ TEST_CASE("perf model: wmma fragment loads from padded rows are not bank conflic
   // wavefront per 128 bytes of fragment. Traced with 2-byte lanes, they read as "8-way bank
   // conflicts (8 wavefronts where 1 would do)", named at 71% of the time on three lines.
   const auto p =
-      predict_file("19-wmma-gemm", "bench/perfmodel/curriculum2/c19-timed-2026-11-24.cu");
+      predict_file("19-wmma-gemm", "bench/perfmodel/curriculum2/19-wmma-ring-rolled.cu");
   for (auto& f : p.factors) CHECK_MESSAGE(f.key != "bank_conflicts", f.text);
   for (auto& n : p.lines) CHECK_MESSAGE(n.conflict_ways <= 1.05, n.line << ": " << n.text);
 }
@@ -142,7 +142,7 @@ TEST_CASE("perf model: a conflicted store after the loop is charged its own wave
   // load/store unit's whole time scaled by its conflict ratio put it at 14% of the time each;
   // its extra wavefronts take well under 1%.
   const auto p =
-      predict_file("24-decode-attention", "bench/perfmodel/curriculum2/c24-timed-2026-11-25.cu");
+      predict_file("24-decode-attention", "bench/perfmodel/curriculum2/24-split-k-registers.cu");
   for (auto& f : p.factors)
     if (f.key == "bank_conflicts") CHECK_MESSAGE(f.share < 0.01, f.text);
   bool gutter = false; // the gutter still marks the conflicted lines
@@ -272,7 +272,7 @@ TEST_CASE("perf model: blocks that exit at once are counted by a census, not rep
   // 510.8 and 510.6 us at F = 1, 2 and 4 (2026-11-25, bench/perfmodel/data/h200-2026-11-25). The
   // busiest SM's blocks, every 132nd of a grid whose rows are 16 blocks long, all fell on working
   // blocks: the model said 1100 and 2074 us for F = 2 and 4.
-  const std::string src = read("bench/perfmodel/curriculum2/s4-24-chunks.cu");
+  const std::string src = read("bench/perfmodel/curriculum2/24-split-k-ring-chunks-a-block.cu");
   auto with_f = [&](int f) {
     std::string s = src;
     const std::string line = "#define FMAX 2";
@@ -323,11 +323,11 @@ TEST_CASE(
   // (2026-11-25, bench/perfmodel/data/h200-2026-11-25, session 3) the same loop took 486 us that
   // way and 284 us with each fragment unpacked once into f16 mma.
   const std::string fp8 = with_tune(
-      with_tune(with_tune(read("bench/perfmodel/curriculum2/s3-33-loop20-fp8mma.cu"), "BK", 64),
+      with_tune(with_tune(read("bench/perfmodel/curriculum2/33-fp8-mma-k32-unrolled.cu"), "BK", 64),
                 "STAGES", 3),
       "SMEM", 49152);
   const auto emulated = predict_source("33-fp8-gemm", fp8, "fp8-mma.cu");
-  const auto unpacked = predict_file("33-fp8-gemm", "bench/perfmodel/curriculum2/s3-33-unpack.cu");
+  const auto unpacked = predict_file("33-fp8-gemm", "bench/perfmodel/curriculum2/33-fp8-unpacked-f16-mma.cu");
   CHECK(emulated.us > 1.2 * unpacked.us);
   REQUIRE(!emulated.factors.empty());
   CHECK(emulated.factors[0].key == "tensor");
@@ -430,7 +430,7 @@ TEST_CASE("perf model: a GEMM's blocks find their panels in the L2 whichever rou
   // "the same round" was aligned at multiples of 264, each read its whole B panel from DRAM and
   // the launch came to 738 MB.
   const auto p =
-      predict_file("20-mma-bf16-gemm", "bench/perfmodel/curriculum2/c20-timed-2026-11-25.cu");
+      predict_file("20-mma-bf16-gemm", "bench/perfmodel/curriculum2/20-mma-ring-rolled.cu");
   REQUIRE(!p.launches.empty());
   CHECK(p.dram_bytes > 134e6); // A, B and C once: the least any schedule can move
   CHECK(p.dram_bytes < 2 * 225e6);
@@ -442,7 +442,7 @@ TEST_CASE("perf model: a GEMM's blocks find their panels in the L2 whichever rou
 // block per SM, 4 on the busiest SM) took twice as long as the three after it, and the model said
 // 271 us where the H200 measured 202-208 us (bench/perfmodel/data/h200-2026-11-28).
 TEST_CASE("perf model: a grid's first blocks share the DRAM fetch of their panels") {
-  const auto p = predict_file("21-gemm-bias-gelu", "bench/perfmodel/curriculum2/s11-21-wgmma.cu");
+  const auto p = predict_file("21-gemm-bias-gelu", "bench/perfmodel/curriculum2/21-wgmma-gelu.cu");
   CHECK(p.us < 1.2 * 207.76);
   CHECK(p.us > 207.76 / 1.2);
   // The bytes are still the launch's: A and B at least once (33.6 MB each) and Y (33.6 MB).
@@ -457,7 +457,7 @@ TEST_CASE("perf model: a kernel whose traces are cut counts all of its work, not
   // Puzzle 34 with its mma.sync GEMM of 128 x 128 tiles (the solution until 2026-11-29, which
   // Nsight Compute measured; the solution now runs wgmma on 128 x 256 tiles).
   const auto p =
-      predict_file("34-moe-grouped-gemm", "bench/perfmodel/curriculum2/c34-timed-2026-11-25.cu");
+      predict_file("34-moe-grouped-gemm", "bench/perfmodel/curriculum2/34-grouped-mma.cu");
   const perf::Machine m = perf::machine_for(*find_profile("h200"));
   const double T = 8192, k = 8, H = 4096, N = 2048; // the puzzle's [perf] sizes
   const double least_us = 2 * T * k * H * N / (m.tensor_flops_clk_sm * m.sm_count * m.clock_ghz) *
@@ -494,7 +494,7 @@ TEST_CASE("perf model: a replay cut by its budget counts its running blocks by w
   // each of the others reads 1024 keys' K and V (512 KB). The replay stops at its instruction
   // budget with 21 of the busiest SM's 32 blocks retired and 3 part-run; counted as if only the
   // retired ones had run, the launch read 2.42 GB where it reads the 2.15 GB cache once.
-  const auto p = predict_file("24-decode-attention", "bench/perfmodel/curriculum2/s14-24-f2.cu");
+  const auto p = predict_file("24-decode-attention", "bench/perfmodel/curriculum2/24-split-k-ring-two-chunks-a-block.cu");
   const double cache = 2.0 * 64 * 8192 * 8 * 128 * 2; // K and V, bf16
   CHECK(p.dram_bytes > 0.98 * cache);
   CHECK(p.dram_bytes < 1.05 * cache);

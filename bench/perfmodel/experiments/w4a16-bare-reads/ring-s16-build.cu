@@ -1,7 +1,7 @@
 // Diagnostic · puzzle 32's session 16 solution with its decode taken out: the ring and the x''
 // build.
 //
-// What: the session 16 solution (bench/perfmodel/curriculum2/s16-32-mask.cu) as it was, but each
+// What: the session 16 solution (bench/perfmodel/curriculum2/32-gemv-masked-nibbles-ring.cu) as it was, but each
 // lane reads one 16-byte piece a row of its group from the ring and XORs it instead of decoding:
 // the same per-warp cp.async ring of row pairs, and the same build of x'' (a half2 of x a thread
 // per trip of a loop whose trips wait on each other: 16 reads of x, one after another). The

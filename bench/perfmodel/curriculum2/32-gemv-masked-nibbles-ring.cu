@@ -51,7 +51,7 @@
 // warps with 2 slots, or 8 with 4), 93.1 and 103.6 us; two sums a q4_0 block, 75.0 us; 16 warps
 // of two rows with one slot, 78.0 us. The warps hide the latency, and two rows a warp halve the
 // x'' loads. Nsight Compute: issue slots 61% busy, the ALU pipe 57%, DRAM 72% of its peak.
-// The previous solution (bench/perfmodel/curriculum2/c32-timed-2026-11-29.cu, 97.9 us in the same
+// The previous solution (bench/perfmodel/curriculum2/32-gemv-f32-fma-read-flush.cu, 97.9 us in the same
 // call) made exact (q - 8) floats with a byte permute and a subtract, four rows a warp, its loads
 // in 4- and 2-byte pieces; its header lists the designs tried before (tensor cores from
 // registers or from bulk copies, wider loads, more rows a warp), none faster.

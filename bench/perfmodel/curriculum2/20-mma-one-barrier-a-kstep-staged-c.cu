@@ -1,11 +1,11 @@
-// Experiment (session 19, 2026-12-03) · puzzle 20: s19-20-barrier.cu's kernel (read its header), with
-// one change in the copies: 4 consecutive threads copy 4 consecutive 16-byte chunks of a row (a
-// thread takes chunks q and q + 4 of rows r + 32 i), so a warp's cp.async instruction covers 8 half
-// rows (8 x 64 bytes) instead of 4 whole rows (4 x 128 bytes). The same bytes, twice the L2
-// requests, and fewer pointer registers (ptxas spilled more all the same).
-// Measured on the H200: 346.6 and 342.7 us beside the barrier kernel's 310.0 and 309.1 (call 2),
-// 340.6 beside its 304.5 (call 7, `warpbook check`): 11-12% slower.
-// measured: 340.6 us on NVIDIA H200
+// Experiment (session 19, 2026-12-03) · puzzle 20: 20-mma-one-barrier-a-kstep.cu's kernel (read its header), with
+// C stored through shared memory: each warp writes 16 of its rows at a time from the accumulators
+// into the (then free) ring, then stores whole rows, a float4 a lane, 2 rows of 256 bytes an
+// instruction, instead of 8 rows x 32 bytes. At 128 x 128 (two blocks an SM) 309.3/309.3 us beside
+// the barrier kernel's 309.0/307.6 (call 4), 309.7 beside 304.5 (call 7): the other block's mma
+// hides the stores. At 256 x 128 with 3 stages (one block an SM) 305.2/304.8 beside that shape's
+// 308.8/307.8 without it, 303.7 beside 308.0 (call 7).
+// measured: 309.7 us on NVIDIA H200
 // @tune BM=128
 // @tune BN=128
 // @tune WM=64
@@ -94,40 +94,38 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB)
   constexpr int STAGE_BYTES = (A_TILE + B_TILE) * 2;
   const unsigned sbase = smem_addr(smem);
 
-  // Copies: LPR consecutive threads copy LPR consecutive chunks of one row (whole 32-byte
-  // sectors), and each thread takes chunks q + LPR j (j < CPT) of rows r + i RSTEP.
-  constexpr int LPR = CPR < 4 ? CPR : 4, CPT = CPR / LPR;
-  constexpr int RSTEP = THREADS / LPR;
+  // Copies: thread tid always takes chunk tid % CPR of rows tid / CPR + i * RSTEP, whose
+  // swizzle is the same (the row step is a multiple of RPL * CPR): each chunk's shared offset is
+  // a compile-time stride from the first, and its global address moves by BK a step. Rows past
+  // M (N) are clamped to the last row: they only feed rows (columns) of C that are never stored,
+  // so no per-row test is needed, and every copy reads real data.
+  constexpr int RSTEP = THREADS / CPR;
   constexpr int NA = BM / RSTEP, NB = BN / RSTEP;
   static_assert(RSTEP % (RPL * CPR) == 0, "the row step must keep each chunk's swizzle");
-  const int cr = tid / LPR, cq = tid % LPR;
-  unsigned sd[CPT]; // shared address of chunk cq + LPR j of row cr, stage 0, A
-#pragma unroll
-  for (int j = 0; j < CPT; ++j) sd[j] = sbase + 2 * swz(cr, cq + LPR * j);
+  const int cr = tid / CPR, cc = tid % CPR;
+  const unsigned sa = sbase + 2 * swz(cr, cc); // + 2 * i * RSTEP * BK for chunk i
   const __nv_bfloat16* pa[NA];
   const __nv_bfloat16* pb[NB];
 #pragma unroll
-  for (int i = 0; i < NA; ++i) pa[i] = A + (long long)min(bm + cr + i * RSTEP, M - 1) * K + cq * 8;
+  for (int i = 0; i < NA; ++i) pa[i] = A + (long long)min(bm + cr + i * RSTEP, M - 1) * K + cc * 8;
 #pragma unroll
-  for (int i = 0; i < NB; ++i) pb[i] = B + (long long)min(bn + cr + i * RSTEP, N - 1) * K + cq * 8;
+  for (int i = 0; i < NB; ++i) pb[i] = B + (long long)min(bn + cr + i * RSTEP, N - 1) * K + cc * 8;
 
+  // Tile kt (k0 = kt * BK) into stage s, any tile, K % 8 == 0 or not: zeros past K. The
+  // pointers stand at k = kbase * BK (the steady-state loop below moves them).
   int kbase = 0;
   auto load_tile = [&](int kt, int s) {
     const int k0 = kt * BK;
     if (vec) {
+      const bool in = k0 + cc * 8 < K;
       const int dk = k0 - kbase * BK;
 #pragma unroll
-      for (int j = 0; j < CPT; ++j) {
-        const bool in = k0 + (cq + LPR * j) * 8 < K;
+      for (int i = 0; i < NA; ++i)
+        cp_async16(sa + s * STAGE_BYTES + 2 * i * RSTEP * BK, in ? pa[i] + dk : A, in ? 16 : 0);
 #pragma unroll
-        for (int i = 0; i < NA; ++i)
-          cp_async16(sd[j] + s * STAGE_BYTES + 2 * i * RSTEP * BK, in ? pa[i] + dk + LPR * 8 * j : A,
-                     in ? 16 : 0);
-#pragma unroll
-        for (int i = 0; i < NB; ++i)
-          cp_async16(sd[j] + s * STAGE_BYTES + A_TILE * 2 + 2 * i * RSTEP * BK,
-                     in ? pb[i] + dk + LPR * 8 * j : B, in ? 16 : 0);
-      }
+      for (int i = 0; i < NB; ++i)
+        cp_async16(sa + s * STAGE_BYTES + A_TILE * 2 + 2 * i * RSTEP * BK, in ? pb[i] + dk : B,
+                   in ? 16 : 0);
       return;
     }
     __nv_bfloat16* As = smem + s * (A_TILE + B_TILE);
@@ -213,15 +211,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB)
         const int w = (s + STAGES - 1) % STAGES; // tile kt + s + STAGES - 1, into that slot
         const int koff = (s + STAGES - 1) * BK;
 #pragma unroll
-        for (int j = 0; j < CPT; ++j) {
+        for (int i = 0; i < NA; ++i)
+          cp_async16(sa + w * STAGE_BYTES + 2 * i * RSTEP * BK, pa[i] + koff, 16);
 #pragma unroll
-          for (int i = 0; i < NA; ++i)
-            cp_async16(sd[j] + w * STAGE_BYTES + 2 * i * RSTEP * BK, pa[i] + koff + LPR * 8 * j, 16);
-#pragma unroll
-          for (int i = 0; i < NB; ++i)
-            cp_async16(sd[j] + w * STAGE_BYTES + A_TILE * 2 + 2 * i * RSTEP * BK,
-                       pb[i] + koff + LPR * 8 * j, 16);
-        }
+        for (int i = 0; i < NB; ++i)
+          cp_async16(sa + w * STAGE_BYTES + A_TILE * 2 + 2 * i * RSTEP * BK, pb[i] + koff, 16);
         cp_async_commit();
         mma_step((s % STAGES) * STAGE_BYTES);
       }
@@ -241,11 +235,56 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB)
     cp_async_commit(); // even when empty: the group count stays right
     mma_step((kt % STAGES) * STAGE_BYTES);
   }
+  // Epilogue. Lane (g, t) holds rows g and g + 8, columns 2t and 2t + 1 of each m16n8 tile: a
+  // store straight from there writes 8 rows x 32 bytes, a sector in each of 8 lines. Instead each
+  // warp passes its tile through shared memory 16 rows at a time and stores whole rows: 2 rows x
+  // 256 bytes an instruction, whole 128-byte lines.
   cp_async_wait<0>(); // the last groups are empty; nothing may be in flight at exit
-
-  // Epilogue: lane (g, t) holds rows g and g + 8, columns 2t and 2t + 1 of each m16n8 tile.
   if (!warp_busy) return;
   const int g = lane / 4, t = lane % 4;
+  constexpr int WARPS = THREADS / 32, CCH = WN / 4; // 16-byte chunks of a warp tile row
+  // Chunk c of row r sits at c ^ 2 (r % CSW): the 4 rows of a half-warp's float2 stores fall in
+  // different bank groups, and the 8 chunks a quarter-warp's float4 reads are a permutation.
+  constexpr int CSW = CCH < 8 ? CCH / 2 : 4;
+  constexpr bool STAGED = WARPS * 16 * WN * 4 <= STAGES * (A_TILE + B_TILE) * 2;
+  if constexpr (STAGED) {
+    __syncthreads(); // every warp is done reading the ring: it holds C now
+    float* cs = reinterpret_cast<float*>(smem_raw) + warp * 16 * WN;
+    constexpr int RPI = 32 / CCH < 1 ? 1 : 32 / CCH; // rows per store instruction
+    const int rr = lane / CCH, cc4 = lane % CCH;
+    const int c = bn + wn * WN + cc4 * 4;
+    const bool quad = (N % 4) == 0 && c + 3 < N;
+#pragma unroll
+    for (int i = 0; i < MI; ++i) {
+#pragma unroll
+      for (int j = 0; j < NJ; ++j)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int r = g + 8 * h, ch = (j * 8 + 2 * t) / 4;
+          *reinterpret_cast<float2*>(cs + r * WN + ((ch ^ ((r % CSW) << 1)) << 2) + (2 * t) % 4) =
+              make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
+        }
+      __syncwarp();
+#pragma unroll
+      for (int q = 0; q < 16; q += RPI) {
+        const int r = q + rr, gr = bm + wm * WM + i * 16 + r;
+        if (r < 16 && gr < M) {
+          const float4 v = *reinterpret_cast<const float4*>(cs + r * WN + ((cc4 ^ ((r % CSW) << 1)) << 2));
+          float* out = C + (long long)gr * N + c;
+          if (quad) {
+            __stcs(reinterpret_cast<float4*>(out), v);
+          } else {
+            if (c < N) out[0] = v.x;
+            if (c + 1 < N) out[1] = v.y;
+            if (c + 2 < N) out[2] = v.z;
+            if (c + 3 < N) out[3] = v.w;
+          }
+        }
+      }
+      __syncwarp();
+    }
+    return;
+  }
   const bool pairs = (N % 2) == 0; // then (r * N + c) is even: a float2 is 8-byte aligned
 #pragma unroll
   for (int i = 0; i < MI; ++i)

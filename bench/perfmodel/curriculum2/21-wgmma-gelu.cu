@@ -34,7 +34,7 @@
 //     out in one 16-byte store per lane.
 // Needs an sm_90 GPU (wgmma is an sm_90a instruction; NVRTC gets sm_90a on Hopper) or the
 // simulator. On other GPUs, puzzle 20's mma.sync loop with this epilogue is the way:
-// bench/perfmodel/curriculum2/s3-21-fdividef.cu is that kernel, the solution until 2026-11-28.
+// bench/perfmodel/curriculum2/21-mma-gelu-unrolled-fdividef.cu is that kernel, the solution until 2026-11-28.
 // Run:  warpbook check 21-gemm-bias-gelu solutions/21-gemm-bias-gelu.cu
 //       warpbook predict 21-gemm-bias-gelu solutions/21-gemm-bias-gelu.cu
 //
@@ -71,7 +71,7 @@
 // Measured on the H200 (`warpbook check`, 2026-11-28, session 11, side by side): this file
 // 202.2 us, 680 TFLOP/s, 72.6% of the speed of light (the 936 TFLOP/s wgmma ceiling probed in the
 // same call), gold; 107% of the bf16 mma.sync ceiling probed with it (633 TFLOP/s; issue 12's bar
-// is 70%). The mma.sync solution before it (s3-21-fdividef.cu) 312.0 us, 441 TFLOP/s: this one is
+// is 70%). The mma.sync solution before it (21-mma-gelu-unrolled-fdividef.cu) 312.0 us, 441 TFLOP/s: this one is
 // 1.54x faster. In a second call: 207.8 us against 314.7; beside PyTorch and Triton, 209.6 us,
 // PyTorch eager (cuBLAS's GEMM on wgmma, then a GELU pass) 197.9 us, Triton (the README's kernel)
 // 258.0 us. Eight more checks of this file on fresh random data all passed
