@@ -44,10 +44,10 @@
 // Predicted by `warpbook predict` for the H200: 594 us (the model sees bytes in flight, not the
 // table's latency, and had the register version at 549 us). ptxas (sm_90): 128 registers, no
 // spills on the G <= 4 paths; the G = 8 paths spill (as in 24).
-// Measured on the H200 (`warpbook check`, 2026-11-24): 529.8 us, 4.06 TB/s, 84.5% of the speed
-// of light against the ceilings `warpbook probe` measured; gold.
-// Session 13 (2026-11-29), with the L2 flushed by a read (bench/perfmodel/experiments/l2-flush):
-// 512.0 us (529.78 with the writing flush).
+// Measured on the H200 (`warpbook check`): 512.00 us, 4.20 TB/s, about 87% of the speed of light
+// against the ceilings `warpbook probe` measures; gold. With the L2 flushed by writing instead of
+// reading, the flush's dirty lines drain during the timed kernel and it takes 529.78 us
+// (bench/perfmodel/experiments/l2-flush).
 // measured: 512.00 us on NVIDIA H200
 // @tune BLOCK=128
 // @tune CHUNK=512
