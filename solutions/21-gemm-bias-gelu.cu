@@ -57,13 +57,13 @@
 // panels with the blocks beside them, and a wgmma does not hold its warp until the tensor pipe is
 // free (without them it says 271 us). What it misses is the ring's depth: with 3 slots (one tile in
 // flight ahead instead of two) this kernel took 281 us beside this file's 208 in one call,
-// the model says 217 (it gives the L2 no extra latency under load). What the H200 offers beyond
-// this: a producer warp feeding the ring with TMA while two consumer warpgroups alternate tiles
-// (one's epilogue under the other's mainloop), and clusters whose TMA multicast copies one B tile
-// into two SMs for one L2 read. The simulator runs neither TMA's tensor form nor clusters, so this
-// solution stops at what it can check. Shared memory: 4 x 48 KB = 196608 B, puzzle 21's formula at
-// these tunables (the epilogue's 8 x 16 x 264 x 2 = 67584 B reuse it). Registers: 255, no spills
-// (ptxas, sm_90a). Grid at 4096^3: 16 x 32 = 512 blocks over 132 SMs (3.9 waves).
+// where the model says 217 (it gives the L2 no extra latency under load). What the H200 offers
+// beyond this: a producer warp feeding the ring with TMA while two consumer warpgroups alternate
+// tiles (one's epilogue under the other's mainloop), and clusters whose TMA multicast copies one B
+// tile into two SMs for one L2 read. The simulator runs neither TMA's tensor form nor clusters, so
+// this solution stops at what it can check. Shared memory: 4 x 48 KB = 196608 B, puzzle 21's
+// formula at these tunables (the epilogue's 8 x 16 x 264 x 2 = 67584 B reuse it). Registers: 255,
+// no spills (ptxas, sm_90a). Grid at 4096^3: 16 x 32 = 512 blocks over 132 SMs (3.9 waves).
 //
 // Napkin maths (H200): 137.4 GFLOP at 989 TFLOP/s (datasheet, dense bf16) = 139 us; at the
 // wgmma ceiling `warpbook probe` measured (936 TFLOP/s) 147 us; at mma.sync's (633) 217 us.
