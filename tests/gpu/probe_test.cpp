@@ -86,7 +86,7 @@ TEST_CASE("the probe suite measures ceilings within reach of the datasheet") {
   CHECK(shared->best > l2->best);
   if (cc == 90) {
     // The FP8 probe times the mma itself, not a product ptxas hoisted out of its loop (which
-    // read 1.2 PFLOP/s, 1.86x f16, before 2026-11-25): on Hopper it is the emulated path, at
+    // reads 1.2 PFLOP/s, 1.86x f16): on Hopper it is the emulated path, at
     // most the f16 rate and measured at 0.54 of it on our H200.
     const wb::ProbeResult* fp8 = s.find(wb::metric::mma_e4m3);
     const wb::ProbeResult* f16 = s.find(wb::metric::mma_f16);
