@@ -130,6 +130,8 @@
 #define A_TILE (BM * BK)
 #define B_TILE (BN * BK)
 #define MINB (THREADS >= 256 ? 1 : 2)
+#define TRIP_STAGES 2 // k-steps per trip: TRIP_STAGES x STAGES
+#define STREAM_C 1    // 1: C stored with __stcs (streaming), 0: plain stores
 #if BM % WM != 0 || BN % WN != 0 || WM % 16 != 0 || WN % 16 != 0
 #error "the warp tiles must split the block tile, in multiples of 16"
 #endif
@@ -309,7 +311,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB)
   int kt = 0;
   if (vec) {
     const int kfull = K / BK;        // tiles wholly inside K
-    constexpr int TRIP = 2 * STAGES; // k-steps per trip: the pointers move once per TRIP
+    constexpr int TRIP = TRIP_STAGES * STAGES; // k-steps per trip: the pointers move once per TRIP
     for (; kt + TRIP + STAGES - 2 < kfull; kt += TRIP) {
 #pragma unroll
       for (int s = 0; s < TRIP; ++s) {
@@ -360,7 +362,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB)
         float* out = C + (long long)r * N + c;
         const float v0 = acc[i][j][2 * h], v1 = acc[i][j][2 * h + 1];
         if (pairs && c + 1 < N) {
+#if STREAM_C
           __stcs(reinterpret_cast<float2*>(out), make_float2(v0, v1));
+#else
+          *reinterpret_cast<float2*>(out) = make_float2(v0, v1);
+#endif
         } else {
           if (c < N) out[0] = v0;
           if (c + 1 < N) out[1] = v1;

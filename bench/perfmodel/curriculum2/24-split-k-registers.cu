@@ -67,6 +67,7 @@
 #include <cuda_bf16.h>
 
 #define NW (BLOCK / 32)
+#define LB_THREADS 512 // __launch_bounds__ asks for LB_THREADS / BLOCK blocks an SM
 
 // 2^x in one MUFU instruction (ex2.approx, relative error ~2^-22; 2^-inf = +0).
 __device__ __forceinline__ float ex2(float x) {
@@ -335,7 +336,7 @@ split_body(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict_
   }
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK, 512 / BLOCK)
+extern "C" __global__ void __launch_bounds__(BLOCK, LB_THREADS / BLOCK)
     decode_split(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k,
                  const __nv_bfloat16* __restrict__ v, const int* __restrict__ lens,
                  float* __restrict__ part, __nv_bfloat16* __restrict__ out, int B, int Hq, int Hkv,

@@ -65,6 +65,12 @@
 #define U (BLOCK >= 256 ? 1024 / BLOCK : 4) // float4 loads per thread per step
 #define STEP (4 * U * BLOCK)                // values per step: 4096 for BLOCK >= 256
 #define KMAX 64
+#define SELECT_NOINLINE 0 // 1: select_top is not inlined
+#if SELECT_NOINLINE
+#define SELECT_ATTR __noinline__
+#else
+#define SELECT_ATTR
+#endif
 #define SLACK 256          // candidates the list may hold before a step
 #define CAP (SLACK + STEP) // room for a whole step of candidates beyond SLACK
 #define FULL 0xffffffffu
@@ -105,7 +111,7 @@ __device__ __forceinline__ u64 rank_key(unsigned key, int col) {
 // bin holds exactly as many as are still needed: after 2 to 4 passes on random values, at the
 // latest after the 8th, when the bin is a single (value, column). The two 32-bit halves are kept
 // apart so that every operation is a 32-bit one.
-__device__ void select_top(Shared& s, int k) {
+__device__ SELECT_ATTR void select_top(Shared& s, int k) {
   const int t = threadIdx.x, lane = t & 31;
   const int n = s.count;
   unsigned phi = 0, plo = 0, mhi = 0, mlo = 0; // the digits chosen so far, and where they are
