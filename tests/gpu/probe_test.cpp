@@ -96,7 +96,7 @@ TEST_CASE("the probe suite measures ceilings within reach of the datasheet") {
     CHECK(fp8->best >= 0.3 * f16->best);
   }
   if (s.profile == "h200") {
-    // The targets for the H200 and its time budget: warnings, not failures, because the
+    // Warpbook's targets for the H200 and its time budget: warnings, not failures, because the
     // DRAM one sits within 1% of what this part gives (4.30 to 4.31 TB/s seen on three machines).
     WARN(s.find(wb::metric::fp32)->best >= 63000);
     WARN(s.find(wb::metric::mma_f16)->best >= 600000);
