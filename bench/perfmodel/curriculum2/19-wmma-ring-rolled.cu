@@ -1,59 +1,12 @@
-// Solution · 19 WMMA GEMM (f16 inputs, f32 accumulation, tensor cores through nvcuda::wmma)
+// Perf-model kernel · 19 WMMA GEMM, rolled loop
 //
-// What: C[M x N] (f32) = A[M x K] (f16) x B[K x N] (f16), all row-major. A block of 128 threads
-// (4 warps) computes a 128 x 128 tile of C; each warp a 64 x 64 tile: 4 x 4 WMMA accumulator
-// fragments of 16 x 16 f32, 128 registers. __launch_bounds__(128, 2): two blocks share each SM.
-// K is walked in steps of BK = 32.
-//   - Per step the block stages A[128 x 32] and B[32 x 128] (16 KB of f16) in shared memory with
-//     cp.async: 16-byte copies from global straight into shared memory, no registers on the way.
-//   - The staging is a ring of 4 buffers: while the warps multiply tile k, the copies of tiles
-//     k + 1 .. k + 3 are in flight. Each step commits one cp.async group; cp.async.wait_group 2
-//     waits until this thread's copies of tile k have landed, then one __syncthreads() makes tile
-//     k visible to every warp and says that everyone is done with the buffer the next copy
-//     overwrites.
-//   - Per 16-wide slice of k, a warp loads 4 A fragments and 4 B fragments from shared memory and
-//     issues 16 mma_sync, each fragment reused 4 times from registers.
-//   - Shared rows are padded by 8 halves (A: 40 halves = 80 B, B: 136 halves = 272 B), so the 8
-//     rows of 16 bytes that one ldmatrix phase reads fall in 8 different groups of 4 banks.
-//   - Edges: a chunk of 8 halves lies wholly inside or wholly outside A (or B) when K (or N) is a
-//     multiple of 8; outside chunks are cp.async'ed with a source size of 0, which fills zeros.
-//     When K or N is not a multiple of 8, rows are not 16-byte aligned and a chunk may straddle
-//     the edge: those chunks are copied element by element, zeros past the edge. Zeros in the
-//     padding make the extra k terms vanish and the extra rows and columns harmless.
-//     A warp whose whole 64 x 64 tile lies past M or N (in edge blocks) skips its mma.
-//   - C: once the ring is idle, each warp parks its 64 x 64 tile in shared memory and writes it
-//     out row by row with 16-byte stores (whole 128-byte lines per instruction); edge elements
-//     one by one.
-// Run:  warpbook check 19-wmma-gemm solutions/19-wmma-gemm.cu
-//
-// Why: at 4096^3 the kernel must do 137 GFLOP; the least DRAM traffic is 134 MB, so everything is
-// about feeding the tensor cores from shared memory. A 64 x 64 warp tile reads 8 fragments
-// (4 KB) for 16 mma of 16 x 16 x 16 (131 kFLOP): 32 FLOP per shared byte, which an SM's 128 B/clk
-// of shared memory sustains above the ~2450 FLOP/clk/SM mma.sync reaches on the H200. The first
-// version of this solution used one block of 8 warps per SM (128 x 256 tiles, 3 stages): at every
-// __syncthreads, while its ring filled and during its epilogue, the whole SM's tensor cores
-// waited. Two blocks of 4 warps per SM keep the same 8 warps and the same warp tile, but one
-// block's barrier or epilogue overlaps the other's mma; the price is 1.5x the L2 bytes per FLOP
-// (64 against 85 FLOP per L2 byte), which the 60 MB L2 absorbs.
-// Shared memory: 4 x (128 x 40 + 32 x 136) x 2 B = 75776 B per block, dynamic (@tune SMEM), two
-// blocks per SM. Grid at 4096^3: 32 x 32 = 1024 blocks on 132 SMs x 2.
-//
-// Napkin maths: 137.4 GFLOP at 989 TFLOP/s (datasheet, dense f16) = 139 us on the H200; the
-// mma.sync path that WMMA compiles to peaks near 646 TFLOP/s (213 us), wgmma near 970 (142 us,
-// what `warpbook probe` measured; WMMA cannot use it). DRAM: 134 MB at 4.8 TB/s is 28 us.
-// On the H200 (`warpbook check`, median, 2026-11-24), against the same file with other settings:
-//   128 x 256 tile, 8 warps, 3 stages (the first solution)     584 us  235 TFLOP/s
-//   128 x 128 tile, 4 warps, 2 blocks per SM, 4 stages           430 us  319 TFLOP/s
-//   ... and C through shared memory with 16-byte stores (this)   424 us  324 TFLOP/s
-//   ... with a K step of 64 instead                              445 us
-//   ... with blocks grouped 8 rows at a time for the L2          480 us
-//   a software pipeline of fragments in registers (255 regs)     477-480 us
-// This file reaches half the mma.sync ceiling (324 of 646 TFLOP/s), which is the gold bar; the
-// medal sits on that edge (the probe's tensor ceiling moves by a per cent or two between runs).
-// `warpbook predict` says ~455 us and names the load/store unit: it charges each wmma.load 8
-// shared-memory wavefronts where ptxas emits one ldmatrix.x4 (4).
-// Measured on the H200 (`warpbook check`, 2026-11-24): 424.2 us, 324 TFLOP/s, 32.8% of the speed
-// of light against the tensor ceiling `warpbook probe` measured (wgmma's).
+// WMMA 16x16x16 on 128 x 128 tiles, two 4-warp blocks an SM, a cp.async ring of BK 32 x 4 stages
+// walked by a rolled loop: the ring slot and every copy's address and bounds test worked out at run
+// time. Solution 19 runs the same tiles with the steady state unrolled over the ring
+// (19-wmma-ring-unrolled.cu): 397 against 424 us on the H200.
+// A kernel of bench/perfmodel/curriculum2.toml, the set the performance model is checked against:
+// the rows that name this file say what each timing measured, and their tune/define values make the
+// versions.
 // measured: 424.19 us on NVIDIA H200
 // @tune BM=128
 // @tune BN=128

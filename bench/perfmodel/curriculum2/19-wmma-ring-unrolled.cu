@@ -1,3 +1,11 @@
+// Perf-model kernel · 19 WMMA GEMM, steady state unrolled over the ring
+//
+// Solution 19's code: the steady state unrolled 2 x STAGES k-steps a trip so every slot is a
+// constant, tiles wholly inside K copied with no bounds test, clamped rows at the edges. `define =
+// { BK = 32 }` and STAGES give the other ring shapes.
+// A kernel of bench/perfmodel/curriculum2.toml, the set the performance model is checked against:
+// the rows that name this file say what each timing measured, and their tune/define values make the
+// versions.
 // @tune BM=128
 // @tune BN=128
 // @tune WM=64

@@ -1,10 +1,10 @@
-// Experiment (session 19, 2026-12-03) · puzzle 20: 20-mma-one-barrier-a-kstep.cu's kernel (read its header), with
-// one change in the copies: 4 consecutive threads copy 4 consecutive 16-byte chunks of a row (a
-// thread takes chunks q and q + 4 of rows r + 32 i), so a warp's cp.async instruction covers 8 half
-// rows (8 x 64 bytes) instead of 4 whole rows (4 x 128 bytes). The same bytes, twice the L2
-// requests, and fewer pointer registers (ptxas spilled more all the same).
-// Measured on the H200: 346.6 and 342.7 us beside the barrier kernel's 310.0 and 309.1 (call 2),
-// 340.6 beside its 304.5 (call 7, `warpbook check`): 11-12% slower.
+// Perf-model kernel · 20 bf16 GEMM, one barrier a k-step, half-row copies
+//
+// 20-mma-one-barrier-a-kstep.cu with each cp.async instruction of a warp covering 8 half rows
+// instead of 4 whole ones: the same bytes in twice the L2 requests, 340.6 against 310 us.
+// A kernel of bench/perfmodel/curriculum2.toml, the set the performance model is checked against:
+// the rows that name this file say what each timing measured, and their tune/define values make the
+// versions.
 // measured: 340.6 us on NVIDIA H200
 // @tune BM=128
 // @tune BN=128

@@ -1,10 +1,10 @@
-// Experiment (session 19, 2026-12-03) · puzzle 20: 20-mma-one-barrier-a-kstep.cu's kernel (read its header), with
-// C stored through shared memory: each warp writes 16 of its rows at a time from the accumulators
-// into the (then free) ring, then stores whole rows, a float4 a lane, 2 rows of 256 bytes an
-// instruction, instead of 8 rows x 32 bytes. At 128 x 128 (two blocks an SM) 309.3/309.3 us beside
-// the barrier kernel's 309.0/307.6 (call 4), 309.7 beside 304.5 (call 7): the other block's mma
-// hides the stores. At 256 x 128 with 3 stages (one block an SM) 305.2/304.8 beside that shape's
-// 308.8/307.8 without it, 303.7 beside 308.0 (call 7).
+// Perf-model kernel · 20 bf16 GEMM, one barrier a k-step, C through shared memory
+//
+// 20-mma-one-barrier-a-kstep.cu with C stored through shared memory, whole rows an instruction,
+// instead of straight from the accumulators.
+// A kernel of bench/perfmodel/curriculum2.toml, the set the performance model is checked against:
+// the rows that name this file say what each timing measured, and their tune/define values make the
+// versions.
 // measured: 309.7 us on NVIDIA H200
 // @tune BM=128
 // @tune BN=128

@@ -1,117 +1,14 @@
-// Solution 20 as it stood until 2026-12-03 (session 19): 128 x 128 blocks, two an SM, one barrier a k-step
+// Perf-model kernel · 20 bf16 GEMM, 128 x 128 blocks, one barrier a k-step
 //
-// What: C[M x N] (f32) = A[M x K] (bf16) x B^T, with B given as [N x K] (bf16), both row-major:
-// C[r][c] = sum over k of A[r][k] * B[c][k], products exact, sums in f32. A block of 128 threads
-// (4 warps) computes a 128 x 128 tile of C; each warp a 64 x 64 tile: 4 x 8 mma tiles of
-// m16n8, 128 f32 accumulator registers per lane. __launch_bounds__(128, 2): two blocks per SM.
-//   - K is walked in steps of BK = 64. Per step the block stages A[128 x 64] and B[128 x 64]
-//     (32 KB of bf16) in shared memory with cp.async.cg: 16 bytes from global straight into
-//     shared memory, no registers on the way, L1 skipped.
-//   - A ring of STAGES = 2 buffers: while the warps multiply tile k, tile k + 1 is in flight
-//     (the other block on the SM covers the rest of the latency). Each step commits one group;
-//     cp.async.wait_group STAGES - 2 says this thread's copies of tile k have landed, and one
-//     __syncthreads() makes them everyone's and frees the slot the next copy overwrites. One
-//     barrier per k-step.
-//   - The copies' addresses are worked out once, before the loop: a thread always copies the
-//     same chunk column (tid % 8) of rows a fixed step apart (tid / 8 + 16 i), so each step it
-//     only adds BK to a pointer.
-//     Computed per chunk per step (row, chunk, swizzle, bounds, a 64-bit multiply: ~20 integer
-//     instructions for each of 16 chunks a step) the same kernel took 465 us instead of 343 on
-//     the H200: the tensor cores waited on instruction issue, not on memory.
-//   - The steady state runs 2 x STAGES k-steps per trip, unrolled, so that the stage each
-//     step reads and writes is a compile-time constant; every tile it copies lies wholly
-//     inside K, so the copies need no bounds test and no source size. All that is left to run time
-//     is one register per operand and 16 of k for ldmatrix (fragment, stage: immediate offsets),
-//     one register per chunk column for the cp.async destinations, one global pointer per copied
-//     row (the tile's k within the trip: an immediate offset), moved once per trip. The last tiles
-//     (and everything when K % 8 != 0) go through a plain one-step loop with the bounds tests.
-//   - Per 16 of k a warp issues 4 ldmatrix.x4 for A (one 16 x 16 fragment each) and 4 for B
-//     (two 8-column n-tiles each: B is [N, K], so its rows are the "col" operand as they lie, no
-//     .trans), then 32 mma.sync.m16n8k16: every fragment register is used 4 or 8 times.
-//   - Shared tiles are unpadded [rows][BK] with the 16-byte chunks of each row XOR-swizzled:
-//     chunk c of row r lives at c ^ ((r / 2) % 4) (BK = 32: a row is 4 chunks, two rows to a
-//     128-byte line; with BK = 64 it is c ^ (r % 8)).
-//     The 8 rows one ldmatrix phase reads, and the 8 chunks 8 consecutive threads cp.async, then
-//     fall into the 8 different 16-byte bank groups: no conflicts, and no padding bytes.
-//   - Edges: rows past M (N) are copied from the last row instead: they only reach rows
-//     (columns) of C that are never stored, so they need no test and no zeros, and a warp whose
-//     whole tile lies past M or N runs its mma like the others and stores nothing. Past K zeros
-//     are needed: when K is a multiple of 8, a chunk of 8 bf16 lies wholly inside or wholly
-//     outside, and chunks outside are cp.async'ed with a source size of 0, which writes zeros.
-//     When K is not, rows are not 16-byte aligned: those tiles are copied element by element
-//     through registers, zeros past the edge.
-//   - C: straight from the accumulators, a float2 per lane (columns 2t, 2t + 1): each store
-//     instruction writes 8 rows x 32 contiguous bytes, whole 32-byte sectors, nothing wasted.
-//     The stores are streaming (__stcs, st.global.cs): C is written once and never read back,
-//     so it should not push A and B panels out of the L2.
-// Run:  warpbook check 20-mma-bf16-gemm solutions/20-mma-bf16-gemm.cu
-//       warpbook predict 20-mma-bf16-gemm solutions/20-mma-bf16-gemm.cu
-//
-// Why: 4096^3 is 137.4 GFLOP over at least 134 MB (2 MK + 2 NK + 4 MN bytes): 1024 FLOP per
-// byte, five times right of the tensor cores' ridge (989 / 4.8 = 206). Everything is feeding the
-// tensor cores. A 64 x 64 warp tile reads 4 KB of shared memory per 16 of k (8 ldmatrix.x4) for
-// 32 mma of 4096 FLOP: 32 FLOP per shared byte, so the SM's 128 B/clk of shared memory carries
-// 4096 FLOP/clk, above the ~2450 FLOP/clk/SM that mma.sync peaks at on the H200 (646 TFLOP/s /
-// 132 SMs / 1.98 GHz). A 128 x 128 block tile does 64 FLOP per byte it copies from the L2
-// (2 x 128 x 128 x 64 FLOP per 32 KB): 2.1 GB of L2 reads in all at 4096^3, about 7 TB/s at
-// 300 us. That is the L2's heaviest load here; 128 x 256 tiles (BN=256, 8 warps, one block per
-// SM) cut it by a quarter, at the price of idle tensor cores at every barrier.
-// Two blocks of 4 warps per SM rather than one of 8 (puzzle 19's lesson on the H200): one
-// block's barrier and epilogue overlap the other's mma.
-// Shared memory: 2 x (128 + 128) x 64 x 2 B = 65536 B per block, two blocks per SM. Grid at
-// 4096^3: 32 x 32 = 1024 blocks over 264 resident (3.9 waves).
-// Timed on the H200 (`warpbook check`, 2026-11-25), all with the copies computed once:
-// BK 32 x 4 stages 343 us, BK 64 x 3 stages 349 us, BK 64 x 4 stages 496 us (one block per SM);
-// 256 x 128 or 128 x 256 block tiles of 8 warps 382 us; ldmatrix of step k + 1 issued before
-// the mma of step k (fragments double-buffered in registers) 349 us: no gain, ptxas already
-// interleaves them. Later, side by side with this file (346 us that run): 8 warps of 64 x 32 or
-// 32 x 64 warp tiles, two blocks per SM (128 registers each), 417 and 424 us (406 with 5 stages);
-// 5 stages 356 us; blocks grouped 8 tile rows at a time for the L2 352 us.
-//
-// Napkin maths (H200): 137.4 GFLOP at 989 TFLOP/s (datasheet, dense bf16) = 139 us; at the
-// mma.sync ceiling `warpbook probe` measured (646 TFLOP/s) 213 us; the gold bar (0.45 x 989 =
-// 445 TFLOP/s) is 309 us. DRAM: 134 MB at 4.8 TB/s is 28 us, hidden under the math.
-// Measured on the H200 (`warpbook check`, 2026-11-25), before the loop below was unrolled:
-// 343.1 us, 401 TFLOP/s: 62% of the measured mma.sync ceiling. cuBLAS (torch.matmul, wgmma)
-// takes 178 us at this size.
-// The mainloop in machine code (sm_90, nvcc 13.0 -O3, counted on its BK 32 x 4 form: 247 to 249
-// registers, no spills), per warp and 32-deep k-step: 64 HMMA.16816, 16 LDSM.x4 (4 mma per
-// ldmatrix) and 8 LDGSTS.128, and 15 other instructions (the wait, the barrier, the commit, 3 no-op
-// LDS that ptxas puts before cp.async, 8 for moving the pointers and the loop's test, spread over
-// the trip). The version timed above (343 us) ran 87 others a step: 16 IMAD for the ldmatrix
-// addresses (16 offsets in registers plus a run-time stage), ~45 for the copies (a 64-bit multiply,
-// a row test and a select of the source per chunk, the run-time stage), ~15 of branches over K % 8,
-// the last tiles and idle warps.
-// Timed on the H200 (`warpbook check`, 2026-11-25, median; side by side within each run):
-//   - run 5: the 343 us kernel 342.6 us; the unrolled loop (BK 32 x 4, 4 threads a tile row)
-//     326.1 us; with 8 steps a trip and 4 threads a row as before 319.1 us.
-//   - run 7: those two 326.2 and 320.5 us; the 8-step trip at BK 64 x 3 307.0 us (at BK 32 x 5,
-//     321.4; x 3, 327.3); the 4-threads-a-row loop at BK 64 x 3 359.3 us.
-//   - run 8: BK 64 x 2 307.1 us, x 3 311.2, x 4 348.0 (one block per SM).
-//   - run 9, twice each: BK 64 x 2 308.0 and 307.4 us, with streaming C stores 306.2 and 307.9
-//     (this file); BK 64 x 3 310.1 and 310.2, with streaming stores 307.3 and 308.0.
-// This file: 307.1 us, 448 TFLOP/s, 69% of the mma.sync ceiling `warpbook probe` measured that day
-// (647 TFLOP/s): 1% short of issue 12's 70% (303.5 us). The model (`warpbook predict`) said 306.8
-// us for BK 64 x 3 but 452 us for BK 32: it is not yet a guide for these loops.
-// Later the same day (session 3): 4 x STAGES k-steps a trip (the pointers moved half as often)
-// 310.2 us beside this file's 308.5; its hot loop in machine code has 512 HMMA, 128 LDSM, 64 LDGSTS
-// and about 40 other instructions a trip, and spills only outside it.
-// Session 6 (2026-11-25): M = 3968, 4096 and 4224 (992, 1024, 1056 tiles) all take 307-309 us,
-// four rounds of the 264 block slots. So the mainloop runs at 71% of the ceiling, and the
-// part-filled last round costs this size ~3%. Cutting the work differently (stream-K: the last
-// round's tiles split along K, partial sums handed over through global memory) ran 317-343 us
-// in every form tried. Blocks that computed more than one tile lost ~20 us even with nothing
-// split. See bench/perfmodel/experiments/stream-k/. Session 8 (2026-11-27, on an H100): a
-// persistent form whose cp.async ring runs on from tile to tile, launched as exactly the 256
-// blocks it needs, 321.6 us beside this file's 312.2 and 310.9: still slower (same README).
-// Session 9 (2026-11-28, an H100, beside this file's 312.8 and 309.1 us): the mma of a 16-k step
-// issued in a serpentine order (n-tiles reversed on odd m-tiles, for operand reuse) 313.5 us,
-// n-tiles outside and m-tiles inside 318.3 us: ptxas schedules them well enough as written.
-// Larger blocks of 8 warps (64 x 64 warp tiles, one block an SM), this loop, beside this file's
-// 309.2 (session 6) and 307.3-308.7 us (session 18, two rounds): 256 x 128 with 3 stages 308.5 and
-// 308.5-308.8; 256 x 128 x 4 309.6 and 309.5-309.8; 128 x 256 x 3 310.1 and 309.7-310.6; 128 x 256
-// x 4 311.6 and 311.1; 128 x 256 at BK 32 x 5 317.6. A quarter fewer bytes copied per FLOP buys
-// nothing: the copies into shared memory are not what holds the tensor cores back.
+// mma.sync on 128 x 128 tiles, two 4-warp blocks an SM, a cp.async ring synchronised by one
+// __syncthreads() a k-step, the steady state unrolled TRIP_STAGES x STAGES k-steps a trip, copy
+// addresses worked out once, C stored from the accumulators with __stcs. Knobs: TRIP_STAGES (4: the
+// pointers moved half as often), STREAM_C (0: plain stores), and the tile and ring tunables.
+// Solution 20 keeps the ring but synchronises it per slot with mbarriers on 256 x 128 tiles
+// (20-mma-slot-barriers-staged-c.cu): 298 against 307-309 us.
+// A kernel of bench/perfmodel/curriculum2.toml, the set the performance model is checked against:
+// the rows that name this file say what each timing measured, and their tune/define values make the
+// versions.
 // measured: 308.4 us on NVIDIA H200 (2026-12-03, beside the file that replaced it)
 // @tune BM=128
 // @tune BN=128

@@ -1,65 +1,11 @@
-// Solution · 20 bf16 GEMM with mma.sync (inline PTX), ldmatrix and a cp.async ring
+// Perf-model kernel · 20 bf16 GEMM, rolled loop
 //
-// What: C[M x N] (f32) = A[M x K] (bf16) x B^T, with B given as [N x K] (bf16), both row-major:
-// C[r][c] = sum over k of A[r][k] * B[c][k], products exact, sums in f32. A block of 128 threads
-// (4 warps) computes a 128 x 128 tile of C; each warp a 64 x 64 tile: 4 x 8 mma tiles of
-// m16n8, 128 f32 accumulator registers per lane. __launch_bounds__(128, 2): two blocks per SM.
-//   - K is walked in steps of BK = 32. Per step the block stages A[128 x 32] and B[128 x 32]
-//     (16 KB of bf16) in shared memory with cp.async.cg: 16 bytes from global straight into
-//     shared memory, no registers on the way, L1 skipped.
-//   - A ring of STAGES = 4 buffers: while the warps multiply tile k, tiles k + 1 .. k + 3 are
-//     in flight. Each step commits one group; cp.async.wait_group STAGES - 2 says this thread's
-//     copies of tile k have landed, and one __syncthreads() makes them everyone's and frees the
-//     slot the next copy overwrites. One barrier per k-step.
-//   - The copies' addresses are worked out once, before the loop: a thread always copies the
-//     same chunk column of rows a fixed step apart, so each step it only adds BK to a pointer.
-//     Computed per chunk per step (row, chunk, swizzle, bounds, a 64-bit multiply: ~20 integer
-//     instructions for each of 16 chunks a step) the same kernel took 465 us instead of 343 on
-//     the H200: the tensor cores waited on instruction issue, not on memory.
-//   - Per 16 of k a warp issues 4 ldmatrix.x4 for A (one 16 x 16 fragment each) and 4 for B
-//     (two 8-column n-tiles each: B is [N, K], so its rows are the "col" operand as they lie, no
-//     .trans), then 32 mma.sync.m16n8k16: every fragment register is used 4 or 8 times.
-//   - Shared tiles are unpadded [rows][BK] with the 16-byte chunks of each row XOR-swizzled:
-//     chunk c of row r lives at c ^ ((r / 2) % 4) (BK = 32: a row is 4 chunks, two rows to a
-//     128-byte line; with BK = 64 it is c ^ (r % 8)).
-//     The 8 rows one ldmatrix phase reads, and the 8 chunks 8 consecutive threads cp.async, then
-//     fall into the 8 different 16-byte bank groups: no conflicts, and no padding bytes.
-//   - Edges: when K is a multiple of 8, a chunk of 8 bf16 lies wholly inside or wholly outside
-//     A (or B); chunks outside are cp.async'ed with a source size of 0, which writes zeros. When
-//     K is not, rows are not 16-byte aligned: those tiles are copied element by element through
-//     registers, zeros past the edge. A warp whose whole tile lies past M or N skips its mma.
-//   - C: straight from the accumulators, a float2 per lane (columns 2t, 2t + 1): each store
-//     instruction writes 8 rows x 32 contiguous bytes, whole 32-byte sectors, nothing wasted.
-// Run:  warpbook check 20-mma-bf16-gemm solutions/20-mma-bf16-gemm.cu
-//       warpbook predict 20-mma-bf16-gemm solutions/20-mma-bf16-gemm.cu
-//
-// Why: 4096^3 is 137.4 GFLOP over at least 134 MB (2 MK + 2 NK + 4 MN bytes): 1024 FLOP per
-// byte, five times right of the tensor cores' ridge (989 / 4.8 = 206). Everything is feeding the
-// tensor cores. A 64 x 64 warp tile reads 4 KB of shared memory per 16 of k (8 ldmatrix.x4) for
-// 32 mma of 4096 FLOP: 32 FLOP per shared byte, so the SM's 128 B/clk of shared memory carries
-// 4096 FLOP/clk, above the ~2450 FLOP/clk/SM that mma.sync peaks at on the H200 (646 TFLOP/s /
-// 132 SMs / 1.98 GHz). A 128 x 128 block tile does 64 FLOP per byte it copies from the L2
-// (2 x 128 x 128 x 64 FLOP per 32 KB): 2.1 GB of L2 reads in all at 4096^3, about 7 TB/s at
-// 300 us. That is the L2's heaviest load here; 128 x 256 tiles (BN=256, 8 warps, one block per
-// SM) cut it by a quarter, at the price of idle tensor cores at every barrier.
-// Two blocks of 4 warps per SM rather than one of 8 (puzzle 19's lesson on the H200): one
-// block's barrier and epilogue overlap the other's mma.
-// Shared memory: 4 x (128 + 128) x 32 x 2 B = 65536 B per block, two blocks per SM. Grid at
-// 4096^3: 32 x 32 = 1024 blocks over 264 resident (3.9 waves).
-// Timed on the H200 (`warpbook check`, 2026-11-25), all with the copies computed once:
-// BK 32 x 4 stages 343 us, BK 64 x 3 stages 349 us, BK 64 x 4 stages 496 us (one block per SM);
-// 256 x 128 or 128 x 256 block tiles of 8 warps 382 us; ldmatrix of step k + 1 issued before
-// the mma of step k (fragments double-buffered in registers) 349 us: no gain, ptxas already
-// interleaves them. Later, side by side with this file (346 us that run): 8 warps of 64 x 32 or
-// 32 x 64 warp tiles, two blocks per SM (128 registers each), 417 and 424 us (406 with 5 stages);
-// 5 stages 356 us; blocks grouped 8 tile rows at a time for the L2 352 us.
-//
-// Napkin maths (H200): 137.4 GFLOP at 989 TFLOP/s (datasheet, dense bf16) = 139 us; at the
-// mma.sync ceiling `warpbook probe` measured (646 TFLOP/s) 213 us; the gold bar (0.45 x 989 =
-// 445 TFLOP/s) is 309 us. DRAM: 134 MB at 4.8 TB/s is 28 us, hidden under the math.
-// Measured on the H200 (`warpbook check`, 2026-11-25): 343.1 us, 401 TFLOP/s: 62% of the
-// measured mma.sync ceiling (issue 12 asks 70%), 40.5% of the datasheet, silver. cuBLAS
-// (torch.matmul, wgmma) takes 178 us at this size: this kernel is 0.52x of it.
+// mma.sync bf16 on 128 x 128 tiles, a cp.async ring of BK 32 x 4 stages walked by a rolled loop
+// (the stage a run-time value in every ldmatrix and copy address), copy addresses worked out once.
+// 343 us on the H200 against the unrolled loop's 307.
+// A kernel of bench/perfmodel/curriculum2.toml, the set the performance model is checked against:
+// the rows that name this file say what each timing measured, and their tune/define values make the
+// versions.
 // measured: 343.12 us on NVIDIA H200
 // @tune BM=128
 // @tune BN=128

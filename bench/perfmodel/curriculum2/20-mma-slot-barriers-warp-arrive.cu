@@ -1,8 +1,10 @@
-// Experiment (session 19, 2026-12-03) · puzzle 20: the ring synchronised per slot with mbarriers, as
-// solutions/20-mma-bf16-gemm.cu is since (read its header), but with one arrival per warp on empty
-// (lane 0 after __syncwarp) instead of one per thread, and (here) 128 x 128 blocks, two an SM, 3
-// stages. 315.1/316.3 us at this shape (call 4), 310.8 (call 7); at 256 x 128 with 4 stages 301.0/
-// 301.2 and 302.0/301.5 (calls 4, 5), 298.2 beside the solution's 295.4 (call 7).
+// Perf-model kernel · 20 bf16 GEMM, ring synchronised per slot, one arrival a warp
+//
+// The per-slot ring with one arrival a warp on empty (lane 0 after __syncwarp) instead of every
+// thread's, C stored from the accumulators; 128 x 128 tiles, two blocks an SM, 3 stages.
+// A kernel of bench/perfmodel/curriculum2.toml, the set the performance model is checked against:
+// the rows that name this file say what each timing measured, and their tune/define values make the
+// versions.
 // measured: 310.8 us on NVIDIA H200
 // @tune BM=128
 // @tune BN=128

@@ -1,72 +1,10 @@
-// Solution · 21 GEMM + bias + GELU (bf16 in and out): puzzle 20's mainloop, a fused epilogue
+// Perf-model kernel · 21 GEMM + bias + GELU, direct stores
 //
-// What: Y[M x N] (bf16) = gelu(A[M x K] x B^T + bias), B given as [N x K] (an nn.Linear weight),
-// all bf16, row-major; the sums in f32 on the tensor cores, the bias and GELU (tanh form) in f32
-// registers, Y rounded to bf16 once. The mainloop is puzzle 20's solution, at BK 64 x 3 stages:
-//   - a block of 128 threads (4 warps) per 128 x 128 tile of Y, a 64 x 64 tile per warp (4 x 8
-//     m16n8 accumulator tiles, 128 f32 registers), two blocks per SM;
-//   - BK = 64 k-steps through a ring of STAGES = 3 shared buffers filled by cp.async.cg (16
-//     bytes, a source size of 0 for zeros past K; rows past M or N copied from the last row,
-//     as they reach only values never stored; element by element when K % 8 != 0), one
-//     cp.async.wait_group + one __syncthreads() per k-step; the copies' addresses worked out
-//     once before the loop and advanced by BK a step (per chunk per step they cost 497 us
-//     against 365 on the H200: see puzzle 20's solution);
-//   - the steady state unrolled over 2 x STAGES k-steps a trip, so that every stage index is a
-//     compile-time constant: ldmatrix and cp.async take the stage, fragment and k offsets as
-//     immediates, and the tiles copied there need no bounds tests (puzzle 20's solution);
-//   - XOR-swizzled [rows][BK] tiles, so that ldmatrix.x4 (4 for A, 4 for B per 16 of k: B's rows
-//     are the .col operand as they lie, no .trans) reads without bank conflicts; 32
-//     mma.sync.m16n8k16.row.col.f32.bf16.bf16.f32 per 16 of k per warp.
-//   - The epilogue is where this puzzle differs. Each lane holds C[g][2t, 2t + 1] and
-//     C[g + 8][2t, 2t + 1] of every m16n8 tile: it adds bias[2t], bias[2t + 1] (loaded once per
-//     n-tile, not per element), applies GELU as x / (1 + e^-2u) with __expf and __fdividef (an
-//     approximate reciprocal and a multiply, not the IEEE division), packs the pair into
-//     one __nv_bfloat162, and writes it to a per-warp staging tile in the ring's (now idle)
-//     shared memory. Then the warp writes its 64 x 64 tile out with one 16-byte store per lane
-//     per row chunk: each instruction writes 4 rows x 128 contiguous bytes. (Straight from the
-//     registers, a lane's 4 bytes per row and n-tile would make each store write 8 rows x 16
-//     bytes: half of every 32-byte sector.) When N % 8 != 0 the rows are not 16-byte aligned and
-//     the copy goes element by element.
-// Run:  warpbook check 21-gemm-bias-gelu solutions/21-gemm-bias-gelu.cu
-//       warpbook predict 21-gemm-bias-gelu solutions/21-gemm-bias-gelu.cu
-//
-// Why: the mainloop's argument is puzzle 20's (32 FLOP per shared byte at the 64 x 64 warp tile,
-// 64 FLOP per L2 byte at the block tile, copies three k-steps ahead). The epilogue costs, per
-// element of Y, one add, an exp and ~8 more FP32 instructions for GELU, and 2 bytes out (with an
-// IEEE division, ~10 more: the H200 says 19 us more): at 4096^2 about 5 us of FP32 issue over 132
-// SMs and 33.6 MB of writes (7 us at 4.8 TB/s), against ~300 us of mma, and the other block on the
-// SM keeps the tensor cores busy meanwhile. Unfused, a GEMM writing bf16 C and an elementwise bias
-// + GELU pass would write C, read it back and write Y: 67 MB more DRAM traffic (14 us on the H200)
-// and a second launch, and a GEMM writing f32 C twice that. Shared memory: 3 x (128 + 128) x 64 x 2
-// B = 98304 B per block (the epilogue's 4 x 64 x 72 x 2 = 36864 B reuse it), two blocks per SM.
-// Grid at 4096^3: 32 x 32 = 1024 blocks.
-//
-// Napkin maths (H200): 137.4 GFLOP at 989 TFLOP/s (datasheet, dense bf16) = 139 us; at the
-// mma.sync ceiling `warpbook probe` measured (646 TFLOP/s) 213 us; the gold bar (0.45 x 989 =
-// 445 TFLOP/s) is 309 us. DRAM: 2 x 33.6 MB in, 33.6 MB out: 101 MB, 21 us at 4.8 TB/s.
-// Measured on the H200 (`warpbook check`, 2026-11-25) before the mainloop was unrolled: 365.0 us,
-// 377 TFLOP/s (BK 64 x 3; BK 32 x 4 took 374 us against 369 side by side).
-// PyTorch eager (F.linear, then F.gelu: cuBLAS on wgmma plus a second pass) took 200 us.
-// The mainloop in machine code (sm_90, nvcc 13.0 -O3: 247 to 250 registers, no spills), per warp
-// and 32-deep k-step: 64 HMMA.16816, 16 LDSM.x4, 8 LDGSTS.128 and 15 other instructions, as in
-// puzzle 20's solution. The version timed above ran 93 others per 32 of k at BK 32 x 4 and 151
-// per 64 of k at BK 64 x 3 (75 per 32). This one is at BK 32 x 4 because at BK 64 x 3 the new
-// mainloop spills (about 250 bytes; 8 loads from local memory per 3-step trip): it keeps more
-// registers live (4 ldmatrix bases per operand instead of 2, two cp.async destinations). With
-// puzzle 20's final copy layout (8 threads a tile row at BK 64, one chunk each) and 8 steps a
-// trip it does not spill at BK 64.
-// Timed side by side on the H200 (`warpbook check`, 2026-11-25, run 5 then run 8): the old loop
-// 364.9 us; the unrolled loop at BK 32 x 4, 340.6 and 344.2 us; with puzzle 20's final loop at
-// BK 32 x 4 335.4 us, BK 64 x 2 335.2 us, BK 64 x 3 331.3 us (this file).
-// Then GELU's division, side by side (`warpbook check`, 2026-11-25, a later run): this loop with
-// x / (1 + e) 333.3 us; with __fdividef(x, 1 + e) 314.4 us (this file), 314.1 at BK 64 x 2. The
-// IEEE f32 division is a reciprocal, two Newton steps and a range test with a slow path: ~10
-// instructions per element more, 16.8 M elements, and the two blocks on an SM reach their
-// epilogues at about the same time (all blocks start together and do equal work), so little of
-// it hides behind the other block's mma. __fdividef is within 2 ulp of f32 and gives 0 (not NaN)
-// when 1 + e overflows, x / inf's limit: bf16 keeps 8 bits, so the answer does not move.
-// This file: 314.4 us, 437 TFLOP/s, 67% of the mma.sync ceiling `warpbook probe` measured in the
-// same run (651 TFLOP/s), short of issue 12's 70% (301.5 us); 7 us behind puzzle 20's plain GEMM.
+// 21-mma-gelu-unrolled-fdividef.cu storing bf16 pairs straight from the registers (no staging tile,
+// no barrier; 8 rows x 16 B a store).
+// A kernel of bench/perfmodel/curriculum2.toml, the set the performance model is checked against:
+// the rows that name this file say what each timing measured, and their tune/define values make the
+// versions.
 // measured: 314.40 us on NVIDIA H200
 // @tune BM=128
 // @tune BN=128

@@ -1,82 +1,10 @@
-// Solution · 21 GEMM + bias + GELU (bf16 in and out) on Hopper's wgmma, with a fused epilogue
+// Perf-model kernel · 21 GEMM + bias + GELU on wgmma
 //
-// What: Y[M x N] (bf16) = gelu(A[M x K] x B^T + bias), B given as [N x K] (an nn.Linear weight),
-// all bf16, row-major; the sums in f32 on the tensor cores, the bias and GELU (tanh form) in f32
-// registers, Y rounded to bf16 once. Puzzle 20 teaches mma.sync, the warp-level MMA every GPU
-// since Ampere has; this solution takes the H200's own path, wgmma, the warpgroup MMA that
-// reads both operands straight from shared memory:
-//   - a block of 256 threads (two warpgroups of 4 warps) per 128 x 256 tile of Y, one block per
-//     SM; warpgroup w owns rows 64 w .. 64 w + 63 and all 256 columns, and runs
-//     wgmma.mma_async.m64n256k16.f32.bf16.bf16: 64 x 256 x 16 per instruction, its 64 x 256 f32
-//     accumulators spread over the 128 threads (128 registers each);
-//   - K in steps of BK = 64: a tile row is then 128 bytes, one row of the 128-byte swizzle
-//     (16-byte chunk c of row r sits at chunk c ^ (r % 8) of its 1 KB, 8-row atom), which is the
-//     layout wgmma's descriptor mode 1 reads without bank conflicts; a shared-memory descriptor
-//     (start, 1 KB from one atom to the next, the mode) names each operand, and 16 of k further is
-//     32 bytes further, so the four wgmma of a step differ by a constant;
-//   - a ring of STAGES = 4 slots of 48 KB (A's 128 rows and B's 256), filled by cp.async.cg, 12
-//     chunks of 16 bytes per thread per step, the copies' addresses worked out once; tile kt + 2 is
-//     copied while tile kt is multiplied, one __syncthreads() per step. wgmma is asynchronous: a
-//     step's four are committed as one group and wait_group 1 waits only for the step before, so
-//     the tensor cores are never left without work while the threads wait for copies and the
-//     barrier. A slot is overwritten two steps after it was read, once that wait has passed;
-//   - cp.async writes shared memory through the generic proxy and wgmma reads it through the
-//     async proxy: fence.proxy.async between them, or the tensor cores may read stale bytes;
-//   - the swizzle is on absolute shared addresses, so the ring starts on a 1 KB boundary (the
-//     start of dynamic shared memory on the H200 and in the simulator); where it does not, the
-//     loop runs on STAGES - 1 slots past the next boundary instead of overrunning the buffer;
-//   - edges as puzzle 20's solution: rows past M (N) copied from the last row, chunks past K
-//     copied as zeros (source size 0), element by element when K % 8 != 0;
-//   - the epilogue: lane (g, t) of warp q of a warpgroup holds rows 16 q + g and + 8, columns
-//     8 j + 2 t and + 1, for j < 32. It adds the bias, applies GELU as x / (1 + e^-2u) (__expf,
-//     __fdividef: puzzle 21's README says why this form), rounds to bf16 and parks the pairs in a
-//     16 x 256 staging tile per warp in the ring's now idle memory; then each row of 256 bf16 goes
-//     out in one 16-byte store per lane.
-// Needs an sm_90 GPU (wgmma is an sm_90a instruction; NVRTC gets sm_90a on Hopper) or the
-// simulator. On other GPUs, puzzle 20's mma.sync loop with this epilogue is the way:
-// bench/perfmodel/curriculum2/21-mma-gelu-unrolled-fdividef.cu is that kernel, the solution until 2026-11-28.
-// Run:  warpbook check 21-gemm-bias-gelu solutions/21-gemm-bias-gelu.cu
-//       warpbook predict 21-gemm-bias-gelu solutions/21-gemm-bias-gelu.cu
-//
-// Why: at 4096^3 a GEMM is 1365 FLOP per DRAM byte, far right of the ridge: everything is feeding
-// the tensor cores. mma.sync tops out at ~633-651 TFLOP/s on the H200 (`warpbook probe`), wgmma
-// at ~900-936. The probe keeps mma.sync's operands in registers and still stops there: on Hopper
-// the warp-level instruction itself runs at about two thirds of the tensor cores' rate, and a
-// GEMM adds an ldmatrix for every 4 mma on top. A wgmma of m64n256k16 is 524288 FLOP per
-// instruction per warpgroup, its operands read from shared memory with no fragment loads at all,
-// so the threads are free to issue the copies. The L2 feeds it: a 128 x 256 tile reads 48 KB per
-// 4.19 MFLOP step, 1.61 GB from the L2 at 4096^3 (512 tiles x 64 steps), 8 TB/s at 202 us.
-// Nsight Compute on the H200 (`NCU=21 bash scripts/gpu_session.sh ncu`, one launch, 215 us under
-// the profiler): tensor pipe 72% busy, L2 56% of its peak (hit rate 77%), DRAM 19%, issue slots
-// 29%, warps stalled mostly on the copies (long scoreboard) and on wgmma's wait. So the tensor
-// cores are the busiest unit, and the other 28% is time they wait: each tile starts with the ring
-// filling (two steps of copies with nothing to multiply) and ends with the epilogue (one block per
-// SM, so nothing overlaps it), and every step has a barrier. `warpbook predict` names the L2 first
-// and the tensor pipe second: 207 us predicted (1.64 GB at the 8.82 TB/s probed for L2 reads), 271
-// before two fixes this kernel showed the need for (2026-11-28): a grid's first blocks share the
-// DRAM fetch of their panels with the blocks beside them, and a wgmma no longer holds its warp
-// until the tensor pipe is free. What it misses is the ring's depth: with 3 slots (one tile in
-// flight ahead instead of two) this kernel took 281 us beside this file's 208 in one call, where
-// the model says 217 (it gives the L2 no extra latency under load). What the H200 offers beyond
-// this: a producer warp feeding the ring with TMA while two consumer warpgroups alternate tiles
-// (one's epilogue under the other's mainloop), and clusters whose TMA multicast copies one B tile
-// into two SMs for one L2 read. The simulator runs neither TMA's tensor form nor clusters, so this
-// solution stops at what it can check. Shared memory: 4 x 48 KB = 196608 B, puzzle 21's formula at
-// these tunables (the epilogue's 8 x 16 x 264 x 2 = 67584 B reuse it). Registers: 255, no spills
-// (ptxas, sm_90a). Grid at 4096^3: 16 x 32 = 512 blocks over 132 SMs (3.9 waves).
-//
-// Napkin maths (H200): 137.4 GFLOP at 989 TFLOP/s (datasheet, dense bf16) = 139 us; at the
-// wgmma ceiling `warpbook probe` measured (936 TFLOP/s) 147 us; at mma.sync's (633) 217 us.
-// DRAM: 2 x 33.6 MB in, 33.6 MB out: 101 MB, 21 us at 4.8 TB/s.
-// Measured on the H200 (`warpbook check`, 2026-11-28, session 11, side by side): this file
-// 202.2 us, 680 TFLOP/s, 72.6% of the speed of light (the 936 TFLOP/s wgmma ceiling probed in the
-// same call), gold; 107% of the bf16 mma.sync ceiling probed with it (633 TFLOP/s; issue 12's bar
-// is 70%). The mma.sync solution before it (21-mma-gelu-unrolled-fdividef.cu) 312.0 us, 441 TFLOP/s: this one is
-// 1.54x faster. In a second call: 207.8 us against 314.7; beside PyTorch and Triton, 209.6 us,
-// PyTorch eager (cuBLAS's GEMM on wgmma, then a GELU pass) 197.9 us, Triton (the README's kernel)
-// 258.0 us. Eight more checks of this file on fresh random data all passed
-// (wgmma's f32 sums stay within the puzzle's 2e-4: bf16 products are exact and the accumulator is
-// f32; FP8's is not, see 33).
+// wgmma m64n256k16, two warpgroups, 128 x 256 tiles, a 4-slot cp.async ring in the 128-byte
+// swizzle, bias and GELU in the epilogue: the design of solution 21.
+// A kernel of bench/perfmodel/curriculum2.toml, the set the performance model is checked against:
+// the rows that name this file say what each timing measured, and their tune/define values make the
+// versions.
 // measured: 202.24 us on NVIDIA H200
 // @tune BM=128
 // @tune BN=256

@@ -1,58 +1,11 @@
-// Solution · 22 FlashAttention forward (FlashAttention-2 style), bf16 in and out, f32 inside
+// Perf-model kernel · 22 flash attention, 16 rows a warp
 //
-// What: o = softmax(q k^T / sqrt(D)) v for every (sequence, head), q k v o [B, H, S, D] bf16,
-// D = 64 or 128. One block of 4 warps per 64 query rows of one head; each warp owns 16 rows and
-// never shares them, so the softmax state of a row lives in the registers of the 4 lanes that
-// hold it and the block's warps meet only at the shared K and V tiles.
-//   - Q: the block's 64 x D tile is copied to shared memory once (cp.async) and each warp loads its
-//     16 x D slice into registers with ldmatrix.x4: the A operand of every S = Q K^T.
-//   - K and V: 64-key tiles streamed through a double buffer in shared memory with cp.async
-//     (16 bytes global to shared, no registers; a source size of 0 writes the zeros past S). While
-//     the warps work on tile j, tile j + 1 is in flight. Rows are padded to D + 8 halves so that
-//     the 8 rows one ldmatrix phase reads fall in 8 different groups of 4 banks.
-//   - S = Q K^T: mma.sync.m16n8k16 bf16 -> f32. K stored [key][d] is already the "col" B operand,
-//     so plain ldmatrix.x4 gives the fragments of two 8-key blocks per instruction. A warp's
-//     16 x 64 tile of scores is 8 accumulator fragments, 32 floats per lane.
-//   - Online softmax in registers, base 2: s * log2(e) / sqrt(D), the running max m (per row, over
-//     the 4 lanes of a quad: two shuffles), p = exp2(s - m), o and the partial sums l scaled by
-//     exp2(m_old - m_new) when the max moves. Keys past S get -inf (only in the last tile).
-//   - O += P V: the f32 score fragments, rounded to bf16 and packed in pairs, ARE the A fragments
-//     of the next mma (the C layout of m16n8k16 is the A layout of two adjacent 8-column blocks),
-//     so P never touches shared memory. V stored [key][d] is the row-major B: ldmatrix.x4.trans.
-//   - End: o / l (l summed over the quad), staged through the warp's own rows of the Q tile (free
-//     since its fragments were loaded) and written with 16-byte stores; rows past S are skipped.
-// Run:  warpbook check 22-flash-attention solutions/22-flash-attention.cu
-//       warpbook predict 22-flash-attention solutions/22-flash-attention.cu
-//
-// Why: the naive form writes the S x S scores to memory and reads them back (softmax, then P V):
-// at the perf size that is 4 x 32 x 4096^2 x 4 bytes = 8.6 GB of f32 scores each way, against
-// 537 MB for q, k, v and o. Computed tile by tile with the online softmax, the scores never leave
-// the SM, and the kernel is compute-bound: 1100 GFLOP at 2048 FLOP per DRAM byte. Per 64-key tile
-// a warp issues 2 x 8 x D/16 mma (128 at D = 128) against 4 x D/16 ldmatrix.x4 for K and as many
-// for V: 4096 FLOPs per 256 bytes of shared memory read, 16 FLOP/B, so shared memory (128 B/clk)
-// alone allows about 2048 FLOP/clk/SM, near the ~2450 of mma.sync's measured ceiling. What it
-// costs besides the tensor cores: per score one FMUL, one max, one FADD, one ex2 and half a cvt,
-// and per tile the rescale of 64 accumulators (D = 128). K and V tiles are read by all 4 warps
-// from shared memory: 64 query rows per load of K and V, so L2 serves S / 64 x (K + V) per head.
-// Shared memory: Q 64 x (D + 8) + 2 x 2 x 64 x (D + 8) halves = 87040 B at D = 128 (dynamic,
-// set by the SMEM tunable), two blocks per SM; registers: __launch_bounds__(128, 2) (Q fragments 32, o 64,
-// scores 32 at D = 128).
-//
-// Napkin maths at the perf size (B 4, H 32, S 4096, D 128): 4 B H S^2 D = 1.10 TFLOP; at 989
-// TFLOP/s 1.11 ms on the H200, at mma.sync's measured ~646 TFLOP/s 1.70 ms. The bytes, 537 MB,
-// take 112 us at 4.8 TB/s: a tenth of the time. A100 80 GB (312 TFLOP/s bf16): 3.5 ms; RTX 4090
-// (165 TFLOP/s dense bf16 with f32 accumulation): 6.7 ms.
-// Predicted by `warpbook predict` for the H200: 4172 us, 264 TFLOP/s (27% of the datasheet,
-// silver). It names the load/store unit (ldmatrix wavefronts and the cp.async lines: 16 rows per
-// warp), the L2 (each block streams its head's K and V: S / 64 times per head, 17 GB) and issue.
-// BQ = 128 (8 warps sharing each K/V tile, half the L2 bytes) predicts 5106 us: 206 registers
-// allow one such block per SM, and its barriers wait on 8 warps.
-// Measured on the H200 (`warpbook check`, 2026-11-25): 3704 us, 297 TFLOP/s: 46% of the
-// measured mma.sync ceiling, 30% of the datasheet, silver. The K/V copy addresses worked out per
-// chunk per tile instead of once took 3902 us side by side (5% slower); BQ = 128, 4646 us.
-// PyTorch's SDPA took 1779 us (618 TFLOP/s, 96% of what mma.sync can do: whichever backend it
-// picks there) in another run the same day: this kernel is 0.48x of it, short of issue 12's 0.8x;
-// the Triton kernel of the README took 2875 us. The model said 4172 us.
+// FA2-style mma.sync, BQ 64, 4 warps of 16 rows, all 64 keys of each tile per warp, Q in registers,
+// K/V double buffer, two barriers a tile, copy addresses worked out once. Solution 22 gives each
+// warp 32 rows and two warps per row group: 3486 against 3697 us.
+// A kernel of bench/perfmodel/curriculum2.toml, the set the performance model is checked against:
+// the rows that name this file say what each timing measured, and their tune/define values make the
+// versions.
 // measured: 3703.84 us on NVIDIA H200
 // @tune BQ=64
 // @tune SMEM=87040

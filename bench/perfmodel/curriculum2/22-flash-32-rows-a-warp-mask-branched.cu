@@ -1,4 +1,10 @@
-// variant B128k128m
+// Perf-model kernel · 22 flash attention, 32 rows a warp, edge mask branched
+//
+// 32 rows a warp (MT 2), BQ 128, BKV 128, 8 warps, Q re-read from shared memory, the edge mask
+// behind a branch. Knobs: BKV, QREG128 (Q in registers).
+// A kernel of bench/perfmodel/curriculum2.toml, the set the performance model is checked against:
+// the rows that name this file say what each timing measured, and their tune/define values make the
+// versions.
 // @tune BQ=128
 // @tune SMEM=174080
 #define MT 2

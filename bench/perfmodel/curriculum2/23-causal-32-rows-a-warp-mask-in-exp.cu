@@ -1,4 +1,9 @@
-// variant A64
+// Perf-model kernel · 23 causal flash attention, 32 rows a warp, mask in the exp loop
+//
+// MT 2, BQ 64, BKV 64, Q re-read, the mask tested in the exp loop.
+// A kernel of bench/perfmodel/curriculum2.toml, the set the performance model is checked against:
+// the rows that name this file say what each timing measured, and their tune/define values make the
+// versions.
 // @tune BQ=64
 // @tune SMEM=87040
 #define MT 2

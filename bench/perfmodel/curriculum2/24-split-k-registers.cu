@@ -1,65 +1,13 @@
-// Solution · 24 decode attention (split-K, "flash-decoding"), bf16 in and out, f32 inside
+// Perf-model kernel · 24 decode attention, split-K, loads into registers
 //
-// What: decode_split gives each block CHUNK = 512 keys of one (sequence b, KV head h) pair and
-// all G = Hq / Hkv query heads that share that KV head. Inside the block (4 warps), a key's K row
-// (D bf16 = 128 or 256 bytes) is read by a group of D/8 lanes, one 16-byte load each, so a warp
-// reads 32/(D/8) keys per load instruction; each lane group takes U keys at once (U K loads and U
-// V loads in flight per lane before any arithmetic). Each lane holds its 8 elements of the G
-// query rows (pre-scaled by log2(e)/sqrt(D), so exp becomes exp2) and forms U x G partial dot
-// products. Where U x G equals the group's D/8 lanes (G = 4, U = 4 at D = 128: the perf path) a
-// reduce-scatter finishes them: 4 steps in which each lane sends half of its values to a partner
-// and keeps the other half, 15 shuffles for 16 sums (a plain xor tree takes 64), after which lane
-// t holds the whole score of key t / G, head t % G. Its max over the round's keys and its weight
-// exp2(s - m) are computed once, on that lane, and 16 shuffles hand the weights to the group.
-// (Other shapes use the plain xor tree, every lane computing every weight.) Each lane keeps, per
-// query head, the running max m and its 8 elements of acc = sum exp2(s - m) * v; the sum l is kept
-// per owning lane and gathered at the end. Keys past lens[b] are never loaded
-// (their score is -inf and their V stays 0, so NaN in the padding cannot leak in as 0 * NaN).
-// At the end of the chunk the lane groups merge their states with shuffles, the warps through
-// shared memory, and the block writes one (m, l) pair and D sums per query head to the workspace.
-// decode_combine, one block per (query head, sequence), rescales the cdiv(lens[b], CHUNK)
-// partials to their common max and writes acc / l as bf16.
-// Run:  warpbook check 24-decode-attention solutions/24-decode-attention.cu
-//       warpbook predict 24-decode-attention solutions/24-decode-attention.cu
-//
-// Why: decode reads the whole KV cache to produce one token, 4 FLOPs per 2-byte element per query
-// head: at G = 4 that is 8 FLOPs per 4 bytes of K and V, far below any GPU's ridge point, so the
-// only goal is DRAM bandwidth. Three things get there. (1) Each K and V element is loaded once
-// for all G query heads of its group (that reuse is what GQA buys: 4x less traffic than MHA with
-// 32 KV heads). (2) Enough blocks: one block per (b, h) is B * Hkv blocks, 8 at B = 1, against
-// 132 SMs; splitting every sequence into chunks of CHUNK keys gives B * Hkv * L / CHUNK blocks
-// whatever B is (4096 at the perf size, 128 at B = 1, L = 8192), at the price of a combine that
-// reads D + 2 floats per (b, query head, chunk): 1.6% of the cache's bytes at CHUNK = 512,
-// D = 128, G = 4. (3) 16-byte loads, U of each per lane before the arithmetic, so each SM has
-// some 40 KB of reads in flight.
-// The softmax is base 2 with the scale folded into q: one ex2.approx per score, and the rescale
-// of acc only when the running max moves. The arithmetic is the other limit: per key and lane,
-// 16 bf16-to-f32 conversions, 64 FMAs for the dots, 64 for acc. With the xor tree, 128 shuffles
-// and adds per round plus every lane computing all 16 weights made the kernel issue-bound
-// (predicted 632 us); the reduce-scatter cut the instructions by about a quarter (predicted 520
-// us). Registers: 128 at __launch_bounds__(128, 4); ptxas (sm_90) reports no spills for the G <= 4
-// paths. The G = 8 paths spill some 340 bytes (q and acc alone are 128 floats per lane): correct,
-// not tuned. CHUNK = 1024 predicts 2-3% faster at the perf size but gives only 64 blocks at B = 1.
-//
-// Napkin maths at the perf size (B 64, Hq 32, Hkv 8, L 8192, D 128, every lens = L): K and V are
-// 64 x 8192 x 8 x 128 x 2 bytes x 2 = 2.15 GB, read once; 8.6 GFLOP. Least time: 447 us on the
-// H200 (4.8 TB/s), 1.05 ms on an A100 80 GB (2.04 TB/s), 2.13 ms on an RTX 4090 (1.01 TB/s).
-// Predicted by `warpbook predict` for the H200: 528 us, 4.07 TB/s (85% of the datasheet; the
-// tool's speed of light, against the measured DRAM ceiling, calls it 89%).
-// Measured on the H200 (`warpbook check`, 2026-11-24): 542.0 us, 3.96 TB/s, 86.8% of the speed of
-// light against the ceilings `warpbook probe` measured; gold.
-// Side by side on the H200 (`warpbook check`, 2026-11-25, median): this file 537.0 us; CHUNK =
-// 1024 524.0 us, 2.4% faster here but 64 blocks at B = 1, L = 8192, half the SMs idle, so 512
-// stays; an L2::256B prefetch hint on the K and V loads 542.6 us. A tensor-core version (QK^T and
-// PV on mma.sync with P as two bf16 terms, one warp per block, a 3-stage cp.async ring: the
-// instructions per key fell 3.4x) measured 544.4, 539.5 and 527.1 us at CHUNK 512, 1024 and 2048:
-// the FMAs were not what held it back. What does: bytes in flight. `warpbook probe` reads DRAM at
-// 4.09 TB/s with 32 KiB in flight per SM and 4.51 TB/s with 128 KiB; this kernel keeps about
-// 40 KiB. PyTorch's SDPA took 499.9 us the same day: 0.93x of it, short of issue 12's bar.
-// Session 3 (2026-11-25, beside this file's 542.9 and 542.5 us): the grid's blocks taking their
-// (chunk, KV head) pairs head-fastest, so that neighbouring blocks read neighbouring 256-byte rows
-// of the [B, L, Hkv, D] cache, 540.5 us (529.3 at CHUNK 1024); with that, an L1 or L2 prefetch of
-// the next round's rows (one per 128-byte line, no registers) 566.1 and 565.7 us.
+// Split-K decode attention: each block takes CHUNK keys of one (sequence, KV head) and its G query
+// heads, reads K and V with plain 16-byte loads into registers (one round in flight, issued after
+// the previous round's arithmetic), reduce-scatter of the dot products, then a combine kernel.
+// LB_THREADS sets __launch_bounds__'s blocks an SM (640 and 768: 5 and 6 asked for, ptxas spills).
+// The cp.async ring of 24-split-k-ring.cu keeps twice the bytes in flight: 519 against 537-543 us.
+// A kernel of bench/perfmodel/curriculum2.toml, the set the performance model is checked against:
+// the rows that name this file say what each timing measured, and their tune/define values make the
+// versions.
 // measured: 541.98 us on NVIDIA H200
 // @tune BLOCK=128
 // @tune CHUNK=512

@@ -1,104 +1,11 @@
-// Solution · 24 decode attention (split-K, "flash-decoding"), bf16 in and out, f32 inside
+// Perf-model kernel · 24 decode attention, split-K through a cp.async ring
 //
-// What: decode_split gives each block CHUNK = 512 keys of one (sequence b, KV head h) pair and
-// all G = Hq / Hkv query heads that share that KV head. Inside the block (4 warps), a key's K row
-// (D bf16 = 128 or 256 bytes) is read by a group of D/8 lanes, 16 bytes each, so a warp reads
-// 32/(D/8) keys per round and load; each lane group takes U keys a round. The loads go through a
-// ring in shared memory: each lane cp.async's exactly the U K and U V pieces it will use into its
-// own slots, one round ahead (STAGES = 2), and reads them back with ld.shared when the round
-// comes. No other thread touches a lane's slots, so there is no barrier, only
-// cp.async.wait_group; and the bytes in flight cost no registers. Each lane holds its 8 elements of
-// the G query rows (pre-scaled by log2(e)/sqrt(D), so exp becomes exp2) and forms U x G partial dot
-// products. Where U x G equals the group's D/8 lanes (G = 4, U = 4 at D = 128: the perf path) a
-// reduce-scatter finishes them: 4 steps in which each lane sends half of its values to a partner
-// and keeps the other half, 15 shuffles for 16 sums (a plain xor tree takes 64), after which lane
-// t holds the whole score of key t / G, head t % G. Its max over the round's keys and its weight
-// exp2(s - m) are computed once, on that lane, and 16 shuffles hand the weights to the group.
-// (Other shapes use the plain xor tree, every lane computing every weight.) Each lane keeps, per
-// query head, the running max m and its 8 elements of acc = sum exp2(s - m) * v; the sum l is kept
-// per owning lane and gathered at the end. Keys past lens[b] are never loaded
-// (their score is -inf and their V stays 0, so NaN in the padding cannot leak in as 0 * NaN).
-// At the end of the chunk the lane groups merge their states with shuffles, the warps through
-// shared memory, and the block writes one (m, l) pair and D sums per query head to the workspace.
-// decode_combine, one block per (query head, sequence), rescales the cdiv(lens[b], CHUNK)
-// partials to their common max and writes acc / l as bf16.
-// Run:  warpbook check 24-decode-attention solutions/24-decode-attention.cu
-//       warpbook predict 24-decode-attention solutions/24-decode-attention.cu
-//
-// Why: decode reads the whole KV cache to produce one token, 4 FLOPs per 2-byte element per query
-// head: at G = 4 that is 8 FLOPs per 4 bytes of K and V, far below any GPU's ridge point, so the
-// only goal is DRAM bandwidth. Three things get there. (1) Each K and V element is loaded once
-// for all G query heads of its group (that reuse is what GQA buys: 4x less traffic than MHA with
-// 32 KV heads). (2) Enough blocks: one block per (b, h) is B * Hkv blocks, 8 at B = 1, against
-// 132 SMs; splitting every sequence into chunks of CHUNK keys gives B * Hkv * L / CHUNK blocks
-// whatever B is (4096 at the perf size, 128 at B = 1, L = 8192), at the price of a combine that
-// reads D + 2 floats per (b, query head, chunk): 1.6% of the cache's bytes at CHUNK = 512,
-// D = 128, G = 4. (3) Bytes in flight: with plain loads into registers each SM had some 40 KB
-// of reads in flight and the next round's loads went out only after this round's arithmetic; the
-// cp.async ring keeps a whole round (16 KB a block, 64 KB an SM) in flight while one is computed.
-// The softmax is base 2 with the scale folded into q: one ex2.approx per score, and the rescale
-// of acc only when the running max moves. The arithmetic is the other limit: per key and lane,
-// 16 bf16-to-f32 conversions, 64 FMAs for the dots, 64 for acc. With the xor tree, 128 shuffles
-// and adds per round plus every lane computing all 16 weights made the kernel issue-bound
-// (predicted 632 us); the reduce-scatter cut the instructions by about a quarter (predicted 520
-// us). Registers: 128 at __launch_bounds__(128, 4); ptxas (sm_90) reports no spills for the G <= 4
-// paths. The G = 8 paths spill some 340 bytes (q and acc alone are 128 floats per lane): correct,
-// not tuned. CHUNK = 1024 predicts 2-3% faster at the perf size but gives only 64 blocks at B = 1.
-//
-// Napkin maths at the perf size (B 64, Hq 32, Hkv 8, L 8192, D 128, every lens = L): K and V are
-// 64 x 8192 x 8 x 128 x 2 bytes x 2 = 2.15 GB, read once; 8.6 GFLOP. Least time: 447 us on the
-// H200 (4.8 TB/s), 1.05 ms on an A100 80 GB (2.04 TB/s), 2.13 ms on an RTX 4090 (1.01 TB/s).
-// The version before the ring (plain 16-byte loads into registers), predicted by `warpbook
-// predict` for the H200 at 528 us, measured (`warpbook check`, 2026-11-24) 542.0 us, 3.96 TB/s,
-// 86.8% of the speed of light against the ceilings `warpbook probe` measured; gold.
-// Side by side on the H200 (`warpbook check`, 2026-11-25, median): that version 537.0 us; CHUNK =
-// 1024 524.0 us, 2.4% faster here but 64 blocks at B = 1, L = 8192, half the SMs idle, so 512
-// stays; an L2::256B prefetch hint on the K and V loads 542.6 us. A tensor-core version (QK^T and
-// PV on mma.sync with P as two bf16 terms, one warp per block, a 3-stage cp.async ring: the
-// instructions per key fell 3.4x) measured 544.4, 539.5 and 527.1 us at CHUNK 512, 1024 and 2048:
-// the FMAs were not what held it back. What does: bytes in flight. `warpbook probe` reads DRAM at
-// 4.09 TB/s with 32 KiB in flight per SM and 4.51 TB/s with 128 KiB; that version kept about
-// 40 KiB. PyTorch's SDPA took 499.9 us the same day: 0.93x of it, short of issue 12's bar.
-// Session 3 (2026-11-25, beside that version's 542.9 and 542.5 us): the grid's blocks taking their
-// (chunk, KV head) pairs head-fastest, so that neighbouring blocks read neighbouring 256-byte rows
-// of the [B, L, Hkv, D] cache, 540.5 us (529.3 at CHUNK 1024); with that, an L1 or L2 prefetch of
-// the next round's rows (one per 128-byte line, no registers) 566.1 and 565.7 us.
-// Session 4 (2026-11-25, `warpbook check`, beside the register version of before): this code
-// 519.2 us against 542.6; in two more runs, the same loop with extras that changed nothing
-// measurable (a chunks-per-block test at F = 1, heads fastest), 510.9 and 519.0 against 536.5 and
-// 542.9: 4-5% faster. This file, checked on its own, 519.6 us, 4.14 TB/s, 86.1% of the speed of
-// light; gold.
-// Nsight Compute on the H200 at the perf size (`NCU=24 bash scripts/gpu_session.sh ncu`): DRAM
-// 89% of its peak (4.28 TB/s), issue slots 65% busy, 4 blocks of 4 warps an SM (128 registers).
-// Tried beside it and not faster: 3 stages (512.7-520.3 us; 48 KB of ring), blocks taking 2, 4 or
-// 8 chunks where the grid has blocks to spare (510.6-511.6), the KV heads fastest in launch order
-// (519.6), V read from the ring only after the scores (518.9), 5 blocks an SM (96 registers,
-// spills: 562.4). PyTorch's SDPA took 506.0 us in the run that measured the ring at 519.0 us
-// (0.97x of it): still short of issue 12's bar.
-//
-// Session 6 (2026-11-25, `warpbook check`, beside this file's 518.9 and 519.9 us): blocks reading
-// whole 2 KB cache rows (block (s, j, b) taking 64 keys of every KV head, lane group g reading
-// head g: contiguous loads, no merges) 603.8 and 603.3 us. It writes 8 times the partials
-// (128 per query head instead of 16): 136 MB more written and read back, 13% of the cache's bytes.
-// `warpbook predict` had ranked it slower too (650 against 531 us). Fusing the combine into the
-// last block of each (sequence, KV head), through a counter that block resets, 537.5 against
-// 511.1 us: that block combines 4 heads x 16 partials alone, with the L2's latency on every step.
-// Session 8 (2026-11-27, an NVIDIA H100 80GB HBM3, `warpbook check`, beside this file's 739.2 us):
-// whole rows again, with more keys a block: CHUNK 1024 (128 keys, 64 partials a head) 793.1 us,
-// CHUNK 2048 (256 keys, 32 partials) 761.8 us, and CHUNK 2048 with every other block exiting at
-// once so that each takes 512 keys (16 partials a head, as here) 739.4 us. With as many partials
-// as this file writes, reading whole 2 KB rows instead of 256-byte pieces bought nothing: the
-// DRAM does not mind the 2 KB stride. The split kernel alone (decode_combine emptied, `warpbook
-// run --time-wrong`) took 732.5 us: the combine and its launch are 6.7 us, 0.9% of the time.
-//
-// Session 10 (2026-11-28, the H200, `warpbook check`, two rounds): blocks taking F consecutive
-// chunks where the grid has blocks to spare (F from the sizes and %nsmid, the others exiting at
-// once, the combine reading every F-th partial): F = 16, one block per (sequence, KV head) over
-// all 8192 keys in one wave of 512 blocks, 544.0 and 544.4 us; F = 8, 526.4 and 526.5; the same
-// code at F = 1, 525.3 and 524.9; this file 519.8 and 519.9. Fewer, longer blocks are slower here
-// (bench/perfmodel/data/h200-2026-11-28). SDPA took 509.1 and 514.8 us in those calls.
-// Session 13 (2026-11-29), with the L2 flushed by a read (bench/perfmodel/experiments/l2-flush):
-// 502.7 us (519.58 with the writing flush).
+// 24-split-k-registers.cu with each lane cp.async'ing the K and V pieces it will use into its own
+// slots of a ring in shared memory one round ahead (STAGES rounds, no barrier, only
+// cp.async.wait_group), one 512-key chunk a block, 16 partials a head.
+// A kernel of bench/perfmodel/curriculum2.toml, the set the performance model is checked against:
+// the rows that name this file say what each timing measured, and their tune/define values make the
+// versions.
 // measured: 502.69 us on NVIDIA H200
 // @tune BLOCK=128
 // @tune CHUNK=512

@@ -1,64 +1,11 @@
-// Solution · 28 top-k of each row
+// Perf-model kernel · 28 top-k of each row, threshold filter, loads into registers
 //
-// What: one block of 128 threads per row, and the row read from DRAM exactly once. The block
-// streams the row in steps of 2048 values (four float4 loads per thread; the next step's four are
-// issued before this step is filtered). It holds a threshold: the k-th best value among the
-// candidates it has kept. A value that does not beat the threshold is dropped at once; one that
-// does is appended to a candidate list in shared memory (one shared atomic per value, which the
-// hardware combines across a warp). When the list might not have room for a whole step more (it
-// holds over 256), the block finds the exact top k of the list with a radix select on a 64-bit
-// key, keeps those k and raises the threshold to the k-th. At the end, one last select, and the k
-// winners are sorted by counting, for each, how many of the others rank before it.
-// Run:  warpbook check 28-topk-rows solutions/28-topk-rows.cu
-//       warpbook predict 28-topk-rows solutions/28-topk-rows.cu
-//
-// Ties, exactly: the order is "larger value first, then lower column". The key of a candidate is
-// (bits of the value, made to sort as unsigned integers) << 32 | ~column. Larger keys rank first
-// and no two keys are equal (the columns differ), so the k-th largest key splits the list into
-// exactly k winners and the rest, whatever the ties. -0.0 becomes +0.0 first (v + 0.0f), so values
-// that == calls equal have equal bits. A later column never beats an equal value already kept, so
-// the filter "v > threshold" (strictly) is exact, not a heuristic.
-//
-// Why it is fast: top-k is a read of the logits and almost nothing else, so DRAM sets the time,
-// as in argmax (puzzle 09). What makes it hard is keeping the selection out of the way: sorting
-// the row, or k argmax passes (the reference), touch every value many times. Here the common path
-// for eight values is two float4 loads, seven max, one compare with the threshold and one warp
-// vote that skips the append code when no lane of the warp has anything to append. The first
-// threshold is not -inf: it is the k-th largest of the block's per-thread maxima of the first
-// step (a sample of the row), so the first step appends about k values instead of all of them and
-// no block starts its row with a select over thousands of candidates. For random logits
-// the threshold climbs fast: the i-th value is in the top k of the first i with probability k / i.
-// On a row of 128256 with k = 50 the block selects a few times, over lists of about 300, and some
-// 500 values are appended after the first select. A select is 2 to 4 passes of a 256-bin histogram
-// over the list (8 at most, when ties go down to the column bits), a few hundred instructions per
-// warp for a list of 300. Rows that defeat the threshold (increasing rows: every value is a new
-// maximum) stay correct; they select every step.
-//
-// Napkin maths: 1024 rows x 128256 x 4 B = 525 MB read, 410 KB written: 110 us at the H200's
-// 4.8 TB/s datasheet, 115 us at the 4.56 TB/s read stream `warpbook probe` measured; 258 us on an
-// A100 80 GB, 521 us on an RTX 4090. `warpbook predict` puts every version near 127 us (DRAM
-// the limiter); the H200 disagreed, and the versions were compared there instead (2026-11-24,
-// `warpbook check`, median): the first solution (256 threads, one vote per 4 values, threshold
-// from -inf) 169 us; with 128 threads 158 us (1024 rows then fit in one wave of 8 blocks per SM);
-// plus the sampled first threshold 150 us; plus one vote per 8 values 145 us. Prefetching two
-// steps ahead made it slower (222 us: the extra registers spilled), and so did __ldcs (158 us).
-// 64 registers (__launch_bounds__(BLOCK, 1024 / BLOCK)); shared memory holds 256 + 2048
-// candidates of 8 B and the histogram, about 20 KB per block.
-// Side by side on 2026-11-25 (143.7 us this file): an L2 prefetch of the step 2, 4 or 8 steps
-// ahead (prefetch.global.L2, one line per thread, no registers) 157.7, 187.0 and 222.8 us; an
-// L2::256B hint on the float4 loads 150.1 us (another run); 64 threads a block 171.7 us.
-// Session 4 (2026-11-25, beside this file's 145.0 us): a third step in flight through an 8 KB
-// cp.async ring in shared memory (each thread its own slots, filtered from there; the candidate
-// list cut to 192 + 2048 to make room), the trick that took puzzle 24 from 543 to 519 us: 184.9
-// us (185.8 with a list of 128 + 2048). Nsight Compute on this file (`NCU=28 bash
-// scripts/gpu_session.sh ncu`): DRAM 79% of its peak, issue slots 39% busy, warps stalled mostly
-// on memory (5.3 cycles an instruction) and at the step's barrier (4.5). The ring version's
-// counters: DRAM 63%, and warps waiting for instructions (6.0 cycles an instruction, against 1.7
-// here: its three filter bodies and the selects inlined in each make 8712 instructions of code
-// to this file's 6512). With select_top not inlined, both were slower still: this file 159.7 us,
-// the ring 191.7 (143.4 beside them).
-// Measured on the H200 (`warpbook check`, 2026-11-24): 145.2 us, 3.62 TB/s, 75.4% of the speed
-// of light against the ceilings `warpbook probe` measured; gold.
+// One block of 128 threads a row, two steps of the row in registers, a threshold filter with a
+// candidate list in shared memory and radix selects. SELECT_NOINLINE 1: select_top not inlined.
+// Solution 28 streams the row through a cp.async ring instead (28-topk-threshold-ring-4-slots.cu).
+// A kernel of bench/perfmodel/curriculum2.toml, the set the performance model is checked against:
+// the rows that name this file say what each timing measured, and their tune/define values make the
+// versions.
 // measured: 145.18 us on NVIDIA H200
 // @tune BLOCK=128
 

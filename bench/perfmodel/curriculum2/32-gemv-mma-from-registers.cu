@@ -1,62 +1,10 @@
-// Solution · 32 W4A16 GEMV (q4_0 weights, f16 x and y, f32 accumulation), mma.sync from registers
+// Perf-model kernel · 32 W4A16 GEMV on mma.sync from registers
 //
-// What: each warp owns 16 x RG rows (RG 16-row mma tiles) and walks K a step of PAIRS pairs of
-// q4_0 blocks at a time; the tensor cores do the multiply-adds. For one block of 16 rows, two
-// mma.sync.m16n8k16 (f16 in, f32 accumulate) take A = the 16 x 32 exact values q - 8 and B = x
-// (every column of B the same x, so every column of C is the same row sum). Lane (g, t) holds
-// one 4-byte qs word of rows g and g + 8: bytes {0, 2} and {1, 3} of it are A's two registers,
-// so B pairs x the same way (two PRMT per register pair, shared by all the warp's rows). A block
-// scale differs per row, so each block's C starts at zero and is scaled once:
-// acc = fma(d, c, acc). The four lanes of a group end with the same sums: no shuffles at the end.
-// Dequantisation is exact in f16 with no conversions: LOP3 (w & 0x000F000F) | 0x64006400 is the
-// f16 pair 1024 + q, HSUB2 of 1032 leaves q - 8; (w & 0x00F000F0) | 0x64006400 is 1024 + 16 q,
-// and one HFMA2 (x 1/16, - 72) leaves q - 8 (the product and the sum are exact). A shift gives
-// bytes 1 and 3. That is 9 instructions per 8 weights, then 2 mma per 16 rows x 32 weights.
-// The products (q - 8) x are exact inside the mma, so x = 60000 cannot overflow (an f16 HFMA2
-// chain would) and the sum keeps f32 accuracy. (Starting C at -(1032 sum x_lo + 72 sum x_hi)
-// and skipping the HSUB2/HFMA2 saves 4 instructions per 8 weights but failed the x = 60000 case
-// on some draws: sums of (1024 + q) x lose 10 bits in f32.)
-// Layout: with K / 32 even every row starts 4-byte aligned and a pair of blocks is 9 aligned
-// words w0..w8 (w0 = {d_e, qs_e 0..1}, w4 = {qs_e 14..15, d_o}, w5..w8 = qs_o). Lane t loads
-// w_t, w_{4+t} and w8: its even-block word is w_t (lane 0: PRMT of w0 and w4), its odd-block
-// word w_{4+t} (lane 0: w8); lane 0 packs {d_e, d_o} and one shuffle gives them to its group.
-// The x offsets this permutation needs are fixed per lane. The next step's words are loaded
-// before this step's arithmetic (software pipeline). Blocks the fast path leaves (all of them
-// when K / 32 is odd: rows then start 2-byte aligned) go one block at a time through 2-byte
-// loads. Knobs: PAIRS, KSPLIT (warps splitting K for the same rows, summed in shared memory),
-// L2PF (ld.global.nc.L2::256B on the weights).
-// Run:  warpbook check 32-w4a16-gemv solutions/32-w4a16-gemv.cu
-//
-// Instruction count (PTX-level, per lane, per pair of blocks and 2 rows = 32 weights): 6 loads
-// (3 per row), 2 PRMT + 2 SEL-like + 2 shuffles for layout and scales, 2 x 9 x 2 = 36 for
-// dequantisation, 4 mma, 4 conversions of d, 4 FFMA: ~58, 1.8 a weight, and per pair ~14 for
-// x (6 loads, 8 PRMT) shared by the warp's rows; the f32 solution before it spent ~4.25.
-// What limits it (predicted): not issue but the load/store unit. An mma fragment spans 8 rows,
-// so every 4-byte load touches 8 rows' lines for 128 bytes (~16 bytes a line, against ~24 in
-// the f32 kernel before, whose warp reads 288 contiguous bytes of one row). The model charges one
-// 128-byte line a clock per SM: ~108 us of LSU time, so `warpbook predict` says 124-134 us for
-// the variants, slower than the f32 kernel's 93 us prediction. Loading 16 bytes a lane (64
-// contiguous bytes per row per instruction) needs lanes whose bytes straddle blocks: a per-lane
-// gathered B with one C column per block part, or staging through shared memory.
-//
-// Napkin maths: 57344 x 8192 weights = 264 MB of q4_0 (+16 KB x, 115 KB y); at 4.8 TB/s that is
-// 55 us on the H200 (gold is 80%: 69 us). The same matrix in f16 is 940 MB: 196 us.
-//
-// History (the f32-FMA solution this replaces, as its header had it):
-// Why it is fast: W is read once (18 bytes per 32 weights), each warp reads a row as one
-// contiguous stream, and x (16 KiB) lives in L1/L2. Why not 16-byte loads of W? q4_0 blocks are
-// 18 bytes, so a block starts 16-byte aligned only every 8 blocks; 4-byte words are aligned in
-// every other block and a 2-byte piece fixes the rest. Each lane has 2 x loads and 4 rows x 4 W
-// loads in flight per step, and the next step's W loads go out before this step's arithmetic.
-// What limits it: the model says instruction issue (~3 instructions a weight for exact f32
-// dequantisation and the fma, ~1.5 more for loads, realignment and x, against the H200's ~3.9 a
-// weight at 4.8 TB/s), but the H200 says latency. On the H200 (`warpbook check`, 2026-11-24):
-// without the pipeline 147 us (the model had said 87 us); with it 106 us. Fewer, wider loads did
-// not help: one lane per 18-byte block with two aligned 16-byte loads 134 us, three 8-byte loads
-// 129 us, eight rows per warp 145 us; staging W through shared memory with cp.async and
-// mma.sync on the dequantised f16, 175-199 us. A per-warp cp.async ring of 16- or 32-row tiles
-// feeding mma.sync straight from exactly dequantised registers (lop3 magic numbers, half the
-// instructions per weight) measured 166-236 us on 2026-11-25 (the model had said 75-104 us).
+// Exact f16 (q - 8) by LOP3 + HSUB2/HFMA2 in registers, mma.sync for the products, PAIRS block
+// pairs a step, L2PF for the L2::256B hint.
+// A kernel of bench/perfmodel/curriculum2.toml, the set the performance model is checked against:
+// the rows that name this file say what each timing measured, and their tune/define values make the
+// versions.
 // @tune THREADS=128
 // @tune ROWS=64
 #include <cuda_fp16.h>

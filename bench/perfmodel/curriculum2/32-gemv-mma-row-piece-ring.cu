@@ -1,61 +1,11 @@
-// Solution · 32 W4A16 GEMV (q4_0 weights, f16 x and y, f32 accumulation): a per-warp cp.async
-// ring of 16-byte copies in shared memory, mma.sync on exactly dequantised f16 weights
+// Perf-model kernel · 32 W4A16 GEMV on mma.sync, row pieces through a ring
 //
-// What: each warp owns R = 16 x RG rows (one warp and 32 rows per block here) and walks K a
-// stage of SB = 8 q4_0 blocks at a time. A stage of one row is 8 x 18 = 144 contiguous bytes,
-// nine aligned 16-byte pieces whenever K / 32 is a multiple of 8 (rows start at r x 4608 bytes
-// at the perf size): the warp copies its 32 x 9 pieces with cp.async.cg, 9 per lane, into one
-// slot of its own STAGES-slot ring (no block-wide barrier anywhere: cp.async.wait_group and
-// __syncwarp), two stages in flight while the third is computed. The tensor cores then do the
-// multiply-adds from shared memory: for one block of 16 rows, two mma.sync.m16n8k16 (f16 in, f32
-// accumulate) take A = the 16 x 32 exact values q - 8 and B = x in every column, so every column
-// of C is the same row sum and only lanes t == 0 need the scales (acc = fma(d, c, acc)).
-// Fragments from shared memory: a pair of blocks (even, odd) is 9 words w0..w8 of a row
-// (w0 = {d_e, qs_e 0..1}, w4 = {qs_e 14..15, d_o}, w5..w8 = qs_o). Lane (g, t) reads w_t and
-// w_{4+t} of rows g and g + 8 (its even-block word is w_t, lane 0's a PRMT of w0 and w4) and
-// w8 (lane 0) or w_{4+t} (lanes 1..3) for the odd block: 3 conflict-free 4-byte loads per row
-// and pair, because the row stride (144 bytes = 36 words = 4 x odd) puts rows g = 0..7 in banks
-// 4g + const and the lanes t add 0..3. Lane 0 holds both scales (low half of w0, high half of
-// w4): no shuffles. x's B fragments come from L1 (6 loads and 8 PRMT per pair, shared by 2 tiles).
-// Dequantisation, exact in f16 with no conversions: LOP3 (w & 0x000F000F) | 0x64006400 is the f16
-// pair 1024 + q, HSUB2 of 1032 leaves q - 8; (w & 0x00F000F0) | 0x64006400 is 1024 + 16 q, one
-// HFMA2 (x 1/16, - 72) leaves q - 8. The products (q - 8) x are exact inside the mma, so x = 60000
-// cannot overflow and the sums keep f32 accuracy.
-// Other K: when K / 32 is not a multiple of 8 (rows only 2-byte aligned) every block goes through
-// the general path, one block at a time with 2-byte loads (uniform branch on nb; the perf size
-// never takes it). Rows past M are recomputed from row M - 1 and never stored.
-// Knobs: SB, STAGES, PUNROLL (unroll of a stage's pairs: 1 keeps the stage loop ~3.4 KB of SASS),
-// MINB (__launch_bounds__), REGSTAGE (ld.global.nc.v4 into registers then st.shared instead of
-// cp.async), CPPF (L2::256B prefetch hint on the weight copies).
-// Run:  warpbook check 32-w4a16-gemv solutions/32-w4a16-gemv.cu
-//
-// Napkin maths: 57344 x 8192 weights = 264 MB of q4_0 (+16 KB x, 115 KB y); at 4.8 TB/s that
-// is 55 us on the H200 (gold is 80%: 69 us). The same matrix in f16 is 940 MB: 196 us.
-// Per pair of blocks and 16-row tile (64 weights x 16 rows), PTX per lane: 6 shared loads,
-// 2 PRMT, 4 x 9 = 36 for dequantisation, 4 mma, 4 conversions and 4 FFMA of the scales; per
-// pair 6 x loads and 8 PRMT (halved over the warp's two tiles); per stage 9 cp.async. Memory
-// instructions per SM: ~16k lines of copies, ~21k shared wavefronts of fragments, x: ~33 us of
-// the load/store unit against ~65 us of DRAM, where the register-fed version (below) spent
-// ~103 us: a 4-byte fragment load straight from global memory touches 8 rows' lines for 16
-// useful bytes each, a 16-byte copy of 144 contiguous bytes of a row uses them all.
-// What limits it (predicted, `warpbook predict`): DRAM, 72.5 us (80% of speed of light; 65 us
-// of DRAM traffic at the model's 4.08 TB/s, ~2.6 us of launch, the rest the last blocks), with
-// issue at 55% and the load/store unit at 45%. Variants (*predicted*): the pair loop unrolled 8
-// times 73.2 us; SB = 16 with the L2::256B hint 78.2 us; 16-byte loads into registers then shared
-// stores (no cp.async) 74.3-74.6 us.
-// Caution: a ring of this shape (cp.async, 144-byte row pieces, one to four warps, mma.sync on
-// lop3-dequantised fragments) measured 166-236 us on the H200 on 2026-11-25 while the model said
-// 75-104 us, and nobody knows why; the model also treats cp.async.wait_group N as waiting for
-// every copy in flight (pessimistic for a ring). This version differs in: no per-block branch in
-// the inner loop, 3 shared loads per pair and row instead of 5, a stage loop of ~3.4 KB of sm_90
-// SASS instead of ~9 KB (the 32-row version that measured 174 us), x loads at constant offsets
-// from three pointers, "memory" clobbers on the cp.async asm. Time it against the variants
-// (unrolled, register-staged, L2-prefetching) before believing the prediction.
-//
-// History: the f32-FMA solution before this one measured 106 us on the H200 (4-byte loads of
-// each row's contiguous stream, the next step's loads issued before this step's arithmetic).
-// Its register-fed mma.sync successor (4-byte fragment loads straight from global memory) was
-// LSU-bound: 123-148 us measured across variants, where the model had said 124-134 us.
+// mma.sync fed from a per-warp cp.async ring of 144-byte row pieces, SB q4_0 blocks a stage;
+// REGSTAGE stages the pieces through registers, CPPF adds the L2::256B hint, PUNROLL unrolls the
+// inner loop.
+// A kernel of bench/perfmodel/curriculum2.toml, the set the performance model is checked against:
+// the rows that name this file say what each timing measured, and their tune/define values make the
+// versions.
 // @tune THREADS=32
 // @tune ROWS=32
 #include <cuda_fp16.h>

@@ -1,10 +1,10 @@
-// Variant of solution 32: W streamed through a per-warp cp.async ring in shared memory; the
-// dot products done by mma.sync m16n8k16 on exactly dequantised f16 nibbles (q - 8), f32 sums.
-// A warp owns 16 rows; lane (g = lane / 4, c = lane % 4) holds rows g and g + 8. Per q4_0 block
-// the lane takes bytes 4c .. 4c + 3 of qs: weights 4c .. 4c + 3 (low nibbles) and
-// 16 + 4c .. 16 + 4c + 3 (high). Which k-slot of the mma a weight sits in does not matter for a
-// dot product as long as x sits in the same slot of B, so no shuffles are needed. Every column of
-// B is x, so every column of D is the block's dot product; the scale is applied once per block.
+// Perf-model kernel · 32 W4A16 GEMV on mma.sync, a per-warp ring
+//
+// A per-warp cp.async ring (STG stages) and mma.sync on exact f16 nibbles; THREADS and ROWS set the
+// warps and rows a block, MINB the blocks asked of __launch_bounds__.
+// A kernel of bench/perfmodel/curriculum2.toml, the set the performance model is checked against:
+// the rows that name this file say what each timing measured, and their tune/define values make the
+// versions.
 // @tune THREADS=64
 // @tune ROWS=64
 #include <cuda_fp16.h>

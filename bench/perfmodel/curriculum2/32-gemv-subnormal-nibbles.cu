@@ -1,48 +1,9 @@
-// Solution · 32 W4A16 GEMV (q4_0 weights, f16 x and y, f32 accumulation)
+// Perf-model kernel · 32 W4A16 GEMV, nibbles as subnormal floats
 //
-// What: a block of THREADS = 128 threads (4 warps) owns ROWS = 16 rows: each warp owns R = 4
-// rows and walks them together, 16 q4_0 blocks (512 weights) a step. Lane 2i + c takes half c of
-// block i: its 8 bytes qs[8c .. 8c + 7] hold weights 8c .. 8c + 7 (low nibbles) and
-// 16 + 8c .. 16 + 8c + 7 (high nibbles), so it needs x[32b + 8c ..] and x[32b + 16 + 8c ..]: two
-// 16-byte loads; the 32 lanes together read 1 KiB of x contiguously. Those 16 x values are
-// converted to f32 once and used for all R rows (x reuse). For each row the lane loads its 8
-// bytes as two aligned 4-byte words plus a 2-byte piece and realigns them with __byte_perm (in
-// every other block they start 2 bytes into a word), and the f16 scale; a warp's loads of one
-// row cover 288 contiguous bytes. A nibble becomes the exact float q - 8 in two instructions:
-// PRMT drops it into the low mantissa byte of 2^23 (0x4B000000), and subtracting 2^23 + 8 leaves
-// q - 8. Then one fma with x. The block's sum is scaled by d once; 5 shuffles per row finish.
-// The W words of the next step are loaded into a second set of registers before this step is
-// decoded (a software pipeline), so a warp always has two steps of loads in flight.
-// Run:  warpbook check 32-w4a16-gemv solutions/32-w4a16-gemv.cu
-//
-// Why it is fast: W is read once (18 bytes per 32 weights), each warp reads a row as one
-// contiguous stream, and x (16 KiB) lives in L1/L2. Why not 16-byte loads of W? q4_0 blocks are
-// 18 bytes, so a block starts 16-byte aligned only every 8 blocks; 4-byte words are aligned in
-// every other block and a 2-byte piece fixes the rest. Each lane has 2 x loads and 4 rows x 4 W
-// loads in flight per step, and the next step's W loads go out before this step's arithmetic.
-// What limits it: the model says instruction issue (~3 instructions a weight for exact f32
-// dequantisation and the fma, ~1.5 more for loads, realignment and x, against the H200's ~3.9 a
-// weight at 4.8 TB/s), but the H200 says latency. On the H200 (`warpbook check`, 2026-11-24):
-// without the pipeline 147 us (the model had said 87 us); with it 106 us. Fewer, wider loads did
-// not help: one lane per 18-byte block with two aligned 16-byte loads 134 us, three 8-byte loads
-// 129 us, eight rows per warp 145 us; staging W through shared memory with cp.async and
-// mma.sync on the dequantised f16, 175-199 us. A per-warp cp.async ring of 16- or 32-row tiles
-// feeding mma.sync straight from exactly dequantised registers (lop3 magic numbers, half the
-// instructions per weight) measured 166-236 us on 2026-11-25 (the model had said 75-104 us).
-// On 2026-11-25 two more designs, written to cut the instructions, were timed beside this file
-// (106.2 us that run). (1) mma.sync from registers: exact f16 q - 8 from two LOP3 and one HSUB2 or
-// HFMA2 per pair of weights, two m16n8k16 per q4_0 block with x as every column of B, about 1.8
-// instructions a weight: 123.0-148.4 us over five shapes (predicted 124-134 us: the model named
-// the load/store unit, each 4-byte fragment load touching 8 rows' lines for 16 bytes each).
-// (2) The same arithmetic fed from a per-warp cp.async ring of 144-byte row pieces (16-byte
-// copies, a conflict-free row stride): 115.0 us at best (predicted 72.5 us, DRAM-bound), 126-166 us
-// for the unrolled, register-staged and 288-byte versions. Neither beat the f32 kernel.
-// This is bronze; the 80% bar is not reached.
-//
-// Napkin maths: 57344 x 8192 weights = 264 MB of q4_0 (+16 KB x, 115 KB y); at 4.8 TB/s that is
-// 55 us on the H200 (gold is 80%: 69 us). The same matrix in f16 is 940 MB: 196 us.
-// Measured on the H200 (`warpbook check`, 2026-11-24): 105.7 us, 2.50 TB/s, 52% of the speed of
-// light against the ceilings `warpbook probe` measured; bronze.
+// Each nibble masked in place and read as a subnormal float (no subtraction), ROWS / 4 rows a warp.
+// A kernel of bench/perfmodel/curriculum2.toml, the set the performance model is checked against:
+// the rows that name this file say what each timing measured, and their tune/define values make the
+// versions.
 // measured: 105.70 us on NVIDIA H200
 // @tune THREADS=128
 // @tune ROWS=16

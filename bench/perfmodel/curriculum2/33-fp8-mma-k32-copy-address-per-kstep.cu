@@ -1,47 +1,9 @@
-// Solution · 33 FP8 GEMM (e4m3 inputs, f32 accumulation, per-row and per-column scales, bf16 out)
+// Perf-model kernel · 33 FP8 GEMM, copy addresses per k-step
 //
-// What: C[M x N] (bf16) = (A[M x K] x B[N x K]^T) * a_scale[row] * b_scale[col], A and B in fp8
-// e4m3, row-major (B given transposed, as mma's .col operand and torch._scaled_mm's column-major
-// second matrix want it). A block of 128 threads (4 warps) computes a 128 x 128 tile of C; each warp
-// a 64 x 64 tile: 4 x 8 mma.sync.m16n8k32 tiles, 128 f32 accumulators a thread.
-// __launch_bounds__(128, 2): two blocks share each SM. K is walked in steps of BK = 64 bytes.
-//   - Per step the block stages A[128 x 64] and B[128 x 64] (16 KB) in shared memory with
-//     cp.async: 16-byte copies from global straight into shared memory, no registers on the way.
-//     A and B have the same layout (rows of K bytes), so one copy routine serves both.
-//   - The staging is a ring of STAGES = 4 buffers: while the warps multiply tile k, the copies of
-//     tiles k + 1 .. k + 3 are in flight. Each step commits one cp.async group; wait_group 2, then
-//     one __syncthreads() makes tile k visible and frees the slot the next copy overwrites.
-//   - Fragments come from ldmatrix, which moves b16 pairs and so moves 8-bit data unchanged: an
-//     8 x 8 b16 matrix is 8 rows of 16 bytes, and lane l gets bytes 4(l % 4) .. +3 of row l / 4,
-//     which is exactly the m16n8k32 layout of an 8-bit A or B register. Per 32 bytes of k a warp
-//     issues 4 ldmatrix.x4 for A and 4 for B (two 8-column tiles each) and 32 mma: 64 FLOP per
-//     shared byte.
-//   - Shared rows are 64 bytes, so rows r and r + 2 would share banks; chunk c (16 bytes) of row r
-//     is stored at chunk c ^ ((r / 2) % 4) (the XOR swizzle), on the cp.async side and on the
-//     ldmatrix side alike, and the 8 rows one ldmatrix phase reads land on 8 distinct bank groups.
-//   - Edges: when K % 16 == 0, every row is 16-byte aligned and a chunk lies wholly inside or
-//     outside; outside chunks are cp.async'ed with a source size of 0, which writes zeros. When
-//     K % 16 != 0, chunks are copied byte by byte, zeros past the edge. Zeros matter: the padding of
-//     A meets the padding of B, and 0 x garbage may be NaN (0x7f is e4m3's NaN).
-//   - Epilogue: each lane owns rows g + 8i and column pairs 2t, 2t + 1 of its tiles; it multiplies
-//     by a_scale[row] * b_scale[col] in f32, rounds the pair with one cvt.rn.bf16x2.f32 and stores
-//     it as one 4-byte __nv_bfloat162 (when N is even; element by element otherwise).
-// Run:  warpbook check 33-fp8-gemm solutions/33-fp8-gemm.cu
-//
-// Why: at 4096^3 the kernel must do 137 GFLOP; the least DRAM traffic is 67 MB (1-byte inputs,
-// 2-byte outputs), 14 us at 4.8 TB/s, so everything is about feeding the tensor cores from shared
-// memory. mma.sync is Hopper's older warp-level tensor-core path: for f16 it measures about
-// 646 TFLOP/s on our H200, a third of the 1979 TFLOP/s dense FP8 ceiling that only wgmma reaches.
-// Its FP8 rate on the H200 is not measured yet (the lead's run measures it).
-// Shared memory: 4 x (128 + 128) x 64 B = 64 KB per block, dynamic (@tune SMEM), two blocks per
-// SM. Grid at 4096^3: 32 x 32 = 1024 blocks on 132 SMs x 2.
-//
-// Napkin maths: 137.4 GFLOP at 1979 TFLOP/s (datasheet, dense FP8) = 69 us on the H200; at
-// mma.sync's f16 rate (~646 TFLOP/s) 213 us. DRAM: 67 MB at 4.8 TB/s = 14 us. Per SM per clock at
-// 646 TFLOP/s: ~2450 FLOP, 38 bytes of shared memory at 64 FLOP per byte (of 128 available).
-// `warpbook predict` (a model, not a measurement; it prices FP8 mma.sync at the f16 rate) says
-// ~290 us, 474 TFLOP/s, tensor pipe 68% busy. Worth sweeping on the H200: BK = 128 with
-// STAGES = 3 (SMEM = 98304), BN = 256 with WN = 64 (8 warps, one block per SM), STAGES = 3 .. 5.
+// 33-fp8-mma-k32.cu with each chunk's copy address worked out every k-step.
+// A kernel of bench/perfmodel/curriculum2.toml, the set the performance model is checked against:
+// the rows that name this file say what each timing measured, and their tune/define values make the
+// versions.
 // @tune BM=128
 // @tune BN=128
 // @tune WM=64

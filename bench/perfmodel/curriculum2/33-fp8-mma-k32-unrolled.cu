@@ -1,4 +1,10 @@
-// variant: 33 on puzzle 20's unrolled ring loop
+// Perf-model kernel · 33 FP8 GEMM, fp8 mma.sync on puzzle 20's unrolled loop
+//
+// Puzzle 20's unrolled loop with fp8 mma.sync, BK 128 x 2: ptxas spills (about 1 KB) the registers
+// the emulated mma needs.
+// A kernel of bench/perfmodel/curriculum2.toml, the set the performance model is checked against:
+// the rows that name this file say what each timing measured, and their tune/define values make the
+// versions.
 // @tune BM=128
 // @tune BN=128
 // @tune WM=64

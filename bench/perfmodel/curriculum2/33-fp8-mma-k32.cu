@@ -1,57 +1,10 @@
-// Solution · 33 FP8 GEMM (e4m3 inputs, f32 accumulation, per-row and per-column scales, bf16 out)
+// Perf-model kernel · 33 FP8 GEMM on mma.sync m16n8k32 e4m3
 //
-// What: C[M x N] (bf16) = (A[M x K] x B[N x K]^T) * a_scale[row] * b_scale[col], A and B in fp8
-// e4m3, row-major (B given transposed, as mma's .col operand and torch._scaled_mm's column-major
-// second matrix want it). A block of 128 threads (4 warps) computes a 128 x 128 tile of C; each warp
-// a 64 x 64 tile: 4 x 8 mma.sync.m16n8k32 tiles, 128 f32 accumulators a thread.
-// __launch_bounds__(128, 2): two blocks share each SM. K is walked in steps of BK = 64 bytes.
-//   - Per step the block stages A[128 x 64] and B[128 x 64] (16 KB) in shared memory with
-//     cp.async: 16-byte copies from global straight into shared memory, no registers on the way.
-//     A and B have the same layout (rows of K bytes), so one copy routine serves both. Each
-//     thread copies the same chunk column of rows a fixed step apart, so the addresses are
-//     worked out once and advanced by BK a step (per chunk per step: 502 us instead of 397).
-//   - The staging is a ring of STAGES = 4 buffers: while the warps multiply tile k, the copies of
-//     tiles k + 1 .. k + 3 are in flight. Each step commits one cp.async group; wait_group 2, then
-//     one __syncthreads() makes tile k visible and frees the slot the next copy overwrites.
-//   - Fragments come from ldmatrix, which moves b16 pairs and so moves 8-bit data unchanged: an
-//     8 x 8 b16 matrix is 8 rows of 16 bytes, and lane l gets bytes 4(l % 4) .. +3 of row l / 4,
-//     which is exactly the m16n8k32 layout of an 8-bit A or B register. Per 32 bytes of k a warp
-//     issues 4 ldmatrix.x4 for A and 4 for B (two 8-column tiles each) and 32 mma: 64 FLOP per
-//     shared byte.
-//   - Shared rows are 64 bytes, so rows r and r + 2 would share banks; chunk c (16 bytes) of row r
-//     is stored at chunk c ^ ((r / 2) % 4) (the XOR swizzle), on the cp.async side and on the
-//     ldmatrix side alike, and the 8 rows one ldmatrix phase reads land on 8 distinct bank groups.
-//   - Edges: when K % 16 == 0, every row is 16-byte aligned and a chunk lies wholly inside or
-//     outside; outside chunks are cp.async'ed with a source size of 0, which writes zeros. When
-//     K % 16 != 0, chunks are copied byte by byte, zeros past the edge. Zeros matter: the padding of
-//     A meets the padding of B, and 0 x garbage may be NaN (0x7f is e4m3's NaN).
-//   - Epilogue: each lane owns rows g + 8i and column pairs 2t, 2t + 1 of its tiles; it multiplies
-//     by a_scale[row] * b_scale[col] in f32, rounds the pair with one cvt.rn.bf16x2.f32 and stores
-//     it as one 4-byte __nv_bfloat162 (when N is even; element by element otherwise).
-// Run:  warpbook check 33-fp8-gemm solutions/33-fp8-gemm.cu
-//
-// Why: at 4096^3 the kernel must do 137 GFLOP; the least DRAM traffic is 67 MB (1-byte inputs,
-// 2-byte outputs), 14 us at 4.8 TB/s, so everything is about feeding the tensor cores from shared
-// memory. mma.sync is Hopper's older warp-level tensor-core path: for f16 it measures about
-// 646 TFLOP/s on our H200, a third of the 1979 TFLOP/s dense FP8 ceiling that only wgmma reaches.
-// `warpbook probe` measures its FP8 (e4m3) rate on our H200 at 1.20 PFLOP/s: 1.86x its f16
-// rate, 61% of the FP8 datasheet.
-// Shared memory: 4 x (128 + 128) x 64 B = 64 KB per block, dynamic (@tune SMEM), two blocks per
-// SM. Grid at 4096^3: 32 x 32 = 1024 blocks on 132 SMs x 2.
-//
-// Napkin maths: 137.4 GFLOP at 1979 TFLOP/s (datasheet, dense FP8) = 69 us on the H200; at
-// mma.sync's f16 rate (~646 TFLOP/s) 213 us. DRAM: 67 MB at 4.8 TB/s = 14 us. Per SM per clock at
-// 646 TFLOP/s: ~2450 FLOP, 38 bytes of shared memory at 64 FLOP per byte (of 128 available).
-// Measured on the H200 (`warpbook check`, 2026-11-25): 397.4 us, 346 TFLOP/s: 29% of the
-// mma.sync FP8 ceiling, 17.5% of the datasheet, silver (gold asks 0.2). It runs at about the
-// bf16 GEMM's FLOP rate (puzzle 20: 401 TFLOP/s), so at this tile shape the FP8 mma is not what
-// limits it: the same shared-memory traffic and instruction issue per k-step are. Also timed:
-// BK 64 x 3 stages 400 us, 256 x 128 tiles of 8 warps 429 us, BK 128 x 3 stages 573 us (spills).
-// torch._scaled_mm (cuBLASLt, wgmma) takes 104 us: this kernel is 0.26x of it, short of the
-// 0.7x bar. Its answer, and Triton's tl.dot on fp8, also miss the puzzle's tolerance on long K
-// (errors 0.13 and 0.25 at K = 4096): Hopper's FP8 wgmma accumulates in fewer bits than f32
-// (the reason FP8 GEMM libraries add partial sums into f32 registers every few k-steps);
-// mma.sync's accumulation passes.
+// mma.sync m16n8k32 e4m3 (emulated on Hopper: ptxas emits F2FP, two HMMA and 4 FADD each), a rolled
+// loop, BK 64 x 4 stages, copy addresses worked out once: 397-400 us against the solution's 284.5.
+// A kernel of bench/perfmodel/curriculum2.toml, the set the performance model is checked against:
+// the rows that name this file say what each timing measured, and their tune/define values make the
+// versions.
 // measured: 397.38 us on NVIDIA H200
 // @tune BM=128
 // @tune BN=128

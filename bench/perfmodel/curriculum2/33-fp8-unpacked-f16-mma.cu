@@ -1,4 +1,10 @@
-// variant: 33 on puzzle 20's unrolled ring loop
+// Perf-model kernel · 33 FP8 GEMM, fragments unpacked to f16
+//
+// Puzzle 20's unrolled loop with each fragment unpacked once (cvt.rn.f16x2.e4m3x2) into f16
+// m16n8k16, BK 64 x 3: solution 33's design.
+// A kernel of bench/perfmodel/curriculum2.toml, the set the performance model is checked against:
+// the rows that name this file say what each timing measured, and their tune/define values make the
+// versions.
 // @tune BM=128
 // @tune BN=128
 // @tune WM=64

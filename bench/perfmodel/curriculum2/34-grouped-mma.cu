@@ -1,64 +1,11 @@
-// Solution · 34 MoE: permute tokens by expert and run the grouped GEMM (bf16, mma.sync)
+// Perf-model kernel · 34 MoE grouped GEMM on mma.sync
 //
-// What: Y[t][n] = sum_j topk_weights[t][j] * dot(X[t], W[topk_ids[t][j]][n]) with X [T][H] and
-// W [E][N][H] in bf16, f32 inside, Y rounded once to bf16. Four launches:
-//   moe_count    one block of 1024 threads reads topk_ids (16-byte loads, 4 in flight per thread),
-//                counts the rows of each expert with shared-memory atomics, and scans the counts
-//                and the row tiles per expert (cdiv(count, BM)) with warp shuffles: offsets,
-//                tile starts, and a cursor per expert, in `meta`. E <= 1024.
-//   moe_scatter  one thread per assignment f = t * k + j: rows[atomicAdd(&cursor[e], 1)] = f.
-//                Only indices move: T k ints, never a permuted copy of X (at T = 16384, k = 8,
-//                H = 7168 that copy would be 1.9 GB written and read back). The order inside an
-//                expert's group depends on the atomics' order, and nothing else does: every row
-//                of the GEMM is computed the same way wherever it sits in a tile.
-//   moe_gemm     the grouped GEMM: blockIdx.y is a row tile in the list of all experts' tiles
-//                (expert e owns tiles tiles[e] .. tiles[e + 1] - 1, found by a binary search over
-//                the E + 1 tile starts); blockIdx.x a column tile. Blocks past the last tile exit.
-//                A block of 4 warps computes a 128 x 128 tile of part (one f32 row per
-//                assignment), each warp 64 x 64 with mma.sync.m16n8k16 bf16 -> f32: 4 x 8
-//                accumulators of 16 x 8, 128 registers. The A tile's rows are gathered: the block
-//                reads its 128 assignment numbers f from `rows` once, and each thread's cp.async
-//                copies read X[f / k] directly; rows past the group's end are zero-filled. The B
-//                tile is W[e]'s rows n0 .. n0 + 127, which is already the "col" operand mma wants
-//                (k contiguous per n), so ldmatrix without .trans feeds it. A 4-stage cp.async
-//                ring of 32-wide k slices (as in solution 19), rows padded to 40 bf16 (80 bytes:
-//                the 8 rows one ldmatrix phase reads hit 8 different bank groups). H not a multiple
-//                of 8: element-by-element copies with zeros past the edge.
-//                The epilogue stores each accumulator pair (8 bytes) straight to part[f][n]: four
-//                lanes fill one 32-byte sector of a row, so no sector is half-written.
-//   moe_combine  one thread per 8 columns of a token: reads its k rows of part (two float4 each,
-//                all 2k loads in flight), sums weight x row in f32 in order j = 0 .. k - 1,
-//                rounds to bf16, one 16-byte store.
-// Run:  warpbook check 34-moe-grouped-gemm solutions/34-moe-grouped-gemm.cu
-//
-// Why this shape. Floating atomics into Y from the GEMM's epilogue would save the combine pass
-// (part: 537 MB written, read back: ~130 us at the perf size) but make Y depend on the order the
-// blocks finish in, and Y is bf16, so the k additions would have to go to an f32 copy and a
-// conversion pass anyway. Writing part in f32 at the assignment's own position f keeps every
-// result deterministic and the combine a plain streaming read; part in bf16 would halve that
-// pass and cost a rounding per term (what PyTorch's loop does), which the large-whole-numbers
-// case refuses: its terms of ~4e4 cancel, and a bf16 rounding of each is off by up to ~200
-// (tried on the simulator: 20 of that case's 1024 outputs fail).
-// The weight is applied in the combine, once per (token, choice, column).
-//
-// Napkin maths (perf: T 8192, k 8, E 64, H 4096, N 2048): 65536 rows, ~1024 +- 32 per expert;
-// 2 T k H N = 1.10 TFLOP: 1.11 ms at 989 TFLOP/s (datasheet), 1.70 ms at mma.sync's ~646. DRAM:
-// W 1.07 GB once (blocks run in the order (n tile, row tile), so the ~9 row tiles of an expert,
-// 9 x 16 blocks, run within one or two waves of 264 and share W[e]'s 16 MB in the L2), X gathered
-// ~8 times (each token is in 8 groups; 67 MB, mostly from the L2), part 537 MB written: ~1.7 GB in
-// ~2-3 ms, a quarter of the DRAM's pace: compute-bound. The tiles: sum over experts of
-// cdiv(count, 128) ~ 544 against 512 full ones: ~6% of the mma work is padding. The routing
-// (count + scatter) moves 0.5 MB: a few microseconds, well under 1% of the time.
-// `warpbook predict` (predicted, not measured): 2.4 to 2.6 ms on the H200 depending on the sampled
-// routing, 425 to 450 TFLOP/s, about 45% of the datasheet roof and two thirds of mma.sync's:
-// moe_count 5.9 us, moe_scatter 6 to 7 us (the permute: about 0.5% of the time), moe_gemm 2.3 to
-// 2.4 ms, moe_combine 135 us (571 MB at 4.5 TB/s). For the GEMM it names the load/store unit
-// first (ldmatrix and cp.async wavefronts, ~42%), then the tensor pipe (~39% busy) and
-// instruction issue (~29%). The gold bar (0.33, 3.4 ms) is puzzle 19's.
-// Measured on the H200 (`warpbook check`, 2026-11-25): 3747 us for all four launches, 293
-// TFLOP/s, 30% of the datasheet, silver (the model said 2.4 to 2.6 ms: 1.5x optimistic). The
-// PyTorch loop over experts (a host sync, a gather and a cuBLAS GEMM per expert) took 11433 us:
-// this is 3.05x faster; the Triton grouped GEMM of the README, 2701 us, is faster still.
+// Count, scatter, a grouped mma.sync GEMM on 128 x 128 tiles gathering its A rows, and the combine;
+// BK 32 x 4 (BK and STAGES give the other rings; BK 64 x 3 is its fastest). Solution 34 runs the
+// GEMM on wgmma: 2082 against 3488-3501 us.
+// A kernel of bench/perfmodel/curriculum2.toml, the set the performance model is checked against:
+// the rows that name this file say what each timing measured, and their tune/define values make the
+// versions.
 // measured: 3746.53 us on NVIDIA H200
 // @tune BM=128
 // @tune BN=128

@@ -1,77 +1,10 @@
-// Solution · 34 MoE: permute tokens by expert and run the grouped GEMM (bf16, Hopper's wgmma)
+// Perf-model kernel · 34 MoE grouped GEMM on wgmma
 //
-// What: Y[t][n] = sum_j topk_weights[t][j] * dot(X[t], W[topk_ids[t][j]][n]) with X [T][H] and
-// W [E][N][H] in bf16, f32 inside, Y rounded once to bf16. Four launches:
-//   moe_count    one block of 1024 threads reads topk_ids (16-byte loads, 4 in flight per thread),
-//                counts the rows of each expert with shared-memory atomics, and scans the counts
-//                and the row tiles per expert (cdiv(count, BM)) with warp shuffles: offsets,
-//                tile starts, and a cursor per expert, in `meta`. E <= 1024.
-//   moe_scatter  one thread per assignment f = t * k + j: rows[atomicAdd(&cursor[e], 1)] = f.
-//                Only indices move: T k ints, never a permuted copy of X (at T = 16384, k = 8,
-//                H = 7168 that copy would be 1.9 GB written and read back). The order inside an
-//                expert's group depends on the atomics' order, and nothing else does: every row
-//                of the GEMM is computed the same way wherever it sits in a tile.
-//   moe_gemm     the grouped GEMM: blockIdx.y is a row tile in the list of all experts' tiles
-//                (expert e owns tiles tiles[e] .. tiles[e + 1] - 1, found by a binary search over
-//                the E + 1 tile starts); blockIdx.x a column tile. Blocks past the last tile exit.
-//                It is solution 21's mainloop with a gathered A: a block of two warpgroups
-//                computes a 128 x 256 tile of part (one f32 row per assignment), warpgroup w rows
-//                64 w .. 64 w + 63 with wgmma.m64n256k16 bf16 -> f32 reading both operands from
-//                shared memory (128 accumulator registers a thread). The block reads its 128
-//                assignment numbers f from `rows` once; each thread's cp.async copies read
-//                X[f / k] directly (16-byte chunks, so a gathered row costs nothing extra), and
-//                rows past the group's end are zeros (source size 0: nothing is read). The B tile
-//                is W[e]'s rows n0 .. n0 + 255, already K-major as wgmma wants. K in steps of 64
-//                (a tile row is one 128-byte row of the swizzle wgmma's descriptors read), a ring
-//                of 4 slots of 48 KB with two tiles in flight, fence.proxy.async between the
-//                copies and the tensor cores' reads, one barrier a step, wait_group 1. A
-//                warpgroup whose 64 rows are all past the group (a short last tile) only copies.
-//                H not a multiple of 8: element-by-element copies with zeros past the edge.
-//                The epilogue stores each accumulator pair (8 bytes) straight to part[f][n]: four
-//                lanes fill one 32-byte sector of a row, so no sector is half-written.
-//   moe_combine  one thread per 8 columns of a token: reads its k rows of part (two float4 each,
-//                all 2k loads in flight), sums weight x row in f32 in order j = 0 .. k - 1,
-//                rounds to bf16, one 16-byte store.
-// Needs an sm_90 GPU (wgmma is an sm_90a instruction) or the simulator. On other GPUs the
-// mma.sync form of this GEMM is the way: bench/perfmodel/curriculum2/34-grouped-mma.cu with
-// BK = 64 and STAGES = 3 (the curriculum's entry 34-grouped-mma-bk64-s3) is the solution until 2026-11-29.
-// Run:  warpbook check 34-moe-grouped-gemm solutions/34-moe-grouped-gemm.cu
-//       warpbook predict 34-moe-grouped-gemm solutions/34-moe-grouped-gemm.cu
-//
-// Why this shape. Floating atomics into Y from the GEMM's epilogue would save the combine pass
-// (part: 537 MB written, read back: ~130 us at the perf size) but make Y depend on the order the
-// blocks finish in, and Y is bf16, so the k additions would have to go to an f32 copy and a
-// conversion pass anyway. Writing part in f32 at the assignment's own position f keeps every
-// result deterministic and the combine a plain streaming read; part in bf16 would halve that
-// pass and cost a rounding per term (what PyTorch's loop does), which the large-whole-numbers
-// case refuses: its terms of ~4e4 cancel, and a bf16 rounding of each is off by up to ~200
-// (tried on the simulator: 20 of that case's 1024 outputs fail).
-// The weight is applied in the combine, once per (token, choice, column).
-// Why wgmma: the mma.sync GEMM (128 x 128 tiles, 4 warps, ldmatrix) held the H200 at 313
-// TFLOP/s, with Nsight Compute naming the L2 its busiest unit (79.6%, 17.2 GB read: every tile
-// reads its 128 gathered X rows and 128 W rows, 2 MB) and the tensor pipe 53% busy. A 128 x 256
-// tile reads 3 MB for twice the work (13.4 GB in all), wgmma needs no ldmatrix, and the warp no
-// longer waits on its own MMAs.
-//
-// Napkin maths (perf: T 8192, k 8, E 64, H 4096, N 2048): 65536 rows, ~1024 +- 32 per expert;
-// 2 T k H N = 1.10 TFLOP: 1.11 ms at 989 TFLOP/s (datasheet), 1.17 ms at the ~936 wgmma reaches
-// (`warpbook probe`), 1.70 ms at mma.sync's ~646. DRAM: W 1.07 GB once (blocks run in the order
-// (n tile, row tile), so the ~9 row tiles of an expert, 9 x 8 blocks, run within a wave or two of
-// 132 and share W[e]'s 16 MB in the L2), X gathered ~8 times (each token is in 8 groups; 67 MB,
-// mostly from the L2), part 537 MB written: ~1.7 GB in ~2 ms, a third of the DRAM's pace:
-// compute-bound. The tiles: sum over experts of cdiv(count, 128) ~ 544 against 512 full ones:
-// ~6% of the mma work is padding. The routing (count + scatter) moves 0.5 MB: a few
-// microseconds, well under 1% of the time.
-// `warpbook predict` (predicted, not measured): 1939 us on the H200: moe_gemm 1791 us, with the
-// L2 first (15.1 GB, busy 92% of the time) and the tensor pipe second (72%); moe_combine 135 us;
-// the permute 12 us.
-// Measured on the H200 (`warpbook check`, 2026-11-29, two rounds side by side): 2082.1 and 2082.3
-// us for all four launches, 528 TFLOP/s, 53.4% of the speed of light against the run's measured
-// wgmma ceiling: gold. The mma.sync version beside it: 3487.5 and 3500.5 us, 31.9% (silver in
-// that run: its 32.6-32.9% sat on gold's 33% line from run to run): this one is 1.68x faster. The
-// model said 1939 us (1.07x optimistic; 1.54x on the mma.sync version). The PyTorch loop over
-// experts (a host sync, a gather and a cuBLAS GEMM per expert) took 8015 us and the Triton grouped
-// GEMM of the README 2655 us in docs/vs-torch-h200.md's session 11 run.
+// The grouped GEMM on 21-wgmma-gelu.cu's mainloop: 128 x 256 tiles, two warpgroups, A rows gathered
+// through cp.async: solution 34's design.
+// A kernel of bench/perfmodel/curriculum2.toml, the set the performance model is checked against:
+// the rows that name this file say what each timing measured, and their tune/define values make the
+// versions.
 // measured: 2082.19 us on NVIDIA H200
 // @tune BM=128
 // @tune BN=256
