@@ -1,16 +1,16 @@
-// Diagnostic · puzzle 32's session 16 solution with its decode taken out: the ring and the x''
-// build.
+// Diagnostic · puzzle 32's ring with x'' built a half2 at a time and the decode taken out: the
+// ring and the x'' build.
 //
-// What: the session 16 solution (bench/perfmodel/curriculum2/32-gemv-masked-nibbles-ring.cu) as it was, but each
+// What: bench/perfmodel/curriculum2/32-gemv-masked-nibbles-ring.cu, but each
 // lane reads one 16-byte piece a row of its group from the ring and XORs it instead of decoding:
 // the same per-warp cp.async ring of row pairs, and the same build of x'' (a half2 of x a thread
 // per trip of a loop whose trips wait on each other: 16 reads of x, one after another). The
 // answer is wrong; the time is the loads and the build.
 // Run:  warpbook run 32-w4a16-gemv \
-//         bench/perfmodel/experiments/w4a16-bare-reads/ring-s16-build.cu \
+//         bench/perfmodel/experiments/w4a16-bare-reads/ring-half2-build.cu \
 //         --size M=57344 --size K=8192 --time-wrong        (on a GPU)
-// Measured on the H200 (2026-11-29, session 17, two calls, two runs each): 71.55, 71.84, 70.59 and
-// 70.98 us, beside the session 16 solution's 73.86-74.16: the decode costs ~3 us, the rest is here.
+// Measured on the H200 (two calls, two runs each): 71.55, 71.84, 70.59 and 70.98 us, beside
+// 32-gemv-masked-nibbles-ring.cu's 73.86-74.16: the decode costs ~3 us, the rest is here.
 // measured: 70.98 us on NVIDIA H200
 // @tune THREADS=256
 // @tune ROWS=436
