@@ -236,9 +236,9 @@ extern "C" __global__ void coalesced_copy(const float* src, float* dst, int n) {
 TEST_CASE("perf model: cp.async.wait_group N leaves the newest N groups in flight") {
   // Solution 24 keeps round r + 1 of its cp.async ring in flight while it waits for round r
   // (cp_wait<STAGES - 1>, STAGES = 2). A model that waits for every copy the warp has issued
-  // gives the ring nothing: 595 us, as the register form, where the H200 measured 519.6 and
-  // 510.7 us (the register form 536-543). Waiting for both rounds really must cost time: that
-  // form has half the bytes in flight, as the register form has, which measured 3-4.5% slower
+  // gives the ring nothing: it comes out as slow as the register form, where the H200 measured
+  // 519.6 and 510.7 us (the register form 536-543). Waiting for both rounds really must cost time:
+  // that form has half the bytes in flight, as the register form has, which measured 3-4.5% slower
   // than the ring (the model says 2.6%: moves that only rename bits are free).
   const std::string src = read("solutions/24-decode-attention.cu");
   const std::string line = "cp_wait<STAGES - 1>();";
