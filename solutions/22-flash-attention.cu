@@ -61,11 +61,11 @@
 // TFLOP/s 1.11 ms on the H200, at mma.sync's measured ~646 TFLOP/s 1.70 ms. The bytes, 537 MB,
 // take 112 us at 4.8 TB/s: a tenth of the time. A100 80 GB (312 TFLOP/s bf16): 3.5 ms; RTX 4090
 // (165 TFLOP/s dense bf16 with f32 accumulation): 6.7 ms.
-// Predicted by `warpbook predict` for the H200 (the model reads 1.2-1.4x slow on these kernels;
-// compare the figures with each other): this file 3439 us; 16 rows a warp (below) 4339 us; BQ = 64
-// with 4 warps, MT = 2, BKV = 64 and Q in registers (255 registers, about 50 bytes of spills) 2966
-// us; the same with Q re-read (243 registers) 3629 us; MT = 1 with one barrier per tile (BQ = 64, Q
-// in registers) 3466 us.
+// Predicted by `warpbook predict` for the H200: this file 3375 us (0.97 of the H200); 16 rows a
+// warp (below) 3821 us (1.03); BQ = 64 with 4 warps, MT = 2, BKV = 64 and Q in registers (255
+// registers, about 50 bytes of spills) 3038 us (0.66: the spills' traffic is not in the model); the
+// same with Q re-read (243 registers) 3611 us; MT = 1 with one barrier per tile (BQ = 64, Q in
+// registers) 3666 us.
 // Measured on the H200 (`warpbook check`, all in one run, median): this file 3486.5 us, 315
 // TFLOP/s, 49% of the mma.sync ceiling `warpbook probe` measures (646 TFLOP/s). PyTorch's SDPA
 // forced to its flash backend (FlashAttention-2) takes 3102.1 us: this file is 0.89x of it (the bar
@@ -77,7 +77,7 @@
 //     copy addresses worked out per chunk per tile instead of once 3902 us against 3704 (5%
 //     slower); BQ = 128 with 8 warps of 16 rows 4646 us (206 registers, one block per SM, barriers
 //     over 8 warps).
-//   - BQ = 64 with Q in registers 4594.0 us: the model's favourite (2966 us), but the spills and
+//   - BQ = 64 with Q in registers 4594.0 us: the model's favourite (3038 us), but the spills and
 //     the 2-blocks-per-SM shape cost more than it thinks; BQ = 64 with Q re-read 4145.3 us; MT = 1
 //     with one barrier per tile 3914.8 us.
 // measured: 3486.45 us on NVIDIA H200

@@ -39,12 +39,12 @@
 // (q and o 134 MB each, k and v 34 MB each) take 70 us at 4.8 TB/s. A100 80 GB (312 TFLOP/s):
 // 3.5 ms; RTX 4090 (165 TFLOP/s with f32 accumulation): 6.7 ms. A kernel that computes every tile
 // and masks does 2.2 TFLOP: twice these.
-// Predicted by `warpbook predict` for the H200 (the model reads 1.2-1.4x slow on these kernels;
-// compare the figures with each other): this file 3326 us; 16 rows a warp (below) 5843 us; solution
-// 22's shape (BQ = 64, 4 warps, MT = 2, BKV = 64, Q in registers, about 70 bytes of spills) 3489
-// us; the same with Q re-read 4827 us (unbranched mask). The model weighs each block by where it
-// sits in the grid (docs/perf-model.md): extrapolating every block from the busiest SM's first
-// ones, the longest tiles, would say 11.8 ms for the 16-rows-a-warp form instead of 5.8.
+// Predicted by `warpbook predict` for the H200: this file 3228 us (0.90 of the H200); 16 rows a
+// warp (below) 4292 us (1.04); solution 22's shape (BQ = 64, 4 warps, MT = 2, BKV = 64, Q in
+// registers, about 70 bytes of spills) 3010 us (0.62: the spills' traffic is not in the model); the
+// same with Q re-read 3830 us (unbranched mask). The model weighs each block by where it sits in
+// the grid (docs/perf-model.md): extrapolating every block from the busiest SM's first ones, the
+// longest tiles, would say 11.8 ms for the 16-rows-a-warp form instead of 4.3.
 // Measured on the H200 (`warpbook check`, all in one run, median): this file 3577.1 us, 307 TFLOP/s
 // of visible pairs. PyTorch's SDPA forced to its flash backend (FlashAttention-2) takes 3297.8 us:
 // this file is 0.92x of it (the bar docs/vs-torch-h200.md sets: 0.8x). SDPA (is_causal, enable_gqa)
