@@ -1,11 +1,12 @@
-// Puzzle 24's loads alone: the ring of bench/perfmodel/curriculum2/24-split-k-ring-two-chunks-a-block.cu
-// (blocks take two 512-key chunks where the grid has 4096 blocks or more), with the arithmetic on the keys
-// taken out. Each lane still copies its K and V pieces through the same two-round cp.async ring,
-// waits for them and reads them back from shared memory; instead of scores, a softmax and the
-// weighted sum it adds one word of each piece into acc, so the loads cannot be dropped. The block
-// merge, the partials and decode_combine run as before, on meaningless values: the answer is
-// wrong, and only the time says anything. It is the least time this grid, ring and access pattern
-// can take, to set the solution beside.
+// Puzzle 24's loads alone: the ring of
+// bench/perfmodel/curriculum2/24-split-k-ring-two-chunks-a-block.cu (blocks take two 512-key chunks
+// where the grid has 4096 blocks or more), with the arithmetic on the keys taken out. Each lane
+// still copies its K and V pieces through the same two-round cp.async ring, waits for them and
+// reads them back from shared memory; instead of scores, a softmax and the weighted sum it adds one
+// word of each piece into acc, so the loads cannot be dropped. The block merge, the partials and
+// decode_combine run as before, on meaningless values: the answer is wrong, and only the time says
+// anything. It is the least time this grid, ring and access pattern can take, to set the solution
+// beside.
 // Run (on a GPU):
 //   warpbook run 24-decode-attention bench/perfmodel/experiments/decode-bare-reads/bare-reads.cu
 //     --size B=64 --size Hq=32 --size Hkv=8 --size L=8192 --size D=128 --time-wrong

@@ -1,9 +1,9 @@
 // Experiment · puzzle 24's ring with two chunks a block
-// (bench/perfmodel/curriculum2/24-split-k-ring-two-chunks-spare-blocks-last.cu) with its K and V pieces brought into the
-// ring by bulk copies (cp.async.bulk, Hopper's TMA in its one-dimensional form) instead of each
-// lane's 16-byte cp.async: one 256-byte copy per key and head, issued by one lane, completing on
-// the warp's mbarrier for that ring slot; nothing else changed (the read side takes zeros for keys
-// past the end instead of zero-filled slots). sm_90 only.
+// (bench/perfmodel/curriculum2/24-split-k-ring-two-chunks-spare-blocks-last.cu) with its K and V
+// pieces brought into the ring by bulk copies (cp.async.bulk, Hopper's TMA in its one-dimensional
+// form) instead of each lane's 16-byte cp.async: one 256-byte copy per key and head, issued by one
+// lane, completing on the warp's mbarrier for that ring slot; nothing else changed (the read side
+// takes zeros for keys past the end instead of zero-filled slots). sm_90 only.
 // Run (on a GPU):
 //   warpbook check 24-decode-attention bench/perfmodel/experiments/read-shapes/decode-bulk.cu
 // Measured on the H200 (`warpbook check`, two rounds beside the

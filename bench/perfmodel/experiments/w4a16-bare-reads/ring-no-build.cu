@@ -1,7 +1,7 @@
 // Diagnostic · puzzle 32's ring with no x'' build and no decode: what the loads alone take.
 //
-// What: ring-half2-build.cu with the loop that builds x'' taken out (x is never read). The answer is
-// wrong; the time is the per-warp cp.async ring of row pairs and nothing else.
+// What: ring-half2-build.cu with the loop that builds x'' taken out (x is never read). The answer
+// is wrong; the time is the per-warp cp.async ring of row pairs and nothing else.
 // Run:  warpbook run 32-w4a16-gemv \
 //         bench/perfmodel/experiments/w4a16-bare-reads/ring-no-build.cu \
 //         --size M=57344 --size K=8192 --time-wrong        (on a GPU)

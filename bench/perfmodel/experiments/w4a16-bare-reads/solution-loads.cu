@@ -1,8 +1,8 @@
 // Diagnostic · puzzle 32's f32-FMA form with its arithmetic taken out: how fast are its loads?
 //
 // What: that form's loads, addresses and software pipeline exactly
-// (bench/perfmodel/curriculum2/32-gemv-f32-fma-read-flush.cu: 4 rows a warp, each lane two 4-byte words
-// and a 2-byte piece of a row and the scale per step, the next step loaded before this one is
+// (bench/perfmodel/curriculum2/32-gemv-f32-fma-read-flush.cu: 4 rows a warp, each lane two 4-byte
+// words and a 2-byte piece of a row and the scale per step, the next step loaded before this one is
 // used), with the dequantisation and the 16 FMAs a step replaced by one XOR and one FMA, so the
 // answer is wrong and the time is the load pattern's.
 // Run:  warpbook run 32-w4a16-gemv bench/perfmodel/experiments/w4a16-bare-reads/solution-loads.cu \
