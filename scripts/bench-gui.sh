@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The window's speed (issue 4, "Speed"): first frame after start, frames per second with a
+# The window's speed: first frame after start, frames per second with a
 # 1000-point roofline history and a 500-line file open, and resident memory. Under Xvfb with
 # Mesa's software OpenGL when there is no display, so the figures are a floor: a real GPU draws
 # faster.   Usage: scripts/bench-gui.sh [build/warpbook]

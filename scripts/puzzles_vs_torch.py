@@ -5,7 +5,7 @@ eager op doing the same work, and the puzzle's Triton version from bench/triton/
 [perf] sizes and dtypes, timed the way Warpbook times (a warm-up of at least 20 ms; an L2 flush
 before each sample, outside the events, that reads a scratch buffer so that the L2 is left clean;
 CUDA events around the op alone; at least 10 samples and
-100 ms; the median). Prints one markdown row per puzzle with the issue's performance bar and whether
+100 ms; the median). Prints one markdown row per puzzle with Warpbook's performance bar and whether
 it is met, and writes, into --out (default $OUT, else /tmp/vs-torch):
   checks.json    every report, slimmed (the cases keep label, verdict, steps_ms)
   vs_torch.json  the figures behind the table
@@ -33,7 +33,7 @@ import sys
 import time
 import traceback
 
-# The issue's bars. Memory-bound: at least 80% of speed of light and at least as fast as PyTorch.
+# Warpbook's bars against the libraries. Memory-bound: at least 80% of speed of light and at least as fast as PyTorch.
 SOL_AND_TORCH = {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 14, 15, 18, 24, 25, 26, 27, 28, 29, 30, 31, 32}
 AS_FAST_AS = {10: "torch.bincount", 11: "torch.cumsum", 16: "F.conv1d", 34: "the loop over experts"}
 # At least this fraction of PyTorch's speed: attention against SDPA's flash backend; the FP8 GEMM
@@ -425,7 +425,7 @@ def attention_check(torch, q, k, v, causal, got):
 
 
 def sdpa_backends(torch, call):
-    """call() under SDPA's flash backend (the issue's bar for 22 and 23), and, to be reported beside it,
+    """call() under SDPA's flash backend (the bar for 22 and 23), and, to be reported beside it,
     call() as SDPA chooses by itself and under each other backend that runs it."""
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
@@ -454,7 +454,7 @@ def b22(torch, F, s):
     return Op(f"F.scaled_dot_product_attention(q, k, v) under sdpa_kernel(FLASH_ATTENTION); bf16 [{bsz}, {h}, {S}, {d}]",
               fn, lambda: res["o"], lambda got: attention_check(torch, q, k, v, False, got),
               lambda tk: lambda: tk.flash_attention(q, k, v, o2),
-              "the issue's bar is SDPA's flash backend (FlashAttention-2), forced; SDPA allocates o", also)
+              "the bar is SDPA's flash backend (FlashAttention-2), forced; SDPA allocates o", also)
 
 
 def b23(torch, F, s):
@@ -479,7 +479,7 @@ def b23(torch, F, s):
               f"sdpa_kernel(FLASH_ATTENTION); bf16 q [{bsz}, {hq}, {S}, {d}], k and v [{bsz}, {hkv}, {S}, {d}]",
               fn, lambda: res["o"], lambda got: attention_check(torch, q, k, v, True, got),
               lambda tk: lambda: tk.causal_flash_attention(q, k, v, o2),
-              (note + "; " if note else "") + "the issue's bar is SDPA's flash backend, forced; Sq = Sk, so "
+              (note + "; " if note else "") + "the bar is SDPA's flash backend, forced; Sq = Sk, so "
               "is_causal's top-left mask is the puzzle's; SDPA allocates o", also)
 
 
@@ -496,7 +496,7 @@ def b20(torch, F, s):
 
     return Op(f"torch.matmul(A, B.T, out=C16); bf16 [{m}, {k}] x [{n}, {k}]^T -> bf16",
               lambda: torch.matmul(a, b.t(), out=c16), lambda: c16, check, lambda tk: lambda: tk.mma_gemm(a, b, c32),
-              "cuBLAS (wgmma on the H200) against mma.sync: the ratio is the issue's 'ratio to cuBLAS'. torch.matmul on "
+              "cuBLAS (wgmma on the H200) against mma.sync: the ratio is the bar's 'ratio to cuBLAS'. torch.matmul on "
               "bf16 returns bf16 (f32 sums, C rounded to bf16: half a bf16 ulp of |C| ~ 20 is 0.06), so its check is "
               "expected to fail the puzzle's atol 4e-3; it writes 2 bytes per element of C where the puzzle writes 4")
 

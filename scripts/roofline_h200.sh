@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The roofline issue's run on the GPU machine (../shared/device/README.md): build the headless
+# The roofline's measurements on the GPU machine (../shared/device/README.md): build the headless
 # configuration, run the probe suite (twice: the table, then JSON), PyTorch's copy and bf16 matmul,
 # the gpu probe test, and puzzles 01-03's solutions and starters for the chart. Everything worth
 # keeping goes to $OUT: roofline-h200.svg, probe.json, torch.json, warpbook.db, run.log.

@@ -18,11 +18,11 @@
 // hint on the loads was slower (189.8). torch.add in the same run: 188.8-189.0 us.
 //
 // Napkin maths on the H200: 12 B x 2^26 = 805 MB; at the 4.8 TB/s datasheet that is 168 us.
-// Measured on the H200: 188.3-188.4 us, 4274-4276 GB/s: 89% of the 4.8 TB/s datasheet and 92% of
-// the 4.64 TB/s DRAM ceiling measured by `warpbook probe`; gold. At parity with torch.add (both
-// sit at the DRAM limit; ours was 0.3% faster in that run).
-// Session 13 (2026-11-29), with the L2 flushed by a read (bench/perfmodel/experiments/l2-flush):
-// 183.3 us (189.02 with the writing flush).
+// Measured on the H200: 183.33 us, 4393 GB/s: 92% of the 4.8 TB/s datasheet, 96% of the 4.56 TB/s
+// DRAM read ceiling `warpbook probe` measures; gold. At parity with torch.add (both sit at the DRAM
+// limit; ours was 0.3% faster in that run). With the L2 flushed by writing instead of reading, the
+// flush's dirty lines drain during the timed kernel and it takes 189.02 us
+// (bench/perfmodel/experiments/l2-flush).
 // measured: 183.33 us on NVIDIA H200
 // @tune BLOCK=1024
 // @tune ITEMS=4

@@ -11,10 +11,10 @@
 // in flight; the shuffle tree needs 5 steps per warp and a single __syncthreads().
 // Rows start at r * cols floats, which is 16-byte aligned only when cols % 4 == 0, so other
 // widths fall back to scalar loads (still coalesced).
-// Measured on the H200: 70.7 us, 3798 GB/s: 79% of the 4.8 TB/s datasheet, 83% of
-// the 4.56 TB/s DRAM ceiling measured by `warpbook probe`; gold.
-// Session 13 (2026-11-29), with the L2 flushed by a read (bench/perfmodel/experiments/l2-flush):
-// 62.0 us (70.91 with the writing flush).
+// Measured on the H200: 61.95 us, 4334 GB/s: 90% of the 4.8 TB/s datasheet, 95% of the 4.56 TB/s
+// DRAM read ceiling `warpbook probe` measures; gold. With the L2 flushed by writing instead of
+// reading, the flush's dirty lines drain during the timed kernel and it takes 70.91 us
+// (bench/perfmodel/experiments/l2-flush).
 // measured: 61.95 us on NVIDIA H200
 // @tune BLOCK=512
 

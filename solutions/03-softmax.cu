@@ -14,10 +14,10 @@
 // blocks. Each reduction is a warp xor-shuffle tree (every lane gets the result), one exchange of
 // 16 per-warp values through shared memory, and a second shuffle tree. __expf is one MUFU.EX2 and
 // a multiply: its error (2 ulp plus the scaling) is far inside the 1e-4 tolerance.
-// Measured on the H200: 131.9 us, 4070 GB/s: 85% of the 4.8 TB/s datasheet, 89% of
-// the 4.56 TB/s DRAM ceiling measured by `warpbook probe`; gold.
-// Session 13 (2026-11-29), with the L2 flushed by a read (bench/perfmodel/experiments/l2-flush):
-// 128.9 us (133.14 with the writing flush).
+// Measured on the H200: 128.91 us, 4164 GB/s: 87% of the 4.8 TB/s datasheet, 91% of the 4.56 TB/s
+// DRAM read ceiling `warpbook probe` measures; gold. With the L2 flushed by writing instead of
+// reading, the flush's dirty lines drain during the timed kernel and it takes 133.14 us
+// (bench/perfmodel/experiments/l2-flush).
 // measured: 128.91 us on NVIDIA H200
 // @tune BLOCK=512
 

@@ -18,11 +18,10 @@
 // 188.7-188.9 us.
 //
 // Napkin maths: 805 MB at 4.8 TB/s = 168 us on the H200 (gold is 75%: 224 us).
-// Measured on the H200: 188.5-188.7 us, 4269-4272 GB/s: 89% of the 4.8 TB/s datasheet and 92%
-// of the 4.64 TB/s DRAM ceiling measured by `warpbook probe`; gold. At parity with torch.add
-// (both at the DRAM limit, within 0.2%).
-// Session 13 (2026-11-29), with the L2 flushed by a read (bench/perfmodel/experiments/l2-flush):
-// 183.8 us (189.5 with the writing flush).
+// Measured on the H200: 183.78 us, 4382 GB/s: 91% of the 4.8 TB/s datasheet, 96% of the 4.56 TB/s
+// DRAM read ceiling `warpbook probe` measures; gold. At parity with torch.add (both at the DRAM
+// limit, within 0.2%). With the L2 flushed by writing instead of reading, the flush's dirty lines
+// drain during the timed kernel and it takes 189.5 us (bench/perfmodel/experiments/l2-flush).
 // measured: 183.78 us on NVIDIA H200
 // @tune BX=64
 // @tune BY=4

@@ -23,10 +23,10 @@
 // Napkin maths: 537 MB at 4.8 TB/s = 112 us on the H200 (gold is 70%: 160 us). A transpose is a
 // copy, and the probe's best copy measures 3.99 TB/s (83% of the datasheet, 87% of the 4.56 TB/s
 // read stream that `warpbook probe` takes as the DRAM ceiling).
-// Measured on the H200: 136.1 us, 3946 GB/s: 82% of the 4.8 TB/s datasheet, 87% of
-// the 4.56 TB/s DRAM ceiling measured by `warpbook probe`; gold.
-// Session 13 (2026-11-29), with the L2 flushed by a read (bench/perfmodel/experiments/l2-flush):
-// 134.1 us (137.25 with the writing flush).
+// Measured on the H200: 134.08 us, 4005 GB/s: 83% of the 4.8 TB/s datasheet and as fast as the
+// probe's best copy (3.99 TB/s); gold. With the L2 flushed by writing instead of reading, the
+// flush's dirty lines drain during the timed kernel and it takes 137.25 us
+// (bench/perfmodel/experiments/l2-flush).
 // measured: 134.08 us on NVIDIA H200
 // @tune TILE=64
 // @tune ROWS=4

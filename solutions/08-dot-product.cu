@@ -14,10 +14,10 @@
 // deterministic: the same order of additions on every run.
 //
 // Napkin maths: 1.07 GB at 4.8 TB/s = 224 us on the H200 (gold is 80%: 280 us).
-// Measured on the H200: 252.9 us, 4246 GB/s: 88% of the 4.8 TB/s datasheet, 93% of
-// the 4.56 TB/s DRAM ceiling measured by `warpbook probe`; gold.
-// Session 13 (2026-11-29), with the L2 flushed by a read (bench/perfmodel/experiments/l2-flush):
-// 240.4 us (253.7 with the writing flush).
+// Measured on the H200: 240.45 us, 4465 GB/s: 93% of the 4.8 TB/s datasheet, 98% of the 4.56 TB/s
+// DRAM read ceiling `warpbook probe` measures; gold. With the L2 flushed by writing instead of
+// reading, the flush's dirty lines drain during the timed kernel and it takes 253.7 us
+// (bench/perfmodel/experiments/l2-flush).
 // measured: 240.45 us on NVIDIA H200
 // @tune BLOCK=512
 // @tune GRID=528

@@ -13,10 +13,10 @@
 // costs one barrier.
 //
 // Napkin maths: 537 MB at 4.8 TB/s = 112 us on the H200 (gold is 80%: 140 us).
-// Measured on the H200: 135.1 us, 3974 GB/s: 83% of the 4.8 TB/s datasheet, 87% of
-// the 4.56 TB/s DRAM ceiling measured by `warpbook probe`; gold.
-// Session 13 (2026-11-29), with the L2 flushed by a read (bench/perfmodel/experiments/l2-flush):
-// 129.2 us (135.46 with the writing flush).
+// Measured on the H200: 129.17 us, 4157 GB/s: 87% of the 4.8 TB/s datasheet, 91% of the 4.56 TB/s
+// DRAM read ceiling `warpbook probe` measures; gold. With the L2 flushed by writing instead of
+// reading, the flush's dirty lines drain during the timed kernel and it takes 135.46 us
+// (bench/perfmodel/experiments/l2-flush).
 // measured: 129.17 us on NVIDIA H200
 // @tune BLOCK=512
 

@@ -15,10 +15,10 @@
 // produces exp(-inf + inf) = NaN. __expf (ex2.approx) is accurate to ~2 ulp, far inside 1e-4.
 //
 // Napkin maths: 537 MB at 4.8 TB/s = 112 us on the H200 (gold is 75%: 149 us).
-// Measured on the H200: 133.3 us, 4027 GB/s: 84% of the 4.8 TB/s datasheet, 88% of
-// the 4.56 TB/s DRAM ceiling measured by `warpbook probe`; gold.
-// Session 13 (2026-11-29), with the L2 flushed by a read (bench/perfmodel/experiments/l2-flush):
-// 130.1 us (133.9 with the writing flush).
+// Measured on the H200: 130.14 us, 4125 GB/s: 86% of the 4.8 TB/s datasheet, 90% of the 4.56 TB/s
+// DRAM read ceiling `warpbook probe` measures; gold. With the L2 flushed by writing instead of
+// reading, the flush's dirty lines drain during the timed kernel and it takes 133.9 us
+// (bench/perfmodel/experiments/l2-flush).
 // measured: 130.14 us on NVIDIA H200
 
 #define NT 256          // threads per row (fixed by the puzzle)

@@ -13,10 +13,10 @@
 // __launch_bounds__ keeps it to 64 registers so that 4 blocks share an SM.
 //
 // Napkin maths: 1.07 GB at 4.8 TB/s = 224 us on the H200 (gold is 75%: 299 us).
-// Measured on the H200: 256.8 us, 4182 GB/s: 87% of the 4.8 TB/s datasheet, 92% of
-// the 4.56 TB/s DRAM ceiling measured by `warpbook probe`; gold.
-// Session 13 (2026-11-29), with the L2 flushed by a read (bench/perfmodel/experiments/l2-flush):
-// 254.1 us (259.52 with the writing flush).
+// Measured on the H200: 254.13 us, 4226 GB/s: 88% of the 4.8 TB/s datasheet, 93% of the 4.56 TB/s
+// DRAM read ceiling `warpbook probe` measures; gold. With the L2 flushed by writing instead of
+// reading, the flush's dirty lines drain during the timed kernel and it takes 259.52 us
+// (bench/perfmodel/experiments/l2-flush).
 // measured: 254.13 us on NVIDIA H200
 // @tune BLOCK=256
 

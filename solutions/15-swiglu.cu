@@ -12,10 +12,10 @@
 // form g / (1 + exp(-g)) saturates correctly at both ends (exp(-g) -> Inf gives -0, -> 0 gives g).
 //
 // Napkin maths: 1.41 GB at 4.8 TB/s = 294 us on the H200 (gold is 75%: 392 us).
-// Measured on the H200: 326.3 us, 4319 GB/s: 90% of the 4.8 TB/s datasheet, 95% of
-// the 4.56 TB/s DRAM ceiling measured by `warpbook probe`; gold.
-// Session 13 (2026-11-29), with the L2 flushed by a read (bench/perfmodel/experiments/l2-flush):
-// 320.0 us (326.66 with the writing flush).
+// Measured on the H200: 320.00 us, 4404 GB/s: 92% of the 4.8 TB/s datasheet, 97% of the 4.56 TB/s
+// DRAM read ceiling `warpbook probe` measures; gold. With the L2 flushed by writing instead of
+// reading, the flush's dirty lines drain during the timed kernel and it takes 326.66 us
+// (bench/perfmodel/experiments/l2-flush).
 // measured: 320.00 us on NVIDIA H200
 // @tune BLOCK=256
 // @tune VEC=8

@@ -10,15 +10,15 @@
 // Why: A is read exactly once, so DRAM bandwidth sets the time (0.5 FLOP/byte). A warp reading a
 // row moves 512 contiguous bytes per instruction. x (32 KiB at K = 8192) is reused by every row and
 // lives in L1/L2, costing instructions but no DRAM traffic. A is read with __ldcs (evict-first):
-// it streams through once, so it should not push x out of the caches (138 us against 140 us). With
-// 64 warps per SM and 4 x 16 B in flight per lane there are ~128 KB of loads in flight per SM,
-// several times what the H200 needs.
+// it streams through once, so it should not push x out of the caches (2 us less than plain loads:
+// 138 against 140 us with the L2 flushed by writing). With 64 warps per SM and 4 x 16 B in flight
+// per lane there are ~128 KB of loads in flight per SM, several times what the H200 needs.
 //
 // Napkin maths: 537 MB at 4.8 TB/s = 112 us on the H200 (gold is 80%: 140 us).
-// Measured on the H200: 138.1 us, 3888 GB/s: 81% of the 4.8 TB/s datasheet, 85% of
-// the 4.56 TB/s DRAM ceiling measured by `warpbook probe`; gold.
-// Session 13 (2026-11-29), with the L2 flushed by a read (bench/perfmodel/experiments/l2-flush):
-// 123.9 us (139.2 with the writing flush).
+// Measured on the H200: 123.90 us, 4333 GB/s: 90% of the 4.8 TB/s datasheet, 95% of the 4.56 TB/s
+// DRAM read ceiling `warpbook probe` measures; gold. With the L2 flushed by writing instead of
+// reading, the flush's dirty lines drain during the timed kernel and it takes 139.2 us
+// (bench/perfmodel/experiments/l2-flush).
 // measured: 123.90 us on NVIDIA H200
 // @tune THREADS=32
 // @tune ROWS=8

@@ -24,7 +24,7 @@
 //     row's last chunk: they only reach rows and columns of C that are never stored, so they
 //     need no test, and warps whose tile lies past M or N run their mma like the others.
 //     The last tiles (and everything when K or N is not a multiple of 8) go through a plain
-//     one-step loop with the bounds tests of the previous version.
+//     one-step loop with a bounds test on every copy.
 //   - Shared rows are padded by 8 halves (A: 72 halves = 144 B, B: 136 halves = 272 B), so the 8
 //     rows of 16 bytes that one ldmatrix phase reads fall in 8 different groups of 4 banks.
 //   - Edges (the one-step loop): a chunk of 8 halves lies wholly inside or wholly outside A (or
@@ -42,15 +42,14 @@
 // Why: at 4096^3 the kernel must do 137 GFLOP; the least DRAM traffic is 134 MB, so everything is
 // about feeding the tensor cores from shared memory. A 64 x 64 warp tile reads 8 fragments
 // (4 KB) for 16 mma of 16 x 16 x 16 (131 kFLOP): 32 FLOP per shared byte, which an SM's 128 B/clk
-// of shared memory sustains above the ~2450 FLOP/clk/SM mma.sync reaches on the H200. The first
-// version of this solution used one block of 8 warps per SM (128 x 256 tiles, 3 stages): at every
-// __syncthreads, while its ring filled and during its epilogue, the whole SM's tensor cores
-// waited. Two blocks of 4 warps per SM keep the same 8 warps and the same warp tile, but one
-// block's barrier or epilogue overlaps the other's mma; the price is 1.5x the L2 bytes per FLOP
-// (64 against 85 FLOP per L2 byte), which the 60 MB L2 absorbs.
-// Why the unrolled loop: the rolled loop ran ~180 other instructions per warp and 32-deep k-step
-// beside its 64 HMMA, 16 LDSM and 8 LDGSTS (sm_90, nvcc 13.0 -O3, the path K % 8 == 0 takes):
-// a run-time ring slot in every fragment and copy address, a 64-bit multiply, a bounds test
+// of shared memory sustains above the ~2450 FLOP/clk/SM mma.sync reaches on the H200. One block of
+// 8 warps per SM (128 x 256 tiles, 3 stages) loses: at every __syncthreads, while its ring filled
+// and during its epilogue, the whole SM's tensor cores waited. Two blocks of 4 warps per SM keep
+// the same 8 warps and the same warp tile, but one block's barrier or epilogue overlaps the other's
+// mma; the price is 1.5x the L2 bytes per FLOP (64 against 85 FLOP per L2 byte), which the L2
+// absorbs. Why the unrolled loop: the rolled loop ran ~180 other instructions per warp and 32-deep
+// k-step beside its 64 HMMA, 16 LDSM and 8 LDGSTS (sm_90, nvcc 13.0 -O3, the path K % 8 == 0
+// takes): a run-time ring slot in every fragment and copy address, a 64-bit multiply, a bounds test
 // and a select per copied chunk. The unrolled loop runs ~56 per 64-deep step (28 per 32 of k;
 // 29 at BK 32 x 4): the wait, the barrier, the commit, 3 no-op LDS ptxas puts before
 // cp.async, 8 IMAD.WIDE for the B copies, and ~36 for fragment addresses. That last part WMMA
@@ -61,30 +60,29 @@
 // Shared memory: 2 x (128 x 72 + 64 x 136) x 2 B = 71680 B of ring, 73728 B for the epilogue's
 // C staging: 73728 B per block, dynamic (@tune SMEM), two blocks per SM. Grid at 4096^3:
 // 32 x 32 = 1024 blocks on 132 SMs x 2.
-// Timed on the H200 (`warpbook check`, 2026-11-25, twice each, side by side): the file before
-// this loop 424.3 and 425.2 us; the unrolled loop at BK 32 x 2 stages 514.1 and 513.1 us, at
-// BK 32 x 4 410.2 and 410.1 us, at BK 64 x 2 (this file) 397.4 and 397.8 us: 346 TFLOP/s, 53% of
-// the mma.sync ceiling `warpbook probe` measured (647-653 TFLOP/s), now clear of the 50% bar.
-// `warpbook predict` said 415 us for this file and 525 us for BK 32 x 4: the model is no guide
-// between K steps here (puzzle 20's loops show the same).
 //
 // Napkin maths: 137.4 GFLOP at 989 TFLOP/s (datasheet, dense f16) = 139 us on the H200; the
-// mma.sync path that WMMA compiles to peaks near 646 TFLOP/s (213 us), wgmma near 970 (142 us,
-// what `warpbook probe` measured; WMMA cannot use it). DRAM: 134 MB at 4.8 TB/s is 28 us.
-// Before the loop below (K step 32, 4 stages, the loop rolled, every copy with its bounds test;
-// on the H200, `warpbook check`, median, 2026-11-24), against the same file with other settings:
-//   128 x 256 tile, 8 warps, 3 stages (the first solution)     584 us  235 TFLOP/s
-//   128 x 128 tile, 4 warps, 2 blocks per SM, 4 stages           430 us  319 TFLOP/s
-//   ... and C through shared memory with 16-byte stores (this)   424 us  324 TFLOP/s
-//   ... with a K step of 64 instead                              445 us
-//   ... with blocks grouped 8 rows at a time for the L2          480 us
-//   a software pipeline of fragments in registers (255 regs)     477-480 us
-// That file reached half the mma.sync ceiling (324 of 646 TFLOP/s), which is the gold bar; the
-// medal sits on that edge (the probe's tensor ceiling moves by a per cent or two between runs).
-// `warpbook predict` said ~455 us for it and names the load/store unit: it charges each
-// wmma.load 8 shared-memory wavefronts where ptxas emits one ldmatrix.x4 (4).
-// Measured on the H200 (`warpbook check`, 2026-11-24), that file: 424.2 us, 324 TFLOP/s, 32.8%
-// of the speed of light against the tensor ceiling `warpbook probe` measured (wgmma's).
+// mma.sync path that WMMA compiles to peaks near 646 TFLOP/s (213 us), wgmma near 970 (142 us, what
+// `warpbook probe` measured; WMMA cannot use it). DRAM: 134 MB at 4.8 TB/s is 28 us.
+// Measured on the H200 (`warpbook check`): 397.4 us, 346 TFLOP/s, 53% of the mma.sync ceiling
+// `warpbook probe` measures (647-653 TFLOP/s), clear of the 50% bar. `warpbook predict` says 415 us
+// for this file and 525 us for BK 32 x 4: the model is no guide between K steps here (puzzle 20's
+// loops show the same).
+// What loses, and by how much (H200, `warpbook check`, medians):
+//   - The loop rolled (K step 32, 4 stages, a run-time ring slot, every copy with its bounds test):
+//     424.3 and 425.2 us beside this file's 397.4 and 397.8 (324 TFLOP/s: half the mma.sync
+//     ceiling, on the gold bar's edge). `warpbook predict` says ~455 us for it and names the
+//     load/store unit: it charges each wmma.load 8 shared-memory wavefronts where ptxas emits one
+//     ldmatrix.x4 (4).
+//   - The unrolled loop at other ring shapes, side by side: BK 32 x 2 stages 514.1 and 513.1 us, BK
+//     32 x 4 410.2 and 410.1.
+//   - On the rolled loop, against the same file with other settings:
+//       128 x 256 tile, 8 warps, 3 stages                        584 us  235 TFLOP/s
+//       128 x 128 tile, 4 warps, 2 blocks per SM, 4 stages       430 us  319 TFLOP/s
+//       ... and C through shared memory with 16-byte stores      424 us  324 TFLOP/s
+//       ... with a K step of 64 instead                          445 us
+//       ... with blocks grouped 8 rows at a time for the L2      480 us
+//       a software pipeline of fragments in registers (255 regs) 477-480 us
 // measured: 397.41 us on NVIDIA H200
 // @tune BM=128
 // @tune BN=128

@@ -18,7 +18,7 @@
 //     same chunk column (tid % 8) of rows a fixed step apart (tid / 8 + 32 i), so each step it
 //     only adds BK to a pointer. Per copy instruction a warp covers 4 whole rows (4 x 128 bytes):
 //     a form whose instruction covered 8 half rows (the same bytes) took 11% longer (2 blocks of
-//     128 x 128, 346.6 and 342.7 us beside 310.0 and 309.1, 2026-12-03): the L2 counts requests.
+//     128 x 128, 346.6 and 342.7 us beside 310.0 and 309.1): the L2 counts requests.
 //     Computed per chunk per step (row, chunk, swizzle, bounds, a 64-bit multiply: ~20 integer
 //     instructions for each of 16 chunks a step) the 128 x 128 kernel took 465 us instead of 343
 //     on the H200: the tensor cores waited on instruction issue, not on memory.
@@ -63,7 +63,7 @@
 // The L2 is what sets the pace. A 128 x 128 block tile does 64 FLOP per byte it copies (2 x 128 x
 // 128 x 64 FLOP per 32 KB): 2.1 GB of L2 reads at 4096^3, 7.0 TB/s at 308 us, 79% of the 8.8
 // TB/s `warpbook probe` measured for the L2. A 256 x 128 tile does 85 FLOP per byte: 1.6 GB,
-// 5.4 TB/s at 298 us. Taken out of the 128 x 128 kernel one at a time (2026-12-03, timed with
+// 5.4 TB/s at 298 us. Taken out of the 128 x 128 kernel one at a time (timed with
 // `warpbook run --time-wrong` beside it at 307.3-310.0 us): the copies in the loop 255.7/256.2
 // us (-17%), every mma's operands but a quarter loaded by ldmatrix 300.4/300.3 (-3%), the
 // barrier and wait 297.0/295.9 (-4%), the stores of C 297.2/296.9 (-4%), copies, barrier and
@@ -75,79 +75,55 @@
 // block per SM. Grid at 4096^3: 32 x 16 = 512 blocks over 132 SMs (3.9 waves). That much shared
 // memory is a Hopper's (227 KB a block); the code is Ampere's (cp.async, ldmatrix, mma.sync and
 // mbarriers all run on sm_80), so on an A100 (163 KB) take STAGES = 3, on an RTX 4090 (99 KB)
-// STAGES = 2. On sm_90 the file compiles to the same machine code as the one timed below.
+// STAGES = 2. On sm_90 the file compiles to the same machine code as the one timed.
 //
 // Napkin maths (H200): 137.4 GFLOP at 989 TFLOP/s (datasheet, dense bf16) = 139 us; at the
 // mma.sync ceiling `warpbook probe` measured (646 TFLOP/s) 213 us; the gold bar (0.45 x 989 =
-// 445 TFLOP/s) is 309 us, issue 12's 70% of the mma.sync ceiling 304 us. DRAM: 134 MB at 4.8
-// TB/s is 28 us, hidden under the math.
+// 445 TFLOP/s) is 309 us, 70% of the mma.sync ceiling 304 us. DRAM: 134 MB at 4.8
+// TB/s is 28 us, hidden under the math. cuBLAS (torch.matmul, on wgmma) takes 178 us at this size.
 //
-// How it got here. Until 2026-12-03 this file was the 128 x 128, two-blocks-an-SM form with one
-// __syncthreads() a k-step (STAGES = 2, 307-309 us); what follows is its log.
-// Timed on the H200 (`warpbook check`, 2026-11-25), all with the copies computed once:
-// BK 32 x 4 stages 343 us, BK 64 x 3 stages 349 us, BK 64 x 4 stages 496 us (one block per SM);
-// 256 x 128 or 128 x 256 block tiles of 8 warps 382 us; ldmatrix of step k + 1 issued before
-// the mma of step k (fragments double-buffered in registers) 349 us: no gain, ptxas already
-// interleaves them. Later, side by side with this file (346 us that run): 8 warps of 64 x 32 or
-// 32 x 64 warp tiles, two blocks per SM (128 registers each), 417 and 424 us (406 with 5 stages);
-// 5 stages 356 us; blocks grouped 8 tile rows at a time for the L2 352 us.
-//
-// Napkin maths (H200): 137.4 GFLOP at 989 TFLOP/s (datasheet, dense bf16) = 139 us; at the
-// mma.sync ceiling `warpbook probe` measured (646 TFLOP/s) 213 us; the gold bar (0.45 x 989 =
-// 445 TFLOP/s) is 309 us. DRAM: 134 MB at 4.8 TB/s is 28 us, hidden under the math.
-// Measured on the H200 (`warpbook check`, 2026-11-25), before the loop below was unrolled:
-// 343.1 us, 401 TFLOP/s: 62% of the measured mma.sync ceiling. cuBLAS (torch.matmul, wgmma)
-// takes 178 us at this size.
-// The mainloop in machine code (sm_90, nvcc 13.0 -O3, counted on its BK 32 x 4 form: 247 to 249
-// registers, no spills), per warp and 32-deep k-step: 64 HMMA.16816, 16 LDSM.x4 (4 mma per
-// ldmatrix) and 8 LDGSTS.128, and 15 other instructions (the wait, the barrier, the commit, 3 no-op
-// LDS that ptxas puts before cp.async, 8 for moving the pointers and the loop's test, spread over
-// the trip). The version timed above (343 us) ran 87 others a step: 16 IMAD for the ldmatrix
-// addresses (16 offsets in registers plus a run-time stage), ~45 for the copies (a 64-bit multiply,
-// a row test and a select of the source per chunk, the run-time stage), ~15 of branches over K % 8,
-// the last tiles and idle warps.
-// Timed on the H200 (`warpbook check`, 2026-11-25, median; side by side within each run):
-//   - run 5: the 343 us kernel 342.6 us; the unrolled loop (BK 32 x 4, 4 threads a tile row)
-//     326.1 us; with 8 steps a trip and 4 threads a row as before 319.1 us.
-//   - run 7: those two 326.2 and 320.5 us; the 8-step trip at BK 64 x 3 307.0 us (at BK 32 x 5,
-//     321.4; x 3, 327.3); the 4-threads-a-row loop at BK 64 x 3 359.3 us.
-//   - run 8: BK 64 x 2 307.1 us, x 3 311.2, x 4 348.0 (one block per SM).
-//   - run 9, twice each: BK 64 x 2 308.0 and 307.4 us, with streaming C stores 306.2 and 307.9
-//     (this file); BK 64 x 3 310.1 and 310.2, with streaming stores 307.3 and 308.0.
-// That file: 307.1 us, 448 TFLOP/s, 69% of the mma.sync ceiling `warpbook probe` measured that day
-// (647 TFLOP/s): 1% short of issue 12's 70% (303.5 us). The model (`warpbook predict`) said 306.8
-// us for BK 64 x 3 but 452 us for BK 32: it is not yet a guide for these loops.
-// Later the same day (session 3): 4 x STAGES k-steps a trip (the pointers moved half as often)
-// 310.2 us beside this file's 308.5; its hot loop in machine code has 512 HMMA, 128 LDSM, 64 LDGSTS
-// and about 40 other instructions a trip, and spills only outside it.
-// Session 6 (2026-11-25): M = 3968, 4096 and 4224 (992, 1024, 1056 tiles) all take 307-309 us,
-// four rounds of the 264 block slots. So the mainloop runs at 71% of the ceiling, and the
-// part-filled last round costs this size ~3%. Cutting the work differently (stream-K: the last
-// round's tiles split along K, partial sums handed over through global memory) ran 317-343 us
-// in every form tried. Blocks that computed more than one tile lost ~20 us even with nothing
-// split. See bench/perfmodel/experiments/stream-k/. Session 8 (2026-11-27, on an H100): a
-// persistent form whose cp.async ring runs on from tile to tile, launched as exactly the 256
-// blocks it needs, 321.6 us beside this file's 312.2 and 310.9: still slower (same README).
-// Session 9 (2026-11-28, an H100, beside this file's 312.8 and 309.1 us): the mma of a 16-k step
-// issued in a serpentine order (n-tiles reversed on odd m-tiles, for operand reuse) 313.5 us,
-// n-tiles outside and m-tiles inside 318.3 us: ptxas schedules them well enough as written.
-// Larger blocks of 8 warps (64 x 64 warp tiles, one block an SM), this loop, beside this file's
-// 309.2 (session 6) and 307.3-308.7 us (session 18, two rounds): 256 x 128 with 3 stages 308.5 and
-// 308.5-308.8; 256 x 128 x 4 309.6 and 309.5-309.8; 128 x 256 x 3 310.1 and 309.7-310.6; 128 x 256
-// x 4 311.6 and 311.1; 128 x 256 at BK 32 x 5 317.6. A quarter fewer bytes copied per FLOP buys
-// nothing: the copies into shared memory are not what holds the tensor cores back.
-// Session 19 (2026-12-03, H200, `warpbook run --time-wrong` at 4096^3, side by side in each call,
-// two rounds each; the 128 x 128 form took 307.6-309.6 us beside them):
-//   - 256 x 128, one barrier a step, 3 stages: 308.8/307.8; with C through shared memory
-//     305.2/304.8 (the same staging in the 128 x 128 form: 309.3/309.3, no gain, since there the
-//     other block's mma hides the stores).
-//   - 256 x 128 synchronised per slot as above, one arrival per warp on empty (lane 0 after
-//     __syncwarp): 4 stages 301.0/301.2 and 302.0/301.5, 3 stages 302.9/303.0; 128 x 256 303.6/
-//     304.1; three tiles in flight instead of two 305.6/306.4; waiting on full before the copies
-//     316.3/316.3; C stored straight from the accumulators 303.6/305.1; the 128 x 128 form
-//     synchronised per slot (two blocks an SM) 315.1/316.3.
-//   - Every thread arrives on empty (this file): 298.0/298.0 us, 461 TFLOP/s.
-//   The 256 x 128 form without its barriers ran 291.7/290.9 us, without its copies 271.2/271.2.
+// What loses, and by how much (H200, 4096^3, medians of `warpbook check` or `warpbook run
+// --time-wrong`, each version timed side by side with the one it changes):
+//   - The loop's instructions. With the ring stage and the ldmatrix and copy addresses worked out
+//     at run time (a rolled loop, 128 x 128 tiles, BK 32 x 4) the kernel took 343 us. In machine
+//     code (sm_90, nvcc 13.0 -O3, 247 to 249 registers, no spills) its mainloop ran, per warp and
+//     32-deep k-step, 64 HMMA.16816, 16 LDSM.x4 and 8 LDGSTS.128 and 87 other instructions: 16 IMAD
+//     for the ldmatrix addresses, ~45 for the copies (a 64-bit multiply, a row test and a select of
+//     the source per chunk), ~15 of branches over K % 8, the last tiles and idle warps. Unrolled so
+//     the slots are constants, the same step has 15 others (the wait, the barrier, the commit, 3
+//     no-op LDS that ptxas puts before cp.async, 8 for the pointers and the loop's test): STAGES
+//     k-steps a trip 326 us, 2 x STAGES 319-321 us, 4 x STAGES 310.2 beside 308.5 (the pointers
+//     moved half as often, nothing gained).
+//   - The ring's shape (128 x 128, one barrier a k-step, 2 x STAGES steps a trip): BK 64 x 2 307.1
+//     us, x 3 311.2, x 4 348.0 (one block per SM); BK 32 x 3 327.3, x 4 320.5, x 5 321.4. On the
+//     rolled loop: BK 64 x 3 349, BK 64 x 4 496; ldmatrix of step k + 1 issued before the mma of
+//     step k 349 (ptxas already interleaves them); 8 warps of 64 x 32 or 32 x 64 warp tiles, two
+//     blocks per SM, 417 and 424; blocks grouped 8 tile rows at a time for the L2 352 beside 346.
+//   - Larger tiles behind one barrier a k-step, beside the 128 x 128 form's 307-309 us: 256 x 128 x
+//     3 stages 308.5, x 4 309.6; 128 x 256 x 3 310.1, x 4 311.6, at BK 32 x 5 317.6. A quarter
+//     fewer bytes copied per FLOP buys nothing while every k-step ends at a block-wide barrier:
+//     with one block an SM the tensor cores idle at each one.
+//   - Synchronisation, beside the 128 x 128 form's 307.6-309.6 us (two rounds each): 256 x 128 with
+//     one barrier a step, 3 stages, 308.8/307.8, with C through shared memory 305.2/304.8 (the same
+//     staging in the 128 x 128 form 309.3/309.3: there the other block's mma hides the stores);
+//     synchronised per slot with one arrival per warp on empty (lane 0 after __syncwarp) 4 stages
+//     301.0/301.2, 3 stages 302.9/303.0, 128 x 256 303.6/304.1, three tiles in flight instead of
+//     two 305.6/306.4, waiting on full before the copies 316.3/316.3, C stored straight from the
+//     accumulators 303.6/305.1; the 128 x 128 form synchronised per slot (two blocks an SM)
+//     315.1/316.3. Every thread arriving on empty (this file) 298.0/298.0 us, 461 TFLOP/s. Without
+//     its barriers the 256 x 128 form ran 291.7/290.9 us, without its copies 271.2/271.2.
+//   - Streaming C stores (__stcs) against plain ones: 306.2/307.9 against 308.0/307.4 at BK 64 x 2,
+//     307.3/308.0 against 310.1/310.2 at BK 64 x 3.
+//   - The last, part-filled round of blocks: M = 3968, 4096 and 4224 (992, 1024, 1056 tiles of 128
+//     x 128) all take 307-309 us, so it costs this size ~3%. Cutting the work differently
+//     (stream-K: the last round's tiles split along K, partial sums handed over through global
+//     memory) ran 317-343 us in every form tried, and blocks that computed more than one tile lost
+//     ~20 us even with nothing split; a persistent form whose ring runs on from tile to tile,
+//     launched as exactly the 256 blocks it needs, took 321.6 us beside 312.2 and 310.9 on an H100
+//     (bench/perfmodel/experiments/stream-k/).
+//   - The order of the mma of a 16-k step (H100, beside 312.8 and 309.1 us): serpentine (n-tiles
+//     reversed on odd m-tiles, for operand reuse) 313.5 us, n-tiles outside and m-tiles inside
+//     318.3: ptxas schedules them well enough as written.
 // The model (`warpbook predict`) says 272 us for this file: 0.91 of the H200. It misses the L2's
 // request rate, the limit above.
 // measured: 298.0 us on NVIDIA H200

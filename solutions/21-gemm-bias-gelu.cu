@@ -34,8 +34,8 @@
 //     out in one 16-byte store per lane.
 // Needs an sm_90 GPU (wgmma is an sm_90a instruction; NVRTC gets sm_90a on Hopper) or the
 // simulator. On other GPUs, puzzle 20's mma.sync loop with this epilogue is the way:
-// bench/perfmodel/curriculum2/s3-21-fdividef.cu is that kernel, the solution until 2026-11-28.
-// Run:  warpbook check 21-gemm-bias-gelu solutions/21-gemm-bias-gelu.cu
+// bench/perfmodel/curriculum2/21-mma-gelu-unrolled-fdividef.cu is that kernel (312 us on the H200,
+// below). Run:  warpbook check 21-gemm-bias-gelu solutions/21-gemm-bias-gelu.cu
 //       warpbook predict 21-gemm-bias-gelu solutions/21-gemm-bias-gelu.cu
 //
 // Why: at 4096^3 a GEMM is 1365 FLOP per DRAM byte, far right of the ridge: everything is feeding
@@ -52,31 +52,30 @@
 // cores are the busiest unit, and the other 28% is time they wait: each tile starts with the ring
 // filling (two steps of copies with nothing to multiply) and ends with the epilogue (one block per
 // SM, so nothing overlaps it), and every step has a barrier. `warpbook predict` names the L2 first
-// and the tensor pipe second: 207 us predicted (1.64 GB at the 8.82 TB/s probed for L2 reads), 271
-// before two fixes this kernel showed the need for (2026-11-28): a grid's first blocks share the
-// DRAM fetch of their panels with the blocks beside them, and a wgmma no longer holds its warp
-// until the tensor pipe is free. What it misses is the ring's depth: with 3 slots (one tile in
-// flight ahead instead of two) this kernel took 281 us beside this file's 208 in one call, where
-// the model says 217 (it gives the L2 no extra latency under load). What the H200 offers beyond
-// this: a producer warp feeding the ring with TMA while two consumer warpgroups alternate tiles
-// (one's epilogue under the other's mainloop), and clusters whose TMA multicast copies one B tile
-// into two SMs for one L2 read. The simulator runs neither TMA's tensor form nor clusters, so this
-// solution stops at what it can check. Shared memory: 4 x 48 KB = 196608 B, puzzle 21's formula at
-// these tunables (the epilogue's 8 x 16 x 264 x 2 = 67584 B reuse it). Registers: 255, no spills
-// (ptxas, sm_90a). Grid at 4096^3: 16 x 32 = 512 blocks over 132 SMs (3.9 waves).
+// and the tensor pipe second: 207 us predicted (1.64 GB at the 8.82 TB/s probed for L2 reads). Two
+// things the model needs for this kernel: a grid's first blocks share the DRAM fetch of their
+// panels with the blocks beside them, and a wgmma does not hold its warp until the tensor pipe is
+// free (without them it says 271 us). What it misses is the ring's depth: with 3 slots (one tile in
+// flight ahead instead of two) this kernel took 281 us beside this file's 208 in one call,
+// where the model says 217 (it gives the L2 no extra latency under load). What the H200 offers
+// beyond this: a producer warp feeding the ring with TMA while two consumer warpgroups alternate
+// tiles (one's epilogue under the other's mainloop), and clusters whose TMA multicast copies one B
+// tile into two SMs for one L2 read. The simulator runs neither TMA's tensor form nor clusters, so
+// this solution stops at what it can check. Shared memory: 4 x 48 KB = 196608 B, puzzle 21's
+// formula at these tunables (the epilogue's 8 x 16 x 264 x 2 = 67584 B reuse it). Registers: 255,
+// no spills (ptxas, sm_90a). Grid at 4096^3: 16 x 32 = 512 blocks over 132 SMs (3.9 waves).
 //
 // Napkin maths (H200): 137.4 GFLOP at 989 TFLOP/s (datasheet, dense bf16) = 139 us; at the
 // wgmma ceiling `warpbook probe` measured (936 TFLOP/s) 147 us; at mma.sync's (633) 217 us.
 // DRAM: 2 x 33.6 MB in, 33.6 MB out: 101 MB, 21 us at 4.8 TB/s.
-// Measured on the H200 (`warpbook check`, 2026-11-28, session 11, side by side): this file
-// 202.2 us, 680 TFLOP/s, 72.6% of the speed of light (the 936 TFLOP/s wgmma ceiling probed in the
-// same call), gold; 107% of the bf16 mma.sync ceiling probed with it (633 TFLOP/s; issue 12's bar
-// is 70%). The mma.sync solution before it (s3-21-fdividef.cu) 312.0 us, 441 TFLOP/s: this one is
-// 1.54x faster. In a second call: 207.8 us against 314.7; beside PyTorch and Triton, 209.6 us,
-// PyTorch eager (cuBLAS's GEMM on wgmma, then a GELU pass) 197.9 us, Triton (the README's kernel)
-// 258.0 us. Eight more checks of this file on fresh random data all passed
-// (wgmma's f32 sums stay within the puzzle's 2e-4: bf16 products are exact and the accumulator is
-// f32; FP8's is not, see 33).
+// Measured on the H200 (`warpbook check`, side by side): this file 202.2 us, 680 TFLOP/s, 72.6% of
+// the speed of light (the 936 TFLOP/s wgmma ceiling probed in the same call), gold; 107% of the
+// bf16 mma.sync ceiling probed with it (633 TFLOP/s). The fastest mma.sync form
+// (21-mma-gelu-unrolled-fdividef.cu) 312.0 us, 441 TFLOP/s: wgmma is 1.54x faster. In a second
+// call: 207.8 us against 314.7; beside PyTorch and Triton, 209.6 us, PyTorch eager (cuBLAS's GEMM
+// on wgmma, then a GELU pass) 197.9 us, Triton (the README's kernel) 258.0 us. Eight more checks of
+// this file on fresh random data all passed (wgmma's f32 sums stay within the puzzle's 2e-4: bf16
+// products are exact and the accumulator is f32; FP8's is not, see 33).
 // measured: 202.24 us on NVIDIA H200
 // @tune BM=128
 // @tune BN=256

@@ -33,7 +33,7 @@
 //     (m2 = -inf) contributes 2^-inf = 0.
 //   - End: o / l (l summed over the quad), staged through the Q tile and written by the whole block
 //     with 16-byte stores; rows past S are skipped.
-//   - Knobs: MT (1: one m tile per warp, all 4 warps on distinct rows, the 2026-11-25 design), BKV
+//   - Knobs: MT (1: one m tile per warp, all 4 warps on distinct rows), BKV
 //     (keys per block tile), QREG128 (0: Q re-read from shared memory for every tile at D = 128).
 // Run:  warpbook check 22-flash-attention solutions/22-flash-attention.cu
 //       warpbook predict 22-flash-attention solutions/22-flash-attention.cu
@@ -61,27 +61,25 @@
 // TFLOP/s 1.11 ms on the H200, at mma.sync's measured ~646 TFLOP/s 1.70 ms. The bytes, 537 MB,
 // take 112 us at 4.8 TB/s: a tenth of the time. A100 80 GB (312 TFLOP/s bf16): 3.5 ms; RTX 4090
 // (165 TFLOP/s dense bf16 with f32 accumulation): 6.7 ms.
-// Predicted by `warpbook predict` for the H200 (2026-11-25, the model reads 1.2-1.4x slow on these
-// kernels; compare the figures with each other): this file 3439 us; the 16-rows-a-warp solution
-// below 4339 us; BQ = 64 with 4 warps, MT = 2, BKV = 64 and Q in registers (255 registers, about
-// 50 bytes of spills) 2966 us; the same with Q re-read (243 registers) 3629 us; MT = 1 with one
-// barrier per tile (BQ = 64, Q in registers) 3466 us.
-// Measured on the H200 (`warpbook check`, 2026-11-25, all in one run, median): this file
-// 3486.5 us, 315 TFLOP/s, 49% of the mma.sync ceiling `warpbook probe` measures (646 TFLOP/s);
-// the 16-rows-a-warp solution beside it 3697.0 us; BQ = 64 with Q in registers 4594.0 us (the
-// model's favourite, 2966 us: the spills and the 2-blocks-per-SM shape cost more than it
-// thinks); BQ = 64 with Q re-read 4145.3 us; MT = 1 with one barrier per tile 3914.8 us.
-// PyTorch's SDPA forced to its flash backend (FlashAttention-2) took 3102.1 us earlier that day:
-// this file is 0.89x of it (issue 12's bar: 0.8x).
-//
-// History: until 2026-11-25 each warp owned 16 rows (one m tile) and all 64 keys of each tile,
-// Q in registers, two barriers per tile: predicted 4172 us then (4339 us by today's model);
-// measured on the H200 (`warpbook check`, 2026-11-25) 3704 us, 297 TFLOP/s, silver, later
-// 3697.6 us against PyTorch's SDPA forced to its flash backend (FlashAttention-2) at 3102.1 us:
-// 0.84x. The K/V copy addresses worked out per chunk per tile instead of once took 3902 us side by
-// side (5% slower); BQ = 128 with 8 warps of 16 rows, 4646 us (206 registers, one block per SM,
-// barriers over 8 warps). SDPA with its default backend took 1779 us (618 TFLOP/s) in another run
-// the same day; the Triton kernel of the README 2875 us.
+// Predicted by `warpbook predict` for the H200: this file 3375 us (0.97 of the H200); 16 rows a
+// warp (below) 3821 us (1.03); BQ = 64 with 4 warps, MT = 2, BKV = 64 and Q in registers (255
+// registers, about 50 bytes of spills) 3038 us (0.66: the spills' traffic is not in the model); the
+// same with Q re-read (243 registers) 3611 us; MT = 1 with one barrier per tile (BQ = 64, Q in
+// registers) 3666 us.
+// Measured on the H200 (`warpbook check`, all in one run, median): this file 3486.5 us, 315
+// TFLOP/s, 49% of the mma.sync ceiling `warpbook probe` measures (646 TFLOP/s). PyTorch's SDPA
+// forced to its flash backend (FlashAttention-2) takes 3102.1 us: this file is 0.89x of it (the bar
+// docs/vs-torch-h200.md sets: 0.8x). SDPA with its default backend takes 1779 us (618 TFLOP/s); the
+// Triton kernel of the README 2875 us.
+// What loses, and by how much (side by side with this file unless said):
+//   - 16 rows a warp (one m tile) and all 64 keys of each tile, Q in registers, two barriers per
+//     tile: 3697.0 us (297 TFLOP/s, silver), 0.84x of SDPA's flash backend. On that form, the K/V
+//     copy addresses worked out per chunk per tile instead of once 3902 us against 3704 (5%
+//     slower); BQ = 128 with 8 warps of 16 rows 4646 us (206 registers, one block per SM, barriers
+//     over 8 warps).
+//   - BQ = 64 with Q in registers 4594.0 us: the model's favourite (3038 us), but the spills and
+//     the 2-blocks-per-SM shape cost more than it thinks; BQ = 64 with Q re-read 4145.3 us; MT = 1
+//     with one barrier per tile 3914.8 us.
 // measured: 3486.45 us on NVIDIA H200
 // @tune BQ=128
 // @tune SMEM=174080

@@ -39,25 +39,22 @@
 // (q and o 134 MB each, k and v 34 MB each) take 70 us at 4.8 TB/s. A100 80 GB (312 TFLOP/s):
 // 3.5 ms; RTX 4090 (165 TFLOP/s with f32 accumulation): 6.7 ms. A kernel that computes every tile
 // and masks does 2.2 TFLOP: twice these.
-// Predicted by `warpbook predict` for the H200 (2026-11-25, the model reads 1.2-1.4x slow on these
-// kernels; compare the figures with each other): this file 3326 us; the 16-rows-a-warp solution
-// below 5843 us; solution 22's shape (BQ = 64, 4 warps, MT = 2, BKV = 64, Q in registers, about 70
-// bytes of spills) 3489 us; the same with Q re-read 4827 us (unbranched mask).
-// Measured on the H200 (`warpbook check`, 2026-11-25, all in one run, median): this file
-// 3577.1 us, 307 TFLOP/s of visible pairs; the 16-rows-a-warp solution beside it 4106.6 us;
-// 22's shape with Q in registers 4827.8 us, with Q re-read 4182.1 us. PyTorch's SDPA forced to
-// its flash backend (FlashAttention-2) took 3297.8 us earlier that day: this file is 0.92x of it
-// (issue 12's bar: 0.8x).
-//
-// History: until 2026-11-25 each warp owned 16 rows (one m tile) and all 64 keys of each tile of
-// a 64-row block, Q in registers, two barriers per tile. `warpbook predict` first said 11.8 ms
-// for it (it extrapolated every block from the busiest SM's first ones, the longest tiles); with
-// blocks weighed by where they sit in the grid (docs/perf-model.md) 5.8 ms. Measured on the H200
-// (`warpbook check`, 2026-11-25): 4136 us, 266 TFLOP/s of visible pairs, later 4104.2 us against
-// PyTorch's SDPA forced to its flash backend (FlashAttention-2) at 3297.8 us: 0.80x, on the edge
-// of issue 12's bar. BQ = 128 with 8 warps of 16 rows took 5686 us; K/V copy addresses worked out
-// once 4148 us against 4139 side by side: no gain there. SDPA (is_causal, enable_gqa) with its
-// default backend took 1891 us; the Triton kernel 3413 us.
+// Predicted by `warpbook predict` for the H200: this file 3228 us (0.90 of the H200); 16 rows a
+// warp (below) 4292 us (1.04); solution 22's shape (BQ = 64, 4 warps, MT = 2, BKV = 64, Q in
+// registers, about 70 bytes of spills) 3010 us (0.62: the spills' traffic is not in the model); the
+// same with Q re-read 3830 us (unbranched mask). The model weighs each block by where it sits in
+// the grid (docs/perf-model.md): extrapolating every block from the busiest SM's first ones, the
+// longest tiles, would say 11.8 ms for the 16-rows-a-warp form instead of 4.3.
+// Measured on the H200 (`warpbook check`, all in one run, median): this file 3577.1 us, 307 TFLOP/s
+// of visible pairs. PyTorch's SDPA forced to its flash backend (FlashAttention-2) takes 3297.8 us:
+// this file is 0.92x of it (the bar docs/vs-torch-h200.md sets: 0.8x). SDPA (is_causal, enable_gqa)
+// with its default backend takes 1891 us; the Triton kernel 3413 us.
+// What loses, and by how much (side by side with this file unless said):
+//   - 16 rows a warp (one m tile) and all 64 keys of each tile of a 64-row block, Q in registers,
+//     two barriers per tile: 4106.6 us (266 TFLOP/s of visible pairs), 0.80x of SDPA's flash
+//     backend. On that form, BQ = 128 with 8 warps of 16 rows 5686 us; the K/V copy addresses
+//     worked out once 4148 us against 4139: no gain there.
+//   - 22's shape with Q in registers 4827.8 us, with Q re-read 4182.1 us.
 // measured: 3577.12 us on NVIDIA H200
 // @tune BQ=128
 // @tune SMEM=174080

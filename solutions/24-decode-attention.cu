@@ -51,97 +51,71 @@
 // Napkin maths at the perf size (B 64, Hq 32, Hkv 8, L 8192, D 128, every lens = L): K and V are
 // 64 x 8192 x 8 x 128 x 2 bytes x 2 = 2.15 GB, read once; 8.6 GFLOP. Least time: 447 us on the
 // H200 (4.8 TB/s), 1.05 ms on an A100 80 GB (2.04 TB/s), 2.13 ms on an RTX 4090 (1.01 TB/s).
-// The version before the ring (plain 16-byte loads into registers), predicted by `warpbook
-// predict` for the H200 at 528 us, measured (`warpbook check`, 2026-11-24) 542.0 us, 3.96 TB/s,
-// 86.8% of the speed of light against the ceilings `warpbook probe` measured; gold.
-// Side by side on the H200 (`warpbook check`, 2026-11-25, median): that version 537.0 us; CHUNK =
-// 1024 524.0 us, 2.4% faster here but 64 blocks at B = 1, L = 8192, half the SMs idle, so 512
-// stays; an L2::256B prefetch hint on the K and V loads 542.6 us. A tensor-core version (QK^T and
-// PV on mma.sync with P as two bf16 terms, one warp per block, a 3-stage cp.async ring: the
-// instructions per key fell 3.4x) measured 544.4, 539.5 and 527.1 us at CHUNK 512, 1024 and 2048:
-// the FMAs were not what held it back. What does: bytes in flight. `warpbook probe` reads DRAM at
-// 4.09 TB/s with 32 KiB in flight per SM and 4.51 TB/s with 128 KiB; that version kept about
-// 40 KiB. PyTorch's SDPA took 499.9 us the same day: 0.93x of it, short of issue 12's bar.
-// Session 3 (2026-11-25, beside that version's 542.9 and 542.5 us): the grid's blocks taking their
-// (chunk, KV head) pairs head-fastest, so that neighbouring blocks read neighbouring 256-byte rows
-// of the [B, L, Hkv, D] cache, 540.5 us (529.3 at CHUNK 1024); with that, an L1 or L2 prefetch of
-// the next round's rows (one per 128-byte line, no registers) 566.1 and 565.7 us.
-// Session 4 (2026-11-25, `warpbook check`, beside the register version of before): this code
-// 519.2 us against 542.6; in two more runs, the same loop with extras that changed nothing
-// measurable (a chunks-per-block test at F = 1, heads fastest), 510.9 and 519.0 against 536.5 and
-// 542.9: 4-5% faster. This file, checked on its own, 519.6 us, 4.14 TB/s, 86.1% of the speed of
-// light; gold.
-// Nsight Compute on the H200 at the perf size (`NCU=24 bash scripts/gpu_session.sh ncu`): DRAM
-// 89% of its peak (4.28 TB/s), issue slots 65% busy, 4 blocks of 4 warps an SM (128 registers).
-// Tried beside it and not faster: 3 stages (512.7-520.3 us; 48 KB of ring), blocks taking 2, 4 or
-// 8 chunks where the grid has blocks to spare (510.6-511.6), the KV heads fastest in launch order
-// (519.6), V read from the ring only after the scores (518.9), 5 blocks an SM (96 registers,
-// spills: 562.4). PyTorch's SDPA took 506.0 us in the run that measured the ring at 519.0 us
-// (0.97x of it): still short of issue 12's bar.
-//
-// Session 6 (2026-11-25, `warpbook check`, beside this file's 518.9 and 519.9 us): blocks reading
-// whole 2 KB cache rows (block (s, j, b) taking 64 keys of every KV head, lane group g reading
-// head g: contiguous loads, no merges) 603.8 and 603.3 us. It writes 8 times the partials
-// (128 per query head instead of 16): 136 MB more written and read back, 13% of the cache's bytes.
-// `warpbook predict` had ranked it slower too (650 against 531 us). Fusing the combine into the
-// last block of each (sequence, KV head), through a counter that block resets, 537.5 against
-// 511.1 us: that block combines 4 heads x 16 partials alone, with the L2's latency on every step.
-// Session 8 (2026-11-27, an NVIDIA H100 80GB HBM3, `warpbook check`, beside this file's 739.2 us):
-// whole rows again, with more keys a block: CHUNK 1024 (128 keys, 64 partials a head) 793.1 us,
-// CHUNK 2048 (256 keys, 32 partials) 761.8 us, and CHUNK 2048 with every other block exiting at
-// once so that each takes 512 keys (16 partials a head, as here) 739.4 us. With as many partials
-// as this file writes, reading whole 2 KB rows instead of 256-byte pieces bought nothing: the
-// DRAM does not mind the 2 KB stride. The split kernel alone (decode_combine emptied, `warpbook
-// run --time-wrong`) took 732.5 us: the combine and its launch are 6.7 us, 0.9% of the time.
-//
-// Session 10 (2026-11-28, the H200, `warpbook check`, two rounds): blocks taking F consecutive
-// chunks where the grid has blocks to spare (F from the sizes and %nsmid, the others exiting at
-// once, the combine reading every F-th partial): F = 16, one block per (sequence, KV head) over
-// all 8192 keys in one wave of 512 blocks, 544.0 and 544.4 us; F = 8, 526.4 and 526.5; the same
-// code at F = 1, 525.3 and 524.9; this file 519.8 and 519.9. Fewer, longer blocks are slower here
-// (bench/perfmodel/data/h200-2026-11-28). SDPA took 509.1 and 514.8 us in those calls.
-// Session 13 (2026-11-29), with the L2 flushed by a read (bench/perfmodel/experiments/l2-flush):
-// 502.7 us (519.58 with the writing flush).
-// Session 14 (2026-11-29, `warpbook check`, two runs): blocks taking two chunks where the grid
-// has 4096 blocks or more (the rest exit at once; half the partials, 8.4 MB less written and read
-// back) 503.5 and 503.9 us beside the session 13 file's 511.1 and 511.4 (and, with a combine that
-// has 16 partials' loads in flight at once, 496.8 beside 502.2 and 502.5 in an earlier run, 505.2
-// and 506.0 in this one: the combine's loads were not what it waited on); up to four chunks a
-// block 501.5 (bench/perfmodel/data/h200-2026-11-29/session14-*).
-// Session 15 (2026-11-29, `warpbook check`, two calls on two machines): the spare blocks last in
-// launch order (before, every 8 working blocks were followed by 8 that only exit) 502.1 and 502.2
-// us beside the session 14 file's 503.1 and 503.5; 492.8 and 492.9 beside 493.8 and 493.8. A grid
-// with no spare blocks (CHUNK 1024, one chunk a block; 64 blocks at B = 1 rule it out) 500.9: the
-// spare blocks still cost about 1 us. Not faster: q loaded after the ring's first copies (492.6),
-// four chunks a block (496.3). What the loop can reach: the same grid, ring and loads with the
-// arithmetic taken out (bench/perfmodel/experiments/decode-bare-reads) 492.0 us, 4.37 TB/s, in the
-// first call: this file is within 2% of its own loads. This file: 493.15 us in the gpu test of
-// the puzzles on the second machine (4.36 TB/s, 94% of the speed of light; 493.1 in the
-// side-by-side run there, SDPA 491.0: docs/vs-torch-h200.md).
-// Session 16 (2026-11-29, one call, bench/perfmodel/experiments/read-shapes): the same pieces read
-// with plain 16-byte loads and nothing else 469.4 us beside this file's 493.5 (its loads alone,
-// ring and combine kept, 481.9): neither the stride (whole rows in address order 478.0) nor the
-// occupancy (the plain loads capped at 4 blocks an SM, 469.2) is what is left; the frame around
-// the loads costs about as much as the arithmetic. The pieces brought in by 256-byte bulk copies
-// (cp.async.bulk, one a key and head) instead of the lanes' cp.async: 595.2 beside 493.1.
-// Session 17 (2026-11-29, `warpbook check`, two calls, each with two rounds): a block's start
-// waited on memory twice, first for lens[b] and then for its first round; now the first round,
-// q and lens[b] are in flight together (502.1 -> 500.8 and 492.9 -> 491.2 us), and the combine
-// waits once instead of three times (-> 500.1). The split kernel alone (the combine an empty
-// kernel) took 489.0 us beside this file's previous version's 493.3: the combine and its launch
-// cost 4.3 us. PyTorch's SDPA took 491.7 and 501.6 us in those calls (`ROWS=24 ... torch`),
-// beside the previous version's 493.1 and 502.3. This file in a third call: 490.59 us in the gpu
-// test of the puzzles (94.5% of the speed of light, gold); in the side-by-side run 490.8 against
-// SDPA's 490.0, level still (issue 12 asks for at least as fast).
-// Session 18 (2026-11-29): in the complete side-by-side run of all 34 puzzles 490.3 us against
-// SDPA's 492.9 (1.01x, the bar met by a hair: about the spread between two runs); 490.40 in the gpu
-// test. Beside this file's 490.37-490.50 (`warpbook check`, two rounds in one call): the two
-// tidy-ups of session 17's review (`ns` computed once above the combine's branches, the never-taken
-// `k0 >= kend` exit dropped) 491.25 and 491.33, so the file keeps them as they are; a 3-round ring
-// (48 KB a block) 495.0 and 495.3. That version found a bug at STAGES = 3: the re-copy of the first
-// rounds went out as one group, so the loop's first wait let round 0 be read before it landed
-// (NaN from the padding, on the simulator). It now commits a group a round, as the first copies
-// do; at STAGES = 2 the PTX is the same, byte for byte (nvcc -ptx of both files).
+// Measured on the H200 (`warpbook check`): 490.59 us, 4.38 TB/s, 94.5% of the speed of light
+// against the ceilings `warpbook probe` measures; gold. PyTorch's SDPA in the side-by-side runs
+// took 490.0-492.9 us against this file's 490.3-490.8: level, within the spread between two runs
+// (docs/vs-torch-h200.md). Nsight Compute at the perf size (`NCU=24 bash scripts/gpu_session.sh
+// ncu`, one chunk a block): DRAM 89% of its peak (4.28 TB/s), issue slots 65% busy, 4 blocks of 4
+// warps an SM (128 registers).
+// What the loop can reach: the same grid, ring and loads with the arithmetic taken out
+// (bench/perfmodel/experiments/decode-bare-reads) 492.0 us beside 493.1 of this kernel: it is
+// within 2% of its own loads. The same pieces read with plain 16-byte loads and nothing else took
+// 469.4 us beside 493.5 (its loads alone, ring and combine kept, 481.9): neither the stride (whole
+// rows in address order 478.0) nor the occupancy (the plain loads capped at 4 blocks an SM, 469.2)
+// is what is left; the frame around the loads costs about as much as the arithmetic
+// (bench/perfmodel/experiments/read-shapes). The split kernel alone (the combine an empty kernel)
+// 489.0 beside 493.3: the combine and its launch cost 4.3 us.
+// What loses, and by how much (`warpbook check`, each against the kernel it was timed beside; the
+// absolute level moves between runs and machines by up to 5%):
+//   - Plain 16-byte loads into registers instead of the cp.async ring (the next round's loads go
+//     out only after this round's arithmetic, about 40 KiB in flight an SM): 542.6 us against
+//     519.2, and 536.5 and 542.9 against 510.9 and 519.0 in two more runs, 4-5% slower. `warpbook
+//     probe` reads DRAM at 4.09 TB/s with 32 KiB in flight per SM and 4.51 TB/s with 128 KiB. On
+//     that register form: CHUNK = 1024 2.4% faster (524.0 against 537.0) but 64 blocks at B = 1, L
+//     = 8192, half the SMs idle, so 512 stays; an L2::256B prefetch hint on the K and V loads
+//     542.6; the (chunk, KV head) pairs taken head-fastest 540.5 against 542.9 and 542.5, and with
+//     that an L1 or L2 prefetch of the next round's rows 566.1 and 565.7.
+//   - The tensor cores (QK^T and PV on mma.sync with P as two bf16 terms, one warp per block, a
+//     3-stage cp.async ring; the instructions per key fell 3.4x): 544.4, 539.5 and 527.1 us at
+//     CHUNK 512, 1024 and 2048, beside 537.0 for the register form: the FMAs are not what holds
+//     decode back, the bytes in flight are.
+//   - A deeper ring, 3 rounds (48 KB a block): 512.7-520.3 us beside 519; 495.0 and 495.3 beside
+//     490.4-490.5. The KV heads fastest in launch order 519.6; V read from the ring only after the
+//     scores 518.9; 5 blocks an SM (96 registers, spills) 562.4.
+//   - Whole 2 KB cache rows a block (block (s, j, b) taking 64 keys of every KV head, lane group g
+//     reading head g: contiguous loads, no merges): 603.8 and 603.3 against 518.9 and 519.9. It
+//     writes 8 times the partials (128 a query head instead of 16): 136 MB more written and read
+//     back, 13% of the cache's bytes; `warpbook predict` ranks it slower too (650 against 531 us).
+//     With as many partials as here (CHUNK 2048, every other block exiting at once), on an H100,
+//     739.4 against 739.2: the DRAM does not mind the 2 KB stride; CHUNK 1024 (64 partials a head)
+//     793.1, CHUNK 2048 (32) 761.8.
+//   - The combine fused into the last block of each (sequence, KV head), through a counter that
+//     block resets: 537.5 against 511.1. That block combines 4 heads x 16 partials alone, with the
+//     L2's latency on every step.
+//   - Fewer, longer blocks: F consecutive chunks a block where the grid has blocks to spare (the
+//     others exiting at once, the combine reading every F-th partial): F = 16 (one block per
+//     sequence and KV head over all 8192 keys, one wave of 512 blocks) 544.0 and 544.4 against
+//     519.8 and 519.9; F = 8 526.4 and 526.5; the same code at F = 1 525.3 and 524.9. Two chunks a
+//     block, only where the grid has 4096 blocks or more (this file: half the partials, 8.4 MB less
+//     written and read back), wins: 503.5 and 503.9 against 511.1 and 511.4; four chunks a block
+//     501.5 beside 503.5 and 496.3 beside 492.8, no better.
+//   - Where the spare blocks (those that only exit) go: after every 8 working blocks 503.1 and
+//     503.5, 493.8 and 493.8; last in launch order (this file) 502.1 and 502.2, 492.8 and 492.9. A
+//     grid with no spare blocks (CHUNK 1024, one chunk a block, which 64 blocks at B = 1 rule out)
+//     500.9: the spare blocks cost about 1 us.
+//   - The start of a block: lens[b] first and then the first round's copies waits on memory twice;
+//     with the first round, q and lens[b] in flight together (this file) 500.8 against 502.1 and
+//     491.2 against 492.9, and a combine that waits once instead of three times 500.1. q loaded
+//     after the ring's first copies 492.6 beside 492.8. A combine with 16 partials' loads in flight
+//     at once: 496.8 against 502.2 and 502.5 in one run, 505.2 and 506.0 in another: its loads are
+//     not what it waits on.
+//   - 256-byte bulk copies (cp.async.bulk, one a key and head) in place of the lanes' cp.async:
+//     595.2 against 493.1.
+//   - `ns` computed once above the combine's branches, and the never-taken `k0 >= kend` exit
+//     dropped: 491.25 and 491.33 against 490.37-490.50, so the file keeps them as they are.
+// The ring's first rounds are committed one group a round, as the loop's copies are: committed as
+// one group, at STAGES = 3 the loop's first wait would let round 0 be read before it landed (NaN
+// from the padding, which the simulator shows); at STAGES = 2 the PTX is the same either way.
 // measured: 490.59 us on NVIDIA H200
 // @tune BLOCK=128
 // @tune CHUNK=512

@@ -33,21 +33,20 @@
 // blocks), two rounds of loads always in flight while the third is computed. The lane that
 // issues a copy is the one that reads it back, so a lane needs only its own cp.async.wait_group,
 // no barrier; the page numbers sit in each warp's registers and are passed by __shfl_sync.
-// Why a ring here and not in 24: on the H200 the first version of this file (24's register
-// loads, the page number from shared memory) measured 643 us against 24's 542 us for the same
-// bytes. Each page's loads wait for its table entry, and loads into registers stay in flight only
-// while the warp waits; the ring keeps ~2x the bytes in flight all the time. On the H200
-// (`warpbook check`, 2026-11-24): the register version 643 us; loads for the next round issued
-// before this round's arithmetic (167 registers, 3 blocks per SM) 593 us; blocks reordered so the
-// 8 KV heads of a chunk run together (for the TLB) 608 us; the ring 530 us; ring + reordering
-// 529 us (and a small spill), so the ring alone is kept.
-// Predicted by `warpbook predict` for the H200: 594 us (the model sees bytes in flight, not the
-// table's latency, and had the register version at 549 us). ptxas (sm_90): 128 registers, no
-// spills on the G <= 4 paths; the G = 8 paths spill (as in 24).
-// Measured on the H200 (`warpbook check`, 2026-11-24): 529.8 us, 4.06 TB/s, 84.5% of the speed
-// of light against the ceilings `warpbook probe` measured; gold.
-// Session 13 (2026-11-29), with the L2 flushed by a read (bench/perfmodel/experiments/l2-flush):
-// 512.0 us (529.78 with the writing flush).
+// Why a ring: on the H200, 24's plain loads into registers, each page's number read from shared
+// memory, take 643 us here, against 542 us for the same bytes in 24's contiguous cache. Each page's
+// loads wait for its table entry, and loads into registers stay in flight only while the warp
+// waits; the ring keeps ~2x the bytes in flight all the time. On the H200 (`warpbook check`): the
+// register form 643 us; loads for the next round issued before this round's arithmetic (167
+// registers, 3 blocks per SM) 593 us; blocks reordered so the 8 KV heads of a chunk run together
+// (for the TLB) 608 us; the ring 530 us; ring + reordering 529 us (and a small spill), so the ring
+// alone is kept. Predicted by `warpbook predict` for the H200: 594 us (the model sees bytes in
+// flight, not the table's latency, and puts the register form at 549 us). ptxas (sm_90): 128
+// registers, no spills on the G <= 4 paths; the G = 8 paths spill (as in 24). Measured on the H200
+// (`warpbook check`): 512.00 us, 4.20 TB/s, about 87% of the speed of light against the ceilings
+// `warpbook probe` measures; gold. With the L2 flushed by writing instead of reading, the flush's
+// dirty lines drain during the timed kernel and it takes 529.78 us
+// (bench/perfmodel/experiments/l2-flush).
 // measured: 512.00 us on NVIDIA H200
 // @tune BLOCK=128
 // @tune CHUNK=512

@@ -29,10 +29,10 @@
 // 132 us on an A100 80 GB (2.04 TB/s), 266 us on an RTX 4090 (1.01 TB/s); gold is 75%.
 // Predicted by `warpbook predict` for the H200: 70.1 us, 3.83 TB/s (80% of the datasheet; the
 // tool's speed of light, against the measured DRAM ceiling, calls it 84%).
-// Measured on the H200 (`warpbook tune`, 2026-11-24): 69.8 us, 3.85 TB/s, 80% of the speed of
-// light against the ceilings `warpbook probe` measured; gold.
-// Session 13 (2026-11-29), with the L2 flushed by a read (bench/perfmodel/experiments/l2-flush):
-// 67.4 us (69.8 with the writing flush).
+// Measured on the H200 (`warpbook check`): 67.38 us, 3.99 TB/s, about 83% of the speed of light
+// against the ceilings `warpbook probe` measures; gold. With the L2 flushed by writing instead of
+// reading, the flush's dirty lines drain during the timed kernel and it takes 69.8 us
+// (bench/perfmodel/experiments/l2-flush).
 // measured: 67.38 us on NVIDIA H200
 // @tune BLOCK=128
 // @tune TOK=2

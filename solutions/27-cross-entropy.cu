@@ -28,8 +28,8 @@
 // 80%: 547 us; a read-only stream measures ~4.4 TB/s, 478 us), 1.03 ms on an A100 80 GB
 // (2.04 TB/s), 2.08 ms on an RTX 4090 (1.01 TB/s).
 // Predicted by `warpbook predict` for the H200: 483 us, 4.35 TB/s (91% of the datasheet).
-// Measured on the H200 (`warpbook check`, 2026-11-24): 477.4 us, 4.40 TB/s, 96.6% of
-// the speed of light against the ceilings `warpbook probe` measured; gold.
+// Measured on the H200 (`warpbook check`): 477.4 us, 4.40 TB/s, 96.6% of
+// the speed of light against the ceilings `warpbook probe` measures; gold.
 // measured: 477.44 us on NVIDIA H200
 // @tune BLOCK=512
 

@@ -36,40 +36,39 @@
 // warp for a list of 300. Rows that defeat the threshold (increasing rows: every value is a new
 // maximum) stay correct; they select every step.
 //
-// Napkin maths: 1024 rows x 128256 x 4 B = 525 MB read, 410 KB written: 110 us at the H200's
-// 4.8 TB/s datasheet, 115 us at the 4.56 TB/s read stream `warpbook probe` measured; 258 us on an
-// A100 80 GB, 521 us on an RTX 4090. `warpbook predict` puts every version near 127 us (DRAM
-// the limiter); the H200 disagreed, and the versions were compared there instead (2026-11-24,
-// `warpbook check`, median): the first solution (256 threads, one vote per 4 values, threshold
-// from -inf) 169 us; with 128 threads 158 us (1024 rows then fit in one wave of 8 blocks per SM);
-// plus the sampled first threshold 150 us; plus one vote per 8 values 145 us. Prefetching two
-// steps ahead made it slower (222 us: the extra registers spilled), and so did __ldcs (158 us).
-// Side by side on 2026-11-25 (143.7 us the register version): an L2 prefetch of the step 2, 4
-// or 8 steps ahead (prefetch.global.L2, one line per thread, no registers) 157.7, 187.0 and 222.8
-// us; an L2::256B hint on the float4 loads 150.1 us (another run); 64 threads a block 171.7 us.
-// Nsight Compute on the register version (two steps of 2048 in registers, 64 registers, 145.0 us):
-// DRAM 79% of its peak, issue slots 39% busy, warps stalled mostly on memory (5.3 cycles an
-// instruction) and at the step's barrier (4.5): one step in flight, and none while a warp waits
-// at the barrier. A first ring (8 KB slots, three filter bodies unrolled and the selects inlined
-// into each: 8712 instructions of code) measured 184.9 us, its warps waiting for instructions.
-// This ring keeps one filter body (the slot is picked at run time) and steps of 1024 values, so
-// the 4 slots (16 KB) and a list of 192 + 1024 candidates (10 KB) leave 8 blocks of 48 registers
-// on an SM and the 1024 rows in one wave. Side by side on 2026-11-25 (`VARIANTS=28 bash
-// scripts/gpu_session.sh variants`): the register version 143.3 us, this ring 139.8, with 3 slots
-// 142.5; the same ring filled by one cp.async.bulk a step (thread 0, completing on an mbarrier)
-// 138.3 (3 slots 140.6; 8 slots of 512 values 150.0: a barrier every 4 values a thread costs
-// more than the bytes in flight buy). The bulk form is kept as an experiment
-// (bench/perfmodel/experiments/bulk-copy/28-bulk-ring.cu): it needs sm_90, this file sm_80.
-// Measured on the H200 (`ctest -L gpu`'s puzzles case, 2026-11-25, session 5 run 5): 141.7 us,
-// 3.71 TB/s, 81.4% of the speed of light against the ceilings `warpbook probe` measured; gold
-// (139.8 and 140.1 us in the two runs before).
-//
-// Session 11 (2026-11-28, `warpbook run --time-wrong`, two rounds beside this file's 139.9 and
-// 140.5 us): the ring alone, the filter replaced by a running max, 129.9 and 130.0 us, and the
-// same without the barrier a step 129.9 and 130.1 (bench/perfmodel/experiments/topk-bare-ring).
-// The filter and the selects cost 7%; the stream itself stops at 4.05 TB/s, 89% of the probe's.
-// Session 13 (2026-11-29), with the L2 flushed by a read (bench/perfmodel/experiments/l2-flush):
-// 136.7 us (141.73 with the writing flush).
+// Napkin maths: 1024 rows x 128256 x 4 B = 525 MB read, 410 KB written: 110 us at the H200's 4.8
+// TB/s datasheet, 115 us at the 4.56 TB/s read stream `warpbook probe` measures; 258 us on an A100
+// 80 GB, 521 us on an RTX 4090. `warpbook predict` puts every version below near 127 us (DRAM the
+// limiter); the H200 does not, so they were compared there (`warpbook check`, medians).
+// Measured on the H200 (`warpbook check`): 136.72 us, 3.84 TB/s, about 84% of the speed of light
+// against the ceilings `warpbook probe` measures; gold (141.7 us with the L2 flushed by writing
+// instead of reading, bench/perfmodel/experiments/l2-flush). What the stream can reach: the ring
+// alone, the filter replaced by a running max, 129.9 and 130.0 us beside this file's 139.9 and
+// 140.5, and the same without the barrier a step 129.9 and 130.1
+// (bench/perfmodel/experiments/topk-bare-ring): the filter and the selects cost 7%; the stream
+// itself stops at 4.05 TB/s, 89% of the probe's.
+// What loses, and by how much (the times of one group are from one run):
+//   - The selection's cost, in registers (two steps of 2048 values held in registers, no ring): 256
+//     threads, one vote per 4 values, threshold from -inf 169 us; 128 threads 158 us (1024 rows
+//     then fit in one wave of 8 blocks per SM); plus the sampled first threshold 150 us; plus one
+//     vote per 8 values 145 us. On that register form, prefetching two steps ahead into registers
+//     222 us (the extra registers spill), __ldcs 158 us; an L2 prefetch of the step 2, 4 or 8 steps
+//     ahead (prefetch.global.L2, one line per thread, no registers) 157.7, 187.0 and 222.8 us
+//     beside 143.7; an L2::256B hint on the float4 loads 150.1 us; 64 threads a block 171.7 us.
+//     Nsight Compute on it (64 registers, 145.0 us): DRAM 79% of its peak, issue slots 39% busy,
+//     warps stalled mostly on memory (5.3 cycles an instruction) and at the step's barrier (4.5):
+//     one step in flight, and none while a warp waits at the barrier.
+//   - The ring's code size: 8 KB slots with three filter bodies unrolled and the selects inlined
+//     into each (8712 instructions of code) 184.9 us, its warps waiting for instructions. This ring
+//     keeps one filter body (the slot is picked at run time) and steps of 1024 values, so the 4
+//     slots (16 KB) and a list of 192 + 1024 candidates (10 KB) leave 8 blocks of 48 registers on
+//     an SM and the 1024 rows in one wave.
+//   - The ring's depth and how it is filled (`VARIANTS=28 bash scripts/gpu_session.sh variants`):
+//     the register form 143.3 us, this ring 139.8, with 3 slots 142.5; the same ring filled by one
+//     cp.async.bulk a step (thread 0, completing on an mbarrier) 138.3, 3 slots 140.6, 8 slots of
+//     512 values 150.0 (a barrier every 4 values a thread costs more than the bytes in flight buy).
+//     The bulk form is within 1% and needs sm_90 (this file runs on sm_80); it is kept as
+//     bench/perfmodel/experiments/bulk-copy/28-bulk-ring.cu.
 // measured: 136.72 us on NVIDIA H200
 // @tune BLOCK=128
 #define U 2                  // 16-byte pieces per thread per step

@@ -18,8 +18,8 @@
 //
 // Napkin maths: 16384 x 8192 x 9 B = 1.21 GB at 4.8 TB/s = 252 us on the H200 (gold is 75%:
 // 336 us).
-// Measured on the H200 (`warpbook check`, 2026-11-24): 299.6 us, 4.03 TB/s, 88.5% of the speed of
-// light against the ceilings `warpbook probe` measured; gold.
+// Measured on the H200 (`warpbook check`): 299.6 us, 4.03 TB/s, 88.5% of the speed of
+// light against the ceilings `warpbook probe` measures; gold.
 // measured: 299.62 us on NVIDIA H200
 // @tune BLOCK=256
 

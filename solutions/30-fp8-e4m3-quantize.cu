@@ -22,10 +22,10 @@
 // asks) costs a reciprocal and a few FMAs per element.
 //
 // Napkin maths: 16384 x 8192 x 5 B = 671 MB at 4.8 TB/s = 140 us on the H200 (gold is 75%: 186 us).
-// Measured on the H200 (`warpbook check`, 2026-11-24): 162.2 us, 4.14 TB/s, 90.8% of
-// the speed of light against the ceilings `warpbook probe` measured; gold.
-// Session 13 (2026-11-29), with the L2 flushed by a read (bench/perfmodel/experiments/l2-flush):
-// 154.2 us (162.18 with the writing flush).
+// Measured on the H200 (`warpbook check`): 154.24 us, 4.35 TB/s, about 95% of the speed of light
+// against the ceilings `warpbook probe` measures; gold. With the L2 flushed by writing instead of
+// reading, the flush's dirty lines drain during the timed kernel and it takes 162.18 us
+// (bench/perfmodel/experiments/l2-flush).
 // measured: 154.24 us on NVIDIA H200
 // @tune BLOCK=512
 #include <cuda_fp8.h>

@@ -24,8 +24,8 @@
 // ~128 us of the LSU at 1.98 GHz, well hidden under the memory time.
 // Predicted by `warpbook predict` for the H200 (not measured): 624 us, 4.4 TB/s, 97% of the speed
 // of light as predict counts it (its DRAM ceiling), gold.
-// Measured on the H200 (`warpbook check`, 2026-11-24): 679.3 us, 4.05 TB/s, 88.7% of the speed of
-// light against the ceilings `warpbook probe` measured; gold.
+// Measured on the H200 (`warpbook check`): 679.3 us, 4.05 TB/s, 88.7% of the speed of
+// light against the ceilings `warpbook probe` measures; gold.
 // measured: 679.33 us on NVIDIA H200
 // @tune BLOCK=256
 // @tune VEC=64

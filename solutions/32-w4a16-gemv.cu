@@ -19,8 +19,9 @@
 //     (cb) and starts each q4_0 block's sum; d multiplies that sum once, 2^49 the row once.
 //   - Per weight: one AND, one fma, an eighth of an x'' load (a 16-byte load serves 4 weights of
 //     both rows) and a shift per two of the top byte's weights: about 2.3 instructions, against
-//     5.1 for the previous solution's exact (q - 8) floats. x'' and cb (37 KB) are built while
-//     the first copies are in flight, from 16-byte reads of x all issued before any is used.
+//     5.1 for exact (q - 8) floats made with a byte permute and a subtract. x'' and cb (37 KB) are
+//     built while the first copies are in flight, from 16-byte reads of x all issued before any is
+//     used.
 //   - Shapes outside the fast path (K not a multiple of 256, so rows are not 16-byte aligned;
 //     K > 8192, whose x'' would not fit; a ring larger than SMEM) take a plain path: a warp a
 //     row, a lane a q4_0 block. The puzzle's K = 1024 and 2048 cases (large x, subnormal scales,
@@ -34,40 +35,43 @@
 // (q - 8) floats takes 3 (permute, subtract, fma) before any load; masking in place takes 1 plus
 // the fma, and the 8 and d move out of the loop; at that the decode hides under the loads but
 // for 3-4 us (measured below). Accuracy: the products are rounded once, as
-// before; subtracting 8 sum x per block cancels against sum q x, which costs a few units in the
-// last place of a block's f32 sum (K = 8192 rows stay within the f16 rounding of y). fma takes
-// subnormal inputs at full rate; NVRTC does not flush them unless asked (no --use_fast_math).
-// Two rows a warp: each x'' load serves both, and 8 warps an SM keep 8 pairs (74 KB) in flight.
+// with exact (q - 8) floats; subtracting 8 sum x per block cancels against sum q x, which costs a
+// few units in the last place of a block's f32 sum (K = 8192 rows stay within the f16 rounding of
+// y). fma takes subnormal inputs at full rate; NVRTC does not flush them unless asked (no
+// --use_fast_math). Two rows a warp: each x'' load serves both, and 8 warps an SM keep 8 pairs (74
+// KB) in flight.
 //
 // Napkin maths: 57344 x 8192 weights = 264 MB of q4_0 (+16 KB x, 115 KB y); at 4.8 TB/s that is
 // 55 us on the H200; against the DRAM read `warpbook probe` measures (~4.6 TB/s) 58 us, and gold
 // (80% of that speed of light) ~72 us. The same matrix in f16 is 940 MB.
-// Measured on the H200 (`warpbook check`, 2026-11-29, session 17, three calls, each beside the
-// session 16 version of this file, 73.8-73.9 us): 67.5, 68.1 and 67.6 us, 3.9 TB/s, 81% of the
-// speed of light, gold. The one change is how x'' is built. Session 16 read x one half2 a thread
-// at a time in a loop whose trips wait on each other (stores, shuffles): 16 reads one after
-// another, each waiting ~0.5 us for the L2 while the ring's copies fill the DRAM queues. Timed
-// with the decode taken out (bench/perfmodel/experiments/w4a16-bare-reads/ring-*.cu, `warpbook
-// run --time-wrong`, two runs each): the ring alone 62.4-62.8 us (the bare contiguous read is
-// 61.8); with session 16's x'' build 70.6-71.8; with this one 64.3. So the build cost 8 us and
-// the whole decode 3-4 us: it was not the arithmetic. The model had seen it (about 83 -> 76 us
-// predicted for the two builds). Not faster, beside this file: the whole ring in flight before
-// the build (68.4 us), the copies of a pair unrolled with their offsets known (67.4-68.3).
-// Not faster, on session 16's build beside it (73.8-74.0 us): those unrolled copies with an
-// exact power-of-two multiply for ldexpf (74.8), and with an integer multiply-high for the top
-// byte's shift (75.2); the leftover pairs of each block shared out by groups between all its
-// warps (83.6: a lane still decodes a whole group, so the last round takes as long, and the
-// atomics and two decode paths cost more); fewer warps with deeper rings, 6 warps with 3 slots
-// 93.1, 7 with 3 slots 82.8; 10 warps with 2 slots 76.5.
-// Session 16 (bench/perfmodel/curriculum2/s16-32-mask.cu, 74.4 us): 78% of the speed of light,
-// silver. Timed beside it then: 4 warps a block with 3 or 4 slots, 92.3-93.0 us; two blocks of 4
-// warps an SM with 2 slots, 82.5 us; one row a warp (16 warps with 2 slots, or 8 with 4), 93.1
-// and 103.6 us; two sums a q4_0 block, 75.0 us; 16 warps of two rows with one slot, 78.0 us.
-// Nsight Compute on it: issue slots 61% busy, the ALU pipe 57%, DRAM 72% of its peak.
-// The solution before (bench/perfmodel/curriculum2/c32-timed-2026-11-29.cu, 97.9 us beside
-// session 16's) made exact (q - 8) floats with a byte permute and a subtract, four rows a warp, its
-// loads in 4- and 2-byte pieces; its header lists the designs tried before (tensor cores from
-// registers or from bulk copies, wider loads, more rows a warp), none faster.
+// Measured on the H200 (`warpbook check`): 67.62 us (67.5-68.1 in three calls), 3.9 TB/s, 81% of
+// the speed of light, gold. What is left is the stream: timed with the decode taken out
+// (bench/perfmodel/experiments/w4a16-bare-reads/ring-*.cu, `warpbook run --time-wrong`, two runs
+// each) the ring alone takes 62.4-62.8 us (the bare contiguous read is 61.8) and with this file's
+// x'' build 64.3: the whole decode costs 3-4 us.
+// What loses, and by how much (`warpbook check`, side by side):
+//   - Building x'' with x read one half2 a thread at a time, in a loop whose trips wait on each
+//     other (stores, shuffles): 16 reads one after another, each waiting ~0.5 us for the L2 while
+//     the ring's copies fill the DRAM queues. 73.8-73.9 us against 67.5-68.1
+//     (bench/perfmodel/curriculum2/32-gemv-masked-nibbles-ring.cu); with the decode taken out
+//     70.6-71.8 against 64.3: the build cost 8 us, not the arithmetic. The model sees it (about 83
+//     against 76 us predicted). Nsight Compute on that form: issue slots 61% busy, the ALU pipe
+//     57%, DRAM 72% of its peak.
+//   - Beside this file: the whole ring in flight before the build 68.4 us; the copies of a pair
+//     unrolled with their offsets known 67.4-68.3 (no gain).
+//   - Beside the slow-build form's 73.8-74.0 us: those unrolled copies with an exact power-of-two
+//     multiply for ldexpf 74.8, with an integer multiply-high for the top byte's shift 75.2; the
+//     leftover pairs of each block shared out by groups between all its warps 83.6 (a lane still
+//     decodes a whole group, so the last round takes as long, and the atomics and two decode paths
+//     cost more); fewer warps with deeper rings: 6 warps with 3 slots 93.1, 7 with 3 slots 82.8; 10
+//     warps with 2 slots 76.5. Beside its 74.4: 4 warps a block with 3 or 4 slots 92.3-93.0; two
+//     blocks of 4 warps an SM with 2 slots 82.5; one row a warp (16 warps with 2 slots, or 8 with
+//     4) 93.1 and 103.6; two sums a q4_0 block 75.0; 16 warps of two rows with one slot 78.0.
+//   - Exact (q - 8) floats made with a byte permute and a subtract, four rows a warp, loads in 4-
+//     and 2-byte pieces: 97.9 us beside 74.4
+//     (bench/perfmodel/curriculum2/32-gemv-f32-fma-read-flush.cu; its header lists the designs that
+//     lose to it: tensor cores fed from registers or from bulk copies, wider loads, more rows a
+//     warp).
 // measured: 67.62 us on NVIDIA H200
 // @tune THREADS=256
 // @tune ROWS=436
@@ -152,7 +156,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
   // they lie: 0 for the nibbles of a scale, else x[k] * 2^(100 - s), so that the masked nibble (a
   // float q * 2^(s - 149)) times x'' is q * x * 2^-49, whatever the nibble's place. Built while
   // the ring's first copies are in flight, from 16-byte reads of x that are all issued before
-  // any is used: read one after another (session 16), they cost 8 us with the DRAM busy.
+  // any is used: read one after another, they cost 8 us with the DRAM busy.
   auto put = [&](int g, int byte, int hi, float v) {
     const int n = 2 * (byte & 3) + hi; // times 2^(100 - s), exactly: a power of two as a float
     xq[g * XG + (byte >> 2) * 8 + n] = v * __int_as_float((227 - nib_shift(n)) << 23);

@@ -41,27 +41,28 @@
 //
 // Napkin maths: 137.4 GFLOP at 1979 TFLOP/s (datasheet, dense FP8) = 69 us on the H200; at the
 // f16 mma.sync rate (650 TFLOP/s) 211 us; at the fp8 mma.sync rate (351 TFLOP/s) 391 us.
-// Timed on the H200 (`warpbook check`, 2026-11-25, side by side, median):
-//   - the previous solution (fp8 mma.sync, a rolled loop, BK 64 x 4 stages): 400.4 us;
-//   - puzzle 20's unrolled loop with fp8 mma.sync: 522.7 us at BK 128 x 2, 486.2 at BK 64 x 3:
-//     slower, ptxas spilled (up to 968 bytes) the registers the emulated mma needs;
-//   - the same loop, unpacking once into f16 mma: 301.8 us at BK 128 x 2, 288.3 at 128 x 3,
-//     286.2 at 64 x 4, 284.5 at 64 x 3 (this file).
-// This file: 284.5 us, 483 TFLOP/s, 24% of the FP8 datasheet, 74% of the f16 mma.sync ceiling,
-// 1.38x the fp8 mma.sync ceiling; gold (0.23 of 1979: 70% of the f16 mma.sync ceiling).
-// torch._scaled_mm (cuBLASLt, wgmma) takes 104 us: this kernel is 0.37x of it, short of the 0.7x
-// bar, which asks for 922 TFLOP/s, above anything mma.sync can do on this GPU. Its answer, and
-// Triton's tl.dot on fp8, also miss the puzzle's tolerance on long K (errors 0.13 and 0.25 at
-// K = 4096): Hopper's FP8 wgmma accumulates in fewer bits than f32; the f16 mma here accumulates
-// in f32. wgmma was tried too (2026-11-25, the same H200): two warpgroups of m64n128k32 e4m3 on
-// the same cp.async ring in the 128-byte swizzle, each product moved into f32 registers as FP8
-// libraries do. Moved every 128 or 64 of k it fails this puzzle's tolerance (at 128: the
-// saturated and long-K cases and 1194 of 16.8 M elements at 4096^3; at 64: the 4096^3 case);
-// moved after every single wgmma (32 of k, the least there is) it takes 236 us (583 TFLOP/s,
-// 0.45x _scaled_mm) and still failed the saturated case in 2 of 24 fresh-seed runs (an error of
-// 0.0078 where 0.0071 is allowed): inside one k32 wgmma the H200 keeps too few bits for f32's
-// tolerance. So the bar and the puzzle's accuracy cannot both be met with Hopper's FP8 tensor
-// cores; this puzzle keeps the accuracy. Those kernels: bench/perfmodel/experiments/fp8-wgmma/.
+// Measured on the H200 (`warpbook check`): 284.5 us, 483 TFLOP/s, 24% of the FP8 datasheet, 74% of
+// the f16 mma.sync ceiling, 1.38x the fp8 mma.sync ceiling; gold (0.23 of 1979: 70% of the f16
+// mma.sync ceiling). torch._scaled_mm (cuBLASLt, wgmma) takes 104 us: this kernel is 0.37x of it,
+// short of the 0.7x bar, which asks for 922 TFLOP/s, above anything mma.sync can do on this GPU.
+// Its answer, and Triton's tl.dot on fp8, also miss the puzzle's tolerance on long K (errors 0.13
+// and 0.25 at K = 4096): Hopper's FP8 wgmma accumulates in fewer bits than f32; the f16 mma here
+// accumulates in f32.
+// What loses, and by how much (H200, `warpbook check`, side by side, medians):
+//   - fp8 mma.sync (m16n8k32 e4m3) with a rolled loop, BK 64 x 4 stages: 400.4 us.
+//   - Puzzle 20's unrolled loop with fp8 mma.sync: 522.7 us at BK 128 x 2, 486.2 at BK 64 x 3:
+//     ptxas spills (up to 968 bytes) the registers the emulated mma needs.
+//   - The same loop unpacking once into f16 mma at other ring shapes: 301.8 us at BK 128 x 2, 288.3
+//     at 128 x 3, 286.2 at 64 x 4 (this file, BK 64 x 3: 284.5).
+//   - wgmma: two warpgroups of m64n128k32 e4m3 on the same cp.async ring in the 128-byte swizzle,
+//     each product moved into f32 registers as FP8 libraries do. Moved every 128 or 64 of k it
+//     fails this puzzle's tolerance (at 128: the saturated and long-K cases and 1194 of 16.8 M
+//     elements at 4096^3; at 64: the 4096^3 case); moved after every single wgmma (32 of k, the
+//     least there is) it takes 236 us (583 TFLOP/s, 0.45x _scaled_mm) and still fails the saturated
+//     case in 2 of 24 fresh-seed runs (an error of 0.0078 where 0.0071 is allowed): inside one k32
+//     wgmma the H200 keeps too few bits for f32's tolerance. So the bar and the puzzle's accuracy
+//     cannot both be met with Hopper's FP8 tensor cores; this puzzle keeps the accuracy. Those
+//     kernels: bench/perfmodel/experiments/fp8-wgmma/.
 //
 // measured: 284.45 us on NVIDIA H200
 // @tune BM=128

@@ -33,8 +33,8 @@
 //                all 2k loads in flight), sums weight x row in f32 in order j = 0 .. k - 1,
 //                rounds to bf16, one 16-byte store.
 // Needs an sm_90 GPU (wgmma is an sm_90a instruction) or the simulator. On other GPUs the
-// mma.sync form of this GEMM is the way: bench/perfmodel/curriculum2/c34-timed-2026-11-25.cu with
-// BK = 64 and STAGES = 3 (the curriculum's entry s10-34-bk64x3) is the solution until 2026-11-29.
+// mma.sync form of this GEMM is the way: bench/perfmodel/curriculum2/34-grouped-mma.cu with BK = 64
+// and STAGES = 3 (the perf-model entry 34-grouped-mma-bk64-s3), 1.68x slower on the H200 (below).
 // Run:  warpbook check 34-moe-grouped-gemm solutions/34-moe-grouped-gemm.cu
 //       warpbook predict 34-moe-grouped-gemm solutions/34-moe-grouped-gemm.cu
 //
@@ -62,7 +62,7 @@
 // compute-bound. The tiles: sum over experts of cdiv(count, 128) ~ 544 against 512 full ones:
 // ~6% of the mma work is padding. The routing (count + scatter) moves 0.5 MB: a few
 // microseconds, well under 1% of the time.
-// Nsight Compute on the H200 (`NCU=34 bash scripts/gpu_session.sh ncu`, 2026-11-29): moe_gemm
+// Nsight Compute on the H200 (`NCU=34 bash scripts/gpu_session.sh ncu`): moe_gemm
 // 1.92 ms under the profiler, the tensor pipe the busiest unit (65.2%), the L2 next (63.4% of its
 // peak, hit rate 77%), DRAM 24%, issue slots 23% busy; warps wait mostly on dispatch and on
 // wgmma's wait. Likely much of the tensor cores' idle third: the ring filling at each tile's
@@ -70,13 +70,12 @@
 // `warpbook predict` (predicted, not measured): 1939 us on the H200: moe_gemm 1791 us, with the
 // L2 first (15.1 GB, busy 92% of the time) and the tensor pipe second (72%); moe_combine 135 us;
 // the permute 12 us. It names the L2 before the tensor pipe; Nsight Compute has them level.
-// Measured on the H200 (`warpbook check`, 2026-11-29, two rounds side by side): 2082.1 and 2082.3
-// us for all four launches, 528 TFLOP/s, 53.4% of the speed of light against the run's measured
-// wgmma ceiling: gold. The mma.sync version beside it: 3487.5 and 3500.5 us, 31.9% (silver in
-// that run: its 32.6-32.9% sat on gold's 33% line from run to run): this one is 1.68x faster. The
-// model said 1939 us (1.07x optimistic; 1.54x on the mma.sync version). The PyTorch loop over
-// experts (a host sync, a gather and a cuBLAS GEMM per expert) took 8015 us and the Triton grouped
-// GEMM of the README 2655 us in docs/vs-torch-h200.md's session 11 run.
+// Measured on the H200 (`warpbook check`, two rounds side by side): 2082.1 and 2082.3 us for all
+// four launches, 528 TFLOP/s, 53.4% of the speed of light against the run's measured wgmma ceiling:
+// gold. The mma.sync form beside it: 3487.5 and 3500.5 us, 31.9% (its 32.6-32.9% sits on gold's 33%
+// line from run to run): wgmma is 1.68x faster. The model says 1939 us (1.07x optimistic; 1.54x on
+// the mma.sync form). The PyTorch loop over experts (a host sync, a gather and a cuBLAS GEMM per
+// expert) takes 8015 us and the Triton grouped GEMM of the README 2655 us (docs/vs-torch-h200.md).
 // measured: 2082.19 us on NVIDIA H200
 // @tune BM=128
 // @tune BN=256

@@ -12,18 +12,17 @@
 // 8192. On a GPU, each thread then has 16 bytes in flight instead of 4, which is what keeps HBM
 // busy: by Little's law the H200 needs about 4.8 TB/s x ~0.6 us ~ 3 MB in flight at all times.
 //
-// The grid must shrink with the work per thread. An earlier version of this file kept the
-// starter's one-thread-per-element grid, so three quarters of its 262144 blocks started only to
-// exit: an SM starts a block only every ~100 ns, and that version measured 246 us (2.18 TB/s) on
-// the H200, slower than the starter it was meant to beat. ITEMS = 4 launches exactly the threads
-// that copy. The buffers are 256-byte aligned, so element 4t starts a 16-byte vector; the last
-// 1-3 elements when n is not a multiple of 4 are copied one by one by the thread that owns the
-// partial vector.
+// The grid must shrink with the work per thread. With the starter's one-thread-per-element grid
+// kept, three quarters of its 262144 blocks start only to exit: an SM starts a block only every
+// ~100 ns, and that form measures 246 us (2.18 TB/s) on the H200, slower than the starter it is
+// meant to beat. ITEMS = 4 launches exactly the threads that copy. The buffers are 256-byte
+// aligned, so element 4t starts a 16-byte vector; the last 1-3 elements when n is not a multiple of
+// 4 are copied one by one by the thread that owns the partial vector.
 //
 // Napkin maths: 2^26 floats read and written = 537 MB; at the 4.8 TB/s datasheet 112 us, at the
 // ~4.0 TB/s a copy reaches on the H200 about 134 us.
-// Measured on the H200 (`warpbook check`, 2026-11-24): 129.4 us, 4.15 TB/s, 91.0% of
-// the speed of light against the ceilings `warpbook probe` measured; gold.
+// Measured on the H200 (`warpbook check`): 129.4 us, 4.15 TB/s, 91.0% of
+// the speed of light against the ceilings `warpbook probe` measures; gold.
 // measured: 129.39 us on NVIDIA H200
 // @tune BLOCK=256
 // @tune ITEMS=4

@@ -14,8 +14,8 @@
 // three quarters of the blocks starting only to exit, which the H200 measured at 247 us: slower
 // than the plain coalesced copy (see solutions/90-demo-coalesced-copy.cu). The buffers are
 // 256-byte aligned; the 1-3 elements past the last whole vector are copied one by one.
-// Measured on the H200 (`warpbook check`, 2026-11-24): 129.9 us, 4.13 TB/s, 90.7% of
-// the speed of light against the ceilings `warpbook probe` measured; gold.
+// Measured on the H200 (`warpbook check`): 129.9 us, 4.13 TB/s, 90.7% of
+// the speed of light against the ceilings `warpbook probe` measures; gold.
 // measured: 129.92 us on NVIDIA H200
 // @tune STRIDE=32
 // @tune BLOCK=256

@@ -62,8 +62,8 @@ inline constexpr const char* mma_bf16 = "mma_bf16_gflops";
 inline constexpr const char* mma_s8 = "mma_s8_gops";
 // FP8 e4m3 mma.sync (8.9 and later). Reported, not a family best: with no wgmma FP8 probe, an FP8
 // speed of light stays the datasheet's (mma.sync alone would understate Hopper's ceiling).
-// Renamed from mma_e4m3_gflops when the probe was fixed (2026-11-25): stored probes from before
-// timed FADDs, not the mma (see kernels/probes.cu), and are not read.
+// Not mma_e4m3_gflops: probes stored under that key timed FADDs that ptxas had left in the loop
+// after hoisting the mma out (see kernels/probes.cu), so they are not read.
 inline constexpr const char* mma_e4m3 = "mma_e4m3_f32acc_gflops";
 inline constexpr const char* wgmma_f16 = "wgmma_f16_gflops";
 inline constexpr const char* wgmma_bf16 = "wgmma_bf16_gflops";

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `warpbook predict --ceilings PROBE.json`: a probe's measured figures replace the profile's, as a
-# check on that GPU predicts. The H200 probe of 2026-11-29 must give puzzle 01's solution the
+# check on that GPU predicts. An H200 probe (bench/perfmodel/data) must give puzzle 01's solution the
 # profile's time within a few per cent (its figures are the H200's); the same probe with the DRAM's
 # figures halved must make that DRAM-bound kernel about twice as slow; a file that is not a probe
 # is a usage error. Usage: sim_predict_ceilings.sh WARPBOOK SOURCE_ROOT

@@ -4,7 +4,7 @@
 // gpu: passed,runtime_fault |
 // gpu-sticky: maybe
 // note: The H200 does not see this one: a thread's local window is large and the stray read
-//   returned 0 there (seen 2026-11-21), so the answer came out right. Only the simulator names it.
+//   returned 0 there, so the answer came out right. Only the simulator names it.
 extern "C" __global__ void vector_add(const float* a, const float* b, float* c, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   volatile float t[8];

@@ -86,7 +86,7 @@ TEST_CASE("the probe suite measures ceilings within reach of the datasheet") {
   CHECK(shared->best > l2->best);
   if (cc == 90) {
     // The FP8 probe times the mma itself, not a product ptxas hoisted out of its loop (which
-    // read 1.2 PFLOP/s, 1.86x f16, before 2026-11-25): on Hopper it is the emulated path, at
+    // reads 1.2 PFLOP/s, 1.86x f16): on Hopper it is the emulated path, at
     // most the f16 rate and measured at 0.54 of it on our H200.
     const wb::ProbeResult* fp8 = s.find(wb::metric::mma_e4m3);
     const wb::ProbeResult* f16 = s.find(wb::metric::mma_f16);
@@ -96,7 +96,7 @@ TEST_CASE("the probe suite measures ceilings within reach of the datasheet") {
     CHECK(fp8->best >= 0.3 * f16->best);
   }
   if (s.profile == "h200") {
-    // The targets for the H200 and its time budget: warnings, not failures, because the
+    // Warpbook's targets for the H200 and its time budget: warnings, not failures, because the
     // DRAM one sits within 1% of what this part gives (4.30 to 4.31 TB/s seen on three machines).
     WARN(s.find(wb::metric::fp32)->best >= 63000);
     WARN(s.find(wb::metric::mma_f16)->best >= 600000);

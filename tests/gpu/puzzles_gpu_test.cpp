@@ -54,7 +54,7 @@ TEST_CASE("every puzzle on the GPU: reference and solution pass and are timed; t
   for (auto& l : table) fmt::print("{}\n", l);
   for (auto& s : off_their_line)
     FAIL_CHECK("a solution's `// measured:` line is off by more than 15%: " << s);
-  // Every solution must earn its gold bar (the content issue's bar). Reported as its own ctest
+  // Every solution must earn its gold bar (its puzzle's bar). Reported as its own ctest
   // entry, label "medals", so the engine's pass/fail stays readable on its own.
   if (std::getenv("WARPBOOK_REQUIRE_GOLD"))
     for (auto& s : short_of_gold) FAIL_CHECK("solution short of gold: " << s);

@@ -116,12 +116,12 @@ TEST_CASE("perf model: a GEMM's steady L2 stream on a GPU with a slower L2") {
   // slower on `warpbook probe`, and the GEMM does not notice. Served strictly at its average
   // share of the L2, each SM's k-step bursts queued behind one another: 381 us for the H100. The
   // share an SM left unused within the last L2 latency serves its next burst: 348 us.
-  const auto h100 =
-      predict_file("20-mma-bf16-gemm", "bench/perfmodel/curriculum2/s6-20-solution.cu", "h100-sxm");
+  const auto h100 = predict_file(
+      "20-mma-bf16-gemm", "bench/perfmodel/curriculum2/20-mma-one-barrier-a-kstep.cu", "h100-sxm");
   CHECK(h100.us < 1.15 * 308.6);
   CHECK(h100.us > 308.6 / 1.15);
   const auto h200 =
-      predict_file("20-mma-bf16-gemm", "bench/perfmodel/curriculum2/s6-20-solution.cu");
+      predict_file("20-mma-bf16-gemm", "bench/perfmodel/curriculum2/20-mma-one-barrier-a-kstep.cu");
   CHECK(h200.us < 1.1 * 309.2);
   CHECK(h200.us > 309.2 / 1.1);
 }
@@ -130,8 +130,7 @@ TEST_CASE("perf model: wmma fragment loads from padded rows are not bank conflic
   // Puzzle 19's kernel loads its fragments with wmma.load from rows padded by 8 halves: one
   // wavefront per 128 bytes of fragment. Traced with 2-byte lanes, they read as "8-way bank
   // conflicts (8 wavefronts where 1 would do)", named at 71% of the time on three lines.
-  const auto p =
-      predict_file("19-wmma-gemm", "bench/perfmodel/curriculum2/c19-timed-2026-11-24.cu");
+  const auto p = predict_file("19-wmma-gemm", "bench/perfmodel/curriculum2/19-wmma-ring-rolled.cu");
   for (auto& f : p.factors) CHECK_MESSAGE(f.key != "bank_conflicts", f.text);
   for (auto& n : p.lines) CHECK_MESSAGE(n.conflict_ways <= 1.05, n.line << ": " << n.text);
 }
@@ -142,7 +141,7 @@ TEST_CASE("perf model: a conflicted store after the loop is charged its own wave
   // load/store unit's whole time scaled by its conflict ratio put it at 14% of the time each;
   // its extra wavefronts take well under 1%.
   const auto p =
-      predict_file("24-decode-attention", "bench/perfmodel/curriculum2/c24-timed-2026-11-25.cu");
+      predict_file("24-decode-attention", "bench/perfmodel/curriculum2/24-split-k-registers.cu");
   for (auto& f : p.factors)
     if (f.key == "bank_conflicts") CHECK_MESSAGE(f.share < 0.01, f.text);
   bool gutter = false; // the gutter still marks the conflicted lines
@@ -236,12 +235,11 @@ extern "C" __global__ void coalesced_copy(const float* src, float* dst, int n) {
 
 TEST_CASE("perf model: cp.async.wait_group N leaves the newest N groups in flight") {
   // Solution 24 keeps round r + 1 of its cp.async ring in flight while it waits for round r
-  // (cp_wait<STAGES - 1>, STAGES = 2). The model waited for every copy the warp had issued, so
-  // the ring bought nothing: 595 us, as the register version it replaced, where the H200 measured
-  // 519.6 and 510.7 us (2026-11-25; the register version 536-543). Waiting for both rounds really
-  // must cost time: that version has half the bytes in flight, as the register version had, which
-  // measured 3-4.5% slower than the ring. (The model says 2.6% since moves that only rename bits
-  // are free, session 16; 5% or more before.)
+  // (cp_wait<STAGES - 1>, STAGES = 2). A model that waits for every copy the warp has issued
+  // gives the ring nothing: it comes out as slow as the register form, where the H200 measured
+  // 519.6 and 510.7 us (the register form 536-543). Waiting for both rounds really must cost time:
+  // that form has half the bytes in flight, as the register form has, which measured 3-4.5% slower
+  // than the ring (the model says 2.6%: moves that only rename bits are free).
   const std::string src = read("solutions/24-decode-attention.cu");
   const std::string line = "cp_wait<STAGES - 1>();";
   const auto at = src.find(line);
@@ -258,8 +256,8 @@ TEST_CASE("perf model: a causal grid run longest tiles first is not extrapolated
           "blocks") {
   // Solution 23 gives block x the query tile cdiv(S, BQ) - 1 - x: the first blocks the busiest SM
   // runs are the longest, and the last ones a sixteenth of that. The H200 measured 4139 us
-  // (2026-11-25, bench/perfmodel/data/h200-2026-11-25); extrapolating every block from the first
-  // ones predicted 11.8 ms.
+  // (bench/perfmodel/data/h200-2026-11-25); extrapolating every block from the first ones
+  // predicts 11.8 ms.
   const perf::Prediction causal =
       predict_file("23-causal-flash-attention", "solutions/23-causal-flash-attention.cu");
   CHECK(causal.us < 1.5 * 4139);
@@ -269,10 +267,10 @@ TEST_CASE("perf model: a causal grid run longest tiles first is not extrapolated
 TEST_CASE("perf model: blocks that exit at once are counted by a census, not replayed as work") {
   // Solution 24 with each working block taking F chunks and the other F - 1 blocks of every F
   // exiting at once: the same bytes and arithmetic whatever F is, and the H200 measured 510.9,
-  // 510.8 and 510.6 us at F = 1, 2 and 4 (2026-11-25, bench/perfmodel/data/h200-2026-11-25). The
-  // busiest SM's blocks, every 132nd of a grid whose rows are 16 blocks long, all fell on working
-  // blocks: the model said 1100 and 2074 us for F = 2 and 4.
-  const std::string src = read("bench/perfmodel/curriculum2/s4-24-chunks.cu");
+  // 510.8 and 510.6 us at F = 1, 2 and 4 (bench/perfmodel/data/h200-2026-11-25). The busiest
+  // SM's blocks, every 132nd of a grid whose rows are 16 blocks long, all fall on working blocks:
+  // extrapolated from them alone, F = 2 and 4 come out at 1100 and 2074 us.
+  const std::string src = read("bench/perfmodel/curriculum2/24-split-k-ring-chunks-a-block.cu");
   auto with_f = [&](int f) {
     std::string s = src;
     const std::string line = "#define FMAX 2";
@@ -290,8 +288,8 @@ TEST_CASE("perf model: blocks that exit at once are counted by a census, not rep
 
 // The simulator runs PTX, before ptxas allocates registers, so spills never reach the replay. The
 // prediction must at least say where ptxas spilled: solution 24 squeezed to 6 blocks of 128
-// threads per SM (80 registers) measured 1140 us on the H200 against 537 us, and the model said
-// 480 us for it (bench/perfmodel/results/h200-2026-11-25-session2.md).
+// threads per SM (80 registers) measured 1140 us on the H200 against 537 us, and the model says
+// 480 us for it (bench/perfmodel/data/h200-2026-11-25).
 TEST_CASE("perf model: a kernel squeezed into fewer registers says that ptxas spilled") {
   const std::string src = read("solutions/24-decode-attention.cu");
   const std::string squeezed =
@@ -320,14 +318,15 @@ TEST_CASE("perf model: a kernel squeezed into fewer registers says that ptxas sp
 TEST_CASE(
     "perf model: fp8 mma.sync costs Hopper its emulation, f16 mma on unpacked codes does not") {
   // sm_90 has no FP8 mma.sync: ptxas emits F2FP, two HMMA and 4 FADD per m16n8k32. On the H200
-  // (2026-11-25, bench/perfmodel/data/h200-2026-11-25, session 3) the same loop took 486 us that
-  // way and 284 us with each fragment unpacked once into f16 mma.
+  // (bench/perfmodel/data/h200-2026-11-25) the same loop took 486 us that way and 284 us with
+  // each fragment unpacked once into f16 mma.
   const std::string fp8 = with_tune(
-      with_tune(with_tune(read("bench/perfmodel/curriculum2/s3-33-loop20-fp8mma.cu"), "BK", 64),
+      with_tune(with_tune(read("bench/perfmodel/curriculum2/33-fp8-mma-k32-unrolled.cu"), "BK", 64),
                 "STAGES", 3),
       "SMEM", 49152);
   const auto emulated = predict_source("33-fp8-gemm", fp8, "fp8-mma.cu");
-  const auto unpacked = predict_file("33-fp8-gemm", "bench/perfmodel/curriculum2/s3-33-unpack.cu");
+  const auto unpacked =
+      predict_file("33-fp8-gemm", "bench/perfmodel/curriculum2/33-fp8-unpacked-f16-mma.cu");
   CHECK(emulated.us > 1.2 * unpacked.us);
   REQUIRE(!emulated.factors.empty());
   CHECK(emulated.factors[0].key == "tensor");
@@ -337,9 +336,9 @@ TEST_CASE(
 // that), not mma.sync's, and wgmma.wait_group waits for its groups' completion. A synthetic FP8
 // GEMM main loop on puzzle 33's launch: one warpgroup per 64 x 256 tile, tiles staged once (so
 // only the tensor cores count), K / 32 m64n256k32 in groups of four, one group left in flight.
-// The H200 ran it in 143.5 and 144.3 us (2026-11-28, `warpbook run --time-wrong`: its answer is
-// wrong by design), 1.87x its tensor-bound 76.8 us. The model says 125 us; while a wgmma's issue
-// waited for the tensor pipe to be free, it said 101.
+// The H200 ran it in 143.5 and 144.3 us (`warpbook run --time-wrong`: its answer is wrong by
+// design), 1.87x its tensor-bound 76.8 us. The model says 125 us; if a wgmma's issue waited for
+// the tensor pipe to be free, it would say 101.
 TEST_CASE("perf model: wgmma runs at the wgmma rate, and its wait_group waits") {
   const perf::Machine m = perf::machine_for(*find_profile("h200"));
   CHECK(m.wgmma_flops_clk_sm == doctest::Approx(895281.0 / (132 * 1.98)).epsilon(1e-6));
@@ -413,7 +412,7 @@ TEST_CASE("perf model: a wgmma kernel that ptxas serialized says so, and is time
   const auto& l = serial.launches[0];
   CHECK(l.wgmma_serialized.find("accumulator registers") != std::string::npos);
   CHECK(perf::launch_text(l).find("ptxas serialized its wgmma") != std::string::npos);
-  // Within 1.5x of the H200 (the model had said 226 us before it read ptxas's notice).
+  // Within 1.5x of the H200 (without ptxas's notice the model would say 226 us).
   CHECK(serial.us > 235.8 / 1.5);
   CHECK(serial.us < 235.8 * 1.5);
   const auto own =
@@ -425,12 +424,12 @@ TEST_CASE("perf model: a wgmma kernel that ptxas serialized says so, and is time
 
 TEST_CASE("perf model: a GEMM's blocks find their panels in the L2 whichever round they start") {
   // Puzzle 20 at BK 32 x 4 (the version Nsight Compute read on the H200): 225 MB of DRAM traffic
-  // (640 GB/s over 352.5 us, bench/perfmodel/results/h200-2026-11-25-session6.md). The replayed
-  // SM takes every 132nd block, so blocks 264, 528 and 792 started rounds of 264 slots; when
-  // "the same round" was aligned at multiples of 264, each read its whole B panel from DRAM and
-  // the launch came to 738 MB.
+  // (640 GB/s over 352.5 us, bench/perfmodel/data/h200-2026-11-25). The replayed SM takes
+  // every 132nd block, so blocks 264, 528 and 792 start rounds of 264 slots; with "the same
+  // round" aligned at multiples of 264, each would read its whole B panel from DRAM and the
+  // launch would come to 738 MB.
   const auto p =
-      predict_file("20-mma-bf16-gemm", "bench/perfmodel/curriculum2/c20-timed-2026-11-25.cu");
+      predict_file("20-mma-bf16-gemm", "bench/perfmodel/curriculum2/20-mma-ring-rolled.cu");
   REQUIRE(!p.launches.empty());
   CHECK(p.dram_bytes > 134e6); // A, B and C once: the least any schedule can move
   CHECK(p.dram_bytes < 2 * 225e6);
@@ -439,10 +438,10 @@ TEST_CASE("perf model: a GEMM's blocks find their panels in the L2 whichever rou
 // The first block to read a panel misses in the L2 where the blocks beside it, later in dispatch
 // order, hit; but the DRAM fetches the panel once for all of them, at the GPU's bandwidth, not at
 // the first block's SM's share of it. Charged at that share, solution 21's first block (wgmma, one
-// block per SM, 4 on the busiest SM) took twice as long as the three after it, and the model said
-// 271 us where the H200 measured 202-208 us (bench/perfmodel/data/h200-2026-11-28).
+// block per SM, 4 on the busiest SM) takes twice as long as the three after it, and the model
+// says 271 us where the H200 measured 202-208 us (bench/perfmodel/data/h200-2026-11-28).
 TEST_CASE("perf model: a grid's first blocks share the DRAM fetch of their panels") {
-  const auto p = predict_file("21-gemm-bias-gelu", "bench/perfmodel/curriculum2/s11-21-wgmma.cu");
+  const auto p = predict_file("21-gemm-bias-gelu", "bench/perfmodel/curriculum2/21-wgmma-gelu.cu");
   CHECK(p.us < 1.2 * 207.76);
   CHECK(p.us > 207.76 / 1.2);
   // The bytes are still the launch's: A and B at least once (33.6 MB each) and Y (33.6 MB).
@@ -450,14 +449,15 @@ TEST_CASE("perf model: a grid's first blocks share the DRAM fetch of their panel
 }
 
 // A long kernel's traces are cut at the event cap and the recorded part stands for the whole: its
-// time and every count the explanation shows must be scaled alike. Puzzle 34's grouped GEMM (cut
-// about 1.6x) showed the tensor pipe busy 999 us while its mma alone need 2 T k H N FLOPs at the
-// tensor rate, some 1540 us, and 7.0 GB through the L2 where its tiles read at least twice that.
+// time and every count the explanation shows must be scaled alike. Unscaled, puzzle 34's grouped
+// GEMM (cut about 1.6x) shows the tensor pipe busy 999 us while its mma alone need 2 T k H N FLOPs
+// at the tensor rate, some 1540 us, and 7.0 GB through the L2 where its tiles read at least twice
+// that.
 TEST_CASE("perf model: a kernel whose traces are cut counts all of its work, not the traced part") {
-  // Puzzle 34 with its mma.sync GEMM of 128 x 128 tiles (the solution until 2026-11-29, which
-  // Nsight Compute measured; the solution now runs wgmma on 128 x 256 tiles).
+  // Puzzle 34 with its mma.sync GEMM of 128 x 128 tiles, the form Nsight Compute measured (the
+  // solution runs wgmma on 128 x 256 tiles).
   const auto p =
-      predict_file("34-moe-grouped-gemm", "bench/perfmodel/curriculum2/c34-timed-2026-11-25.cu");
+      predict_file("34-moe-grouped-gemm", "bench/perfmodel/curriculum2/34-grouped-mma.cu");
   const perf::Machine m = perf::machine_for(*find_profile("h200"));
   const double T = 8192, k = 8, H = 4096, N = 2048; // the puzzle's [perf] sizes
   const double least_us = 2 * T * k * H * N / (m.tensor_flops_clk_sm * m.sm_count * m.clock_ghz) *
@@ -469,10 +469,10 @@ TEST_CASE("perf model: a kernel whose traces are cut counts all of its work, not
   CHECK(tensor_us < 1.3 * least_us);
   // Each 128 x 128 tile reads its 128 rows of X and of W[e] whole: 2 MB; T k / 128 tiles at
   // least, N / 128 column tiles each: 17.2 GB (Nsight Compute on the H200 counted 17.2 GB). The
-  // model counted 7.0 GB before the traces' cut was weighed, and 11.7 GB while the sampled run
-  // ran a sample of the scatter's 256 blocks: the row list the GEMM gathers A through was mostly
-  // unwritten, so its sampled blocks zero-filled half their A rows (cp.async with a source size
-  // of 0 reads nothing). A cheap launch that later ones read now runs whole. The tiles' partial
+  // model counts 7.0 GB if the traces' cut is not weighed, and 11.7 GB if the sampled run runs a
+  // sample of the scatter's 256 blocks: the row list the GEMM gathers A through is then mostly
+  // unwritten, so its sampled blocks zero-fill half their A rows (cp.async with a source size of
+  // 0 reads nothing). So a cheap launch that later ones read runs whole. The tiles' partial
   // last rows add up to 6%.
   const double tiles_bytes = (T * k / 128) * (N / 128) * 2 * 128 * H * 2;
   CHECK(p.l2_bytes > 0.98 * tiles_bytes);
@@ -480,8 +480,9 @@ TEST_CASE("perf model: a kernel whose traces are cut counts all of its work, not
 }
 
 // A cp.async.bulk started by several lanes of one instruction is several copies. The trace kept
-// only the last lane's, so puzzle 32's tensor-core GEMV, whose 16 lanes each copy one row's slice
-// of W, was put at 18 MB of DRAM reads for its 264 MB of weights (and 61 us, against 114 measured).
+// only the last lane's, a tensor-core form of puzzle 32, whose 16 lanes each copy one row's slice
+// of W, would come to 18 MB of DRAM reads for its 264 MB of weights (and 61 us, against 114
+// measured).
 TEST_CASE("perf model: bulk copies started by several lanes at once all count") {
   const auto p =
       predict_file("32-w4a16-gemv", "bench/perfmodel/experiments/w4a16-tma-mma/tma-mma.cu");
@@ -490,11 +491,12 @@ TEST_CASE("perf model: bulk copies started by several lanes at once all count") 
 }
 
 TEST_CASE("perf model: a replay cut by its budget counts its running blocks by what they ran") {
-  // Puzzle 24's solution of session 14 (frozen) at its perf size: half the blocks exit at once,
-  // each of the others reads 1024 keys' K and V (512 KB). The replay stops at its instruction
+  // Puzzle 24 with two chunks a block (a frozen copy) at its perf size: half the blocks exit at
+  // once, each of the others reads 1024 keys' K and V (512 KB). The replay stops at its instruction
   // budget with 21 of the busiest SM's 32 blocks retired and 3 part-run; counted as if only the
   // retired ones had run, the launch read 2.42 GB where it reads the 2.15 GB cache once.
-  const auto p = predict_file("24-decode-attention", "bench/perfmodel/curriculum2/s14-24-f2.cu");
+  const auto p = predict_file("24-decode-attention",
+                              "bench/perfmodel/curriculum2/24-split-k-ring-two-chunks-a-block.cu");
   const double cache = 2.0 * 64 * 8192 * 8 * 128 * 2; // K and V, bf16
   CHECK(p.dram_bytes > 0.98 * cache);
   CHECK(p.dram_bytes < 1.05 * cache);

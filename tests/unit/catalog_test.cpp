@@ -244,7 +244,7 @@ TEST_CASE("the built-in catalog loads without problems") {
   for (auto& p : cat.puzzles) CHECK_MESSAGE(fs::exists(p.solution), p.id);
 }
 
-// More ways a pack goes wrong (issue 7): each refused with file, key and line; the rest loads.
+// More ways a pack goes wrong: each refused with file, key and line; the rest loads.
 TEST_CASE("malformed puzzles, continued: expressions, names, files and ids") {
   SUBCASE("a huge size expression") {
     std::string huge = "n";

@@ -457,7 +457,7 @@ std::string launch_text(const LaunchPrediction& l) {
   // The simulator runs PTX, where ptxas's spills do not exist yet: their local-memory traffic is
   // not in the time, so say so. Spills off the hot path cost nothing (17 of 20 spilling kernels of
   // the H200 set were within 1.5x); on it, four ran 1.4-2.4x slower than predicted
-  // (bench/perfmodel/results/h200-2026-11-25-session2.md).
+  // (docs/perf-model.md, "Spills").
   const std::string spills =
       l.spill_stores + l.spill_loads > 0
           ? fmt::format(" (ptxas spilled registers: {} B of stores and {} B of loads in the "

@@ -118,11 +118,10 @@ Machine base(const GpuProfile& p) {
     // 1980 MHz); memory latencies from `warpbook probe` (pointer chases) on our H200.
     set_latency(m, 4.1, 4.1, 8.05, 8.1, 17, 12, 24, 24.3);
     m.tensor_flops_clk_sm = 2734;  // mma.sync reaches 67% of the wgmma peak on Hopper
-    m.fp8_mma_flops_clk_sm = 1343; // `warpbook probe` on our H200, 2026-11-25: 351 TFLOP/s
+    m.fp8_mma_flops_clk_sm = 1343; // `warpbook probe` on our H200: 351 TFLOP/s
     // wgmma m64n256k16 f16, per clock at 1980 MHz on 132 SMs: `warpbook probe` on our H200
-    // (2026-11-28) with random tiles, 895 TFLOP/s (966 with the near-constant tiles it used
-    // before: the clock falls with the bits switched); on an H100 SXM (2026-11-23, near-constant
-    // tiles) 969 TFLOP/s, not yet measured again.
+    // with random tiles, 895 TFLOP/s (966 with near-constant tiles: the clock falls with the bits
+    // switched); on an H100 SXM 969 TFLOP/s, measured with near-constant tiles only.
     m.wgmma_flops_clk_sm = p.key == "h200" ? 895281.0 / (132 * 1.98) : 969009.0 / (132 * 1.98);
     m.lat_l1_ns = 20.1, m.lat_shared_ns = 14.2, m.lat_l2_ns = 146, m.lat_dram_ns = 343,
     m.lat_atomic_ns = 200;
@@ -137,7 +136,7 @@ Machine base(const GpuProfile& p) {
       m.dram_sector_write_gbps = 704;
       m.source = "NVIDIA H200 datasheet; CUDA programming guide (compute capability 9.0); "
                  "instruction latencies measured on an H100 SXM and an H200; memory, atomics and "
-                 "launches measured by `warpbook probe` on an H200 (driver 580.159, 2026-11-23)";
+                 "launches measured by `warpbook probe` on an H200 (driver 580.159)";
     } else {
       // H100 SXM: the same SM; its own memory (3.35 TB/s HBM3, 50 MiB of L2, half of it
       // reusable as on the H200). DRAM streams measured on an H100 SXM (read 3101, copy 2826,

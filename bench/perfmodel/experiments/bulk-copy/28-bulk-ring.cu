@@ -11,8 +11,8 @@
 // Run:  warpbook check 28-topk-rows bench/perfmodel/experiments/bulk-copy/28-bulk-ring.cu
 //       (the simulator runs cp.async.bulk; a GPU needs sm_90)
 //
-// Measured on the H200 (`VARIANTS=28 bash scripts/gpu_session.sh variants`, 2026-11-25, side by
-// side in each run): run 2, the register solution 144.9 us, this file 140.7, with 3 slots 142.0,
+// Measured on the H200 (`VARIANTS=28 bash scripts/gpu_session.sh variants`, side by side in
+// each run): run 2, the register solution 144.9 us, this file 140.7, with 3 slots 142.0,
 // with 8 slots of 512 values 152.0; run 3, the register solution 143.3, this file 138.3, 3 slots
 // 140.6, 8 slots of 512 values 150.0, and the per-thread cp.async ring that became the solution
 // 139.8 (3 slots 142.5). One instruction a step instead of two per thread buys about 1%; the

@@ -1,16 +1,17 @@
-// Puzzle 24's loads alone: solutions/24-decode-attention.cu as it was in session 14 (blocks take
-// two 512-key chunks where the grid has 4096 blocks or more), with the arithmetic on the keys
-// taken out. Each lane still copies its K and V pieces through the same two-round cp.async ring,
-// waits for them and reads them back from shared memory; instead of scores, a softmax and the
-// weighted sum it adds one word of each piece into acc, so the loads cannot be dropped. The block
-// merge, the partials and decode_combine run as before, on meaningless values: the answer is
-// wrong, and only the time says anything. It is the least time this grid, ring and access pattern
-// can take, to set the solution beside.
+// Puzzle 24's loads alone: the ring of
+// bench/perfmodel/curriculum2/24-split-k-ring-two-chunks-a-block.cu (blocks take two 512-key chunks
+// where the grid has 4096 blocks or more), with the arithmetic on the keys taken out. Each lane
+// still copies its K and V pieces through the same two-round cp.async ring, waits for them and
+// reads them back from shared memory; instead of scores, a softmax and the weighted sum it adds one
+// word of each piece into acc, so the loads cannot be dropped. The block merge, the partials and
+// decode_combine run as before, on meaningless values: the answer is wrong, and only the time says
+// anything. It is the least time this grid, ring and access pattern can take, to set the solution
+// beside.
 // Run (on a GPU):
 //   warpbook run 24-decode-attention bench/perfmodel/experiments/decode-bare-reads/bare-reads.cu
 //     --size B=64 --size Hq=32 --size Hkv=8 --size L=8192 --size D=128 --time-wrong
-// Measured on the H200 (session 15, 2026-11-29, `warpbook run --time-wrong`, twice in the call
-// where session 14's solution took 503.1 and 503.5 us): 492.0 and 492.0 us, 4.37 TB/s.
+// Measured on the H200 (`warpbook run --time-wrong`, twice in the call where that kernel took
+// 503.1 and 503.5 us): 492.0 and 492.0 us, 4.37 TB/s.
 // measured: 492.0 us on NVIDIA H200
 // @tune BLOCK=128
 // @tune CHUNK=512

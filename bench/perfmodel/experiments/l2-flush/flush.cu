@@ -4,7 +4,7 @@
 // before each timed sample by writing a scratch buffer of twice the L2. Writing leaves the L2 full
 // of dirty lines, and the timed kernel's first reads must write them back to DRAM before their
 // own lines can take the space. This program times the same kernels after three kinds of flush:
-//   write  the scratch buffer rewritten (cuMemsetAsync), as Warpbook timed until 2026-11-29
+//   write  the scratch buffer rewritten (cuMemsetAsync), as triton.testing.do_bench does
 //   read   the scratch buffer read by a kernel (the L2 ends up holding clean lines)
 //   none   nothing between samples (the last sample's tail is still in the L2)
 // and, for the write flush, how long the same rewrite of the scratch buffer takes on its own, so

@@ -1,11 +1,12 @@
-// Experiment · puzzle 24's solution (as of session 15) with its K and V pieces brought into the
-// ring by bulk copies (cp.async.bulk, Hopper's TMA in its one-dimensional form) instead of each
-// lane's 16-byte cp.async: one 256-byte copy per key and head, issued by one lane, completing on
-// the warp's mbarrier for that ring slot; nothing else changed (the read side takes zeros for keys
-// past the end instead of zero-filled slots). sm_90 only.
+// Experiment · puzzle 24's ring with two chunks a block
+// (bench/perfmodel/curriculum2/24-split-k-ring-two-chunks-spare-blocks-last.cu) with its K and V
+// pieces brought into the ring by bulk copies (cp.async.bulk, Hopper's TMA in its one-dimensional
+// form) instead of each lane's 16-byte cp.async: one 256-byte copy per key and head, issued by one
+// lane, completing on the warp's mbarrier for that ring slot; nothing else changed (the read side
+// takes zeros for keys past the end instead of zero-filled slots). sm_90 only.
 // Run (on a GPU):
 //   warpbook check 24-decode-attention bench/perfmodel/experiments/read-shapes/decode-bulk.cu
-// Measured on the H200 (session 16, 2026-11-29, call 2, `warpbook check`, two rounds beside the
+// Measured on the H200 (`warpbook check`, two rounds beside the
 // solution's 493.0 and 493.2 us): 595.1 and 595.3 us. Bulk copies of 256 bytes are 21% slower than
 // the lanes' 16-byte copies of the same bytes: the copy engine's cost per copy, not the bytes,
 // sets the pace at this size. (Puzzle 28's bulk ring moves 4 KB a copy and gained a little.)

@@ -14,7 +14,7 @@
 // Run (on a GPU):
 //   warpbook run 24-decode-attention bench/perfmodel/experiments/read-shapes/decode-flat.cu \
 //     --size B=64 --size Hq=32 --size Hkv=8 --size L=8192 --size D=128 --time-wrong
-// Measured on the H200 (session 16, 2026-11-29, call 2, beside the solution's 493.7 and 493.4 us):
+// Measured on the H200 (one call, beside the solution's 493.7 and 493.4 us):
 // 469.5 and 469.4 us, 4.58 TB/s; with CONTIG 1, 477.9 and 478.0 us. See README.md.
 // measured: 469.4 us on NVIDIA H200
 // @tune BLOCK=128

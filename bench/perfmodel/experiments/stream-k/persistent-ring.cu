@@ -8,7 +8,7 @@
 // flight while this tile's C is stored; otherwise the ring starts again for each tile.
 // Run:  warpbook check 20-mma-bf16-gemm bench/perfmodel/experiments/stream-k/persistent-ring.cu
 //
-// Measured (`warpbook check`, NVIDIA H100 80GB HBM3, 2026-11-27, session 8, run 2, side by side):
+// Measured (`warpbook check`, NVIDIA H100 80GB HBM3, run 2, side by side):
 // 321.58 us, against solution 20's 312.21 and 310.94 in the same run. README.md says what this
 // and the 1024-block form (run 1) tell.
 // @tune BM=256

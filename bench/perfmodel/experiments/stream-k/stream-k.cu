@@ -18,7 +18,7 @@
 //   - When the tiles fill whole rounds (or less than one), or on the simulator (%nsmid is 1 there:
 //     2 slots, so the cases of 3 tiles run the split), the grid runs as launched.
 // Run:  warpbook check 20-mma-bf16-gemm bench/perfmodel/experiments/stream-k/stream-k.cu
-// Measured beside the solution's 306.7 us (H200, 2026-11-25; README.md): SKALL 0 316.7 and
+// Measured beside the 128 x 128 GEMM's 306.7 us (H200; README.md): SKALL 0 316.7 and
 // 318.1 us, SKALL 1 326.5 and 326.2 us.
 // @tune BM=128
 // @tune BN=128

@@ -7,7 +7,7 @@
 // Its answer is wrong by design; time it with
 //   warpbook run 28-topk-rows bench/perfmodel/experiments/topk-bare-ring/ring-alone.cu \
 //     --size rows=1024 --size V=128256 --size k=50 --time-wrong
-// Measured on the H200 (2026-11-28, session 11, two rounds beside the solution's 139.9 and
+// Measured on the H200 (two rounds beside the solution's 139.9 and
 // 140.5 us): 129.9 and 130.0 us. The same with the step's barrier taken out too: 129.9 and 130.1.
 // @tune BLOCK=128
 #define U 2                  // 16-byte pieces per thread per step

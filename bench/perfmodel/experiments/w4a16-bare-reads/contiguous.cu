@@ -5,9 +5,8 @@
 // read of the 264 MB in the puzzle's grid of 3584 blocks.
 // Run:  warpbook run 32-w4a16-gemv bench/perfmodel/experiments/w4a16-bare-reads/contiguous.cu \
 //         --size M=57344 --size K=8192 --time-wrong        (on a GPU)
-// Measured on the H200 (2026-11-25): 70.7 us (UNR 8: 70.9), 3.74 TB/s: 80.6% of the speed of light
-// puzzle 32 scores against, where gold asks 80%. Session 16 (2026-11-29, the L2 flushed by a read
-// since session 13): 61.8 and 61.8 us, 4.28 TB/s. See README.md.
+// Measured on the H200 with the L2 flushed by reading: 61.8 and 61.8 us, 4.28 TB/s (with a flush
+// that writes, 70.7 us, UNR 8: 70.9). See README.md.
 // measured: 61.8 us on NVIDIA H200
 // @tune THREADS=128
 // @tune ROWS=16

@@ -1,14 +1,13 @@
-// Diagnostic · puzzle 32's ring with the session 17 x'' build and no decode.
+// Diagnostic · puzzle 32's ring with its solution's x'' build and no decode.
 //
-// What: ring-s16-build.cu with x'' built as the session 17 solution builds it: each thread issues
+// What: ring-half2-build.cu with x'' built as solution 32 builds it: each thread issues
 // its 16-byte reads of x (4 at K = 8192) before it uses any. The answer is wrong; the time is the
 // ring and the build.
 // Run:  warpbook run 32-w4a16-gemv \
 //         bench/perfmodel/experiments/w4a16-bare-reads/ring-batched-build.cu \
 //         --size M=57344 --size K=8192 --time-wrong        (on a GPU)
-// Measured on the H200 (2026-11-29, session 17, one call, two runs): 64.27 and 64.29 us, beside
-// ring-no-build.cu's 62.59 and 62.70 and the session 17 solution's 67.33-68.16: the build now
-// costs under 2 us and the decode 3-4.
+// Measured on the H200 (one call, two runs): 64.27 and 64.29 us, beside ring-no-build.cu's 62.59
+// and 62.70 and solution 32's 67.33-68.16: the build costs under 2 us and the decode 3-4.
 // measured: 64.28 us on NVIDIA H200
 // @tune THREADS=256
 // @tune ROWS=436

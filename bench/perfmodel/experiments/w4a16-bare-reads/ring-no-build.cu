@@ -1,12 +1,12 @@
 // Diagnostic · puzzle 32's ring with no x'' build and no decode: what the loads alone take.
 //
-// What: ring-s16-build.cu with the loop that builds x'' taken out (x is never read). The answer is
-// wrong; the time is the per-warp cp.async ring of row pairs and nothing else.
+// What: ring-half2-build.cu with the loop that builds x'' taken out (x is never read). The answer
+// is wrong; the time is the per-warp cp.async ring of row pairs and nothing else.
 // Run:  warpbook run 32-w4a16-gemv \
 //         bench/perfmodel/experiments/w4a16-bare-reads/ring-no-build.cu \
 //         --size M=57344 --size K=8192 --time-wrong        (on a GPU)
-// Measured on the H200 (2026-11-29, session 17, one call, two runs): 62.75 and 62.43 us, beside
-// ring-s16-build.cu's 70.59 and 70.98: the build cost 8 us. The bare contiguous read is 61.8.
+// Measured on the H200 (one call, two runs): 62.75 and 62.43 us, beside
+// ring-half2-build.cu's 70.59 and 70.98: the build cost 8 us. The bare contiguous read is 61.8.
 // measured: 62.43 us on NVIDIA H200
 // @tune THREADS=256
 // @tune ROWS=436

@@ -1,15 +1,14 @@
-// Diagnostic · puzzle 32's first solution with its arithmetic taken out: how fast are its loads?
+// Diagnostic · puzzle 32's f32-FMA form with its arithmetic taken out: how fast are its loads?
 //
-// What: the first solution's loads, addresses and software pipeline exactly
-// (bench/perfmodel/curriculum2/c32-timed-2026-11-29.cu: 4 rows a warp, each lane two 4-byte words
-// and a 2-byte piece of a row and the scale per step, the next step loaded before this one is
+// What: that form's loads, addresses and software pipeline exactly
+// (bench/perfmodel/curriculum2/32-gemv-f32-fma-read-flush.cu: 4 rows a warp, each lane two 4-byte
+// words and a 2-byte piece of a row and the scale per step, the next step loaded before this one is
 // used), with the dequantisation and the 16 FMAs a step replaced by one XOR and one FMA, so the
 // answer is wrong and the time is the load pattern's.
 // Run:  warpbook run 32-w4a16-gemv bench/perfmodel/experiments/w4a16-bare-reads/solution-loads.cu \
 //         --size M=57344 --size K=8192 --time-wrong        (on a GPU)
-// Measured on the H200 (2026-11-25, one run beside the others here and the solution's 105.8 us):
-// 80.9 us. Session 16 (2026-11-29, the L2 flushed by a read, beside that solution's 97.8 us):
-// 71.8 and 72.0 us. See README.md.
+// Measured on the H200 with the L2 flushed by reading, beside that form's 97.8 us: 71.8 and 72.0
+// us (80.9 beside 105.8 with a flush that writes). See README.md.
 // measured: 71.9 us on NVIDIA H200
 // @tune THREADS=128
 // @tune ROWS=16

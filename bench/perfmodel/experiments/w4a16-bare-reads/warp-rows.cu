@@ -4,8 +4,8 @@
 // coalesced 16-byte loads (9 a lane, all in flight), and XORs them: wrong answer, bare read.
 // Run:  warpbook run 32-w4a16-gemv bench/perfmodel/experiments/w4a16-bare-reads/warp-rows.cu \
 //         --size M=57344 --size K=8192 --time-wrong        (on a GPU)
-// Measured on the H200 (2026-11-25): 71.7 us; session 16 (2026-11-29, the L2 flushed by a read):
-// 62.7 and 62.9 us. See README.md.
+// Measured on the H200 with the L2 flushed by reading: 62.7 and 62.9 us (71.7 with a flush that
+// writes). See README.md.
 // @tune THREADS=128
 // @tune ROWS=16
 #include <cuda_fp16.h>

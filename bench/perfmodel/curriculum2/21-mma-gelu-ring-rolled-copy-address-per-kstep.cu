@@ -1,0 +1,219 @@
+// Perf-model kernel · 21 GEMM + bias + GELU, copy addresses per k-step
+//
+// 21-mma-gelu-ring-rolled.cu with each chunk's copy address worked out every k-step.
+// A kernel of bench/perfmodel/curriculum2.toml, the set the performance model is checked against:
+// the rows that name this file say what each timing measured, and their tune/define values make the
+// versions.
+// @tune BM=128
+// @tune BN=128
+// @tune WM=64
+// @tune WN=64
+// @tune BK=64
+// @tune STAGES=3
+#include <cuda_bf16.h>
+
+#define THREADS ((BM / WM) * (BN / WN) * 32)
+#define WARPS_N (BN / WN)
+#define MI (WM / 16)  // m16 tiles per warp
+#define NJ (WN / 8)   // n8 tiles per warp
+#define CPR (BK / 8)  // 16-byte chunks per tile row
+#define RPL (8 / CPR) // tile rows per 128-byte line of banks
+#define A_TILE (BM * BK)
+#define B_TILE (BN * BK)
+#define MINB (THREADS >= 256 ? 1 : 2)
+#if BM % WM != 0 || BN % WN != 0 || WM % 16 != 0 || WN % 16 != 0
+#error "the warp tiles must split the block tile, in multiples of 16"
+#endif
+#if BK != 16 && BK != 32 && BK != 64
+#error "BK must be 16, 32 or 64 (2, 4 or 8 chunks of 16 bytes per row)"
+#endif
+#if (BM * CPR) % THREADS != 0 || (BN * CPR) % THREADS != 0
+#error "the tile copies must split evenly over the threads"
+#endif
+#if STAGES < 2
+#error "the ring needs two stages at least"
+#endif
+
+// Element offset of chunk `ch` (8 bf16) of row `r` in a [rows][BK] tile, XOR-swizzled: the RPL
+// rows of one 128-byte line keep their places, and the lines' chunks are permuted so that 8
+// consecutive rows at one logical chunk hit 8 different bank groups.
+__device__ __forceinline__ int swz(int r, int ch) {
+  return r * BK + ((ch ^ ((r / RPL) % CPR)) << 3);
+}
+
+__device__ __forceinline__ unsigned smem_addr(const void* p) {
+  return (unsigned)__cvta_generic_to_shared(p);
+}
+__device__ __forceinline__ void cp_async16(unsigned dst, const void* src, int src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+               "r"(src_bytes));
+}
+__device__ __forceinline__ void cp_async_commit() {
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+template <int N_> __device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N_) : "memory");
+}
+__device__ __forceinline__ void ldmatrix_x4(unsigned (&d)[4], unsigned addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+               : "r"(addr));
+}
+// acc (16 x 8, f32) += a (16 x 16, bf16, row) x b (16 x 8, bf16, col)
+__device__ __forceinline__ void mma_bf16(float (&c)[4], const unsigned (&a)[4], unsigned b0,
+                                         unsigned b1) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+               "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// Chunk (r, k .. k+7) of X (`rows` x K, row-major) into shared memory at dst, zeros outside X.
+// vec: K % 8 == 0, so the chunk is 16-byte aligned and wholly inside or wholly outside.
+__device__ __forceinline__ void load_chunk(__nv_bfloat16* dst, const __nv_bfloat16* X, int rows,
+                                           int K, int r, int k, bool vec) {
+  if (vec) {
+    const bool in = r < rows && k < K;
+    cp_async16(smem_addr(dst), in ? X + (long long)r * K + k : X, in ? 16 : 0);
+  } else {
+    __align__(16) unsigned short v[8];
+    const unsigned short* Xs = reinterpret_cast<const unsigned short*>(X);
+#pragma unroll
+    for (int j = 0; j < 8; ++j) v[j] = (r < rows && k + j < K) ? Xs[(long long)r * K + k + j] : 0;
+    *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(v);
+  }
+}
+
+// The tanh form of GELU, as x * sigmoid(2u): 0.5 x (1 + tanh(u)) = x / (1 + e^-2u). No
+// cancellation in the negative tail (where 1 + tanh(u) would lose its digits), and no NaN at
+// large |x|: e^-2u is 0 or inf there, giving x or -0.
+__device__ __forceinline__ float gelu(float x) {
+  const float u = 0.7978845608028654f * (x + 0.044715f * x * x * x); // sqrt(2 / pi) (x + ...)
+  return x / (1.0f + __expf(-2.0f * u));
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, MINB)
+    gemm_bias_gelu(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict__ B,
+                   const __nv_bfloat16* __restrict__ bias, __nv_bfloat16* __restrict__ Y, int M,
+                   int N, int K) {
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  __nv_bfloat16* smem = reinterpret_cast<__nv_bfloat16*>(smem_raw);
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int wm = warp / WARPS_N, wn = warp % WARPS_N;
+  const int bm = blockIdx.y * BM, bn = blockIdx.x * BN;
+  const bool vec = (K % 8) == 0;
+  const bool warp_busy = bm + wm * WM < M && bn + wn * WN < N;
+
+  auto load_tile = [&](int kt, int s) {
+    __nv_bfloat16* As = smem + s * (A_TILE + B_TILE);
+    __nv_bfloat16* Bs = As + A_TILE;
+    const int k0 = kt * BK;
+#pragma unroll
+    for (int i = 0; i < BM * CPR / THREADS; ++i) {
+      const int e = tid + i * THREADS, r = e / CPR, ch = e % CPR;
+      load_chunk(As + swz(r, ch), A, M, K, bm + r, k0 + ch * 8, vec);
+    }
+#pragma unroll
+    for (int i = 0; i < BN * CPR / THREADS; ++i) {
+      const int e = tid + i * THREADS, r = e / CPR, ch = e % CPR;
+      load_chunk(Bs + swz(r, ch), B, N, K, bn + r, k0 + ch * 8, vec);
+    }
+  };
+
+  float acc[MI][NJ][4];
+#pragma unroll
+  for (int i = 0; i < MI; ++i)
+#pragma unroll
+    for (int j = 0; j < NJ; ++j)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) acc[i][j][q] = 0.0f;
+
+  // ldmatrix.x4 row addresses: for A, lane l points at row l % 16 of the 16 x 16 fragment, chunk
+  // l / 16 (matrices: rows 0-7 | 8-15 at k 0-7, then at k 8-15: a[0..3] of the mma). For B, at
+  // row (l / 16) * 8 + l % 8 of a 16-row pair of n-tiles, chunk (l / 8) % 2 (matrices: n-tile j
+  // at k 0-7 | k 8-15, then n-tile j + 1: b0, b1 of each).
+  const int a_row = wm * WM + (lane % 16), a_ch = lane / 16;
+  const int b_row = wn * WN + (lane / 16) * 8 + (lane % 8), b_ch = (lane / 8) % 2;
+
+  const int ktiles = (K + BK - 1) / BK;
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; ++s) {
+    if (s < ktiles) load_tile(s, s);
+    cp_async_commit();
+  }
+
+  for (int kt = 0; kt < ktiles; ++kt) {
+    cp_async_wait<STAGES - 2>(); // this thread's copies of tile kt have landed
+    __syncthreads();             // everyone's have; everyone is done with tile kt - 1
+    {
+      const int next = kt + STAGES - 1; // into the slot tile kt - 1 used
+      if (next < ktiles) load_tile(next, next % STAGES);
+      cp_async_commit(); // even when empty: the group count stays right
+    }
+    if (!warp_busy) continue;
+    const unsigned As = smem_addr(smem + (kt % STAGES) * (A_TILE + B_TILE));
+    const unsigned Bs = As + A_TILE * 2;
+#pragma unroll
+    for (int kk = 0; kk < BK / 16; ++kk) {
+      unsigned a[MI][4], b[NJ][2];
+#pragma unroll
+      for (int i = 0; i < MI; ++i) ldmatrix_x4(a[i], As + 2 * swz(a_row + i * 16, kk * 2 + a_ch));
+#pragma unroll
+      for (int j = 0; j < NJ; j += 2) {
+        unsigned d[4];
+        ldmatrix_x4(d, Bs + 2 * swz(b_row + j * 8, kk * 2 + b_ch));
+        b[j][0] = d[0];
+        b[j][1] = d[1];
+        b[j + 1][0] = d[2];
+        b[j + 1][1] = d[3];
+      }
+#pragma unroll
+      for (int i = 0; i < MI; ++i)
+#pragma unroll
+        for (int j = 0; j < NJ; ++j) mma_bf16(acc[i][j], a[i], b[j][0], b[j][1]);
+    }
+  }
+  cp_async_wait<0>(); // the last groups are empty: the ring is idle once everyone is here
+  __syncthreads();    // and its memory becomes the epilogue's staging area
+  if (!warp_busy) return;
+
+  // Epilogue, in registers: lane (g, t) holds rows g and g + 8, columns 2t and 2t + 1 of each
+  // m16n8 tile. Add the bias (two values per n-tile, loaded once), apply GELU, round to bf16 and
+  // park the pair as one 32-bit word in this warp's WM x WN staging tile (rows of WN + 8 bf16:
+  // the 8 rows g of one store fall 4 banks apart, the 4 lanes t next to each other: no conflict).
+  const int g = lane / 4, t = lane % 4;
+  constexpr int YS = WN + 8;
+  __nv_bfloat16* Ys = smem + warp * (WM * YS);
+#pragma unroll
+  for (int j = 0; j < NJ; ++j) {
+    const int c = bn + wn * WN + j * 8 + 2 * t;
+    const float b0 = c < N ? __bfloat162float(bias[c]) : 0.0f;
+    const float b1 = c + 1 < N ? __bfloat162float(bias[c + 1]) : 0.0f;
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const __nv_bfloat162 y =
+            __floats2bfloat162_rn(gelu(acc[i][j][2 * h] + b0), gelu(acc[i][j][2 * h + 1] + b1));
+        *reinterpret_cast<__nv_bfloat162*>(Ys + (i * 16 + g + 8 * h) * YS + j * 8 + 2 * t) = y;
+      }
+  }
+  __syncwarp();
+  // Then out, row by row: a lane per 8 bf16 (16 bytes), WN / 8 lanes per row of the warp tile.
+  const int r0 = bm + wm * WM, c0 = bn + wn * WN;
+  constexpr int V = WN / 8;
+#pragma unroll 4
+  for (int e = lane; e < WM * V; e += 32) {
+    const int r = e / V, c = (e % V) * 8;
+    if (r0 + r >= M) continue;
+    __nv_bfloat16* out = Y + (long long)(r0 + r) * N + c0 + c;
+    const __nv_bfloat16* in = Ys + r * YS + c;
+    if ((N % 8) == 0) { // 16-byte aligned; the 8 columns are wholly inside or wholly outside
+      if (c0 + c < N) *reinterpret_cast<uint4*>(out) = *reinterpret_cast<const uint4*>(in);
+    } else {
+#pragma unroll
+      for (int q = 0; q < 8; ++q)
+        if (c0 + c + q < N) out[q] = in[q];
+    }
+  }
+}
