@@ -32,7 +32,7 @@ TEST_CASE("every kernel a lesson ships passes the puzzle its Run line names") {
     const fs::path named = fs::path(WARPBOOK_SOURCE_ROOT) / m[2].str();
     CHECK_MESSAGE(fs::equivalent(named, f), f.string() << ": its Run line names " << m[2].str());
     CheckReport r = check_puzzle(*p, src, f.filename().string(), *sim, opt);
-    CHECK_MESSAGE(r.verdict == Verdict::passed, describe(r));
+    CHECK_MESSAGE(r.verdict == Verdict::passed, test::describe(r));
     MESSAGE(fmt::format("{} on {}: {} ({:.0f} ms, seed {})", f.filename().string(), p->id,
                         verdict_name(r.verdict), r.total_ms, r.seed));
     ++checked;
