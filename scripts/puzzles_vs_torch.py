@@ -458,7 +458,8 @@ def b22(torch, F, s):
 
 
 def b23(torch, F, s):
-    bsz, hq, hkv, S, d = s["B"], s["Hq"], s["Hkv"], s["S"], s["D"]
+    bsz, hq, hkv, S, d = s["B"], s["Hq"], s["Hkv"], s["Sq"], s["D"]
+    assert s["Sk"] == S, "the perf size has Sq = Sk: is_causal's top-left mask is then the puzzle's"
     q = uniform(torch, (bsz, hq, S, d), -2, 2, torch.bfloat16)
     k = uniform(torch, (bsz, hkv, S, d), -2, 2, torch.bfloat16)
     v = uniform(torch, (bsz, hkv, S, d), -1, 1, torch.bfloat16)

@@ -1,23 +1,27 @@
 // Solution · 23 causal FlashAttention with GQA (FlashAttention-2 style), bf16 in/out, f32 inside
 //
-// What: o = softmax(q k^T / sqrt(D), keys j <= i only) v. q and o [B, Hq, S, D], k and v
-// [B, Hkv, S, D], bf16; query head h reads KV head h / (Hq / Hkv). Sq = Sk = S, so the causal
-// mask's two alignments (FlashAttention's bottom-right, SDPA is_causal's top-left) agree.
+// What: o = softmax(q k^T / sqrt(D), keys j <= i + Sk - Sq only) v. q and o [B, Hq, Sq, D], k
+// and v [B, Hkv, Sk, D], bf16; query head h reads KV head h / (Hq / Hkv). The queries are the
+// last Sq of the Sk positions (new tokens over a cache): the mask is aligned bottom-right, as
+// FlashAttention's; where Sq = Sk it is SDPA is_causal's top-left one too. Row r of the queries
+// is key position r + off, off = Sk - Sq: every test of a row against a key adds off, once per
+// warp or block, never per score.
 // The kernel is solution 22's (read it first: 32 query rows a warp in two m16 tiles, the two
 // warps of a row group splitting the keys of each tile and merging at the end) at BQ = 128 and
 // BKV = 128: 8 warps, each 32 rows and 64 keys of every 128-key tile, Q re-read from shared memory
 // for every tile (64 score registers leave no room for it), with four changes:
-//   - Skip: a block of rows q0 .. q0 + 127 needs the key tiles 0 .. (q0 + 127) / 128 only; the
-//     ones above the diagonal are never loaded or computed: at S = 8192, 2080 of 4096 tile pairs.
+//   - Skip: a block of rows q0 .. q0 + 127 needs the key tiles 0 .. (q0 + 127 + off) / 128 only;
+//     the ones above the diagonal are never loaded or computed: at Sq = Sk = 8192, 2080 of 4096
+//     tile pairs.
 //     Inside the diagonal tile a warp whose keys all lie past its rows (the second warp of rows
 //     0 .. 63) skips it: its barriers only.
 //   - Mask only where needed: a warp's tile whose last key passes the warp's first row (the
-//     diagonal) or S gets -inf on key > row or key >= S, in a pass of compares branched around
+//     diagonal) or Sk gets -inf on key > row + off or key >= Sk, in a pass of compares branched around
 //     everywhere else. Every row sees key 0, which is the first warp's of tile 0, so the merge's
 //     max is finite.
-//   - Balance: block x of a head takes query tile cdiv(S, 128) - 1 - x. Blocks are started in the
+//   - Balance: block x of a head takes query tile cdiv(Sq, 128) - 1 - x. Blocks are started in the
 //     order of their linear index (x fastest), so each head's longest tile (64 key tiles at
-//     S = 8192) starts first and the grid ends on one-tile blocks: the SMs run out of work
+//     Sq = Sk = 8192) starts first and the grid ends on one-tile blocks: the SMs run out of work
 //     together.
 //   - L2: the blocks of a head read the same K and V, and the Hq / Hkv query heads of a GQA group
 //     are adjacent in y: they run at about the same time, and K and V come from the L2. At 128
@@ -123,12 +127,13 @@ __device__ __forceinline__ unsigned pack_bf16(float lo, float hi) {
   return *reinterpret_cast<unsigned*>(&h);
 }
 
-// One block: rows q0 .. q0 + BQ - 1 of one query head. Q and O point at that head's [S][D], K and
-// V at its KV head's.
+// One block: rows q0 .. q0 + BQ - 1 of one query head. Q and O point at that head's [Sq][D], K and
+// V at its KV head's [Sk][D]; off = Sk - Sq.
 template <int D>
 __device__ __forceinline__ void
 attend(const __nv_bfloat16* __restrict__ Q, const __nv_bfloat16* __restrict__ K,
-       const __nv_bfloat16* __restrict__ V, __nv_bfloat16* __restrict__ O, int S, int q0) {
+       const __nv_bfloat16* __restrict__ V, __nv_bfloat16* __restrict__ O, int Sq, int Sk, int q0) {
+  const int off = Sk - Sq; // query row r is key position r + off
   constexpr int LD = D + 8;  // halves per shared row (padding: conflict-free ldmatrix)
   constexpr int KD = D / 16; // 16-wide slices of D: k steps of Q K^T, column pairs of P V
   constexpr int CH = D / 8;  // 16-byte chunks per row
@@ -142,7 +147,7 @@ attend(const __nv_bfloat16* __restrict__ Q, const __nv_bfloat16* __restrict__ K,
 
   for (int c = tid; c < BQ * CH; c += NT) {
     const int r = c / CH, col = (c % CH) * 8;
-    const bool in = q0 + r < S;
+    const bool in = q0 + r < Sq;
     cp_async16(Qs + r * LD + col, in ? Q + (long long)(q0 + r) * D + col : Q, in ? 16 : 0);
   }
   cp_async_commit();
@@ -159,24 +164,25 @@ attend(const __nv_bfloat16* __restrict__ Q, const __nv_bfloat16* __restrict__ K,
     const int key0 = kt * BKV + kr;
     const __nv_bfloat16* Kg = K + (long long)key0 * D + kcol;
     const __nv_bfloat16* Vg = V + (long long)key0 * D + kcol;
-    if ((kt + 1) * BKV <= S) {
+    if ((kt + 1) * BKV <= Sk) {
 #pragma unroll
       for (int i = 0; i < BKV / RP; ++i) {
         cp_async16(Kb + i * RP * LD, Kg + i * RP * D, 16);
         cp_async16(Vb + i * RP * LD, Vg + i * RP * D, 16);
       }
-    } else { // the last, partial tile: zeros past S
+    } else { // the last, partial tile: zeros past Sk
 #pragma unroll
       for (int i = 0; i < BKV / RP; ++i) {
-        const bool in = key0 + i * RP < S;
+        const bool in = key0 + i * RP < Sk;
         cp_async16(Kb + i * RP * LD, in ? Kg + i * RP * D : K, in ? 16 : 0);
         cp_async16(Vb + i * RP * LD, in ? Vg + i * RP * D : V, in ? 16 : 0);
       }
     }
   };
-  // Causal: the block's last row, min(q0 + BQ, S) - 1, sees keys up to itself; the key tiles past
-  // it are never loaded nor computed (the tiles above the diagonal: about half of them).
-  const int nkt = (min(q0 + BQ, S) - 1) / BKV + 1;
+  // Causal: the block's last row, min(q0 + BQ, Sq) - 1, sees keys up to its position, that row +
+  // off (at most Sk - 1); the key tiles past it are never loaded nor computed (the tiles above the
+  // diagonal: about half of them where Sq = Sk).
+  const int nkt = (min(q0 + BQ, Sq) - 1 + off) / BKV + 1;
   load_kv(0);
   cp_async_commit();
 
@@ -203,7 +209,7 @@ attend(const __nv_bfloat16* __restrict__ Q, const __nv_bfloat16* __restrict__ K,
   for (int mt = 0; mt < MT; ++mt) m[mt][0] = m[mt][1] = -INFINITY, l[mt][0] = l[mt][1] = 0.0f;
   const float sl2 = 1.4426950408889634f / sqrtf((float)D); // log2(e) / sqrt(D): base-2 scores
   const int kofs = half * WK;                              // the warp's keys within a tile
-  const int r0 = q0 + grp * RG;                            // the warp's first row
+  const int r0 = q0 + grp * RG + off; // the warp's first row, as a key position
 
   for (int kt = 0; kt < nkt; ++kt) {
     cp_async_wait<0>();                // this thread's copies of tile kt have landed
@@ -211,7 +217,7 @@ attend(const __nv_bfloat16* __restrict__ Q, const __nv_bfloat16* __restrict__ K,
     if (kt + 1 < nkt) load_kv(kt + 1); // so its buffer takes tile kt + 1 while kt is computed
     cp_async_commit();
     const int k0 = kt * BKV + kofs;    // the warp's first key
-    if (k0 < S && k0 <= r0 + RG - 1) { // a warp whose keys are all past S or its rows adds nothing
+    if (k0 < Sk && k0 <= r0 + RG - 1) { // a warp whose keys are all past Sk or its rows adds nothing
       const __nv_bfloat16* Kb = Ks + (kt & 1) * BKV * LD + kofs * LD;
       const __nv_bfloat16* Vb = Vs + (kt & 1) * BKV * LD + kofs * LD;
 
@@ -247,8 +253,8 @@ attend(const __nv_bfloat16* __restrict__ Q, const __nv_bfloat16* __restrict__ K,
       }
 
       // Online softmax, base 2, per m tile. Keys past the row (where the warp's last key passes its
-      // first row: the diagonal) and past S get -inf; the other tiles need no mask.
-      const bool edge = k0 + WK - 1 > r0 || k0 + WK > S;
+      // first row: the diagonal) and past Sk get -inf; the other tiles need no mask.
+      const bool edge = k0 + WK - 1 > r0 || k0 + WK > Sk;
 #pragma unroll
       for (int mt = 0; mt < MT; ++mt) {
         if (edge) { // a separate pass, branched around: the compares cost issue slots on every tile
@@ -259,7 +265,7 @@ attend(const __nv_bfloat16* __restrict__ Q, const __nv_bfloat16* __restrict__ K,
           for (int j = 0; j < NF; ++j)
 #pragma unroll
             for (int e = 0; e < 4; ++e)
-              if (j * 8 + (e & 1) > lim + (e / 2) * 8 || k0 + j * 8 + 2 * t + (e & 1) >= S)
+              if (j * 8 + (e & 1) > lim + (e / 2) * 8 || k0 + j * 8 + 2 * t + (e & 1) >= Sk)
                 s[mt][j][e] = -INFINITY;
         }
         float mx[2] = {m[mt][0], m[mt][1]};
@@ -396,7 +402,7 @@ attend(const __nv_bfloat16* __restrict__ Q, const __nv_bfloat16* __restrict__ K,
   __syncthreads();
   for (int c = tid; c < BQ * CH; c += NT) {
     const int r = c / CH, col = (c % CH) * 8, row = q0 + r;
-    if (row < S)
+    if (row < Sq)
       *reinterpret_cast<uint4*>(O + (long long)row * D + col) =
           *reinterpret_cast<const uint4*>(Qs + r * LD + col);
   }
@@ -405,17 +411,17 @@ attend(const __nv_bfloat16* __restrict__ Q, const __nv_bfloat16* __restrict__ K,
 extern "C" __global__ void __launch_bounds__(NT, MINB)
     causal_flash_attention(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k,
                            const __nv_bfloat16* __restrict__ v, __nv_bfloat16* __restrict__ o,
-                           int B, int Hq, int Hkv, int S, int D) {
+                           int B, int Hq, int Hkv, int Sq, int Sk, int D) {
   const int b = blockIdx.y / Hq, h = blockIdx.y % Hq,
             hkv = h / (Hq / Hkv); // GQA: groups of Hq / Hkv
-  const long long qhead = ((long long)b * Hq + h) * S * D,
-                  kvhead = ((long long)b * Hkv + hkv) * S * D;
+  const long long qhead = ((long long)b * Hq + h) * Sq * D,
+                  kvhead = ((long long)b * Hkv + hkv) * Sk * D;
   // The longest query tiles first: blocks start in the order of their linear index (x fastest),
   // so x = 0 is the head's last query tile, which has the most key tiles, and its short tiles come
   // last: the final wave of the grid is short blocks, which fill the gaps the long ones leave.
   const int q0 = (gridDim.x - 1 - blockIdx.x) * BQ;
   if (D == 64)
-    attend<64>(q + qhead, k + kvhead, v + kvhead, o + qhead, S, q0);
+    attend<64>(q + qhead, k + kvhead, v + kvhead, o + qhead, Sq, Sk, q0);
   else
-    attend<128>(q + qhead, k + kvhead, v + kvhead, o + qhead, S, q0);
+    attend<128>(q + qhead, k + kvhead, v + kvhead, o + qhead, Sq, Sk, q0);
 }

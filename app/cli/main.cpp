@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -102,9 +103,16 @@ void print_report(const CheckReport& r) {
 
 int cmd_list(const Global& g) {
   Catalog c = open_catalog(g);
-  for (auto& l : c.lessons) fmt::print("lesson {:<36} {}\n", l.id, l.title);
+  // Each lesson with the puzzles it prepares (its front matter's `puzzles`, as the window's
+  // catalog groups them), then each puzzle with its lesson: the puzzle numbers do not follow the
+  // order of the lessons (02 needs lesson 0005, 03 lesson 0007).
+  for (auto& l : c.lessons) {
+    fmt::print("lesson {:<36} {}\n", l.id, l.title);
+    if (!l.puzzles.empty()) fmt::print("       then puzzles {}\n", fmt::join(l.puzzles, ", "));
+  }
   for (auto& p : c.puzzles)
-    fmt::print("puzzle {:<36} {} (level {}{})\n", p.id, p.title, p.level, p.demo ? ", demo" : "");
+    fmt::print("puzzle {:<36} {} (level {}{}){}\n", p.id, p.title, p.level, p.demo ? ", demo" : "",
+               p.lesson.empty() ? "" : "; after lesson " + p.lesson.substr(0, 4));
   if (!c.errors.empty())
     fmt::print("{} problem(s) in the catalog (printed above)\n", c.errors.size());
   return 0;

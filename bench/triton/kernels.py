@@ -506,59 +506,58 @@ def gemm_bias_gelu(A, B, bias, Y):
 
 # ---- 22-flash-attention and 23-causal-flash-attention (one kernel: CAUSAL and the GQA heads)
 @triton.jit
-def flash_attn_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, Hq, Hkv, S, qk_scale, D: tl.constexpr,
+def flash_attn_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, Hq, Hkv, Sq, Sk, qk_scale, D: tl.constexpr,
                           BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr):
     m_blk = tl.num_programs(0) - 1 - tl.program_id(0)    # the longest (causal) query tiles first
     bh = tl.program_id(1)                                # b * Hq + h
     kvh = (bh // Hq) * Hkv + (bh % Hq) // (Hq // Hkv)    # GQA: the group's KV head
-    q_base = q_ptr + bh.to(tl.int64) * S * D
-    k_base = k_ptr + kvh.to(tl.int64) * S * D
-    v_base = v_ptr + kvh.to(tl.int64) * S * D
+    q_base = q_ptr + bh.to(tl.int64) * Sq * D
+    k_base = k_ptr + kvh.to(tl.int64) * Sk * D
+    v_base = v_ptr + kvh.to(tl.int64) * Sk * D
     rows = m_blk * BLOCK_M + tl.arange(0, BLOCK_M)
     cols = tl.arange(0, BLOCK_N)
     d = tl.arange(0, D)
-    q = tl.load(q_base + rows[:, None] * D + d[None, :], mask=rows[:, None] < S, other=0.0)
+    q = tl.load(q_base + rows[:, None] * D + d[None, :], mask=rows[:, None] < Sq, other=0.0)
     m = tl.full([BLOCK_M], float("-inf"), tl.float32)
     l = tl.zeros([BLOCK_M], tl.float32)
     acc = tl.zeros([BLOCK_M, D], tl.float32)
-    end = S
-    if CAUSAL:
-        end = tl.minimum((m_blk + 1) * BLOCK_M, S)       # the key tiles above the diagonal: skipped
+    end = Sk
+    if CAUSAL:                                           # row i is key position i + Sk - Sq
+        end = tl.minimum((m_blk + 1) * BLOCK_M + Sk - Sq, Sk)   # the tiles above the diagonal: skipped
     for j0 in range(0, end, BLOCK_N):
         j = j0 + cols
-        kt = tl.load(k_base + j[None, :] * D + d[:, None], mask=j[None, :] < S, other=0.0)  # [D, BLOCK_N]
+        kt = tl.load(k_base + j[None, :] * D + d[:, None], mask=j[None, :] < Sk, other=0.0)  # [D, BLOCK_N]
         s = tl.dot(q, kt) * qk_scale                     # f32 scores, base 2: log2(e) / sqrt(D)
-        ok = j[None, :] < S
+        ok = j[None, :] < Sk
         if CAUSAL:
-            ok = ok & (j[None, :] <= rows[:, None])
+            ok = ok & (j[None, :] <= rows[:, None] + Sk - Sq)    # aligned bottom-right
         s = tl.where(ok, s, float("-inf"))
         m_new = tl.maximum(m, tl.max(s, axis=1))         # finite: key 0 is in every row's first tile
         alpha = tl.exp2(m - m_new)
         p = tl.exp2(s - m_new[:, None])
         l = l * alpha + tl.sum(p, axis=1)
-        vt = tl.load(v_base + j[:, None] * D + d[None, :], mask=j[:, None] < S, other=0.0)
+        vt = tl.load(v_base + j[:, None] * D + d[None, :], mask=j[:, None] < Sk, other=0.0)
         acc = acc * alpha[:, None] + tl.dot(p.to(tl.bfloat16), vt)   # P in bf16, as the CUDA kernel
         m = m_new
     o = acc / l[:, None]
-    tl.store(o_ptr + bh.to(tl.int64) * S * D + rows[:, None] * D + d[None, :], o.to(tl.bfloat16),
-             mask=rows[:, None] < S)
+    tl.store(o_ptr + bh.to(tl.int64) * Sq * D + rows[:, None] * D + d[None, :], o.to(tl.bfloat16),
+             mask=rows[:, None] < Sq)
 
 
 def flash_attention(q, k, v, o, BLOCK_M=128, BLOCK_N=64):
     B, H, S, D = q.shape                                 # [B, H, S, D], bf16, contiguous
     flash_attn_fwd_kernel[(triton.cdiv(S, BLOCK_M), B * H)](
-        q, k, v, o, H, H, S, math.log2(math.e) / math.sqrt(D), D=D, BLOCK_M=BLOCK_M,
+        q, k, v, o, H, H, S, S, math.log2(math.e) / math.sqrt(D), D=D, BLOCK_M=BLOCK_M,
         BLOCK_N=BLOCK_N, CAUSAL=False, num_warps=8, num_stages=2)
     return o
 
 
 def causal_flash_attention(q, k, v, o, BLOCK_M=128, BLOCK_N=64):
-    B, Hq, S, D = q.shape                                # k, v: [B, Hkv, S, D]
-    flash_attn_fwd_kernel[(triton.cdiv(S, BLOCK_M), B * Hq)](
-        q, k, v, o, Hq, k.shape[1], S, math.log2(math.e) / math.sqrt(D), D=D, BLOCK_M=BLOCK_M,
-        BLOCK_N=BLOCK_N, CAUSAL=True, num_warps=8, num_stages=2)
+    B, Hq, Sq, D = q.shape                               # k, v: [B, Hkv, Sk, D], Sq <= Sk
+    flash_attn_fwd_kernel[(triton.cdiv(Sq, BLOCK_M), B * Hq)](
+        q, k, v, o, Hq, k.shape[1], Sq, k.shape[2], math.log2(math.e) / math.sqrt(D), D=D,
+        BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, CAUSAL=True, num_warps=8, num_stages=2)
     return o
-
 
 # ---- 24-decode-attention
 @triton.jit

@@ -188,13 +188,14 @@ def w4a16_ref(b):
 
 
 def attention_ref(b, causal):
-    """o = softmax(q k^T / sqrt(D), causal: keys j <= i) v in float64, head by head; KV head h // G."""
+    """o = softmax(q k^T / sqrt(D), causal: keys j <= i + Sk - Sq) v in float64, head by head; KV
+    head h // G. The mask is aligned bottom-right: the Sq queries are the last Sq of the Sk keys."""
     q, k, v = b["q"].double().cpu(), b["k"].double().cpu(), b["v"].double().cpu()
-    B, Hq, S, D = q.shape
-    G = Hq // k.shape[1]
+    B, Hq, Sq, D = q.shape
+    G, Sk = Hq // k.shape[1], k.shape[2]
     s = q @ k.repeat_interleave(G, 1).transpose(2, 3) / math.sqrt(D)
     if causal:
-        s = s.masked_fill(torch.ones(S, S, dtype=torch.bool).triu(1), float("-inf"))
+        s = s.masked_fill(torch.ones(Sq, Sk, dtype=torch.bool).triu(Sk - Sq + 1), float("-inf"))
     return [("o", torch.softmax(s, -1) @ v.repeat_interleave(G, 1))]
 
 

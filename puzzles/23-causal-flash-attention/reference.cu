@@ -1,5 +1,6 @@
 // Reference: the definition, one warp per query row, in double. Query row i of head h of sequence
-// b sees the keys j = 0 .. i of KV head h / (Hq / Hkv). Pass 1 computes their scores
+// b is position i + Sk - Sq (the queries are the last Sq of the Sk positions) and sees the keys
+// j = 0 .. i + Sk - Sq of KV head h / (Hq / Hkv). Pass 1 computes their scores
 // s_j = dot(q_i, k_j) / sqrt(D) (lane L takes keys L, L + 32, ...) and the true max m; pass 2
 // computes them again, each lane its key's weight exp(s_j - m), and every lane adds weight * v_j
 // to the output elements it owns (d = L, L + 32, ...; D <= 128), the weights handed round the
@@ -15,16 +16,16 @@ __device__ double score(const __nv_bfloat16* qi, const __nv_bfloat16* kj, int D)
 
 extern "C" __global__ void causal_flash_attention(const __nv_bfloat16* q, const __nv_bfloat16* k,
                                                   const __nv_bfloat16* v, __nv_bfloat16* o, int B, int Hq,
-                                                  int Hkv, int S, int D) {
+                                                  int Hkv, int Sq, int Sk, int D) {
   const unsigned full = 0xffffffffu;
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
   const int b = blockIdx.y / Hq, h = blockIdx.y % Hq, hkv = h / (Hq / Hkv);
-  const long long qhead = ((long long)b * Hq + h) * S * D, kvhead = ((long long)b * Hkv + hkv) * S * D;
+  const long long qhead = ((long long)b * Hq + h) * Sq * D, kvhead = ((long long)b * Hkv + hkv) * Sk * D;
   const __nv_bfloat16 *Q = q + qhead, *K = k + kvhead, *V = v + kvhead;
   for (int r = warp; r < BQ; r += warps) {
     const int i = blockIdx.x * BQ + r;
-    if (i >= S) break;
-    const int n = i + 1; // the causal mask: keys 0 .. i
+    if (i >= Sq) break;
+    const int n = i + 1 + (Sk - Sq); // the causal mask, bottom-right: keys 0 .. i + Sk - Sq
     const __nv_bfloat16* qi = Q + (long long)i * D;
     double m = -INFINITY;
     for (int j = lane; j < n; j += 32) m = fmax(m, score(qi, K + (long long)j * D, D));

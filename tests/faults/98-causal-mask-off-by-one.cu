@@ -1,23 +1,23 @@
-// fault: causal attention whose mask lets query i see keys 0 .. i + 1 (j <= i + 1 instead of j <= i), stopping at S
+// fault: causal attention whose mask lets query i see one key past its position (j <= i + Sk - Sq + 1), stopping at Sk
 // puzzle: 23-causal-flash-attention
 // sim: wrong_answer | elements of o are wrong
 // gpu: same
-// Only the last row (and S = 1) is right: every other row takes one key from its future.
+// Only the last row (and Sq = Sk = 1) is right: every other row takes one key from its future.
 #include <cuda_bf16.h>
 
 extern "C" __global__ void causal_flash_attention(const __nv_bfloat16* q, const __nv_bfloat16* k,
                                                   const __nv_bfloat16* v, __nv_bfloat16* o, int B, int Hq,
-                                                  int Hkv, int S, int D) {
+                                                  int Hkv, int Sq, int Sk, int D) {
   const int i = blockIdx.x * BQ + threadIdx.x;
-  if (threadIdx.x >= BQ || i >= S) return;
+  if (threadIdx.x >= BQ || i >= Sq) return;
   const int b = blockIdx.y / Hq, h = blockIdx.y % Hq, hkv = h / (Hq / Hkv);
-  const long long qhead = ((long long)b * Hq + h) * S * D, kvhead = ((long long)b * Hkv + hkv) * S * D;
+  const long long qhead = ((long long)b * Hq + h) * Sq * D, kvhead = ((long long)b * Hkv + hkv) * Sk * D;
   const __nv_bfloat16 *qi = q + qhead + (long long)i * D, *K = k + kvhead, *V = v + kvhead;
   const float scale = 1.0f / sqrtf((float)D);
   float acc[128];
   for (int d = 0; d < D; ++d) acc[d] = 0.0f;
   float m = -INFINITY, l = 0.0f;
-  for (int j = 0; j <= i + 1 && j < S; ++j) { // the bug: j <= i
+  for (int j = 0; j <= i + Sk - Sq + 1 && j < Sk; ++j) { // the bug: j <= i + Sk - Sq
     float s = 0.0f;
     for (int d = 0; d < D; ++d) s += __bfloat162float(qi[d]) * __bfloat162float(K[(long long)j * D + d]);
     s *= scale;

@@ -8,17 +8,17 @@
 
 extern "C" __global__ void causal_flash_attention(const __nv_bfloat16* q, const __nv_bfloat16* k,
                                                   const __nv_bfloat16* v, __nv_bfloat16* o, int B, int Hq,
-                                                  int Hkv, int S, int D) {
+                                                  int Hkv, int Sq, int Sk, int D) {
   const int i = blockIdx.x * BQ + threadIdx.x;
-  if (threadIdx.x >= BQ || i >= S) return;
+  if (threadIdx.x >= BQ || i >= Sq) return;
   const int b = blockIdx.y / Hq, h = blockIdx.y % Hq, hkv = h % Hkv; // the bug
-  const long long qhead = ((long long)b * Hq + h) * S * D, kvhead = ((long long)b * Hkv + hkv) * S * D;
+  const long long qhead = ((long long)b * Hq + h) * Sq * D, kvhead = ((long long)b * Hkv + hkv) * Sk * D;
   const __nv_bfloat16 *qi = q + qhead + (long long)i * D, *K = k + kvhead, *V = v + kvhead;
   const float scale = 1.0f / sqrtf((float)D);
   float acc[128];
   for (int d = 0; d < D; ++d) acc[d] = 0.0f;
   float m = -INFINITY, l = 0.0f;
-  for (int j = 0; j <= i; ++j) {
+  for (int j = 0; j <= i + Sk - Sq; ++j) {
     float s = 0.0f;
     for (int d = 0; d < D; ++d) s += __bfloat162float(qi[d]) * __bfloat162float(K[(long long)j * D + d]);
     s *= scale;

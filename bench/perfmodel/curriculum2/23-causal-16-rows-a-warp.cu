@@ -212,7 +212,7 @@ __device__ __forceinline__ void attend(const __nv_bfloat16* __restrict__ Q, cons
 extern "C" __global__ void __launch_bounds__(NT, 2)
     causal_flash_attention(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k,
                            const __nv_bfloat16* __restrict__ v, __nv_bfloat16* __restrict__ o, int B, int Hq,
-                           int Hkv, int S, int D) {
+                           int Hkv, int S, int Sk, int D) { // Sq = Sk = S only (timed at the perf size)
   const int b = blockIdx.y / Hq, h = blockIdx.y % Hq, hkv = h / (Hq / Hkv); // GQA: groups of Hq / Hkv
   const long long qhead = ((long long)b * Hq + h) * S * D, kvhead = ((long long)b * Hkv + hkv) * S * D;
   // The longest query tiles first: blocks start in the order of their linear index (x fastest),
