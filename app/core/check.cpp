@@ -915,9 +915,16 @@ CheckReport check_impl(const Puzzle& p, const std::string& source, const std::st
 
   Programs progs;
   CompileOptions co = backend.compile_options();
+  // The simulator stands in for the GPU the model predicts: it compiles for that GPU's
+  // architecture, as the GPU backend would on it (and as the prediction does, so that the two
+  // share one compile).
+  if (rep.device.backend != "cuda") {
+    const perf::Machine m = perf::machine_for_check(rep.device, opt.model_gpu, opt.data_dir);
+    co.arch = perf::arch_for(m);
+  }
   co.defines = tune;
   // The reference compiles on another thread meanwhile (NVRTC programs are independent).
-  CompileOptions rco = backend.compile_options();
+  CompileOptions rco = co;
   rco.defines = ref_tune;
   auto reference = std::async(std::launch::async, [&] {
     return compile_source(read_file(p.reference), p.reference.filename().string(), rco);

@@ -196,6 +196,10 @@ Dim3 block_at(const Dim3& g, uint64_t linear) {
 
 } // namespace
 
+std::string arch_for(const Machine& m) {
+  return m.cc == 90 ? std::string("sm_90a") : fmt::format("sm_{}", m.cc); // wgmma needs 90a
+}
+
 Machine machine_for_check(const DeviceInfo& device, const std::string& gpu,
                           const std::string& data_dir) {
   if (device.backend == "cuda") {
@@ -257,7 +261,7 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
 
   // Compiled for the machine's architecture: ptxas says registers and shared memory.
   CompileOptions co;
-  co.arch = m.cc == 90 ? std::string("sm_90a") : fmt::format("sm_{}", m.cc); // wgmma needs 90a
+  co.arch = arch_for(m);
   co.defines = defines;
   co.ptxas_report = true;
   Program prog = compile_source(source, file, co);

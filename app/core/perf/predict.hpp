@@ -33,6 +33,9 @@ struct PredictOptions {
 // The machine for a check: the device's own profile (or the H200's) with what `warpbook probe`
 // measured on it, or, on the simulator, the profile named (`gpu`, a gpu_profiles() key; empty:
 // the H200).
+// The architecture a file is compiled for to run on `m`: sm_90a on compute capability 9.0 (its
+// wgmma and setmaxnreg), sm_XY elsewhere.
+std::string arch_for(const Machine& m);
 Machine machine_for_check(const DeviceInfo& device, const std::string& gpu,
                           const std::string& data_dir);
 
