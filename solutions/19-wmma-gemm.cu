@@ -62,8 +62,9 @@
 // 32 x 32 = 1024 blocks on 132 SMs x 2.
 //
 // Napkin maths: 137.4 GFLOP at 989 TFLOP/s (datasheet, dense f16) = 139 us on the H200; the
-// mma.sync path that WMMA compiles to peaks near 646 TFLOP/s (213 us), wgmma near 970 (142 us, what
-// `warpbook probe` measured; WMMA cannot use it). DRAM: 134 MB at 4.8 TB/s is 28 us.
+// mma.sync path that WMMA compiles to peaks near 646 TFLOP/s (213 us), wgmma near 895 (154 us,
+// what `warpbook probe` measures with random data; WMMA cannot use it). DRAM: 134 MB at 4.8
+// TB/s is 28 us.
 // Measured on the H200 (`warpbook check`): 397.4 us, 346 TFLOP/s, 53% of the mma.sync ceiling
 // `warpbook probe` measures (647-653 TFLOP/s), clear of the 50% bar. `warpbook predict` says 415 us
 // for this file and 525 us for BK 32 x 4: the model is no guide between K steps here (puzzle 20's

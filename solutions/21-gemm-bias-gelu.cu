@@ -40,7 +40,8 @@
 //
 // Why: at 4096^3 a GEMM is 1365 FLOP per DRAM byte, far right of the ridge: everything is feeding
 // the tensor cores. mma.sync tops out at ~633-651 TFLOP/s on the H200 (`warpbook probe`), wgmma
-// at ~900-936. The probe keeps mma.sync's operands in registers and still stops there: on Hopper
+// at ~895 with random data (up to ~966 with near-constant tiles, which switch fewer bits). The
+// probe keeps mma.sync's operands in registers and still stops there: on Hopper
 // the warp-level instruction itself runs at about two thirds of the tensor cores' rate, and a
 // GEMM adds an ldmatrix for every 4 mma on top. A wgmma of m64n256k16 is 524288 FLOP per
 // instruction per warpgroup, its operands read from shared memory with no fragment loads at all,

@@ -15,7 +15,8 @@
 //
 // Why: the loss needs every logit once and nothing else, so the floor is reading 2.1 GB. The
 // three-pass way (max, sum of exp, then the target) reads the row two or three times; a row is
-// 513 KB and a thousand rows are in flight at once, far more than the 60 MB L2, so every re-read
+// 513 KB and a thousand rows are in flight at once, far more than the L2 holds (about 34 MiB of
+// its 60 stays usable), so every re-read
 // comes from DRAM. The running pair is the online softmax of puzzle 12 without the output: the
 // softmax is never written, so nothing but one float per row leaves the chip. Rescaling per 16
 // logits, not per logit, keeps the exponentials at ~1 per element (the special function unit does

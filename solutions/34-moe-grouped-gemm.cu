@@ -54,8 +54,9 @@
 // longer waits on its own MMAs.
 //
 // Napkin maths (perf: T 8192, k 8, E 64, H 4096, N 2048): 65536 rows, ~1024 +- 32 per expert;
-// 2 T k H N = 1.10 TFLOP: 1.11 ms at 989 TFLOP/s (datasheet), 1.17 ms at the ~936 wgmma reaches
-// (`warpbook probe`), 1.70 ms at mma.sync's ~646. DRAM: W 1.07 GB once (blocks run in the order
+// 2 T k H N = 1.10 TFLOP: 1.11 ms at 989 TFLOP/s (datasheet), 1.23 ms at the ~895 wgmma reaches
+// with random data (`warpbook probe`), 1.70 ms at mma.sync's ~646. DRAM: W 1.07 GB once (blocks
+// run in the order
 // (n tile, row tile), so the ~9 row tiles of an expert, 9 x 8 blocks, run within a wave or two of
 // 132 and share W[e]'s 16 MB in the L2), X gathered ~8 times (each token is in 8 groups; 67 MB,
 // mostly from the L2), part 537 MB written: ~1.7 GB in ~2 ms, a third of the DRAM's pace:
