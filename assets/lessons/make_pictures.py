@@ -405,21 +405,22 @@ def fusion_bytes():
     bars = [
         ("softmax, x read three times (max, sum, write)", 16, RED),
         ("softmax, row kept on chip or online (3, 12)", 8, GREEN),
-        ("h = x + r, then RMSNorm(h) in a second kernel", 24, RED),
+        ("h = x + r, then RMSNorm(h) in a second kernel", 20, RED),
         ("h = x + r and RMSNorm fused, both written (14)", 16, GREEN),
     ]
     L, x0, scale = 30, 390, 18
     W = x0 + 24 * scale + 150
     s = Svg(W, 60 + len(bars) * 54 + 60)
-    s.text(L, 28, "DRAM bytes per element (f32), and the time for 8192 × 8192 elements at 4.8 TB/s", 15, bold=True)
+    s.text(L, 28, "DRAM bytes per element (f32), and the time for 8192 × 8192 elements at 4.56 TB/s", 15, bold=True)
+    # the grid first, so that it runs behind the bars and their figures
+    for b in range(0, 21, 4):
+        s.line(x0 + b * scale, 52, x0 + b * scale, 56 + len(bars) * 54, stroke="#E3E6EA", sw=1)
     for k, (label, b, col) in enumerate(bars):
         y = 56 + k * 54
         s.text(x0 - 12, y + 22, label, 13, anchor="end")
         s.rect(x0, y + 4, b * scale, 28, fill=col, stroke="none", opacity=0.85)
-        us = b * 8192 * 8192 / 4.8e12 * 1e6
+        us = b * 8192 * 8192 / 4.56e12 * 1e6  # the H200's DRAM ceiling as `warpbook probe` measures it
         s.text(x0 + b * scale + 8, y + 23, f"{b} B  →  {us:.0f} µs", 13, bold=True)
-    for b in range(0, 25, 4):
-        s.line(x0 + b * scale, 52, x0 + b * scale, 56 + len(bars) * 54, stroke="#E3E6EA", sw=1)
     yb = 60 + len(bars) * 54
     s.text(L, yb + 10, "Fusion does not make the arithmetic faster; it removes trips to DRAM.", 13, fill=MUTED)
     s.text(L, yb + 32, "The numbers in brackets are the puzzles where you build the fused form.", 13, fill=MUTED)
@@ -982,7 +983,7 @@ def moe_routing():
 
 
 # 0014: predicted against measured for four solutions, as multiples of the datasheet speed of light.
-# Every figure is from the solution's header (measured on the H200, 2026-11-24) or from
+# Every figure is from the solution's header (measured on the H200) or from
 # `warpbook predict` / `warpbook tune --backend sim` (predicted); the speed of light is the
 # puzzle's least bytes over 4.8 TB/s, or its FLOPs over 989 TFLOP/s for the GEMM.
 def model_vs_gpu():
@@ -1001,7 +1002,7 @@ def model_vs_gpu():
     L, R, top, rh = 170, 900, 92, 72
     s = Svg(W, H)
     s.text(20, 28, "The model's check against the H200: time ÷ speed of light (1× = the datasheet roof)", 15, bold=True)
-    s.text(20, 48, "hollow: predicted by warpbook predict · filled: measured on the H200, 2026-11-24, first version → last",
+    s.text(20, 48, "hollow: predicted by warpbook predict · filled: measured on the H200, first version → last",
            12, fill=MUTED)
     lo, hi = 1.0, 4.5
 
