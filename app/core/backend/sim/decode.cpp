@@ -402,6 +402,9 @@ public:
       int64_t v;
       Space s;
       if (symbol_value(o, base, v, s) && base == kNoRow) return const_row(uint64_t(v));
+      // A function's name as a value: the pointer an indirect call takes.
+      if (auto f = fidx_.find(o.name); f != fidx_.end())
+        return const_row(kFunctionAddress + f->second);
       throw Unsupported("unknown register or symbol `" + o.name + "`");
     }
     case K::integer: {
@@ -572,6 +575,10 @@ public:
     return 0;
   }
   uint32_t call_site(const ptx::Instr& in) override;
+  // After call_site: the register an indirect call reads its target from (kNoRow for a direct
+  // call), and how many consecutive sites it made (one per function it may reach).
+  uint32_t indirect_row() const override { return indirect_row_; }
+  uint32_t indirect_sites() const override { return indirect_sites_; }
   uint32_t cur_func() const override { return cur_; }
   void warn(const std::string& w) override { // once per program, however many instructions
     if (std::find(P.warnings.begin(), P.warnings.end(), w) == P.warnings.end())
@@ -592,8 +599,11 @@ private:
   std::map<std::string, uint32_t> labels_;
   uint32_t cur_ = 0;
   uint32_t scratch_row_ = kNoRow, zero_row_ = kNoRow;
+  uint32_t indirect_row_ = kNoRow, indirect_sites_ = 1;
   int16_t scratch_pred_ = -1, true_pred_ = -1, false_pred_ = -1, cc_pred_ = -1;
   std::vector<std::vector<uint32_t>> callees_;
+  std::set<uint32_t> address_taken_;    // functions named as values (function pointers)
+  std::set<uint32_t> indirect_callers_; // functions that call through a pointer
   // Which variable a register's value is the address of, traced through mov/cvta/add/sub/mad/cvt
   // (InstInfo::shared_sym, local_lo/hi). A register defined once from a variable and once from
   // anything else is `mixed` and never named.
@@ -713,19 +723,31 @@ private:
           auto& o = in.ops[k];
           note(o.name);
           for (auto& e : o.elems) note(e.name);
-          if (is_call && o.kind == ptx::Operand::Kind::ident) {
-            for (auto& g : M.ast.funcs) {
-              if (g.name == o.name) {
-                uint32_t c = add(&g);
-                callees_[i].push_back(c);
-              }
-            }
+          if (o.kind != ptx::Operand::Kind::ident) continue;
+          for (auto& g : M.ast.funcs) {
+            if (g.name != o.name) continue;
+            uint32_t c = add(&g);
+            if (is_call)
+              callees_[i].push_back(c);
+            else if (g.has_body) // its address is taken: an indirect call may reach it
+              address_taken_.insert(c);
           }
+        }
+        // call (ret), %rd, (args), prototype: through a pointer (a register, not a function)
+        if (is_call && !in.ops.empty()) {
+          size_t k = in.ops[0].kind == ptx::Operand::Kind::list ? 1 : 0;
+          if (k < in.ops.size() && in.ops[k].kind == ptx::Operand::Kind::ident &&
+              std::none_of(M.ast.funcs.begin(), M.ast.funcs.end(),
+                           [&](auto& g) { return g.name == in.ops[k].name; }))
+            indirect_callers_.insert(uint32_t(i));
         }
       }
       for (auto& d : f->decls)
         if (d.space == "shared") note(d.name);
     }
+    // An indirect call may reach any function whose address was taken.
+    for (uint32_t c : indirect_callers_)
+      for (uint32_t t : address_taken_) callees_[c].push_back(t);
     // Recursion: functions on a cycle of the call graph.
     size_t n = order_.size();
     for (size_t s = 0; s < n; ++s) {
@@ -800,11 +822,19 @@ uint32_t Decoder::call_site(const ptx::Instr& in) {
   if (k >= in.ops.size() || in.ops[k].kind != ptx::Operand::Kind::ident)
     throw Unsupported("a call without a function name");
   const std::string& fname = in.ops[k].name;
-  if (lookup(fname))
-    throw Unsupported("indirect calls through a function pointer are not supported");
-  auto it = fidx_.find(fname);
-  if (it == fidx_.end()) throw Unsupported("call of an unknown function `" + fname + "`");
-  cs.callee = it->second;
+  std::vector<uint32_t> callees;
+  if (const Sym* s = lookup(fname)) { // through a pointer: one call site per possible callee
+    if (s->k != Sym::K::reg) throw Unsupported("a call through `" + fname + "`");
+    indirect_row_ = s->idx;
+    callees.assign(address_taken_.begin(), address_taken_.end());
+    if (callees.empty())
+      throw Unsupported("a call through a pointer no function's address reaches");
+  } else {
+    auto it = fidx_.find(fname);
+    if (it == fidx_.end()) throw Unsupported("call of an unknown function `" + fname + "`");
+    callees.push_back(it->second);
+    indirect_row_ = kNoRow;
+  }
   ++k;
   if (k < in.ops.size() && in.ops[k].kind == ptx::Operand::Kind::list)
     for (auto& e : in.ops[k].elems) args.push_back(&e);
@@ -817,9 +847,14 @@ uint32_t Decoder::call_site(const ptx::Instr& in) {
   };
   for (auto* r : rets) slot(r, cs.ret_off, cs.ret_size);
   for (auto* a : args) slot(a, cs.arg_off, cs.arg_size);
-  P.calls.push_back(cs);
+  const uint32_t first = uint32_t(P.calls.size());
+  for (uint32_t c : callees) {
+    cs.callee = c;
+    P.calls.push_back(cs);
+  }
+  indirect_sites_ = uint32_t(callees.size());
   P.uses_calls = true;
-  return uint32_t(P.calls.size() - 1);
+  return first;
 }
 
 void Decoder::decode_function(uint32_t fi) {

@@ -90,6 +90,8 @@ public:
   // The rows of a {a, b, ...} vector (a single register counts as a 1-vector); sinks get a
   // scratch row. Stored in P.lists; returns the offset there.
   virtual uint32_t vec_rows(const ptx::Operand& o, Ty t, int expect) = 0;
+  virtual uint32_t indirect_row() const = 0;
+  virtual uint32_t indirect_sites() const = 0;
   struct Addr {
     Space space = Space::generic;
     uint32_t base = kNoRow; // register row; kNoRow for an absolute address

@@ -29,6 +29,9 @@ namespace wb::sim {
 constexpr int kWarpSize = 32;
 constexpr uint32_t kFull = 0xffffffffu;
 constexpr uint32_t kNoRow = 0xffffffffu;
+// The value a function's name has in a register (a function pointer): this plus its index among
+// the program's functions. No buffer lives up there, so a load through it is out of bounds.
+constexpr uint64_t kFunctionAddress = 0xf00d000000000000ull;
 constexpr uint32_t kNoPc = 0xffffffffu;
 
 // Simulated address-space layout. Generic addresses in a window map to the block's shared memory

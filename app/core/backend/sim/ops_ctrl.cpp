@@ -88,16 +88,35 @@ int stack_overflow(Exec& x, Warp& w, const Inst& in, int lane) {
                      inf.line);
 }
 
+// in.target: the call site; an indirect call (in.r[0] the pointer's register) has in.aux sites from
+// in.target on, one per function it may reach, and each lane takes the one its pointer names.
 int h_call(Exec& x, Warp& w, const Inst& in, uint32_t m) {
   const Program& P = *x.P;
-  const CallSite& cs = P.calls[in.target];
-  const FuncInfo& callee = P.funcs[cs.callee];
-  const FuncInfo& caller = P.funcs[cs.caller];
   const uint32_t lpt = P.local_per_thread;
   const int md = P.max_depth;
-  uint64_t* cframe = w.row(caller.frame_row);
   for (uint32_t mm = m; mm; mm &= mm - 1) {
     int l = std::countr_zero(mm);
+    uint32_t site = in.target;
+    if (in.r[0] != kNoRow) {
+      const uint64_t fp = w.row(in.r[0])[l];
+      bool hit = false;
+      for (uint32_t s = in.target; s < in.target + in.aux; ++s)
+        if (fp == kFunctionAddress + P.calls[s].callee) hit = true, site = s;
+      if (!hit) {
+        const InstInfo& inf = info_of(x, in);
+        char v[32];
+        std::snprintf(v, sizeof v, "0x%" PRIx64, fp);
+        return raise_fault(x, FaultKind::illegal_address,
+                           thread_name(x, w, l) + " of " + block_name(x) +
+                               " called through a function pointer that points to no function (" +
+                               v + ")" + at_line(inf.line),
+                           inf.line);
+      }
+    }
+    const CallSite& cs = P.calls[site];
+    const FuncInfo& callee = P.funcs[cs.callee];
+    const FuncInfo& caller = P.funcs[cs.caller];
+    uint64_t* cframe = w.row(caller.frame_row);
     int d = w.depth[l];
     uint64_t nf = cframe[l] + caller.frame_size;
     if (d + 1 >= md || nf + callee.frame_size > lpt) return stack_overflow(x, w, in, l);
@@ -112,7 +131,7 @@ int h_call(Exec& x, Warp& w, const Inst& in, uint32_t m) {
     for (size_t i = 0; i < cs.arg_off.size() && i < callee.param_off.size(); ++i)
       std::memcpy(lp + nf + callee.param_off[i], lp + cframe[l] + cs.arg_off[i],
                   std::min(cs.arg_size[i], callee.param_size[i]));
-    w.stack[size_t(l) * md + d] = {w.pc + 1, in.target, uint32_t(nf)};
+    w.stack[size_t(l) * md + d] = {w.pc + 1, site, uint32_t(nf)};
     w.row(callee.frame_row)[l] = nf;
     w.depth[l] = uint16_t(d + 1);
     w.lane_pc[l] = callee.entry_pc;
@@ -472,6 +491,12 @@ bool decode_ctrl(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Instr
   if (b == "call") {
     o.only({"uni"});
     I.target = D.call_site(in);
+    if (D.indirect_row() != kNoRow) { // through a function pointer
+      I.r[0] = D.indirect_row();
+      I.aux = D.indirect_sites();
+      I.fn = h_call;
+      return true;
+    }
     const FuncInfo& f = D.P.funcs[D.P.calls[I.target].callee];
     switch (f.builtin) {
     case 0:

@@ -444,6 +444,8 @@ private:
           expect(";");
           f.decls.push_back(v);
           f.body.push_back({Stmt::Kind::decl, int(f.decls.size() - 1)});
+        } else if (k.s == ".callprototype") { // the signature of an indirect call: see `call`
+          skip_to_semicolon();
         } else if (k.s == ".pragma") {
           for (size_t q = p_; q < t_.size() && !(t_[q].k == Tok::K::punct && t_[q].s == ";"); ++q)
             if (t_[q].s.find("nounroll") != std::string::npos) nounroll_next_ = true;
