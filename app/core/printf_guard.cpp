@@ -63,9 +63,22 @@ __host__ __device__ __forceinline__ int digits(const char* f, int& i) {
   return v;
 }
 
-// Copies format f into b (kFormat bytes), bounded; sets the masks. Returns whether b differs from
-// f (if not, f itself is used). A format too long for b is cut before the spec that does not fit.
-__host__ __device__ __noinline__ bool rewrite(const char* f, char* b, Masks* m) {
+// One rewrite: its format and buffer in, its masks and whether the buffer differs from the format
+// out. One pointer argument keeps the function's signature as written, whatever the optimiser
+// does: the simulator runs it natively by name (kPrintfGuardRewrite) and reads this layout.
+struct Job {
+  const char* f; // offset 0
+  char* b;       // 8: kFormat bytes
+  Masks m;       // 16: field, string, zero, str
+  int changed;   // 48
+};
+
+// Copies format f into b, bounded; sets the masks. A format too long for b is cut before the spec
+// that does not fit. If nothing changed, f itself is used.
+__host__ __device__ __noinline__ void rewrite(Job* job) {
+  const char* f = job->f;
+  char* b = job->b;
+  Masks* m = &job->m;
   Out o{b, 0, true};
   bool changed = false;
   int arg = 0;
@@ -166,7 +179,7 @@ __host__ __device__ __noinline__ bool rewrite(const char* f, char* b, Masks* m) 
     }
   }
   b[o.n] = 0;
-  return changed;
+  job->changed = changed;
 }
 
 // 1: a signed integer, 2: an unsigned one, 3: a pointer, 0: anything else.
@@ -217,9 +230,9 @@ __host__ __device__ __forceinline__ int call(const char* f, const Masks& m, seq<
 
 template <class... A> __host__ __device__ __forceinline__ int bounded(const char* f, A... a) {
   char b[kFormat];
-  Masks m{0, 0, 0, 0};
-  const char* use = rewrite(f, b, &m) ? b : f;
-  return call(use, m, typename make_seq<sizeof...(A)>::type(), a...);
+  Job job{f, b, {0, 0, 0, 0}, 0};
+  rewrite(&job);
+  return call(job.changed ? b : f, job.m, typename make_seq<sizeof...(A)>::type(), a...);
 }
 } // namespace wb_printf_guard
 

@@ -38,8 +38,8 @@ struct PrintfGuardMasks {
   uint64_t field = 0, string = 0, zero = 0, str = 0; // as wb_printf_guard::Masks
 };
 bool printf_guard_rewrite(std::string_view f, std::string& out, PrintfGuardMasks& m);
-inline constexpr std::string_view kPrintfGuardRewrite =
-    "_ZN15wb_printf_guard7rewriteEPKcPcPNS_5MasksE";
+// wb_printf_guard::rewrite(Job*): Job is {const char* f; char* b; Masks m; int changed;}.
+inline constexpr std::string_view kPrintfGuardRewrite = "_ZN15wb_printf_guard7rewriteEPNS_3JobE";
 
 // "… 12345 more bytes not shown\n": the line that ends output cut at the bound.
 std::string printf_cut_note(uint64_t bytes);

@@ -259,12 +259,13 @@ extern "C" __global__ void k(const char* text, const int* starts, char* out,
                              unsigned long long* masks, int* changed, int n) {
   int i = threadIdx.x;
   if (i >= n) return;
-  wb_guard_copy::Masks m{0, 0, 0, 0};
-  changed[i] = wb_guard_copy::rewrite(text + starts[i], out + 512 * i, &m);
-  masks[4 * i] = m.field;
-  masks[4 * i + 1] = m.string;
-  masks[4 * i + 2] = m.zero;
-  masks[4 * i + 3] = m.str;
+  wb_guard_copy::Job job{text + starts[i], out + 512 * i, {0, 0, 0, 0}, 0};
+  wb_guard_copy::rewrite(&job);
+  changed[i] = job.changed;
+  masks[4 * i] = job.m.field;
+  masks[4 * i + 1] = job.m.string;
+  masks[4 * i + 2] = job.m.zero;
+  masks[4 * i + 3] = job.m.str;
 }
 )");
   const int n = int(formats.size());

@@ -697,7 +697,7 @@ private:
           fi.builtin = 4;
         else
           fi.builtin = -1;
-      } else if (f->name == kPrintfGuardRewrite) {
+      } else if (f->name == kPrintfGuardRewrite && f->params.size() == 1 && f->rets.empty()) {
         fi.builtin = 5; // the printf guard's format rewrite: run natively (printf_guard.hpp)
       }
       funcs_.push_back(fi);

@@ -439,8 +439,9 @@ int h_vprintf(Exec& x, Warp& w, const Inst& in, uint32_t m) {
   return kNext;
 }
 
-// wb_printf_guard::rewrite(const char* f, char* b, Masks* m) of the compile prelude, natively: the
-// same result (printf_guard_rewrite) for a fraction of the cost of simulating its byte loop.
+// wb_printf_guard::rewrite(Job* job) of the compile prelude, natively: the same result
+// (printf_guard_rewrite) for a fraction of the cost of simulating its byte loop. Job: the format
+// pointer at 0, the buffer pointer at 8, four masks at 16, `changed` at 48.
 int h_printf_guard_rewrite(Exec& x, Warp& w, const Inst& in, uint32_t m) {
   const Program& P = *x.P;
   const CallSite& cs = P.calls[in.target];
@@ -449,16 +450,18 @@ int h_printf_guard_rewrite(Exec& x, Warp& w, const Inst& in, uint32_t m) {
   std::string f, out;
   for (uint32_t mm = m; mm; mm &= mm - 1) {
     const int l = std::countr_zero(mm);
-    if (cs.arg_off.size() < 3) break;
-    const auto arg = [&](size_t i) {
-      return read_frame_u64(w, P, l, cframe[l], cs.arg_off[i], cs.arg_size[i]);
+    if (cs.arg_off.empty()) break;
+    const uint64_t job = read_frame_u64(w, P, l, cframe[l], cs.arg_off[0], cs.arg_size[0]);
+    Space sp;
+    const auto load = [&](uint64_t a, void* dst, size_t n) {
+      for (size_t k = 0; k < n; ++k) {
+        const std::byte* h = generic_ptr(x, w, in, l, a + k, 1, false, sp);
+        if (!h) return false;
+        static_cast<std::byte*>(dst)[k] = *h;
+      }
+      return true;
     };
-    if (!read_printf_string(x, w, in, l, arg(0), 4096, "printf's format", f)) return kStop;
-    PrintfGuardMasks masks;
-    const bool changed = printf_guard_rewrite(f, out, masks);
-    out += '\0';
     const auto store = [&](uint64_t a, const void* src, size_t n) {
-      Space sp;
       for (size_t k = 0; k < n; ++k) {
         std::byte* h = generic_ptr(x, w, in, l, a + k, 1, true, sp);
         if (!h) return false;
@@ -466,24 +469,18 @@ int h_printf_guard_rewrite(Exec& x, Warp& w, const Inst& in, uint32_t m) {
       }
       return true;
     };
-    // The masks are ORed into, as the device code does.
-    uint64_t old[4] = {};
-    {
-      Space sp;
-      for (size_t k = 0; k < 32; ++k) {
-        const std::byte* h = generic_ptr(x, w, in, l, arg(2) + k, 1, false, sp);
-        if (!h) return kStop;
-        reinterpret_cast<std::byte*>(old)[k] = *h;
-      }
-    }
-    const uint64_t now[4] = {old[0] | masks.field, old[1] | masks.string, old[2] | masks.zero,
-                             old[3] | masks.str};
-    if (!store(arg(1), out.data(), out.size()) || !store(arg(2), now, sizeof now)) return kStop;
-    if (!cs.ret_off.empty()) {
-      const int32_t r = changed ? 1 : 0;
-      std::memcpy(w.local + size_t(l) * P.local_per_thread + cframe[l] + cs.ret_off[0], &r,
-                  std::min<uint32_t>(cs.ret_size[0], 4));
-    }
+    uint64_t ptrs[2], masks_in[4];
+    if (!load(job, ptrs, sizeof ptrs) || !load(job + 16, masks_in, sizeof masks_in)) return kStop;
+    if (!read_printf_string(x, w, in, l, ptrs[0], 4096, "printf's format", f)) return kStop;
+    PrintfGuardMasks masks;
+    const int32_t changed = printf_guard_rewrite(f, out, masks) ? 1 : 0;
+    out += '\0';
+    // ORed into what is there, as the device code marks them.
+    const uint64_t masks_out[4] = {masks_in[0] | masks.field, masks_in[1] | masks.string,
+                                   masks_in[2] | masks.zero, masks_in[3] | masks.str};
+    if (!store(ptrs[1], out.data(), out.size()) || !store(job + 16, masks_out, sizeof masks_out) ||
+        !store(job + 48, &changed, sizeof changed))
+      return kStop;
   }
   return kNext;
 }
