@@ -82,11 +82,12 @@ __host__ __device__ __noinline__ void rewrite(Job* job) {
   Out o{b, 0, true};
   bool changed = false;
   int arg = 0;
-  for (int i = 0; f[i] && o.ok;) {
+  int cut = -1; // where the first unit that did not fit began: the copy ends there
+  for (int i = 0; f[i];) {
     const int unit = o.n;
     if (f[i] != '%') {
       o.put(f[i++]);
-      if (!o.ok) o.n = unit;
+      if (!o.ok && cut < 0) cut = unit;
       continue;
     }
     ++i;
@@ -94,7 +95,7 @@ __host__ __device__ __noinline__ void rewrite(Job* job) {
       o.put('%');
       o.put('%');
       ++i;
-      if (!o.ok) o.n = unit;
+      if (!o.ok && cut < 0) cut = unit;
       continue;
     }
     const int flags = i;
@@ -173,12 +174,11 @@ __host__ __device__ __noinline__ void rewrite(Job* job) {
       o.put(conv);
       if (conv == 's') mark(m->str, conv_arg);
     }
-    if (!o.ok) {
-      o.n = unit;
-      changed = true;
-    }
+    if (!o.ok && cut < 0) cut = unit;
   }
-  b[o.n] = 0;
+  // The scan goes on past a cut, for the masks and for whether anything needs changing: a long
+  // format that needs nothing is used whole.
+  b[cut >= 0 ? cut : o.n] = 0;
   job->changed = changed;
 }
 
@@ -296,11 +296,12 @@ bool printf_guard_rewrite(std::string_view f, std::string& out, PrintfGuardMasks
   out.clear();
   bool changed = false;
   int arg = 0;
-  for (size_t i = 0; at(i) && ok;) {
+  size_t cut = std::string::npos;
+  for (size_t i = 0; at(i);) {
     const size_t unit = out.size();
     if (at(i) != '%') {
       put(at(i++));
-      if (!ok) out.resize(unit);
+      if (!ok && cut == std::string::npos) cut = unit;
       continue;
     }
     ++i;
@@ -308,7 +309,7 @@ bool printf_guard_rewrite(std::string_view f, std::string& out, PrintfGuardMasks
       put('%');
       put('%');
       ++i;
-      if (!ok) out.resize(unit);
+      if (!ok && cut == std::string::npos) cut = unit;
       continue;
     }
     const size_t flags = i;
@@ -387,11 +388,9 @@ bool printf_guard_rewrite(std::string_view f, std::string& out, PrintfGuardMasks
       put(conv);
       if (conv == 's') mark(m.str, conv_arg);
     }
-    if (!ok) {
-      out.resize(unit);
-      changed = true;
-    }
+    if (!ok && cut == std::string::npos) cut = unit;
   }
+  if (cut != std::string::npos) out.resize(cut);
   return changed;
 }
 

@@ -242,6 +242,7 @@ TEST_CASE("printf guard: the simulator's native rewrite gives what the device co
       "%.100000s %1000000.1000000e %lld %hhx %zu %p",
       std::string(600, 'x') + "%d",
       std::string(505, 'y') + "%100d tail",
+      "%d " + std::string(600, 'z') + "%100000000d %*d\n",
       "%",
       "%5",
       "%ls %lc %jd %td %Lf %qd",
@@ -305,4 +306,11 @@ extern "C" __global__ void k(const char* text, const int* starts, char* out,
   m = {};
   CHECK_FALSE(wb::printf_guard_rewrite("%d %*d %.3s", s, m));
   CHECK(m.field == 0b10);
+  // Too long for the copy: cut before the unit that does not fit, the masks still whole.
+  m = {};
+  CHECK(wb::printf_guard_rewrite("%d " + std::string(600, 'z') + "%100000000d %*d", s, m));
+  CHECK(s == "%d " + std::string(508, 'z'));
+  CHECK(m.field == 0b100);
+  m = {};
+  CHECK_FALSE(wb::printf_guard_rewrite(std::string(600, 'z') + "%5d", s, m)); // used whole
 }
