@@ -314,3 +314,34 @@ extern "C" __global__ void k(const char* text, const int* starts, char* out,
   m = {};
   CHECK_FALSE(wb::printf_guard_rewrite(std::string(600, 'z') + "%5d", s, m)); // used whole
 }
+
+TEST_CASE("printf guard: compiles with -default-device, from helpers, lambdas and std::printf") {
+  wb::CompileOptions o;
+  o.extra = {"-default-device"};
+  const wb::Program p = wb::compile_source(R"(
+void helper(const char* fmt, int v) { printf(fmt, v); }
+__host__ __device__ void both(int v) { std::printf("both %d\n", v); }
+extern "C" __global__ void k(int n) {
+  auto l = [&](int v) { printf("lambda %d %s\n", v, "x"); };
+  l(n);
+  helper("%5d\n", n);
+  both(n);
+  printf("no arguments\n");
+  printf("%d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d\n",
+         1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27,
+         28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40);
+}
+)",
+                                           "learner.cu", o);
+  REQUIRE_MESSAGE(p.ok, p.log);
+  CHECK(p.diagnostics.empty());
+  Plan run;
+  run.program = p;
+  run.launch("k", {1, 1, 1}, {1, 1, 1}, {Plan::val(3)});
+  auto r = run.run();
+  REQUIRE(!r.fault);
+  CHECK(
+      r.printf_output ==
+      "lambda 3 x\n    3\nboth 3\nno arguments\n1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 "
+      "21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40\n");
+}
