@@ -253,9 +253,36 @@ uint64_t read_frame_u64(Warp& w, const Program& P, int l, uint64_t frame, uint32
 
 // Reads the string printf's %s (or its format) points at: at most `max` bytes, stopping at a NUL.
 // An address that is not readable is the fault any read there would be, naming the call's line.
+// The host bytes of [a, a + n) when they all lie in the thread's local memory, or (to read) in one
+// global region's data: the guard's copy and job, a format string. Else nullptr, and the caller
+// goes byte by byte, where a bad byte raises its fault (and a global write is checked and noted).
+std::byte* span_ptr(Exec& x, Warp& w, int l, uint64_t a, uint64_t n, bool write) {
+  if (a - kLocalWindow < kWindowSize) {
+    const uint64_t o = a - kLocalWindow, size = x.P->local_per_thread;
+    return o <= size && n <= size - o ? w.local + size_t(l) * size + o : nullptr;
+  }
+  if (write || a - kSharedWindow < kWindowSize) return nullptr;
+  Region* r = x.L->mem->find(a);
+  if (!r || a < r->data_lo || a > r->data_hi || n > r->data_hi - a) return nullptr;
+  return r->host + (a - r->base);
+}
+
 bool read_printf_string(Exec& x, Warp& w, const Inst& in, int l, uint64_t p, size_t max,
                         const char* what, std::string& s) {
   s.clear();
+  // Fast path: the whole string, NUL included, inside one region.
+  if (Region* r = p - kLocalWindow < kWindowSize || p - kSharedWindow < kWindowSize
+                      ? nullptr
+                      : x.L->mem->find(p);
+      r && p >= r->data_lo && p < r->data_hi) {
+    const char* h = reinterpret_cast<const char*>(r->host + (p - r->base));
+    const size_t room = size_t(r->data_hi - p);
+    const void* nul = std::memchr(h, 0, std::min(room, max));
+    if (nul || room >= max) {
+      s.assign(h, nul ? size_t(static_cast<const char*>(nul) - h) : max);
+      return true;
+    }
+  }
   for (size_t i = 0; i < max; ++i) {
     Space sp;
     const std::byte* h = generic_ptr(x, w, in, l, p + i, 1, false, sp);
@@ -454,6 +481,7 @@ int h_printf_guard_rewrite(Exec& x, Warp& w, const Inst& in, uint32_t m) {
     const uint64_t job = read_frame_u64(w, P, l, cframe[l], cs.arg_off[0], cs.arg_size[0]);
     Space sp;
     const auto load = [&](uint64_t a, void* dst, size_t n) {
+      if (const std::byte* h = span_ptr(x, w, l, a, n, false)) return std::memcpy(dst, h, n), true;
       for (size_t k = 0; k < n; ++k) {
         const std::byte* h = generic_ptr(x, w, in, l, a + k, 1, false, sp);
         if (!h) return false;
@@ -462,6 +490,7 @@ int h_printf_guard_rewrite(Exec& x, Warp& w, const Inst& in, uint32_t m) {
       return true;
     };
     const auto store = [&](uint64_t a, const void* src, size_t n) {
+      if (std::byte* h = span_ptr(x, w, l, a, n, true)) return std::memcpy(h, src, n), true;
       for (size_t k = 0; k < n; ++k) {
         std::byte* h = generic_ptr(x, w, in, l, a + k, 1, true, sp);
         if (!h) return false;
@@ -469,18 +498,27 @@ int h_printf_guard_rewrite(Exec& x, Warp& w, const Inst& in, uint32_t m) {
       }
       return true;
     };
-    uint64_t ptrs[2], masks_in[4];
-    if (!load(job, ptrs, sizeof ptrs) || !load(job + 16, masks_in, sizeof masks_in)) return kStop;
+    uint64_t ptrs[2];
+    if (!load(job, ptrs, sizeof ptrs)) return kStop;
     if (!read_printf_string(x, w, in, l, ptrs[0], 4096, "printf's format", f)) return kStop;
     PrintfGuardMasks masks;
     const int32_t changed = printf_guard_rewrite(f, out, masks) ? 1 : 0;
-    out += '\0';
-    // ORed into what is there, as the device code marks them.
-    const uint64_t masks_out[4] = {masks_in[0] | masks.field, masks_in[1] | masks.string,
-                                   masks_in[2] | masks.zero, masks_in[3] | masks.str};
-    if (!store(ptrs[1], out.data(), out.size()) || !store(job + 16, masks_out, sizeof masks_out) ||
-        !store(job + 48, &changed, sizeof changed))
-      return kStop;
+    // The copy is read only when it differs from the format; masks are ORed in, as the device
+    // code marks them, and zero masks change nothing.
+    if (changed) {
+      out += '\0';
+      if (!store(ptrs[1], out.data(), out.size())) return kStop;
+    }
+    if (masks.field | masks.string | masks.zero | masks.str) {
+      uint64_t mk[4];
+      if (!load(job + 16, mk, sizeof mk)) return kStop;
+      mk[0] |= masks.field;
+      mk[1] |= masks.string;
+      mk[2] |= masks.zero;
+      mk[3] |= masks.str;
+      if (!store(job + 16, mk, sizeof mk)) return kStop;
+    }
+    if (!store(job + 48, &changed, sizeof changed)) return kStop;
   }
   return kNext;
 }
