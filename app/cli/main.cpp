@@ -204,7 +204,7 @@ int cmd_check(const Global& g, const std::string& key, const std::string& file,
     opt.on_case = [json_out](const CaseReport& cr, size_t index, size_t total) {
       nlohmann::json j = {{"event", "case"}, {"index", index}, {"total", total}};
       j["case"] = case_to_json(cr);
-      fmt::print(json_out, "{}\n", j.dump());
+      fmt::print(json_out, "{}\n", wb::dump_json(j));
       std::fflush(json_out);
     };
   CheckReport r = sizes ? run_puzzle(p, src, file, *backend, *sizes, opt)

@@ -157,7 +157,14 @@ struct RunPlan {
   // watches a learner's kernel for (shared-memory races, local and shared variables' bounds, which
   // thread wrote each element). Accesses outside every allocation still fault.
   bool trusted = false;
+  // Simulator: this run stands for the [perf] size ([sim_perf]), so the device heap is shared as
+  // there, by as many blocks as the GPU holds at once, not by this launch's fewer blocks.
+  bool heap_as_at_perf = false;
 };
+
+// The device heap malloc and new take from: CUDA's default (cudaLimitMallocHeapSize), which the
+// GPU backend pins and the simulator's DeviceHeap enforces.
+inline constexpr uint64_t kDeviceHeapBytes = 8ull << 20;
 
 enum class FaultKind {
   none,

@@ -616,6 +616,7 @@ CaseReport run_case(const Puzzle& p, const Case& c, const Env& learner_env, cons
   lp.trusted = false; // the learner's kernel is watched for races and out-of-bounds variables
   lp.counters = counters;
   lp.shuffle_warps = opt.shuffle_warps;
+  lp.heap_as_at_perf = p.sim_perf && &c == &*p.sim_perf;
   RunResult lr = backend.run(lp);
   if (lr.cancelled || cancel_requested(opt.cancel)) throw Cancelled();
   step("run");

@@ -1,4 +1,5 @@
 #include "compile.hpp"
+#include "printf_guard.hpp"
 
 #include <chrono>
 #include <cstdlib>
@@ -661,7 +662,8 @@ Program compile_source(const std::string& source, const std::string& file,
   for (auto& e : opt.extra) options.push_back(e);
   bool real_arch = opt.arch.rfind("sm_", 0) == 0;
   if (real_arch && opt.ptxas_report) options.push_back("--ptxas-options=-v");
-  std::string text = fmt::format("{}#line 1 \"{}\"\n{}", kPrelude, file, source);
+  std::string text =
+      fmt::format("{}{}#line 1 \"{}\"\n{}", kPrelude, printf_guard_source(), file, source);
 
   NvrtcResult r = run_nvrtc(text, file, options, real_arch);
   p.log = r.log;

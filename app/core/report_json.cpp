@@ -399,7 +399,11 @@ std::string report_to_json(const CheckReport& r, int indent) {
   }
   if (r.sim_perf) j["sim_perf"] = to(*r.sim_perf);
   if (r.prediction) j["prediction"] = prediction_json(*r.prediction);
-  return j.dump(indent);
+  return dump_json(j, indent);
+}
+
+std::string dump_json(const json& j, int indent) {
+  return j.dump(indent, ' ', false, json::error_handler_t::replace);
 }
 
 CheckReport report_from_json(const std::string& text) {
@@ -460,7 +464,7 @@ CheckReport report_from_json(const std::string& text) {
 }
 
 std::string device_to_json(const DeviceInfo& d, int indent) {
-  return to(d).dump(indent);
+  return dump_json(to(d), indent);
 }
 DeviceInfo device_from_json(const std::string& text) {
   return device_from(json::parse(text));

@@ -7,7 +7,12 @@
 
 namespace wb {
 
+// Text that is not valid UTF-8 anywhere in a report (a kernel's printf, a learner's source) is
+// written with U+FFFD in place of the bad bytes: a report is always written, never dropped.
 std::string report_to_json(const CheckReport& r, int indent = 2);
+// j.dump(indent) that replaces invalid UTF-8 instead of throwing: for every JSON that carries
+// text from a learner or a kernel.
+std::string dump_json(const nlohmann::json& j, int indent = -1);
 // Throws std::runtime_error on malformed input.
 CheckReport report_from_json(const std::string& text);
 

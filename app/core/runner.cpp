@@ -131,7 +131,7 @@ std::string to_json(const Request& r) {
   if (r.op == Op::cancel) j["target"] = r.target;
   if (!r.only.empty()) j["only"] = r.only;
   if (!r.sweep.empty()) j["sweep"] = r.sweep;
-  return j.dump();
+  return dump_json(j);
 }
 
 namespace {
@@ -228,7 +228,7 @@ std::string to_json(const Event& e) {
     }
     break;
   }
-  return j.dump();
+  return dump_json(j);
 }
 
 Event event_from_json(const std::string& line) {

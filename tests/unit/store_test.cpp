@@ -115,6 +115,26 @@ TEST_CASE("attempts go in and come back newest first") {
   CHECK(!s->latest_attempt("99-nothing"));
 }
 
+TEST_CASE("an attempt is stored whatever bytes its source and printf output hold") {
+  TempDir dir;
+  auto s = Store::open(dir.path / "warpbook.db");
+  CheckReport r = timed_report("01-vector-add", "bad \xff.cu", 10);
+  CaseReport c;
+  c.label = "n=1";
+  c.printf_output = "printed \xc3\x28 and \xfe\n";
+  r.cases.push_back(c);
+  const std::string source = "// \x80\xff not UTF-8\n";
+  int64_t id = 0;
+  REQUIRE_NOTHROW(id = s->record_attempt(r, source));
+  auto all = s->attempts();
+  REQUIRE(all.size() == 1);
+  CHECK(all[0].id == id);
+  CHECK(all[0].source == source); // the source is kept byte for byte
+  CheckReport back = all[0].report();
+  REQUIRE(back.cases.size() == 1);
+  CHECK(back.cases[0].printf_output == "printed \xef\xbf\xbd( and \xef\xbf\xbd\n");
+}
+
 TEST_CASE("ceilings are kept per device UUID and driver, replaced by a new probe") {
   TempDir dir;
   auto s = Store::open(dir.path / "warpbook.db");

@@ -4,14 +4,19 @@
 // pinned slots, a wall-clock watchdog instead of blocking synchronisation, and timing with the L2
 // flushed before every sample (graph replay for short kernels).
 //
-// Device printf: the driver writes it to the process's stdout when the stream synchronises; it is
-// not captured into RunResult::printf_output here.
+// Device printf: the driver formats it on the host and writes it to the process's stdout when the
+// context synchronises. run() points fd 1 at a temporary file meanwhile (StdoutCapture), so that it
+// comes back in RunResult::printf_output, bounded as on the simulator (core/printf_guard.hpp).
 #include "cuda_driver.hpp"
 
 #include "core/backend.hpp"
+#include "core/printf_guard.hpp"
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -255,6 +260,63 @@ extern "C" __global__ void __launch_bounds__(256) warpbook_l2_flush(const uint4*
 }
 )";
 
+// The printf FIFO: the driver keeps at most this many bytes of records between synchronisations
+// (older ones are overwritten) and formats them on the host, so it bounds the host's time per
+// flush; with the guard's bounded fields a record formats to a few KiB at most.
+constexpr size_t kPrintfFifoBytes = 256 * 1024;
+
+// While it lives, fd 1 (where the driver writes device printf) goes to an anonymous file; take()
+// puts fd 1 back and hands over what was written, bounded. Nothing else in a run writes to fd 1
+// (the CLI's --json and the runner keep their protocol on a copy of it).
+class StdoutCapture {
+public:
+  StdoutCapture() {
+    std::fflush(stdout);
+    file_ = ::memfd_create("warpbook-printf", MFD_CLOEXEC);
+    if (file_ < 0) return;
+    saved_ = ::dup(1);
+    if (saved_ < 0 || ::dup2(file_, 1) < 0) {
+      restore();
+      return;
+    }
+  }
+  ~StdoutCapture() { restore(); }
+  StdoutCapture(const StdoutCapture&) = delete;
+  StdoutCapture& operator=(const StdoutCapture&) = delete;
+
+  // What device printf wrote, kept to the bound and escaped to valid UTF-8, the rest counted.
+  void take(PrintfSink& sink) {
+    std::fflush(stdout);
+    if (file_ < 0 || saved_ < 0) return restore();
+    const off_t size = ::lseek(file_, 0, SEEK_END);
+    restore_fd1();
+    if (size > 0) {
+      std::string text(std::min<size_t>(size_t(size), kPrintfOutputBound), '\0');
+      const ssize_t got = ::pread(file_, text.data(), text.size(), 0);
+      text.resize(got > 0 ? size_t(got) : 0);
+      sink.add(text);
+      sink.drop(uint64_t(size) - text.size());
+    }
+    restore();
+  }
+
+private:
+  void restore_fd1() {
+    if (saved_ >= 0) {
+      std::fflush(stdout);
+      ::dup2(saved_, 1);
+      ::close(saved_);
+      saved_ = -1;
+    }
+  }
+  void restore() {
+    restore_fd1();
+    if (file_ >= 0) ::close(file_);
+    file_ = -1;
+  }
+  int file_ = -1, saved_ = -1;
+};
+
 class CudaBackend final : public Backend {
 public:
   CudaBackend(const Driver& d, CUdevice dev, CUcontext ctx) : d_(d), dev_(dev), ctx_(ctx) {}
@@ -401,6 +463,13 @@ private:
 std::string CudaBackend::init() {
   CUresult r = d_.cuCtxSetCurrent(ctx_);
   if (r != CUDA_SUCCESS) return "could not make the CUDA context current: " + d_.error(r);
+  if (d_.cuCtxSetLimit) {
+    // Before any launch (the driver refuses both once a kernel that uses them has run): a small
+    // printf FIFO bounds what a printing kernel costs the host, and the device heap is pinned to
+    // the size the simulator gives malloc (the driver's default, 8 MiB).
+    d_.cuCtxSetLimit(CU_LIMIT_PRINTF_FIFO_SIZE, kPrintfFifoBytes);
+    d_.cuCtxSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE, kDeviceHeapBytes);
+  }
   auto attr = [&](CUdevice_attribute a) {
     int v = 0;
     d_.cuDeviceGetAttribute(&v, a, dev_);
@@ -1046,6 +1115,7 @@ RunResult CudaBackend::run(const RunPlan& plan) {
     return res;
   }
   bind();
+  StdoutCapture printed;
   Prepared prep;
   res.fault = prepare(plan, prep, true);
   const double t_prep = ms_since(t0);
@@ -1094,7 +1164,16 @@ RunResult CudaBackend::run(const RunPlan& plan) {
     } else {
       release(prep);
     }
+    // A blocking synchronisation makes the driver write out the run's printf records now; the
+    // stream is idle already, so it returns at once.
+    if (!sticky_ && ensure_events(1).kind == FaultKind::none &&
+        d_.cuEventRecord(events_[0], stream_) == CUDA_SUCCESS)
+      d_.cuEventSynchronize(events_[0]);
   }
+  PrintfSink sink;
+  printed.take(sink);
+  res.printf_output = sink.finish();
+  res.printf_truncated = sink.dropped() > 0;
   res.run_ms = ms_since(t0);
   if (trace_enabled()) {
     size_t bytes = 0;

@@ -53,7 +53,7 @@ namespace wb::cuda {
   X(cuOccupancyMaxActiveBlocksPerMultiprocessor)
 
 // Used when present; their absence only turns a feature off (graph timing, signature checks,
-// pinned staging of large transfers).
+// pinned staging of large transfers, the printf FIFO and heap sizes).
 #define WB_CUDA_OPTIONAL(X)                                                                        \
   X(cuEventQuery)                                                                                  \
   X(cuFuncGetParamInfo)                                                                            \
@@ -65,7 +65,8 @@ namespace wb::cuda {
   X(cuGraphExecDestroy)                                                                            \
   X(cuGraphDestroy)                                                                                \
   X(cuMemAllocHost)                                                                                \
-  X(cuMemFreeHost)
+  X(cuMemFreeHost)                                                                                 \
+  X(cuCtxSetLimit)
 
 struct Driver {
 #define WB_CUDA_MEMBER(name) decltype(&::name) name = nullptr;

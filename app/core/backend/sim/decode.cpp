@@ -1,6 +1,8 @@
 // Module layout and the per-kernel decoder. See decode.hpp.
 #include "decode.hpp"
 
+#include "core/printf_guard.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <cctype>
@@ -705,6 +707,8 @@ private:
           fi.builtin = 4;
         else
           fi.builtin = -1;
+      } else if (f->name == kPrintfGuardRewrite && f->params.size() == 1 && f->rets.empty()) {
+        fi.builtin = 5; // the printf guard's format rewrite: run natively (printf_guard.hpp)
       }
       funcs_.push_back(fi);
       callees_.emplace_back();

@@ -499,21 +499,15 @@ void finish_block(Exec& x, Block& B) {
       x.max_gstores = std::max(x.max_gstores, w.gstores[l] + w.gstores_all);
     }
   }
-  if (!B.printf_out.empty() || B.printf_truncated) {
+  if (!B.printf_out.text().empty() || B.printf_out.dropped()) {
     std::lock_guard lk(x.L->mu);
-    constexpr size_t kMax = 64 * 1024;
-    if (x.L->printf_bytes < kMax) {
-      std::string s = std::move(B.printf_out);
-      if (x.L->printf_bytes + s.size() > kMax) {
-        s.resize(kMax - x.L->printf_bytes);
-        x.L->printf_truncated = true;
-      }
-      x.L->printf_bytes += s.size();
-      x.L->printf_by_block[B.linear] = std::move(s);
-    } else {
-      x.L->printf_truncated = true;
-    }
-    if (B.printf_truncated) x.L->printf_truncated = true;
+    // The bound holds for the launch: a block keeps what still fits (whole characters).
+    PrintfSink fit(kPrintfOutputBound - std::min(x.L->printf_bytes, kPrintfOutputBound));
+    fit.add(B.printf_out);
+    x.L->printf_bytes += fit.text().size();
+    x.L->printf_dropped += fit.dropped();
+    if (fit.dropped()) x.L->printf_bytes = kPrintfOutputBound; // nothing after a cut is kept
+    if (!fit.text().empty()) x.L->printf_by_block[B.linear] = fit.text();
   }
 }
 

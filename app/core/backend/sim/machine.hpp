@@ -9,6 +9,7 @@
 // vote.sync, bar.warp.sync, ...) wait until every live lane of their mask has arrived.
 #pragma once
 #include "core/backend.hpp"
+#include "core/printf_guard.hpp"
 #include "fp.hpp"
 #include "lazy_image.hpp"
 
@@ -219,7 +220,8 @@ struct FuncInfo {
   uint32_t save_offset = 0; // where in its frame the caller-visible registers are saved
   std::vector<uint32_t> param_off, param_size; // callee-side parameter slots in its frame
   std::vector<uint32_t> ret_off, ret_size;
-  int builtin = 0; // 1 vprintf, 2 __assertfail, 3 malloc, 4 free, -1 undefined external
+  int builtin = 0; // 1 vprintf, 2 __assertfail, 3 malloc, 4 free, 5 the printf guard's rewrite,
+                  // -1 undefined external
 };
 
 struct CallSite {
@@ -309,23 +311,37 @@ struct Region {
 // Device-side malloc/free for one launch: each allocation is a Region of its own with guard bands
 // on both sides, so bounds, guard-band and element messages work as for buffers. A free empties
 // the region's data range, so any later access takes the slow path and is named a use after free.
-// The default CUDA heap is 8 MB: past it malloc returns NULL, as on a GPU.
+// The heap is CUDA's default, 8 MiB (kDeviceHeapBytes): past it malloc returns NULL, as on a GPU.
+// A GPU runs many blocks at once, each holding its allocations, where the simulator runs a block
+// or two: a malloc is refused when the bytes live now plus `sharers - 1` more blocks holding what
+// this block holds would pass the limit (a block holds, per thread, the most that thread has had
+// live at once).
 class DeviceHeap {
 public:
-  static constexpr uint64_t kLimit = 8ull << 20, kGuard = 256;
-  // The simulated address of `bytes` fresh bytes, or 0 when the heap is full.
-  uint64_t allocate(uint64_t bytes, std::string owner);
-  // "" on success; else what is wrong with freeing `a` (never malloc'd, already freed).
-  std::string release(uint64_t a, const std::string& who);
+  static constexpr uint64_t kLimit = kDeviceHeapBytes, kGuard = 256;
+  explicit DeviceHeap(uint64_t sharers = 1) : sharers_(std::max<uint64_t>(sharers, 1)) {}
+  // What an allocation of `bytes` takes from the heap: the GPU hands out 16-byte granules.
+  static uint64_t granule(uint64_t bytes) { return (std::max<uint64_t>(bytes, 1) + 15) / 16 * 16; }
+  // The simulated address of `bytes` fresh bytes, or 0 when the heap is full; `block_holds` is
+  // what the calling block holds once this succeeds.
+  uint64_t allocate(uint64_t bytes, std::string owner, uint64_t block_holds = 0);
+  // "" on success; else what is wrong with freeing `a` (never malloc'd, already freed). `bytes`
+  // gets the heap bytes given back.
+  std::string release(uint64_t a, const std::string& who, uint64_t* bytes = nullptr);
   Region* find(uint64_t a) const;
   // Allocations still live, for the leak warnings at the end of the launch.
   std::vector<std::string> leaks() const;
+  // How many mallocs returned NULL because the heap was full (for the null-pointer fault).
+  uint64_t refused() const { return refused_.load(std::memory_order_relaxed); }
+  uint64_t sharers() const { return sharers_; }
 
 private:
   mutable std::mutex mu_;
   std::map<uint64_t, std::unique_ptr<Region>> regions_; // by base
   std::vector<std::unique_ptr<std::byte[]>> storage_;
   uint64_t next_ = kHeapBase, used_ = 0;
+  uint64_t sharers_ = 1;
+  std::atomic<uint64_t> refused_{0};
 };
 
 class Memory {
@@ -449,8 +465,11 @@ struct Block {
   bool red_all[16] = {true, true, true, true, true, true, true, true,
                       true, true, true, true, true, true, true, true};
   bool red_any[16] = {};
-  std::string printf_out;
-  bool printf_truncated = false;
+  PrintfSink printf_out; // this block's printf output, bounded
+  // Device heap bytes per thread: live now, and the most live at once; their sum is what the
+  // block holds (DeviceHeap's model of many blocks at once).
+  std::vector<uint64_t> heap_live, heap_peak;
+  uint64_t heap_holds = 0;
   bool census_stopped = false; // LaunchCtx::stop_after ended it early
 };
 
@@ -507,9 +526,11 @@ struct LaunchCtx {
   Fault fault;
   uint64_t fault_block = ~0ull;
   std::vector<std::string> warnings;
+  // printf output by block (merged in block order at the end), kept up to kPrintfOutputBound in
+  // all; printf_bytes is what is kept so far, printf_dropped what was counted and not kept.
   std::map<uint64_t, std::string> printf_by_block;
   size_t printf_bytes = 0;
-  bool printf_truncated = false;
+  uint64_t printf_dropped = 0;
   const std::vector<HostBuffer>* buffers = nullptr;
   // A sampled run: only these blocks (linear indices) run, each traced into `traces` (same order).
   const std::vector<uint64_t>* sample = nullptr;

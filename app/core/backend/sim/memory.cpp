@@ -6,6 +6,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
+#include <fmt/format.h>
 #include <new>
 
 namespace wb::sim {
@@ -65,10 +66,14 @@ Region* Memory::find(uint64_t a) const {
   return a < r->end ? r : nullptr;
 }
 
-uint64_t DeviceHeap::allocate(uint64_t bytes, std::string owner) {
+uint64_t DeviceHeap::allocate(uint64_t bytes, std::string owner, uint64_t block_holds) {
   std::lock_guard lk(mu_);
-  const uint64_t data = std::max<uint64_t>(bytes, 1);
-  if (used_ + data > kLimit) return 0;
+  const uint64_t data = granule(bytes);
+  const uint64_t others = block_holds > kLimit ? kLimit : block_holds * (sharers_ - 1);
+  if (data > kLimit || used_ + data + std::min(others, kLimit) > kLimit) {
+    refused_.fetch_add(1, std::memory_order_relaxed);
+    return 0;
+  }
   used_ += data;
   const uint64_t image = kGuard + (data + 255) / 256 * 256 + kGuard;
   auto r = std::make_unique<Region>();
@@ -85,7 +90,7 @@ uint64_t DeviceHeap::allocate(uint64_t bytes, std::string owner) {
   return a;
 }
 
-std::string DeviceHeap::release(uint64_t a, const std::string& who) {
+std::string DeviceHeap::release(uint64_t a, const std::string& who, uint64_t* bytes) {
   std::lock_guard lk(mu_);
   auto it = regions_.upper_bound(a);
   Region* r = it == regions_.begin() ? nullptr : std::prev(it)->second.get();
@@ -94,6 +99,9 @@ std::string DeviceHeap::release(uint64_t a, const std::string& who) {
                            : "a pointer malloc did not return";
   if (!r->freed_by.empty()) return r->name + ", which " + r->freed_by + " already freed";
   r->freed_by = who;
+  const uint64_t data = granule(r->data_hi - r->data_lo);
+  used_ -= std::min(used_, data);
+  if (bytes) *bytes = data;
   std::atomic_ref<uint64_t>(r->data_hi).store(r->data_lo, std::memory_order_relaxed);
   return "";
 }
@@ -217,9 +225,16 @@ std::byte* global_ptr(Exec& x, Warp& w, const Inst& in, int lane, uint64_t a, ui
     return nullptr;
   }
   if (a < kNullPage) {
+    std::string why;
+    if (const DeviceHeap* h = x.L->mem->heap; h && h->refused())
+      why = fmt::format(
+          "; malloc (or new) returned NULL {} time{} in this launch because the device heap was "
+          "full: it is {} MiB by default (cudaLimitMallocHeapSize), and a GPU runs up to {} "
+          "blocks of this launch at once, each holding its threads' allocations",
+          h->refused(), h->refused() == 1 ? "" : "s", kDeviceHeapBytes >> 20, h->sharers());
     raise_fault(x, FaultKind::out_of_bounds,
                 who(x, w, lane) + " " + verb(write) + " through a null pointer (address " + hex(a) +
-                    ")" + at_line(inf.line),
+                    ")" + at_line(inf.line) + why,
                 inf.line);
     return nullptr;
   }

@@ -197,6 +197,19 @@ int h_trap(Exec& x, Warp& w, const Inst& in, uint32_t m) {
                      inf.line);
 }
 
+// A breakpoint with no debugger attached stops the kernel with an error on a GPU, as a trap does.
+int h_brkpt(Exec& x, Warp& w, const Inst& in, uint32_t m) {
+  if (!m) return kNext;
+  const InstInfo& inf = info_of(x, in);
+  int l = std::countr_zero(m);
+  return raise_fault(x, FaultKind::trap,
+                     thread_name(x, w, l) + " of " + block_name(x) +
+                         " executed a breakpoint (brkpt), which with no debugger attached stops "
+                         "the kernel with an error, as a trap does" +
+                         at_line(inf.line),
+                     inf.line);
+}
+
 // ---- barriers ----
 // bar.sync / barrier.sync a{, b}; bar.arrive a, b; bar.red.{popc,and,or} d, a{, b}, {!}c.
 // r[1]: barrier id row, r[2]: thread count row (or kNoRow); aux: 0 sync, 1 arrive, 2 red.popc,
@@ -257,10 +270,58 @@ uint64_t read_frame_u64(Warp& w, const Program& P, int l, uint64_t frame, uint32
   return v;
 }
 
-// Formats one printf call. Arguments sit in a local buffer, each aligned to its size; floats were
-// promoted to double.
-std::string format_printf(Exec& x, Warp& w, int l, const std::string& fmt, uint64_t args) {
-  std::string out;
+// Reads the string printf's %s (or its format) points at: at most `max` bytes, stopping at a NUL.
+// An address that is not readable is the fault any read there would be, naming the call's line.
+// The host bytes of [a, a + n) when they all lie in the thread's local memory, or (to read) in one
+// global region's data: the guard's copy and job, a format string. Else nullptr, and the caller
+// goes byte by byte, where a bad byte raises its fault (and a global write is checked and noted).
+std::byte* span_ptr(Exec& x, Warp& w, int l, uint64_t a, uint64_t n, bool write) {
+  if (a - kLocalWindow < kWindowSize) {
+    const uint64_t o = a - kLocalWindow, size = x.P->local_per_thread;
+    return o <= size && n <= size - o ? w.local + size_t(l) * size + o : nullptr;
+  }
+  if (write || a - kSharedWindow < kWindowSize) return nullptr;
+  Region* r = x.L->mem->find(a);
+  if (!r || a < r->data_lo || a > r->data_hi || n > r->data_hi - a) return nullptr;
+  return r->host + (a - r->base);
+}
+
+bool read_printf_string(Exec& x, Warp& w, const Inst& in, int l, uint64_t p, size_t max,
+                        const char* what, std::string& s) {
+  s.clear();
+  // Fast path: the whole string, NUL included, inside one region.
+  if (Region* r = p - kLocalWindow < kWindowSize || p - kSharedWindow < kWindowSize
+                      ? nullptr
+                      : x.L->mem->find(p);
+      r && p >= r->data_lo && p < r->data_hi) {
+    const char* h = reinterpret_cast<const char*>(r->host + (p - r->base));
+    const size_t room = size_t(r->data_hi - p);
+    const void* nul = std::memchr(h, 0, std::min(room, max));
+    if (nul || room >= max) {
+      s.assign(h, nul ? size_t(static_cast<const char*>(nul) - h) : max);
+      return true;
+    }
+  }
+  for (size_t i = 0; i < max; ++i) {
+    Space sp;
+    const std::byte* h = generic_ptr(x, w, in, l, p + i, 1, false, sp);
+    if (!h) {
+      std::lock_guard lk(x.L->mu);
+      if (x.L->fault_block == x.B->linear) x.L->fault.message += std::string(", reading ") + what;
+      return false;
+    }
+    if (*h == std::byte(0)) break;
+    s += char(*h);
+  }
+  return true;
+}
+
+// Formats one printf call into `out`. Arguments sit in a local buffer, each aligned to its size;
+// floats were promoted to double. Widths and precisions are cut to kPrintfFieldBound (a %s's
+// precision to kPrintfStringBound) so that no field costs more than that to format; `more` gets
+// the bytes the uncut fields would have printed beyond what `out` holds. False after a fault.
+bool format_printf(Exec& x, Warp& w, const Inst& in, int l, const std::string& fmt, uint64_t args,
+                   std::string& out, uint64_t& more) {
   uint64_t off = 0;
   auto arg = [&](uint32_t size) -> uint64_t {
     off = (off + size - 1) / size * size;
@@ -276,6 +337,10 @@ std::string format_printf(Exec& x, Warp& w, int l, const std::string& fmt, uint6
     }
     return v;
   };
+  // Room for the widest field: a %f of 1e308 (309 digits) with the largest precision, or a
+  // string at its bound, padded.
+  char buf[2 * kPrintfStringBound];
+  std::string str;
   for (size_t i = 0; i < fmt.size(); ++i) {
     char c = fmt[i];
     if (c != '%') {
@@ -287,20 +352,31 @@ std::string format_printf(Exec& x, Warp& w, int l, const std::string& fmt, uint6
       ++i;
       continue;
     }
-    std::string spec = "%";
+    std::string flags;
     size_t j = i + 1;
-    while (j < fmt.size() && std::strchr("-+ #0", fmt[j])) spec += fmt[j++];
-    auto star_or_digits = [&]() {
+    while (j < fmt.size() && std::strchr("-+ #0", fmt[j])) flags += fmt[j++];
+    // -1: none given. '*' takes an int argument; a negative width is a '-' flag.
+    auto field = [&](bool precision) -> int64_t {
       if (j < fmt.size() && fmt[j] == '*') {
-        spec += std::to_string(int32_t(arg(4)));
         ++j;
+        int64_t v = int32_t(arg(4));
+        if (v < 0 && !precision) {
+          flags += '-';
+          v = -v;
+        }
+        return v < 0 ? -1 : v;
       }
-      while (j < fmt.size() && std::isdigit((unsigned char)fmt[j])) spec += fmt[j++];
+      if (j >= fmt.size() || !std::isdigit((unsigned char)fmt[j])) return precision ? 0 : -1;
+      int64_t v = 0;
+      while (j < fmt.size() && std::isdigit((unsigned char)fmt[j]))
+        v = std::min<int64_t>(v * 10 + (fmt[j++] - '0'), int64_t(1) << 40);
+      return v;
     };
-    star_or_digits();
+    const int64_t width = field(false);
+    int64_t prec = -1;
     if (j < fmt.size() && fmt[j] == '.') {
-      spec += fmt[j++];
-      star_or_digits();
+      ++j;
+      prec = field(true);
     }
     int longs = 0;
     while (j < fmt.size() && std::strchr("hlLqjzt", fmt[j])) {
@@ -310,15 +386,20 @@ std::string format_printf(Exec& x, Warp& w, int l, const std::string& fmt, uint6
       ++j;
     }
     if (j >= fmt.size()) break;
-    char conv = fmt[j];
+    const char conv = fmt[j];
     i = j;
-    char buf[512];
+    const int64_t pbound = conv == 's' ? kPrintfStringBound : kPrintfFieldBound;
+    const int64_t w_cut = std::min<int64_t>(width, kPrintfFieldBound);
+    const int64_t p_cut = std::min(prec, pbound);
+    std::string spec = "%" + flags;
+    if (w_cut >= 0) spec += std::to_string(w_cut);
+    if (p_cut >= 0) spec += "." + std::to_string(p_cut);
+    int n = -1;
     switch (conv) {
     case 'd':
     case 'i': {
       int64_t v = longs ? int64_t(arg(8)) : int64_t(int32_t(arg(4)));
-      std::snprintf(buf, sizeof buf, (spec + "lld").c_str(), (long long)v);
-      out += buf;
+      n = std::snprintf(buf, sizeof buf, (spec + "lld").c_str(), (long long)v);
       break;
     }
     case 'u':
@@ -328,10 +409,9 @@ std::string format_printf(Exec& x, Warp& w, int l, const std::string& fmt, uint6
     case 'c': {
       uint64_t v = longs ? arg(8) : uint32_t(arg(4));
       if (conv == 'c')
-        std::snprintf(buf, sizeof buf, (spec + "c").c_str(), int(uint8_t(v)));
+        n = std::snprintf(buf, sizeof buf, (spec + "c").c_str(), int(uint8_t(v)));
       else
-        std::snprintf(buf, sizeof buf, (spec + "ll" + conv).c_str(), (unsigned long long)v);
-      out += buf;
+        n = std::snprintf(buf, sizeof buf, (spec + "ll" + conv).c_str(), (unsigned long long)v);
       break;
     }
     case 'f':
@@ -343,28 +423,40 @@ std::string format_printf(Exec& x, Warp& w, int l, const std::string& fmt, uint6
     case 'a':
     case 'A': {
       double v = f64(arg(8));
-      std::snprintf(buf, sizeof buf, (spec + conv).c_str(), v);
-      out += buf;
+      n = std::snprintf(buf, sizeof buf, (spec + conv).c_str(), v);
       break;
     }
     case 's': {
       uint64_t p = arg(8);
-      std::string s = p ? read_cstring(x, w, l, p, 1024) : "(null)";
-      std::snprintf(buf, sizeof buf, (spec + "s").c_str(), s.c_str());
-      out += buf;
+      const size_t max = size_t(p_cut >= 0 ? p_cut : kPrintfStringBound);
+      if (!p)
+        str = "(null)";
+      else if (!read_printf_string(x, w, in, l, p, max, "printf's %s argument", str))
+        return false;
+      n = std::snprintf(buf, sizeof buf, (spec + "s").c_str(), str.c_str());
       break;
     }
     case 'p': {
-      std::snprintf(buf, sizeof buf, "0x%" PRIx64, arg(8));
-      out += buf;
+      n = std::snprintf(buf, sizeof buf, "0x%" PRIx64, arg(8));
       break;
     }
+    case 'n': // writes nothing here (the guard passes it 0): never a store through the pointer
+      arg(8);
+      break;
     default:
       out += spec + conv;
       break;
     }
+    if (n < 0) continue;
+    out.append(buf, std::min<size_t>(size_t(n), sizeof buf - 1));
+    // What the uncut field would have added: the digits past the cut precision, then the padding
+    // past the cut width.
+    uint64_t full = uint64_t(n);
+    if (prec > p_cut && conv != 's' && conv != 'c' && conv != 'p') full += uint64_t(prec - p_cut);
+    if (width > w_cut && uint64_t(width) > full) full = uint64_t(width);
+    more += full - std::min<uint64_t>(full, std::min<size_t>(size_t(n), sizeof buf - 1));
   }
-  return out;
+  return true;
 }
 
 int h_vprintf(Exec& x, Warp& w, const Inst& in, uint32_t m) {
@@ -372,22 +464,80 @@ int h_vprintf(Exec& x, Warp& w, const Inst& in, uint32_t m) {
   const CallSite& cs = P.calls[in.target];
   const FuncInfo& caller = P.funcs[cs.caller];
   const uint64_t* cframe = w.row(caller.frame_row);
+  std::string f, s;
   for (uint32_t mm = m; mm; mm &= mm - 1) {
     int l = std::countr_zero(mm);
     if (cs.arg_off.size() < 2) break;
     uint64_t fmt = read_frame_u64(w, P, l, cframe[l], cs.arg_off[0], cs.arg_size[0]);
     uint64_t args = read_frame_u64(w, P, l, cframe[l], cs.arg_off[1], cs.arg_size[1]);
-    std::string f = read_cstring(x, w, l, fmt, 4096);
-    std::string s = format_printf(x, w, l, f, args);
-    if (x.B->printf_out.size() < 65536)
-      x.B->printf_out += s;
-    else
-      x.B->printf_truncated = true;
+    if (!read_printf_string(x, w, in, l, fmt, 4096, "printf's format", f)) return kStop;
+    s.clear();
+    uint64_t more = 0;
+    if (!format_printf(x, w, in, l, f, args, s, more)) return kStop;
+    x.B->printf_out.add(s); // escaped to valid UTF-8, kept to the bound, the rest counted
+    x.B->printf_out.drop(more);
     if (!cs.ret_off.empty()) {
       int32_t n = int32_t(s.size());
       std::memcpy(w.local + size_t(l) * P.local_per_thread + cframe[l] + cs.ret_off[0], &n,
                   std::min<uint32_t>(cs.ret_size[0], 4));
     }
+  }
+  return kNext;
+}
+
+// wb_printf_guard::rewrite(Job* job) of the compile prelude, natively: the same result
+// (printf_guard_rewrite) for a fraction of the cost of simulating its byte loop. Job: the format
+// pointer at 0, the buffer pointer at 8, four masks at 16, `changed` at 48.
+int h_printf_guard_rewrite(Exec& x, Warp& w, const Inst& in, uint32_t m) {
+  const Program& P = *x.P;
+  const CallSite& cs = P.calls[in.target];
+  const FuncInfo& caller = P.funcs[cs.caller];
+  const uint64_t* cframe = w.row(caller.frame_row);
+  std::string f, out;
+  for (uint32_t mm = m; mm; mm &= mm - 1) {
+    const int l = std::countr_zero(mm);
+    if (cs.arg_off.empty()) break;
+    const uint64_t job = read_frame_u64(w, P, l, cframe[l], cs.arg_off[0], cs.arg_size[0]);
+    Space sp;
+    const auto load = [&](uint64_t a, void* dst, size_t n) {
+      if (const std::byte* h = span_ptr(x, w, l, a, n, false)) return std::memcpy(dst, h, n), true;
+      for (size_t k = 0; k < n; ++k) {
+        const std::byte* h = generic_ptr(x, w, in, l, a + k, 1, false, sp);
+        if (!h) return false;
+        static_cast<std::byte*>(dst)[k] = *h;
+      }
+      return true;
+    };
+    const auto store = [&](uint64_t a, const void* src, size_t n) {
+      if (std::byte* h = span_ptr(x, w, l, a, n, true)) return std::memcpy(h, src, n), true;
+      for (size_t k = 0; k < n; ++k) {
+        std::byte* h = generic_ptr(x, w, in, l, a + k, 1, true, sp);
+        if (!h) return false;
+        *h = static_cast<const std::byte*>(src)[k];
+      }
+      return true;
+    };
+    uint64_t ptrs[2];
+    if (!load(job, ptrs, sizeof ptrs)) return kStop;
+    if (!read_printf_string(x, w, in, l, ptrs[0], 4096, "printf's format", f)) return kStop;
+    PrintfGuardMasks masks;
+    const int32_t changed = printf_guard_rewrite(f, out, masks) ? 1 : 0;
+    // The copy is read only when it differs from the format; masks are ORed in, as the device
+    // code marks them, and zero masks change nothing.
+    if (changed) {
+      out += '\0';
+      if (!store(ptrs[1], out.data(), out.size())) return kStop;
+    }
+    if (masks.field | masks.string | masks.zero | masks.str) {
+      uint64_t mk[4];
+      if (!load(job + 16, mk, sizeof mk)) return kStop;
+      mk[0] |= masks.field;
+      mk[1] |= masks.string;
+      mk[2] |= masks.zero;
+      mk[3] |= masks.str;
+      if (!store(job + 16, mk, sizeof mk)) return kStop;
+    }
+    if (!store(job + 48, &changed, sizeof changed)) return kStop;
   }
   return kNext;
 }
@@ -413,7 +563,8 @@ int h_assertfail(Exec& x, Warp& w, const Inst& in, uint32_t m) {
                      line);
 }
 
-// Device malloc/free (DeviceHeap): each lane's call on its own, in lane order.
+// Device malloc/free (DeviceHeap): each lane's call on its own, in lane order. The block's
+// per-thread holdings feed the heap's model of many blocks at once.
 int h_malloc_free(Exec& x, Warp& w, const Inst& in, uint32_t m) {
   const Program& P = *x.P;
   const CallSite& cs = P.calls[in.target];
@@ -422,26 +573,41 @@ int h_malloc_free(Exec& x, Warp& w, const Inst& in, uint32_t m) {
   const uint64_t* cframe = w.row(caller.frame_row);
   const InstInfo& inf = info_of(x, in);
   DeviceHeap* heap = x.L->mem->heap;
+  Block& B = *x.B;
+  if (heap && B.heap_live.size() < B.nthreads) {
+    B.heap_live.resize(B.nthreads);
+    B.heap_peak.resize(B.nthreads);
+  }
   for (uint32_t mm = m; mm; mm &= mm - 1) {
     const int l = std::countr_zero(mm);
     if (cs.arg_off.empty() || !heap) break;
     const uint64_t arg = read_frame_u64(w, P, l, cframe[l], cs.arg_off[0], cs.arg_size[0]);
     const std::string who = thread_name(x, w, l) + " of " + block_name(x) + at_line(inf.line);
+    const size_t t = std::min<size_t>(w.tid0 + uint32_t(l), B.nthreads - 1);
     if (is_malloc) {
+      const uint64_t live = B.heap_live[t] + DeviceHeap::granule(arg);
+      const uint64_t holds = B.heap_holds + (live > B.heap_peak[t] ? live - B.heap_peak[t] : 0);
       const uint64_t a =
-          heap->allocate(arg, "the " + std::to_string(arg) + " bytes malloc'd by " + who);
+          heap->allocate(arg, "the " + std::to_string(arg) + " bytes malloc'd by " + who, holds);
+      if (a) {
+        B.heap_live[t] = live;
+        B.heap_peak[t] = std::max(B.heap_peak[t], live);
+        B.heap_holds = holds;
+      }
       if (!cs.ret_off.empty())
         std::memcpy(w.local + size_t(l) * P.local_per_thread + cframe[l] + cs.ret_off[0], &a,
                     std::min<uint32_t>(cs.ret_size[0], 8));
       continue;
     }
     if (!arg) continue; // free(NULL) does nothing
-    const std::string why = heap->release(arg, who);
+    uint64_t bytes = 0;
+    const std::string why = heap->release(arg, who, &bytes);
     if (!why.empty())
       return raise_fault(x, FaultKind::out_of_bounds,
                          thread_name(x, w, l) + " called free" + at_line(inf.line) + " on " + why +
                              (why.rfind("the ", 0) == 0 ? " (a double free)" : ""),
                          inf.line);
+    B.heap_live[t] -= std::min(B.heap_live[t], bytes);
   }
   return kNext;
 }
@@ -484,7 +650,11 @@ bool decode_ctrl(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Instr
     I.fn = h_trap;
     return true;
   }
-  if (b == "brkpt" || b == "nanosleep" || b == "pmevent") {
+  if (b == "brkpt") {
+    I.fn = h_brkpt;
+    return true;
+  }
+  if (b == "nanosleep" || b == "pmevent") {
     I.fn = h_nop;
     return true;
   }
@@ -511,6 +681,9 @@ bool decode_ctrl(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Instr
     case 3:
     case 4:
       I.fn = h_malloc_free;
+      break;
+    case 5:
+      I.fn = h_printf_guard_rewrite;
       break;
     default:
       I.fn = h_call_unsupported;

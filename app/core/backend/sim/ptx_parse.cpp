@@ -144,6 +144,9 @@ private:
   std::vector<Tok> t_;
   size_t p_ = 0;
   int cur_src_line_ = 0;
+  // A line of another file (the printf guard, a header) -> the learner's line it was last inlined
+  // into: a .loc names only the innermost inlined_at, so chains resolve through this.
+  std::map<std::pair<int, int>, int> inlined_into_;
   bool nounroll_next_ = false;
   int operand_depth_ = 0;
 
@@ -364,11 +367,17 @@ private:
       return;
     }
     for (size_t i = 0; i + 2 < w.size(); ++i) {
-      if (w[i] == "inlined_at" && std::atoi(w[i + 1].c_str()) == 1) {
-        int il = std::atoi(w[i + 2].c_str());
+      if (w[i] != "inlined_at") continue;
+      const int f = std::atoi(w[i + 1].c_str()), il = std::atoi(w[i + 2].c_str());
+      if (f == 1) {
         if (il > 0) cur_src_line_ = il;
+      } else if (auto it = inlined_into_.find({f, il}); it != inlined_into_.end()) {
+        cur_src_line_ = it->second; // inlined into code that was itself inlined into the learner's
+      } else {
         return;
       }
+      inlined_into_[{file, l}] = cur_src_line_;
+      return;
     }
   }
 

@@ -188,7 +188,10 @@ bool blocks_may_talk(const Program& P) {
 RunResult Simulator::run_locked(const RunPlan& plan, const Sampling* sampling) {
   auto t0 = std::chrono::steady_clock::now();
   RunResult res;
+  PrintfSink printed; // every launch's printf output, in launch and block order
   auto done = [&]() -> RunResult& {
+    res.printf_output = printed.finish();
+    res.printf_truncated = printed.dropped() > 0;
     res.run_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     return res;
@@ -432,8 +435,14 @@ RunResult Simulator::run_locked(const RunPlan& plan, const Sampling* sampling) {
     // A heap of its own for a launch whose kernel calls malloc or free.
     DeviceHeap* heap = nullptr;
     if (std::any_of(P->funcs.begin(), P->funcs.end(),
-                    [](const FuncInfo& f) { return f.builtin == 3 || f.builtin == 4; }))
-      heap = heaps.emplace_back(std::make_unique<DeviceHeap>()).get();
+                    [](const FuncInfo& f) { return f.builtin == 3 || f.builtin == 4; })) {
+      // The blocks a GPU (an H200: 132 SMs, up to 2048 threads and 32 blocks each) runs at once,
+      // all holding their allocations: this launch's, or as many as fit at the [perf] size.
+      const uint64_t resident =
+          132 * std::min<uint64_t>(32, 2048 / std::max<uint64_t>(1, b.count()));
+      const uint64_t sharers = plan.heap_as_at_perf ? resident : std::min(g.count(), resident);
+      heap = heaps.emplace_back(std::make_unique<DeviceHeap>(sharers)).get();
+    }
     mem.heap = heap;
 
     LaunchTotals T;
@@ -462,16 +471,8 @@ RunResult Simulator::run_locked(const RunPlan& plan, const Sampling* sampling) {
     }
 
     // ---- results of the launch ----
-    for (auto& [blk, s] : L.printf_by_block) {
-      if (res.printf_output.size() + s.size() > 64 * 1024) {
-        res.printf_output.append(s, 0,
-                                 64 * 1024 - std::min<size_t>(res.printf_output.size(), 64 * 1024));
-        res.printf_truncated = true;
-        break;
-      }
-      res.printf_output += s;
-    }
-    if (L.printf_truncated) res.printf_truncated = true;
+    for (auto& [blk, s] : L.printf_by_block) printed.add(s);
+    printed.drop(L.printf_dropped);
     for (auto& w : L.warnings)
       if (res.warnings.size() < 50) res.warnings.push_back(w);
     if (plan.counters) {
