@@ -8,5 +8,5 @@ TEST_CASE("unusual kernels get the simulator's verdicts on the GPU") {
         std::string why;
         return wb::make_cuda_backend(why);
       },
-      true, wb::test::load_fault_cases(wb::test::unusual_dir()), 40);
+      true, wb::test::load_fault_cases(wb::test::unusual_dir()), 60);
 }

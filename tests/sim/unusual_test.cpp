@@ -17,5 +17,5 @@ TEST_CASE("unusual kernels get their verdicts on the simulator") {
         std::string why;
         return wb::make_sim_backend(why);
       },
-      false, wb::test::load_fault_cases(wb::test::unusual_dir()), 40);
+      false, wb::test::load_fault_cases(wb::test::unusual_dir()), 60);
 }
