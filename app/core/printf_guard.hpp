@@ -26,6 +26,10 @@ inline constexpr size_t kPrintfOutputBound = 64 * 1024;
 inline constexpr int kPrintfFieldBound = 64;
 // The most bytes a %s prints, and so reads: a string that is not terminated by then is cut.
 inline constexpr int kPrintfStringBound = 1024;
+// printf calls in one launch. A GPU's printf goes through one buffer that the driver empties on
+// the host; a launch that prints hundreds of thousands of lines (every thread in a loop) runs past
+// the time limit there, so on the simulator it is the same timeout.
+constexpr uint64_t kPrintfCallBound = 1u << 17;
 
 // The device code of the guard, for the compile prelude: it ends with `#define printf(...)`.
 const std::string& printf_guard_source();

@@ -221,7 +221,7 @@ struct FuncInfo {
   std::vector<uint32_t> param_off, param_size; // callee-side parameter slots in its frame
   std::vector<uint32_t> ret_off, ret_size;
   int builtin = 0; // 1 vprintf, 2 __assertfail, 3 malloc, 4 free, 5 the printf guard's rewrite,
-                  // -1 undefined external
+                   // -1 undefined external
 };
 
 struct CallSite {
@@ -531,6 +531,7 @@ struct LaunchCtx {
   std::map<uint64_t, std::string> printf_by_block;
   size_t printf_bytes = 0;
   uint64_t printf_dropped = 0;
+  std::atomic<uint64_t> printf_calls{0}; // against kPrintfCallBound
   const std::vector<HostBuffer>* buffers = nullptr;
   // A sampled run: only these blocks (linear indices) run, each traced into `traces` (same order).
   const std::vector<uint64_t>* sample = nullptr;

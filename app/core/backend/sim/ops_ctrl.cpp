@@ -468,6 +468,18 @@ int h_vprintf(Exec& x, Warp& w, const Inst& in, uint32_t m) {
   for (uint32_t mm = m; mm; mm &= mm - 1) {
     int l = std::countr_zero(mm);
     if (cs.arg_off.size() < 2) break;
+    if (const uint64_t calls = x.L->printf_calls.fetch_add(1, std::memory_order_relaxed) + 1;
+        calls > kPrintfCallBound) {
+      const InstInfo& inf = info_of(x, in);
+      return raise_fault(
+          x, FaultKind::timeout,
+          "the kernel called printf more than " + std::to_string(kPrintfCallBound) +
+              " times in one launch: a GPU's printf goes through one buffer that the driver "
+              "empties on the host, and a flood like this runs past the time limit there. Print "
+              "from one thread, or a few" +
+              at_line(inf.line),
+          inf.line);
+    }
     uint64_t fmt = read_frame_u64(w, P, l, cframe[l], cs.arg_off[0], cs.arg_size[0]);
     uint64_t args = read_frame_u64(w, P, l, cframe[l], cs.arg_off[1], cs.arg_size[1]);
     if (!read_printf_string(x, w, in, l, fmt, 4096, "printf's format", f)) return kStop;
@@ -602,11 +614,19 @@ int h_malloc_free(Exec& x, Warp& w, const Inst& in, uint32_t m) {
     if (!arg) continue; // free(NULL) does nothing
     uint64_t bytes = 0;
     const std::string why = heap->release(arg, who, &bytes);
-    if (!why.empty())
+    if (!why.empty() && why.rfind("the ", 0) == 0) // freed before: the GPU's allocator traps
       return raise_fault(x, FaultKind::out_of_bounds,
                          thread_name(x, w, l) + " called free" + at_line(inf.line) + " on " + why +
-                             (why.rfind("the ", 0) == 0 ? " (a double free)" : ""),
+                             " (a double free)",
                          inf.line);
+    if (!why.empty()) { // not from malloc: the GPU's allocator ignores it, so the run goes on
+      std::lock_guard lk(x.L->mu);
+      const std::string note = "free" + at_line(inf.line) + " was given " + why +
+                               ": the GPU ignores such a call, and nothing is freed";
+      if (std::find(x.L->warnings.begin(), x.L->warnings.end(), note) == x.L->warnings.end())
+        x.L->warnings.push_back(note);
+      continue;
+    }
     B.heap_live[t] -= std::min(B.heap_live[t], bytes);
   }
   return kNext;
