@@ -367,10 +367,10 @@ bool get_field(std::string_view& in, std::string& v) {
 }
 
 NvrtcResult run_nvrtc_cached(const std::string& text, const std::string& file,
-                             const std::vector<std::string>& options, bool want_cubin) {
+                             const std::vector<std::string>& options, bool want_cubin,
+                             const std::string& key) {
   const fs::path dir = compile_cache_dir();
   if (dir.empty()) return nvrtc_uncached(text, file, options, want_cubin);
-  const std::string key = cache_key(text, options, want_cubin);
   const fs::path path =
       dir / fmt::format("{:016x}{:016x}", fnv1a(key), fnv1a(key, 0x84222325cbf29ce4ull));
   {
@@ -424,7 +424,7 @@ NvrtcResult run_nvrtc(const std::string& text, const std::string& file,
                       const std::vector<std::string>& options, bool want_cubin) {
   static std::mutex mu;
   static std::map<std::string, std::shared_future<NvrtcResult>> in_flight;
-  const std::string key = cache_key(text, options, want_cubin) + "\n" + file;
+  const std::string key = cache_key(text, options, want_cubin);
   std::promise<NvrtcResult> mine;
   std::shared_future<NvrtcResult> theirs;
   {
@@ -437,7 +437,7 @@ NvrtcResult run_nvrtc(const std::string& text, const std::string& file,
   if (theirs.valid()) return theirs.get();
   NvrtcResult r;
   try {
-    r = run_nvrtc_cached(text, file, options, want_cubin);
+    r = run_nvrtc_cached(text, file, options, want_cubin, key);
   } catch (...) {
     mine.set_exception(std::current_exception());
     std::lock_guard lk(mu);
