@@ -9,7 +9,7 @@
 // A kernel of bench/perfmodel/curriculum2.toml, the set the performance model is checked against:
 // the rows that name this file say what each timing measured, and their tune/define values make the
 // versions.
-// measured: 308.4 us on NVIDIA H200 (2026-12-03, beside the file that replaced it)
+// measured: 308.4 us on NVIDIA H200 (beside the file that replaced it)
 // @tune BM=128
 // @tune BN=128
 // @tune WM=64
