@@ -495,6 +495,16 @@ struct Exec {
   uint32_t max_gloads = 0, max_gstores = 0;
   uint64_t rng = 0x9e3779b97f4a7c15ull;
   std::vector<std::string> warnings;
+  // wgmma's B operand widened to double, keyed by its raw bytes: the four warps of a warpgroup
+  // (and the next warpgroup, often) multiply the same B tile, so three of four widenings are
+  // saved. Two entries, for kernels whose two consumer warpgroups read different tiles.
+  struct WidenedOperand {
+    std::vector<std::byte> raw;
+    std::vector<double> wide;
+    uint32_t key = 0; // rows, K and type; 0: empty
+  };
+  WidenedOperand wg_b[2];
+  uint32_t wg_b_victim = 0;
   uint64_t next_rand() {
     rng ^= rng << 13;
     rng ^= rng >> 7;

@@ -178,6 +178,25 @@ uint32_t count_distinct(const uint64_t* s, int n) {
 uint32_t shared_wavefronts(const uint64_t* addr, uint32_t m, uint32_t n, uint32_t& ideal) {
   uint32_t phases = n <= 4 ? 1 : n / 4;
   uint32_t per = kWarpSize / phases;
+  // The common patterns first: every lane at one address (a broadcast), or lane l at element l
+  // (consecutive words fall in distinct banks): one wavefront for each phase that has a lane.
+  if (m) {
+    const int l0 = std::countr_zero(m);
+    bool same = true, consecutive = true;
+    for (uint32_t mm = m; mm; mm &= mm - 1) {
+      const int l = std::countr_zero(mm);
+      same &= addr[l] == addr[l0];
+      consecutive &= addr[l] == addr[l0] + uint64_t(l - l0) * n;
+    }
+    if (same || consecutive) {
+      ideal = 0;
+      for (uint32_t ph = 0; ph < phases; ++ph) {
+        const uint32_t lanes = per == 32 ? kFull : ((1u << per) - 1);
+        ideal += (m & (lanes << (ph * per))) != 0;
+      }
+      return ideal;
+    }
+  }
   uint32_t words = std::max<uint32_t>(1, n / 4);
   uint32_t total = 0;
   ideal = 0;

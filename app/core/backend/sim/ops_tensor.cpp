@@ -9,6 +9,8 @@
 #include "ops_common.hpp"
 
 #include <algorithm>
+#include <cstring>
+#include <immintrin.h>
 
 namespace wb::sim {
 namespace {
@@ -44,7 +46,10 @@ double widen_f16(uint32_t b) {
 
 // D (M x N) = A (M x K) B (K x N), all row-major: each element sums its products in k order, as a
 // dot product would, with k outside c so that the compiler vectorises along a row of B.
-inline void multiply_rows(const double* A, const double* B, double* D, int M, int N, int K) {
+// Every product is exact in double (the inputs have at most 11 significant bits), so a fused
+// multiply-add rounds exactly as a multiply then an add does: the AVX2 form gives the same bits.
+void multiply_rows_portable(const double* __restrict A, const double* __restrict B,
+                            double* __restrict D, int M, int N, int K) {
   for (int r = 0; r < M; ++r) {
     double* d = D + r * N;
     std::fill(d, d + N, 0.0);
@@ -54,6 +59,30 @@ inline void multiply_rows(const double* A, const double* B, double* D, int M, in
       for (int c = 0; c < N; ++c) d[c] += a * b[c];
     }
   }
+}
+// Four outputs of a row at a time (N is a multiple of 4 for every tensor-core shape), each summed
+// in k order.
+__attribute__((target("avx2,fma"))) void multiply_rows_avx2(const double* __restrict A,
+                                                            const double* __restrict B,
+                                                            double* __restrict D, int M, int N,
+                                                            int K) {
+  for (int r = 0; r < M; ++r) {
+    const double* a = A + r * K;
+    double* d = D + r * N;
+    for (int c = 0; c < N; c += 4) {
+      __m256d acc = _mm256_setzero_pd();
+      for (int k = 0; k < K; ++k)
+        acc = _mm256_fmadd_pd(_mm256_set1_pd(a[k]), _mm256_loadu_pd(B + k * N + c), acc);
+      _mm256_storeu_pd(d + c, acc);
+    }
+  }
+}
+const bool kTensorAvx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+inline void multiply_rows(const double* A, const double* B, double* D, int M, int N, int K) {
+  if (kTensorAvx2 && N % 4 == 0)
+    multiply_rows_avx2(A, B, D, M, N, K);
+  else
+    multiply_rows_portable(A, B, D, M, N, K);
 }
 
 int elem_bytes(FT t) {
@@ -275,8 +304,12 @@ int h_mma(Exec& x, Warp& w, const Inst& in, uint32_t m) {
     const uint32_t mask = eb == 4 ? 0xffffffffu : (1u << (8 * eb)) - 1;
     const bool p2 = std::has_single_bit(unsigned(R * Cc)) && std::has_single_bit(unsigned(Cc));
     const int cs = std::countr_zero(unsigned(Cc));
+    // Where the fragment holds several copies, lane l + S / E holds what lane l does and wins:
+    // only the last copy's lanes need reading.
+    const int S = R * Cc;
+    const int first_lane = wm && p2 && S % E == 0 && S / E <= kWarpSize ? kWarpSize - S / E : 0;
     auto each = [&](auto cv) {
-      for (int l = 0; l < kWarpSize; ++l)
+      for (int l = first_lane; l < kWarpSize; ++l)
         for (int j = 0; j < f.nregs; ++j) {
           const uint64_t v = w.row(f.rows[j])[l];
           for (int h = 0; h < n; ++h) {
@@ -507,57 +540,81 @@ int h_wgmma(Exec& x, Warp& w, const Inst& in, uint32_t m) {
             inf.line);
     }
   }
-  // Gather this warp's 16 rows of A (16 x K, row-major) and all of B, transposed (K x N), so that
-  // the products below run along a row of D. Inputs are widened by a converter chosen once.
-  double A[16 * 32], BT[32 * 256];
+  // This warp's 16 rows of A (16 x K, row-major) and all of B, transposed (K x N), so that the
+  // products below run along a row of D. Inputs are widened by a converter chosen once.
   const uint32_t size = x.B->shared_size;
-  auto widen_with = [&](auto cv) {
-    auto gather = [&](int o, int row0, int rows, auto put) -> bool {
-      const WgDesc& d = dsc[o];
-      for (int r = 0; r < rows; ++r)
-        for (int c = 0; c < K * eb; c += 16) {
-          uint64_t a = wg_addr(d, row0 + r, c);
-          if (a + 16 > size) {
-            raise_fault(x, FaultKind::out_of_bounds,
-                        "wgmma.mma_async's " + std::string(names[o]) + " descriptor (start at " +
-                            "shared offset " + std::to_string(d.start) + ", LBO " +
-                            std::to_string(d.lbo) + ", SBO " + std::to_string(d.sbo) +
-                            ") reaches shared offset " + std::to_string(a) + " for row " +
-                            std::to_string(row0 + r) + ", past the block's " +
-                            std::to_string(size) + " bytes of shared memory" + at_line(inf.line),
-                        inf.line);
-            return false;
-          }
-          const std::byte* p = x.B->shared + a;
-          for (int b = 0; b < 16; b += eb) {
-            uint32_t v = 0;
-            std::memcpy(&v, p + b, size_t(eb));
-            put(r, (c + b) / eb, cv(v));
-          }
+  const int row_bytes = K * eb; // 32 for every wgmma input type
+  // Copies `rows` rows of the K slice operand o describes into raw (row-major, row_bytes each).
+  auto gather = [&](int o, int row0, int rows, std::byte* raw) -> bool {
+    const WgDesc& d = dsc[o];
+    for (int r = 0; r < rows; ++r)
+      for (int c = 0; c < row_bytes; c += 16) {
+        uint64_t a = wg_addr(d, row0 + r, c);
+        if (a + 16 > size) {
+          raise_fault(x, FaultKind::out_of_bounds,
+                      "wgmma.mma_async's " + std::string(names[o]) + " descriptor (start at " +
+                          "shared offset " + std::to_string(d.start) + ", LBO " +
+                          std::to_string(d.lbo) + ", SBO " + std::to_string(d.sbo) +
+                          ") reaches shared offset " + std::to_string(a) + " for row " +
+                          std::to_string(row0 + r) + ", past the block's " + std::to_string(size) +
+                          " bytes of shared memory" + at_line(inf.line),
+                      inf.line);
+          return false;
         }
-      return true;
-    };
-    if (areg) {
-      Frag fa{x.P->lists.data() + in.r[1], 4, at};
-      for (int l = 0; l < kWarpSize; ++l)
-        for (int i = 0; i < fa.per_lane(); ++i) {
-          int r, c;
-          mma_a_pos(K, l, i, r, c);
-          A[r * K + c] = cv(fa.get(w, l, i));
-        }
-    } else if (!gather(0, int(16 * wq), 16, [&](int r, int k, double v) { A[r * K + k] = v; })) {
-      return false;
-    }
-    return gather(1, 0, N, [&](int n, int k, double v) { BT[k * N + n] = v; });
+        std::memcpy(raw + size_t(r) * size_t(row_bytes) + size_t(c), x.B->shared + a, 16);
+      }
+    return true;
   };
-  bool gathered;
-  if (at == FT::bf16)
-    gathered = widen_with([](uint32_t b) { return widen_bf16(b); });
-  else if (at == FT::f16)
-    gathered = widen_with([](uint32_t b) { return widen_f16(b); });
-  else
-    gathered = widen_with([at](uint32_t v) { return elem_value(v, at); });
-  if (!gathered) return kStop;
+  auto element = [eb](const std::byte* p) {
+    uint32_t v = 0;
+    std::memcpy(&v, p, size_t(eb));
+    return v;
+  };
+  // Widens raw (rows x K elements) into out[(r, k)] at out + r * rs + k * ks.
+  auto widen = [&](const std::byte* raw, int rows, double* out, int rs, int ks) {
+    auto with = [&](auto cv) {
+      for (int r = 0; r < rows; ++r)
+        for (int k = 0; k < K; ++k)
+          out[r * rs + k * ks] =
+              cv(element(raw + (size_t(r) * size_t(K) + size_t(k)) * size_t(eb)));
+    };
+    if (at == FT::bf16)
+      with([](uint32_t b) { return widen_bf16(b); });
+    else if (at == FT::f16)
+      with([](uint32_t b) { return widen_f16(b); });
+    else
+      with([at](uint32_t v) { return elem_value(v, at); });
+  };
+  double A[16 * 32];
+  if (areg) {
+    Frag fa{x.P->lists.data() + in.r[1], 4, at};
+    for (int l = 0; l < kWarpSize; ++l)
+      for (int i = 0; i < fa.per_lane(); ++i) {
+        int r, c;
+        mma_a_pos(K, l, i, r, c);
+        A[r * K + c] = elem_value(fa.get(w, l, i), at);
+      }
+  } else {
+    std::byte raw_a[16 * 32];
+    if (!gather(0, int(16 * wq), 16, raw_a)) return kStop;
+    widen(raw_a, 16, A, K, 1);
+  }
+  std::byte raw_b[256 * 32];
+  if (!gather(1, 0, N, raw_b)) return kStop;
+  const size_t b_bytes = size_t(N) * size_t(row_bytes);
+  const uint32_t key = uint32_t(N) | uint32_t(K) << 16 | uint32_t(at) << 24 | 1u << 31;
+  const double* BT = nullptr;
+  for (auto& e : x.wg_b)
+    if (e.key == key && std::memcmp(e.raw.data(), raw_b, b_bytes) == 0) BT = e.wide.data();
+  if (!BT) {
+    Exec::WidenedOperand& e = x.wg_b[x.wg_b_victim];
+    x.wg_b_victim ^= 1;
+    e.key = key;
+    e.raw.assign(raw_b, raw_b + b_bytes);
+    e.wide.resize(size_t(K) * size_t(N));
+    widen(raw_b, N, e.wide.data(), 1, N); // transposed: B[n][k] lands at k * N + n
+    BT = e.wide.data();
+  }
   double D[16 * 256];
   multiply_rows(A, BT, D, 16, N, K);
   const double sa = (in.flags & 1) ? -1.0 : 1.0, sb = (in.flags & 2) ? -1.0 : 1.0;

@@ -163,23 +163,31 @@ SampledRun Simulator::run_sampled(const RunPlan& plan,
 
 // Whether the kernel's blocks can exchange anything during a launch: an atomic or reduction, a
 // fence, or a volatile or ordered (acquire, release, relaxed) access. Without one, a block that
-// read another's writes would be a data race, so blocks are independent.
+// read another's writes would be a data race, so blocks are independent. What stays inside the
+// block does not count: shared-memory atomics and accesses, anything scoped to the CTA (an
+// mbarrier's acquire, membar.cta), and fence.proxy, which orders one thread's own generic and
+// async-proxy accesses (a wgmma GEMM's fence after its cp.async writes).
 namespace {
 bool blocks_may_talk(const Program& P) {
   for (const InstInfo& inf : P.info) {
     const std::string& op = inf.opcode;
     const std::string_view first = std::string_view(op).substr(0, op.find('.'));
-    if (first == "atom" || first == "red" || first == "membar" || first == "fence" ||
-        first == "nanosleep")
-      return true;
+    bool within_block = false, orders = false;
     for (size_t a = op.find('.'); a != std::string::npos;) {
       const size_t b = op.find('.', a + 1);
       const std::string_view tok = std::string_view(op).substr(a + 1, b - a - 1);
+      if (tok == "cta" || tok == "shared::cta" || tok == "proxy" ||
+          (tok == "shared" && op.find("cluster") == std::string::npos))
+        within_block = true;
       if (tok == "volatile" || tok == "acquire" || tok == "release" || tok == "relaxed" ||
           tok == "mmio" || tok == "sc")
-        return true;
+        orders = true;
       a = b;
     }
+    if (within_block) continue;
+    if (orders || first == "atom" || first == "red" || first == "membar" || first == "fence" ||
+        first == "nanosleep")
+      return true;
   }
   return false;
 }
