@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Screenshots of the window in every state a check can leave it in, at the window sizes the GUI is
-# tried at: puzzle 02 with a runtime fault (a missing bounds guard), a wrong answer (the starter)
-# and a compile error; puzzle 22 (slow enough on the simulator to catch) while its solution's check
-# runs, passing, and that result gone stale while the next check runs. Each size starts from
-# a fresh data folder.
+# tried at: lesson 0010 at its bar chart; puzzle 02 with a runtime fault (a missing bounds guard),
+# a wrong answer (the starter) and a compile error; puzzle 22 (slow enough on the simulator to
+# catch) while its solution's check runs, passing, and that result gone stale while the next check
+# runs. Each size starts from a fresh data folder.
 #   scripts/gui-screenshots.sh build/warpbook OUT_DIR [SIZES...]   (default 1280x800 1600x1000 1920x1080)
 set -euo pipefail
 exe=$(realpath "$1")
@@ -32,10 +32,19 @@ grep -q oops "$tmp/compile.cu" || { echo "the starter changed: no line to break"
 # Puzzle 22's solution with a comment changed: checked anew, so its result goes stale meanwhile.
 { cat solutions/22-flash-attention.cu; echo "// once more"; } >"$tmp/again22.cu"
 
+# Where lesson 0010's bar chart is, in pixels down the lesson (WARPBOOK_LESSON_SCROLL to move it).
+lesson_scroll=${WARPBOOK_LESSON_SCROLL:-1500}
+
 for size in "${sizes[@]}"; do
   rm -rf "$tmp/data"
   cat >"$tmp/script.txt" <<SCRIPT
 wait-hello 60
+open lesson 0010-attention
+scroll-lesson $lesson_scroll
+wait 1
+mouse 5 5
+frames 4
+screenshot $out/lesson-figure-$size.png
 open puzzle 02-row-sum
 load $tmp/fault.cu
 click run

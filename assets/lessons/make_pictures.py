@@ -14,6 +14,8 @@ import shutil
 import subprocess
 import sys
 
+import check_pictures
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 BLUE, ORANGE, RED, TEAL = "#4C78A8", "#F58518", "#E45756", "#72B7B2"
@@ -39,6 +41,7 @@ class Svg:
     def __init__(self, w, h):
         self.w, self.h = w, h
         self.items = []
+        self.boxes = []  # every text's box, as the window's check measures it
 
     def rect(self, x, y, w, h, fill="none", stroke=INK, sw=1.0, rx=0, dash=None, opacity=None):
         extra = f' stroke-dasharray="{dash}"' if dash else ""
@@ -49,15 +52,11 @@ class Svg:
             f'fill="{fill}" stroke="{stroke}" stroke-width="{sw}"{extra}/>')
 
     def line(self, x1, y1, x2, y2, stroke=INK, sw=1.5, dash=None):
-        extra = f' stroke-dasharray="{dash}"' if dash else ""
-        self.items.append(
-            f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="{stroke}" '
-            f'stroke-width="{sw}"{extra}/>')
+        self.polyline([(x1, y1), (x2, y2)], stroke, sw, dash)
 
     def polyline(self, pts, stroke=INK, sw=1.5, dash=None):
-        extra = f' stroke-dasharray="{dash}"' if dash else ""
-        p = " ".join(f"{x:.1f},{y:.1f}" for x, y in pts)
-        self.items.append(f'<polyline points="{p}" fill="none" stroke="{stroke}" stroke-width="{sw}"{extra}/>')
+        # Written at save(), once every text is known: a line never runs through a label.
+        self.items.append(("lines", list(pts), stroke, sw, dash))
 
     def polygon(self, pts, fill=INK, stroke="none", sw=1.0):
         p = " ".join(f"{x:.1f},{y:.1f}" for x, y in pts)
@@ -81,9 +80,34 @@ class Svg:
         self.items.append(
             f'<text x="{x:.1f}" y="{y:.1f}" font-family="{fam}" font-size="{size}" fill="{fill}" '
             f'stroke="none" text-anchor="{anchor}"{wt}{it}>{esc(s)}</text>')
+        self.boxes.append(check_pictures.text_box(str(s), size, x, y, anchor, mono, bold))
+
+    def _lines(self, pts, stroke, sw, dash):
+        """The polyline as drawn: each segment with a gap where it would cross a text's box."""
+        extra = f' stroke-dasharray="{dash}"' if dash else ""
+        runs, cur = [], []
+        for a, b in zip(pts, pts[1:]):
+            for p, q in check_pictures.outside_boxes((a[0], a[1], b[0], b[1]), self.boxes, pad=3):
+                if cur and abs(cur[-1][0] - p[0]) < 1e-6 and abs(cur[-1][1] - p[1]) < 1e-6:
+                    cur.append(q)
+                else:
+                    if len(cur) > 1:
+                        runs.append(cur)
+                    cur = [p, q]
+        if len(cur) > 1:
+            runs.append(cur)
+        out = []
+        for r in runs:
+            if len(r) == 2:
+                out.append(f'<line x1="{r[0][0]:.1f}" y1="{r[0][1]:.1f}" x2="{r[1][0]:.1f}" y2="{r[1][1]:.1f}" '
+                           f'stroke="{stroke}" stroke-width="{sw}"{extra}/>')
+            else:
+                p = " ".join(f"{x:.1f},{y:.1f}" for x, y in r)
+                out.append(f'<polyline points="{p}" fill="none" stroke="{stroke}" stroke-width="{sw}"{extra}/>')
+        return "\n".join(out)
 
     def save(self, name):
-        body = "\n".join(self.items)
+        body = "\n".join(self._lines(*it[1:]) if isinstance(it, tuple) else it for it in self.items)
         svg = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{self.w}" height="{self.h}" '
                f'viewBox="0 0 {self.w} {self.h}">\n<rect width="{self.w}" height="{self.h}" fill="#FFFFFF"/>\n'
                f'{body}\n</svg>\n')
@@ -265,7 +289,7 @@ def roofline():
     def Y(v):
         return H - B - (math.log10(v) - ymin) / (ymax - ymin) * (H - T - B)
 
-    s.text(L, 28, "Roofline of an H200: attainable TFLOP/s = min(peak, intensity × 4.8 TB/s)", 15, bold=True)
+    s.text(L, 22, "Roofline of an H200: attainable TFLOP/s = min(peak, intensity × 4.8 TB/s)", 15, bold=True)
     for e in range(xmin, xmax + 1):
         x = X(10 ** e)
         s.line(x, T, x, H - B, stroke="#E3E6EA", sw=1)
@@ -279,7 +303,7 @@ def roofline():
         s.text(L - 8, y + 4, {-1: "0.1", 0: "1", 1: "10", 2: "100", 3: "1000"}[e], 12, fill=MUTED, anchor="end")
     s.rect(L, T, W - L - R, H - T - B, stroke=MUTED, sw=1)
     s.text((L + W - R) / 2, H - 22, "arithmetic intensity (FLOP per byte of DRAM traffic, log scale)", 13, anchor="middle")
-    s.text(18, T - 12, "TFLOP/s (log)", 13)
+    s.text(18, T - 6, "TFLOP/s (log)", 13)
 
     bw = 4.8  # TB/s
     fp32, bf16 = 67.0, 989.0
@@ -1258,42 +1282,67 @@ def causal_tiles():
 
 
 # 0010: DRAM time of naive attention against FlashAttention at B 4, H 32, S 4096, D 128, bf16.
+def wrap(text, size, width, bold=False):
+    """The text cut into lines no wider than `width` at font `size` (DejaVu Sans), at spaces."""
+    lines, cur = [], ""
+    for word in text.split(" "):
+        cand = f"{cur} {word}" if cur else word
+        if cur and check_pictures.text_box(cand, size, 0, 0, bold=bold)[2] > width:
+            lines.append(cur)
+            cur = word
+        else:
+            cur = cand
+    return lines + [cur]
+
+
 def attention_io():
+    # Drawn for the lesson column (about 400 px at the window's default size), text at 15 px and
+    # up: each bar under its label, the figures after the bar.
     B, Hh, S, D = 4, 32, 4096, 128
     e = B * Hh * S * D * 2
     sc = B * Hh * S * S * 2
     flops = 4 * B * Hh * S * S * D
     bars = [
-        ("naive: S and P (bf16) written and read", 2 * e + 4 * sc + 2 * e, RED),
-        ("flash, Br = 128, every K/V re-read from DRAM", 2 * e + (S // 128) * 2 * e * 1, ORANGE),
+        ("naive: S and P written and read", 2 * e + 4 * sc + 2 * e, RED),
+        ("flash, Br = 128, K/V re-read from DRAM", 2 * e + (S // 128) * 2 * e * 1, ORANGE),
         ("flash, K/V re-reads caught by the L2", 4 * e, GREEN),
     ]
-    L, x0, scale = 30, 380, 110  # pixels per ms
-    W = 940
-    s = Svg(W, 330)
-    s.text(L, 28, f"Attention at B {B}, H {Hh}, S {S}, D {D} (bf16) on an H200: DRAM time at 4.8 TB/s", 15, bold=True)
-    top = 56
-    yb = top + len(bars) * 54
-    # The dashed lines first: a bar's figure is drawn over them on a white ground, never crossed.
-    for ms, name, col, anchor, dx in ((flops / 989e12 * 1e3, "tensor cores at 989 TFLOP/s", INK, "end", -6),
-                                      (flops / 646e12 * 1e3, "mma.sync ceiling, 646 TFLOP/s", MUTED, "start", 6)):
-        x = x0 + ms * scale
-        s.line(x, top - 4, x, yb + 6, stroke=col, sw=1.5, dash="5,4")
-        s.text(x + dx, yb + 22, f"{ms:.2f} ms", 12, anchor=anchor, fill=col, bold=True)
-        s.text(x + dx, yb + 38, name, 11.5, anchor=anchor, fill=col)
+    W, L = 390, 8
+    scale = 52  # pixels per ms
+    x0 = L
+    s = Svg(W, 10)
+    s.text(L, 22, "Attention on an H200: DRAM time", 16, bold=True)
+    s.text(L, 42, f"B {B}, H {Hh}, S {S}, D {D}, bf16, at 4.8 TB/s", 15, fill=MUTED)
+    top, step = 62, 58
+    yb = top + len(bars) * step
+    lines = ((flops / 989e12, "the tensor cores at 989 TFLOP/s", INK),
+             (flops / 646e12, "the mma.sync ceiling, 646 TFLOP/s", MUTED))
     for k, (label, b, col) in enumerate(bars):
-        y = top + k * 54
+        y = top + k * step
         ms = b / 4.8e12 * 1e3
-        s.text(x0 - 12, y + 22, label, 12.5, anchor="end")
-        s.rect(x0, y + 4, max(ms * scale, 2), 28, fill=col, stroke="none", opacity=0.85)
-        figure = f"{b / 1e9:.2f} GB  →  {ms:.2f} ms"
-        tx = x0 + max(ms * scale, 2) + 8
-        s.rect(tx - 4, y + 7, len(figure) * 13 * 0.6 + 6, 22, fill="white", stroke="none")
-        s.text(tx, y + 23, figure, 13, bold=True)
-    s.text(L, yb + 70, f"Dashed: the {flops / 1e12:.2f} TFLOP of QKᵀ and PV at the tensor cores' speed. Naive attention "
-           "sits far right of both lines:", 12.5, fill=MUTED)
-    s.text(L, yb + 90, "memory-bound. FlashAttention, with each head's 2 MB of K and V held in the L2, sits far left "
-           "of them: compute-bound.", 12.5, fill=MUTED)
+        s.text(L, y + 15, label, 15)
+        s.rect(x0, y + 22, max(ms * scale, 3), 24, fill=col, stroke="none", opacity=0.85)
+        figure = f"{b / 1e9:.2f} GB → {ms:.2f} ms"
+        fx = x0 + max(ms * scale, 3) + 6
+        s.text(fx, y + 40, figure, 15, bold=True)
+        # The arithmetic's time across each bar's band, where the bar's figures leave room.
+        for sec, _, lc in lines:
+            if fx - 4 <= x0 + sec * 1e3 * scale <= check_pictures.text_box(figure, 15, fx, 0, bold=True)[2] + 4:
+                continue
+            s.line(x0 + sec * 1e3 * scale, y + 19, x0 + sec * 1e3 * scale, y + 49, stroke=lc, sw=1.5, dash="4,3")
+    y = yb + 14
+    for sec, name, lc in lines:
+        s.line(L, y - 5, L + 22, y - 5, stroke=lc, sw=1.5, dash="4,3")
+        s.text(L + 28, y, f"{sec * 1e3:.2f} ms: {name}", 15, fill=lc)
+        y += 20
+    y += 6
+    note = (f"Dashed: the {flops / 1e12:.2f} TFLOP of QKᵀ and PV. Naive attention is far right of both "
+            "lines: memory-bound. Flash, with each head's 2 MB of K and V in the L2, is far left: "
+            "compute-bound.")
+    for line in wrap(note, 15, W - 2 * L):
+        s.text(L, y, line, 15, fill=MUTED)
+        y += 20
+    s.h = int(y)
     return s.save("attention-io")
 
 
@@ -1315,15 +1364,21 @@ def main():
             continue
         if convert:
             png = os.path.splitext(path)[0] + ".png"
+            # Drawn so that its smallest text is the window's body text: the window never shows a
+            # picture smaller than its PNG (check_pictures.py holds both to it).
+            width, texts, _ = check_pictures.boxes_and_lines(path)
+            smallest = min((t[1] for t in texts), default=check_pictures.BODY_PX)
+            pw = math.ceil(width * max(1.0, check_pictures.BODY_PX / smallest))
             if rsvg:
                 # ImageMagick hands SVG to rsvg-convert where that is its delegate, and then ignores
-                # -density (the PNG comes out at half size): draw at twice the size with rsvg here.
-                big = subprocess.run([rsvg, "-z", "2", "-b", "white", path], check=True, capture_output=True).stdout
-                subprocess.run([convert, "png:-", "-resize", "50%", "-strip", "-depth", "8", png], input=big,
+                # -density: draw at twice the size with rsvg here, then scale down (smooth text).
+                big = subprocess.run([rsvg, "-w", str(2 * pw), "-b", "white", path], check=True,
+                                     capture_output=True).stdout
+                subprocess.run([convert, "png:-", "-resize", f"{pw}x", "-strip", "-depth", "8", png], input=big,
                                check=True)
             else:
-                subprocess.run([convert, "-density", "192", "-background", "white", path, "-resize", "50%",
-                                "-strip", "-depth", "8", png], check=True)
+                subprocess.run([convert, "-density", str(round(192 * pw / width)), "-background", "white", path,
+                                "-resize", f"{pw}x", "-strip", "-depth", "8", png], check=True)
             print("wrote", os.path.relpath(png, os.path.dirname(os.path.dirname(HERE))))
         else:
             print("wrote", os.path.relpath(path), "(no ImageMagick `convert`: PNG not made)")
