@@ -32,11 +32,14 @@ grep -q oops "$tmp/compile.cu" || { echo "the starter changed: no line to break"
 # Puzzle 22's solution with a comment changed: checked anew, so its result goes stale meanwhile.
 { cat solutions/22-flash-attention.cu; echo "// once more"; } >"$tmp/again22.cu"
 
-# Where lesson 0010's bar chart is, in pixels down the lesson (WARPBOOK_LESSON_SCROLL to move it).
-lesson_scroll=${WARPBOOK_LESSON_SCROLL:-1500}
-
 for size in "${sizes[@]}"; do
   rm -rf "$tmp/data"
+  # How far down lesson 0010 its bar chart is at this size (the column's width sets the wrap).
+  case $size in
+  1280x800) lesson_scroll=1900 ;;
+  1920x1080) lesson_scroll=1300 ;;
+  *) lesson_scroll=1500 ;;
+  esac
   cat >"$tmp/script.txt" <<SCRIPT
 wait-hello 60
 open lesson 0010-attention

@@ -6,9 +6,9 @@
 For every picture a lesson shows (lessons/*/lesson.md, ![...](assets/lessons/NAME.png)), from its
 source NAME.svg: the smallest text, at the size the PNG is drawn, is at least the window's body
 text (15 px: the window never shows a picture smaller than its PNG), no line of the picture (a
-line, polyline or arrow shaft) runs through a text's box, and no two texts overlap. Text boxes
-are measured with the DejaVu fonts the pictures name. Prints each problem and exits 1 when there
-is one.
+line, polyline or arrow shaft) runs through a text's box, no two texts overlap, and no text runs
+past the picture's edge. Text boxes are measured with the DejaVu fonts the pictures name. Prints
+each problem and exits 1 when there is one.
 """
 import glob
 import os
@@ -202,6 +202,9 @@ def main():
         if small and small[1] * k < BODY_PX - 0.05:
             problems.append(f"{name}: text {small[1] * k:.1f} px high in the PNG, under the window's "
                             f"{BODY_PX} px: '{small[0]}'")
+        for t in texts:
+            if t[2][0] < -0.5 or t[2][2] > width + 0.5:
+                problems.append(f"{name}: '{t[0]}' runs past the picture's edge")
         for i, t in enumerate(texts):
             for u in texts[i + 1:]:
                 a, b = t[2], u[2]

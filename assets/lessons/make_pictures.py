@@ -1296,8 +1296,8 @@ def wrap(text, size, width, bold=False):
 
 
 def attention_io():
-    # Drawn for the lesson column (about 400 px at the window's default size), text at 15 px and
-    # up: each bar under its label, the figures after the bar.
+    # Drawn for the lesson column (340 px fits it at 1280 x 800 and up), text at 15 px and up:
+    # each bar under its label, the figures after the bar.
     B, Hh, S, D = 4, 32, 4096, 128
     e = B * Hh * S * D * 2
     sc = B * Hh * S * S * 2
@@ -1307,16 +1307,16 @@ def attention_io():
         ("flash, Br = 128, K/V re-read from DRAM", 2 * e + (S // 128) * 2 * e * 1, ORANGE),
         ("flash, K/V re-reads caught by the L2", 4 * e, GREEN),
     ]
-    W, L = 390, 8
-    scale = 52  # pixels per ms
+    W, L = 340, 8
+    scale = 40  # pixels per ms
     x0 = L
     s = Svg(W, 10)
     s.text(L, 22, "Attention on an H200: DRAM time", 16, bold=True)
-    s.text(L, 42, f"B {B}, H {Hh}, S {S}, D {D}, bf16, at 4.8 TB/s", 15, fill=MUTED)
+    s.text(L, 42, f"B {B}, H {Hh}, S {S}, D {D}, bf16", 15, fill=MUTED)
     top, step = 62, 58
     yb = top + len(bars) * step
-    lines = ((flops / 989e12, "the tensor cores at 989 TFLOP/s", INK),
-             (flops / 646e12, "the mma.sync ceiling, 646 TFLOP/s", MUTED))
+    lines = ((flops / 989e12, "tensor cores at 989 TFLOP/s", INK),
+             (flops / 646e12, "mma.sync at 646 TFLOP/s", MUTED))
     for k, (label, b, col) in enumerate(bars):
         y = top + k * step
         ms = b / 4.8e12 * 1e3
@@ -1336,9 +1336,9 @@ def attention_io():
         s.text(L + 28, y, f"{sec * 1e3:.2f} ms: {name}", 15, fill=lc)
         y += 20
     y += 6
-    note = (f"Dashed: the {flops / 1e12:.2f} TFLOP of QKᵀ and PV. Naive attention is far right of both "
-            "lines: memory-bound. Flash, with each head's 2 MB of K and V in the L2, is far left: "
-            "compute-bound.")
+    note = (f"DRAM at 4.8 TB/s. Dashed: the {flops / 1e12:.2f} TFLOP of QKᵀ and PV. Naive attention is far "
+            "right of both lines: memory-bound. Flash, with each head's 2 MB of K and V in the L2, is far "
+            "left: compute-bound.")
     for line in wrap(note, 15, W - 2 * L):
         s.text(L, y, line, 15, fill=MUTED)
         y += 20

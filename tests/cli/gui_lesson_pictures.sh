@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every picture a lesson shows is legible where the window shows it: its smallest text at least the
 # body text's 15 px in its PNG (the window never shows a picture smaller than that), no line
-# through a label and no label on another (assets/lessons/check_pictures.py). The check is first
+# through a label, no label on another or past the edge (assets/lessons/check_pictures.py). The check is first
 # shown a picture with each fault, so that it is known to catch them. Usage: gui_lesson_pictures.sh WARPBOOK SOURCE_ROOT
 set -euo pipefail
 root=$2
@@ -29,6 +29,7 @@ bad "11 px text" 400 '<text x="20" y="50" font-family="DejaVu Sans" font-size="1
 bad "15 px text shrunk to 300 px" 300 "$text" "px high"
 bad "a dashed line through a label" 400 "$text"'<line x1="40" y1="10" x2="40" y2="90" stroke-dasharray="5,4"/>' "runs through '0.11 ms'"
 bad "a polyline through a label" 400 "$text"'<polyline points="0,45 100,45"/>' "runs through"
+bad "a label past the edge" 400 '<text x="380" y="50" font-family="DejaVu Sans" font-size="15">0.11 ms</text>' "past the picture"
 bad "two labels on one another" 400 "$text"'<text x="30" y="55" font-family="DejaVu Sans" font-size="15">x</text>' "overlap"
 # The same label with the line beside it passes.
 rm -f "$tmp/r/assets/lessons/p.svg"
