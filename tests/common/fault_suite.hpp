@@ -306,8 +306,11 @@ void check_fault_cases(Make make, bool gpu, const std::vector<FaultCase>& cases 
     for (auto& w : want.words)
       CHECK_MESSAGE(all.find(w) != std::string::npos,
                     fc.name << ": expected the words '" << w << "' in: " << all);
-    CHECK_MESSAGE(unreadable_figure(all).empty(),
-                  fc.name << ": '" << unreadable_figure(all) << "' in: " << all);
+    // The check's own sentences (a case's name is the puzzle author's, "s = 1e-10 / 448").
+    for (auto& c : r.cases)
+      for (auto& pr : c.problems)
+        CHECK_MESSAGE(unreadable_figure(pr).empty(),
+                      fc.name << ": '" << unreadable_figure(pr) << "' in: " << pr);
     if (gpu && fc.sticky != "maybe") CHECK_MESSAGE(sticky == (fc.sticky == "yes"), fc.name);
     if (gpu && !fc.explained.empty()) {
       std::string why;
