@@ -928,30 +928,38 @@ def rope_layouts():
 
 # 0013: cross-entropy over 4096 × 128256 f32 logits: passes over the 2.1 GB tensor.
 def cross_entropy_passes():
+    # Drawn for the lesson column (340 px), as attention_io is: each bar under its label.
     rows, V = 4096, 128256
     gb = rows * V * 4 / 1e9
     bars = [
-        ("softmax written, then read back by the loss", ["read", "write P", "read P"], RED),
-        ("two reads: the max, then the sum of exp(x − m)", ["read", "read"], ORANGE),
-        ("online (m, s): one read, one float out per row", ["read"], GREEN),
+        ("softmax written, then read back", ["read", "write P", "read P"], RED),
+        ("two reads: the max, then Σ exp(x − m)", ["read", "read"], ORANGE),
+        ("online (m, s): one read", ["read"], GREEN),
     ]
-    L, x0, seg = 30, 390, 130
-    W = x0 + 3 * seg + 160
-    s = Svg(W, 70 + len(bars) * 60 + 56)
-    s.text(L, 28, f"Cross-entropy, {rows} rows × V = {V} f32 logits: each pass moves {gb:.2f} GB", 15, bold=True)
+    W, L, seg = 340, 8, 100
+    s = Svg(W, 10)
+    s.text(L, 22, "Cross-entropy: passes over logits", 16, bold=True)
+    y = 42
+    for line in wrap(f"{rows} rows × V = {V} in f32: each pass moves {gb:.2f} GB", 15, W - 2 * L):
+        s.text(L, y, line, 15, fill=MUTED)
+        y += 20
+    top, step = y + 4, 78
     for k, (label, parts, col) in enumerate(bars):
-        y = 56 + k * 60
-        s.text(x0 - 12, y + 22, label, 13, anchor="end")
+        y = top + k * step
+        s.text(L, y + 15, label, 15)
         for j, part in enumerate(parts):
-            s.rect(x0 + j * seg + 1, y + 4, seg - 2, 28, fill=col, stroke="none", opacity=0.85 - 0.15 * j)
-            s.text(x0 + j * seg + seg / 2, y + 23, part, 12, fill="#FFFFFF", anchor="middle", bold=True)
+            s.rect(L + j * seg + 1, y + 22, seg - 2, 24, fill=col, stroke="none", opacity=0.85 - 0.15 * j)
+            s.text(L + j * seg + seg / 2, y + 39, part, 15, fill="#FFFFFF", anchor="middle", bold=True)
         us = len(parts) * gb * 1e9 / 4.8e12 * 1e6
-        s.text(x0 + len(parts) * seg + 10, y + 23, f"{len(parts) * gb:.1f} GB → {us:.0f} µs", 13, bold=True)
-    yb = 70 + len(bars) * 60
-    s.text(L, yb, "Times are the least at the H200's 4.8 TB/s datasheet bandwidth. A row is 513 KB and hundreds of", 13,
-           fill=MUTED)
-    s.text(L, yb + 20, "rows are in flight, far more than the 60 MB L2 keeps: every pass over the logits comes from DRAM.", 13,
-           fill=MUTED)
+        fig = f"{len(parts) * gb:.1f} GB → {us:.0f} µs"
+        s.text(L, y + 66, fig, 15, bold=True)
+    y = top + len(bars) * step + 18
+    note = ("Times are the least at the H200's 4.8 TB/s. A row is 513 KB and hundreds of rows are in flight, "
+            "far more than the 60 MB L2 keeps: every pass over the logits comes from DRAM.")
+    for line in wrap(note, 15, W - 2 * L):
+        s.text(L, y, line, 15, fill=MUTED)
+        y += 20
+    s.h = int(y)
     return s.save("cross-entropy-passes")
 
 
