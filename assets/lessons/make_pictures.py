@@ -711,30 +711,34 @@ def q4_0_block():
 
 # 0012: relative error of each scheme on the outlier row and on the same row without outliers.
 def quant_error():
+    # Drawn for the lesson column (340 px), as attention_io is: each bar under its label.
     qn = _quant()
     row, rows = qn.schemes()
-    W = 900
-    bar_h, gap = 22, 10
-    L, top = 300, 70
-    H = top + len(rows) * (bar_h + gap) + 70
-    s = Svg(W, H)
-    s.text(20, 28, "Quantizing one row of 1024 N(0,1) weights holding 6 outliers (up to 60)", 15, bold=True)
-    s.text(20, 48, "relative RMS error on the 1018 ordinary weights (python3 assets/lessons/quant_numbers.py)", 12, fill=MUTED)
-    vmax = 0.6
-    scale = (W - L - 210) / vmax
-    for t in range(0, 61, 10):
-        x = L + t / 100 * scale
-        s.line(x, top - 6, x, top + len(rows) * (bar_h + gap), stroke="#E3E6EA", sw=1)
-        s.text(x, top + len(rows) * (bar_h + gap) + 16, "%d%%" % t, 11, fill=MUTED, anchor="middle")
-    for i, (name, y, bits) in enumerate(rows):
-        ro, _, zeros, _ = qn.errors(row, y)
-        yy = top + i * (bar_h + gap)
+    W, L = 340, 8
+    scale = 200  # pixels for a relative error of 1
+    s = Svg(W, 10)
+    s.text(L, 22, "Quantizing a row with outliers", 16, bold=True)
+    y = 42
+    sub = ("1024 N(0,1) weights, 6 outliers up to 60: relative RMS error on the 1018 ordinary ones, bits "
+           "per weight, and how many of them round to 0 (assets/lessons/quant_numbers.py)")
+    for line in wrap(sub, 15, W - 2 * L):
+        s.text(L, y, line, 15, fill=MUTED)
+        y += 20
+    top, step = y + 4, 46
+    for i, (name, yv, bits) in enumerate(rows):
+        ro, _, zeros, _ = qn.errors(row, yv)
+        yy = top + i * step
         col = BLUE if name.startswith("int8") else (PURPLE if name.startswith("fp8") else ORANGE)
-        s.text(L - 10, yy + 16, name, 12, anchor="end")
-        s.rect(L, yy, ro * scale, bar_h, fill=col, stroke="none", opacity=0.85)
-        s.text(L + ro * scale + 6, yy + 16, "%.1f%%  (%.2f bits, %d → 0)" % (100 * ro, bits, zeros), 11.5, fill=INK)
-    s.text(20, H - 20, "int8 and 4-bit grids are even: one large value stretches the step for every value sharing its scale. "
-           "FP8's step grows with the value.", 11.5, fill=MUTED)
+        s.text(L, yy + 15, name, 15)
+        s.rect(L, yy + 21, max(ro * scale, 2), 18, fill=col, stroke="none", opacity=0.85)
+        s.text(L + max(ro * scale, 2) + 6, yy + 36, "%.1f%%, %.2f bits, %d → 0" % (100 * ro, bits, zeros), 15)
+    y = top + len(rows) * step + 20
+    note = ("int8 and 4-bit grids are even: one large value stretches the step for every value sharing its "
+            "scale. FP8's step grows with the value.")
+    for line in wrap(note, 15, W - 2 * L):
+        s.text(L, y, line, 15, fill=MUTED)
+        y += 20
+    s.h = int(y)
     return s.save("quant-error")
 
 
