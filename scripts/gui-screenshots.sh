@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Screenshots of the window in every state a check can leave it in, at the window sizes the GUI is
-# tried at: puzzle 02 with a runtime fault (a missing bounds guard), a wrong answer (the starter)
-# and a compile error; puzzle 22 (slow enough on the simulator to catch) while its solution's check
-# runs, passing, and that result gone stale while the next check runs. Each size starts from
-# a fresh data folder.
+# tried at: lesson 0010 at its bar chart; puzzle 02 with a runtime fault (a missing bounds guard),
+# a wrong answer (the starter) and a compile error; puzzle 22 (slow enough on the simulator to
+# catch) while its solution's check runs, passing, and that result gone stale while the next check
+# runs. Each size starts from a fresh data folder.
 #   scripts/gui-screenshots.sh build/warpbook OUT_DIR [SIZES...]   (default 1280x800 1600x1000 1920x1080)
 set -euo pipefail
 exe=$(realpath "$1")
@@ -34,8 +34,20 @@ grep -q oops "$tmp/compile.cu" || { echo "the starter changed: no line to break"
 
 for size in "${sizes[@]}"; do
   rm -rf "$tmp/data"
+  # How far down lesson 0010 its bar chart is at this size (the column's width sets the wrap).
+  case $size in
+  1280x800) lesson_scroll=2350 ;;
+  1920x1080) lesson_scroll=1300 ;;
+  *) lesson_scroll=1500 ;;
+  esac
   cat >"$tmp/script.txt" <<SCRIPT
 wait-hello 60
+open lesson 0010-attention
+scroll-lesson $lesson_scroll
+wait 1
+mouse 5 5
+frames 4
+screenshot $out/lesson-figure-$size.png
 open puzzle 02-row-sum
 load $tmp/fault.cu
 click run

@@ -1,6 +1,7 @@
 // warpbook probe: measure this GPU's ceilings (kernels/probes.cu) and keep them in the store, so
 // that every later check on this device and driver scores against them.
 #include "command.hpp"
+#include "core/format_figure.hpp"
 #include "core/probe.hpp"
 #include "core/roofline.hpp"
 #include "core/store.hpp"
@@ -87,18 +88,18 @@ int run_probe(const cli::Global& g, const ProbeArgs& a) {
       continue;
     }
     std::string ratio = r.datasheet > 0 ? fmt::format("{:.0f}%", 100 * r.best / r.datasheet) : "";
-    fmt::print("{:<48} {:>13} {:>13} {:>13} {:>7}  {} ({:.0f} us x {})\n", r.label,
-               rate(r.best, r.unit), rate(r.median, r.unit), rate(r.datasheet, r.unit), ratio,
-               r.kernel, r.launch_us, r.samples);
+    fmt::print("{:<48} {:>13} {:>13} {:>13} {:>7}  {} ({} x {})\n", r.label, rate(r.best, r.unit),
+               rate(r.median, r.unit), rate(r.datasheet, r.unit), ratio, r.kernel,
+               time_text(r.launch_us), r.samples);
   }
   if (!s.variants.empty()) {
     fmt::print("\nDRAM variants:\n");
     for (auto& r : s.variants)
-      fmt::print("  {:<22} {:>13} best {:>13} median  ({:.0f} us x {})\n", r.kernel,
-                 rate(r.best, r.unit), rate(r.median, r.unit), r.launch_us, r.samples);
+      fmt::print("  {:<22} {:>13} best {:>13} median  ({} x {})\n", r.kernel, rate(r.best, r.unit),
+                 rate(r.median, r.unit), time_text(r.launch_us), r.samples);
   }
-  fmt::print("\n{:.0f} ms in all (compile {:.0f} ms, clock ramp {:.0f} ms)\n", s.total_ms,
-             s.compile_ms, s.ramp_ms);
+  fmt::print("\n{} in all (compile {}, clock ramp {})\n", time_text(s.total_ms * 1e3),
+             time_text(s.compile_ms * 1e3), time_text(s.ramp_ms * 1e3));
   if (!saved.empty())
     fmt::print("kept {} ceilings for {} / driver {} in {}\n", ceilings.size(), s.device.uuid,
                s.device.driver, saved);

@@ -117,7 +117,7 @@ int run_sweep(const cli::Global& g, const SweepArgs& a) {
   opt.on_point = [&spec](const SweepSeries& s, const SweepPoint& pt, int done, int total) {
     fmt::print(stderr, "[{:>3}/{}] {:<12} {}={:<12} {}\n", done, total, s.name, spec.name, pt.size,
                pt.verdict == Verdict::passed && pt.us > 0
-                   ? fmt::format("{:.1f} us{}", pt.us, pt.predicted ? " (predicted)" : "")
+                   ? time_text(pt.us) + (pt.predicted ? " (predicted)" : "")
                    : std::string(verdict_name(pt.verdict)));
   };
   cli::StopOnCtrlC stop("\nstopping after the run under way (Ctrl+C again to quit)\n");

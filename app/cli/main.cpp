@@ -68,14 +68,16 @@ void print_report(const CheckReport& r) {
     for (auto& b : c.buffers)
       for (size_t i = 1; i < b.first.size() && c.verdict == Verdict::wrong_answer; ++i) {
         auto& m = b.first[i];
-        fmt::print("           {}[{}]: got {:.7g}, expected {:.7g}{} ({})\n", b.name, m.index,
-                   m.actual, m.expected, m.unwritten ? " (unwritten)" : "", m.owner);
+        const auto [got, want] = sig3_pair(m.actual, m.expected);
+        fmt::print("           {}[{}]: got {}, expected {}{} ({})\n", b.name, m.index, got, want,
+                   m.unwritten ? " (unwritten)" : "", m.owner);
       }
     if (!c.printf_output.empty()) fmt::print("         printf:\n{}\n", c.printf_output);
   }
   if (r.sim_perf) {
     fmt::print("  simulator counters at {}:\n", r.sim_perf->label);
-    for (auto& [k, v] : r.sim_perf->counters.total) fmt::print("    {:<32} {:.6g}\n", k, v);
+    for (auto& [k, v] : r.sim_perf->counters.total)
+      fmt::print("    {:<32} {}\n", k, count_text(v, ""));
   }
   if (r.perf) {
     const PerfReport& p = *r.perf;
@@ -170,8 +172,8 @@ int cmd_compile(const Global& g, const std::string& key, const std::string& file
     fmt::print("wrote {} ({} bytes of CUBIN: `cuobjdump -sass` shows what runs)\n", cubin_out,
                prog.cubin.size());
   }
-  fmt::print("{} in {:.0f} ms ({})\n", prog.ok ? "compiled" : "compile failed", prog.compile_ms,
-             arch);
+  fmt::print("{} in {} ({})\n", prog.ok ? "compiled" : "compile failed",
+             time_text(prog.compile_ms * 1e3), arch);
   return prog.ok ? 0 : 2;
 }
 

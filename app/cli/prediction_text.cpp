@@ -25,7 +25,7 @@ void print_why(const perf::Prediction& p, double measured_us, int max_factors) {
   }
   for (auto& l : p.launches) fmt::print("    {}\n", perf::launch_text(l));
   for (auto& n : p.lines) fmt::print("    line {:>3}: {}\n", n.line, n.text);
-  fmt::print("    how: {} ({:.0f} ms)\n", p.method, p.model_ms);
+  fmt::print("    how: {} ({} to model)\n", p.method, time_text(p.model_ms * 1e3));
 }
 
 } // namespace wb::cli

@@ -278,10 +278,19 @@ std::string coords_str(const std::vector<int64_t>& c) {
   return s;
 }
 
+// A figure of a failure's text, as every figure reads (format_figure.hpp); the JSON report keeps
+// the full values.
 std::string fmt_value(double v) {
-  if (std::isnan(v)) return "NaN";
   if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
-  return fmt::format("{:.7g}", v);
+  return sig3(v);
+}
+
+// Got and expected, with the digits that tell them apart.
+std::pair<std::string, std::string> fmt_got_expected(double got, double expected) {
+  auto p = sig3_pair(got, expected);
+  if (std::isinf(got)) p.first = fmt_value(got);
+  if (std::isinf(expected)) p.second = fmt_value(expected);
+  return p;
 }
 
 // Compares one output and fills the report. Runs on every core: perf sizes have 2^26 elements.
@@ -445,34 +454,35 @@ std::string mismatch_sentence(const BufferReport& br, double rtol, double atol) 
   if (m.unwritten)
     return fmt::format("{} of {} elements of {} were never written (first: {}, {})", br.unwritten,
                        br.count, br.name, where, m.owner);
+  const auto [got, want] = fmt_got_expected(m.actual, m.expected);
   if (near_miss(br, rtol, atol))
     return fmt::format(
         "{} of {} elements of {} are a near miss (first: {} = {}, expected {}, {}): the largest "
         "error is {} (relative {}) where the tolerance allows {} + {} x |expected|. Every wrong "
-        "element is within {:.2g}% of its value, so this is rounding, not a wrong formula: most "
+        "element is within {} of its value, so this is rounding, not a wrong formula: most "
         "often accumulated rounding along a long sum (each add rounds to the accumulator's "
         "precision: 24 bits in float, 11 in half, 8 in bfloat16), or an approximate intrinsic "
         "(__expf, __fdividef). The usual fixes: add in a tree (per-thread partial sums combined "
         "pairwise, as a block reduction does) or in a wider accumulator (float for half data; "
         "double or Kahan summation for float)",
-        br.wrong, br.count, br.name, where, fmt_value(m.actual), fmt_value(m.expected), m.owner,
-        fmt_value(br.max_abs_err), fmt_value(br.max_rel_err), fmt_value(atol), fmt_value(rtol),
-        std::max(100 * br.max_rel_err, 0.01));
+        br.wrong, br.count, br.name, where, got, want, m.owner, fmt_value(br.max_abs_err),
+        fmt_value(br.max_rel_err), fmt_value(atol), fmt_value(rtol),
+        percent_text(std::max(br.max_rel_err, 1e-4)));
   const double ulp = ulp_of(br.dtype);
   if (rtol == 0 && atol == 0 && ulp > 0 && !br.unwritten && !br.nan_wrong &&
       br.max_rel_err <= 4 * ulp)
     return fmt::format(
         "{} of {} elements of {} differ from the exact answer in the last bits only (first: {} = "
-        "{:.9g}, expected {:.9g}, {}; relative error at most {:.2g}). This puzzle is checked "
+        "{}, expected {}, {}; relative error at most {}). This puzzle is checked "
         "exactly: each element must be rounded as the reference rounds it, so use the plain "
         "operators in round-to-nearest (a + b, not __fadd_rz or __fadd_rd), no approximate "
         "intrinsics, and the reference's order of operations",
-        br.wrong, br.count, br.name, where, m.actual, m.expected, m.owner, br.max_rel_err);
+        br.wrong, br.count, br.name, where, got, want, m.owner, fmt_value(br.max_rel_err));
   std::string s = fmt::format(
       "{} of {} elements of {} are wrong (first: {} = {}, expected {}, {}; max abs error {}, max "
       "rel error {})",
-      br.wrong, br.count, br.name, where, fmt_value(m.actual), fmt_value(m.expected), m.owner,
-      fmt_value(br.max_abs_err), fmt_value(br.max_rel_err));
+      br.wrong, br.count, br.name, where, got, want, m.owner, fmt_value(br.max_abs_err),
+      fmt_value(br.max_rel_err));
   if (br.nan_wrong)
     s += fmt::format(
         ". {} of them are NaN or Inf where the expected value is finite: most often a read of "

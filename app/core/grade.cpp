@@ -204,9 +204,9 @@ Row check_in_runner(runner::Client& client, const Submission& s, const std::stri
     if (elapsed > opt.timeout_s) {
       client.kill("the grade's time limit");
       row = row_for(s, kTimeout,
-                    fmt::format("still running after {:g} s (the --timeout), so its runner was "
+                    fmt::format("still running after {} s (the --timeout), so its runner was "
                                 "killed: an endless loop?",
-                                opt.timeout_s));
+                                sig3(opt.timeout_s)));
       break;
     }
     // Every 0.1 s, however many log lines the runner writes meanwhile.
@@ -218,8 +218,8 @@ Row check_in_runner(runner::Client& client, const Submission& s, const std::stri
           client.kill("the grade's memory limit");
           row = row_for(s, kOutOfMemory,
                         fmt::format("its runner's resident memory reached {:.0f} MiB, over the "
-                                    "--memory limit of {:g} MiB, so it was killed",
-                                    kib / 1024.0, opt.memory_mib));
+                                    "--memory limit of {} MiB, so it was killed",
+                                    kib / 1024.0, sig3(opt.memory_mib)));
           break;
         }
       }

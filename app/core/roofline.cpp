@@ -266,7 +266,7 @@ std::vector<CeilingRow> ceiling_rows(const std::vector<MeasuredCeiling>& measure
 std::string rate_text(double v, std::string_view unit) {
   if (!(v > 0)) return "-";
   if (unit == "ns" || unit == "us" || unit == "MiB" || unit == "/us")
-    return fmt::format("{:.3g} {}", v, unit);
+    return fmt::format("{} {}", sig3(v), unit);
   // GB/s, GOP/s, GFLOP/s: the SI prefix that keeps three digits (core/format_figure.hpp).
   if (unit.size() > 1 && unit[0] == 'G') return si(v * 1e9, unit.substr(1));
   return fmt::format("{} {}", sig3(v), unit);
@@ -285,8 +285,7 @@ std::string si_number(double v) {
   int k = 0;
   double a = std::fabs(v);
   while (a >= 1000 && k < 6) a /= 1000, v /= 1000, ++k;
-  std::string s = fmt::format("{:.3g}", v);
-  return s + prefix[k];
+  return sig3(v) + prefix[k];
 }
 
 std::pair<double, double> decade_range(double lo, double hi) {
@@ -304,7 +303,7 @@ std::vector<Tick> log_ticks(double lo, double hi, bool si) {
   auto label = [&](double v) {
     if (si) return si_number(v);
     if (v >= 1) return fmt::format("{:.0f}", v);
-    return fmt::format("{:g}", v);
+    return sig3(v);
   };
   const bool few = std::log10(hi / lo) < 2.0 + 1e-9;
   for (int e = int(std::floor(std::log10(lo) + 1e-9)); e <= int(std::ceil(std::log10(hi))); ++e) {

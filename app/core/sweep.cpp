@@ -1,6 +1,7 @@
 // Performance across sizes: see sweep.hpp.
 #include "sweep.hpp"
 #include "chart_labels.hpp"
+#include "format_figure.hpp"
 #include "perf/predict.hpp"
 #include "report_json.hpp"
 #include "roofline.hpp"
@@ -353,7 +354,7 @@ std::string size_label(double v) {
   const char* suffix[] = {"", "K", "M", "G", "T"};
   int k = 0;
   while (v >= 1024 && k < 4 && std::fmod(v, 1024) == 0) v /= 1024, ++k;
-  return fmt::format("{:g}{}", v, suffix[k]);
+  return (v == std::floor(v) ? fmt::format("{:.0f}", v) : sig3(v)) + suffix[k];
 }
 
 // A step of 1, 2 or 5 times a power of ten that gives about `n` ticks over [0, hi].
@@ -443,7 +444,7 @@ std::vector<Shape> sweep_shapes(const SweepReport& r, int width, int height) {
   // Horizontal grid and value labels.
   for (double v = 0; v <= y_hi + step / 2; v += step) {
     line(L, Y(v), R, Y(v), grid, 1, false, "grid");
-    text(L - 8, Y(v) + 4, fmt::format("{:g}", v / unit), 11, ink, 1, "tick");
+    text(L - 8, Y(v) + 4, sig3(v / unit), 11, ink, 1, "tick");
   }
   // Sizes: a tick at every power of two, labelled so that about ten labels fit.
   const int span = int(std::ceil(lx1) - std::floor(lx0));

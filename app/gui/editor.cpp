@@ -1,4 +1,5 @@
 #include "editor.hpp"
+#include "core/format_figure.hpp"
 
 #include "text.hpp"
 
@@ -495,7 +496,7 @@ gutter_figures(const std::map<int, std::map<std::string, double>>& by_line) {
       f.text = fmt::format("{:.0f} divergent branches", div);
       f.badness = 0.3f;
     }
-    for (auto& [k, v] : c) f.tooltip += fmt::format("{:<28} {:.6g}\n", k, v);
+    for (auto& [k, v] : c) f.tooltip += fmt::format("{:<28} {}\n", k, count_text(v, ""));
     if (ideal > 0 && req > 0)
       f.tooltip += fmt::format("\n{:.0f} sectors moved where {:.0f} would do ({:.0f}%)", sec, ideal,
                                100.0 * ideal / std::max(1.0, sec));

@@ -385,16 +385,20 @@ MdLayout layout_spans(const std::vector<MdSpan>& spans, const MdFonts& f, ImFont
       MdImage im = image_size ? image_size(s.image) : MdImage{nullptr, 0, 0, true};
       float avail = std::max(10.f, width - indent);
       if (!im.failed && im.width > 0) {
-        float scale = std::min(1.0f, avail / float(im.width));
-        float w = float(im.width) * scale, h = float(im.height) * scale;
+        // Never smaller than its PNG, which is drawn with its smallest text at the body size
+        // (assets/lessons/check_pictures.py), scaled with the body text: a picture wider than
+        // the column scrolls sideways rather than shrinking its text out of reach.
+        float k = f.regular->FontSize / kPictureBodyPx;
+        float w = float(im.width) * k, h = float(im.height) * k;
         MdRun r;
         r.kind = MdRun::Kind::image;
         r.a = ImVec2(indent, y + 4);
         r.b = ImVec2(indent + w, y + 4 + h);
         r.image = s.image;
+        r.view = std::min(w, avail);
         out.runs.push_back(r);
-        used = std::max(used, indent + w);
-        y += h + 8;
+        used = std::max(used, indent + r.view);
+        y += h + 8 + (r.view < w ? ImGui::GetStyle().ScrollbarSize : 0);
       } else {
         // Not loaded (yet, or ever): a box with the alt text.
         MdRun r;
@@ -536,18 +540,24 @@ void draw_runs(const MdLayout& L, const std::vector<MdSpan>& spans, ImVec2 origi
     case MdRun::Kind::image:
       if (doc && v.image) {
         MdImage im = v.image(doc->images[size_t(r.image)].src);
-        if (im.texture) dl->AddImage(im.texture, a, b);
-        // A figure the column shrank (its text a few pixels high): at its own size on hover.
-        if (im.texture && b.x - a.x < float(im.width) * 0.95f &&
-            ImGui::IsWindowHovered(ImGuiHoveredFlags_ChildWindows) &&
-            ImGui::IsMouseHoveringRect(a, b)) {
-          ImVec2 disp = ImGui::GetIO().DisplaySize;
-          float k =
-              std::min({1.0f, disp.x * 0.9f / float(im.width), disp.y * 0.8f / float(im.height)});
-          ImGui::BeginTooltip();
-          ImGui::Image(im.texture, ImVec2(float(im.width) * k, float(im.height) * k));
-          ImGui::EndTooltip();
+        if (!im.texture) break;
+        if (r.view >= b.x - a.x) {
+          dl->AddImage(im.texture, a, b);
+          break;
         }
+        // Wider than the column: a strip that scrolls sideways (the scrollbar, Shift+wheel, or
+        // a drag on the picture); the page's own wheel still scrolls the page.
+        ImVec2 keep = ImGui::GetCursorScreenPos();
+        ImGui::SetCursorScreenPos(a);
+        ImGui::PushID(r.image);
+        ImGui::BeginChild("##picture", ImVec2(r.view, b.y - a.y + ImGui::GetStyle().ScrollbarSize),
+                          false, ImGuiWindowFlags_HorizontalScrollbar);
+        ImGui::Image(im.texture, ImVec2(b.x - a.x, b.y - a.y));
+        if (ImGui::IsItemHovered() && ImGui::IsMouseDragging(ImGuiMouseButton_Left))
+          ImGui::SetScrollX(ImGui::GetScrollX() - ImGui::GetIO().MouseDelta.x);
+        ImGui::EndChild();
+        ImGui::PopID();
+        ImGui::SetCursorScreenPos(keep);
       }
       break;
     }

@@ -82,12 +82,17 @@ struct MdRun {
   uint32_t begin = 0, end = 0; // text: byte range in the span's text
   int link = -1;
   int image = -1;
+  float view = 0; // image: the width shown; less than b.x - a.x when it scrolls sideways
 };
 
 struct MdLayout {
   std::vector<MdRun> runs;
   ImVec2 size; // width used, height
 };
+
+// The body text size, in pixels, the pictures are drawn for: a PNG is shown at its own size when
+// the body text is this size (settings.hpp's default), and scaled with the body text otherwise.
+inline constexpr float kPictureBodyPx = 15;
 
 struct MdImage {
   ImTextureID texture = nullptr;

@@ -106,13 +106,15 @@ void buffer_details(const CaseReport& c, const BufferReport& b) {
       } else {
         ImGui::Text("%lld", (long long)m.index);
       }
+      // The digits that tell the two apart (format_figure.hpp).
+      const auto [got, want] = sig3_pair(m.actual, m.expected);
       ImGui::TableNextColumn();
-      ImGui::Text("%.7g", m.expected);
+      ImGui::TextUnformatted(want.c_str());
       ImGui::TableNextColumn();
       if (m.unwritten)
         ImGui::TextColored(ImVec4(1, 0.6f, 0.3f, 1), "(unwritten)");
       else
-        ImGui::Text("%.7g", m.actual);
+        ImGui::TextUnformatted(got.c_str());
       ImGui::TableNextColumn();
       if (std::isnan(m.actual) || std::isinf(m.actual))
         ImGui::TextColored(ImVec4(1, 0.4f, 0.4f, 1), "NaN/Inf");
@@ -262,7 +264,7 @@ void counters_table(const Counters& c, const char* id) {
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(k.c_str());
       ImGui::TableNextColumn();
-      ImGui::Text("%.6g", v); // counts, exact
+      ImGui::TextUnformatted(count_text(v, "").c_str());
     }
     ImGui::EndTable();
   }

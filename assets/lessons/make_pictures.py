@@ -14,6 +14,8 @@ import shutil
 import subprocess
 import sys
 
+import check_pictures
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 BLUE, ORANGE, RED, TEAL = "#4C78A8", "#F58518", "#E45756", "#72B7B2"
@@ -39,6 +41,7 @@ class Svg:
     def __init__(self, w, h):
         self.w, self.h = w, h
         self.items = []
+        self.boxes = []  # every text's box, as the window's check measures it
 
     def rect(self, x, y, w, h, fill="none", stroke=INK, sw=1.0, rx=0, dash=None, opacity=None):
         extra = f' stroke-dasharray="{dash}"' if dash else ""
@@ -49,15 +52,11 @@ class Svg:
             f'fill="{fill}" stroke="{stroke}" stroke-width="{sw}"{extra}/>')
 
     def line(self, x1, y1, x2, y2, stroke=INK, sw=1.5, dash=None):
-        extra = f' stroke-dasharray="{dash}"' if dash else ""
-        self.items.append(
-            f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="{stroke}" '
-            f'stroke-width="{sw}"{extra}/>')
+        self.polyline([(x1, y1), (x2, y2)], stroke, sw, dash)
 
     def polyline(self, pts, stroke=INK, sw=1.5, dash=None):
-        extra = f' stroke-dasharray="{dash}"' if dash else ""
-        p = " ".join(f"{x:.1f},{y:.1f}" for x, y in pts)
-        self.items.append(f'<polyline points="{p}" fill="none" stroke="{stroke}" stroke-width="{sw}"{extra}/>')
+        # Written at save(), once every text is known: a line never runs through a label.
+        self.items.append(("lines", list(pts), stroke, sw, dash))
 
     def polygon(self, pts, fill=INK, stroke="none", sw=1.0):
         p = " ".join(f"{x:.1f},{y:.1f}" for x, y in pts)
@@ -81,9 +80,34 @@ class Svg:
         self.items.append(
             f'<text x="{x:.1f}" y="{y:.1f}" font-family="{fam}" font-size="{size}" fill="{fill}" '
             f'stroke="none" text-anchor="{anchor}"{wt}{it}>{esc(s)}</text>')
+        self.boxes.append(check_pictures.text_box(str(s), size, x, y, anchor, mono, bold))
+
+    def _lines(self, pts, stroke, sw, dash):
+        """The polyline as drawn: each segment with a gap where it would cross a text's box."""
+        extra = f' stroke-dasharray="{dash}"' if dash else ""
+        runs, cur = [], []
+        for a, b in zip(pts, pts[1:]):
+            for p, q in check_pictures.outside_boxes((a[0], a[1], b[0], b[1]), self.boxes, pad=3):
+                if cur and abs(cur[-1][0] - p[0]) < 1e-6 and abs(cur[-1][1] - p[1]) < 1e-6:
+                    cur.append(q)
+                else:
+                    if len(cur) > 1:
+                        runs.append(cur)
+                    cur = [p, q]
+        if len(cur) > 1:
+            runs.append(cur)
+        out = []
+        for r in runs:
+            if len(r) == 2:
+                out.append(f'<line x1="{r[0][0]:.1f}" y1="{r[0][1]:.1f}" x2="{r[1][0]:.1f}" y2="{r[1][1]:.1f}" '
+                           f'stroke="{stroke}" stroke-width="{sw}"{extra}/>')
+            else:
+                p = " ".join(f"{x:.1f},{y:.1f}" for x, y in r)
+                out.append(f'<polyline points="{p}" fill="none" stroke="{stroke}" stroke-width="{sw}"{extra}/>')
+        return "\n".join(out)
 
     def save(self, name):
-        body = "\n".join(self.items)
+        body = "\n".join(self._lines(*it[1:]) if isinstance(it, tuple) else it for it in self.items)
         svg = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{self.w}" height="{self.h}" '
                f'viewBox="0 0 {self.w} {self.h}">\n<rect width="{self.w}" height="{self.h}" fill="#FFFFFF"/>\n'
                f'{body}\n</svg>\n')
@@ -265,7 +289,7 @@ def roofline():
     def Y(v):
         return H - B - (math.log10(v) - ymin) / (ymax - ymin) * (H - T - B)
 
-    s.text(L, 28, "Roofline of an H200: attainable TFLOP/s = min(peak, intensity × 4.8 TB/s)", 15, bold=True)
+    s.text(L, 22, "Roofline of an H200: attainable TFLOP/s = min(peak, intensity × 4.8 TB/s)", 15, bold=True)
     for e in range(xmin, xmax + 1):
         x = X(10 ** e)
         s.line(x, T, x, H - B, stroke="#E3E6EA", sw=1)
@@ -279,7 +303,7 @@ def roofline():
         s.text(L - 8, y + 4, {-1: "0.1", 0: "1", 1: "10", 2: "100", 3: "1000"}[e], 12, fill=MUTED, anchor="end")
     s.rect(L, T, W - L - R, H - T - B, stroke=MUTED, sw=1)
     s.text((L + W - R) / 2, H - 22, "arithmetic intensity (FLOP per byte of DRAM traffic, log scale)", 13, anchor="middle")
-    s.text(18, T - 12, "TFLOP/s (log)", 13)
+    s.text(18, T - 6, "TFLOP/s (log)", 13)
 
     bw = 4.8  # TB/s
     fp32, bf16 = 67.0, 989.0
@@ -402,28 +426,31 @@ def bank_conflicts():
 
 # 0007: bytes per element, unfused against fused.
 def fusion_bytes():
+    # Drawn for the lesson column (340 px), as attention_io is: each bar under its label.
     bars = [
-        ("softmax, x read three times (max, sum, write)", 16, RED),
-        ("softmax, row kept on chip or online (3, 12)", 8, GREEN),
-        ("h = x + r, then RMSNorm(h) in a second kernel", 20, RED),
-        ("h = x + r and RMSNorm fused, both written (14)", 16, GREEN),
+        ("softmax, x read 3 times", 16, RED),
+        ("softmax, row on chip or online (3, 12)", 8, GREEN),
+        ("x + r, then RMSNorm in a 2nd kernel", 20, RED),
+        ("x + r and RMSNorm fused (14)", 16, GREEN),
     ]
-    L, x0, scale = 30, 390, 18
-    W = x0 + 24 * scale + 150
-    s = Svg(W, 60 + len(bars) * 54 + 60)
-    s.text(L, 28, "DRAM bytes per element (f32), and the time for 8192 × 8192 elements at 4.56 TB/s", 15, bold=True)
-    # the grid first, so that it runs behind the bars and their figures
-    for b in range(0, 21, 4):
-        s.line(x0 + b * scale, 52, x0 + b * scale, 56 + len(bars) * 54, stroke="#E3E6EA", sw=1)
+    W, L, scale = 340, 8, 8  # pixels per byte
+    s = Svg(W, 10)
+    s.text(L, 22, "DRAM bytes per element (f32)", 16, bold=True)
+    s.text(L, 42, "and the time for 8192 × 8192 at 4.56 TB/s", 15, fill=MUTED)
+    top, step = 62, 56
     for k, (label, b, col) in enumerate(bars):
-        y = 56 + k * 54
-        s.text(x0 - 12, y + 22, label, 13, anchor="end")
-        s.rect(x0, y + 4, b * scale, 28, fill=col, stroke="none", opacity=0.85)
+        y = top + k * step
+        s.text(L, y + 15, label, 15)
+        s.rect(L, y + 22, b * scale, 24, fill=col, stroke="none", opacity=0.85)
         us = b * 8192 * 8192 / 4.56e12 * 1e6  # the H200's DRAM ceiling as `warpbook probe` measures it
-        s.text(x0 + b * scale + 8, y + 23, f"{b} B  →  {us:.0f} µs", 13, bold=True)
-    yb = 60 + len(bars) * 54
-    s.text(L, yb + 10, "Fusion does not make the arithmetic faster; it removes trips to DRAM.", 13, fill=MUTED)
-    s.text(L, yb + 32, "The numbers in brackets are the puzzles where you build the fused form.", 13, fill=MUTED)
+        s.text(L + b * scale + 6, y + 40, f"{b} B → {us:.0f} µs", 15, bold=True)
+    y = top + len(bars) * step + 14
+    note = ("Fusion does not make the arithmetic faster; it removes trips to DRAM. The numbers in brackets "
+            "are the puzzles where you build the fused form.")
+    for line in wrap(note, 15, W - 2 * L):
+        s.text(L, y, line, 15, fill=MUTED)
+        y += 20
+    s.h = int(y)
     return s.save("fusion-bytes")
 
 
@@ -684,30 +711,34 @@ def q4_0_block():
 
 # 0012: relative error of each scheme on the outlier row and on the same row without outliers.
 def quant_error():
+    # Drawn for the lesson column (340 px), as attention_io is: each bar under its label.
     qn = _quant()
     row, rows = qn.schemes()
-    W = 900
-    bar_h, gap = 22, 10
-    L, top = 300, 70
-    H = top + len(rows) * (bar_h + gap) + 70
-    s = Svg(W, H)
-    s.text(20, 28, "Quantizing one row of 1024 N(0,1) weights holding 6 outliers (up to 60)", 15, bold=True)
-    s.text(20, 48, "relative RMS error on the 1018 ordinary weights (python3 assets/lessons/quant_numbers.py)", 12, fill=MUTED)
-    vmax = 0.6
-    scale = (W - L - 210) / vmax
-    for t in range(0, 61, 10):
-        x = L + t / 100 * scale
-        s.line(x, top - 6, x, top + len(rows) * (bar_h + gap), stroke="#E3E6EA", sw=1)
-        s.text(x, top + len(rows) * (bar_h + gap) + 16, "%d%%" % t, 11, fill=MUTED, anchor="middle")
-    for i, (name, y, bits) in enumerate(rows):
-        ro, _, zeros, _ = qn.errors(row, y)
-        yy = top + i * (bar_h + gap)
+    W, L = 340, 8
+    scale = 200  # pixels for a relative error of 1
+    s = Svg(W, 10)
+    s.text(L, 22, "Quantizing a row with outliers", 16, bold=True)
+    y = 42
+    sub = ("1024 N(0,1) weights, 6 outliers up to 60: relative RMS error on the 1018 ordinary ones, bits "
+           "per weight, and how many of them round to 0 (assets/lessons/quant_numbers.py)")
+    for line in wrap(sub, 15, W - 2 * L):
+        s.text(L, y, line, 15, fill=MUTED)
+        y += 20
+    top, step = y + 4, 46
+    for i, (name, yv, bits) in enumerate(rows):
+        ro, _, zeros, _ = qn.errors(row, yv)
+        yy = top + i * step
         col = BLUE if name.startswith("int8") else (PURPLE if name.startswith("fp8") else ORANGE)
-        s.text(L - 10, yy + 16, name, 12, anchor="end")
-        s.rect(L, yy, ro * scale, bar_h, fill=col, stroke="none", opacity=0.85)
-        s.text(L + ro * scale + 6, yy + 16, "%.1f%%  (%.2f bits, %d → 0)" % (100 * ro, bits, zeros), 11.5, fill=INK)
-    s.text(20, H - 20, "int8 and 4-bit grids are even: one large value stretches the step for every value sharing its scale. "
-           "FP8's step grows with the value.", 11.5, fill=MUTED)
+        s.text(L, yy + 15, name, 15)
+        s.rect(L, yy + 21, max(ro * scale, 2), 18, fill=col, stroke="none", opacity=0.85)
+        s.text(L + max(ro * scale, 2) + 6, yy + 36, "%.1f%%, %.2f bits, %d → 0" % (100 * ro, bits, zeros), 15)
+    y = top + len(rows) * step + 20
+    note = ("int8 and 4-bit grids are even: one large value stretches the step for every value sharing its "
+            "scale. FP8's step grows with the value.")
+    for line in wrap(note, 15, W - 2 * L):
+        s.text(L, y, line, 15, fill=MUTED)
+        y += 20
+    s.h = int(y)
     return s.save("quant-error")
 
 
@@ -904,30 +935,38 @@ def rope_layouts():
 
 # 0013: cross-entropy over 4096 × 128256 f32 logits: passes over the 2.1 GB tensor.
 def cross_entropy_passes():
+    # Drawn for the lesson column (340 px), as attention_io is: each bar under its label.
     rows, V = 4096, 128256
     gb = rows * V * 4 / 1e9
     bars = [
-        ("softmax written, then read back by the loss", ["read", "write P", "read P"], RED),
-        ("two reads: the max, then the sum of exp(x − m)", ["read", "read"], ORANGE),
-        ("online (m, s): one read, one float out per row", ["read"], GREEN),
+        ("softmax written, then read back", ["read", "write P", "read P"], RED),
+        ("two reads: the max, then Σ exp(x − m)", ["read", "read"], ORANGE),
+        ("online (m, s): one read", ["read"], GREEN),
     ]
-    L, x0, seg = 30, 390, 130
-    W = x0 + 3 * seg + 160
-    s = Svg(W, 70 + len(bars) * 60 + 56)
-    s.text(L, 28, f"Cross-entropy, {rows} rows × V = {V} f32 logits: each pass moves {gb:.2f} GB", 15, bold=True)
+    W, L, seg = 340, 8, 100
+    s = Svg(W, 10)
+    s.text(L, 22, "Cross-entropy: passes over logits", 16, bold=True)
+    y = 42
+    for line in wrap(f"{rows} rows × V = {V} in f32: each pass moves {gb:.2f} GB", 15, W - 2 * L):
+        s.text(L, y, line, 15, fill=MUTED)
+        y += 20
+    top, step = y + 4, 78
     for k, (label, parts, col) in enumerate(bars):
-        y = 56 + k * 60
-        s.text(x0 - 12, y + 22, label, 13, anchor="end")
+        y = top + k * step
+        s.text(L, y + 15, label, 15)
         for j, part in enumerate(parts):
-            s.rect(x0 + j * seg + 1, y + 4, seg - 2, 28, fill=col, stroke="none", opacity=0.85 - 0.15 * j)
-            s.text(x0 + j * seg + seg / 2, y + 23, part, 12, fill="#FFFFFF", anchor="middle", bold=True)
+            s.rect(L + j * seg + 1, y + 22, seg - 2, 24, fill=col, stroke="none", opacity=0.85 - 0.15 * j)
+            s.text(L + j * seg + seg / 2, y + 39, part, 15, fill="#FFFFFF", anchor="middle", bold=True)
         us = len(parts) * gb * 1e9 / 4.8e12 * 1e6
-        s.text(x0 + len(parts) * seg + 10, y + 23, f"{len(parts) * gb:.1f} GB → {us:.0f} µs", 13, bold=True)
-    yb = 70 + len(bars) * 60
-    s.text(L, yb, "Times are the least at the H200's 4.8 TB/s datasheet bandwidth. A row is 513 KB and hundreds of", 13,
-           fill=MUTED)
-    s.text(L, yb + 20, "rows are in flight, far more than the 60 MB L2 keeps: every pass over the logits comes from DRAM.", 13,
-           fill=MUTED)
+        fig = f"{len(parts) * gb:.1f} GB → {us:.0f} µs"
+        s.text(L, y + 66, fig, 15, bold=True)
+    y = top + len(bars) * step + 18
+    note = ("Times are the least at the H200's 4.8 TB/s. A row is 513 KB and hundreds of rows are in flight, "
+            "far more than the 60 MB L2 keeps: every pass over the logits comes from DRAM.")
+    for line in wrap(note, 15, W - 2 * L):
+        s.text(L, y, line, 15, fill=MUTED)
+        y += 20
+    s.h = int(y)
     return s.save("cross-entropy-passes")
 
 
@@ -1258,42 +1297,67 @@ def causal_tiles():
 
 
 # 0010: DRAM time of naive attention against FlashAttention at B 4, H 32, S 4096, D 128, bf16.
+def wrap(text, size, width, bold=False):
+    """The text cut into lines no wider than `width` at font `size` (DejaVu Sans), at spaces."""
+    lines, cur = [], ""
+    for word in text.split(" "):
+        cand = f"{cur} {word}" if cur else word
+        if cur and check_pictures.text_box(cand, size, 0, 0, bold=bold)[2] > width:
+            lines.append(cur)
+            cur = word
+        else:
+            cur = cand
+    return lines + [cur]
+
+
 def attention_io():
+    # Drawn for the lesson column (340 px fits it at 1280 x 800 and up), text at 15 px and up:
+    # each bar under its label, the figures after the bar.
     B, Hh, S, D = 4, 32, 4096, 128
     e = B * Hh * S * D * 2
     sc = B * Hh * S * S * 2
     flops = 4 * B * Hh * S * S * D
     bars = [
-        ("naive: S and P (bf16) written and read", 2 * e + 4 * sc + 2 * e, RED),
-        ("flash, Br = 128, every K/V re-read from DRAM", 2 * e + (S // 128) * 2 * e * 1, ORANGE),
+        ("naive: S and P written and read", 2 * e + 4 * sc + 2 * e, RED),
+        ("flash, Br = 128, K/V re-read from DRAM", 2 * e + (S // 128) * 2 * e * 1, ORANGE),
         ("flash, K/V re-reads caught by the L2", 4 * e, GREEN),
     ]
-    L, x0, scale = 30, 380, 110  # pixels per ms
-    W = 940
-    s = Svg(W, 330)
-    s.text(L, 28, f"Attention at B {B}, H {Hh}, S {S}, D {D} (bf16) on an H200: DRAM time at 4.8 TB/s", 15, bold=True)
-    top = 56
-    yb = top + len(bars) * 54
-    # The dashed lines first: a bar's figure is drawn over them on a white ground, never crossed.
-    for ms, name, col, anchor, dx in ((flops / 989e12 * 1e3, "tensor cores at 989 TFLOP/s", INK, "end", -6),
-                                      (flops / 646e12 * 1e3, "mma.sync ceiling, 646 TFLOP/s", MUTED, "start", 6)):
-        x = x0 + ms * scale
-        s.line(x, top - 4, x, yb + 6, stroke=col, sw=1.5, dash="5,4")
-        s.text(x + dx, yb + 22, f"{ms:.2f} ms", 12, anchor=anchor, fill=col, bold=True)
-        s.text(x + dx, yb + 38, name, 11.5, anchor=anchor, fill=col)
+    W, L = 340, 8
+    scale = 40  # pixels per ms
+    x0 = L
+    s = Svg(W, 10)
+    s.text(L, 22, "Attention on an H200: DRAM time", 16, bold=True)
+    s.text(L, 42, f"B {B}, H {Hh}, S {S}, D {D}, bf16", 15, fill=MUTED)
+    top, step = 62, 58
+    yb = top + len(bars) * step
+    lines = ((flops / 989e12, "tensor cores at 989 TFLOP/s", INK),
+             (flops / 646e12, "mma.sync at 646 TFLOP/s", MUTED))
     for k, (label, b, col) in enumerate(bars):
-        y = top + k * 54
+        y = top + k * step
         ms = b / 4.8e12 * 1e3
-        s.text(x0 - 12, y + 22, label, 12.5, anchor="end")
-        s.rect(x0, y + 4, max(ms * scale, 2), 28, fill=col, stroke="none", opacity=0.85)
-        figure = f"{b / 1e9:.2f} GB  →  {ms:.2f} ms"
-        tx = x0 + max(ms * scale, 2) + 8
-        s.rect(tx - 4, y + 7, len(figure) * 13 * 0.6 + 6, 22, fill="white", stroke="none")
-        s.text(tx, y + 23, figure, 13, bold=True)
-    s.text(L, yb + 70, f"Dashed: the {flops / 1e12:.2f} TFLOP of QKᵀ and PV at the tensor cores' speed. Naive attention "
-           "sits far right of both lines:", 12.5, fill=MUTED)
-    s.text(L, yb + 90, "memory-bound. FlashAttention, with each head's 2 MB of K and V held in the L2, sits far left "
-           "of them: compute-bound.", 12.5, fill=MUTED)
+        s.text(L, y + 15, label, 15)
+        s.rect(x0, y + 22, max(ms * scale, 3), 24, fill=col, stroke="none", opacity=0.85)
+        figure = f"{b / 1e9:.2f} GB → {ms:.2f} ms"
+        fx = x0 + max(ms * scale, 3) + 6
+        s.text(fx, y + 40, figure, 15, bold=True)
+        # The arithmetic's time across each bar's band, where the bar's figures leave room.
+        for sec, _, lc in lines:
+            if fx - 4 <= x0 + sec * 1e3 * scale <= check_pictures.text_box(figure, 15, fx, 0, bold=True)[2] + 4:
+                continue
+            s.line(x0 + sec * 1e3 * scale, y + 19, x0 + sec * 1e3 * scale, y + 49, stroke=lc, sw=1.5, dash="4,3")
+    y = yb + 14
+    for sec, name, lc in lines:
+        s.line(L, y - 5, L + 22, y - 5, stroke=lc, sw=1.5, dash="4,3")
+        s.text(L + 28, y, f"{sec * 1e3:.2f} ms: {name}", 15, fill=lc)
+        y += 20
+    y += 6
+    note = (f"DRAM at 4.8 TB/s. Dashed: the {flops / 1e12:.2f} TFLOP of QKᵀ and PV. Naive attention is far "
+            "right of both lines: memory-bound. Flash, with each head's 2 MB of K and V in the L2, is far "
+            "left: compute-bound.")
+    for line in wrap(note, 15, W - 2 * L):
+        s.text(L, y, line, 15, fill=MUTED)
+        y += 20
+    s.h = int(y)
     return s.save("attention-io")
 
 
@@ -1315,15 +1379,21 @@ def main():
             continue
         if convert:
             png = os.path.splitext(path)[0] + ".png"
+            # Drawn so that its smallest text is the window's body text: the window never shows a
+            # picture smaller than its PNG (check_pictures.py holds both to it).
+            width, texts, _ = check_pictures.boxes_and_lines(path)
+            smallest = min((t[1] for t in texts), default=check_pictures.BODY_PX)
+            pw = math.ceil(width * max(1.0, check_pictures.BODY_PX / smallest))
             if rsvg:
                 # ImageMagick hands SVG to rsvg-convert where that is its delegate, and then ignores
-                # -density (the PNG comes out at half size): draw at twice the size with rsvg here.
-                big = subprocess.run([rsvg, "-z", "2", "-b", "white", path], check=True, capture_output=True).stdout
-                subprocess.run([convert, "png:-", "-resize", "50%", "-strip", "-depth", "8", png], input=big,
+                # -density: draw at twice the size with rsvg here, then scale down (smooth text).
+                big = subprocess.run([rsvg, "-w", str(2 * pw), "-b", "white", path], check=True,
+                                     capture_output=True).stdout
+                subprocess.run([convert, "png:-", "-resize", f"{pw}x", "-strip", "-depth", "8", png], input=big,
                                check=True)
             else:
-                subprocess.run([convert, "-density", "192", "-background", "white", path, "-resize", "50%",
-                                "-strip", "-depth", "8", png], check=True)
+                subprocess.run([convert, "-density", str(round(192 * pw / width)), "-background", "white", path,
+                                "-resize", f"{pw}x", "-strip", "-depth", "8", png], check=True)
             print("wrote", os.path.relpath(png, os.path.dirname(os.path.dirname(HERE))))
         else:
             print("wrote", os.path.relpath(path), "(no ImageMagick `convert`: PNG not made)")

@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <regex>
 #include <sys/wait.h>
 #include <thread>
 
@@ -222,6 +223,32 @@ inline std::string shown_text(const CheckReport& r) {
   return all;
 }
 
+// A figure of a failure's text that does not read as figures read (format_figure.hpp): one in
+// e-notation, or an error or tolerance given with more than three significant digits ("max abs
+// error 3.273438"). Got and expected may carry more: as many as tell them apart. Empty if none.
+inline std::string unreadable_figure(const std::string& text) {
+  static const std::regex e_notation(R"(\b\d+(\.\d+)?[eE][+-]\d+)");
+  // The error figures, each in a group (the tolerance's two).
+  static const std::regex error_figure(
+      R"((?:max abs error|max rel error|error is|\(relative|error at most|is within) )"
+      R"((-?[0-9][0-9.]*)|tolerance allows (-?[0-9][0-9.]*) \+ (-?[0-9][0-9.]*))");
+  std::smatch m;
+  if (std::regex_search(text, m, e_notation)) return m.str();
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), error_figure);
+       it != std::sregex_iterator(); ++it)
+    for (size_t g = 1; g < it->size(); ++g) {
+      const std::string fig = (*it)[g].str();
+      std::string digits;
+      for (char c : fig)
+        if (c != '.' && c != '-') digits += c;
+      digits.erase(0, digits.find_first_not_of('0'));
+      if (fig.find('.') == std::string::npos)
+        digits.erase(digits.find_last_not_of('0') + 1); // 2050: three digits and a place
+      if (digits.size() > 3) return it->str();
+    }
+  return {};
+}
+
 // Runs every case, each on a fresh backend from `make` (on the GPU, in a child process).
 // `only`, when not empty, keeps the cases whose name holds it (WARPBOOK_FAULTS=NN-name).
 template <class Make>
@@ -279,6 +306,11 @@ void check_fault_cases(Make make, bool gpu, const std::vector<FaultCase>& cases 
     for (auto& w : want.words)
       CHECK_MESSAGE(all.find(w) != std::string::npos,
                     fc.name << ": expected the words '" << w << "' in: " << all);
+    // The check's own sentences (a case's name is the puzzle author's, "s = 1e-10 / 448").
+    for (auto& c : r.cases)
+      for (auto& pr : c.problems)
+        CHECK_MESSAGE(unreadable_figure(pr).empty(),
+                      fc.name << ": '" << unreadable_figure(pr) << "' in: " << pr);
     if (gpu && fc.sticky != "maybe") CHECK_MESSAGE(sticky == (fc.sticky == "yes"), fc.name);
     if (gpu && !fc.explained.empty()) {
       std::string why;

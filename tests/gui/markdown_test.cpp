@@ -3,6 +3,7 @@
 #include "gui/markdown.hpp"
 #include "headless.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <doctest/doctest.h>
 
@@ -104,6 +105,29 @@ TEST_CASE("spans flow into the width and wrap") {
   MdLayout ll = layout_spans(longw.blocks[0].spans, f, f.regular, 100);
   CHECK(ll.size.x <= 100.5f);
   CHECK(ll.size.y > 2 * lh);
+}
+
+TEST_CASE("a picture is never shrunk below its PNG: one wider than the column scrolls sideways") {
+  wb::test::Headless ui;
+  MdFonts f = MdFonts::all(ui.font());
+  MdDoc d = parse_markdown("![a chart](assets/lessons/chart.png)\n");
+  int png_w = 1200, png_h = 400;
+  auto image = [&](int) { return MdImage{nullptr, png_w, png_h, false}; };
+  // Shown at its own size times the body text's share of the size the PNGs are drawn for.
+  const float k = f.regular->FontSize / kPictureBodyPx;
+  for (float column : {300.f, 437.f, 2000.f}) {
+    CAPTURE(column);
+    MdLayout L = layout_spans(d.blocks[0].spans, f, f.regular, column, 0, image);
+    const MdRun* pic = nullptr;
+    for (auto& r : L.runs)
+      if (r.kind == MdRun::Kind::image) pic = &r;
+    REQUIRE(pic);
+    CHECK(pic->b.x - pic->a.x == doctest::Approx(png_w * k));
+    CHECK(pic->b.y - pic->a.y == doctest::Approx(png_h * k));
+    CHECK(pic->view == doctest::Approx(std::min(png_w * k, column)));
+    CHECK(L.size.x <= column + 0.5f); // the strip keeps to the column
+    if (png_w * k > column) CHECK(L.size.y > png_h * k + ImGui::GetStyle().ScrollbarSize);
+  }
 }
 
 TEST_CASE("a drawn lesson follows its links when clicked") {

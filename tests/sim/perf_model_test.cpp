@@ -37,6 +37,14 @@ perf::Prediction predict_source(const std::string& puzzle, const std::string& so
   const perf::Machine m = perf::machine_for(*find_profile(gpu));
   perf::Prediction p = perf::predict(*pz, source, name, tune, m);
   REQUIRE_MESSAGE(p.ok, puzzle << ": " << p.error);
+  // Every sentence of "why this speed" reads its figures as the window does: "2.67 M clocks",
+  // never "2.67e+06 clocks" (core/format_figure.hpp).
+  static const std::regex e_notation(R"(\d[eE][+-]\d)");
+  std::vector<std::string> shown = {p.method};
+  for (auto& f : p.factors) shown.push_back(f.text);
+  for (auto& l : p.launches) shown.push_back(perf::launch_text(l));
+  for (auto& n : p.lines) shown.push_back(n.text);
+  for (auto& t : shown) CHECK_MESSAGE(!std::regex_search(t, e_notation), name << ": " << t);
   MESSAGE(fmt::format("{} {}: {:.1f} us, limiter {}", puzzle, name, p.us,
                       p.factors.empty() ? "-" : p.factors[0].key));
   return p;

@@ -1,5 +1,6 @@
 #include "core/format_figure.hpp"
 
+#include <cmath>
 #include <doctest/doctest.h>
 #include <string>
 
@@ -26,6 +27,40 @@ TEST_CASE("figures: three significant digits and an SI prefix") {
   CHECK(bytes_text(805e6) == "805 MB");
   CHECK(percent_text(0.734) == "73%");
   CHECK(si(0, "FLOP/s") == "0 FLOP/s");
+  CHECK(count_text(2.67e6, "clocks") == "2.67 M clocks");
+  CHECK(count_text(3.2149e6, "instructions") == "3.21 M instructions");
+  CHECK(count_text(993018, "clocks") == "993 k clocks");
+  CHECK(count_text(999999, "clocks") == "1 M clocks"); // the prefix is chosen after rounding
+  CHECK(count_text(950, "clocks") == "950 clocks");
+  CHECK(count_text(12.26, "") == "12.3");
+  CHECK(sig3(1.234e-7) == "1.23×10⁻⁷");
+  CHECK(sig3(-4.5e16) == "-4.5×10¹⁶");
+  CHECK(sig3(9.9996e-6) == "1×10⁻⁵"); // 9.9996 rounds up to 10: the next power
+}
+
+TEST_CASE("figures: no e-notation at any magnitude") {
+  for (double e = -30; e <= 30; e += 0.37) {
+    for (double sign : {1.0, -1.0}) {
+      const double v = sign * std::pow(10.0, e);
+      CAPTURE(v);
+      for (const std::string& s :
+           {sig3(v), si(v, "B/s"), time_text(v), count_text(v, "clocks"), percent_text(v),
+            sig3_pair(v, v * 1.0000001).first, sig3_pair(v, v * 1.0000001).second})
+        CHECK_MESSAGE(s.find_first_of("eE") == std::string::npos, s);
+    }
+  }
+}
+
+TEST_CASE("figures: got and expected read differently when they differ") {
+  CHECK(sig3_pair(3.273438, 0) == std::pair<std::string, std::string>{"3.27", "0"});
+  CHECK(sig3_pair(1.0001, 1) == std::pair<std::string, std::string>{"1.0001", "1"});
+  CHECK(sig3_pair(2049.5, 2050) == std::pair<std::string, std::string>{"2049.5", "2050"});
+  CHECK(sig3_pair(0.1f, 0.1) ==
+        std::pair<std::string, std::string>{"0.100000001", "0.1"}); // float against double
+  CHECK(sig3_pair(7, 7) == std::pair<std::string, std::string>{"7", "7"});
+  auto nan = sig3_pair(std::nan(""), 1);
+  CHECK(nan.first == "NaN");
+  CHECK(nan.second == "1");
 }
 
 namespace {
@@ -51,12 +86,12 @@ bool figures_whole(const std::string& text, const std::vector<std::string>& figs
 TEST_CASE("figures: a wrapped line never splits a number or a number from its unit") {
   const std::vector<std::string> figs = {sig3(3.273438),       flops_text(325786.3),
                                          intensity_text(2050), time_text(12.46),
-                                         bandwidth_text(4800), "3.14e+06 clocks"};
+                                         bandwidth_text(4800), count_text(3.14e6, "clocks")};
   std::string text = "max abs error " + figs[0] + " at " + figs[1] + " and " + figs[2] +
                      ", which took " + figs[3] + " (" + figs[5] + ") at " + figs[4] + ".";
-  // At every width from that of the longest figure with its brackets, "(3.14e+06 clocks)", to the
+  // At every width from that of the longest figure with its brackets, "(3.14 M clocks)", to the
   // whole text.
-  for (float w = 17; w <= float(text.size()); w += 1) {
+  for (float w = 16; w <= float(text.size()); w += 1) {
     INFO("width ", w);
     CHECK(figures_whole(text, figs, w));
     for (auto l : wrap_lines(text, w, chars)) CHECK(chars(l) <= w);

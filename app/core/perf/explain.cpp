@@ -191,13 +191,13 @@ void explain(const ExplainInput& in, Prediction& p) {
     const double mio_us = std::min(T, rr.mio_busy * to_us);
     if (mio_us > 0)
       add("lsu", mio_us,
-          fmt::format("load/store unit: {:.0f} clocks of memory instructions per SM (one "
+          fmt::format("load/store unit: {} of memory instructions per SM (one "
                       "128-byte line or shared-memory wavefront a clock) is {} of the {}",
-                      rr.mio_busy, us_text(mio_us), us_text(T)));
+                      count_text(rr.mio_busy, "clocks"), us_text(mio_us), us_text(T)));
     const double issue_us = std::min(T, rr.issue_slots / 4 * to_us);
     add("issue", issue_us,
-        fmt::format("instruction issue: {:.3g} instructions per SM at 4 a clock is {} of the {}",
-                    rr.issue_slots, us_text(issue_us), us_text(T)));
+        fmt::format("instruction issue: {} per SM at 4 a clock is {} of the {}",
+                    count_text(rr.issue_slots, "instructions"), us_text(issue_us), us_text(T)));
     struct PipeKey {
       Pipe p;
       const char* key;
@@ -209,8 +209,9 @@ void explain(const ExplainInput& in, Prediction& p) {
       const double us = rr.pipe_busy[int(pk.p)] / 4 * to_us;
       if (us > 0.02 * T)
         add(pk.key, us,
-            fmt::format("{} pipe: busy {} of the {} ({:.3g} clocks per SM sub-partition)",
-                        pipe_name(pk.p), us_text(us), us_text(T), rr.pipe_busy[int(pk.p)] / 4));
+            fmt::format("{} pipe: busy {} of the {} ({} per SM sub-partition)", pipe_name(pk.p),
+                        us_text(us), us_text(T),
+                        count_text(rr.pipe_busy[int(pk.p)] / 4, "clocks")));
     }
     if (rr.atomic_busy > 0)
       add("atomics", rr.atomic_busy * to_us,
@@ -222,10 +223,10 @@ void explain(const ExplainInput& in, Prediction& p) {
       for (auto& [line, t] : here)
         if (t.atomic_lanes_max > most) most = t.atomic_lanes_max, hot_line = line;
       add("atomics", L.hot_us,
-          fmt::format("line {}: every block adds to the same address: {:.3g} atomics on one word, "
-                      "one after another at {:.2g} ns each, is {} of the {}",
-                      hot_line, double(L.hot_lanes) * double(n), 1.0 / m.atomic_one_gops,
-                      us_text(L.hot_us), us_text(T)),
+          fmt::format("line {}: every block adds to the same address: {} on one word, "
+                      "one after another at {} each, is {} of the {}",
+                      hot_line, count_text(double(L.hot_lanes) * double(n), "atomics"),
+                      us_text(1e-3 / m.atomic_one_gops), us_text(L.hot_us), us_text(T)),
           hot_line);
     }
     add("launch", m.launch_us,
@@ -287,10 +288,10 @@ void explain(const ExplainInput& in, Prediction& p) {
       double per_warp =
           rr.issue_slots / std::max(1.0, double(lp.blocks_per_sm) * L.warps_per_block);
       add("serial", L.exec_us * stall_alu / stall_total,
-          fmt::format("dependent arithmetic: each warp runs {:.3g} instructions mostly one after "
+          fmt::format("dependent arithmetic: each warp runs {} mostly one after "
                       "another (line {} waits on its own results most), with {} warps per SM to "
                       "overlap them",
-                      per_warp, worst, lp.resident * L.warps_per_block),
+                      count_text(per_warp, "instructions"), worst, lp.resident * L.warps_per_block),
           worst);
     }
     if (rr.warp_cycles > 0 && stall_bar / rr.warp_cycles > 0.15)
@@ -348,10 +349,10 @@ void explain(const ExplainInput& in, Prediction& p) {
         const double us = std::min(mio_us, extra * to_us);
         add("bank_conflicts", us,
             fmt::format("line {}: {:.0f}-way bank conflicts ({:.1f} shared-memory wavefronts per "
-                        "request where {:.0f} would do): {:.3g} extra wavefronts on the busiest "
+                        "request where {:.0f} would do): {} extra wavefronts on the busiest "
                         "SM, {} of the load/store unit's {}",
                         line, t.waves / t.ideal, t.waves / t.shared_req, t.ideal / t.shared_req,
-                        extra, us_text(us), us_text(mio_us)),
+                        count_text(extra, ""), us_text(us), us_text(mio_us)),
             line);
       }
       if (t.atomics > 0 && t.atomic_lanes_max >= 8 && L.hot_us <= 0.05 * T)
