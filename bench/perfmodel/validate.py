@@ -105,9 +105,9 @@ def kernel_source(e):
 
 def main():
     args = sys.argv[1:]
-    if not args:
+    if not args or args[0] in ("-h", "--help"):
         print(__doc__)
-        return 4
+        return 0 if args else 4
     data = args[0]
     local = args[args.index("--local") + 1] if "--local" in args else None
     gpu = args[args.index("--gpu") + 1] if "--gpu" in args else "h200"
