@@ -441,7 +441,7 @@ TEST_CASE("perf model: a GEMM's blocks find their panels in the L2 whichever rou
 // block per SM, 4 on the busiest SM) takes twice as long as the three after it, and the model
 // says 271 us where the H200 measured 202-208 us (bench/perfmodel/data/h200-2026-11-28).
 TEST_CASE("perf model: a grid's first blocks share the DRAM fetch of their panels") {
-  const auto p = predict_file("21-gemm-bias-gelu", "bench/perfmodel/curriculum2/21-wgmma-gelu.cu");
+  const auto p = predict_file("21-gemm-bias-gelu", "solutions/21-gemm-bias-gelu.cu");
   CHECK(p.us < 1.2 * 207.76);
   CHECK(p.us > 207.76 / 1.2);
   // The bytes are still the launch's: A and B at least once (33.6 MB each) and Y (33.6 MB).
