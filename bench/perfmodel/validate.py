@@ -154,11 +154,10 @@ def main():
         })
     out = []
     if local:
-        import datetime
         rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
                              text=True).stdout.strip()
         out.append(f"Measured: {os.path.relpath(os.path.abspath(data), ROOT)}. Predicted for `{gpu}` "
-                   f"on {datetime.date.today()} by `warpbook predict` built from {rev or 'this tree'} "
+                   f"by `warpbook predict` built from {rev or 'this tree'} "
                    f"(a machine without a GPU, {os.cpu_count()} cores).")
         out.append("")
     out.append(f"| kernel | designed limiter | measured | predicted | ratio | SOL | model names | |")

@@ -182,7 +182,7 @@ struct Source {
 // The stored `warpbook probe` of each GPU the lessons quote.
 const std::map<std::string, std::string>& probe_files() {
   static const std::map<std::string, std::string> files = {
-      {"h200", "bench/perfmodel/data/h200-2026-12-03/capture19-probe.json"}};
+      {"h200", "bench/perfmodel/data/h200-capture19/capture19-probe.json"}};
   return files;
 }
 
