@@ -6,6 +6,9 @@
 #   puzzles   every puzzle's reference, solution and starter, timed (gpu_tests, the puzzles case):
 #             the table of solution figures and each solution against its `// measured:` line
 #             ($PUZZLES="25 26 ..." keeps only those ids, for a call too short for all of them)
+#   lessons   every kernel a lesson ships (lesson 0008's ladder), checked and timed at its puzzle's
+#             perf size, each against its `// measured:` line for this GPU (gpu_tests, the lesson
+#             kernels case)
 #   gpu       every other gpu-labelled test (faults, backend, probe, perf model, libraries, ...)
 #   torch     scripts/puzzles_vs_torch.sh: solutions beside PyTorch eager and Triton
 #   probe     `warpbook probe` into the default data folder, so later stages score against this
@@ -61,6 +64,12 @@ for stage in "$@"; do
     echo "rc $?"
     grep -E "^[0-9][0-9]-.* (reference|solution|starter) " "$out/puzzles.log" | grep -E "solution|FAIL" | cut -c1-130
     grep -E "its header says|off by more|ERROR|short of gold" "$out/puzzles.log" | cut -c1-200 | head -60
+    ;;
+  lessons)
+    step "lesson kernels on the GPU"
+    "$build/tests/gpu_tests" -tc="every kernel a lesson ships on the GPU*" >"$out/lessons.log" 2>&1
+    echo "rc $?"
+    grep -E "lessons/|off by more|ERROR|no lesson kernel" "$out/lessons.log" | cut -c1-200 | head -40
     ;;
   gpu)
     step "the other gpu tests"

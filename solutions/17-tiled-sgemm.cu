@@ -23,9 +23,10 @@
 //
 // Napkin maths: 137.4 GFLOP at 67 TFLOP/s = 2.05 ms on the H200; gold (55%) is 3.73 ms,
 // 36.9 TFLOP/s.
-// Measured on the H200: 3594.8 us, 38.2 TFLOP/s: 57% of the 67 TFLOP/s datasheet FP32
-// rate, 59% of the 65.2 TFLOP/s measured by `warpbook probe`; gold.
+// Measured on the H200: 3597 us, 38.2 TFLOP/s: 57% of the 67 TFLOP/s datasheet FP32
+// rate, 59% of the 65.2 TFLOP/s measured by `warpbook probe`; gold. On an H100 SXM: 3603 us.
 // measured: 3597.33 us on NVIDIA H200
+// measured: 3603 us on NVIDIA H100 80GB HBM3
 // @tune BM=128
 // @tune BN=128
 // @tune TM=8

@@ -105,9 +105,9 @@ def kernel_source(e):
 
 def main():
     args = sys.argv[1:]
-    if not args:
+    if not args or args[0] in ("-h", "--help"):
         print(__doc__)
-        return 4
+        return 0 if args else 4
     data = args[0]
     local = args[args.index("--local") + 1] if "--local" in args else None
     gpu = args[args.index("--gpu") + 1] if "--gpu" in args else "h200"
@@ -154,11 +154,10 @@ def main():
         })
     out = []
     if local:
-        import datetime
         rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
                              text=True).stdout.strip()
         out.append(f"Measured: {os.path.relpath(os.path.abspath(data), ROOT)}. Predicted for `{gpu}` "
-                   f"on {datetime.date.today()} by `warpbook predict` built from {rev or 'this tree'} "
+                   f"by `warpbook predict` built from {rev or 'this tree'} "
                    f"(a machine without a GPU, {os.cpu_count()} cores).")
         out.append("")
     out.append(f"| kernel | designed limiter | measured | predicted | ratio | SOL | model names | |")

@@ -10,7 +10,7 @@ root=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
-probe=$root/bench/perfmodel/data/h200-2026-11-29/capture12-probe.json
+probe=$root/bench/perfmodel/data/h200-captures12-18/capture12-probe.json
 sol=$root/solutions/01-vector-add.cu
 us() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['us'])" "$1"; }
 

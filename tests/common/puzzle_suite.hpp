@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
+#include <regex>
 #include <sstream>
 
 namespace wb::test {
@@ -34,30 +36,64 @@ inline std::string describe(const CheckReport& r) {
   return s;
 }
 
-// A solution's headline figure, written in its header as `// measured: 188.99 us on NVIDIA H200`:
-// what the kernel took at the puzzle's perf size on that GPU (the median of `warpbook check`). The
-// gpu tests hold every solution to its line; the sim tests check that every solution has one.
+// A kernel's headline figure, written in its header as `// measured: 188.99 us on NVIDIA H200`:
+// what it took at its puzzle's perf size on that GPU (the median of `warpbook check`). A file has
+// one such line per GPU it was timed on. The gpu tests hold each file to the line of the GPU they
+// run on; the sim tests check that every solution has one.
 struct MeasuredLine {
-  double us = 0;
-  std::string device;
-  int count = 0; // how many such lines the file has (exactly one is right)
+  double us = 0;      // 0 when the line does not read `T us on GPU`
+  std::string device; // as CUDA names the GPU: "NVIDIA H100 80GB HBM3"
 };
-inline MeasuredLine measured_line(const std::string& source) {
-  MeasuredLine m;
+inline std::vector<MeasuredLine> measured_lines(const std::string& source) {
+  std::vector<MeasuredLine> out;
   std::istringstream in(source);
-  std::string line;
   const std::string key = "// measured: ";
-  while (std::getline(in, line)) {
+  for (std::string line; std::getline(in, line);) {
     if (line.rfind(key, 0) != 0) continue;
-    ++m.count;
+    MeasuredLine m;
     std::istringstream rest(line.substr(key.size()));
     std::string unit, on;
     if (!(rest >> m.us >> unit >> on) || unit != "us" || on != "on") m.us = 0;
     std::getline(rest, m.device);
-    size_t a = m.device.find_first_not_of(' ');
+    const size_t a = m.device.find_first_not_of(' ');
     m.device = a == std::string::npos ? "" : m.device.substr(a);
+    out.push_back(m);
   }
-  return m;
+  return out;
+}
+// The line for `device`, or none.
+inline std::optional<MeasuredLine> measured_on(const std::string& source,
+                                               const std::string& device) {
+  for (const MeasuredLine& m : measured_lines(source))
+    if (m.device == device) return m;
+  return std::nullopt;
+}
+
+// The kernels a lesson ships beside lesson.md (lessons/NNNN-slug/**/*.cu), each an exercise for
+// the puzzle its `// Run:  warpbook check PUZZLE FILE` line names. Files with no such line (a
+// standalone program built with nvcc) are not among them.
+struct LessonKernel {
+  fs::path file;
+  std::string named; // the path its Run line gives, from the repository's root
+  const Puzzle* puzzle = nullptr;
+  std::string puzzle_id;
+  std::string source;
+};
+inline std::vector<LessonKernel> lesson_kernels() {
+  static const std::regex run(R"(//\s*Run:\s*warpbook check (\S+) (\S+))");
+  std::vector<LessonKernel> out;
+  for (auto& e : fs::recursive_directory_iterator(fs::path(WARPBOOK_SOURCE_ROOT) / "lessons"))
+    if (e.is_regular_file() && e.path().extension() == ".cu") {
+      LessonKernel k{e.path(), "", nullptr, "", read_file(e.path())};
+      std::smatch m;
+      if (!std::regex_search(k.source, m, run)) continue;
+      k.puzzle_id = m[1].str();
+      k.named = m[2].str();
+      k.puzzle = builtin_catalog().find_puzzle(k.puzzle_id);
+      out.push_back(std::move(k));
+    }
+  std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.file < b.file; });
+  return out;
 }
 
 // Runs reference, solution and starter of every puzzle; `on_result` sees each report.

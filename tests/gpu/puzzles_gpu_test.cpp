@@ -1,5 +1,6 @@
 // Every puzzle on the GPU: reference and solution pass (the perf size included, and timed),
-// the starter fails. Prints each solution's figures: time, GB/s, speed of light, medal.
+// the starter fails. Prints each solution's figures: time, GB/s, speed of light, medal. Then every
+// kernel a lesson ships, timed the same way and held to its `// measured:` line.
 #include "common/puzzle_suite.hpp"
 
 #include <cstdlib>
@@ -33,12 +34,12 @@ TEST_CASE("every puzzle on the GPU: reference and solution pass and are timed; t
     // A solution's `// measured:` line is what it takes on that GPU: more than 15% off it, the
     // header (and whatever lesson quotes it) no longer tells the truth.
     if (std::string(role) == "solution" && r.perf && r.perf->timing.ok) {
-      test::MeasuredLine m = test::measured_line(test::read_file(p.solution));
-      if (m.us > 0 && m.device == r.device.name) {
-        double ratio = r.perf->timing.median_us / m.us;
+      const auto m = test::measured_on(test::read_file(p.solution), r.device.name);
+      if (m && m->us > 0) {
+        double ratio = r.perf->timing.median_us / m->us;
         std::string line =
             fmt::format("{}: measured {:.2f} us, its header says {:.2f} us ({:.2f}x)", p.id,
-                        r.perf->timing.median_us, m.us, ratio);
+                        r.perf->timing.median_us, m->us, ratio);
         MESSAGE(line);
         if (ratio < 1 / 1.15 || ratio > 1.15) off_their_line.push_back(line);
       }
@@ -60,4 +61,36 @@ TEST_CASE("every puzzle on the GPU: reference and solution pass and are timed; t
     for (auto& s : short_of_gold) FAIL_CHECK("solution short of gold: " << s);
   else
     for (auto& s : short_of_gold) MESSAGE("solution short of gold: " << s);
+}
+
+TEST_CASE("every kernel a lesson ships on the GPU: it passes, and its `// measured:` line for this "
+          "GPU holds within 15%") {
+  // Lesson 0008's ladder quotes what each rung measured on one GPU; the sim tests hold the
+  // lesson's table to the files' lines, this holds the lines to the GPU they name.
+  std::string why;
+  auto gpu = make_cuda_backend(why);
+  REQUIRE_MESSAGE(gpu, why);
+  CheckOptions opt;
+  opt.seed = 0;
+  int held = 0;
+  std::vector<std::string> off_their_line;
+  for (const test::LessonKernel& k : test::lesson_kernels()) {
+    CAPTURE(k.file.string());
+    REQUIRE_MESSAGE(k.puzzle, k.file.string() << ": no puzzle " << k.puzzle_id);
+    const CheckReport r = check_puzzle(*k.puzzle, k.source, k.file.filename().string(), *gpu, opt);
+    CHECK_MESSAGE(r.verdict == Verdict::passed, test::describe(r));
+    const double us = r.perf && r.perf->timing.ok ? r.perf->timing.median_us : 0;
+    const auto m = test::measured_on(k.source, r.device.name);
+    std::string line =
+        fmt::format("{:<48} {:<13} {:10.2f} us", k.named, verdict_name(r.verdict), us);
+    if (m && us > 0) {
+      ++held;
+      line += fmt::format("   its line says {:.2f} us ({:.2f}x)", m->us, us / m->us);
+      if (us / m->us < 1 / 1.15 || us / m->us > 1.15) off_their_line.push_back(line);
+    }
+    MESSAGE(line);
+  }
+  for (auto& s : off_their_line)
+    FAIL_CHECK("a lesson kernel's `// measured:` line is off by more than 15%: " << s);
+  if (held == 0) MESSAGE("no lesson kernel has a `// measured:` line on " << gpu->info().name);
 }

@@ -1,6 +1,6 @@
 // The performance model's orderings and shapes, on the simulator (no GPU): what a learner without
 // one is told about speed must at least rank kernels the way the H200 does. The figures each test
-// leans on were measured on the H200 (bench/perfmodel/data/h200-2026-11-23, docs/perf-model.md).
+// leans on were measured on the H200 (bench/perfmodel/data/h200-corpus, docs/perf-model.md).
 #include "common/puzzle_suite.hpp"
 #include "core/perf/explain.hpp"
 #include "core/perf/predict.hpp"
@@ -120,7 +120,7 @@ TEST_CASE("perf model: the bank-conflicted and the padded transpose differ") {
 
 TEST_CASE("perf model: a GEMM's steady L2 stream on a GPU with a slower L2") {
   // Puzzle 20's solution measured 308.6 us on an H100 and 309.2 on the H200
-  // (bench/perfmodel/data/h100-2026-11-25-curriculum2, h200-2026-11-25): the H100's L2 reads 13%
+  // (bench/perfmodel/data/h100-curriculum2, h200-curriculum2): the H100's L2 reads 13%
   // slower on `warpbook probe`, and the GEMM does not notice. Served strictly at its average
   // share of the L2, each SM's k-step bursts queued behind one another: 381 us for the H100. The
   // share an SM left unused within the last L2 latency serves its next burst: 348 us.
@@ -200,7 +200,7 @@ TEST_CASE("perf model: each designed limiter is named for a kernel built to have
 }
 
 TEST_CASE("perf model: warps that exit free their slots, warps at a barrier do not") {
-  // H200 (bench/perfmodel/results/h200-2026-11-23-exited-warps.md): puzzle 09's reference, whose
+  // H200 (bench/perfmodel/results/h200-exited-warps.md): puzzle 09's reference, whose
   // idle threads return, 2679 us at 256 threads per block; the same kernel with them waiting at
   // a __syncthreads() 8215 us (3.1x), and 2267 us for both at 32 threads per block.
   const std::string exit_src = read("puzzles/09-argmax-rows/reference.cu");
@@ -264,7 +264,7 @@ TEST_CASE("perf model: a causal grid run longest tiles first is not extrapolated
           "blocks") {
   // Solution 23 gives block x the query tile cdiv(S, BQ) - 1 - x: the first blocks the busiest SM
   // runs are the longest, and the last ones a sixteenth of that. The H200 measured 4139 us
-  // (bench/perfmodel/data/h200-2026-11-25); extrapolating every block from the first ones
+  // (bench/perfmodel/data/h200-curriculum2); extrapolating every block from the first ones
   // predicts 11.8 ms.
   const perf::Prediction causal =
       predict_file("23-causal-flash-attention", "solutions/23-causal-flash-attention.cu");
@@ -275,7 +275,7 @@ TEST_CASE("perf model: a causal grid run longest tiles first is not extrapolated
 TEST_CASE("perf model: blocks that exit at once are counted by a census, not replayed as work") {
   // Solution 24 with each working block taking F chunks and the other F - 1 blocks of every F
   // exiting at once: the same bytes and arithmetic whatever F is, and the H200 measured 510.9,
-  // 510.8 and 510.6 us at F = 1, 2 and 4 (bench/perfmodel/data/h200-2026-11-25). The busiest
+  // 510.8 and 510.6 us at F = 1, 2 and 4 (bench/perfmodel/data/h200-curriculum2). The busiest
   // SM's blocks, every 132nd of a grid whose rows are 16 blocks long, all fall on working blocks:
   // extrapolated from them alone, F = 2 and 4 come out at 1100 and 2074 us.
   const std::string src = read("bench/perfmodel/curriculum2/24-split-k-ring-chunks-a-block.cu");
@@ -297,7 +297,7 @@ TEST_CASE("perf model: blocks that exit at once are counted by a census, not rep
 // The simulator runs PTX, before ptxas allocates registers, so spills never reach the replay. The
 // prediction must at least say where ptxas spilled: solution 24 squeezed to 6 blocks of 128
 // threads per SM (80 registers) measured 1140 us on the H200 against 537 us, and the model says
-// 480 us for it (bench/perfmodel/data/h200-2026-11-25).
+// 480 us for it (bench/perfmodel/data/h200-curriculum2).
 TEST_CASE("perf model: a kernel squeezed into fewer registers says that ptxas spilled") {
   const std::string src = read("solutions/24-decode-attention.cu");
   const std::string squeezed =
@@ -326,7 +326,7 @@ TEST_CASE("perf model: a kernel squeezed into fewer registers says that ptxas sp
 TEST_CASE(
     "perf model: fp8 mma.sync costs Hopper its emulation, f16 mma on unpacked codes does not") {
   // sm_90 has no FP8 mma.sync: ptxas emits F2FP, two HMMA and 4 FADD per m16n8k32. On the H200
-  // (bench/perfmodel/data/h200-2026-11-25) the same loop took 486 us that way and 284 us with
+  // (bench/perfmodel/data/h200-curriculum2) the same loop took 486 us that way and 284 us with
   // each fragment unpacked once into f16 mma.
   const std::string fp8 = with_tune(
       with_tune(with_tune(read("bench/perfmodel/curriculum2/33-fp8-mma-k32-unrolled.cu"), "BK", 64),
@@ -413,7 +413,7 @@ extern "C" __global__ void __launch_bounds__(128) fp8_gemm(const __nv_fp8_e4m3* 
 TEST_CASE("perf model: a wgmma kernel that ptxas serialized says so, and is timed that way") {
   // ptxas (C7514) made every wgmma of wgmma-k32.cu wait for the one before: the adds into f32
   // read the other accumulator while a wgmma is in flight. The H200 measured 235.8 us for it and
-  // 300.0 us for the version that waits by itself (bench/perfmodel/data/h200-2026-11-25).
+  // 300.0 us for the version that waits by itself (bench/perfmodel/data/h200-curriculum2).
   const auto serial =
       predict_file("33-fp8-gemm", "bench/perfmodel/experiments/fp8-wgmma/wgmma-k32.cu");
   REQUIRE(!serial.launches.empty());
@@ -432,7 +432,7 @@ TEST_CASE("perf model: a wgmma kernel that ptxas serialized says so, and is time
 
 TEST_CASE("perf model: a GEMM's blocks find their panels in the L2 whichever round they start") {
   // Puzzle 20 at BK 32 x 4 (the version Nsight Compute read on the H200): 225 MB of DRAM traffic
-  // (640 GB/s over 352.5 us, bench/perfmodel/data/h200-2026-11-25). The replayed SM takes
+  // (640 GB/s over 352.5 us, bench/perfmodel/data/h200-curriculum2). The replayed SM takes
   // every 132nd block, so blocks 264, 528 and 792 start rounds of 264 slots; with "the same
   // round" aligned at multiples of 264, each would read its whole B panel from DRAM and the
   // launch would come to 738 MB.
@@ -447,9 +447,9 @@ TEST_CASE("perf model: a GEMM's blocks find their panels in the L2 whichever rou
 // order, hit; but the DRAM fetches the panel once for all of them, at the GPU's bandwidth, not at
 // the first block's SM's share of it. Charged at that share, solution 21's first block (wgmma, one
 // block per SM, 4 on the busiest SM) takes twice as long as the three after it, and the model
-// says 271 us where the H200 measured 202-208 us (bench/perfmodel/data/h200-2026-11-28).
+// says 271 us where the H200 measured 202-208 us (bench/perfmodel/data/h200-capture11).
 TEST_CASE("perf model: a grid's first blocks share the DRAM fetch of their panels") {
-  const auto p = predict_file("21-gemm-bias-gelu", "bench/perfmodel/curriculum2/21-wgmma-gelu.cu");
+  const auto p = predict_file("21-gemm-bias-gelu", "solutions/21-gemm-bias-gelu.cu");
   CHECK(p.us < 1.2 * 207.76);
   CHECK(p.us > 207.76 / 1.2);
   // The bytes are still the launch's: A and B at least once (33.6 MB each) and Y (33.6 MB).

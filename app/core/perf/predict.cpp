@@ -38,7 +38,7 @@ struct Occupancy {
   int resident = 1;
   std::string limited_by = "blocks";
   // Warps that exit free their warp slots and registers at once; a block's slot and its shared
-  // memory are held until its last warp ends (measured: results/h200-2026-11-23-exited-warps.md).
+  // memory are held until its last warp ends (measured: results/h200-exited-warps.md).
   int block_slots = 1; // blocks per SM by the block limit and shared memory alone
   int warp_slots = 64; // warps per SM by the warp limit and registers alone
   int registers = 32, shared_bytes = 0;

@@ -3,9 +3,11 @@
 // mma.sync bf16 on 128 x 128 tiles, a cp.async ring of BK 32 x 4 stages walked by a rolled loop
 // (the stage a run-time value in every ldmatrix and copy address), copy addresses worked out once.
 // 343 us on the H200 against the unrolled loop's 307.
-// A kernel of bench/perfmodel/curriculum2.toml, the set the performance model is checked against:
-// the rows that name this file say what each timing measured, and their tune/define values make the
-// versions.
+// COPY_ADDRESS_PER_KSTEP 1 (-D, a row of the manifest, at BK 64 x 3) works each chunk's copy
+// address (row, chunk, swizzle, bounds, a 64-bit multiply) out every k-step instead: 465 us on the
+// H200, the tensor cores waiting on instruction issue. A kernel of
+// bench/perfmodel/curriculum2.toml, the set the performance model is checked against: the rows that
+// name this file say what each timing measured, and their tune/define values make the versions.
 // measured: 343.12 us on NVIDIA H200
 // @tune BM=128
 // @tune BN=128
@@ -13,6 +15,7 @@
 // @tune WN=64
 // @tune BK=32
 // @tune STAGES=4
+#define COPY_ADDRESS_PER_KSTEP 0
 #include <cuda_bf16.h>
 
 #define THREADS ((BM / WM) * (BN / WN) * 32)
@@ -98,6 +101,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB)
   const bool vec = (K % 8) == 0;
   const bool warp_busy = bm + wm * WM < M && bn + wn * WN < N;
 
+#if COPY_ADDRESS_PER_KSTEP
+#else
   // Copies: thread tid always takes chunk tid % CPR of rows tid / CPR + i * (THREADS / CPR), and
   // the swizzle of those rows is the same (the row step is a multiple of RPL * CPR), so each
   // chunk's shared offset is a fixed stride apart and its global address moves by BK a step:
@@ -116,10 +121,13 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB)
   for (int i = 0; i < NB; ++i) bmask |= (bn + cr + i * RSTEP < N ? 1u : 0u) << i;
   static_assert(RSTEP % (RPL * CPR) == 0, "the row step must keep each chunk's swizzle");
 
+#endif
   auto load_tile = [&](int kt, int s) {
     __nv_bfloat16* As = smem + s * (A_TILE + B_TILE);
     __nv_bfloat16* Bs = As + A_TILE;
     const int k0 = kt * BK;
+#if COPY_ADDRESS_PER_KSTEP
+#else
     if (vec) {
       const bool kin = k0 + cc * 8 < K;
       const unsigned sa = smem_addr(As + soff), sb = smem_addr(Bs + soff);
@@ -135,6 +143,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB)
       }
       return;
     }
+#endif
 #pragma unroll
     for (int i = 0; i < BM * CPR / THREADS; ++i) {
       const int e = tid + i * THREADS, r = e / CPR, ch = e % CPR;

@@ -2,6 +2,8 @@
 //
 // Puzzle 20's rolled mainloop (BK 64 x 3) with bias and tanh GELU in the epilogue and 16-byte
 // stores staged through shared memory.
+// COPY_ADDRESS_PER_KSTEP 1 (-D, a row of the manifest) works each chunk's copy address out every
+// k-step instead.
 // A kernel of bench/perfmodel/curriculum2.toml, the set the performance model is checked against:
 // the rows that name this file say what each timing measured, and their tune/define values make the
 // versions.
@@ -12,6 +14,7 @@
 // @tune WN=64
 // @tune BK=64
 // @tune STAGES=3
+#define COPY_ADDRESS_PER_KSTEP 0
 #include <cuda_bf16.h>
 
 #define THREADS ((BM / WM) * (BN / WN) * 32)
@@ -106,6 +109,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB)
   const bool vec = (K % 8) == 0;
   const bool warp_busy = bm + wm * WM < M && bn + wn * WN < N;
 
+#if COPY_ADDRESS_PER_KSTEP
+#else
   // Copies: thread tid always takes chunk tid % CPR of rows tid / CPR + i * (THREADS / CPR), and
   // the swizzle of those rows is the same (the row step is a multiple of RPL * CPR), so each
   // chunk's shared offset is a fixed stride apart and its global address moves by BK a step:
@@ -124,10 +129,13 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB)
   for (int i = 0; i < NB; ++i) bmask |= (bn + cr + i * RSTEP < N ? 1u : 0u) << i;
   static_assert(RSTEP % (RPL * CPR) == 0, "the row step must keep each chunk's swizzle");
 
+#endif
   auto load_tile = [&](int kt, int s) {
     __nv_bfloat16* As = smem + s * (A_TILE + B_TILE);
     __nv_bfloat16* Bs = As + A_TILE;
     const int k0 = kt * BK;
+#if COPY_ADDRESS_PER_KSTEP
+#else
     if (vec) {
       const bool kin = k0 + cc * 8 < K;
       const unsigned sa = smem_addr(As + soff), sb = smem_addr(Bs + soff);
@@ -143,6 +151,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB)
       }
       return;
     }
+#endif
 #pragma unroll
     for (int i = 0; i < BM * CPR / THREADS; ++i) {
       const int e = tid + i * THREADS, r = e / CPR, ch = e % CPR;

@@ -1,7 +1,9 @@
 // Perf-model kernel · 23 causal flash attention, 16 rows a warp
 //
 // Causal + GQA, 64-row blocks of 4 warps of 16 rows, Q in registers, two barriers a tile, tiles
-// above the diagonal skipped, K/V copy addresses worked out per chunk.
+// above the diagonal skipped. Sq <= Sk: query row r is key position r + Sk - Sq.
+// COPY_ADDRESS_ONCE (-D, a row of the manifest) works the K/V copy addresses out once instead of
+// per chunk: 4148 against 4139 us on the H200, no gain.
 // A kernel of bench/perfmodel/curriculum2.toml, the set the performance model is checked against:
 // the rows that name this file say what each timing measured, and their tune/define values make the
 // versions.
@@ -11,15 +13,19 @@
 
 #include <cuda_bf16.h>
 
-#define NW (BQ / 16)     // warps: 16 query rows each
-#define NT (NW * 32)     // threads
-#define BKV 64           // keys per K/V tile
+#define NW (BQ / 16) // warps: 16 query rows each
+#define NT (NW * 32) // threads
+#define BKV 64       // keys per K/V tile
+#define COPY_ADDRESS_ONCE 0
 
 __device__ __forceinline__ void cp_async16(void* smem, const void* gmem, int src_bytes) {
   unsigned s = (unsigned)__cvta_generic_to_shared(smem);
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(src_bytes));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem),
+               "r"(src_bytes));
 }
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+__device__ __forceinline__ void cp_async_commit() {
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
 template <int N_> __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N_) : "memory");
 }
@@ -27,12 +33,14 @@ template <int N_> __device__ __forceinline__ void cp_async_wait() {
 __device__ __forceinline__ void ldsm_x4(unsigned* r, const void* p) {
   unsigned a = (unsigned)__cvta_generic_to_shared(p);
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(a));
 }
 __device__ __forceinline__ void ldsm_x4_t(unsigned* r, const void* p) {
   unsigned a = (unsigned)__cvta_generic_to_shared(p);
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(a));
 }
 // c (16 x 8, f32) += a (16 x 16, bf16) * b (16 x 8, bf16)
 __device__ __forceinline__ void mma_bf16(float* c, const unsigned* a, unsigned b0, unsigned b1) {
@@ -52,12 +60,13 @@ __device__ __forceinline__ unsigned pack_bf16(float lo, float hi) {
   return *reinterpret_cast<unsigned*>(&h);
 }
 
-// One block: rows q0 .. q0 + BQ - 1 of one query head. Q and O point at that head's [S][D], K and
-// V at its KV head's.
+// One block: rows q0 .. q0 + BQ - 1 of one query head. Q and O point at that head's [Sq][D], K and
+// V at its KV head's [Sk][D]; query row r is key position r + off, off = Sk - Sq.
 template <int D>
-__device__ __forceinline__ void attend(const __nv_bfloat16* __restrict__ Q, const __nv_bfloat16* __restrict__ K,
-                                       const __nv_bfloat16* __restrict__ V, __nv_bfloat16* __restrict__ O,
-                                       int S, int q0) {
+__device__ __forceinline__ void
+attend(const __nv_bfloat16* __restrict__ Q, const __nv_bfloat16* __restrict__ K,
+       const __nv_bfloat16* __restrict__ V, __nv_bfloat16* __restrict__ O, int Sq, int Sk, int q0) {
+  const int off = Sk - Sq;
   constexpr int LD = D + 8;  // halves per shared row (padding: conflict-free ldmatrix)
   constexpr int KD = D / 16; // 16-wide slices of D: k steps of Q K^T, column pairs of P V
   constexpr int CH = D / 8;  // 16-byte chunks per row
@@ -69,25 +78,55 @@ __device__ __forceinline__ void attend(const __nv_bfloat16* __restrict__ Q, cons
 
   for (int c = tid; c < BQ * CH; c += NT) {
     const int r = c / CH, col = (c % CH) * 8;
-    const bool in = q0 + r < S;
+    const bool in = q0 + r < Sq;
     cp_async16(Qs + r * LD + col, in ? Q + (long long)(q0 + r) * D + col : Q, in ? 16 : 0);
   }
   cp_async_commit();
+#if COPY_ADDRESS_ONCE
+  // K and V copies: thread tid always takes chunk tid % CH of rows tid / CH + i * RP, so the
+  // addresses are a fixed stride apart and only the tile's first key moves; a whole tile needs no
+  // bounds. (Worked out per chunk, the index arithmetic costs issue slots the mma need.)
+  constexpr int RP = NT / CH; // rows one pass of the block copies
+  static_assert(NT % CH == 0 && BKV % RP == 0, "the K/V copies must split evenly");
+  const int kr = tid / CH, kcol = (tid % CH) * 8, kso = kr * LD + kcol;
+  auto load_kv = [&](int kt) {
+    __nv_bfloat16* Kb = Ks + (kt & 1) * BKV * LD + kso;
+    __nv_bfloat16* Vb = Vs + (kt & 1) * BKV * LD + kso;
+    const int key0 = kt * BKV + kr;
+    const __nv_bfloat16* Kg = K + (long long)key0 * D + kcol;
+    const __nv_bfloat16* Vg = V + (long long)key0 * D + kcol;
+    if ((kt + 1) * BKV <= Sk) {
+#pragma unroll
+      for (int i = 0; i < BKV / RP; ++i) {
+        cp_async16(Kb + i * RP * LD, Kg + i * RP * D, 16);
+        cp_async16(Vb + i * RP * LD, Vg + i * RP * D, 16);
+      }
+    } else { // the last, partial tile: zeros past Sk
+#pragma unroll
+      for (int i = 0; i < BKV / RP; ++i) {
+        const bool in = key0 + i * RP < Sk;
+        cp_async16(Kb + i * RP * LD, in ? Kg + i * RP * D : K, in ? 16 : 0);
+        cp_async16(Vb + i * RP * LD, in ? Vg + i * RP * D : V, in ? 16 : 0);
+      }
+    }
+  };
+#else // each chunk's address worked out on its own
   auto load_kv = [&](int kt) {
     __nv_bfloat16* Kb = Ks + (kt & 1) * BKV * LD;
     __nv_bfloat16* Vb = Vs + (kt & 1) * BKV * LD;
 #pragma unroll
     for (int c = tid; c < BKV * CH; c += NT) {
       const int r = c / CH, col = (c % CH) * 8, key = kt * BKV + r;
-      const bool in = key < S;
-      const long long off = in ? (long long)key * D + col : 0;
-      cp_async16(Kb + r * LD + col, K + off, in ? 16 : 0);
-      cp_async16(Vb + r * LD + col, V + off, in ? 16 : 0);
+      const bool in = key < Sk;
+      const long long at = in ? (long long)key * D + col : 0;
+      cp_async16(Kb + r * LD + col, K + at, in ? 16 : 0);
+      cp_async16(Vb + r * LD + col, V + at, in ? 16 : 0);
     }
   };
-  // Causal: the block's last row, min(q0 + BQ, S) - 1, sees keys up to itself; the key tiles past
-  // it are never loaded nor computed (the tiles above the diagonal: about half of them).
-  const int nkt = (min(q0 + BQ, S) - 1) / BKV + 1;
+#endif
+  // Causal: the block's last row, min(q0 + BQ, Sq) - 1, sees keys up to its position (+ off); the
+  // key tiles past it are never loaded nor computed (the tiles above the diagonal).
+  const int nkt = (min(q0 + BQ, Sq) - 1 + off) / BKV + 1;
   load_kv(0);
   cp_async_commit();
 
@@ -96,7 +135,8 @@ __device__ __forceinline__ void attend(const __nv_bfloat16* __restrict__ Q, cons
   __syncthreads();
   unsigned qa[KD][4];
 #pragma unroll
-  for (int kk = 0; kk < KD; ++kk) ldsm_x4(qa[kk], Qs + (warp * 16 + lane % 16) * LD + kk * 16 + (lane / 16) * 8);
+  for (int kk = 0; kk < KD; ++kk)
+    ldsm_x4(qa[kk], Qs + (warp * 16 + lane % 16) * LD + kk * 16 + (lane / 16) * 8);
 
   float oacc[D / 8][4]; // o: rows g and g + 8 of the warp, columns 8n + 2t, 8n + 2t + 1
 #pragma unroll
@@ -121,15 +161,16 @@ __device__ __forceinline__ void attend(const __nv_bfloat16* __restrict__ Q, cons
 #pragma unroll
       for (int np = 0; np < 4; ++np) { // keys np*16 .. np*16 + 15: two fragments
         unsigned b[4];
-        ldsm_x4(b, Kb + (np * 16 + (lane / 16) * 8 + lane % 8) * LD + kk * 16 + ((lane / 8) % 2) * 8);
+        ldsm_x4(b,
+                Kb + (np * 16 + (lane / 16) * 8 + lane % 8) * LD + kk * 16 + ((lane / 8) % 2) * 8);
         mma_bf16(s[2 * np], qa[kk], b[0], b[1]);
         mma_bf16(s[2 * np + 1], qa[kk], b[2], b[3]);
       }
 
     // Online softmax, base 2. Keys past the row (key > row: the diagonal tile, where the tile's
-    // last key passes the warp's first row) and past S get -inf; the other tiles need no mask.
+    // last key passes the warp's first row) and past Sk get -inf; the other tiles need no mask.
     const int row0 = q0 + warp * 16 + lane / 4; // rows row0 and row0 + 8
-    const bool edge = (kt + 1) * BKV - 1 > q0 + warp * 16 || (kt + 1) * BKV > S;
+    const bool edge = (kt + 1) * BKV - 1 > q0 + warp * 16 + off || (kt + 1) * BKV > Sk;
     float mx[2] = {m[0], m[1]};
 #pragma unroll
     for (int j = 0; j < 8; ++j)
@@ -137,7 +178,7 @@ __device__ __forceinline__ void attend(const __nv_bfloat16* __restrict__ Q, cons
       for (int e = 0; e < 4; ++e) {
         float x = s[j][e] * sl2;
         const int key = kt * BKV + j * 8 + 2 * t + (e & 1);
-        if (edge && (key > row0 + (e / 2) * 8 || key >= S)) x = -INFINITY;
+        if (edge && (key > row0 + off + (e / 2) * 8 || key >= Sk)) x = -INFINITY;
         s[j][e] = x;
         mx[e / 2] = fmaxf(mx[e / 2], x);
       }
@@ -170,13 +211,15 @@ __device__ __forceinline__ void attend(const __nv_bfloat16* __restrict__ Q, cons
     // O += P V: P straight from the score registers (bf16 pairs), V through ldmatrix.trans.
 #pragma unroll
     for (int kk = 0; kk < BKV / 16; ++kk) {
-      unsigned pa[4] = {pack_bf16(s[2 * kk][0], s[2 * kk][1]), pack_bf16(s[2 * kk][2], s[2 * kk][3]),
+      unsigned pa[4] = {pack_bf16(s[2 * kk][0], s[2 * kk][1]),
+                        pack_bf16(s[2 * kk][2], s[2 * kk][3]),
                         pack_bf16(s[2 * kk + 1][0], s[2 * kk + 1][1]),
                         pack_bf16(s[2 * kk + 1][2], s[2 * kk + 1][3])};
 #pragma unroll
       for (int dp = 0; dp < KD; ++dp) { // columns dp*16 .. dp*16 + 15 of o: two fragments
         unsigned b[4];
-        ldsm_x4_t(b, Vb + (kk * 16 + ((lane / 8) % 2) * 8 + lane % 8) * LD + dp * 16 + (lane / 16) * 8);
+        ldsm_x4_t(b, Vb + (kk * 16 + ((lane / 8) % 2) * 8 + lane % 8) * LD + dp * 16 +
+                         (lane / 16) * 8);
         mma_bf16(oacc[2 * dp], pa, b[0], b[1]);
         mma_bf16(oacc[2 * dp + 1], pa, b[2], b[3]);
       }
@@ -196,7 +239,8 @@ __device__ __forceinline__ void attend(const __nv_bfloat16* __restrict__ Q, cons
   const int g = lane / 4;
 #pragma unroll
   for (int n = 0; n < D / 8; ++n) {
-    *reinterpret_cast<unsigned*>(Ow + g * LD + n * 8 + 2 * t) = pack_bf16(oacc[n][0] * inv[0], oacc[n][1] * inv[0]);
+    *reinterpret_cast<unsigned*>(Ow + g * LD + n * 8 + 2 * t) =
+        pack_bf16(oacc[n][0] * inv[0], oacc[n][1] * inv[0]);
     *reinterpret_cast<unsigned*>(Ow + (g + 8) * LD + n * 8 + 2 * t) =
         pack_bf16(oacc[n][2] * inv[1], oacc[n][3] * inv[1]);
   }
@@ -204,23 +248,26 @@ __device__ __forceinline__ void attend(const __nv_bfloat16* __restrict__ Q, cons
 #pragma unroll
   for (int c = lane; c < 16 * CH; c += 32) {
     const int r = c / CH, col = (c % CH) * 8, row = q0 + warp * 16 + r;
-    if (row < S)
-      *reinterpret_cast<uint4*>(O + (long long)row * D + col) = *reinterpret_cast<const uint4*>(Ow + r * LD + col);
+    if (row < Sq)
+      *reinterpret_cast<uint4*>(O + (long long)row * D + col) =
+          *reinterpret_cast<const uint4*>(Ow + r * LD + col);
   }
 }
 
 extern "C" __global__ void __launch_bounds__(NT, 2)
     causal_flash_attention(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k,
-                           const __nv_bfloat16* __restrict__ v, __nv_bfloat16* __restrict__ o, int B, int Hq,
-                           int Hkv, int S, int Sk, int D) { // Sq = Sk = S only (timed at the perf size)
-  const int b = blockIdx.y / Hq, h = blockIdx.y % Hq, hkv = h / (Hq / Hkv); // GQA: groups of Hq / Hkv
-  const long long qhead = ((long long)b * Hq + h) * S * D, kvhead = ((long long)b * Hkv + hkv) * S * D;
+                           const __nv_bfloat16* __restrict__ v, __nv_bfloat16* __restrict__ o,
+                           int B, int Hq, int Hkv, int Sq, int Sk, int D) {
+  const int b = blockIdx.y / Hq, h = blockIdx.y % Hq,
+            hkv = h / (Hq / Hkv); // GQA: groups of Hq / Hkv
+  const long long qhead = ((long long)b * Hq + h) * Sq * D,
+                  kvhead = ((long long)b * Hkv + hkv) * Sk * D;
   // The longest query tiles first: blocks start in the order of their linear index (x fastest),
   // so x = 0 is the head's last query tile, which has the most key tiles, and its short tiles come
   // last: the final wave of the grid is short blocks, which fill the gaps the long ones leave.
   const int q0 = (gridDim.x - 1 - blockIdx.x) * BQ;
   if (D == 64)
-    attend<64>(q + qhead, k + kvhead, v + kvhead, o + qhead, S, q0);
+    attend<64>(q + qhead, k + kvhead, v + kvhead, o + qhead, Sq, Sk, q0);
   else
-    attend<128>(q + qhead, k + kvhead, v + kvhead, o + qhead, S, q0);
+    attend<128>(q + qhead, k + kvhead, v + kvhead, o + qhead, Sq, Sk, q0);
 }

@@ -3,13 +3,43 @@
 // q4_0 weights decoded to exact (q - 8) floats with a byte permute and a subtract, four rows a
 // warp, loads in 4- and 2-byte pieces, two steps of loads in flight. Its measured line is from an
 // L2 flushed by writing; 32-gemv-f32-fma-read-flush.cu is the same code timed with a reading flush.
+// L2_256B 1 (-D, a row of the manifest) loads the weights as ld.global.nc.L2::256B.
 // A kernel of bench/perfmodel/curriculum2.toml, the set the performance model is checked against:
 // the rows that name this file say what each timing measured, and their tune/define values make the
 // versions.
 // measured: 105.70 us on NVIDIA H200
 // @tune THREADS=128
 // @tune ROWS=16
+#define L2_256B 0
 #include <cuda_fp16.h>
+#if L2_256B
+
+// 16-byte read-only load with an L2 prefetch hint of 256 bytes (the line's neighbours come too).
+__device__ __forceinline__ float4 ldg_pf(const float4* p) {
+  float4 v;
+  asm("ld.global.nc.L2::256B.v4.f32 {%0, %1, %2, %3}, [%4];"
+      : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+      : "l"(p));
+  return v;
+}
+__device__ __forceinline__ uint4 ldg_pf(const uint4* p) {
+  uint4 v;
+  asm("ld.global.nc.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+      : "l"(p));
+  return v;
+}
+__device__ __forceinline__ unsigned int ldg_pf(const unsigned int* p) {
+  unsigned int v;
+  asm("ld.global.nc.L2::256B.u32 %0, [%1];" : "=r"(v) : "l"(p));
+  return v;
+}
+__device__ __forceinline__ unsigned short ldg_pf(const unsigned short* p) {
+  unsigned short v;
+  asm("ld.global.nc.L2::256B.u16 %0, [%1];" : "=h"(v) : "l"(p));
+  return v;
+}
+#endif
 
 constexpr int NWARP = THREADS / 32;
 constexpr int R = ROWS / NWARP; // rows per warp
@@ -59,7 +89,11 @@ extern "C" __global__ void __launch_bounds__(THREADS)
   const long long row0 = (long long)blockIdx.x * ROWS + warp * R;
   const int nb = K >> 5; // q4_0 blocks per row
   const int c = lane & 1;
+#if L2_256B
   int b = lane >> 1; // this lane's block in the first step; each step moves 16 blocks
+#else
+  int b = lane >> 1; // this lane's block in the first step; each step moves 16 blocks
+#endif
   // Per row, fixed for the whole walk (a step moves 16 * 18 = 288 bytes, a multiple of 4):
   // the aligned word holding this lane's first qs byte, whether the bytes start 2 into it, and
   // where the scale and the 2-byte tail (or, when aligned, a harmless in-block piece) are.
@@ -88,10 +122,17 @@ extern "C" __global__ void __launch_bounds__(THREADS)
   for (int r = 0; r < R; ++r) {
     c0[r] = c1[r] = c2[r] = cd[r] = 0u;
     if (b < nb) {
+#if L2_256B
+      c0[r] = ldg_pf(pw[r]);
+      c1[r] = ldg_pf(pw[r] + 1);
+      c2[r] = ldg_pf(pt[r]);
+      cd[r] = ldg_pf(pd[r]);
+#else
       c0[r] = __ldg(pw[r]);
       c1[r] = __ldg(pw[r] + 1);
       c2[r] = __ldg(pt[r]);
       cd[r] = __ldg(pd[r]);
+#endif
     }
   }
   for (; b < nb; b += 16) {
@@ -101,6 +142,17 @@ extern "C" __global__ void __launch_bounds__(THREADS)
     unsigned int n0[R], n1[R], n2[R], nd[R];
 #pragma unroll
     for (int r = 0; r < R; ++r) {
+#if L2_256B
+      if (more) {
+        pw[r] += 72;
+        pt[r] += 144;
+        pd[r] += 144;
+      }
+      n0[r] = ldg_pf(pw[r]);
+      n1[r] = ldg_pf(pw[r] + 1);
+      n2[r] = ldg_pf(pt[r]);
+      nd[r] = ldg_pf(pd[r]);
+#else
       if (more) {
         pw[r] += 72;
         pt[r] += 144;
@@ -110,6 +162,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
       n1[r] = __ldg(pw[r] + 1);
       n2[r] = __ldg(pt[r]);
       nd[r] = __ldg(pd[r]);
+#endif
     }
     float xl[8], xh[8];
     widen8(xa, xl);
@@ -117,15 +170,27 @@ extern "C" __global__ void __launch_bounds__(THREADS)
 #pragma unroll
     for (int r = 0; r < R; ++r) {
       const float d = __half2float(__ushort_as_half((unsigned short)cd[r]));
+#if L2_256B
       const unsigned int q0 = __byte_perm(c0[r], c1[r], sel[r]),
                          q1 = __byte_perm(c1[r], c2[r], sel[r]);
+#else
+      const unsigned int q0 = __byte_perm(c0[r], c1[r], sel[r]),
+                         q1 = __byte_perm(c1[r], c2[r], sel[r]);
+#endif
       float s8 = dot8(q0, xl, xh, 0.0f);
       s8 = dot8(q1, xl + 4, xh + 4, s8);
       acc[r] = fmaf(d, s8, acc[r]);
+#if L2_256B
       c0[r] = n0[r];
       c1[r] = n1[r];
       c2[r] = n2[r];
       cd[r] = nd[r];
+#else
+      c0[r] = n0[r];
+      c1[r] = n1[r];
+      c2[r] = n2[r];
+      cd[r] = nd[r];
+#endif
     }
   }
 #pragma unroll

@@ -2,6 +2,8 @@
 //
 // mma.sync m16n8k32 e4m3 (emulated on Hopper: ptxas emits F2FP, two HMMA and 4 FADD each), a rolled
 // loop, BK 64 x 4 stages, copy addresses worked out once: 397-400 us against the solution's 284.5.
+// COPY_ADDRESS_PER_KSTEP 1 (-D, a row of the manifest) works each chunk's copy address out every
+// k-step instead.
 // A kernel of bench/perfmodel/curriculum2.toml, the set the performance model is checked against:
 // the rows that name this file say what each timing measured, and their tune/define values make the
 // versions.
@@ -13,16 +15,18 @@
 // @tune BK=64
 // @tune STAGES=4
 // @tune SMEM=65536
-#define MINB (THREADS <= 128 ? 2 : 1) // blocks per SM for __launch_bounds__: 2 x 128 threads x 255 registers fit
+#define COPY_ADDRESS_PER_KSTEP 0
+// blocks per SM for __launch_bounds__: 2 x 128 threads x 255 registers fit
+#define MINB (THREADS <= 128 ? 2 : 1)
 #include <cuda_bf16.h>
 #include <cuda_fp8.h>
 
 #define THREADS ((BM / WM) * (BN / WN) * 32)
 #define WARPS_N (BN / WN)
-#define TM (WM / 16)         // mma tiles per warp along M
-#define TN (WN / 8)          // and along N
-#define CHUNKS (BK / 16)     // 16-byte chunks per shared row
-#define A_TILE (BM * BK)     // bytes
+#define TM (WM / 16)     // mma tiles per warp along M
+#define TN (WN / 8)      // and along N
+#define CHUNKS (BK / 16) // 16-byte chunks per shared row
+#define A_TILE (BM * BK) // bytes
 #define B_TILE (BN * BK)
 #define STAGE_BYTES (A_TILE + B_TILE)
 #if SMEM < STAGES * STAGE_BYTES
@@ -54,8 +58,8 @@ template <int N_> __device__ __forceinline__ void cp_async_wait() {
 
 // Rows [row0, row0 + NROWS) of X (R rows of K bytes), bytes [k0, k0 + BK), into a swizzled tile.
 template <int NROWS>
-__device__ __forceinline__ void load_rows(unsigned char* tile, const unsigned char* X, int R,
-                                          int K, int row0, int k0, bool vec, int tid) {
+__device__ __forceinline__ void load_rows(unsigned char* tile, const unsigned char* X, int R, int K,
+                                          int row0, int k0, bool vec, int tid) {
 #pragma unroll
   for (int i = 0; i < NROWS * CHUNKS / THREADS; ++i) {
     const int e = tid + i * THREADS, r = e / CHUNKS, c = e % CHUNKS;
@@ -68,7 +72,8 @@ __device__ __forceinline__ void load_rows(unsigned char* tile, const unsigned ch
     } else {
       __align__(16) unsigned char v[16];
 #pragma unroll
-      for (int j = 0; j < 16; ++j) v[j] = (gr < R && gk + j < K) ? X[(long long)gr * K + gk + j] : 0;
+      for (int j = 0; j < 16; ++j)
+        v[j] = (gr < R && gk + j < K) ? X[(long long)gr * K + gk + j] : 0;
       *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(v);
     }
   }
@@ -94,6 +99,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB)
   const bool vec = (K % 16) == 0;
   const bool warp_busy = bm + wm * WM < M && bn + wn * WN < N;
 
+#if COPY_ADDRESS_PER_KSTEP
+#else
   // Copies: thread tid always takes chunk tid % CHUNKS of rows tid / CHUNKS + i * RSTEP, and a
   // row step that is a multiple of the swizzle's period keeps each chunk's swizzle, so the shared
   // offsets are a fixed stride apart and the global addresses move by BK a step: computed once
@@ -111,8 +118,13 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB)
 #pragma unroll
   for (int i = 0; i < BN / RSTEP; ++i) bmask |= (bn + cr + i * RSTEP < N ? 1u : 0u) << i;
 
+#endif
   auto load_tile = [&](int kt, int s) {
     unsigned char* As = smem + s * STAGE_BYTES;
+#if COPY_ADDRESS_PER_KSTEP
+    load_rows<BM>(As, A, M, K, bm, kt * BK, vec, tid);
+    load_rows<BN>(As + A_TILE, B, N, K, bn, kt * BK, vec, tid);
+#else
     const int k0 = kt * BK;
     if (!vec) { // rows not 16-byte aligned: byte by byte
       load_rows<BM>(As, A, M, K, bm, k0, vec, tid);
@@ -131,6 +143,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB)
       const bool in = kin && ((bmask >> i) & 1);
       cp_async16(sb + i * RSTEP * BK, in ? pb + i * rstride + k0 : B, in ? 16 : 0);
     }
+#endif
   };
 
   float acc[TM][TN][4];
@@ -184,8 +197,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB)
                          "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
                          : "+f"(acc[i][j + h][0]), "+f"(acc[i][j + h][1]), "+f"(acc[i][j + h][2]),
                            "+f"(acc[i][j + h][3])
-                         : "r"(a[i][0]), "r"(a[i][1]), "r"(a[i][2]), "r"(a[i][3]),
-                           "r"(b[2 * h]), "r"(b[2 * h + 1]));
+                         : "r"(a[i][0]), "r"(a[i][1]), "r"(a[i][2]), "r"(a[i][3]), "r"(b[2 * h]),
+                           "r"(b[2 * h + 1]));
         }
       }
     }

@@ -2,6 +2,7 @@
 // global memory. 8 bytes asked of the memory system per multiply-add.
 // Run:  warpbook check 17-tiled-sgemm lessons/0008-matmul-tiled/ladder/01-naive.cu
 //       warpbook predict 17-tiled-sgemm lessons/0008-matmul-tiled/ladder/01-naive.cu
+// measured: 25414 us on NVIDIA H100 80GB HBM3
 // @tune BM=16
 // @tune BN=16
 // @tune TM=1

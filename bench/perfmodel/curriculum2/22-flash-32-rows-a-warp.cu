@@ -1,7 +1,8 @@
-// Perf-model kernel · 23 causal flash attention, 32 rows a warp, mask branched
+// Perf-model kernel · 22 flash attention, 32 rows a warp
 //
-// MT 2, BQ 128, BKV 128, 8 warps, Q re-read, the diagonal mask behind a branch. Knobs: BKV,
-// QREG128.
+// 32 rows a warp (MT 2), BQ 128, BKV 128, 8 warps, Q re-read from shared memory, the edge mask
+// behind a branch. Knobs: MT, BKV, QREG128 (Q in registers), and MASK_BRANCHED 0, which tests the
+// mask in the exp loop instead (its manifest rows run it at BQ 64, BKV 64).
 // A kernel of bench/perfmodel/curriculum2.toml, the set the performance model is checked against:
 // the rows that name this file say what each timing measured, and their tune/define values make the
 // versions.
@@ -9,6 +10,7 @@
 // @tune SMEM=174080
 #define MT 2
 #define BKV 128
+#define MASK_BRANCHED 1
 #include <cuda_bf16.h>
 
 #ifndef MT
@@ -21,24 +23,28 @@
 #define ONEBAR 1 // one barrier per tile: the next tile's copy starts after it
 #endif
 #ifndef QREG128
-#define QREG128 0 // D = 128: Q fragments in registers (1) or re-read from shared memory per tile (0)
+// D = 128: Q fragments in registers (1) or re-read from shared memory per tile (0)
+#define QREG128 0
 #endif
 #if MT != 1 && MT != 2
 #error "MT is 1 or 2"
 #endif
-#define NW (BQ / 16)   // warps (the launch gives 2 * BQ threads)
-#define NT (NW * 32)   // threads
-#define RG (16 * MT)   // query rows per warp
-#define NG (BQ / RG)   // warp groups of distinct rows; warps w and w + NG share rows, split keys
-#define WK (BKV / MT)  // keys per warp per tile
-#define NF (WK / 8)    // 8-key score fragments per m tile
+#define NW (BQ / 16)  // warps (the launch gives 2 * BQ threads)
+#define NT (NW * 32)  // threads
+#define RG (16 * MT)  // query rows per warp
+#define NG (BQ / RG)  // warp groups of distinct rows; warps w and w + NG share rows, split keys
+#define WK (BKV / MT) // keys per warp per tile
+#define NF (WK / 8)   // 8-key score fragments per m tile
 #define MINB (NT <= 128 ? 2 : 1)
 
 __device__ __forceinline__ void cp_async16(void* smem, const void* gmem, int src_bytes) {
   unsigned s = (unsigned)__cvta_generic_to_shared(smem);
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(src_bytes));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem),
+               "r"(src_bytes));
 }
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+__device__ __forceinline__ void cp_async_commit() {
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
 template <int N_> __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N_) : "memory");
 }
@@ -46,12 +52,14 @@ template <int N_> __device__ __forceinline__ void cp_async_wait() {
 __device__ __forceinline__ void ldsm_x4(unsigned* r, const void* p) {
   unsigned a = (unsigned)__cvta_generic_to_shared(p);
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(a));
 }
 __device__ __forceinline__ void ldsm_x4_t(unsigned* r, const void* p) {
   unsigned a = (unsigned)__cvta_generic_to_shared(p);
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(a));
 }
 // c (16 x 8, f32) += a (16 x 16, bf16) * b (16 x 8, bf16)
 __device__ __forceinline__ void mma_bf16(float* c, const unsigned* a, unsigned b0, unsigned b1) {
@@ -71,12 +79,11 @@ __device__ __forceinline__ unsigned pack_bf16(float lo, float hi) {
   return *reinterpret_cast<unsigned*>(&h);
 }
 
-// One block: rows q0 .. q0 + BQ - 1 of one query head. Q and O point at that head's [S][D], K and
-// V at its KV head's.
+// One block: rows q0 .. q0 + BQ - 1 of one head. Q, K, V, O point at that head's [S][D].
 template <int D>
-__device__ __forceinline__ void attend(const __nv_bfloat16* __restrict__ Q, const __nv_bfloat16* __restrict__ K,
-                                       const __nv_bfloat16* __restrict__ V, __nv_bfloat16* __restrict__ O,
-                                       int S, int q0) {
+__device__ __forceinline__ void
+attend(const __nv_bfloat16* __restrict__ Q, const __nv_bfloat16* __restrict__ K,
+       const __nv_bfloat16* __restrict__ V, __nv_bfloat16* __restrict__ O, int S, int q0) {
   constexpr int LD = D + 8;  // halves per shared row (padding: conflict-free ldmatrix)
   constexpr int KD = D / 16; // 16-wide slices of D: k steps of Q K^T, column pairs of P V
   constexpr int CH = D / 8;  // 16-byte chunks per row
@@ -122,9 +129,7 @@ __device__ __forceinline__ void attend(const __nv_bfloat16* __restrict__ Q, cons
       }
     }
   };
-  // Causal: the block's last row, min(q0 + BQ, S) - 1, sees keys up to itself; the key tiles past
-  // it are never loaded nor computed (the tiles above the diagonal: about half of them).
-  const int nkt = (min(q0 + BQ, S) - 1) / BKV + 1;
+  const int nkt = (S + BKV - 1) / BKV;
   load_kv(0);
   cp_async_commit();
 
@@ -144,13 +149,13 @@ __device__ __forceinline__ void attend(const __nv_bfloat16* __restrict__ Q, cons
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-    for (int n = 0; n < D / 8; ++n) oacc[mt][n][0] = oacc[mt][n][1] = oacc[mt][n][2] = oacc[mt][n][3] = 0.0f;
+    for (int n = 0; n < D / 8; ++n)
+      oacc[mt][n][0] = oacc[mt][n][1] = oacc[mt][n][2] = oacc[mt][n][3] = 0.0f;
   float m[MT][2], l[MT][2]; // rows 16 mt + g, + 8 (l: this lane's part)
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt) m[mt][0] = m[mt][1] = -INFINITY, l[mt][0] = l[mt][1] = 0.0f;
   const float sl2 = 1.4426950408889634f / sqrtf((float)D); // log2(e) / sqrt(D): base-2 scores
   const int kofs = half * WK;                              // the warp's keys within a tile
-  const int r0 = q0 + grp * RG;                            // the warp's first row
 
   for (int kt = 0; kt < nkt; ++kt) {
 #if ONEBAR
@@ -164,8 +169,8 @@ __device__ __forceinline__ void attend(const __nv_bfloat16* __restrict__ Q, cons
     cp_async_wait<1>();                // this thread's copies of tile kt have landed
     __syncthreads();                   // everyone's have
 #endif
-    const int k0 = kt * BKV + kofs;    // the warp's first key
-    if (k0 < S && k0 <= r0 + RG - 1) { // a warp whose keys are all past S or its rows adds nothing
+    const int k0 = kt * BKV + kofs; // the warp's first key
+    if (k0 < S) {                   // (a warp whose keys are all past S has nothing to add)
       const __nv_bfloat16* Kb = Ks + (kt & 1) * BKV * LD + kofs * LD;
       const __nv_bfloat16* Vb = Vs + (kt & 1) * BKV * LD + kofs * LD;
 
@@ -190,7 +195,8 @@ __device__ __forceinline__ void attend(const __nv_bfloat16* __restrict__ Q, cons
 #pragma unroll
         for (int np = 0; np < NF / 2; ++np) { // keys np*16 .. np*16 + 15: two fragments
           unsigned b[4];
-          ldsm_x4(b, Kb + (np * 16 + (lane / 16) * 8 + lane % 8) * LD + kk * 16 + ((lane / 8) % 2) * 8);
+          ldsm_x4(b, Kb + (np * 16 + (lane / 16) * 8 + lane % 8) * LD + kk * 16 +
+                         ((lane / 8) % 2) * 8);
 #pragma unroll
           for (int mt = 0; mt < MT; ++mt) {
             mma_bf16(s[mt][2 * np], qf[mt], b[0], b[1]);
@@ -199,25 +205,28 @@ __device__ __forceinline__ void attend(const __nv_bfloat16* __restrict__ Q, cons
         }
       }
 
-      // Online softmax, base 2, per m tile. Keys past the row (where the warp's last key passes its
-      // first row: the diagonal) and past S get -inf; the other tiles need no mask.
-      const bool edge = k0 + WK - 1 > r0 || k0 + WK > S;
+      // Online softmax, base 2, per m tile. Keys past S (the last tile only) get -inf.
+      const bool edge = k0 + WK > S;
 #pragma unroll
       for (int mt = 0; mt < MT; ++mt) {
-        if (edge) { // a separate pass, branched around: the compares cost issue slots on every tile otherwise
-          const int lim = r0 + mt * 16 + lane / 4 - k0 - 2 * t; // key > row: j * 8 + (e & 1) > lim + (e / 2) * 8
+#if MASK_BRANCHED
+        if (edge) // a separate pass, branched around: the compares cost issue slots on every tile
+                  // otherwise
 #pragma unroll
           for (int j = 0; j < NF; ++j)
 #pragma unroll
             for (int e = 0; e < 4; ++e)
-              if (j * 8 + (e & 1) > lim + (e / 2) * 8 || k0 + j * 8 + 2 * t + (e & 1) >= S) s[mt][j][e] = -INFINITY;
-        }
+              if (k0 + j * 8 + 2 * t + (e & 1) >= S) s[mt][j][e] = -INFINITY;
+#endif
         float mx[2] = {m[mt][0], m[mt][1]};
 #pragma unroll
         for (int j = 0; j < NF; ++j)
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
-            const float x = s[mt][j][e] * sl2;
+            float x = s[mt][j][e] * sl2;
+#if !MASK_BRANCHED
+            if (edge && k0 + j * 8 + 2 * t + (e & 1) >= S) x = -INFINITY;
+#endif
             s[mt][j][e] = x;
             mx[e / 2] = fmaxf(mx[e / 2], x);
           }
@@ -262,7 +271,8 @@ __device__ __forceinline__ void attend(const __nv_bfloat16* __restrict__ Q, cons
 #pragma unroll
         for (int dp = 0; dp < KD; ++dp) { // columns dp*16 .. dp*16 + 15 of o: two fragments
           unsigned b[4];
-          ldsm_x4_t(b, Vb + (kk * 16 + ((lane / 8) % 2) * 8 + lane % 8) * LD + dp * 16 + (lane / 16) * 8);
+          ldsm_x4_t(b, Vb + (kk * 16 + ((lane / 8) % 2) * 8 + lane % 8) * LD + dp * 16 +
+                           (lane / 16) * 8);
 #pragma unroll
           for (int mt = 0; mt < MT; ++mt) {
             mma_bf16(oacc[mt][2 * dp], pa[mt], b[0], b[1]);
@@ -307,8 +317,9 @@ __device__ __forceinline__ void attend(const __nv_bfloat16* __restrict__ Q, cons
         float a0[2], a1[2];
 #pragma unroll
         for (int i = 0; i < 2; ++i) {
-          const float m1 = X[(MT * (D / 8) * 4 + mt * 4 + i) * 32], l1 = X[(MT * (D / 8) * 4 + mt * 4 + 2 + i) * 32];
-          const float mm = fmaxf(m[mt][i], m1); // finite: this warp saw key 0, which every row sees
+          const float m1 = X[(MT * (D / 8) * 4 + mt * 4 + i) * 32],
+                      l1 = X[(MT * (D / 8) * 4 + mt * 4 + 2 + i) * 32];
+          const float mm = fmaxf(m[mt][i], m1); // finite: this warp saw key 0
           a0[i] = ex2(m[mt][i] - mm);
           a1[i] = ex2(m1 - mm); // 0 if the other warp saw no key of this row
           l[mt][i] = l[mt][i] * a0[i] + l1 * a1[i];
@@ -317,7 +328,8 @@ __device__ __forceinline__ void attend(const __nv_bfloat16* __restrict__ Q, cons
         for (int n = 0; n < D / 8; ++n)
 #pragma unroll
           for (int e = 0; e < 4; ++e)
-            oacc[mt][n][e] = oacc[mt][n][e] * a0[e / 2] + X[((mt * (D / 8) + n) * 4 + e) * 32] * a1[e / 2];
+            oacc[mt][n][e] =
+                oacc[mt][n][e] * a0[e / 2] + X[((mt * (D / 8) + n) * 4 + e) * 32] * a1[e / 2];
       }
     }
   }
@@ -349,22 +361,19 @@ __device__ __forceinline__ void attend(const __nv_bfloat16* __restrict__ Q, cons
   for (int c = tid; c < BQ * CH; c += NT) {
     const int r = c / CH, col = (c % CH) * 8, row = q0 + r;
     if (row < S)
-      *reinterpret_cast<uint4*>(O + (long long)row * D + col) = *reinterpret_cast<const uint4*>(Qs + r * LD + col);
+      *reinterpret_cast<uint4*>(O + (long long)row * D + col) =
+          *reinterpret_cast<const uint4*>(Qs + r * LD + col);
   }
 }
 
 extern "C" __global__ void __launch_bounds__(NT, MINB)
-    causal_flash_attention(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k,
-                           const __nv_bfloat16* __restrict__ v, __nv_bfloat16* __restrict__ o, int B, int Hq,
-                           int Hkv, int S, int Sk, int D) { // Sq = Sk = S only (timed at the perf size)
-  const int b = blockIdx.y / Hq, h = blockIdx.y % Hq, hkv = h / (Hq / Hkv); // GQA: groups of Hq / Hkv
-  const long long qhead = ((long long)b * Hq + h) * S * D, kvhead = ((long long)b * Hkv + hkv) * S * D;
-  // The longest query tiles first: blocks start in the order of their linear index (x fastest),
-  // so x = 0 is the head's last query tile, which has the most key tiles, and its short tiles come
-  // last: the final wave of the grid is short blocks, which fill the gaps the long ones leave.
-  const int q0 = (gridDim.x - 1 - blockIdx.x) * BQ;
+    flash_attention(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k,
+                    const __nv_bfloat16* __restrict__ v, __nv_bfloat16* __restrict__ o, int B,
+                    int H, int S, int D) {
+  const long long head = (long long)blockIdx.y * S * D;
+  const int q0 = blockIdx.x * BQ;
   if (D == 64)
-    attend<64>(q + qhead, k + kvhead, v + kvhead, o + qhead, S, q0);
+    attend<64>(q + head, k + head, v + head, o + head, S, q0);
   else
-    attend<128>(q + qhead, k + kvhead, v + kvhead, o + qhead, S, q0);
+    attend<128>(q + head, k + head, v + head, o + head, S, q0);
 }
