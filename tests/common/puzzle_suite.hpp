@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 namespace wb::test {
 
@@ -34,30 +35,39 @@ inline std::string describe(const CheckReport& r) {
   return s;
 }
 
-// A solution's headline figure, written in its header as `// measured: 188.99 us on NVIDIA H200`:
-// what the kernel took at the puzzle's perf size on that GPU (the median of `warpbook check`). The
-// gpu tests hold every solution to its line; the sim tests check that every solution has one.
+// A solution's headline figures, written in its header as `// measured: 188.99 us on NVIDIA H200`,
+// one line per GPU it was measured on (the device's name as the driver gives it): what the kernel
+// took at the puzzle's perf size on that GPU (the median of `warpbook check`). The gpu tests hold
+// a solution to the line of the GPU they run on; the sim tests check that every solution has at
+// least one, each well formed, and no GPU twice.
 struct MeasuredLine {
-  double us = 0;
-  std::string device;
-  int count = 0; // how many such lines the file has (exactly one is right)
+  double us = 0;      // 0: the line is not `T us on GPU`
+  std::string device; // empty: the line names no GPU
 };
-inline MeasuredLine measured_line(const std::string& source) {
-  MeasuredLine m;
+inline std::vector<MeasuredLine> measured_lines(const std::string& source) {
+  std::vector<MeasuredLine> lines;
   std::istringstream in(source);
   std::string line;
   const std::string key = "// measured: ";
   while (std::getline(in, line)) {
     if (line.rfind(key, 0) != 0) continue;
-    ++m.count;
+    MeasuredLine m;
     std::istringstream rest(line.substr(key.size()));
     std::string unit, on;
-    if (!(rest >> m.us >> unit >> on) || unit != "us" || on != "on") m.us = 0;
+    if (!(rest >> m.us >> unit >> on) || unit != "us" || on != "on" || !(m.us > 0)) m.us = 0;
     std::getline(rest, m.device);
-    size_t a = m.device.find_first_not_of(' ');
-    m.device = a == std::string::npos ? "" : m.device.substr(a);
+    const size_t a = m.device.find_first_not_of(' '), b = m.device.find_last_not_of(" \r");
+    m.device = a == std::string::npos ? "" : m.device.substr(a, b - a + 1);
+    lines.push_back(std::move(m));
   }
-  return m;
+  return lines;
+}
+// The line measured on `device` (its exact name), or nullptr.
+inline const MeasuredLine* measured_on(const std::vector<MeasuredLine>& lines,
+                                       const std::string& device) {
+  for (auto& m : lines)
+    if (m.device == device) return &m;
+  return nullptr;
 }
 
 // Runs reference, solution and starter of every puzzle; `on_result` sees each report.

@@ -136,10 +136,15 @@ void check_predicted(const toml::table& e, const std::string& document, const st
 }
 
 void check_measured(const toml::table& e, const std::string& where) {
-  only_keys(e, {"file", "text", "us"}, where);
+  only_keys(e, {"file", "text", "us", "gpu"}, where);
   const std::string file = e["file"].value_or(std::string());
-  const test::MeasuredLine line = test::measured_line(source_of(e, where));
-  REQUIRE_MESSAGE(line.count == 1, where << ": " << file << " has no single // measured: line");
+  // The line of the GPU named (`gpu`, the device's name), or the file's first line.
+  const auto lines = test::measured_lines(source_of(e, where));
+  REQUIRE_MESSAGE(!lines.empty(), where << ": " << file << " has no // measured: line");
+  const auto gpu = e["gpu"].value<std::string>();
+  const test::MeasuredLine* found = gpu ? test::measured_on(lines, *gpu) : &lines.front();
+  REQUIRE_MESSAGE(found, where << ": " << file << " has no // measured: line for " << *gpu);
+  const test::MeasuredLine& line = *found;
   const double written = e["us"].value_or(0.0);
   const auto form = shown(e["text"].value_or(std::string()), written);
   CHECK_MESSAGE(form, where << ": the text does not show us = " << written);
