@@ -590,6 +590,16 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
       for (auto& w : b.warps)
         if (w.dropped && !w.ev.empty())
           in.cut = std::max(in.cut, double(w.ev.size() + w.dropped) / double(w.ev.size()));
+    // Stopped blocks differ in how much of them ran (a causal grid's first query tiles end within
+    // the bound, its last run a few per cent): the replayed blocks' whole over what they ran, so
+    // that the short ones are not stretched by the longest one's ratio.
+    if (extrapolated) {
+      double whole = 0, ran = 0;
+      for (auto& rb : in.blocks)
+        for (auto& w : sl.blocks[size_t(rb.tmpl)].warps)
+          whole += double(w.ev.size() + w.dropped), ran += double(w.ev.size());
+      in.cut = ran > 0 ? std::max(1.0, whole / ran) : 1.0;
+    }
     in.cancel = opt.cancel;
     ReplayResult rr = replay(in);
     if (cancel_requested(opt.cancel)) return fail("cancelled");

@@ -535,6 +535,9 @@ template <bool Count, bool Trace> void run_warps(Exec& x, Block& B) {
       alive = true;
       if (!w.active && !reschedule(x, w)) continue;
       uint32_t s = L.shuffle ? 1 + uint32_t(x.next_rand() % slice) : slice;
+      // A sampled run's stop: no warp runs past it, so its trace (capped there) is whole.
+      if (L.stop_after && w.executed < L.stop_after)
+        s = uint32_t(std::min<uint64_t>(s, L.stop_after - w.executed));
       w.mbar_waiting = false;
       int rc = run_warp<Count, Trace>(x, w, s);
       progress = true;
