@@ -139,12 +139,13 @@ print(t['kernel']['name'], ' '.join('--size %s=%s' % (k, v) for k, v in t['perf'
     ;;
   ctest)
     step "the gpu label, entry by entry"
-    ctest --test-dir "$build" -L gpu --timeout 300 -j1 --output-on-failure >"$out/ctest.log" 2>&1
+    # -V keeps every entry's output, passed or not: the `// measured:` lines to paste are in it.
+    ctest --test-dir "$build" -L gpu --timeout 300 -j1 -V >"$out/ctest.log" 2>&1
     echo "rc $?"
     # ctest's own line per entry: "1/17 Test #5: gpu_puzzles_01_09 ....   Passed  123.45 sec".
-    grep -E "Test +#[0-9]+:" "$out/ctest.log" | sed -E 's/ +\.+ */ /' | cut -c1-110
+    grep -E "^ *[0-9]+/[0-9]+ Test +#[0-9]+:" "$out/ctest.log" | sed -E 's/ +\.+ */ /' | cut -c1-110
     grep -E "tests passed|Total Test time" "$out/ctest.log"
-    grep -E "lines to paste" -A40 "$out/ctest.log" | grep -E "// measured:" | sort -u | head -40
+    grep -E "^[0-9]+: +[0-9][0-9]-.*: // measured:" "$out/ctest.log" | sed -E 's/^[0-9]+: +//' | sort -u | head -40
     ;;
   attempt)
     step "a GPU verdict explained by the simulator, stored for the GUI"
