@@ -19,6 +19,8 @@
 #   variants  every .variants/NN/*.cu (git-ignored, carried): checked and timed as puzzle NN
 #   ncu       Nsight Compute's counters for the solutions named in $NCU (puzzle ids, or id=FILE),
 #             one launch at the perf size: where the time goes, read off the hardware
+#   ctest     every entry of the `gpu` ctest label, one after another, each within 5 minutes
+#             (--timeout 300): each entry's time and verdict (docs/gpu-tests.md)
 #   attempt   a GPU check of fault 84 stored in a fresh data folder, for the GUI's screenshot of a
 #             GPU verdict with the simulator's explanation ($OUT/gpu-attempt.db)
 # Needs .deps (carried; see ../shared/device/fetch-deps.sh).
@@ -143,6 +145,16 @@ print(t['kernel']['name'], ' '.join('--size %s=%s' % (k, v) for k, v in t['perf'
         sort -rn | head -8 | sed 's/smsp__average_warps_issue_stalled_/  stall /; s/_per_issue_active.ratio//'
       grep -E "Duration|DRAM Throughput|Memory Throughput|L1/TEX Hit|L2 Hit|Issue Slots Busy|No Eligible|Achieved Occupancy|Registers Per|Warp Cycles Per Issued|Stall|Executed Ipc A" "$log" | tail -16
     done
+    ;;
+  ctest)
+    step "the gpu label, entry by entry"
+    # -V keeps every entry's output, passed or not: the `// measured:` lines to paste are in it.
+    ctest --test-dir "$build" -L gpu --timeout 300 -j1 -V >"$out/ctest.log" 2>&1
+    echo "rc $?"
+    # ctest's own line per entry: "1/17 Test #5: gpu_puzzles_01_09 ....   Passed  123.45 sec".
+    grep -E "^ *[0-9]+/[0-9]+ Test +#[0-9]+:" "$out/ctest.log" | sed -E 's/ +\.+ */ /' | cut -c1-110
+    grep -E "tests passed|Total Test time" "$out/ctest.log"
+    grep -E "^[0-9]+: +[0-9][0-9]-.*: // measured:" "$out/ctest.log" | sed -E 's/^[0-9]+: +//' | sort -u | head -40
     ;;
   attempt)
     step "a GPU verdict explained by the simulator, stored for the GUI"

@@ -4,6 +4,7 @@
 #include "core/check.hpp"
 #include "core/compile.hpp"
 #include "core/format_figure.hpp"
+#include "core/perf/machine.hpp"
 #include "core/report_json.hpp"
 #include "core/roofline.hpp"
 #include "core/store.hpp"
@@ -277,6 +278,16 @@ int cmd_devices(const Global& g) {
     fmt::print("sim:  {}\n", s->info().name);
   else
     fmt::print("sim:  not available: {}\n", why);
+  // The GPUs the performance model predicts for (`predict --gpu KEY`, the simulator's profile),
+  // where each one's figures come from and how far the model is from measured times.
+  fmt::print("\nGPU profiles of the performance model:\n");
+  for (auto& p : gpu_profiles()) {
+    const perf::ProfileEvidence& e = perf::profile_evidence(p.key);
+    fmt::print("  {:<10} {} ({})\n", p.key, p.name, e.validated ? "validated" : "not validated");
+    fmt::print("             {}\n", e.accuracy);
+    for (auto& gr : e.groups)
+      fmt::print("             {:<34} {:<21} {}\n", gr.name, gr.origin, gr.source);
+  }
   return 0;
 }
 

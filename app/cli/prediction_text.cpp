@@ -2,6 +2,7 @@
 
 #include "core/format_figure.hpp"
 #include "core/perf/explain.hpp"
+#include "core/perf/machine.hpp"
 
 #include <fmt/format.h>
 
@@ -26,6 +27,9 @@ void print_why(const perf::Prediction& p, double measured_us, int max_factors) {
   for (auto& l : p.launches) fmt::print("    {}\n", perf::launch_text(l));
   for (auto& n : p.lines) fmt::print("    line {:>3}: {}\n", n.line, n.text);
   fmt::print("    how: {} ({} to model)\n", p.method, time_text(p.model_ms * 1e3));
+  const perf::ProfileEvidence& e = perf::profile_evidence(p.gpu);
+  fmt::print("    the {} profile: {}. Its figures, by origin: {}\n", p.gpu_name, e.accuracy,
+             origins_text(e));
 }
 
 } // namespace wb::cli

@@ -1,5 +1,7 @@
 #include "report_json.hpp"
 
+#include "perf/machine.hpp"
+
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -103,6 +105,15 @@ perf::Factor factor_from(const json& j) {
 
 } // namespace
 
+// Where the profile's figures come from and how far the model is from measured times on it.
+static json profile_json(const std::string& key) {
+  const perf::ProfileEvidence& e = perf::profile_evidence(key);
+  json groups = json::array();
+  for (auto& g : e.groups)
+    groups.push_back({{"name", g.name}, {"origin", g.origin}, {"source", g.source}});
+  return {{"validated", e.validated}, {"accuracy", e.accuracy}, {"parameters", groups}};
+}
+
 json prediction_json(const perf::Prediction& p) {
   json launches = json::array();
   for (auto& l : p.launches) {
@@ -149,6 +160,7 @@ json prediction_json(const perf::Prediction& p) {
           {"lines", lines},
           {"method", p.method},
           {"sources", p.sources},
+          {"profile", profile_json(p.gpu)},
           {"model_ms", p.model_ms},
           {"sim_ms", p.sim_ms}};
 }

@@ -3,6 +3,7 @@
 #include "app.hpp"
 
 #include "core/format_figure.hpp"
+#include "core/perf/machine.hpp"
 #include "core/roofline.hpp"
 
 #include <fmt/format.h>
@@ -97,9 +98,15 @@ void draw_device(App& app) {
         }
       ImGui::EndCombo();
     }
-    if (cur)
+    if (cur) {
       text_wrap_disabled(bandwidth_text(cur->dram_gbps) + ", " + flops_text(cur->fp32_gflops) +
                          " FP32");
+      // Which of the model's figures for it are measured and which come from datasheets, and how
+      // far the model is from measured times (validated or not).
+      const perf::ProfileEvidence& e = perf::profile_evidence(cur->key);
+      text_wrap_disabled(e.accuracy + ".");
+      text_wrap_disabled("Its figures, by origin: " + perf::origins_text(e) + ".");
+    }
     text_wrap_disabled("(measuring ceilings needs a GPU)");
   }
 

@@ -4,6 +4,7 @@
 #include "app.hpp"
 #include "core/format_figure.hpp"
 #include "core/perf/explain.hpp"
+#include "core/perf/machine.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -232,6 +233,14 @@ void why_box(App& app, const CheckReport& rep) {
   ImGui::PushFont(app.fonts.bold);
   text_wrap("Why this speed (predicted for the " + pr.gpu_name + ")");
   ImGui::PopFont();
+  {
+    // Whether the model was checked on this GPU; which of its figures are measured on hover.
+    const perf::ProfileEvidence& e = perf::profile_evidence(pr.gpu);
+    ImGui::TextDisabled("%s", e.validated ? "model validated on this GPU"
+                                          : "model not validated on this GPU");
+    if (ImGui::IsItemHovered())
+      tooltip_text(e.accuracy + ".\n\nIts figures, by origin: " + perf::origins_text(e));
+  }
   if (rep.perf && !rep.perf->predicted && rep.perf->timing.ok)
     text_wrap(fmt::format("measured {}, predicted {} ({}x)", time_text(rep.perf->timing.median_us),
                           time_text(pr.us),

@@ -14,6 +14,7 @@
 #include <optional>
 #include <regex>
 #include <sstream>
+#include <vector>
 
 namespace wb::test {
 
@@ -36,16 +37,17 @@ inline std::string describe(const CheckReport& r) {
   return s;
 }
 
-// A kernel's headline figure, written in its header as `// measured: 188.99 us on NVIDIA H200`:
-// what it took at its puzzle's perf size on that GPU (the median of `warpbook check`). A file has
-// one such line per GPU it was timed on. The gpu tests hold each file to the line of the GPU they
-// run on; the sim tests check that every solution has one.
+// A solution's headline figures, written in its header as `// measured: 188.99 us on NVIDIA H200`,
+// one line per GPU it was measured on (the device's name as the driver gives it): what the kernel
+// took at the puzzle's perf size on that GPU (the median of `warpbook check`). The gpu tests hold
+// a solution to the line of the GPU they run on; the sim tests check that every solution has at
+// least one, each well formed, and no GPU twice.
 struct MeasuredLine {
-  double us = 0;      // 0 when the line does not read `T us on GPU`
-  std::string device; // as CUDA names the GPU: "NVIDIA H100 80GB HBM3"
+  double us = 0;      // 0: the line is not `T us on GPU`
+  std::string device; // empty: the line names no GPU
 };
 inline std::vector<MeasuredLine> measured_lines(const std::string& source) {
-  std::vector<MeasuredLine> out;
+  std::vector<MeasuredLine> lines;
   std::istringstream in(source);
   const std::string key = "// measured: ";
   for (std::string line; std::getline(in, line);) {
@@ -53,20 +55,20 @@ inline std::vector<MeasuredLine> measured_lines(const std::string& source) {
     MeasuredLine m;
     std::istringstream rest(line.substr(key.size()));
     std::string unit, on;
-    if (!(rest >> m.us >> unit >> on) || unit != "us" || on != "on") m.us = 0;
+    if (!(rest >> m.us >> unit >> on) || unit != "us" || on != "on" || !(m.us > 0)) m.us = 0;
     std::getline(rest, m.device);
-    const size_t a = m.device.find_first_not_of(' ');
-    m.device = a == std::string::npos ? "" : m.device.substr(a);
-    out.push_back(m);
+    const size_t a = m.device.find_first_not_of(' '), b = m.device.find_last_not_of(" \r");
+    m.device = a == std::string::npos ? "" : m.device.substr(a, b - a + 1);
+    lines.push_back(std::move(m));
   }
-  return out;
+  return lines;
 }
-// The line for `device`, or none.
-inline std::optional<MeasuredLine> measured_on(const std::string& source,
-                                               const std::string& device) {
-  for (const MeasuredLine& m : measured_lines(source))
-    if (m.device == device) return m;
-  return std::nullopt;
+// The line measured on `device` (its exact name), or nullptr.
+inline const MeasuredLine* measured_on(const std::vector<MeasuredLine>& lines,
+                                       const std::string& device) {
+  for (auto& m : lines)
+    if (m.device == device) return &m;
+  return nullptr;
 }
 
 // The kernels a lesson ships beside lesson.md (lessons/NNNN-slug/**/*.cu), each an exercise for

@@ -149,7 +149,8 @@ void check_measured(const toml::table& e, const std::string& where) {
   // `gpu` picks the line of that GPU (CUDA's name for it); without it the file has one line.
   test::MeasuredLine line;
   if (auto gpu = e["gpu"].value<std::string>()) {
-    const auto on = test::measured_on(src, *gpu);
+    const auto lines = test::measured_lines(src);
+    const test::MeasuredLine* on = test::measured_on(lines, *gpu);
     REQUIRE_MESSAGE(on, where << ": " << file << " has no `// measured:` line on " << *gpu);
     line = *on;
   } else {

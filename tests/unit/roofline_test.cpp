@@ -1,12 +1,14 @@
 // The roofline arithmetic: GPU profiles, ridge points, log-axis ticks, speed of light, medals and
 // flags, measured-over-datasheet ceilings, and the simulator's predicted point.
 #include "common/temp_dir.hpp"
+#include "core/perf/machine.hpp"
 #include "core/perf/predict.hpp"
 #include "core/puzzle.hpp"
 #include "core/roofline.hpp"
 #include "core/store.hpp"
 
 #include <doctest/doctest.h>
+#include <set>
 #include <unistd.h>
 
 using namespace wb;
@@ -34,6 +36,28 @@ PerfReport timed(int64_t n, double median_us) {
 using test::TempDir;
 
 } // namespace
+
+TEST_CASE("every GPU profile says which of the model's figures are measured, and how far it is") {
+  const std::set<std::string> origins = {
+      "measured", "measured on the H200", "documented", "datasheet", "paper", "scaled", "estimate"};
+  for (auto& p : gpu_profiles()) {
+    CAPTURE(p.key);
+    const perf::ProfileEvidence& e = perf::profile_evidence(p.key);
+    CHECK(e.key == p.key); // each profile has its own row, not the fallback
+    CHECK(e.groups.size() >= 8);
+    for (auto& g : e.groups) {
+      CAPTURE(g.name);
+      CHECK(origins.count(g.origin));
+      CHECK(g.source.size() > 5);
+    }
+    CHECK(e.validated == (p.key == "h200" || p.key == "h100-sxm"));
+    CHECK(e.accuracy.find(e.validated ? "Validated on" : "Not validated") == 0);
+    const std::string text = perf::origins_text(e);
+    for (auto& g : e.groups) CHECK(text.find(g.name) != std::string::npos);
+  }
+  CHECK(perf::profile_evidence("no-such-gpu").key.empty());
+  CHECK_FALSE(perf::profile_evidence("no-such-gpu").validated);
+}
 
 TEST_CASE("every GPU profile is complete and says where its figures come from") {
   REQUIRE(gpu_profiles().size() >= 9);

@@ -100,6 +100,26 @@ struct Machine {
   double ns(double cycles) const { return cycles / clock_ghz; }
 };
 
+// Where a profile's figures come from, by group of parameters, and how far the model is from
+// times measured on a GPU: the one table (machine.cpp) that `warpbook devices`, `warpbook
+// predict` and the window show. Each group's origin is one of kOrigins.
+struct ParameterGroup {
+  std::string name;   // "DRAM bandwidth"
+  std::string origin; // "measured", "measured on the H200", "datasheet", "paper", "scaled", ...
+  std::string source; // the probe, document or paper, in a few words
+};
+struct ProfileEvidence {
+  std::string key; // the profile's
+  std::vector<ParameterGroup> groups;
+  bool validated = false; // the model was checked against times measured on this GPU
+  std::string accuracy;   // how far it was, or for a GPU not validated, what to expect
+};
+// The evidence of a profile key (gpu_profiles()); an unknown key gets the H200's figures'
+// evidence with `validated` false.
+const ProfileEvidence& profile_evidence(const std::string& key);
+// "measured: DRAM bandwidth, ...; datasheet: ...": the groups by origin, in one line.
+std::string origins_text(const ProfileEvidence& e);
+
 // The model's figures for a profile of the table (roofline.hpp's gpu_profiles()), from cited
 // sources; `measured` (what `warpbook probe` stored for a GPU of this kind) replaces them.
 Machine machine_for(const GpuProfile& p, const std::vector<MeasuredCeiling>& measured = {});

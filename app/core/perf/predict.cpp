@@ -298,7 +298,7 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
   rp.cancel = opt.cancel;
   sim::SampledRun run;
   std::vector<SamplePlan> plans(nl);
-  bool prefix = false;
+  bool prefix = false, extrapolated = false;
   for (int attempt = 0; attempt < 2; ++attempt) {
     prefix = attempt == 1;
     std::vector<std::vector<uint64_t>> blocks(nl);
@@ -313,8 +313,35 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
       max_warps = std::max<size_t>(max_warps, occ[i].warps);
     }
     const size_t cap = std::max<size_t>(20000, 8'000'000 / std::max<size_t>(1, total * max_warps));
-    run = simulator().run_sampled(rp, blocks, cap);
+    // First a bounded run: a block stops once one of its warps has run `cap` instructions, its
+    // trace complete up to there, and the simulator counts what each warp has left from the loops
+    // it is inside (their counters and bounds). Blocks that all end within it are the whole run.
+    // Blocks that would end within the instruction budget run again to their end (the result is
+    // then the same as an unbounded run); longer ones (an attention block of hundreds of millions
+    // of instructions) keep their stopped traces, and the replay extrapolates the rest at the rate
+    // of what ran.
+    run = simulator().run_sampled(rp, blocks, cap, cap);
     if (run.fault) continue;
+    double ran = 0, left = 0;
+    bool stopped = false;
+    for (auto& sl : run.launches)
+      for (auto& b : sl.blocks) {
+        stopped |= b.stopped;
+        for (auto& w : b.warps)
+          ran += double(w.ev.size() + w.dropped), left += double(w.extrapolated);
+      }
+    if (stopped && ran + left <= double(rp.instruction_budget)) {
+      sim::SampledRun full = simulator().run_sampled(rp, blocks, cap);
+      if (!full.fault || full.fault.kind != FaultKind::timeout) run = std::move(full);
+      if (run.fault) continue;
+      stopped = false;
+      for (auto& sl : run.launches)
+        for (auto& b : sl.blocks) stopped |= b.stopped;
+    }
+    if (stopped) {
+      extrapolated = true;
+      break;
+    }
     // Every launch but the last whose whole grid is cheap: again, whole, its samples first (they
     // stay the replay's templates and anchor).
     bool whole = false;
@@ -343,6 +370,24 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
     return fail(fmt::format("the sampled run at the perf size stopped: {}: {}",
                             fault_name(run.fault.kind), run.fault.message));
   }
+  // Blocks stopped in the bounded run: what each warp has left stands as instructions past the
+  // trace's end, which the replay weighs each warp's recorded part by, as for a trace cut at the
+  // cap.
+  size_t stopped_blocks = 0;
+  uint32_t uncounted_loops = 0;
+  double stopped_ran = 0, stopped_whole = 0;
+  if (extrapolated)
+    for (auto& sl : run.launches)
+      for (auto& b : sl.blocks) {
+        if (!b.stopped) continue;
+        ++stopped_blocks;
+        for (auto& w : b.warps) {
+          uncounted_loops = std::max(uncounted_loops, w.loops_uncounted);
+          stopped_ran += double(w.ev.size());
+          w.dropped += w.extrapolated;
+          stopped_whole += double(w.ev.size() + w.dropped);
+        }
+      }
 
   // Blocks with nothing to do (every other chunk left to a neighbour, rows past the end) exit at
   // once, and the GPU's scheduler hands their slots on at once. A dozen sampled blocks cannot say
@@ -456,7 +501,15 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
                              uint64_t(double(opt.event_budget) / events));
       k = std::min(k, nb);
     }
-    const double replay_events = double(std::min<uint64_t>(k, uint64_t(slots) * 2)) * events;
+    // Thinning picks among the recorded events: a stopped block's are a small part of its whole.
+    double recorded = events;
+    if (extrapolated) {
+      recorded = 0;
+      for (auto& b : sl.blocks)
+        for (auto& w : b.warps) recorded += double(w.ev.size());
+      recorded = sl.blocks.empty() ? 1 : std::max(1.0, recorded / double(sl.blocks.size()));
+    }
+    const double replay_events = double(std::min<uint64_t>(k, uint64_t(slots) * 2)) * recorded;
     if (replay_events > double(opt.event_budget))
       in.thin = int(std::ceil(replay_events / double(opt.event_budget)));
     max_thin = std::max(max_thin, in.thin);
@@ -537,6 +590,16 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
       for (auto& w : b.warps)
         if (w.dropped && !w.ev.empty())
           in.cut = std::max(in.cut, double(w.ev.size() + w.dropped) / double(w.ev.size()));
+    // Stopped blocks differ in how much of them ran (a causal grid's first query tiles end within
+    // the bound, its last run a few per cent): the replayed blocks' whole over what they ran, so
+    // that the short ones are not stretched by the longest one's ratio.
+    if (extrapolated) {
+      double whole = 0, ran = 0;
+      for (auto& rb : in.blocks)
+        for (auto& w : sl.blocks[size_t(rb.tmpl)].warps)
+          whole += double(w.ev.size() + w.dropped), ran += double(w.ev.size());
+      in.cut = ran > 0 ? std::max(1.0, whole / ran) : 1.0;
+    }
     in.cancel = opt.cancel;
     ReplayResult rr = replay(in);
     if (cancel_requested(opt.cancel)) return fail("cancelled");
@@ -589,6 +652,18 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
                                  "working ones are spread over the SMs",
                                  census_exited, census_asked)
                    : "");
+  if (stopped_blocks)
+    P.method += fmt::format(
+        "; {} of the simulated blocks were too long to run to their end: their warps ran the first "
+        "{:.2g}% of their instructions ({:.3g} of about {:.3g} million, the rest counted from the "
+        "trip counts of the loops they were in{}), and the rest of their time is extrapolated at "
+        "the rate of what ran",
+        stopped_blocks, 100 * stopped_ran / std::max(1.0, stopped_whole), stopped_ran / 1e6,
+        stopped_whole / 1e6,
+        uncounted_loops ? fmt::format("; {} loop(s) with no counter to read were taken to end "
+                                      "there, so the time is a lower bound",
+                                      uncounted_loops)
+                        : "");
   explain(ex, P);
   P.ok = true;
   P.model_ms = ms_since(t_start);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -534,6 +535,9 @@ template <bool Count, bool Trace> void run_warps(Exec& x, Block& B) {
       alive = true;
       if (!w.active && !reschedule(x, w)) continue;
       uint32_t s = L.shuffle ? 1 + uint32_t(x.next_rand() % slice) : slice;
+      // A sampled run's stop: no warp runs past it, so its trace (capped there) is whole.
+      if (L.stop_after && w.executed < L.stop_after)
+        s = uint32_t(std::min<uint64_t>(s, L.stop_after - w.executed));
       w.mbar_waiting = false;
       int rc = run_warp<Count, Trace>(x, w, s);
       progress = true;
@@ -587,6 +591,222 @@ template <bool Count, bool Trace> void run_warps(Exec& x, Block& B) {
   }
 }
 
+// ---- a stopped warp's remaining work, from its loops ----
+// A sampled run may stop a block before it ends (SampledRun's stop_after). The performance model
+// then needs how many instructions each warp would still have run. Every counted loop the warp is
+// inside says how many trips it has left: its exit test compares a counter that the body steps by
+// a fixed amount (`add %r, %r, 32`) with a bound, and both are in the registers now. With the
+// trips each loop has completed (the trace), the instructions per trip follow; a loop that has
+// completed none is charged what its current trip has run plus its inner loops' remaining work.
+namespace {
+
+struct LoopSpan {
+  uint32_t head = 0, back = 0; // pcs of the header (the back branch's target) and the back branch
+};
+
+// A stride or bound the loop computes from values set before it (`shr %r153, %ntid.x, 5` at the
+// bottom of the loop, not yet run in its first trip): recomputed from them (mov, add, sub, mul.lo,
+// shl, shr, and), else the register as it is now.
+uint64_t invariant_value(const Exec& x, const Warp& w, uint32_t row, int lane, const LoopSpan& L,
+                         int depth) {
+  if (depth < 4)
+    for (uint32_t pc = L.head; pc <= L.back; ++pc) {
+      const Inst& d = x.code[pc];
+      const auto& defs = x.P->info[pc].defs;
+      if (d.guard >= 0 || std::find(defs.begin(), defs.end(), row) == defs.end()) continue;
+      const std::string& o = x.P->info[pc].opcode;
+      const std::string base = o.substr(0, o.find('.'));
+      const bool wide = o.size() >= 3 && o.compare(o.size() - 2, 2, "64") == 0;
+      auto arg = [&](int k) { return invariant_value(x, w, d.r[k], lane, L, depth + 1); };
+      uint64_t v = 0;
+      if (base == "mov" && d.r[1] != kNoRow)
+        v = arg(1);
+      else if ((base == "add" || base == "sub" || base == "shl" || base == "shr" ||
+                base == "and") &&
+               d.r[1] != kNoRow && d.r[2] != kNoRow && d.r[1] != row && d.r[2] != row) {
+        const uint64_t a = arg(1), b = arg(2);
+        v = base == "add"   ? a + b
+            : base == "sub" ? a - b
+            : base == "shl" ? (b >= 64 ? 0 : a << b)
+            : base == "shr" ? (b >= 64 ? 0 : (wide ? a : a & 0xffffffffull) >> b)
+                            : a & b;
+      } else if (o.rfind("mul.lo.", 0) == 0 && d.r[1] != kNoRow && d.r[2] != kNoRow &&
+                 d.r[1] != row && d.r[2] != row) {
+        v = arg(1) * arg(2);
+      } else {
+        break; // anything else: the register as it is
+      }
+      return wide ? v : v & 0xffffffffull;
+    }
+  return w.rv(row, lane);
+}
+
+// Trips left after the current one, for the loop whose exit test the setp at `sp` is, with the
+// loop going on while that setp's result XOR `invert` holds. Empty: the test is not a counter
+// stepped by a constant stride against a bound.
+std::optional<uint64_t> trips_left(const Exec& x, const Warp& w, uint32_t sp, bool invert,
+                                   const LoopSpan& L, uint32_t lanes_in_loop) {
+  const Inst& in = x.code[sp];
+  const std::string& op = x.P->info[sp].opcode; // setp.lt.s32
+  const size_t d1 = op.find('.'), d2 = op.find('.', d1 + 1);
+  if (op.rfind("setp.", 0) != 0 || d2 == std::string::npos) return std::nullopt;
+  const std::string cmp = op.substr(d1 + 1, d2 - d1 - 1), ty = op.substr(op.rfind('.') + 1);
+  if (ty.size() < 2 || (ty[0] != 's' && ty[0] != 'u' && ty[0] != 'b')) return std::nullopt;
+  const bool wide = ty.substr(1) == "64";
+  const bool is_signed = ty[0] == 's' && cmp != "lo" && cmp != "ls" && cmp != "hi" && cmp != "hs";
+  // Which operand is the counter: the one an add/sub in the loop steps by itself.
+  int counter = -1;
+  uint32_t stride_row = kNoRow;
+  bool down = false;
+  for (uint32_t pc = L.head; pc <= L.back && counter < 0; ++pc) {
+    const std::string& o = x.P->info[pc].opcode;
+    if (o.rfind("add.", 0) != 0 && o.rfind("sub.", 0) != 0) continue;
+    const Inst& a = x.code[pc];
+    for (int k = 1; k <= 2; ++k)
+      if (a.r[0] == in.r[k] && in.r[k] != kNoRow && (a.r[1] == a.r[0] || a.r[2] == a.r[0])) {
+        if (o[0] == 's' && a.r[1] != a.r[0]) continue; // s - i steps nothing
+        counter = k, down = o[0] == 's';
+        stride_row = a.r[1] == a.r[0] ? a.r[2] : a.r[1];
+        break;
+      }
+  }
+  if (counter < 0 || stride_row == kNoRow) return std::nullopt;
+  auto val = [&](uint32_t row, int lane) -> __int128 {
+    uint64_t v = invariant_value(x, w, row, lane, L, 0);
+    if (!wide) v &= 0xffffffffull;
+    if (is_signed) return wide ? __int128(int64_t(v)) : __int128(int32_t(uint32_t(v)));
+    return __int128(v);
+  };
+  auto holds = [&](__int128 a, __int128 b) {
+    bool r = cmp == "lt" || cmp == "lo"   ? a < b
+             : cmp == "le" || cmp == "ls" ? a <= b
+             : cmp == "gt" || cmp == "hi" ? a > b
+             : cmp == "ge" || cmp == "hs" ? a >= b
+             : cmp == "ne"                ? a != b
+                                          : a == b;
+    return r != invert;
+  };
+  if (cmp != "lt" && cmp != "lo" && cmp != "le" && cmp != "ls" && cmp != "gt" && cmp != "hi" &&
+      cmp != "ge" && cmp != "hs" && cmp != "ne")
+    return std::nullopt;
+  constexpr __int128 kFar = __int128(1) << 40;
+  uint64_t most = 0;
+  bool any = false;
+  // The lanes that entered the loop (another lane's registers may hold anything).
+  for (uint32_t lanes = lanes_in_loop & w.live; lanes; lanes &= lanes - 1) {
+    const int l = std::countr_zero(lanes);
+    __int128 step = val(stride_row, l);
+    if (!is_signed && !wide && step > 0x7fffffff) step -= __int128(1) << 32; // a negative u32
+    if (down) step = -step;
+    if (step == 0) return std::nullopt;
+    const __int128 c = val(in.r[counter], l), b = val(in.r[3 - counter], l);
+    auto at = [&](__int128 n) {
+      const __int128 v = c + n * step;
+      return counter == 1 ? holds(v, b) : holds(b, v);
+    };
+    __int128 n = 0;
+    if (cmp == "ne" && !invert) { // while (i != end): exactly (end - i) / step more
+      if ((b - c) % step != 0 || (b - c) / step < 0) return std::nullopt;
+      n = std::max<__int128>(0, (b - c) / step - 1);
+    } else {
+      if (cmp == "ne" || !at(1)) {
+        n = 0;
+      } else { // the largest n with the test still holding (it holds for 1..n: a monotone test)
+        __int128 lo = 1, hi = 2;
+        while (hi < kFar && at(hi)) lo = hi, hi *= 2;
+        if (hi >= kFar) return std::nullopt;
+        while (hi - lo > 1) {
+          const __int128 mid = (lo + hi) / 2;
+          (at(mid) ? lo : hi) = mid;
+        }
+        n = lo;
+      }
+    }
+    most = std::max<uint64_t>(most, uint64_t(n));
+    any = true;
+  }
+  if (!any) return uint64_t(0);
+  return most;
+}
+
+void extrapolate_stopped(const Exec& x, const Warp& w, WarpTrace& t) {
+  t.loops_uncounted = 0;
+  t.extrapolated = 0;
+  if (!w.live || t.ev.empty() || t.dropped) return;
+  const uint32_t at = t.ev.back().pc;
+  const auto& info = x.P->info;
+  // The loops around `at`, outermost first (one per header: the farthest back branch to it).
+  std::vector<LoopSpan> loops;
+  for (uint32_t b = at; b < info.size(); ++b) {
+    if (!info[b].branch || info[b].branch_target > at) continue;
+    const uint32_t h = info[b].branch_target;
+    auto it = std::find_if(loops.begin(), loops.end(), [&](auto& L) { return L.head == h; });
+    if (it == loops.end())
+      loops.push_back({h, b});
+    else
+      it->back = std::max(it->back, b);
+  }
+  std::sort(loops.begin(), loops.end(),
+            [](auto& a, auto& b) { return a.back - a.head > b.back - b.head; });
+  double rest = 0; // instructions left in the loops inside the current one
+  for (size_t i = loops.size(); i-- > 0;) {
+    const LoopSpan& L = loops[i];
+    // This entry into the loop: from the last time its header ran after a pc outside it.
+    size_t start = 0;
+    for (size_t e = t.ev.size(); e-- > 0;)
+      if (t.ev[e].pc == L.head && (e == 0 || t.ev[e - 1].pc < L.head || t.ev[e - 1].pc > L.back)) {
+        start = e;
+        break;
+      }
+    size_t trips = 0, last_back = 0;
+    for (size_t e = start; e < t.ev.size(); ++e)
+      if (t.ev[e].pc == L.back) ++trips, last_back = e;
+    const double cur = double(t.ev.size() - (trips ? last_back + 1 : start));
+    const double per_trip = trips ? double(last_back + 1 - start) / double(trips) : cur + rest;
+    // The exit test: the back branch's own guard, or else the first guarded branch out of the loop.
+    uint32_t br = L.back;
+    bool invert = false;
+    if (x.code[br].guard < 0) {
+      br = kNoPc;
+      for (uint32_t pc = L.head; pc < L.back && br == kNoPc; ++pc)
+        if (info[pc].branch && x.code[pc].guard >= 0 &&
+            (info[pc].branch_target > L.back || info[pc].branch_target < L.head))
+          br = pc, invert = true; // the loop goes on while the exit branch is not taken
+    }
+    std::optional<uint64_t> left;
+    const uint32_t lanes = t.ev[start].mask ? t.ev[start].mask : w.live;
+    // The trips left by the setp that writes predicate `p` (searched back from `from`), or, for a
+    // loop that goes on while two tests hold (`and.pred`), the fewer of theirs.
+    auto by_pred = [&](auto& self, int16_t p, uint32_t from, bool inv,
+                       int depth) -> std::optional<uint64_t> {
+      for (uint32_t pc = from; pc-- > L.head;) {
+        const Inst& s = x.code[pc];
+        if (s.pd != p && s.pd2 != p) continue;
+        const std::string& o = info[pc].opcode;
+        if (o.rfind("setp.", 0) == 0)
+          return s.ps < 0 ? trips_left(x, w, pc, inv ^ (s.pd2 == p), L, lanes) : std::nullopt;
+        if (o == "and.pred" && !inv && depth < 2 && !s.aux && !s.imm) {
+          auto a = self(self, int16_t(s.r[1]), pc, false, depth + 1);
+          auto b = self(self, int16_t(s.r[2]), pc, false, depth + 1);
+          if (a && b) return std::min(*a, *b);
+          return a ? a : b; // the loop ends no later than either test says
+        }
+        return std::nullopt;
+      }
+      return std::nullopt;
+    };
+    if (br != kNoPc) {
+      const Inst& bi = x.code[br];
+      left = by_pred(by_pred, bi.guard, br, invert ^ (bi.guard_xor != 0), 0);
+    }
+    if (!left) ++t.loops_uncounted;
+    rest = std::max(rest, per_trip - cur) + double(left.value_or(0)) * per_trip;
+  }
+  t.extrapolated = uint64_t(std::llround(rest));
+}
+
+} // namespace
+
 template <bool Count, bool Trace = false>
 void run_block(Exec& x, uint64_t linear, BlockTrace* trace = nullptr) {
   LaunchCtx& L = *x.L;
@@ -618,6 +838,8 @@ void run_block(Exec& x, uint64_t linear, BlockTrace* trace = nullptr) {
   if constexpr (Trace) {
     for (uint32_t i = 0; i < B.nwarps; ++i) x.warps[i].trace = nullptr;
     trace->stopped = B.census_stopped;
+    if (B.census_stopped && L.trace_cap >= L.stop_after)
+      for (uint32_t i = 0; i < B.nwarps; ++i) extrapolate_stopped(x, x.warps[i], trace->warps[i]);
   }
   finish_block(x, B); // printf output and per-thread maxima, also after a fault
 }

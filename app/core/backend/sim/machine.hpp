@@ -151,7 +151,12 @@ struct WarpTrace {
   std::vector<TraceEvent> ev;
   std::vector<TraceSector> sec;
   uint64_t dropped = 0; // events past the cap, not recorded
-  bool rec = false;     // the instruction executing now was recorded (its event is ev.back())
+  // A block stopped by a sampled run's stop_after (its trace complete up to the stop): the
+  // instructions this warp would still have run, estimated from the loops it is inside
+  // (exec.cpp, extrapolate_stopped), and how many of those loops had no counter to read.
+  uint64_t extrapolated = 0;
+  uint32_t loops_uncounted = 0;
+  bool rec = false; // the instruction executing now was recorded (its event is ev.back())
   // Filled by the performance model (perf/schedule.cpp) after it reorders `ev`: for event k, the
   // events whose results it reads are deps[dep_first[k] .. dep_first[k + 1]).
   std::vector<uint32_t> dep_first, deps;
