@@ -9,7 +9,7 @@
 //   ln_bwd_dx:     parts = min(GRID, M) blocks of BLOCK threads (GRID = 264, BLOCK = 512). Block b
 //                  takes rows b*M/parts .. (b+1)*M/parts - 1 and leaves its own column sums in the
 //                  workspace: part[(2b) * N + c] for dgamma, part[(2b + 1) * N + c] for dbeta.
-//   ln_bwd_dgamma: cdiv(N, 32) blocks of 256 threads; block j adds up the partial sums of columns
+//   ln_bwd_dgamma: cdiv(N, 32) blocks of 1024 threads; block j adds up the partial sums of columns
 //                  32j .. 32j + 31.
 #include <cuda_bf16.h>
 
