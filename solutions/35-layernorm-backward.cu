@@ -19,8 +19,9 @@
 // Why: the least traffic is 6 bytes per element (x and dy in, dx out), 403 MB at the perf size
 // (M 16384, N 4096): 120 us at the H100's 3.35 TB/s, 84 us at the H200's 4.8 TB/s. The weight
 // gradients are column sums over M rows, so the kernel's only real choice is how to sum columns.
-// Per-row atomicAdd into dgamma would send M * N = 67 million atomics to 4096 addresses and make
-// the sum's order (so its rounding) change from run to run; one partial row per block instead
+// An atomicAdd into dgamma per element would send M * N = 67 million atomics to 4096 addresses
+// and let the order of the adds (so their rounding) change from run to run; one partial row per
+// block instead
 // costs 264 x 4096 x 8 bytes = 8.7 MB written and read back, 4% of the traffic, and is
 // deterministic: the same inputs give the same bits every run. Predicted on the H100 (`warpbook
 // predict --gpu h100-sxm`): 156 us, 83% of the speed of light (gold): ln_bwd_dx 147 us, of which
