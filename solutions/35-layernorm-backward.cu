@@ -20,19 +20,20 @@
 // (M 16384, N 4096): 120 us at the H100's 3.35 TB/s, 84 us at the H200's 4.8 TB/s. The weight
 // gradients are column sums over M rows, so the kernel's only real choice is how to sum columns.
 // An atomicAdd into dgamma per element would send M * N = 67 million atomics to 4096 addresses
-// and let the order of the adds (so their rounding) change from run to run; one partial row per
-// block instead
-// costs 264 x 4096 x 8 bytes = 8.7 MB written and read back, 4% of the traffic, and is
-// deterministic: the same inputs give the same bits every run. Predicted on the H100 (`warpbook
-// predict --gpu h100-sxm`): 156 us, 83% of the speed of light (gold): ln_bwd_dx 147 us, of which
-// DRAM is busy 141 us (90%); ln_bwd_dgamma 6 us.
+// and let the order of the adds (so their rounding) change from run to run. One partial row per
+// block instead costs 264 x 4096 x 8 bytes = 8.7 MB, written and read back: 4% more traffic, and
+// the same bits on every run. Predicted on the H100 (`--gpu h100-sxm`): 155 us, 84% of the speed
+// of light (gold); ln_bwd_dx 149 us, with the DRAM busy 141 us of them, ln_bwd_dgamma 6.3 us.
+// Predicted on the H200: 109 us, 81% (gold).
 //
 // What loses (predicted on the H100): the same kernel without the one-row-ahead loads, two rows
 // a barrier instead: 177 us (the barriers then hold 35% of the warps' time with nothing in
-// flight). __launch_bounds__(512, 4) to fit 4 blocks an SM caps it at 32 registers and spills
-// some 1.8 KB a thread. A second vector per thread (N up to 16 * BLOCK in registers) spills at 64
-// registers; wide rows use the plain loop instead. ln_bwd_dgamma with 8 warps a block instead of
-// 32: 8.7 us instead of 6.3 us (too few loads in flight for 8.7 MB).
+// flight). GRID = 528 (more, shorter stripes): 161 us, from twice the partial sums; GRID = 396
+// predicts the same as 264. __launch_bounds__(512, 4) caps the kernel at 32 registers, which
+// spills and gains nothing: 264 blocks fill only 2 of the 4 slots an SM would then have. A second
+// vector per thread (N up to 16 * BLOCK in registers) spills at 64 registers; wide rows take the
+// plain loop instead. ln_bwd_dgamma with 8 warps a block instead of 32: 8.7 us instead of 6.3 us
+// (too few loads in flight to read 8.7 MB quickly).
 // @tune BLOCK=512
 // @tune GRID=264
 
