@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The solutions beside PyTorch and Triton: for each puzzle with a row (01-33: BUILDERS),
+"""The solutions beside PyTorch and Triton: for each puzzle with a row (BUILDERS),
 Warpbook's timing of solutions/ID.cu (from `warpbook check ID solutions/ID.cu --json`), PyTorch's
 eager op doing the same work, and the puzzle's Triton version from bench/triton/kernels.py (checked, then timed alike), at the same
 [perf] sizes and dtypes, timed the way Warpbook times (a warm-up of at least 20 ms; an L2 flush
@@ -34,7 +34,7 @@ import time
 import traceback
 
 # Warpbook's bars against the libraries. Memory-bound: at least 80% of speed of light and at least as fast as PyTorch.
-SOL_AND_TORCH = {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 14, 15, 18, 24, 25, 26, 27, 28, 29, 30, 31, 32}
+SOL_AND_TORCH = {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 14, 15, 18, 24, 25, 26, 27, 28, 29, 30, 31, 32, 35}
 AS_FAST_AS = {10: "torch.bincount", 11: "torch.cumsum", 16: "F.conv1d", 34: "the loop over experts"}
 # At least this fraction of PyTorch's speed: attention against SDPA's flash backend; the FP8 GEMM
 # against torch._scaled_mm (wgmma underneath).
@@ -864,6 +864,40 @@ def b34(torch, F, s):
               "f32 accumulator, then one conversion to bf16")
 
 
+def b35(torch, F, s):
+    m, n = s["M"], s["N"]
+    x = dev_empty(torch, (m, n), torch.bfloat16).normal_(0, 1)
+    dy = dev_empty(torch, (m, n), torch.bfloat16).normal_(0, 1)
+    gamma = uniform(torch, n, 0.5, 1.5, torch.bfloat16)
+    beta = torch.zeros(n, device=DEVICE, dtype=torch.bfloat16)
+    # The forward's saved statistics, made once outside the timing: f32, [M, 1] as PyTorch keeps them.
+    _, mean, rstd = torch.ops.aten.native_layer_norm(x, [n], gamma, beta, 1e-5)
+    dx2, dgamma2, dbeta2 = dev_empty(torch, (m, n), torch.bfloat16), dev_empty(torch, n), dev_empty(torch, n)
+    part = dev_empty(torch, 2 * min(264, m) * n)
+    res, ref = {}, {}
+
+    def fn():
+        res["g"] = torch.ops.aten.native_layer_norm_backward(dy, x, [n], mean, rstd, gamma, beta, [True, True, True])
+
+    def check(got):
+        if not ref:
+            xh = (x.double() - mean.double()) * rstd.double()
+            d = dy.double()
+            gd = gamma.double() * d
+            c1, c2 = (xh * gd).mean(1, keepdim=True), gd.mean(1, keepdim=True)
+            ref["dx"] = rstd.double() * (gd - c2 - xh * c1)
+            ref["dgamma"], ref["dbeta"] = (d * xh).sum(0), d.sum(0)
+            del xh, d, gd
+        return all_close([(got[0], ref["dx"], 1e-2, 1e-3), (got[1], ref["dgamma"], 1e-2, 1e-3),
+                          (got[2], ref["dbeta"], 1e-2, 1e-3)])
+
+    return Op(f"torch.ops.aten.native_layer_norm_backward(dy, x, [{n}], mean, rstd, gamma, beta, [True] * 3); "
+              f"bf16 [{m}, {n}], mean and rstd f32", fn, lambda: res["g"], check,
+              lambda tk: lambda: tk.layernorm_backward(x, dy, gamma, mean, rstd, dx2, dgamma2, dbeta2, part),
+              "PyTorch returns dgamma and dbeta in bf16 (summed in f32 inside), the solution and Triton in f32; "
+              "PyTorch allocates its three outputs")
+
+
 # puzzle number -> (builder, the size names it takes)
 BUILDERS = {
     1: (b01, {"n"}), 2: (b02, {"rows", "cols"}), 3: (b03, {"rows", "cols"}),
@@ -878,7 +912,7 @@ BUILDERS = {
     25: (b25, {"B", "Hq", "Hkv", "D", "max_blocks", "num_blocks"}), 26: (b26, {"tokens", "heads", "dim", "interleaved"}), 27: (b27, {"rows", "V"}),
     28: (b28, {"rows", "V", "k"}), 29: (b29, {"rows", "cols"}), 30: (b30, {"rows", "cols"}), 31: (b31, {"n"}),
     32: (b32, {"M", "K"}), 33: (b33, {"M", "N", "K"}),
-    34: (b34, {"T", "k", "E", "H", "N"}),
+    34: (b34, {"T", "k", "E", "H", "N"}), 35: (b35, {"M", "N"}),
 }
 
 

@@ -983,6 +983,59 @@ def moe_grouped_gemm(X, topk_ids, topk_weights, W, meta, rows, part, Y, BM=128, 
     return Y
 
 
+# ---- 35-layernorm-backward
+@triton.jit
+def layernorm_bwd_dx_kernel(x, dy, gamma, mean, rstd, dx, part, M, N, BLOCK: tl.constexpr):
+    # Program p takes a stripe of rows and keeps its share of dgamma and dbeta in registers.
+    p, parts = tl.program_id(0), tl.num_programs(0)
+    r0, r1 = p * M // parts, (p + 1) * M // parts
+    c = tl.arange(0, BLOCK)
+    mask = c < N
+    g = tl.load(gamma + c, mask=mask, other=0.0).to(tl.float32)
+    acc_g = tl.zeros([BLOCK], dtype=tl.float32)
+    acc_b = tl.zeros([BLOCK], dtype=tl.float32)
+    for r in range(r0, r1):
+        base = r.to(tl.int64) * N
+        xv = tl.load(x + base + c, mask=mask, other=0.0).to(tl.float32)
+        d = tl.load(dy + base + c, mask=mask, other=0.0).to(tl.float32)
+        rs = tl.load(rstd + r)
+        xh = (xv - tl.load(mean + r)) * rs
+        gd = g * d  # 0 past N (d is 0 there), so the padding adds nothing to either sum
+        c1 = tl.sum(xh * gd, axis=0) / N
+        c2 = tl.sum(gd, axis=0) / N
+        tl.store(dx + base + c, (rs * (gd - c2 - xh * c1)).to(dx.dtype.element_ty), mask=mask)
+        acc_g += d * xh
+        acc_b += d
+    tl.store(part + p * 2 * N + c, acc_g, mask=mask)  # one partial row of each, written once
+    tl.store(part + p * 2 * N + N + c, acc_b, mask=mask)
+
+
+@triton.jit
+def layernorm_bwd_dwdb_kernel(part, dgamma, dbeta, parts, N, BP: tl.constexpr, BC: tl.constexpr):
+    c = tl.program_id(0) * BC + tl.arange(0, BC)
+    acc_g = tl.zeros([BP, BC], dtype=tl.float32)
+    acc_b = tl.zeros([BP, BC], dtype=tl.float32)
+    for p0 in range(0, parts, BP):
+        p = p0 + tl.arange(0, BP)
+        m = (p[:, None] < parts) & (c[None, :] < N)
+        off = p[:, None] * 2 * N + c[None, :]
+        acc_g += tl.load(part + off, mask=m, other=0.0)
+        acc_b += tl.load(part + off + N, mask=m, other=0.0)
+    tl.store(dgamma + c, tl.sum(acc_g, axis=0), mask=c < N)
+    tl.store(dbeta + c, tl.sum(acc_b, axis=0), mask=c < N)
+
+
+def layernorm_backward(x, dy, gamma, mean, rstd, dx, dgamma, dbeta, part, parts=264):
+    M, N = x.shape
+    parts = min(parts, M)  # part holds 2 * parts * N floats
+    block = triton.next_power_of_2(N)
+    assert block <= 16384, "this kernel keeps a whole row in registers"
+    layernorm_bwd_dx_kernel[(parts,)](x, dy, gamma, mean, rstd, dx, part, M, N, BLOCK=block,
+                                      num_warps=4 if block <= 1024 else (8 if block <= 4096 else 16))
+    layernorm_bwd_dwdb_kernel[(triton.cdiv(N, 64),)](part, dgamma, dbeta, parts, N, BP=32, BC=64, num_warps=8)
+    return dx, dgamma, dbeta
+
+
 # ---- end of the excerpts
 
 # puzzle number -> launcher
@@ -992,5 +1045,6 @@ BY_PUZZLE = {
     13: layernorm, 14: rmsnorm_residual, 15: swiglu, 16: conv1d, 17: sgemm, 18: gemv,
     19: wmma_gemm, 20: mma_gemm, 21: gemm_bias_gelu, 22: flash_attention, 23: causal_flash_attention, 24: decode_attention, 25: paged_decode_attention, 26: rope, 27: cross_entropy,
     28: topk_rows, 29: int8_absmax, 30: fp8_quantize, 31: nf4_dequantize, 32: w4a16_gemv, 33: fp8_gemm,
-    34: moe_grouped_gemm,
+    34: moe_grouped_gemm, 35: layernorm_backward,
 }
+

@@ -126,6 +126,15 @@ def rmsnorm_ref(b):
     return [("h", h), ("y", h / ((h * h).mean(1, keepdim=True) + 1e-6).sqrt() * b["w"].double())]
 
 
+def layernorm_bwd_ref(b):
+    x, dy, g = b["x"].double(), b["dy"].double(), b["gamma"].double()
+    xh = (x - b["mean"].double()[:, None]) * b["rstd"].double()[:, None]
+    gd = g * dy
+    c1, c2 = (xh * gd).mean(1, keepdim=True), gd.mean(1, keepdim=True)
+    return [("dx", b["rstd"].double()[:, None] * (gd - c2 - xh * c1)), ("dgamma", (dy * xh).sum(0)),
+            ("dbeta", dy.sum(0))]
+
+
 def rope_ref(b):
     x, pos, inter = b["x"].double(), b["pos"].cpu(), b["interleaved"]
     dim = x.shape[2]
@@ -287,6 +296,8 @@ CASES = {
                      * b["b_scale"].double()[None, :])]),
     34: (lambda k, b: k.moe_grouped_gemm(b["X"], b["topk_ids"], b["topk_weights"], b["W"], b["meta"], b["rows"],
                                        b["part"], b["Y"]), moe_ref),
+    35: (lambda k, b: k.layernorm_backward(b["x"], b["dy"], b["gamma"], b["mean"], b["rstd"], b["dx"], b["dgamma"],
+                                         b["dbeta"], b["part"]), layernorm_bwd_ref),
 }
 
 
