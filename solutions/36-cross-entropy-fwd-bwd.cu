@@ -15,8 +15,7 @@
 // An ignored row writes zeros over itself without reading it. xent_mean (one block) adds the
 // rows' losses in a fixed order and multiplies by 1/n: the loss is the same bits on every run.
 // Run:  warpbook check 36-cross-entropy-fwd-bwd solutions/36-cross-entropy-fwd-bwd.cu
-//       warpbook predict 36-cross-entropy-fwd-bwd solutions/36-cross-entropy-fwd-bwd.cu --gpu
-//       h100-sxm
+//       warpbook predict 36 solutions/36-cross-entropy-fwd-bwd.cu --gpu h100-sxm
 //
 // Why: the least traffic is the logits read once and the gradient written once, 4 bytes per
 // logit. One read would need the row on chip between the passes: at V = 128256 a row is 256.5 KB
@@ -25,19 +24,20 @@
 // L2, where it arrived moments before (132 rows in flight hold 12.7 MB of un-kept tails, well
 // inside the L2). Without the shared-memory copy the second read relies on the L2 keeping 132
 // whole rows (34 MB), at the edge of what it holds. The gradient's denominator is counted first
-// (a 5 us launch over 16 KB of targets) so that dz is scaled in its one write; adding the loss
-// with atomics and counting n alongside would leave dz to be scaled afterwards, a second read and
-// write of the whole gradient (2.1 GB more at the perf size, about twice the time).
+// (one block over 16 KB of targets, 5 us predicted) so that dz is scaled in its one write; adding
+// the loss with atomics and counting n alongside would leave dz to be scaled afterwards, a second
+// read and write of the whole gradient (2.1 GB more at the perf size, about twice the time).
 // Numerics: f32 throughout, bf16 only at the store; exp2f of (x - lse) in log2 units is ex2.approx
 // (2 ulp); the merge skips the rescale of a side whose max is the new max, so the (-inf, 0)
 // identity never makes 2^(-inf + inf) = NaN.
 //
-// Predicted by `warpbook predict --gpu h100-sxm` (T = 4096, V = 128256): 828 us, 82% of the speed
-// of light, gold. The alternatives, predicted the same way: CACHE = 0 (the second read all from
-// the L2) 923 us, 73%; BLOCK = 512 with 96 KB kept, two blocks an SM, 934 us; BLOCK = 512 and
-// nothing kept, 1.16 ms. Eager PyTorch (log_softmax and nll_loss, then their backward) moves
-// some 30 bytes per logit through DRAM; the Triton form (README) is this kernel's first design,
-// the second read left to the L2.
+// Predicted by `warpbook predict --gpu h100-sxm` (T = 4096, V = 128256): 829 us, 82% of the speed
+// of light, gold (for the H200: 609 us, 76%). The alternatives, predicted for the H100 with
+// `warpbook tune`: CACHE = 0 (the second read all from the L2) 923 us, 73%; BLOCK = 512 with 96 KB
+// kept, two blocks an SM, 934 us; BLOCK = 512 and nothing kept, 1.16 ms. Streaming stores
+// (__stcs) for the gradient: 620 us instead of 609 on the H200. Eager PyTorch (log_softmax and
+// nll_loss, then their backward) moves at least 36 bytes per logit through DRAM in six kernels;
+// the Triton form (README) is this kernel with CACHE = 0, chunked 32768 logits at a time.
 // @tune BLOCK=1024
 // @tune CACHE=163840
 
