@@ -35,6 +35,8 @@ import traceback
 
 # Warpbook's bars against the libraries. Memory-bound: at least 80% of speed of light and at least as fast as PyTorch.
 SOL_AND_TORCH = {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 14, 15, 18, 24, 25, 26, 27, 28, 29, 30, 31, 32, 35}
+# At least this many times PyTorch's speed, and at least as fast as Triton: the fused loss and gradient.
+TIMES_TORCH_AND_TRITON = {36: 2.0}
 AS_FAST_AS = {10: "torch.bincount", 11: "torch.cumsum", 16: "F.conv1d", 34: "the loop over experts"}
 # At least this fraction of PyTorch's speed: attention against SDPA's flash backend; the FP8 GEMM
 # against torch._scaled_mm (wgmma underneath).
@@ -54,6 +56,8 @@ def bar_text(num):
         return f"SoL >= {SOL_BAR:.0%} and >= torch"
     if num in AS_FAST_AS:
         return f">= {AS_FAST_AS[num]}"
+    if num in TIMES_TORCH_AND_TRITON:
+        return f">= {TIMES_TORCH_AND_TRITON[num]:g}x torch's speed and >= Triton"
     if num in FRACTION_OF_TORCH:
         return f">= {FRACTION_OF_TORCH[num]}x torch's speed"
     if num == SGEMM:
@@ -896,6 +900,47 @@ def b35(torch, F, s):
               lambda tk: lambda: tk.layernorm_backward(x, dy, gamma, mean, rstd, dx2, dgamma2, dbeta2, part),
               "PyTorch returns dgamma and dbeta in bf16 (summed in f32 inside), the solution and Triton in f32; "
               "PyTorch allocates its three outputs")
+def b36(torch, F, s):
+    t, v = s["T"], s["V"]
+    z = dev_empty(torch, (t, v), torch.bfloat16).normal_(0, 3)  # the puzzle's normal(0, 3)
+    y = torch.randint(0, v, (t,), device=DEVICE, dtype=torch.int32)
+    y[::1024] = -100  # a few ignored rows (4 of 4096 at the perf size), so that both sides' ignore path is checked
+    y64 = y.long()  # nll_loss takes int64 class indices; converted outside the timing
+    zr = z.detach().requires_grad_()
+    z2 = z.clone()  # Triton's own copy: it writes the gradient over it
+    work2, loss2, res = dev_empty(torch, 2 * t + 16), dev_empty(torch, 1), {}
+
+    def fn():  # the eager training step: f32 log-softmax, the mean NLL over the rows not ignored, backward
+        loss = F.nll_loss(F.log_softmax(zr.float(), dim=-1), y64)  # ignore_index=-100
+        (dz,) = torch.autograd.grad(loss, zr)
+        res["out"] = (dz, loss)
+
+    def check(got):  # float64, 256 rows at a time (the whole [T, V] in float64 is 4.2 GB)
+        dz, loss = got
+        valid = y64 != -100
+        n = max(int(valid.sum()), 1)
+        ok, worst, total = True, 0.0, 0.0
+        for r0 in range(0, t, 256):
+            x, tt, vv = z[r0:r0 + 256].double(), y64[r0:r0 + 256], valid[r0:r0 + 256]
+            lse = x.logsumexp(1)
+            total += float(torch.where(vv, lse - x.gather(1, tt.clamp(min=0)[:, None])[:, 0], 0.0).sum())
+            ref = (x - lse[:, None]).exp_()
+            rows = vv.nonzero()[:, 0]
+            ref[rows, tt[rows]] -= 1
+            ref = torch.where(vv[:, None], ref / n, 0.0)
+            good, err = close(dz[r0:r0 + 256].float(), ref, 8e-3, 1e-7)  # the puzzle's tolerance
+            ok, worst = ok and good, max(worst, err)
+            del x, ref
+        good, err = close(loss.reshape(1).float(), torch.tensor([total / n], dtype=torch.float64, device=DEVICE),
+                          1e-5, 1e-6)
+        return ok and good, max(worst, err)
+
+    return Op(f"F.nll_loss(F.log_softmax(z.float(), -1), y); autograd.grad(loss, z); bf16 [{t}, {v}], y i64", fn,
+              lambda: res["out"], check, lambda tk: lambda: tk.cross_entropy_fwd_bwd(z2, y, work2, loss2),
+              "eager: a cast to f32, log_softmax, nll_loss, then their backward (a zero-filled f32 gradient, "
+              "log_softmax's backward, a cast to bf16): six passes over [T, V] and 2.1 GB f32 temporaries; every "
+              "1024th target is -100 (the puzzle's [perf] has none); Triton overwrites its own copy of z in place, "
+              "checked on its first call")
 
 
 # puzzle number -> (builder, the size names it takes)
@@ -913,6 +958,7 @@ BUILDERS = {
     28: (b28, {"rows", "V", "k"}), 29: (b29, {"rows", "cols"}), 30: (b30, {"rows", "cols"}), 31: (b31, {"n"}),
     32: (b32, {"M", "K"}), 33: (b33, {"M", "N", "K"}),
     34: (b34, {"T", "k", "E", "H", "N"}), 35: (b35, {"M", "N"}),
+    34: (b34, {"T", "k", "E", "H", "N"}), 36: (b36, {"T", "V"}),
 }
 
 
@@ -1065,6 +1111,12 @@ def judge(row):
         return "yes" if not miss else "no (" + ", ".join(miss) + ")"
     if num in AS_FAST_AS:
         return "yes" if ratio >= 1 else f"no (slower{near})"
+    if num in TIMES_TORCH_AND_TRITON:
+        tr = row.get("triton_ratio")
+        miss = [f"{ratio:.2f}x torch's speed"] if ratio < TIMES_TORCH_AND_TRITON[num] else []
+        miss += ["Triton not timed"] if tr is None else [
+            f"slower than Triton{' (within noise)' if 1 - NOISE <= tr < 1 else ''}"] if tr < 1 else []
+        return "yes" if not miss else "no (" + ", ".join(miss) + ")"
     if num in FRACTION_OF_TORCH:
         return "yes" if ratio >= FRACTION_OF_TORCH[num] else f"no ({ratio:.2f}x torch's speed)"
     if num == SGEMM:

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # The performance bars of puzzles 01-35 on the GPU machine: measure the ceilings (`probe`, so that
+# The performance bars of puzzles 01-46 on the GPU machine: measure the ceilings (`probe`, so that
 # medals and speed of light use this card's), check and time every solution, then time PyTorch's
 # eager equivalents and the Triton versions (bench/triton/kernels.py) in the same run and tabulate
 # all three (scripts/puzzles_vs_torch.py).
@@ -36,7 +37,7 @@ if [ "$backend" = cuda ]; then
   wb devices
 fi
 
-rows=${ROWS:-$(seq -s " " 1 35)} # ROWS="20 21" for a few
+rows=${ROWS:-$(seq -s " " 1 46)} # ROWS="20 21" for a few (numbers without a solution are skipped)
 step "checks: solutions $rows (--backend $backend)"
 for dir in puzzles/[0-9][0-9]-*/; do
   id=$(basename "$dir")

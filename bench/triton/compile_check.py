@@ -83,6 +83,8 @@ KERNELS = [
      {"BM": 128, "BN": 128, "BK": 64}, 8, 3),
     ("34", K.moe_combine_kernel, [("part", P32), ("weights", P32), ("Y", PBF16), ("k", "i32", 8), ("N", "i32", 2048)],
      {"BLOCK": 1024}, 4, 3),
+    ("36", K.cross_entropy_fwd_bwd_kernel, [("z", PBF16), ("y", PI32), ("row_loss", P32), ("n_valid", PI32),
+                                            ("V", "i32", 128256)], {"BLOCK": 32768}, 32, 3),
 ]
 
 

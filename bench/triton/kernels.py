@@ -1036,6 +1036,46 @@ def layernorm_backward(x, dy, gamma, mean, rstd, dx, dgamma, dbeta, part, parts=
     return dx, dgamma, dbeta
 
 
+# ---- 36-cross-entropy-fwd-bwd
+@triton.jit
+def cross_entropy_fwd_bwd_kernel(z, y, row_loss, n_valid, V, BLOCK: tl.constexpr):
+    r = tl.program_id(0).to(tl.int64)
+    row = z + r * V
+    t = tl.load(y + r)
+    if t == -100:  # ignored: no loss, and a gradient of 0 over the row, which is never read
+        tl.store(row_loss + r, 0.0)
+        for start in range(0, V, BLOCK):
+            cols = start + tl.arange(0, BLOCK)
+            tl.store(row + cols, tl.zeros([BLOCK], tl.bfloat16), mask=cols < V)
+    else:
+        m = tl.full([], -float("inf"), tl.float32)  # running max
+        s = tl.full([], 0.0, tl.float32)  # running sum of exp(x - m)
+        for start in range(0, V, BLOCK):  # pass 1: the online log-sum-exp
+            cols = start + tl.arange(0, BLOCK)
+            x = tl.load(row + cols, mask=cols < V, other=-float("inf")).to(tl.float32)
+            m_new = tl.maximum(m, tl.max(x, axis=0))  # finite: every chunk holds a real logit
+            s = s * tl.exp(m - m_new) + tl.sum(tl.exp(x - m_new), axis=0)
+            m = m_new
+        lse = m + tl.log(s)
+        tl.store(row_loss + r, lse - tl.load(row + t).to(tl.float32))
+        inv_n = 1.0 / tl.load(n_valid).to(tl.float32)
+        for start in range(0, V, BLOCK):  # pass 2: the gradient, over the logits it came from
+            cols = start + tl.arange(0, BLOCK)
+            x = tl.load(row + cols, mask=cols < V, other=0.0).to(tl.float32)
+            g = (tl.exp(x - lse) - tl.where(cols == t, 1.0, 0.0)) * inv_n
+            tl.store(row + cols, g.to(tl.bfloat16), mask=cols < V)
+
+
+def cross_entropy_fwd_bwd(z, y, work, loss):
+    T, V = z.shape
+    row_loss = work[:T]
+    n = (y != -100).sum(dtype=torch.int32)  # the denominator first, on the device: no host sync
+    BLOCK = min(32768, triton.next_power_of_2(V))  # Liger's chunk: 32 logits per thread of 32 warps
+    cross_entropy_fwd_bwd_kernel[(T,)](z, y, row_loss, n, V, BLOCK=BLOCK, num_warps=32)
+    torch.div(row_loss.sum(), n.clamp(min=1), out=loss[0])  # 0 when every row is ignored
+    return z, loss
+
+
 # ---- end of the excerpts
 
 # puzzle number -> launcher
@@ -1045,6 +1085,6 @@ BY_PUZZLE = {
     13: layernorm, 14: rmsnorm_residual, 15: swiglu, 16: conv1d, 17: sgemm, 18: gemv,
     19: wmma_gemm, 20: mma_gemm, 21: gemm_bias_gelu, 22: flash_attention, 23: causal_flash_attention, 24: decode_attention, 25: paged_decode_attention, 26: rope, 27: cross_entropy,
     28: topk_rows, 29: int8_absmax, 30: fp8_quantize, 31: nf4_dequantize, 32: w4a16_gemv, 33: fp8_gemm,
-    34: moe_grouped_gemm, 35: layernorm_backward,
+    34: moe_grouped_gemm, 35: layernorm_backward, 36: cross_entropy_fwd_bwd,
 }
 

@@ -156,6 +156,19 @@ def cross_entropy_ref(b):
     return [("loss", torch.where(ign, torch.zeros_like(lse), lse - picked))]
 
 
+def cross_entropy_fwd_bwd_ref(b):
+    x, t = b["z"].double(), b["y"].long()
+    valid = t != -100
+    n = max(int(valid.sum()), 1)  # the loss of a batch with every row ignored is 0, not 0/0
+    lse = x.logsumexp(1)
+    picked = x.gather(1, t.clamp(min=0)[:, None])[:, 0]
+    dz = (x - lse[:, None]).exp()
+    rows = valid.nonzero()[:, 0]
+    dz[rows, t[rows]] -= 1
+    dz = torch.where(valid[:, None], dz / n, torch.zeros_like(dz))
+    return [("z", dz), ("loss", (torch.where(valid, lse - picked, torch.zeros_like(lse)).sum() / n).reshape(1))]
+
+
 def topk_ref(b):
     x, k = b["x"].cpu(), b["vals"].shape[1]
     v, i = torch.sort(x, dim=1, descending=True, stable=True)  # equal values in column order
@@ -298,6 +311,7 @@ CASES = {
                                        b["part"], b["Y"]), moe_ref),
     35: (lambda k, b: k.layernorm_backward(b["x"], b["dy"], b["gamma"], b["mean"], b["rstd"], b["dx"], b["dgamma"],
                                          b["dbeta"], b["part"]), layernorm_bwd_ref),
+    36: (lambda k, b: k.cross_entropy_fwd_bwd(b["z"], b["y"], b["work"], b["loss"]), cross_entropy_fwd_bwd_ref),
 }
 
 
