@@ -224,7 +224,8 @@ void explain(const ExplainInput& in, Prediction& p) {
       add("atomics", L.hot_us,
           fmt::format("line {}: every block adds to the same address: {:.3g} atomics on one word, "
                       "one after another at {:.2g} ns each, is {} of the {}",
-                      hot_line, double(L.hot_lanes) * double(n), 1.0 / m.atomic_one_gops,
+                      hot_line, double(L.hot_lanes) * double(n),
+                      L.hot_us * 1e3 / std::max(1.0, double(L.hot_lanes) * double(n)),
                       us_text(L.hot_us), us_text(T)),
           hot_line);
     }

@@ -40,10 +40,18 @@ struct LaunchMemory {
   double new_bytes_per_block = 0; // bytes a block brings into the L2 that its x-neighbour did not
   // Per global-atomic word: lanes per block (the anchor's), and whether every block hits it.
   std::unordered_map<uint64_t, uint64_t> atomic_words;
+  std::unordered_set<uint64_t> atomic_float_words; // of those, the ones a float atomic updates
   bool atomics_shared = false;
   // Per sampled block: every global sector it stores to, with the bytes of it the block writes
   // (a sector not wholly written must be read from DRAM to be merged: read-modify-write).
   std::vector<std::unordered_map<uint64_t, uint32_t>> stored;
+};
+
+// Sectors an earlier launch stored, still in the L2 (first..last inclusive), and the DRAM bytes
+// moved since.
+struct L2Range {
+  uint64_t first = 0, last = 0;
+  double since = 0;
 };
 
 struct ReplayBlock {
@@ -76,6 +84,8 @@ struct ReplayInput {
   // Set from another thread when the prediction is no longer wanted: the replay ends early (its
   // result is then meaningless, and predict() discards it).
   const std::atomic<bool>* cancel = nullptr;
+  // What earlier launches of the puzzle stored and the L2 still holds: loads there hit the L2.
+  const std::vector<L2Range>* l2_resident = nullptr;
 };
 
 // Why a warp waited before issuing an instruction.
