@@ -214,8 +214,6 @@ Machine base(const GpuProfile& p) {
     const double sm_clk = m.sm_count * m.clock_ghz / (132 * 1.98);
     m.shared_atomic_u32_one_gops *= sm_clk, m.shared_atomic_u32_spread_gops *= sm_clk;
   }
-  // Integer adds on one address: the f32 figure until a probe of this GPU measures them.
-  m.atomic_one_u32_gops = m.atomic_one_gops;
   return m;
 }
 
@@ -266,7 +264,6 @@ Machine machine_for(const GpuProfile& p, const std::vector<MeasuredCeiling>& mea
   take(metric::atomic_latency, m.lat_atomic_ns);
   take(metric::l2_capacity, m.l2_capacity, 1048576.0);
   take(metric::atomic_one, m.atomic_one_gops);
-  take(metric::atomic_one_u32, m.atomic_one_u32_gops);
   take(metric::atomic_warp, m.atomic_warp_gops);
   take(metric::atomic_spread, m.atomic_spread_gops);
   take(metric::atomic_shared_one, m.shared_atomic_one_gops);

@@ -81,8 +81,6 @@ struct Machine {
 
   // Atomics (GOP/s: lane operations per second, whole GPU).
   double atomic_spread_gops = 117, atomic_warp_gops = 56.8, atomic_one_gops = 0.57;
-  // One address, integer adds (the f32 figure where a GPU's probe has not measured them).
-  double atomic_one_u32_gops = 0.57;
   double shared_atomic_one_gops = 20.1; // f32, one address per block, all SMs
   double shared_atomic_u32_one_gops = 260.8, shared_atomic_u32_spread_gops = 8325; // integer
   bool atomic_one_per_warp = false; // the serialisation at one address is per warp instruction

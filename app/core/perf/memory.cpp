@@ -99,11 +99,8 @@ LaunchMemory analyse_memory(const sim::SampledLaunch& l, int anchor, const int n
     for (auto& e : w.ev)
       if (e.kind == sim::TraceKind::global_atomic) {
         any = true;
-        const bool fp = l.code[e.pc].opcode.find(".f") != std::string::npos;
-        for (uint32_t k = 0; k < e.count; ++k) {
+        for (uint32_t k = 0; k < e.count; ++k)
           m.atomic_words[w.sec[e.first + k].id] += w.sec[e.first + k].mask;
-          if (fp) m.atomic_float_words.insert(w.sec[e.first + k].id);
-        }
         const PcShift& s = m.shift[e.pc];
         for (int d = 0; d < 3; ++d)
           if (neighbour[d] >= 0 && !(s.known[d] && s.delta[d] == 0)) all_shared = false;

@@ -580,13 +580,8 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
     double hot_us = 0;
     uint64_t hot_lanes = 0;
     if (mem.atomics_shared) {
-      uint64_t hot_word = 0;
-      for (auto& [word, lanes] : mem.atomic_words)
-        if (lanes > hot_lanes) hot_lanes = lanes, hot_word = word;
-      // Float and integer adds on one word are applied at their own measured rates.
-      const double gops =
-          mem.atomic_float_words.count(hot_word) ? m.atomic_one_gops : m.atomic_one_u32_gops;
-      const double per_op_ns = 1.0 / std::max(1e-9, gops);
+      for (auto& [word, lanes] : mem.atomic_words) hot_lanes = std::max(hot_lanes, lanes);
+      const double per_op_ns = 1.0 / std::max(1e-9, m.atomic_one_gops);
       hot_us = double(hot_lanes) * double(n) * per_op_ns * 1e-3;
     }
     LaunchPrediction lp;

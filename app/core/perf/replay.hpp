@@ -40,7 +40,6 @@ struct LaunchMemory {
   double new_bytes_per_block = 0; // bytes a block brings into the L2 that its x-neighbour did not
   // Per global-atomic word: lanes per block (the anchor's), and whether every block hits it.
   std::unordered_map<uint64_t, uint64_t> atomic_words;
-  std::unordered_set<uint64_t> atomic_float_words; // of those, the ones a float atomic updates
   bool atomics_shared = false;
   // Per sampled block: every global sector it stores to, with the bytes of it the block writes
   // (a sector not wholly written must be read from DRAM to be merged: read-modify-write).
