@@ -456,6 +456,12 @@ extern "C" __global__ void __launch_bounds__(BS) atomic_one(float* p, int iters)
   const float v = 1e-30f * (float)(threadIdx.x + 1);
   for (int i = 0; i < iters; ++i) atomicAdd(p, v);
 }
+// The same on one unsigned word (RED.ADD.U32): the L2's atomic unit may apply integer adds to one
+// address faster than float ones (a histogram's hot bin is integer).
+extern "C" __global__ void __launch_bounds__(BS) atomic_one_u32(unsigned* p, int iters) {
+  const unsigned v = threadIdx.x + 1u;
+  for (int i = 0; i < iters; ++i) atomicAdd(p, v);
+}
 // The same with one lane of each warp: is the one address's serialisation per lane or per warp
 // instruction?
 extern "C" __global__ void __launch_bounds__(BS) atomic_one_lane(float* p, int iters) {

@@ -467,6 +467,17 @@ void machine_probes(Gpu& gpu, CUmodule mod, ProbeSuite& suite, const GpuProfile*
     put(metric::atomic_one, "atomics on one address (whole grid)", b, m, "atomic_one");
   }
   {
+    auto [b, m] = atomic_rate(
+        "atomic_one_u32",
+        [&](int it) {
+          Args a;
+          a.add(big).add(it);
+          return a;
+        },
+        1);
+    put(metric::atomic_one_u32, "u32 atomics on one address (whole grid)", b, m, "atomic_one_u32");
+  }
+  {
     // One lane per warp: counted per lane, so per-lane serialisation gives the figure above and
     // per-warp-instruction serialisation gives it too (but then atomic_one / 32 per lane above).
     auto [b, m] = atomic_rate(

@@ -224,6 +224,7 @@ std::vector<CeilingRow> ceiling_rows(const std::vector<MeasuredCeiling>& measure
       {metric::atomic_latency, "atomic latency (L2)"},
       {metric::l2_capacity, "L2 effective capacity"},
       {metric::atomic_one, "atomics, one address"},
+      {metric::atomic_one_u32, "u32 atomics, one address"},
       {metric::atomic_one_lane, "atomics, one address, one lane a warp"},
       {metric::atomic_warp, "atomics, one address per warp"},
       {metric::atomic_spread, "atomics, spread over the L2"},

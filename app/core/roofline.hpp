@@ -80,6 +80,7 @@ inline constexpr const char* shared_latency = "shared_latency_ns";
 inline constexpr const char* atomic_latency = "atomic_latency_ns";
 inline constexpr const char* l2_capacity = "l2_capacity_mib";
 inline constexpr const char* atomic_one = "atomic_one_gops";           // whole grid, one address
+inline constexpr const char* atomic_one_u32 = "atomic_one_u32_gops";   // the same, u32 adds
 inline constexpr const char* atomic_one_lane = "atomic_one_lane_gops"; // one lane per warp
 inline constexpr const char* atomic_warp = "atomic_warp_gops";         // one address per warp
 inline constexpr const char* atomic_spread = "atomic_spread_gops";     // own sector per thread

@@ -2,7 +2,7 @@
 """The performance model against the GPU: measured times beside predicted ones (docs/perf-model.md).
 
     python3 bench/perfmodel/validate.py DATA_DIR [--local BUILD_DIR [--gpu KEY]] [--md OUT.md]
-                                        [--heldout | --set corpus|heldout|curriculum2]
+                                        [--heldout | --set corpus|heldout|curriculum2|first_attempts]
 
 DATA_DIR holds checks.jsonl from bench/perfmodel/measure.py (one `warpbook check --json` per corpus
 kernel, run on the GPU: its measured median time and, beside it, the model's prediction made in the
@@ -13,7 +13,7 @@ Prints one row per kernel (measured, predicted, their ratio, the limiter the mod
 the kernel was designed to have) and the summary the issue asks for: the share within 1.5x and 2x,
 the worst ratio, Spearman's rank correlation, and whether every designed limiter is named. The
 corpus is split into two halves (calibration A, held-out B, by the manifest's order) and each is
-summarised on its own as well.
+summarised on its own as well (a manifest's `heldout = true` marks half B).
 """
 import json, math, os, re, subprocess, sys, tempfile, tomllib
 
@@ -113,7 +113,8 @@ def main():
     gpu = args[args.index("--gpu") + 1] if "--gpu" in args else "h200"
     md = args[args.index("--md") + 1] if "--md" in args else None
     # --heldout: the kernels written apart from the model (bench/perfmodel/heldout.toml); --set NAME:
-    # bench/perfmodel/NAME.toml (curriculum2: the solutions of puzzles 19-34 and their versions).
+    # bench/perfmodel/NAME.toml (curriculum2: the solutions of puzzles 19-34 and their versions;
+    # first_attempts: kernels of the kinds learners write first).
     manifest = "heldout.toml" if "--heldout" in args else "corpus.toml"
     if "--set" in args:
         manifest = args[args.index("--set") + 1] + ".toml"
@@ -145,7 +146,7 @@ def main():
         top2 = {f["key"] for f in factors[:2]}
         lim = e.get("limiter", "")
         rows.append({
-            "id": e["id"], "limiter": lim, "half": "A" if i % 2 == 0 else "B",
+            "id": e["id"], "limiter": lim, "half": "B" if e.get("heldout", i % 2 == 1) else "A",
             "meas": m["timing"]["median_us"], "pred": pred.get("us", 0) if pred.get("ok") else 0,
             "sol": (m.get("perf") or {}).get("speed_of_light", 0), "named": named,
             "named_ok": bool(lim) and bool(LIMITER_KEYS.get(lim, {lim}) & top2),

@@ -226,7 +226,8 @@ void explain(const ExplainInput& in, Prediction& p) {
           fmt::format("line {}: every block adds to the same address: {} on one word, "
                       "one after another at {} each, is {} of the {}",
                       hot_line, count_text(double(L.hot_lanes) * double(n), "atomics"),
-                      us_text(1e-3 / m.atomic_one_gops), us_text(L.hot_us), us_text(T)),
+                      us_text(L.hot_us / std::max(1.0, double(L.hot_lanes) * double(n))),
+                      us_text(L.hot_us), us_text(T)),
           hot_line);
     }
     add("launch", m.launch_us,

@@ -149,6 +149,37 @@ SamplePlan plan_sample(const Launch& la, bool prefix, int resident) {
   return sp;
 }
 
+// The sectors a launch stores to, per store instruction: from the lowest to the highest its
+// sampled blocks wrote, where the whole grid's stores fill that range (a block's sectors times the
+// blocks cover it); sparse or data-dependent scatters say nothing of the sectors between.
+std::vector<L2Range> stored_ranges(const sim::SampledLaunch& sl) {
+  struct Span {
+    uint64_t lo = ~0ull, hi = 0;
+    double sectors = 0; // summed over the sampled blocks
+  };
+  std::unordered_map<uint32_t, Span> by_pc;
+  for (const sim::BlockTrace& b : sl.blocks) {
+    std::unordered_map<uint32_t, std::unordered_set<uint64_t>> mine;
+    for (const auto& w : b.warps)
+      for (const auto& e : w.ev)
+        if (e.kind == sim::TraceKind::global && sl.code[e.pc].mem == sim::MemKind::store)
+          for (uint32_t k = 0; k < e.count; ++k) mine[e.pc].insert(w.sec[e.first + k].id);
+    for (auto& [pc, secs] : mine) {
+      Span& sp = by_pc[pc];
+      for (uint64_t id : secs) sp.lo = std::min(sp.lo, id), sp.hi = std::max(sp.hi, id);
+      sp.sectors += double(secs.size());
+    }
+  }
+  std::vector<L2Range> out;
+  const double blocks = double(sl.launch.grid.count());
+  for (auto& [pc, sp] : by_pc) {
+    if (sp.lo > sp.hi || sl.blocks.empty()) continue;
+    const double covered = sp.sectors / double(sl.blocks.size()) * blocks;
+    if (covered >= double(sp.hi - sp.lo + 1)) out.push_back({sp.lo, sp.hi, 0});
+  }
+  return out;
+}
+
 uint64_t warp_events(const sim::BlockTrace& b) {
   uint64_t e = 0;
   for (auto& w : b.warps) e += w.ev.size() + w.dropped;
@@ -433,6 +464,9 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
   const uint64_t sms = uint64_t(std::max(1, m.sm_count));
   size_t replayed_blocks = 0, sampled_blocks = 0;
   int max_thin = 1;
+  // What earlier launches stored that is still in the L2 (a later launch reads it from there):
+  // per range of sectors, the DRAM bytes the launches since have moved.
+  std::vector<L2Range> written;
   for (size_t li = 0; li < run.launches.size(); ++li) {
     if (cancel_requested(opt.cancel)) return fail("cancelled");
     sim::SampledLaunch& sl = run.launches[li];
@@ -601,6 +635,7 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
       in.cut = ran > 0 ? std::max(1.0, whole / ran) : 1.0;
     }
     in.cancel = opt.cancel;
+    in.l2_resident = &written;
     ReplayResult rr = replay(in);
     if (cancel_requested(opt.cancel)) return fail("cancelled");
 
@@ -637,6 +672,12 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
     ex.launches.push_back(LaunchExplainInput{&sl, std::move(cost), std::move(mem), rr, lp, o.warps,
                                              sp.anchor, hot_us, hot_lanes, exec_us});
     P.launches.push_back(lp);
+    // This launch's stores stay in the L2 (write-back) for the launches after it, until as many
+    // bytes as the L2 holds have passed through it.
+    for (L2Range& r : written) r.since += lp.dram_bytes;
+    std::erase_if(written, [&](const L2Range& r) { return r.since > m.l2_capacity; });
+    for (const L2Range& r : stored_ranges(sl))
+      if (double(r.last - r.first + 1) * 32 <= m.l2_capacity) written.push_back(r);
   }
   // Launches the sampled run did not reach (none normally): their overhead at least.
   for (size_t li = run.launches.size(); li < nl; ++li) P.us += m.launch_us;

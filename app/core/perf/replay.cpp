@@ -114,9 +114,8 @@ struct WarpState {
   std::vector<double> wg_groups;
   bool at_bar = false, done = true;
   int smsp = 0;
-  uint64_t last_granule = ~uint64_t(0); // the 64-byte granule of its last one-sector load
-  std::vector<double> done_at;          // per event of the trace: when its result is ready
-  std::vector<uint8_t> done_kind;       // and what it waited for (Stall)
+  std::vector<double> done_at;    // per event of the trace: when its result is ready
+  std::vector<uint8_t> done_kind; // and what it waited for (Stall)
   // The work each replayed event stands for: a trace cut at the cap holds a part of the warp's
   // instructions, and what it counts (issue slots, units, bytes) stands for the whole, as the
   // prediction's time does. Only the counts are weighed; the replay's clock runs on the events.
@@ -255,6 +254,9 @@ ReplayResult replay(const ReplayInput& in) {
   // Is this 64-byte granule in the L2: brought in by this SM recently enough, or by an earlier
   // block (`id` is the template sector, `pc` the instruction)?
   auto in_l2 = [&](uint64_t gran, uint64_t id, uint32_t pc, const ReplayBlock& b) {
+    if (in.l2_resident)
+      for (const L2Range& r : *in.l2_resident)
+        if (2 * gran + 1 >= r.first && 2 * gran <= r.last) return true;
     auto it = l2_seen.find(gran);
     return (it != l2_seen.end() &&
             (fetched - it->second) * std::max(1.0, b.busy_sms) < M.l2_capacity) ||
@@ -651,16 +653,12 @@ ReplayResult replay(const ReplayInput& in) {
                 }
               }
             } else {
-              // A lane's stream is the granules it misses the L1 on: loads that hit (a row's
-              // running maximum reloaded) do not break it.
-              const uint64_t prev_granule = ws.last_granule;
               for (int k = 0; k < n; ++k) {
                 const uint64_t s_id = sec[k];
                 if ((c.l1_cached || local) && l1.access(s_id, true)) {
                   R.l1_hits += wt;
                   continue;
                 }
-                if (n == 1) ws.last_granule = s_id >> 1;
                 R.l1_misses += wt;
                 const double q0 = l2_pass(k, false);
                 // The L2 has it if this SM or an earlier block brought it in recently enough;
@@ -684,16 +682,13 @@ ReplayResult replay(const ReplayInput& in) {
                 R.dram_granules += wt;
                 fetched += 64;
                 l2_seen[gran] = fetched;
-                // Loaded latency: this SM's DRAM reads in flight, as the whole GPU's.
+                // Loaded latency: this SM's DRAM reads in flight, as the whole GPU's. One lane
+                // walking memory in order gets no fetch ahead: its next granule is a DRAM round
+                // trip like any other (probe seq_read: 618 ns per 64 bytes on the H200 in 16-byte
+                // steps, a DRAM miss, an L2 hit on the granule's other sector and two L1 hits).
                 retire_dram();
-                // One lane walking memory in order: the memory system has fetched ahead of it
-                // (probe seq_read: about an L2 latency per step, not a DRAM one), so the next
-                // granule of such a stream waits as for the L2.
-                const bool streamed = n == 1 && prev_granule + 1 == gran;
                 const double lat =
-                    streamed
-                        ? M.cycles(M.lat_l2_ns)
-                        : M.cycles(M.dram_loaded_ns((dram_bytes_inflight + 64 * part) * share));
+                    M.cycles(M.dram_loaded_ns((dram_bytes_inflight + 64 * part) * share));
                 const double done_at =
                     std::max(d0 + part * 64.0 / stream_gbps * share * clk, now + lat);
                 dram_inflight.push({done_at, 64 * part});

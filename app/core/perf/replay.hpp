@@ -46,6 +46,13 @@ struct LaunchMemory {
   std::vector<std::unordered_map<uint64_t, uint32_t>> stored;
 };
 
+// Sectors an earlier launch stored, still in the L2 (first..last inclusive), and the DRAM bytes
+// moved since.
+struct L2Range {
+  uint64_t first = 0, last = 0;
+  double since = 0;
+};
+
 struct ReplayBlock {
   int tmpl = 0; // which sampled block's trace
   Dim3 idx;     // the block it stands for
@@ -76,6 +83,8 @@ struct ReplayInput {
   // Set from another thread when the prediction is no longer wanted: the replay ends early (its
   // result is then meaningless, and predict() discards it).
   const std::atomic<bool>* cancel = nullptr;
+  // What earlier launches of the puzzle stored and the L2 still holds: loads there hit the L2.
+  const std::vector<L2Range>* l2_resident = nullptr;
 };
 
 // Why a warp waited before issuing an instruction.
