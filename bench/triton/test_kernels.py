@@ -287,6 +287,8 @@ CASES = {
                      * b["b_scale"].double()[None, :])]),
     34: (lambda k, b: k.moe_grouped_gemm(b["X"], b["topk_ids"], b["topk_weights"], b["W"], b["meta"], b["rows"],
                                        b["part"], b["Y"]), moe_ref),
+    37: (lambda k, b: k.splitk_gemm(b["A"], b["B"], b["part"], b["C"]),
+         lambda b: [("C", b["A"].double() @ b["B"].double().t())]),
 }
 
 
