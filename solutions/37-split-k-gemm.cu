@@ -42,14 +42,15 @@
 // What loses, and by how much (predicted for the H100 SXM by `warpbook predict`, the whole
 // launch pair; the model reads the partials back from DRAM, so it overstates the reduction):
 //   - 128 x 128 tiles, 4 warps, 3 stages, S = 8 (this file): 29.4 us (gemm 23.8, reduce 5.6).
-//     4 or 5 stages: 29.9 and 31.0 us. 8 warps of 64 x 32 or 32 x 64 instead of 4 of 64 x 64:
-//     32.7 and 33.0 us.
-//   - 256 x 128 tiles, 8 warps (solution 20's shape), S = 16: 34.5 us at 4 stages (gemm 25.8,
-//     reduce 8.3 for twice the partials), 33.0 us at 3; 128 x 256 the same, 34.3.
+//     2 stages the same; 4 or 5 stages 29.9 and 31.0 us; BK = 32 at 4 or 5 stages 34.2 us. 8 warps
+//     of 64 x 32 or 32 x 64 instead of 4 of 64 x 64: 32.7 and 33.0 us.
+//   - 256 x 128 tiles, 8 warps (solution 20's shape), S = 16: 34.4 us at 4 stages (gemm 26.0,
+//     reduce 8.5 for twice the partials), 33.0 us at 3; 128 x 256 at 4 stages 34.3.
 //   - Fewer or more slices with 256 x 128: S = 8 (64 blocks, half the SMs idle) 43.8 us; S = 33
 //     (two blocks an SM's worth, 264 blocks in two rounds) 46.2 us.
 //   - 128 x 128 with two blocks an SM (WAVE = 264, S = 16): 37.7 us, twice the partials.
 //   - The reduction: 1, 2, 4 or 8 outputs a thread, 128 to 512 threads a block: within 0.4 us.
+//   - No split (S = 1): 144 us with 16 blocks of 128 x 128, 254 us with 8 of 256 x 128.
 // @tune BM=128
 // @tune BN=128
 // @tune WM=64
