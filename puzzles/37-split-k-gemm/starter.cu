@@ -3,14 +3,18 @@
 //     C[r][c] = bf16( sum over k of A[r][k] * B[c][k] )   (products exact, sums in f32, one rounding)
 // Two launches. splitk_gemm: grid [cdiv(N, BN), cdiv(M, BM), S], (BM / WM) x (BN / WN) warps a
 // block; block (x, y, z) owns tile (y, x) of C and slice z of K, and leaves its f32 partial sums
-// in the workspace `part`. splitk_reduce: cdiv(M * N, 1024) blocks of 256 threads add the S
-// partials of each output and write C. S comes from the shape (puzzle.toml: enough blocks for one
-// wave of WAVE, slices no shallower than KMIN). Change the tunables with // @tune BM=128 (and so on).
+// in the workspace `part`. splitk_reduce: cdiv(M * N, RBLOCK * RPER) blocks of RBLOCK threads
+// add the S partials of each output and write C. S comes from the shape (puzzle.toml: enough
+// blocks for one wave of WAVE, slices no shallower than KMIN). Change the tunables with
+// // @tune BM=128 (and so on).
 #include <cuda_bf16.h>
 
 // Slice z covers k = z * D .. z * D + D - 1, D = cdiv(K, S) rounded up to a whole k-step: the
 // last slice is shorter and the ones after it (if D was rounded up) are empty.
-__device__ __forceinline__ int slice_depth(int K, int S) { return (K + S - 1) / S + BK - 1 - ((K + S - 1) / S + BK - 1) % BK; }
+__device__ __forceinline__ int slice_depth(int K, int S) {
+  const int d = (K + S - 1) / S;
+  return (d + BK - 1) / BK * BK;
+}
 
 extern "C" __global__ void splitk_gemm(const __nv_bfloat16* A, const __nv_bfloat16* B, float* part,
                                        __nv_bfloat16* C, int M, int N, int K, int S) {
