@@ -39,8 +39,8 @@ extern "C" __global__ void splitk_reduce(const __nv_bfloat16* A, const __nv_bflo
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total;
        i += (long long)gridDim.x * blockDim.x) {
     float sum = 0.0f;
-    for (int z = 0; z < S; ++z) // the slices in order: the same bits every run
-      sum += __bfloat162float(__float2bfloat16(part[z * total + i])); // TODO: is this rounding wanted?
+    // The slices in order: the same bits every run. TODO: is the rounding to bf16 here wanted?
+    for (int z = 0; z < S; ++z) sum += __bfloat162float(__float2bfloat16(part[z * total + i]));
     C[i] = __float2bfloat16(sum);
   }
 }
