@@ -39,8 +39,8 @@ SOL_AND_TORCH = {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 14, 15, 18, 24, 25, 26, 27, 
 TIMES_TORCH_AND_TRITON = {36: 2.0}
 AS_FAST_AS = {10: "torch.bincount", 11: "torch.cumsum", 16: "F.conv1d", 34: "the loop over experts"}
 # At least this fraction of PyTorch's speed: attention against SDPA's flash backend; the FP8 GEMM
-# against torch._scaled_mm (wgmma underneath).
-FRACTION_OF_TORCH = {22: 0.8, 23: 0.8, 33: 0.7}
+# against torch._scaled_mm (wgmma underneath); split-K on mma.sync against cuBLAS at 512 x 512 x 16384.
+FRACTION_OF_TORCH = {22: 0.8, 23: 0.8, 33: 0.7, 37: 0.6}
 # At least this fraction of the mma.sync ceiling `warpbook probe` measured on this GPU (--probe):
 # the tensor-core GEMMs, which cannot use wgmma; their ratio to cuBLAS is reported beside it.
 OF_MMA_CEILING = {19: (0.5, "mma_f16_gflops"), 20: (0.7, "mma_bf16_gflops"), 21: (0.7, "mma_bf16_gflops")}
@@ -941,6 +941,23 @@ def b36(torch, F, s):
               "log_softmax's backward, a cast to bf16): six passes over [T, V] and 2.1 GB f32 temporaries; every "
               "1024th target is -100 (the puzzle's [perf] has none); Triton overwrites its own copy of z in place, "
               "checked on its first call")
+def b37(torch, F, s):
+    m, n, k = s["M"], s["N"], s["K"]
+    a, b = uniform(torch, (m, k), -1, 1, torch.bfloat16), uniform(torch, (n, k), -1, 1, torch.bfloat16)  # B is [N, K]
+    part = dev_empty(torch, 2 * m * n * -(-k // 256))  # the puzzle's workspace
+    c16, c2 = dev_empty(torch, (m, n), torch.bfloat16), dev_empty(torch, (m, n), torch.bfloat16)
+    ref = {}
+
+    def check(got):  # the puzzle's tolerance on the bf16 answer
+        if "C" not in ref:
+            ref["C"] = a.double() @ b.double().t()
+        return close(got.float(), ref["C"], 1e-2, 1e-2)
+
+    return Op(f"torch.matmul(A, B.T, out=C); bf16 [{m}, {k}] x [{n}, {k}]^T -> bf16",
+              lambda: torch.matmul(a, b.t(), out=c16), lambda: c16, check,
+              lambda tk: lambda: tk.splitk_gemm(a, b, part, c2),
+              "cuBLAS (wgmma, its own choice of split or stream-K) against mma.sync split-K with a workspace and a "
+              "second, ordered reduction launch; the Triton form is the same two passes on tl.dot")
 
 
 # puzzle number -> (builder, the size names it takes)
@@ -959,6 +976,7 @@ BUILDERS = {
     32: (b32, {"M", "K"}), 33: (b33, {"M", "N", "K"}),
     34: (b34, {"T", "k", "E", "H", "N"}), 35: (b35, {"M", "N"}),
     34: (b34, {"T", "k", "E", "H", "N"}), 36: (b36, {"T", "V"}),
+    34: (b34, {"T", "k", "E", "H", "N"}), 37: (b37, {"M", "N", "K"}),
 }
 
 

@@ -1074,6 +1074,44 @@ def cross_entropy_fwd_bwd(z, y, work, loss):
     cross_entropy_fwd_bwd_kernel[(T,)](z, y, row_loss, n, V, BLOCK=BLOCK, num_warps=32)
     torch.div(row_loss.sum(), n.clamp(min=1), out=loss[0])  # 0 when every row is ignored
     return z, loss
+# ---- 37-split-k-gemm
+@triton.jit
+def splitk_gemm_kernel(A, B, P, M, N, K, S, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # program (pm, pn, z): tile (pm, pn) of C = A @ B.T (B stored [N, K]) over the k-steps of slice z,
+    # its f32 partial into slice z of P
+    pm, pn, z = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+    rm = pm * BM + tl.arange(0, BM)
+    rn = pn * BN + tl.arange(0, BN)
+    ksteps = tl.cdiv(K, BK)
+    acc = tl.zeros([BM, BN], dtype=tl.float32)
+    for kt in range(z * ksteps // S, (z + 1) * ksteps // S):
+        rk = kt * BK + tl.arange(0, BK)
+        a = tl.load(A + rm[:, None] * K + rk[None, :], mask=(rm[:, None] < M) & (rk[None, :] < K), other=0.0)
+        bt = tl.load(B + rn[None, :] * K + rk[:, None], mask=(rn[None, :] < N) & (rk[:, None] < K), other=0.0)
+        acc = tl.dot(a, bt, acc)
+    tl.store(P + z * M * N + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+@triton.jit
+def splitk_reduce_kernel(P, C, total, S, BLOCK: tl.constexpr):
+    # the S slices added in order z = 0 .. S - 1 (the same bits every run), rounded to bf16 once
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for z in range(0, S):
+        acc += tl.load(P + z * total + i, mask=i < total, other=0.0)
+    tl.store(C + i, acc.to(tl.bfloat16), mask=i < total)
+
+
+def splitk_gemm(A, B, part, C, BM=128, BN=128, BK=64):
+    (M, K), N = A.shape, B.shape[0]
+    tiles_m, tiles_n = triton.cdiv(M, BM), triton.cdiv(N, BN)
+    sms = torch.cuda.get_device_properties(A.device).multi_processor_count if A.is_cuda else 132
+    # one wave of blocks, slices no shallower than 256 (the puzzle's S with WAVE = the SM count)
+    S = max(1, min(triton.cdiv(K, 256), sms // (tiles_m * tiles_n)))
+    # 128 x 128 tiles, 64 deep, 4 stages: (128 + 128) x 64 x 2 B x 4 = 128 KiB of shared memory
+    splitk_gemm_kernel[(tiles_m, tiles_n, S)](A, B, part, M, N, K, S, BM=BM, BN=BN, BK=BK, num_warps=8, num_stages=4)
+    splitk_reduce_kernel[(triton.cdiv(M * N, 1024),)](part, C, M * N, S, BLOCK=1024, num_warps=4)
+    return C
 
 
 # ---- end of the excerpts
@@ -1085,6 +1123,6 @@ BY_PUZZLE = {
     13: layernorm, 14: rmsnorm_residual, 15: swiglu, 16: conv1d, 17: sgemm, 18: gemv,
     19: wmma_gemm, 20: mma_gemm, 21: gemm_bias_gelu, 22: flash_attention, 23: causal_flash_attention, 24: decode_attention, 25: paged_decode_attention, 26: rope, 27: cross_entropy,
     28: topk_rows, 29: int8_absmax, 30: fp8_quantize, 31: nf4_dequantize, 32: w4a16_gemv, 33: fp8_gemm,
-    34: moe_grouped_gemm, 35: layernorm_backward, 36: cross_entropy_fwd_bwd,
+    34: moe_grouped_gemm, 35: layernorm_backward, 36: cross_entropy_fwd_bwd, 37: splitk_gemm,
 }
 

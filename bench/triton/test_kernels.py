@@ -312,6 +312,8 @@ CASES = {
     35: (lambda k, b: k.layernorm_backward(b["x"], b["dy"], b["gamma"], b["mean"], b["rstd"], b["dx"], b["dgamma"],
                                          b["dbeta"], b["part"]), layernorm_bwd_ref),
     36: (lambda k, b: k.cross_entropy_fwd_bwd(b["z"], b["y"], b["work"], b["loss"]), cross_entropy_fwd_bwd_ref),
+    37: (lambda k, b: k.splitk_gemm(b["A"], b["B"], b["part"], b["C"]),
+         lambda b: [("C", b["A"].double() @ b["B"].double().t())]),
 }
 
 

@@ -1,0 +1,27 @@
+// Puzzle 37 (split-K GEMM): the reference against an independent host computation
+// (host_reference.hpp).
+#include "common/host_reference.hpp"
+
+using namespace wb;
+using namespace wb::host_ref;
+
+TEST_CASE("37 split-k gemm: reference against the host") {
+  // C = A x B^T with B stored [N, K], as one sum per output: no slices. The inputs arrive as
+  // doubles decoded exactly from their bf16 bits; every product is exact, and the host sums them
+  // in long double, the reference slice by slice in double (at these sizes both are exact or
+  // within ~1e-15 of it). Both round once to bf16, so they can differ only where a sum lies next
+  // to a bf16 rounding boundary, by one bf16 step: at most 2^-7 of the value.
+  check_puzzle_reference("37-split-k-gemm", {7.9e-3, 1e-30}, [](const Env& s, const Vals& in) {
+    const int64_t M = sz(s, "M"), N = sz(s, "N"), K = sz(s, "K");
+    auto &A = in.at("A"), &B = in.at("B");
+    std::vector<double> C(size_t(M * N));
+    for (int64_t r = 0; r < M; ++r)
+      for (int64_t c = 0; c < N; ++c) {
+        long double acc = 0;
+        for (int64_t k = 0; k < K; ++k)
+          acc += (long double)A[size_t(r * K + k)] * (long double)B[size_t(c * K + k)];
+        C[size_t(r * N + c)] = to_bf16(acc);
+      }
+    return Vals{{"C", C}};
+  });
+}
