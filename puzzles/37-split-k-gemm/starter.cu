@@ -17,7 +17,7 @@ __device__ __forceinline__ int slice_depth(int K, int S) {
 }
 
 extern "C" __global__ void splitk_gemm(const __nv_bfloat16* A, const __nv_bfloat16* B, float* part,
-                                       __nv_bfloat16* C, int M, int N, int K, int S) {
+                                       unsigned* tickets, __nv_bfloat16* C, int M, int N, int K, int S) {
   const int D = slice_depth(K, S);
   const int k0 = blockIdx.z * D, k1 = min(K, k0 + D);
   float* slice = part + (long long)blockIdx.z * M * N;
@@ -34,7 +34,7 @@ extern "C" __global__ void splitk_gemm(const __nv_bfloat16* A, const __nv_bfloat
 }
 
 extern "C" __global__ void splitk_reduce(const __nv_bfloat16* A, const __nv_bfloat16* B, float* part,
-                                         __nv_bfloat16* C, int M, int N, int K, int S) {
+                                         unsigned* tickets, __nv_bfloat16* C, int M, int N, int K, int S) {
   const long long total = (long long)M * N;
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total;
        i += (long long)gridDim.x * blockDim.x) {
