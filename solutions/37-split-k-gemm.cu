@@ -1,5 +1,6 @@
 // Solution · 37 split-K GEMM: puzzle 20's mainloop over slices of K, f32 partials in a workspace,
-// a second kernel that adds them in a fixed order and rounds once
+// a second kernel (or, FUSED, the tile's last block) that adds them in a fixed order and rounds
+// once
 //
 // What: C[M x N] (bf16) = A[M x K] (bf16) x B^T, B given as [N x K] (bf16): C[r][c] = bf16(sum
 // over k of A[r][k] * B[c][k]), products exact, sums in f32, one rounding at the end.
@@ -25,6 +26,16 @@
 //     "parallel" split-K is this (a workspace and a reduction kernel); its "serial" split-K lets
 //     the blocks of one tile take turns under a semaphore instead, also in a fixed order, without
 //     the second launch but with the blocks of a tile waiting on one another.
+//   - FUSED = 1 (tunable; this file: 0, the form measured below) folds the reduction into
+//     splitk_gemm with lesson 0005's last-block pattern: each block stores its partial, fences,
+//     and takes a ticket from its tile's counter in `tickets`; the block that draws S - 1 adds the
+//     tile's S partials through the L2 in the order z = 0 .. S - 1 (the same bits as FUSED = 0,
+//     whichever block it is), writes C, and puts the counter back to zero for the next launch.
+//     The partials are read once, straight after they are written, and splitk_reduce returns at
+//     once (the puzzle launches it all the same). What it costs: 16 blocks, one per tile, each
+//     read 8 x 64 KB alone while the other SMs are done: a tail at one SM's L2 bandwidth, where
+//     splitk_reduce spreads the 8 MB over every SM but pays a launch. Which one wins is the
+//     H100's to say (`warpbook tune --only FUSED=0,1`).
 // Run:  warpbook check 37-split-k-gemm solutions/37-split-k-gemm.cu
 //       warpbook predict 37-split-k-gemm solutions/37-split-k-gemm.cu --gpu h100-sxm
 //
@@ -57,6 +68,10 @@
 //   - 128 x 128 with two blocks an SM (WAVE = 264, S = 16): 37.7 us, twice the partials.
 //   - The reduction: 1, 2, 4 or 8 outputs a thread, 128 to 512 threads a block: within 0.4 us.
 //   - No split (S = 1): 144 us with 16 blocks of 128 x 128, 254 us with 8 of 256 x 128.
+//   - FUSED = 1, 128 x 128 at 4 stages: 27.2 us (gemm 24.5, and 2.7 for splitk_reduce's empty
+//     launch) against this file's 29.9; at 3 stages 26.8; 256 x 128 at 3 stages (S = 16) 27.7,
+//     against 33.2 unfused. The model leaves out the fused form's tail (one block per tile reading
+//     the other slices' partials alone, 448 KB at 128 x 128): only the H100 can rank the two.
 // measured: 31.4 us on NVIDIA H100 80GB HBM3
 // @tune BM=128
 // @tune BN=128
@@ -68,6 +83,7 @@
 // @tune KMIN=256
 // @tune RBLOCK=256
 // @tune RPER=4
+// @tune FUSED=0
 #include <cuda_bf16.h>
 
 #define THREADS ((BM / WM) * (BN / WN) * 32)

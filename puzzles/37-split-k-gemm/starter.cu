@@ -5,8 +5,9 @@
 // block; block (x, y, z) owns tile (y, x) of C and slice z of K, and leaves its f32 partial sums
 // in the workspace `part`. splitk_reduce: cdiv(M * N, RBLOCK * RPER) blocks of RBLOCK threads
 // add the S partials of each output and write C. S comes from the shape (puzzle.toml: enough
-// blocks for one wave of WAVE, slices no shallower than KMIN). Change the tunables with
-// // @tune BM=128 (and so on).
+// blocks for one wave of WAVE, slices no shallower than KMIN). `tickets`: one zeroed counter per
+// tile, for a splitk_gemm that adds the slices itself (it must leave them at zero); this one does
+// not. Change the tunables with // @tune BM=128 (and so on).
 #include <cuda_bf16.h>
 
 // Slice z covers k = z * D .. z * D + D - 1, D = cdiv(K, S) rounded up to a whole k-step: the
