@@ -55,8 +55,8 @@
 // warps, S = 16, at 3 stages 32.7, at 4 32.9. Beside it in the same run: cuBLAS (torch.matmul,
 // wgmma) 21.0 us; the two-pass Triton form of the README (128 x 128 tiles on tl.dot) 30.2 us.
 //
-// What loses, and by how much (predicted for the H100 SXM by `warpbook predict`, the whole
-// launch pair; the model reads the partials back from DRAM, so it overstates the reduction):
+// The alternatives, and how they compare (predicted for the H100 SXM by `warpbook predict`, the
+// whole launch pair; the model reads the partials back from DRAM, so it overstates the reduction):
 //   - 128 x 128 tiles, 4 warps, S = 8: 29.4 us at 3 stages (gemm 23.8, reduce 5.6), 29.9 at 4
 //     (this file: the model ranks the stages the other way round from the H100).
 //     2 stages as 3; 5 stages 31.0 us; BK = 32 at 4 or 5 stages 34.2 us. 8 warps
