@@ -1,5 +1,6 @@
 // Solution · 37 split-K GEMM: puzzle 20's mainloop over slices of K, f32 partials in a workspace,
-// a second kernel that adds them in a fixed order and rounds once
+// a second kernel (or, FUSED, the tile's last block) that adds them in a fixed order and rounds
+// once
 //
 // What: C[M x N] (bf16) = A[M x K] (bf16) x B^T, B given as [N x K] (bf16): C[r][c] = bf16(sum
 // over k of A[r][k] * B[c][k]), products exact, sums in f32, one rounding at the end.
@@ -25,6 +26,16 @@
 //     "parallel" split-K is this (a workspace and a reduction kernel); its "serial" split-K lets
 //     the blocks of one tile take turns under a semaphore instead, also in a fixed order, without
 //     the second launch but with the blocks of a tile waiting on one another.
+//   - FUSED = 1 (tunable; this file: 0, the form measured below) folds the reduction into
+//     splitk_gemm with lesson 0005's last-block pattern: each block stores its partial, fences,
+//     and takes a ticket from its tile's counter in `tickets`; the block that draws S - 1 adds the
+//     tile's S partials through the L2 in the order z = 0 .. S - 1 (the same bits as FUSED = 0,
+//     whichever block it is), writes C, and puts the counter back to zero for the next launch.
+//     The partials are read once, straight after they are written, and splitk_reduce returns at
+//     once (the puzzle launches it all the same). What it costs: 16 blocks, one per tile, each
+//     read 8 x 64 KB alone while the other SMs are done: a tail at one SM's L2 bandwidth, where
+//     splitk_reduce spreads the 8 MB over every SM but pays a launch. Which one wins is the
+//     H100's to say (`warpbook tune --only FUSED=0,1`).
 // Run:  warpbook check 37-split-k-gemm solutions/37-split-k-gemm.cu
 //       warpbook predict 37-split-k-gemm solutions/37-split-k-gemm.cu --gpu h100-sxm
 //
@@ -44,8 +55,8 @@
 // warps, S = 16, at 3 stages 32.7, at 4 32.9. Beside it in the same run: cuBLAS (torch.matmul,
 // wgmma) 21.0 us; the two-pass Triton form of the README (128 x 128 tiles on tl.dot) 30.2 us.
 //
-// What loses, and by how much (predicted for the H100 SXM by `warpbook predict`, the whole
-// launch pair; the model reads the partials back from DRAM, so it overstates the reduction):
+// The alternatives, and how they compare (predicted for the H100 SXM by `warpbook predict`, the
+// whole launch pair; the model reads the partials back from DRAM, so it overstates the reduction):
 //   - 128 x 128 tiles, 4 warps, S = 8: 29.4 us at 3 stages (gemm 23.8, reduce 5.6), 29.9 at 4
 //     (this file: the model ranks the stages the other way round from the H100).
 //     2 stages as 3; 5 stages 31.0 us; BK = 32 at 4 or 5 stages 34.2 us. 8 warps
@@ -57,6 +68,10 @@
 //   - 128 x 128 with two blocks an SM (WAVE = 264, S = 16): 37.7 us, twice the partials.
 //   - The reduction: 1, 2, 4 or 8 outputs a thread, 128 to 512 threads a block: within 0.4 us.
 //   - No split (S = 1): 144 us with 16 blocks of 128 x 128, 254 us with 8 of 256 x 128.
+//   - FUSED = 1, 128 x 128 at 4 stages: 27.2 us (gemm 24.5, and 2.7 for splitk_reduce's empty
+//     launch) against this file's 29.9; at 3 stages 26.8; 256 x 128 at 3 stages (S = 16) 27.7,
+//     against 33.2 unfused. The model leaves out the fused form's tail (one block per tile reading
+//     the other slices' partials alone, 448 KB at 128 x 128): only the H100 can rank the two.
 // measured: 31.4 us on NVIDIA H100 80GB HBM3
 // @tune BM=128
 // @tune BN=128
@@ -68,6 +83,7 @@
 // @tune KMIN=256
 // @tune RBLOCK=256
 // @tune RPER=4
+// @tune FUSED=0
 #include <cuda_bf16.h>
 
 #define THREADS ((BM / WM) * (BN / WN) * 32)
@@ -159,10 +175,173 @@ __device__ __forceinline__ void load_chunk_scalar(__nv_bfloat16* dst, const __nv
   *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(v);
 }
 
+// The epilogue: this warp's part of the block's f32 partial tile into slice Cp of the workspace.
+// Lane (g, t) holds rows g and g + 8, columns 2t and 2t + 1 of each m16n8 tile: a store straight
+// from there writes 8 rows x 32 bytes, a sector in each of 8 lines. Instead each warp passes its
+// tile through shared memory 16 rows at a time and stores whole rows: 2 rows x 256 bytes an
+// instruction, whole 128-byte lines. The caller has made sure every warp is done with the ring.
+__device__ __forceinline__ void store_partial(const float (&acc)[MI][NJ][4], float* __restrict__ Cp,
+                                              int M, int N, int bm, int bn) {
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int wm = warp / WARPS_N, wn = warp % WARPS_N;
+  const int g = lane / 4, t = lane % 4;
+  constexpr int NWARPS = THREADS / 32, CCH = WN / 4; // 16-byte chunks of a warp tile row
+  // Chunk c of row r sits at c ^ 2 (r % CSW): the 4 rows of a half-warp's float2 stores fall in
+  // different bank groups, and the 8 chunks a quarter-warp's float4 reads are a permutation.
+  constexpr int CSW = CCH < 8 ? CCH / 2 : 4;
+  constexpr bool STAGED = NWARPS * 16 * WN * 4 <= STAGES * (A_TILE + B_TILE) * 2;
+  if constexpr (STAGED) {
+    float* cs = reinterpret_cast<float*>(smem_raw) + warp * 16 * WN;
+    constexpr int RPI = 32 / CCH; // rows per store instruction (CCH <= 32)
+    const int rr = lane / CCH, cc4 = lane % CCH;
+    const int c = bn + wn * WN + cc4 * 4;
+    const bool quad = (N % 4) == 0 && c + 3 < N;
+#pragma unroll
+    for (int i = 0; i < MI; ++i) {
+#pragma unroll
+      for (int j = 0; j < NJ; ++j)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int r = g + 8 * h, ch = (j * 8 + 2 * t) / 4;
+          *reinterpret_cast<float2*>(cs + r * WN + ((ch ^ ((r % CSW) << 1)) << 2) + (2 * t) % 4) =
+              make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
+        }
+      __syncwarp();
+#pragma unroll
+      for (int q = 0; q < 16; q += RPI) {
+        const int r = q + rr, gr = bm + wm * WM + i * 16 + r;
+        if (gr < M) {
+          const float4 v =
+              *reinterpret_cast<const float4*>(cs + r * WN + ((cc4 ^ ((r % CSW) << 1)) << 2));
+          float* out = Cp + (long long)gr * N + c;
+          if (quad) {
+            *reinterpret_cast<float4*>(out) = v;
+          } else {
+            if (c < N) out[0] = v.x;
+            if (c + 1 < N) out[1] = v.y;
+            if (c + 2 < N) out[2] = v.z;
+            if (c + 3 < N) out[3] = v.w;
+          }
+        }
+      }
+      __syncwarp();
+    }
+    return;
+  }
+  const bool pairs = (N % 2) == 0; // then (r * N + c) is even: a float2 is 8-byte aligned
+#pragma unroll
+  for (int i = 0; i < MI; ++i)
+#pragma unroll
+    for (int j = 0; j < NJ; ++j) {
+      const int c = bn + wn * WN + j * 8 + 2 * t;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int r = bm + wm * WM + i * 16 + g + 8 * h;
+        if (r >= M) continue;
+        float* out = Cp + (long long)r * N + c;
+        const float v0 = acc[i][j][2 * h], v1 = acc[i][j][2 * h + 1];
+        if (pairs && c + 1 < N) {
+          *reinterpret_cast<float2*>(out) = make_float2(v0, v1);
+        } else {
+          if (c < N) out[0] = v0;
+          if (c + 1 < N) out[1] = v1;
+        }
+      }
+    }
+}
+
+#if FUSED
+// The last block of a tile to finish adds the tile's S partials, in the order z = 0 .. S - 1
+// whichever block that is, and writes C. Every thread fences its own partial stores before the
+// barrier, so the ticket cannot be seen before the partial is; the last block reads the others'
+// partials through the L2 (__ldcg: the L1 is not kept coherent) and puts the counter back to
+// zero for the next launch (every slice of the tile has counted by then).
+__device__ __forceinline__ void add_slices(const float* __restrict__ part,
+                                           unsigned* __restrict__ tickets,
+                                           __nv_bfloat16* __restrict__ C, int M, int N, int S,
+                                           int bm, int bn) {
+  __shared__ unsigned last;
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    unsigned* tk = tickets + blockIdx.y * gridDim.x + blockIdx.x;
+    last = atomicAdd(tk, 1u) == (unsigned)S - 1;
+    if (last) *tk = 0;
+  }
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  const int tid = threadIdx.x;
+  const long long total = (long long)M * N;
+  if (N % 4 == 0) {
+    // Thread tid takes chunks tid + i THREADS of 4 floats: U of them at once, so that each
+    // slice's U loads are in flight together, and the adds stay in slice order per output.
+    constexpr int Q = BN / 4, PER = BM * Q / THREADS, U = PER < 4 ? PER : 4;
+    static_assert(PER % U == 0, "the tile's chunks must split evenly over the threads");
+#pragma unroll 1
+    for (int i0 = 0; i0 < PER; i0 += U) {
+      float4 sum[U];
+      long long off[U];
+      bool ok[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int e = tid + (i0 + u) * THREADS, r = bm + e / Q, c = bn + (e % Q) * 4;
+        ok[u] = r < M && c < N;
+        off[u] = ok[u] ? (long long)r * N + c : 0;
+        sum[u] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      }
+      // ZU slices' loads issued before their adds: one block reads the whole tile's partials,
+      // so it needs every byte it can keep in flight.
+      constexpr int ZU = 4;
+      auto add = [&](float4& a, const float4& b) {
+        a.x += b.x;
+        a.y += b.y;
+        a.z += b.z;
+        a.w += b.w;
+      };
+      int z = 0;
+      for (; z + ZU <= S; z += ZU) {
+        float4 v[ZU][U];
+#pragma unroll
+        for (int q = 0; q < ZU; ++q)
+#pragma unroll
+          for (int u = 0; u < U; ++u)
+            v[q][u] = __ldcg(reinterpret_cast<const float4*>(part + (z + q) * total + off[u]));
+#pragma unroll
+        for (int q = 0; q < ZU; ++q)
+#pragma unroll
+          for (int u = 0; u < U; ++u) add(sum[u], v[q][u]);
+      }
+      for (; z < S; ++z)
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+          add(sum[u], __ldcg(reinterpret_cast<const float4*>(part + z * total + off[u])));
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (ok[u]) {
+          __nv_bfloat162* out = reinterpret_cast<__nv_bfloat162*>(C + off[u]);
+          out[0] = __floats2bfloat162_rn(sum[u].x, sum[u].y);
+          out[1] = __floats2bfloat162_rn(sum[u].z, sum[u].w);
+        }
+    }
+    return;
+  }
+  for (int e = tid; e < BM * BN; e += THREADS) {
+    const int r = bm + e / BN, c = bn + e % BN;
+    if (r >= M || c >= N) continue;
+    const long long off = (long long)r * N + c;
+    float sum = 0.0f;
+    for (int z = 0; z < S; ++z) sum += __ldcg(part + z * total + off);
+    C[off] = __float2bfloat16(sum);
+  }
+}
+#endif
+
 extern "C" __global__ void __launch_bounds__(THREADS, MINB)
     splitk_gemm(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict__ B,
-                float* __restrict__ part, __nv_bfloat16* __restrict__ C, int M, int N, int K,
-                int S) {
+                float* __restrict__ part, unsigned* __restrict__ tickets,
+                __nv_bfloat16* __restrict__ C, int M, int N, int K, int S) {
   extern __shared__ __align__(128) unsigned char smem_raw[];
   __nv_bfloat16* smem = reinterpret_cast<__nv_bfloat16*>(smem_raw);
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
@@ -343,79 +522,13 @@ extern "C" __global__ void __launch_bounds__(THREADS, MINB)
     mma_step(slot * STAGE_BYTES);
     mbar_arrive(empty0 + 8 * slot);
   }
-  // Epilogue. Lane (g, t) holds rows g and g + 8, columns 2t and 2t + 1 of each m16n8 tile: a
-  // store straight from there writes 8 rows x 32 bytes, a sector in each of 8 lines. Instead each
-  // warp passes its tile through shared memory 16 rows at a time and stores whole rows: 2 rows x
-  // 256 bytes an instruction, whole 128-byte lines. Every copy has landed (each was waited for
-  // through full[]); the barrier makes sure every warp is done reading the ring before any warp
-  // writes C into it.
+  // Every copy has landed (each was waited for through full[]); the barrier makes sure every warp
+  // is done reading the ring before any warp stages its partial in it.
   __syncthreads();
-  if (!warp_busy) return;
-  float* __restrict__ Cp = part + (long long)blockIdx.z * M * N; // this slice's partial tile
-  const int g = lane / 4, t = lane % 4;
-  constexpr int NWARPS = THREADS / 32, CCH = WN / 4; // 16-byte chunks of a warp tile row
-  // Chunk c of row r sits at c ^ 2 (r % CSW): the 4 rows of a half-warp's float2 stores fall in
-  // different bank groups, and the 8 chunks a quarter-warp's float4 reads are a permutation.
-  constexpr int CSW = CCH < 8 ? CCH / 2 : 4;
-  constexpr bool STAGED = NWARPS * 16 * WN * 4 <= STAGES * (A_TILE + B_TILE) * 2;
-  if constexpr (STAGED) {
-    float* cs = reinterpret_cast<float*>(smem_raw) + warp * 16 * WN;
-    constexpr int RPI = 32 / CCH; // rows per store instruction (CCH <= 32)
-    const int rr = lane / CCH, cc4 = lane % CCH;
-    const int c = bn + wn * WN + cc4 * 4;
-    const bool quad = (N % 4) == 0 && c + 3 < N;
-#pragma unroll
-    for (int i = 0; i < MI; ++i) {
-#pragma unroll
-      for (int j = 0; j < NJ; ++j)
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const int r = g + 8 * h, ch = (j * 8 + 2 * t) / 4;
-          *reinterpret_cast<float2*>(cs + r * WN + ((ch ^ ((r % CSW) << 1)) << 2) + (2 * t) % 4) =
-              make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
-        }
-      __syncwarp();
-#pragma unroll
-      for (int q = 0; q < 16; q += RPI) {
-        const int r = q + rr, gr = bm + wm * WM + i * 16 + r;
-        if (gr < M) {
-          const float4 v =
-              *reinterpret_cast<const float4*>(cs + r * WN + ((cc4 ^ ((r % CSW) << 1)) << 2));
-          float* out = Cp + (long long)gr * N + c;
-          if (quad) {
-            *reinterpret_cast<float4*>(out) = v;
-          } else {
-            if (c < N) out[0] = v.x;
-            if (c + 1 < N) out[1] = v.y;
-            if (c + 2 < N) out[2] = v.z;
-            if (c + 3 < N) out[3] = v.w;
-          }
-        }
-      }
-      __syncwarp();
-    }
-    return;
-  }
-  const bool pairs = (N % 2) == 0; // then (r * N + c) is even: a float2 is 8-byte aligned
-#pragma unroll
-  for (int i = 0; i < MI; ++i)
-#pragma unroll
-    for (int j = 0; j < NJ; ++j) {
-      const int c = bn + wn * WN + j * 8 + 2 * t;
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int r = bm + wm * WM + i * 16 + g + 8 * h;
-        if (r >= M) continue;
-        float* out = Cp + (long long)r * N + c;
-        const float v0 = acc[i][j][2 * h], v1 = acc[i][j][2 * h + 1];
-        if (pairs && c + 1 < N) {
-          *reinterpret_cast<float2*>(out) = make_float2(v0, v1);
-        } else {
-          if (c < N) out[0] = v0;
-          if (c + 1 < N) out[1] = v1;
-        }
-      }
-    }
+  if (warp_busy) store_partial(acc, part + (long long)blockIdx.z * M * N, M, N, bm, bn);
+#if FUSED
+  add_slices(part, tickets, C, M, N, S, bm, bn);
+#endif
 }
 
 // The combine: thread i adds the S partials of outputs RPER i .. RPER i + RPER - 1 in the order
@@ -434,8 +547,11 @@ typedef float rvec_t;
 #endif
 extern "C" __global__ void __launch_bounds__(RBLOCK)
     splitk_reduce(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict__ B,
-                  float* __restrict__ part, __nv_bfloat16* __restrict__ C, int M, int N, int K,
-                  int S) {
+                  float* __restrict__ part, unsigned* __restrict__ tickets,
+                  __nv_bfloat16* __restrict__ C, int M, int N, int K, int S) {
+#if FUSED
+  return; // splitk_gemm's last block of each tile has written C already
+#endif
   const long long total = (long long)M * N,
                   i = (long long)RPER * (blockIdx.x * RBLOCK + threadIdx.x);
   if (i >= total) return;

@@ -7,7 +7,7 @@
 #include <cuda_bf16.h>
 
 extern "C" __global__ void splitk_gemm(const __nv_bfloat16* A, const __nv_bfloat16* B, float* part,
-                                       __nv_bfloat16* C, int M, int N, int K, int S) {
+                                       unsigned* tickets, __nv_bfloat16* C, int M, int N, int K, int S) {
   double* slice = reinterpret_cast<double*>(part) + (long long)blockIdx.z * M * N;
   const long long D = (K + S - 1) / S, k0 = blockIdx.z * D, k1 = min((long long)K, k0 + D);
   const long long r0 = (long long)blockIdx.y * BM, c0 = (long long)blockIdx.x * BN;
@@ -22,7 +22,7 @@ extern "C" __global__ void splitk_gemm(const __nv_bfloat16* A, const __nv_bfloat
 }
 
 extern "C" __global__ void splitk_reduce(const __nv_bfloat16* A, const __nv_bfloat16* B, float* part,
-                                         __nv_bfloat16* C, int M, int N, int K, int S) {
+                                         unsigned* tickets, __nv_bfloat16* C, int M, int N, int K, int S) {
   const double* slices = reinterpret_cast<const double*>(part);
   const long long total = (long long)M * N;
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total;

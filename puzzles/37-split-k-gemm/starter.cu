@@ -5,8 +5,9 @@
 // block; block (x, y, z) owns tile (y, x) of C and slice z of K, and leaves its f32 partial sums
 // in the workspace `part`. splitk_reduce: cdiv(M * N, RBLOCK * RPER) blocks of RBLOCK threads
 // add the S partials of each output and write C. S comes from the shape (puzzle.toml: enough
-// blocks for one wave of WAVE, slices no shallower than KMIN). Change the tunables with
-// // @tune BM=128 (and so on).
+// blocks for one wave of WAVE, slices no shallower than KMIN). `tickets`: one zeroed counter per
+// tile, for a splitk_gemm that adds the slices itself (it must leave them at zero); this one does
+// not. Change the tunables with // @tune BM=128 (and so on).
 #include <cuda_bf16.h>
 
 // Slice z covers k = z * D .. z * D + D - 1, D = cdiv(K, S) rounded up to a whole k-step: the
@@ -17,7 +18,7 @@ __device__ __forceinline__ int slice_depth(int K, int S) {
 }
 
 extern "C" __global__ void splitk_gemm(const __nv_bfloat16* A, const __nv_bfloat16* B, float* part,
-                                       __nv_bfloat16* C, int M, int N, int K, int S) {
+                                       unsigned* tickets, __nv_bfloat16* C, int M, int N, int K, int S) {
   const int D = slice_depth(K, S);
   const int k0 = blockIdx.z * D, k1 = min(K, k0 + D);
   float* slice = part + (long long)blockIdx.z * M * N;
@@ -34,7 +35,7 @@ extern "C" __global__ void splitk_gemm(const __nv_bfloat16* A, const __nv_bfloat
 }
 
 extern "C" __global__ void splitk_reduce(const __nv_bfloat16* A, const __nv_bfloat16* B, float* part,
-                                         __nv_bfloat16* C, int M, int N, int K, int S) {
+                                         unsigned* tickets, __nv_bfloat16* C, int M, int N, int K, int S) {
   const long long total = (long long)M * N;
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total;
        i += (long long)gridDim.x * blockDim.x) {
