@@ -278,10 +278,10 @@ TEST_CASE("perf model: blocks that exit at once are counted by a census, not rep
   // 510.8 and 510.6 us at F = 1, 2 and 4 (bench/perfmodel/data/h200-curriculum2). The busiest
   // SM's blocks, every 132nd of a grid whose rows are 16 blocks long, all fall on working blocks:
   // extrapolated from them alone, F = 2 and 4 come out at 1100 and 2074 us.
-  const std::string src = read("bench/perfmodel/curriculum2/24-split-k-ring-chunks-a-block.cu");
+  const std::string src = read("bench/perfmodel/curriculum2/24-split-k-ring.cu");
   auto with_f = [&](int f) {
     std::string s = src;
-    const std::string line = "#define FMAX 2";
+    const std::string line = "#define FMAX 1";
     const auto at = s.find(line);
     REQUIRE(at != std::string::npos);
     return s.replace(at, line.size(), "#define FMAX " + std::to_string(f));

@@ -305,12 +305,12 @@ std::vector<std::pair<std::string, double>> known_hardware() {
   return out;
 }
 
-// One document and the figures.toml beside it. In a lesson, every number written as a bandwidth,
-// FLOP/s, L2 size or SM count that lies within 12% of a figure of the GPUs the lessons quote must
-// be inside an entry's text: a [[hardware]] entry that names its source, or, for a figure that
-// is not the GPU's (a kernel's, an imagined GPU's), an entry that says what it is.
-int check_figures(const std::string& id, const fs::path& dir, const fs::path& document,
-                  bool lesson) {
+// One document (a lesson or a puzzle's README) and the figures.toml beside it. Every number it
+// writes as a bandwidth, FLOP/s, L2 size or SM count that lies within 12% of a figure of the GPUs
+// the documents quote must be inside an entry's text: a [[hardware]] entry that names its source,
+// or, for a figure that is not the GPU's (a kernel's, a medal's bar), an entry that says what it
+// is.
+int check_figures(const std::string& id, const fs::path& dir, const fs::path& document) {
   const std::string prose = test::read_file(document);
   const std::string name = document.filename().string();
   const fs::path path = dir / "figures.toml";
@@ -355,7 +355,6 @@ int check_figures(const std::string& id, const fs::path& dir, const fs::path& do
       }
     }
   }
-  if (!lesson) return entries;
   static const auto known = known_hardware();
   for (const Quoted& q : quoted_hardware(prose)) {
     const bool inside = std::any_of(covered.begin(), covered.end(), [&](auto& c) {
@@ -382,9 +381,9 @@ TEST_CASE("quoted figures: every predicted, measured or hardware figure a lesson
           "quotes is today's and its source's") {
   int entries = 0;
   for (const Lesson& l : test::builtin_catalog().lessons)
-    entries += check_figures(l.id, l.dir, l.file, true);
+    entries += check_figures(l.id, l.dir, l.file);
   for (const Puzzle& p : test::builtin_catalog().puzzles)
-    entries += check_figures(p.id, p.dir, p.readme, false);
+    entries += check_figures(p.id, p.dir, p.readme);
   // The lessons and READMEs that quote figures list them; an empty sweep would prove nothing.
   CHECK(entries >= 30);
 }

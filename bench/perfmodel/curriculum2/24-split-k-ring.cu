@@ -2,14 +2,18 @@
 //
 // 24-split-k-registers.cu with each lane cp.async'ing the K and V pieces it will use into its own
 // slots of a ring in shared memory one round ahead (STAGES rounds, no barrier, only
-// cp.async.wait_group), one 512-key chunk a block, 16 partials a head.
+// cp.async.wait_group), one 512-key chunk a block, 16 partials a head. FMAX > 1: where the grid
+// has blocks to spare, each working block takes up to FMAX chunks and the other blocks of every
+// FMAX exit at once: the same bytes and arithmetic at every FMAX.
 // A kernel of bench/perfmodel/curriculum2.toml, the set the performance model is checked against:
 // the rows that name this file say what each timing measured, and their tune/define values make the
 // versions.
 // measured: 502.69 us on NVIDIA H200
 // @tune BLOCK=128
 // @tune CHUNK=512
-#define STAGES 2 // rounds in the ring: one computed while the next one's copies are in flight
+#define STAGES 2       // rounds in the ring: one computed while the next one's copies are in flight
+#define FMAX 1         // chunks a working block may take
+#define MINBLOCKS 2048 // FMAX > 1: blocks the grid keeps at least, F chunks each
 
 #include <cuda_bf16.h>
 
@@ -41,6 +45,15 @@ template <int N> __device__ __forceinline__ void cp_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
+// Chunks per block: where the grid has blocks to spare (at least MINBLOCKS with F chunks each),
+// block s takes chunks s .. s + F - 1 and the others exit at once; fewer, longer blocks spend
+// less on filling the ring and merging. Both kernels compute it the same way.
+__device__ __forceinline__ int chunks_per_block(int S, int Hkv, int B) {
+  int f = 1;
+  while (f < FMAX && (long long)(S / (2 * f)) * Hkv * B >= MINBLOCKS) f *= 2;
+  return f;
+}
+
 // One step of a reduce-scatter over the lanes of a group: of the N values, the lane keeps the
 // upper half if its bit `off` is set (else the lower), adds the partner's copy of that half, and
 // sends the other half to the partner. x[0 .. N/2) holds the result.
@@ -64,9 +77,10 @@ split_body(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict_
   constexpr int SR = D + 4;  // one warp's state for one head in shared memory: m, l, 2 spare, acc
   const int s = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
   const int n = lens[b];
+  const int F = chunks_per_block(gridDim.x, Hkv, gridDim.z);
   const int k0 = s * CHUNK;
-  if (k0 >= n) return; // the combine reads only cdiv(lens[b], CHUNK) partials
-  const int k1 = min(k0 + CHUNK, n);
+  if (s % F != 0 || k0 >= n) return; // the combine reads the partials of s = 0, F, 2F, ...
+  const int k1 = min(k0 + F * CHUNK, n);
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
   const int grp = lane / T, t = lane % T;
 
@@ -368,9 +382,10 @@ extern "C" __global__ void decode_combine(const __nv_bfloat16* __restrict__ q,
   const float* ml = part + (long long)B * Hq * S * D + 2 * p0;
   if (d >= D) return;
   float mx = -INFINITY;
-  for (int s = 0; s < ns; ++s) mx = fmaxf(mx, ml[2 * s]);
+  const int F = chunks_per_block(S, Hkv, B);
+  for (int s = 0; s < ns; s += F) mx = fmaxf(mx, ml[2 * s]);
   float lt = 0.f, at = 0.f;
-  for (int s = 0; s < ns; ++s) {
+  for (int s = 0; s < ns; s += F) {
     const float c = ex2(ml[2 * s] - mx); // every partial saw at least one key: m is finite
     lt += ml[2 * s + 1] * c;
     at += part[(p0 + s) * D + d] * c;

@@ -2,6 +2,9 @@
 //
 // One block of 128 threads a row, two steps of the row in registers, a threshold filter with a
 // candidate list in shared memory and radix selects. SELECT_NOINLINE 1: select_top not inlined.
+// L2_256B 1: the float4 loads as ld.global.nc.L2::256B. PFD > 0: a prefetch.global.L2 of the step
+// PFD steps ahead, one line per thread. The L2_256B row's code is rebuilt from a description of
+// the code timed (the helper and the one changed load as described).
 // Solution 28 streams the row through a cp.async ring instead (28-topk-threshold-ring-4-slots.cu).
 // A kernel of bench/perfmodel/curriculum2.toml, the set the performance model is checked against:
 // the rows that name this file say what each timing measured, and their tune/define values make the
@@ -18,6 +21,8 @@
 #else
 #define SELECT_ATTR
 #endif
+#define L2_256B 0          // 1: the float4 loads ask the L2 for 256 bytes
+#define PFD 0              // > 0: prefetch the step PFD steps ahead into the L2
 #define SLACK 256          // candidates the list may hold before a step
 #define CAP (SLACK + STEP) // room for a whole step of candidates beyond SLACK
 #define FULL 0xffffffffu
@@ -139,6 +144,20 @@ __device__ __forceinline__ int column(int base, int j, bool vec) {
              : base + j * BLOCK + (int)threadIdx.x;
 }
 
+// 16-byte read-only load; with L2_256B, with a 256-byte L2 prefetch hint (the line's neighbours
+// come too).
+__device__ __forceinline__ float4 ldg4(const float4* p) {
+#if L2_256B
+  float4 v;
+  asm("ld.global.nc.L2::256B.v4.f32 {%0, %1, %2, %3}, [%4];"
+      : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+      : "l"(p));
+  return v;
+#else
+  return __ldg(p);
+#endif
+}
+
 // Loads this thread's 4U values of a step; past the end of the row, NaN (it passes no threshold).
 __device__ __forceinline__ void load_step(float (&v)[4 * U], const float* row, int base, int V,
                                           bool vec) {
@@ -148,7 +167,7 @@ __device__ __forceinline__ void load_step(float (&v)[4 * U], const float* row, i
 #pragma unroll
     for (int j = 0; j < U; ++j) {
       float4 f = make_float4(NAN, NAN, NAN, NAN);
-      if (whole || column(base, 4 * j, true) < V) f = __ldg(p + j * BLOCK);
+      if (whole || column(base, 4 * j, true) < V) f = ldg4(p + j * BLOCK);
       v[4 * j] = f.x, v[4 * j + 1] = f.y, v[4 * j + 2] = f.z, v[4 * j + 3] = f.w;
     }
   } else {
@@ -157,6 +176,15 @@ __device__ __forceinline__ void load_step(float (&v)[4 * U], const float* row, i
     for (int j = 0; j < 4 * U; ++j)
       v[j] = whole || column(base, j, false) < V ? __ldg(p + j * BLOCK) : NAN;
   }
+}
+
+// With PFD > 0, asks the L2 for step `st` of the row ahead of its loads: one 128-byte line per
+// thread, the first STEP * 4 / 128 threads (no registers held, unlike loading further ahead).
+__device__ __forceinline__ void prefetch_step(const float* row, int st, int V) {
+#if PFD > 0
+  const long long off = (long long)st * STEP + 32 * (long long)threadIdx.x;
+  if (threadIdx.x < STEP / 32 && off < V) asm volatile("prefetch.global.L2 [%0];" ::"l"(row + off));
+#endif
 }
 
 // The state a block carries along its row.
@@ -244,9 +272,11 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MINB)
     f.open = false;
   }
   for (int st = 0; st < nsteps; st += 2) {
+    prefetch_step(row, st + PFD, V);
     if (st + 1 < nsteps && !(sample && st == 0)) load_step(b, row, (st + 1) * STEP, V, vec);
     step(s, f, a, st * STEP, V, k, vec);
     if (st + 1 == nsteps) break;
+    prefetch_step(row, st + 1 + PFD, V);
     if (st + 2 < nsteps) load_step(a, row, (st + 2) * STEP, V, vec);
     step(s, f, b, (st + 1) * STEP, V, k, vec);
   }
