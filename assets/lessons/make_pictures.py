@@ -120,51 +120,41 @@ class Svg:
 # --------------------------------------------------------------------------------------------
 # 0001: a grid of blocks of threads covering an array, with the last block sticking out.
 def grid_blocks_threads():
+    # Drawn for the lesson column (340 px): the blocks stacked, each over the elements it owns.
     B, nblocks, n = 8, 4, 27
-    cell, gap, x0 = 24, 18, 30
-    bw = B * cell
-    W = x0 * 2 + nblocks * bw + (nblocks - 1) * gap
-    s = Svg(W, 300)
-    s.text(x0, 26, "grid = cdiv(n, BLOCK) = cdiv(27, 8) = 4 blocks of BLOCK = 8 threads", 15, bold=True)
+    W, L, cell = 340, 8, 36
+    x0 = L + (W - 2 * L - B * cell) / 2
+    s = Svg(W, 10)
+    y = para(s, L, 22, "grid = cdiv(27, 8) = 4 blocks of BLOCK = 8 threads", 16, W - 2 * L, bold=True)
+    for line in ("i = blockIdx.x * blockDim.x", "    + threadIdx.x"):
+        y = para(s, L, y, line, 15, W - 2 * L, mono=True, fill=MUTED)
+    # the threads' row, then the array elements they own
+    s.text(L, y + 4, "threadIdx.x", 15, fill=MUTED)
+    for t in range(B):
+        s.text(x0 + t * cell + cell / 2, y + 24, t, 15, fill=MUTED, anchor="middle")
+    y += 34
     for b in range(nblocks):
-        bx = x0 + b * (bw + gap)
-        s.rect(bx - 6, 44, bw + 12, 118, fill=LIGHT, stroke=MUTED, rx=8)
-        s.text(bx + bw / 2, 64, f"blockIdx.x = {b}", 14, anchor="middle", bold=True)
-        s.text(bx, 90, "threadIdx.x", 11, fill=MUTED)
+        s.rect(x0 - 6, y, B * cell + 12, 62, fill=LIGHT, stroke=MUTED, rx=8)
+        s.text(x0, y + 20, f"blockIdx.x = {b}: i = {b * B} + threadIdx.x", 15, bold=b == 2)
         for t in range(B):
             i = b * B + t
-            cx = bx + t * cell
-            idle = i >= n
-            color = GREY if idle else PALETTE[b]
-            s.rect(cx + 1, 96, cell - 2, 24, fill=color, stroke="#FFFFFF", sw=1, opacity=0.35 if idle else 0.9)
-            s.text(cx + cell / 2, 113, t, 12, fill="#FFFFFF" if not idle else MUTED, anchor="middle")
-            # the array element this thread owns
-            s.line(cx + cell / 2, 122, cx + cell / 2, 186, stroke=GREY if idle else color, sw=1.2,
-                   dash="3,3" if idle else None)
-        s.text(bx, 150, f"i = {b} * 8 + threadIdx.x", 11, fill=MUTED, mono=True)
-    # the array
-    s.text(x0, 182, "global index i = blockIdx.x * blockDim.x + threadIdx.x", 12, fill=MUTED, mono=True)
-    for b in range(nblocks):
-        bx = x0 + b * (bw + gap)
-        for t in range(B):
-            i = b * B + t
-            cx = bx + t * cell
+            cx = x0 + t * cell
             if i < n:
-                s.rect(cx + 1, 188, cell - 2, 26, fill="#FFFFFF", stroke=INK, sw=1)
-                s.text(cx + cell / 2, 206, i, 10, anchor="middle")
+                s.rect(cx + 1, y + 28, cell - 2, 26, fill=PALETTE[b], stroke="#FFFFFF", opacity=0.9)
+                s.text(cx + cell / 2, y + 47, i, 15, fill="#FFFFFF", anchor="middle")
             else:
-                s.rect(cx + 1, 188, cell - 2, 26, fill="#FFFFFF", stroke=RED, sw=1, dash="3,2")
-                s.text(cx + cell / 2, 206, "×", 13, fill=RED, anchor="middle")
-    # highlight block 2, thread 5 -> i = 21
-    bx = x0 + 2 * (bw + gap) + 5 * cell
-    s.rect(bx - 1, 94, cell + 2, 28, stroke=INK, sw=2.5)
-    s.rect(bx - 1, 186, cell + 2, 30, stroke=INK, sw=2.5)
-    s.text(bx + cell / 2, 240, "block 2, thread 5 → i = 2 × 8 + 5 = 21", 13, anchor="middle")
-    lastx = x0 + 3 * (bw + gap) + 3 * cell
-    s.text(lastx + 2.5 * cell, 240, "i ≥ n = 27:", 13, fill=RED, anchor="middle")
-    s.text(lastx + 2.5 * cell, 258, "no element; the guard", 13, fill=RED, anchor="middle")
-    s.text(lastx + 2.5 * cell, 276, "if (i < n) skips them", 13, fill=RED, anchor="middle")
-    s.text(x0, 290, "Every thread runs the same code; only blockIdx and threadIdx differ.", 13, fill=MUTED)
+                s.rect(cx + 1, y + 28, cell - 2, 26, fill="#FFFFFF", stroke=RED, dash="3,2")
+                s.text(cx + cell / 2, y + 47, "×", 15, fill=RED, anchor="middle")
+        if b == 2:  # block 2, thread 5 -> i = 21
+            s.rect(x0 + 5 * cell - 1, y + 26, cell + 2, 30, stroke=INK, sw=2.5)
+        y += 70
+    y += 14
+    y = para(s, L, y, "Block 2, thread 5: i = 2 × 8 + 5 = 21.", 15, W - 2 * L)
+    y = para(s, L, y, "×: i ≥ n = 27, no element; the guard if (i < n) skips them.", 15, W - 2 * L,
+             fill=RED)
+    y = para(s, L, y, "Every thread runs the same code; only blockIdx and threadIdx differ.", 15,
+             W - 2 * L, fill=MUTED)
+    s.h = int(y)
     return s.save("grid-blocks-threads")
 
 
@@ -211,25 +201,41 @@ def grid_2d():
 
 # 0002: grid-stride loop: 2 blocks x 4 threads = 8 threads cover 22 elements in 3 passes.
 def grid_stride():
+    # Drawn for the lesson column (340 px): one row per pass, one column per thread.
     n, T = 22, 8
-    c, x0 = 34, 30
-    W = x0 * 2 + 24 * c
-    s = Svg(W, 200)
-    s.text(x0, 26, "for (i = tid; i < n; i += gridDim.x * blockDim.x)   with 2 blocks × 4 threads = 8 threads, n = 22", 14, bold=True)
+    W, L, c = 340, 8, 36
+    x0 = L + (W - 2 * L - T * c) / 2
+    s = Svg(W, 10)
+    y = 22
+    for line in ("for (i = tid; i < n;", "     i += gridDim.x * blockDim.x)"):
+        s.text(L, y, line, 15, mono=True, bold=True)
+        y += 20
+    y = para(s, L, y, "2 blocks × 4 threads = 8 threads, n = 22", 15, W - 2 * L, fill=MUTED)
+    y += 4
+    for t in range(T):
+        s.text(x0 + t * c + c / 2, y, f"t{t}", 15, fill=PALETTE[t], anchor="middle", bold=True)
+    y += 10
     for p in range(3):
-        s.text(x0 + p * T * c + T * c / 2, 58, f"pass {p}: i = tid + {p * T}", 12, fill=MUTED, anchor="middle")
-        s.line(x0 + p * T * c, 64, x0 + p * T * c, 130, stroke=GREY, dash="4,3")
-    for i in range(24):
-        t = i % T
-        inside = i < n
-        col = PALETTE[t]
-        s.rect(x0 + i * c + 1, 70, c - 2, 30, fill=col if inside else "#FFFFFF", stroke=col if inside else RED,
-               opacity=0.8 if inside else None, dash=None if inside else "3,2")
-        s.text(x0 + i * c + c / 2, 90, i if inside else "×", 12, fill="#FFFFFF" if inside else RED, anchor="middle")
-        s.text(x0 + i * c + c / 2, 120, f"t{t}", 11, fill=col, anchor="middle")
-    s.text(x0, 150, "Colour = the thread (tid = blockIdx.x * blockDim.x + threadIdx.x) that handles the element.", 13)
-    s.text(x0, 172, "Neighbouring threads still touch neighbouring elements in every pass, so each pass is coalesced.", 13, fill=MUTED)
-    s.text(x0, 192, "Threads 6 and 7 find i = 22, 23 ≥ n in the last pass and leave the loop.", 13, fill=MUTED)
+        s.text(L, y + 18, f"pass {p}: i = tid + {p * T}", 15, fill=MUTED)
+        y += 26
+        for t in range(T):
+            i = p * T + t
+            col = PALETTE[t]
+            if i < n:
+                s.rect(x0 + t * c + 1, y, c - 2, 28, fill=col, stroke=col, opacity=0.8)
+                s.text(x0 + t * c + c / 2, y + 20, i, 15, fill="#FFFFFF", anchor="middle")
+            else:
+                s.rect(x0 + t * c + 1, y, c - 2, 28, fill="#FFFFFF", stroke=RED, dash="3,2")
+                s.text(x0 + t * c + c / 2, y + 20, "×", 15, fill=RED, anchor="middle")
+        y += 36
+    y += 14
+    y = para(s, L, y, "Colour: the thread (tid = blockIdx.x * blockDim.x + threadIdx.x) that handles "
+             "the element.", 15, W - 2 * L)
+    y = para(s, L, y, "Neighbouring threads touch neighbouring elements in every pass, so each pass is "
+             "coalesced.", 15, W - 2 * L, fill=MUTED)
+    y = para(s, L, y, "Threads 6 and 7 find i = 22, 23 ≥ n in the last pass and leave the loop.", 15,
+             W - 2 * L, fill=MUTED)
+    s.h = int(y)
     return s.save("grid-stride")
 
 
@@ -348,36 +354,37 @@ def roofline():
 
 # 0005: shared-memory tree reduction with sequential addressing, 16 values.
 def reduction_tree():
-    n, c, x0, y0, dy = 16, 44, 150, 60, 76
-    W = x0 + n * c + 40
-    s = Svg(W, y0 + 4 * dy + 50)
-    s.text(20, 28, "Tree reduction in shared memory, 16 values:  if (t < stride) s[t] += s[t + stride];", 15, bold=True)
+    # Drawn for the lesson column (340 px): each step's label beside its row.
+    n, W, L, c, dy = 16, 340, 8, 20, 74
+    x0 = L + (W - 2 * L - n * c) / 2
+    s = Svg(W, 10)
+    y = para(s, L, 22, "Tree reduction in shared memory, 16 values:", 16, W - 2 * L, bold=True)
+    s.text(L, y, "if (t < stride)", 15, mono=True)
+    s.text(L, y + 20, "  s[t] += s[t + stride];", 15, mono=True)
+    y = para(s, L, y + 40, "then __syncthreads() before the next stride.", 15, W - 2 * L, fill=MUTED)
+    s.text(L, y + 4, "start", 15, fill=MUTED)
+    y0 = y + 12
     vals = [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3]
     level = 0
     while True:
         y = y0 + level * dy
         live = n >> level
-        label = "start" if level == 0 else f"after stride {live}"
-        s.text(x0 - 16, y + 21, label, 13, anchor="end", fill=MUTED)
-        for i in range(n):
-            active = i < live
-            if live == 1 and not active:
-                continue
-            s.rect(x0 + i * c + 2, y, c - 4, 30, fill=PALETTE[0] if active else "#FFFFFF",
-                   stroke=INK if active else "#D5D9DF", opacity=0.85 if active else None, sw=1)
-            s.text(x0 + i * c + c / 2, y + 20, vals[i] if active else "", 13,
-                   fill="#FFFFFF" if active else GREY, anchor="middle")
+        if level:
+            s.text(x0 + live * c + 10, y + 19, f"after stride {live}", 15, fill=MUTED)
+        for i in range(live):
+            s.rect(x0 + i * c, y, c, 28, fill=PALETTE[0], stroke="#FFFFFF", opacity=0.85, sw=1)
+            s.text(x0 + i * c + c / 2, y + 19, vals[i], 15, fill="#FFFFFF", anchor="middle")
         if live == 1:
-            s.text(x0 + c + 8, y + 21, f"s[0] = {vals[0]}: the block's sum, after log2(16) = 4 steps and 15 additions", 13)
+            y = para(s, L, y + 56, f"s[0] = {vals[0]}: the block's sum, after log2(16) = 4 steps "
+                     "and 15 additions", 15, W - 2 * L)
             break
         half = live // 2
-        ny = y + dy
         for i in range(half):
-            s.arrow(x0 + (i + half) * c + c / 2, y + 31, x0 + i * c + c / 2 + 6, ny - 2, stroke=ORANGE, sw=1.2, head=6)
-            s.arrow(x0 + i * c + c / 2, y + 31, x0 + i * c + c / 2, ny - 2, stroke=GREY, sw=1.0, head=5)
-        s.text(x0 + n * c - 4, ny - 10, f"threads t < {half} add s[t + {half}]; __syncthreads()", 11, fill=MUTED, anchor="end", mono=True)
+            s.arrow(x0 + (i + half) * c + c / 2, y + 30, x0 + i * c + c / 2 + 3, y + dy - 2,
+                    stroke=ORANGE, sw=1.2, head=6)
         vals = [vals[i] + vals[i + half] if i < half else vals[i] for i in range(n)]
         level += 1
+    s.h = int(y)
     return s.save("reduction-tree")
 
 
@@ -1308,6 +1315,15 @@ def wrap(text, size, width, bold=False):
         else:
             cur = cand
     return lines + [cur]
+
+
+def para(s, x, y, text, size, width, fill=INK, bold=False, mono=False, step=None):
+    """The text wrapped to `width` and drawn from baseline y down; returns the next line's baseline."""
+    step = step or round(size * 4 / 3)
+    for line in wrap(text, size, width, bold) if not mono else [text]:
+        s.text(x, y, line, size, fill=fill, bold=bold, mono=mono)
+        y += step
+    return y
 
 
 def attention_io():
