@@ -463,28 +463,28 @@ def fusion_bytes():
 
 # 0008: tiled matmul: a block's C tile, the A and B strips it reads, one BK step highlighted.
 def tiled_matmul():
-    W, H = 780, 650
-    s = Svg(W, H)
-    u = 26  # pixels per 32 elements
+    # Drawn for the lesson column (340 px): the three matrices, then the notes under them.
+    W, L = 340, 8
+    s = Svg(W, 10)
+    u = 14  # pixels per 32 elements
     M, N, K = 12, 12, 8  # in units of 32
-    ax, by = 60, 40
-    bx = ax + K * u + 40
-    ay = by + K * u + 30
+    y = para(s, L, 22, nb("C[BM × BN] += A[BM × BK] · B[BK × BN], step by step along K"), 16, W - 2 * L,
+             bold=True)
+    ax, by = L + 18, y + 10
+    bx = ax + K * u + 20
+    ay = by + K * u + 20
     cx, cy = bx, ay
-    s.text(20, 24, "C[BM × BN] += A[BM × BK] · B[BK × BN], step by step along K", 15, bold=True)
-    # A (M x K)
+    # A (M x K), B (K x N), C (M x N)
     s.rect(ax, ay, K * u, M * u, fill=LIGHT, stroke=INK, sw=1.5)
-    s.text(ax + K * u / 2, ay + M * u + 22, "A  (M × K)", 14, anchor="middle", bold=True)
-    # B (K x N)
+    s.text(ax + K * u / 2, ay + M * u + 20, "A (M × K)", 15, anchor="middle", bold=True)
     s.rect(bx, by, N * u, K * u, fill=LIGHT, stroke=INK, sw=1.5)
-    s.text(bx + N * u + 10, by + K * u / 2, "B  (K × N)", 14, bold=True)
-    # C (M x N)
+    s.text(ax + K * u / 2, by + K * u / 2 + 5, "B (K × N)", 15, anchor="middle", bold=True)
     s.rect(cx, cy, N * u, M * u, fill=LIGHT, stroke=INK, sw=1.5)
-    s.text(cx + N * u + 10, cy + M * u / 2, "C  (M × N)", 14, bold=True)
+    s.text(cx + N * u / 2, cy + M * u + 20, "C (M × N)", 15, anchor="middle", bold=True)
     # the block's tile of C: rows 4..7, cols 8..11 (in 32s) -> BM = BN = 128
     tr, tc, tb = 4, 8, 4
     s.rect(cx + tc * u, cy + tr * u, tb * u, tb * u, fill=RED, stroke=INK, sw=2, opacity=0.75)
-    s.text(cx + tc * u + tb * u / 2, cy + tr * u + tb * u / 2 + 5, "BM × BN", 13, fill="#FFFFFF", anchor="middle", bold=True)
+    s.text(cx + tc * u - 6, cy + tr * u + tb * u / 2 + 5, "BM × BN", 15, fill=RED, anchor="end", bold=True)
     # A strip and B strip
     s.rect(ax, ay + tr * u, K * u, tb * u, fill=BLUE, stroke=INK, sw=1.5, opacity=0.3)
     s.rect(bx + tc * u, by, tb * u, K * u, fill=ORANGE, stroke=INK, sw=1.5, opacity=0.3)
@@ -492,59 +492,50 @@ def tiled_matmul():
     k = 2
     s.rect(ax + k * u, ay + tr * u, u, tb * u, fill=BLUE, stroke=INK, sw=2, opacity=0.9)
     s.rect(bx + tc * u, by + k * u, tb * u, u, fill=ORANGE, stroke=INK, sw=2, opacity=0.9)
-    s.text(ax + k * u + u / 2, ay + tr * u - 8, "BK", 12, anchor="middle", bold=True, fill=BLUE)
-    s.text(bx + tc * u - 8, by + k * u + u / 2 + 4, "BK", 12, anchor="end", bold=True, fill=ORANGE)
-    s.arrow(ax + k * u + u, ay + tr * u + tb * u / 2, cx + tc * u - 4, cy + tr * u + tb * u / 2, stroke=BLUE, sw=2)
-    s.arrow(bx + tc * u + tb * u / 2, by + k * u + u, cx + tc * u + tb * u / 2, cy + tr * u - 4, stroke=ORANGE, sw=2)
-    s.arrow(ax + 10, ay + tr * u + tb * u + 14, ax + K * u - 10, ay + tr * u + tb * u + 14, stroke=MUTED, sw=1.5)
-    s.text(ax + 10, ay + tr * u + tb * u + 32, "k-loop: K / BK steps", 12, fill=MUTED)
-    # notes
-    nx, ny = 20, 60
-    notes = [
-        ("One block owns one BM × BN tile of C.", INK),
-        ("Each step: load A's BM × BK and B's BK × BN", INK),
-        ("into shared memory, __syncthreads(),", INK),
-        ("then every thread does BK multiply-adds", INK),
-        ("for each of its outputs, __syncthreads().", INK),
-        ("Each A element is read N / BN times,", MUTED),
-        ("each B element M / BM times, not N and M.", MUTED),
-    ]
-    for i, (t, col) in enumerate(notes):
-        s.text(nx, ny + i * 20, t, 12, fill=col)
+    s.text(ax + k * u + u / 2, ay + tr * u - 6, "BK", 15, anchor="middle", bold=True, fill=BLUE)
+    s.text(bx + tc * u - 6, by + k * u + u / 2 + 5, "BK", 15, anchor="end", bold=True, fill=ORANGE)
+    s.arrow(ax + 4, ay + tr * u + tb * u + 10, ax + K * u - 4, ay + tr * u + tb * u + 10, stroke=MUTED, sw=1.5)
+    y = cy + M * u + 48
+    y = para(s, L, y, "k-loop: K / BK steps (arrow).", 15, W - 2 * L, fill=MUTED)
+    y = para(s, L, y + 4, nb("One block owns one BM × BN tile of C. Each step: load A's BM × BK and B's "
+                "BK × BN into shared memory, __syncthreads(), then every thread does BK "
+                "multiply-adds for each of its outputs, __syncthreads()."), 15, W - 2 * L)
+    y = para(s, L, y + 4, nb("Each A element is read N / BN times, each B element M / BM times, not N "
+                "and M."), 15, W - 2 * L, fill=MUTED)
+    s.h = int(y)
     return s.save("tiled-matmul")
 
 
 # 0008: register tile: one thread computes a TM x TN patch from TM values of A and TN of B.
 def register_tile():
-    W, H = 760, 370
-    s = Svg(W, H)
-    c = 28
+    # Drawn for the lesson column (340 px): the tile, then its loop under it.
+    W, L, c = 340, 8, 26
     TM = TN = 8
-    ax, ay = 60, 90
-    bx, by = ax + 2 * c, 40
-    s.text(20, 24, "Register tile: per k, a thread loads TM + TN = 16 values and does TM × TN = 64 FMAs", 15, bold=True)
-    for i in range(TM):
-        s.rect(ax, ay + i * c, c, c, fill=BLUE, stroke="#FFFFFF", opacity=0.85)
-    s.text(ax + c / 2, ay + TM * c + 20, "a[0..7]", 12, anchor="middle", fill=BLUE, mono=True)
+    s = Svg(W, 10)
+    y = para(s, L, 22, nb("Register tile: per k, a thread loads TM + TN = 16 values and does TM × TN "
+                "= 64 FMAs"), 16, W - 2 * L, bold=True)
+    bx = L + 2 * c
+    by = y + 4
+    ax, ay = L, by + c + 8
     for j in range(TN):
         s.rect(bx + j * c, by, c, c, fill=ORANGE, stroke="#FFFFFF", opacity=0.85)
-    s.text(bx + TN * c + 8, by + 19, "b[0..7]", 12, fill=ORANGE, mono=True)
+    s.text(bx + TN * c + 6, by + 19, "b[0..7]", 15, fill=ORANGE, mono=True)
+    for i in range(TM):
+        s.rect(ax, ay + i * c, c, c, fill=BLUE, stroke="#FFFFFF", opacity=0.85)
+    s.text(ax, ay + TM * c + 20, "a[0..7]", 15, fill=BLUE, mono=True)
     for i in range(TM):
         for j in range(TN):
             s.rect(bx + j * c, ay + i * c, c, c, fill=RED, stroke="#FFFFFF", opacity=0.25 + 0.05 * ((i + j) % 2))
-    s.text(bx + TN * c / 2, ay + TM * c / 2 + 5, "acc[8][8]", 13, anchor="middle", mono=True, bold=True)
-    tx = bx + TN * c + 40
-    lines = [
-        "for each k in the shared tile:",
-        "  a[i] = As[k][ty*8 + i]   (8 loads)",
-        "  b[j] = Bs[k][tx*8 + j]   (8 loads)",
-        "  acc[i][j] += a[i] * b[j] (64 FMAs)",
-    ]
-    for i, t in enumerate(lines):
-        s.text(tx, 110 + i * 22, t, 12.5, mono=True)
-    s.text(tx, 220, "1 shared load per 4 FMAs, against 2 loads per", 13, fill=MUTED)
-    s.text(tx, 240, "FMA when each thread owns one output: 8× less", 13, fill=MUTED)
-    s.text(tx, 260, "shared-memory traffic for the same work.", 13, fill=MUTED)
+    s.text(bx + TN * c / 2, ay + TM * c / 2 + 5, "acc[8][8]", 15, anchor="middle", mono=True, bold=True)
+    y = ay + TM * c + 46
+    for t in ("for each k in the shared tile:", "a[i] = As[k][ty*8 + i]", "b[j] = Bs[k][tx*8 + j]",
+              "acc[i][j] += a[i] * b[j]"):
+        s.text(L, y, t, 15, mono=True)
+        y += 20
+    y = para(s, L, y, "8 + 8 loads, 64 FMAs", 15, W - 2 * L)
+    y = para(s, L, y + 6, "1 shared load per 4 FMAs, against 2 loads per FMA when each thread owns one "
+             "output: 8× less shared-memory traffic for the same work.", 15, W - 2 * L, fill=MUTED)
+    s.h = int(y)
     return s.save("register-tile")
 
 
@@ -1315,6 +1306,11 @@ def wrap(text, size, width, bold=False):
         else:
             cur = cand
     return lines + [cur]
+
+
+def nb(text):
+    """The text with its "X × Y" products kept on one line when it is wrapped."""
+    return text.replace(" × ", "\u00a0×\u00a0").replace(" / ", "\u00a0/\u00a0")
 
 
 def para(s, x, y, text, size, width, fill=INK, bold=False, mono=False, step=None):
