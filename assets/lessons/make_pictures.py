@@ -283,33 +283,38 @@ def coalesced_vs_strided():
 
 # 0004: roofline of the H200 with two compute roofs.
 def roofline():
-    W, H = 900, 560
-    L, R, T, B = 90, 40, 50, 70
+    # Drawn for the lesson column (340 px): the points numbered, named in a legend under the chart.
+    W, L = 340, 8
+    PL, PR = 50, 12  # the plot's left and right edges from the picture's
     xmin, xmax = -2, 4      # log10 FLOP/byte
     ymin, ymax = -1, 3.3    # log10 TFLOP/s
-    s = Svg(W, H)
+    s = Svg(W, 10)
+    y = para(s, L, 22, nb("Roofline of an H200: attainable TFLOP/s = min(peak, intensity × 4.8 TB/s)"), 16,
+             W - 2 * L, bold=True)
+    s.text(L, y + 4, "TFLOP/s (log)", 15)
+    T = y + 18
+    B = T + 300
 
     def X(v):
-        return L + (math.log10(v) - xmin) / (xmax - xmin) * (W - L - R)
+        return PL + (math.log10(v) - xmin) / (xmax - xmin) * (W - PL - PR)
 
     def Y(v):
-        return H - B - (math.log10(v) - ymin) / (ymax - ymin) * (H - T - B)
+        return B - (math.log10(v) - ymin) / (ymax - ymin) * (B - T)
 
-    s.text(L, 22, "Roofline of an H200: attainable TFLOP/s = min(peak, intensity × 4.8 TB/s)", 15, bold=True)
     for e in range(xmin, xmax + 1):
         x = X(10 ** e)
-        s.line(x, T, x, H - B, stroke="#E3E6EA", sw=1)
-        lab = {-2: "0.01", -1: "0.1", 0: "1", 1: "10", 2: "100", 3: "1000", 4: "10000"}[e]
-        s.text(x, H - B + 20, lab, 12, fill=MUTED, anchor="middle")
+        s.line(x, T, x, B, stroke="#E3E6EA", sw=1)
+        if e % 2 == 0:  # every other decade named: their labels would touch
+            lab = {-2: "0.01", 0: "1", 2: "100", 4: "10k"}[e]
+            s.text(x, B + 18, lab, 15, fill=MUTED, anchor={xmin: "start", xmax: "end"}.get(e, "middle"))
     for e in range(ymin, 4):
         if 10 ** e > 10 ** ymax:
             continue
-        y = Y(10 ** e)
-        s.line(L, y, W - R, y, stroke="#E3E6EA", sw=1)
-        s.text(L - 8, y + 4, {-1: "0.1", 0: "1", 1: "10", 2: "100", 3: "1000"}[e], 12, fill=MUTED, anchor="end")
-    s.rect(L, T, W - L - R, H - T - B, stroke=MUTED, sw=1)
-    s.text((L + W - R) / 2, H - 22, "arithmetic intensity (FLOP per byte of DRAM traffic, log scale)", 13, anchor="middle")
-    s.text(18, T - 6, "TFLOP/s (log)", 13)
+        yy = Y(10 ** e)
+        s.line(PL, yy, W - PR, yy, stroke="#E3E6EA", sw=1)
+        s.text(PL - 5, yy + 5, {-1: "0.1", 0: "1", 1: "10", 2: "100", 3: "1000"}[e], 15, fill=MUTED, anchor="end")
+    s.rect(PL, T, W - PL - PR, B - T, stroke=MUTED, sw=1)
+    y = para(s, L, B + 40, "arithmetic intensity (FLOP per byte of DRAM traffic, log scale)", 15, W - 2 * L)
 
     bw = 4.8  # TB/s
     fp32, bf16 = 67.0, 989.0
@@ -328,27 +333,32 @@ def roofline():
     s.polyline([(X(bf16 / bw), Y(bf16)), (X(10 ** xmax), Y(bf16))], stroke=PURPLE, sw=3)
     s.polyline([(X(fp32 / bw), Y(fp32)), (X(fp32 / bw), Y(10 ** ymin))], stroke=ORANGE, sw=1, dash="4,4")
     s.polyline([(X(bf16 / bw), Y(bf16)), (X(bf16 / bw), Y(10 ** ymin))], stroke=PURPLE, sw=1, dash="4,4")
-    s.text(X(fp32 / bw) + 6, Y(10 ** ymin) - 8, f"ridge {fp32 / bw:.0f}", 12, fill=ORANGE)
-    s.text(X(bf16 / bw) + 6, Y(10 ** ymin) - 8, f"ridge {bf16 / bw:.0f}", 12, fill=PURPLE)
-    s.text(W - R - 6, Y(fp32) - 8, "FP32 CUDA cores: 67 TFLOP/s", 13, fill=ORANGE, bold=True, anchor="end")
-    s.text(W - R - 6, Y(bf16) - 8, "BF16 tensor cores: 989 TFLOP/s", 13, fill=PURPLE, bold=True, anchor="end")
-    s.text(X(0.012), Y(3.0), "HBM3e: 4.8 TB/s", 13, fill=BLUE, bold=True)
-    s.text(X(0.012), Y(3.0) + 18, "slope 1: twice the intensity,", 12, fill=BLUE)
-    s.text(X(0.012), Y(3.0) + 34, "twice the FLOP/s", 12, fill=BLUE)
-    s.text(X(0.012), Y(400), "A kernel's point sits on or below the roof;", 12, fill=MUTED)
-    s.text(X(0.012), Y(400) + 16, "the gap is the speed it leaves unused.", 12, fill=MUTED)
+    s.text(X(fp32 / bw) - 4, Y(10 ** ymin) - 8, f"ridge {fp32 / bw:.0f}", 15, fill=ORANGE, anchor="end")
+    s.text(X(bf16 / bw) + 4, Y(10 ** ymin) - 8, f"{bf16 / bw:.0f}", 15, fill=PURPLE)
+    s.text(W - PR - 4, Y(fp32) + 20, f"FP32: {fp32:.0f}", 15, fill=ORANGE, bold=True, anchor="end")
+    s.text(W - PR - 4, Y(bf16) - 8, f"BF16: {bf16:.0f}", 15, fill=PURPLE, bold=True, anchor="end")
+    s.text(PL + 6, T + 20, f"HBM3e: {bw} TB/s", 15, fill=BLUE, bold=True)
 
-    def point(v, perf, label, color, dx=8, dy=-8, anchor="start"):
-        s.circle(X(v), Y(perf), 6, fill=color, stroke="#FFFFFF", sw=1.5)
-        s.text(X(v) + dx, Y(perf) + dy, label, 12, fill=color, anchor=anchor)
-
-    point(1 / 12, bw / 12, "vector add (1/12)", GREEN, dx=10, dy=18)
-    point(5 / 8, 5 / 8 * bw, "softmax (0.6)", GREEN, dx=10, dy=18)
-    sg = 2 * 4096 ** 3 / (3 * 4096 ** 2 * 4)
-    point(sg, fp32, f"SGEMM 4096³ ({sg:.0f})", RED, dx=0, dy=22, anchor="middle")
     hg = 2 * 8192 ** 3 / (3 * 8192 ** 2 * 2)
-    point(hg, 785, "cuBLAS BF16 8192³", RED, dx=30, dy=24, anchor="end")
-    s.text(X(hg) + 30, Y(785) + 40, f"({hg:.0f}), measured ≈ 785", 12, fill=RED, anchor="end")
+    sg = 2 * 4096 ** 3 / (3 * 4096 ** 2 * 4)
+    points = [(1 / 12, bw / 12, "vector add (1/12)", GREEN),
+              (5 / 8, 5 / 8 * bw, "softmax (0.6)", GREEN),
+              (sg, fp32, f"SGEMM 4096³ ({sg:.0f})", RED),
+              (hg, 785, f"cuBLAS BF16 8192³ ({hg:.0f}), measured\u00a0≈\u00a0785", RED)]
+    for k, (v, perf, _, color) in enumerate(points):
+        s.circle(X(v), Y(perf), 6, fill=color, stroke="#FFFFFF", sw=1.5)
+        above = perf == fp32  # on the FP32 roof, whose label is under it
+        s.text(X(v) - 10, Y(perf) - 8 if above else Y(perf) + 5, k + 1, 15, fill=color, anchor="end",
+               bold=True)
+    y += 4
+    for k, (_, _, label, color) in enumerate(points):
+        s.text(L, y, k + 1, 15, fill=color, bold=True)
+        y = para(s, L + 18, y, label, 15, W - 2 * L - 18, fill=color)
+    y = para(s, L, y + 6, f"Roofs: FP32 CUDA cores at {fp32:.0f} TFLOP/s, BF16 tensor cores at "
+             f"{bf16:.0f} TFLOP/s; ridges at {fp32 / bw:.0f} and {bf16 / bw:.0f} FLOP/B. The memory roof has slope 1: twice the intensity, twice "
+             "the FLOP/s. A kernel's point sits on or below the roof; the gap is the speed it leaves "
+             "unused.", 15, W - 2 * L, fill=MUTED)
+    s.h = int(y)
     return s.save("roofline")
 
 
