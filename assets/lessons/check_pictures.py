@@ -28,7 +28,6 @@ SCROLLS = {
     "cp-async-pipeline": "side-by-side panels, not yet redrawn as a stack for the column",
     "decode-split": "side-by-side panels, not yet redrawn as a stack for the column",
     "fp8-formats": "side-by-side panels, not yet redrawn as a stack for the column",
-    "grid-2d": "side-by-side panels, not yet redrawn as a stack for the column",
     "ldmatrix-x4": "side-by-side panels, not yet redrawn as a stack for the column",
     "mma-m16n8k16-layout": "side-by-side panels, not yet redrawn as a stack for the column",
     "model-vs-gpu": "side-by-side panels, not yet redrawn as a stack for the column",

@@ -160,19 +160,22 @@ def grid_blocks_threads():
 
 # 0002: a 2-D grid over a 10 x 13 matrix with 4 x 4 blocks; threads past the edge are guarded.
 def grid_2d():
+    # Drawn for the lesson column (340 px): the notes under the grid.
     rows, cols, bx_, by_ = 10, 13, 4, 4
     gx, gy = -(-cols // bx_), -(-rows // by_)
-    c = 30
-    x0, y0 = 120, 80
-    W = x0 + gx * bx_ * c + 300
-    H = y0 + gy * by_ * c + 70
-    s = Svg(W, H)
-    s.text(20, 28, f"rows = {rows}, cols = {cols}, block = ({bx_}, {by_}) → grid = (cdiv({cols}, {bx_}), cdiv({rows}, {by_})) = ({gx}, {gy})",
-           15, bold=True)
-    s.arrow(x0, 52, x0 + 160, 52, stroke=MUTED)
-    s.text(x0 + 168, 57, "x: col = blockIdx.x * blockDim.x + threadIdx.x  (contiguous in memory)", 12, fill=MUTED)
-    s.arrow(x0 - 40, y0, x0 - 40, y0 + 160, stroke=MUTED)
-    s.text(x0 - 48, y0 + 180, "y: row", 12, fill=MUTED, anchor="middle")
+    W, L, c = 340, 8, 18
+    s = Svg(W, 10)
+    y = para(s, L, 22, f"rows = {rows}, cols = {cols}, block = ({bx_}, {by_})", 16, W - 2 * L, bold=True)
+    y = para(s, L, y, f"grid = (cdiv({cols}, {bx_}), cdiv({rows}, {by_})) = ({gx}, {gy})", 16, W - 2 * L,
+             bold=True)
+    x0 = W - L - gx * bx_ * c
+    s.arrow(x0, y + 2, x0 + 60, y + 2, stroke=MUTED)
+    s.text(x0 + 68, y + 7, "x: col (contiguous)", 15, fill=MUTED)
+    y0 = y + 40
+    for i in range(gx):
+        s.text(x0 + (i + 0.5) * bx_ * c, y0 - 8, f"x={i}", 15, anchor="middle")
+    for j in range(gy):
+        s.text(L, y0 + (j + 0.5) * by_ * c + 5, f"y={j}", 15)
     for r in range(gy * by_):
         for q in range(gx * bx_):
             inside = r < rows and q < cols
@@ -182,20 +185,19 @@ def grid_2d():
                    stroke=color if inside else RED, sw=1, opacity=0.55 if inside else None,
                    dash=None if inside else "3,2")
             if not inside:
-                s.text(x0 + q * c + c / 2, y0 + r * c + c / 2 + 5, "×", 13, fill=RED, anchor="middle")
+                s.text(x0 + q * c + c / 2, y0 + r * c + c / 2 + 5, "×", 15, fill=RED, anchor="middle")
     for j in range(gy):
         for i in range(gx):
             s.rect(x0 + i * bx_ * c, y0 + j * by_ * c, bx_ * c, by_ * c, stroke=INK, sw=2)
-            s.text(x0 + i * bx_ * c + 4, y0 + j * by_ * c + 13, f"({i},{j})", 10, fill=INK)
     s.rect(x0, y0, cols * c, rows * c, stroke=INK, sw=3.0, dash="8,4")
-    tx = x0 + gx * bx_ * c + 24
-    s.text(tx, y0 + 20, "dashed: the matrix (10 × 13)", 13)
-    s.text(tx, y0 + 44, "(i,j): blockIdx = (x, y)", 13)
-    s.text(tx, y0 + 68, "× : a thread with no element", 13, fill=RED)
-    s.text(tx, y0 + 100, "grid covers 12 × 16 = 192 threads", 13, fill=MUTED)
-    s.text(tx, y0 + 120, "for 130 elements: 62 idle", 13, fill=MUTED)
-    s.text(tx, y0 + 152, "if (row < rows && col < cols)", 13, mono=True)
-    s.text(tx, y0 + 172, "  out[row * cols + col] = ...", 13, mono=True)
+    y = y0 + gy * by_ * c + 24
+    y = para(s, L, y, f"dashed: the matrix ({rows} × {cols}); x=, y=: the block's blockIdx", 15, W - 2 * L)
+    y = para(s, L, y, "× : a thread with no element", 15, W - 2 * L, fill=RED)
+    y = para(s, L, y, f"grid covers {gy * by_} × {gx * bx_} = {gy * by_ * gx * bx_} threads for "
+             f"{rows * cols} elements: {gy * by_ * gx * bx_ - rows * cols} idle", 15, W - 2 * L, fill=MUTED)
+    y = para(s, L, y + 4, "if (row < rows && col < cols)", 15, W - 2 * L, mono=True)
+    y = para(s, L, y, "  out[row * cols + col] = ...", 15, W - 2 * L, mono=True)
+    s.h = int(y)
     return s.save("grid-2d")
 
 
