@@ -24,7 +24,6 @@ COLUMN_PX = 340  # the lesson column's width in the window at 1280 x 800 (docs/l
 SCROLLS = {
     "bank-conflicts": "side-by-side panels, not yet redrawn as a stack for the column",
     "causal-tiles": "side-by-side panels, not yet redrawn as a stack for the column",
-    "coalesced-vs-strided": "side-by-side panels, not yet redrawn as a stack for the column",
     "cp-async-pipeline": "side-by-side panels, not yet redrawn as a stack for the column",
     "decode-split": "side-by-side panels, not yet redrawn as a stack for the column",
     "fp8-formats": "side-by-side panels, not yet redrawn as a stack for the column",

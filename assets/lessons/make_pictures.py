@@ -243,43 +243,43 @@ def grid_stride():
 
 # 0003: coalesced versus strided: sectors touched by one warp's 4-byte loads.
 def coalesced_vs_strided():
-    lane, x0 = 24, 40
-    W = x0 * 2 + 32 * lane
-    s = Svg(W, 470)
+    # Drawn for the lesson column (340 px): the warp's 32 lanes as four rows of eight, each row over
+    # the memory it reads.
+    W, L, c = 340, 8, 36
+    x0 = L + (W - 2 * L - 8 * c) / 2
+    s = Svg(W, 10)
 
-    def lanes(y, color):
-        for l in range(32):
-            s.rect(x0 + l * lane + 1, y, lane - 2, 22, fill=color, stroke="#FFFFFF", opacity=0.9)
-            s.text(x0 + l * lane + lane / 2, y + 15, l, 9, fill="#FFFFFF", anchor="middle")
-
-    s.text(x0, 26, "Coalesced: lane k reads in[base + k]  (4-byte floats)", 15, bold=True)
-    lanes(40, BLUE)
-    # 4 sectors of 8 floats, drawn at one float per lane width
-    for sec in range(4):
-        sx = x0 + sec * 8 * lane
-        s.rect(sx + 1, 120, 8 * lane - 2, 34, fill=BLUE, stroke=INK, sw=1.5, opacity=0.25)
-        s.text(sx + 4 * lane, 142, f"sector {sec}: 32 bytes, all used", 12, anchor="middle")
-    for l in range(32):
-        cx = x0 + l * lane + lane / 2
-        s.arrow(cx, 63, cx, 119, stroke=BLUE, sw=1.0, head=5)
-    s.text(x0, 180, "1 request → 4 sectors = 128 bytes moved for 128 bytes used: 100% efficient", 13, bold=True, fill=BLUE)
-
-    s.text(x0, 230, "Strided: lane k reads in[base + 32 * k]  (consecutive lanes 128 bytes apart)", 15, bold=True)
-    lanes(244, RED)
-    # 32 sectors, each drawn compressed to one lane width: 8 slivers of 4 bytes, one used
-    for l in range(32):
-        sx = x0 + l * lane + 1
+    def lanes(y, row, color):
         for k in range(8):
-            used = k == 0
-            s.rect(sx + k * (lane - 2) / 8, 330, (lane - 2) / 8, 34, fill=RED if used else "#FFFFFF",
-                   stroke="none", opacity=0.9 if used else None)
-        s.rect(sx, 330, lane - 2, 34, stroke=INK, sw=1.2)
-        cx = x0 + l * lane + lane / 2
-        s.arrow(cx, 267, sx + 1.5, 329, stroke=RED, sw=1.0, head=5)
-    s.text(x0, 384, "each box: a different 32-byte sector (drawn narrower), of which 4 bytes are used", 12, fill=MUTED)
-    s.text(x0, 410, "1 request → 32 sectors = 1024 bytes moved for 128 bytes used: 12.5% efficient", 13, bold=True, fill=RED)
-    s.text(x0, 440, "The simulator reports this as global_load_sectors / global_load_requests: 4 versus 32.", 13)
-    s.text(x0, 460, "On a GPU the wasted 7/8 of each sector still crosses the memory bus.", 13, fill=MUTED)
+            s.rect(x0 + k * c + 1, y, c - 2, 22, fill=color, stroke="#FFFFFF", opacity=0.9)
+            s.text(x0 + k * c + c / 2, y + 17, row * 8 + k, 15, fill="#FFFFFF", anchor="middle")
+
+    y = para(s, L, 22, nb("Coalesced: lane k reads in[base + k] (4-byte floats)"), 16, W - 2 * L, bold=True)
+    for row in range(4):
+        lanes(y, row, BLUE)
+        s.rect(x0 + 1, y + 26, 8 * c - 2, 26, fill=BLUE, stroke=INK, sw=1.5, opacity=0.25)
+        s.text(x0 + 4 * c, y + 45, f"sector {row}: 32 bytes, all used", 15, anchor="middle")
+        y += 62
+    y = para(s, L, y + 8, "1 request → 4 sectors = 128 bytes moved for 128 bytes used: 100% efficient",
+             15, W - 2 * L, bold=True, fill=BLUE)
+    y = para(s, L, y + 20, nb("Strided: lane k reads in[base + 32 * k] (consecutive lanes 128 bytes apart)"),
+             16, W - 2 * L, bold=True)
+    for row in range(4):
+        lanes(y, row, RED)
+        # each lane's own 32-byte sector, drawn as 8 slivers of 4 bytes, one used
+        for k in range(8):
+            sx = x0 + k * c + 1
+            s.rect(sx, y + 26, (c - 2) / 8, 26, fill=RED, stroke="none", opacity=0.9)
+            s.rect(sx, y + 26, c - 2, 26, stroke=INK, sw=1.2)
+        y += 62
+    y = para(s, L, y + 8, "each box under a lane: a different 32-byte sector, of which 4 bytes are used",
+             15, W - 2 * L, fill=MUTED)
+    y = para(s, L, y + 4, "1 request → 32 sectors = 1024 bytes moved for 128 bytes used: 12.5% efficient",
+             15, W - 2 * L, bold=True, fill=RED)
+    y = para(s, L, y + 8, "The simulator reports this as global_load_sectors / global_load_requests: 4 "
+             "versus 32. On a GPU the wasted 7/8 of each sector still crosses the memory bus.", 15,
+             W - 2 * L, fill=MUTED)
+    s.h = int(y)
     return s.save("coalesced-vs-strided")
 
 
@@ -1321,8 +1321,10 @@ def wrap(text, size, width, bold=False):
 
 
 def nb(text):
-    """The text with its "X × Y" products kept on one line when it is wrapped."""
-    return text.replace(" × ", "\u00a0×\u00a0").replace(" / ", "\u00a0/\u00a0")
+    """The text with its "X × Y" products (and sums, quotients) kept on one line when it is wrapped."""
+    for op in "×/+*":
+        text = text.replace(f" {op} ", f"\u00a0{op}\u00a0")
+    return text
 
 
 def para(s, x, y, text, size, width, fill=INK, bold=False, mono=False, step=None):
