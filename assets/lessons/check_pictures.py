@@ -22,7 +22,6 @@ BODY_PX = 15  # the window's body text at scale 1 (app/gui/settings.hpp's font_s
 COLUMN_PX = 340  # the lesson column's width in the window at 1280 x 800 (docs/lessons.md)
 # Pictures the lesson column scrolls sideways, each with why it is not drawn to the column's width.
 SCROLLS = {
-    "bank-conflicts": "side-by-side panels, not yet redrawn as a stack for the column",
     "causal-tiles": "side-by-side panels, not yet redrawn as a stack for the column",
     "cp-async-pipeline": "side-by-side panels, not yet redrawn as a stack for the column",
     "decode-split": "side-by-side panels, not yet redrawn as a stack for the column",

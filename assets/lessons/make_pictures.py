@@ -402,44 +402,45 @@ def reduction_tree():
 
 # 0006: shared-memory banks: reading a column of a 32x32 tile, unpadded and padded.
 def bank_conflicts():
-    c, rows = 12, 8
-    pw = 32 * c
-    gap = 70
-    x0, y0 = 40, 96
-    W = x0 * 2 + 2 * pw + gap
-    s = Svg(W, y0 + rows * c + 150)
-    s.text(x0, 26, "A warp reads column 0 of a 32 × 32 float tile: lane r reads tile[r][0]", 15, bold=True)
-    for p, (pad, title) in enumerate([(32, "__shared__ float tile[32][32];"), (33, "__shared__ float tile[32][33];")]):
-        px = x0 + p * (pw + gap)
-        s.text(px, 56, title, 13, mono=True, bold=True)
-        s.text(px, 76, "bank →  0" + " " * 36 + "31", 11, fill=MUTED, mono=True)
+    # Drawn for the lesson column (340 px): the two tiles stacked, each with its verdict under it.
+    W, L, c, rows = 340, 8, 10, 8
+    px = L + (W - 2 * L - 32 * c) / 2
+    s = Svg(W, 10)
+    y = para(s, L, 22, "A warp reads column 0 of a 32 × 32 float tile: lane r reads tile[r][0]", 16,
+             W - 2 * L, bold=True)
+    for pad in (32, 33):
+        y += 12
+        s.text(L, y, f"__shared__ float tile[32][{pad}];", 15, mono=True, bold=True)
+        s.text(px, y + 22, "bank 0", 15, fill=MUTED)
+        s.text(px + 32 * c, y + 22, "31", 15, fill=MUTED, anchor="end")
+        y0 = y + 30
         hit = [0] * 32
         for r in range(rows):
             for k in range(32):
-                addr = r * pad + k  # the word at bank position k of this drawn row
                 s.rect(px + k * c, y0 + r * c, c, c, fill="#FFFFFF", stroke="#D5D9DF", sw=0.6)
-        # the elements of column 0: word address r * pad
+        # the elements of column 0: word address r * pad, drawn at (row addr // 32, bank addr % 32)
         for r in range(32):
             addr = r * pad
             bank = addr % 32
             hit[bank] += 1
-            if r < rows:
-                # draw in the row band of the word's position: word addr -> (addr // 32, addr % 32)
-                rr = addr // 32
-                if rr < rows:
-                    s.rect(px + bank * c, y0 + rr * c, c, c, fill=RED if pad == 32 else GREEN, stroke=INK, sw=0.8)
-        s.text(px, y0 + rows * c + 18, "rows of 32 banks (4 bytes each); first 8 of 33 shown" if pad == 33 else
-               "rows of 32 banks (4 bytes each); first 8 shown", 11, fill=MUTED)
+            if addr // 32 < rows:
+                s.rect(px + bank * c, y0 + (addr // 32) * c, c, c, fill=RED if pad == 32 else GREEN,
+                       stroke=INK, sw=0.8)
+        y = y0 + rows * c + 20
+        y = para(s, L, y, f"rows of 32 banks (4 bytes each); first 8 of {pad} shown", 15, W - 2 * L,
+                 fill=MUTED)
         worst = max(hit)
         if pad == 32:
-            s.text(px, y0 + rows * c + 46, "tile[r][0] is word 32·r → bank 0 for every r", 13)
-            s.text(px, y0 + rows * c + 68, f"32 lanes in one bank: {worst}-way conflict", 13, fill=RED, bold=True)
-            s.text(px, y0 + rows * c + 90, "→ 32 wavefronts, one after another", 13, fill=RED)
+            y = para(s, L, y, "tile[r][0] is word 32·r → bank 0 for every r", 15, W - 2 * L)
+            y = para(s, L, y, f"32 lanes in one bank: {worst}-way conflict → 32 wavefronts, one after "
+                     "another", 15, W - 2 * L, fill=RED, bold=True)
         else:
-            s.text(px, y0 + rows * c + 46, "tile[r][0] is word 33·r → bank r mod 32", 13)
-            s.text(px, y0 + rows * c + 68, f"one lane per bank: conflict-free", 13, fill=GREEN, bold=True)
-            s.text(px, y0 + rows * c + 90, "→ 1 wavefront; costs 32 floats of padding", 13, fill=GREEN)
-    s.text(x0, y0 + rows * c + 130, "bank = (byte address / 4) mod 32.  The same address in many lanes is a broadcast, not a conflict.", 13, fill=MUTED)
+            y = para(s, L, y, "tile[r][0] is word 33·r → bank r mod 32", 15, W - 2 * L)
+            y = para(s, L, y, "one lane per bank: conflict-free → 1 wavefront; costs 32 floats of "
+                     "padding", 15, W - 2 * L, fill=GREEN, bold=True)
+    y = para(s, L, y + 12, "bank = (byte address / 4) mod 32. The same address in many lanes is a "
+             "broadcast, not a conflict.", 15, W - 2 * L, fill=MUTED)
+    s.h = int(y)
     return s.save("bank-conflicts")
 
 
