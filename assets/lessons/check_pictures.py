@@ -32,7 +32,6 @@ SCROLLS = {
     "moe-routing": "side-by-side panels, not yet redrawn as a stack for the column",
     "nf4-codes": "side-by-side panels, not yet redrawn as a stack for the column",
     "q4_0-block": "side-by-side panels, not yet redrawn as a stack for the column",
-    "rope-layouts": "side-by-side panels, not yet redrawn as a stack for the column",
 }
 FONT_DIRS = ["/usr/share/fonts/truetype/dejavu", "/usr/share/fonts/TTF", "/usr/share/fonts/dejavu"]
 

@@ -907,40 +907,45 @@ def cp_async_pipeline():
 
 # 0013: RoPE's two layouts of the same rotation, on one head of dim 8.
 def rope_layouts():
+    # Drawn for the lesson column (340 px): each layout's title above its row, a legend of the pairs.
     dim, half = 8, 4
-    c, x0 = 64, 230
-    W, H = 900, 400
-    s = Svg(W, H)
-    s.text(20, 26, "RoPE on one head of dim = 8: the same four rotations, two ways to pick the pairs", 15, bold=True)
+    W, L, c = 340, 8, 38
+    x0 = L + (W - 2 * L - dim * c) / 2
+    s = Svg(W, 10)
+    y = para(s, L, 22, "RoPE on one head of dim = 8: the same four rotations, two ways to pick the pairs",
+             16, W - 2 * L, bold=True)
     cols = [BLUE, ORANGE, GREEN, PURPLE]
 
     def row(y, title, sub, pair_of, arcs):
-        s.text(20, y + 20, title, 14, bold=True)
-        s.text(20, y + 40, sub, 12, fill=MUTED, mono=True)
+        s.text(L, y + 16, title, 15, bold=True)
+        s.text(L, y + 36, sub, 15, fill=MUTED, mono=True)
+        y += 50
         for e in range(dim):
             p = pair_of(e)
             s.rect(x0 + e * c + 2, y, c - 4, 32, fill=cols[p], stroke="#FFFFFF", opacity=0.85)
-            s.text(x0 + e * c + c / 2, y + 21, f"x{e}", 13, fill="#FFFFFF", anchor="middle", bold=True)
-            s.text(x0 + e * c + c / 2, y - 6, e, 10, fill=MUTED, anchor="middle")
+            s.text(x0 + e * c + c / 2, y + 21, f"x{e}", 15, fill="#FFFFFF", anchor="middle", bold=True)
+        depth = 0
         for (a, b, p, depth) in arcs:
             ax, bx = x0 + a * c + c / 2, x0 + b * c + c / 2
             yb = y + 34
             s.polyline([(ax, yb), (ax, yb + depth), (bx, yb + depth), (bx, yb)], stroke=cols[p], sw=2)
-            if b - a > 1:  # nested arcs: the label sits just inside the arc's left corner
-                s.text(ax + 6, yb + depth - 5, f"pair {p}", 11, fill=cols[p])
-            else:
-                s.text((ax + bx) / 2, yb + depth + 15, f"pair {p}", 11, fill=cols[p], anchor="middle")
+        return y + 34 + depth + 16
 
-    row(62, "interleaved = 0", "NeoX, rotate_half", lambda e: e % half,
-        [(i, i + half, i, 14 + 22 * i) for i in range(half)])
-    row(252, "interleaved = 1", "GPT-J, complex pairs", lambda e: e // 2,
-        [(2 * i, 2 * i + 1, i, 14) for i in range(half)])
+    y = row(y, "interleaved = 0", "NeoX, rotate_half", lambda e: e % half,
+            [(i, i + half, i, 10 + 12 * i) for i in range(half)])
+    y = row(y, "interleaved = 1", "GPT-J, complex pairs", lambda e: e // 2,
+            [(2 * i, 2 * i + 1, i, 12) for i in range(half)])
+    s.text(L, y + 4, "colour:", 15, fill=MUTED)
+    for p in range(half):
+        s.text(L + 62 + p * 66, y + 4, f"pair {p}", 15, fill=cols[p], bold=True)
+    y += 30
     # the angles, shared by both rows
-    y = 352
     ang = ", ".join(f"{10000 ** (-2 * i / dim):g}" for i in range(half))
-    s.text(20, y, f"pair i turns by pos · inv_freq[i], inv_freq = 10000^(−2i/8) = [{ang}]", 13)
-    s.text(20, y + 22, "(y0, y1) = (x0 cos θ − x1 sin θ, x0 sin θ + x1 cos θ): the colour is the pair, and so the angle.", 13,
-           fill=MUTED)
+    y = para(s, L, y, f"pair i turns by pos · inv_freq[i], inv_freq = 10000^(−2i/8) = [{ang}]", 15,
+             W - 2 * L)
+    y = para(s, L, y + 4, "(y0, y1) = (x0 cos θ − x1 sin θ, x0 sin θ + x1 cos θ): the colour is the pair, "
+             "and so the angle.", 15, W - 2 * L, fill=MUTED)
+    s.h = int(y)
     return s.save("rope-layouts")
 
 
