@@ -23,7 +23,6 @@ COLUMN_PX = 340  # the lesson column's width in the window at 1280 x 800 (docs/l
 # Pictures the lesson column scrolls sideways, each with why it is not drawn to the column's width.
 SCROLLS = {
     "causal-tiles": "side-by-side panels, not yet redrawn as a stack for the column",
-    "cp-async-pipeline": "side-by-side panels, not yet redrawn as a stack for the column",
     "decode-split": "side-by-side panels, not yet redrawn as a stack for the column",
     "fp8-formats": "side-by-side panels, not yet redrawn as a stack for the column",
     "ldmatrix-x4": "side-by-side panels, not yet redrawn as a stack for the column",

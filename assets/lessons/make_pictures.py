@@ -862,13 +862,12 @@ def ldmatrix_x4():
 
 # 0009: cp.async ring of 3 stages: copies of tiles k+1, k+2 in flight while the mma chew tile k.
 def cp_async_pipeline():
-    W, H = 900, 300
-    s = Svg(W, H)
-    s.text(20, 26, "cp.async with 3 stages: the copies run two tiles ahead of the tensor cores", 15, bold=True)
-    x0, u = 170, 88
-    rows = [("copies (cp.async)", 70), ("tensor cores (mma)", 130)]
-    for name, y in rows:
-        s.text(x0 - 12, y + 22, name, 13, anchor="end", bold=True)
+    # Drawn for the lesson column (340 px): time runs down the page; two columns of copies (they
+    # overlap) beside the tensor cores' column.
+    W, L = 340, 8
+    s = Svg(W, 10)
+    y = para(s, L, 22, "cp.async with 3 stages: the copies run two tiles ahead of the tensor cores", 16,
+             W - 2 * L, bold=True)
     n = 8
     # A made-up but typical ratio: a tile's copy takes 1.7 steps of mma. Tiles 0 and 1 start in the
     # prologue; tile k >= 2 starts in step k - 2, after that step's wait and barrier.
@@ -885,23 +884,34 @@ def cp_async_pipeline():
         prev = mma_start[k - 1] + mma_len if k > 0 else 0
         mma_start[k] = max(ready, prev) + (0.1 if k else 0)
     slot = [BLUE, ORANGE, GREEN]
-    for k in range(n):
-        xs = x0 + starts[k] * u
-        y = 64 if k % 2 == 0 else 88
-        if xs + copy_len * u > W - 20:
-            continue
-        s.rect(xs, y - 6, copy_len * u, 20, fill=slot[k % 3], stroke=INK, sw=1, opacity=0.45, rx=3)
-        s.text(xs + 6, y + 9, f"tile {k} → slot {k % 3}", 11.5)
-        xm = x0 + mma_start[k] * u
-        if xm + mma_len * u > W - 20:
-            continue
-        s.rect(xm, 132, mma_len * u - 4, 26, fill=slot[k % 3], stroke=INK, sw=1, opacity=0.8, rx=3)
-        s.text(xm + (mma_len * u - 4) / 2, 150, f"mma {k}", 12, anchor="middle", fill="#FFFFFF", bold=True)
-        s.line(xm, 118, xm, 166, stroke=RED, sw=1.5, dash="3,3")
-    s.text(x0, 190, "red: cp.async.wait_group 1 + __syncthreads(): tile k has landed, and every warp is done with tile k - 1,", 12, fill=RED)
-    s.text(x0, 208, "so the copy of tile k + 2 may overwrite its slot (k + 2) % 3 = (k - 1) % 3. One commit_group per step.", 12, fill=RED)
-    s.text(x0, 236, "With one buffer the tensor cores would wait out every copy; with a ring of 3 they wait only", 12.5, fill=MUTED)
-    s.text(x0, 254, "when a copy takes longer than two steps of mma (here, before the first tile).", 12.5, fill=MUTED)
+    u = 44  # pixels per step of mma
+    cw, mx, mw = 100, 218, 96  # a copy column's width; the mma column's left edge and width
+    s.text(L, y + 4, "copies (cp.async)", 15, bold=True)
+    s.text(mx, y + 4, "mma", 15, bold=True)
+    t0 = y + 16
+    last = n - 1
+    while mma_start[last] + mma_len > 8.6:  # the tiles that fit the picture's height
+        last -= 1
+    for k in range(last + 1):
+        xc = L + (k % 2) * (cw + 4)
+        yc = t0 + starts[k] * u
+        s.rect(xc, yc, cw, copy_len * u - 4, fill=slot[k % 3], stroke=INK, sw=1, opacity=0.45, rx=3)
+        s.text(xc + 6, yc + 20, f"tile {k}", 15)
+        s.text(xc + 6, yc + 40, f"→ slot {k % 3}", 15)
+        ym = t0 + mma_start[k] * u
+        s.rect(mx, ym, mw, mma_len * u - 4, fill=slot[k % 3], stroke=INK, sw=1, opacity=0.8, rx=3)
+        s.text(mx + mw / 2, ym + 25, f"mma {k}", 15, anchor="middle", fill="#FFFFFF", bold=True)
+        s.line(mx - 8, ym, mx + mw + 8, ym, stroke=RED, sw=1.5, dash="3,3")
+    y = t0 + (mma_start[last] + mma_len) * u + 20
+    s.arrow(W - L - 4, t0, W - L - 4, y - 24, stroke=MUTED)
+    y = para(s, L, y, "time runs down (arrow)", 15, W - 2 * L, fill=MUTED)
+    y = para(s, L, y + 6, "red: cp.async.wait_group 1 + __syncthreads(): tile k has landed, and every "
+             "warp is done with tile k - 1, so the copy of tile k + 2 may overwrite its slot (k + 2) % 3 = "
+             "(k - 1) % 3. One commit_group per step.", 15, W - 2 * L, fill=RED)
+    y = para(s, L, y + 6, "With one buffer the tensor cores would wait out every copy; with a ring of 3 "
+             "they wait only when a copy takes longer than two steps of mma (here, before the first tile).",
+             15, W - 2 * L, fill=MUTED)
+    s.h = int(y)
     return s.save("cp-async-pipeline")
 
 
