@@ -24,7 +24,6 @@ COLUMN_PX = 340  # the lesson column's width in the window at 1280 x 800 (docs/l
 SCROLLS = {
     "causal-tiles": "side-by-side panels, not yet redrawn as a stack for the column",
     "decode-split": "side-by-side panels, not yet redrawn as a stack for the column",
-    "fp8-formats": "side-by-side panels, not yet redrawn as a stack for the column",
     "ldmatrix-x4": "side-by-side panels, not yet redrawn as a stack for the column",
     "mma-m16n8k16-layout": "side-by-side panels, not yet redrawn as a stack for the column",
     "model-vs-gpu": "side-by-side panels, not yet redrawn as a stack for the column",

@@ -562,59 +562,66 @@ def _quant():
 
 # 0012: FP8 bit layouts, and where the positive values of e4m3 and e5m2 lie on a log scale.
 def fp8_formats():
+    # Drawn for the lesson column (340 px): each format's bits over its notes, the number line under.
     qn = _quant()
-    W, H = 900, 430
-    s = Svg(W, H)
-    s.text(20, 28, "FP8: one byte, two ways to split it", 15, bold=True)
+    W, L = 340, 8
+    s = Svg(W, 10)
+    y = para(s, L, 22, "FP8: one byte, two ways to split it", 16, W - 2 * L, bold=True)
     cell = 34
 
     def layout(y, name, fields, notes):
-        s.text(20, y + 22, name, 14, bold=True)
-        x = 130
+        s.text(L, y + 22, name, 15, bold=True)
+        x = L + 54
         for label, count, color in fields:
             for k in range(count):
                 s.rect(x + k * cell, y, cell - 2, 32, fill=color, stroke="#FFFFFF", opacity=0.85)
-                s.text(x + k * cell + cell / 2 - 1, y + 21, label, 13, fill="#FFFFFF", anchor="middle", bold=True)
+                s.text(x + k * cell + cell / 2 - 1, y + 22, label, 15, fill="#FFFFFF", anchor="middle", bold=True)
             x += count * cell
+        y += 56
         for i, t in enumerate(notes):
-            s.text(x + 20, y + 12 + i * 17, t, 12, fill=INK if i == 0 else MUTED)
+            y = para(s, L, y, t, 15, W - 2 * L, fill=INK if i == 0 else MUTED)
+        return y + 10
 
-    layout(50, "e4m3", [("S", 1, RED), ("E", 4, BLUE), ("M", 3, GREEN)],
-           ["bias 7: (1 + M/8) · 2^(E−7); E = 0: (M/8) · 2^−6",
-            "max 0.1111.110 = 0x7E = 1.75 · 2^8 = %g;  no Inf" % qn.E4M3_MAX,
-            "NaN only at S.1111.111: 0x7F and 0xFF"])
-    layout(120, "e5m2", [("S", 1, RED), ("E", 5, BLUE), ("M", 2, GREEN)],
-           ["bias 15, like IEEE half with 8 mantissa bits cut off",
-            "max 0.11110.11 = 0x7B = 1.75 · 2^15 = %g" % qn.E5M2_MAX,
-            "Inf at 0x7C / 0xFC; NaN at S.11111.{01,10,11}"])
+    y = layout(y, "e4m3", [("S", 1, RED), ("E", 4, BLUE), ("M", 3, GREEN)],
+               ["bias 7: (1 + M/8) · 2^(E−7); E = 0: (M/8) · 2^−6",
+                "max 0.1111.110 = 0x7E = 1.75 · 2^8 = %g; no Inf" % qn.E4M3_MAX,
+                "NaN only at S.1111.111: 0x7F and 0xFF"])
+    y = layout(y, "e5m2", [("S", 1, RED), ("E", 5, BLUE), ("M", 2, GREEN)],
+               ["bias 15, like IEEE half with 8 mantissa bits cut off",
+                "max 0.11110.11 = 0x7B = 1.75 · 2^15 = %g" % qn.E5M2_MAX,
+                "Inf at 0x7C / 0xFC; NaN at S.11111.{01,10,11}"])
 
     # the number line: log2 from -17 to 17
-    L, R = 90, 40
+    PL, PR = 58, 14
     lo, hi = -17, 17
 
     def X(v):
-        return L + (math.log2(v) - lo) / (hi - lo) * (W - L - R)
+        return PL + (math.log2(v) - lo) / (hi - lo) * (W - PL - PR)
 
-    y1, y2 = 250, 320
-    s.text(20, 205, "Every positive finite value, on a log scale (a tick per value; each power of two is a binade):", 13)
+    y = para(s, L, y + 8, "Every positive finite value, on a log scale (a tick per value; each power of "
+             "two is a binade):", 15, W - 2 * L)
+    top = y
+    y1, y2 = top + 40, top + 100
     for e in range(lo, hi + 1):
         x = X(2.0 ** e)
-        s.line(x, 225, x, 345, stroke="#E3E6EA", sw=1)
-        if e % 4 == 0:
-            s.text(x, 365, "2^%d" % e, 11, fill=MUTED, anchor="middle")
-    s.text(20, y1 + 5, "e4m3", 13, bold=True, fill=BLUE)
-    s.text(20, y2 + 5, "e5m2", 13, bold=True, fill=ORANGE)
+        s.line(x, top + 14, x, y2 + 20, stroke="#E3E6EA", sw=1)
+        if e % 8 == 0:
+            s.text(x, y2 + 40, "2^%d" % e, 15, fill=MUTED, anchor="middle")
+    s.text(L, y1 + 5, "e4m3", 15, bold=True, fill=BLUE)
+    s.text(L, y2 + 5, "e5m2", 15, bold=True, fill=ORANGE)
     for v in qn.E4M3_POS[1:]:
-        s.line(X(v), y1 - 14, X(v), y1 + 14, stroke=BLUE, sw=1)
+        s.line(X(v), y1 - 12, X(v), y1 + 12, stroke=BLUE, sw=1)
     for c in range(1, 0x7C):
-        s.line(X(qn.E5M2[c]), y2 - 14, X(qn.E5M2[c]), y2 + 14, stroke=ORANGE, sw=1)
-    s.text(X(qn.E4M3_MAX) + 4, y1 - 18, "448", 12, fill=BLUE, bold=True)
-    s.text(X(qn.E5M2_MAX) + 4, y2 - 18, "57344", 12, fill=ORANGE, bold=True)
-    s.text(X(2.0 ** -9), y1 - 18, "2^−9", 12, fill=BLUE, anchor="middle")
-    s.text(X(2.0 ** -16), y2 - 18, "2^−16", 12, fill=ORANGE, anchor="middle")
-    s.text(20, 395, "e4m3: 8 values per binade over 2^−9 … 448 (weights, activations).  "
-           "e5m2: 4 per binade over 2^−16 … 57344 (gradients).", 12, fill=MUTED)
-    s.text(20, 415, "Subnormals (E = 0) thin out at the left end; a scale moves the data into the dense middle.", 12, fill=MUTED)
+        s.line(X(qn.E5M2[c]), y2 - 12, X(qn.E5M2[c]), y2 + 12, stroke=ORANGE, sw=1)
+    s.text(X(qn.E4M3_MAX) + 4, y1 - 16, "448", 15, fill=BLUE, bold=True)
+    s.text(X(qn.E5M2_MAX), y2 - 16, "57344", 15, fill=ORANGE, bold=True, anchor="end")
+    s.text(X(2.0 ** -9), y1 - 16, "2^−9", 15, fill=BLUE, anchor="middle")
+    s.text(X(2.0 ** -16), y2 - 16, "2^−16", 15, fill=ORANGE, anchor="start")
+    y = para(s, L, y2 + 66, "e4m3: 8 values per binade over 2^−9 … 448 (weights, activations). "
+             "e5m2: 4 per binade over 2^−16 … 57344 (gradients).", 15, W - 2 * L, fill=MUTED)
+    y = para(s, L, y + 4, "Subnormals (E = 0) thin out at the left end; a scale moves the data into the "
+             "dense middle.", 15, W - 2 * L, fill=MUTED)
+    s.h = int(y)
     return s.save("fp8-formats")
 
 
