@@ -627,18 +627,22 @@ def fp8_formats():
 
 # 0012: the NF4 code values are quantiles of a normal distribution.
 def nf4_codes():
+    # Drawn for the lesson column (340 px): the codes' numbers on two staggered rows (the middle
+    # ones lie 10 px apart), the notes under the chart.
     qn = _quant()
-    W, H = 900, 400
-    L, R, T, B = 50, 30, 60, 120
-    s = Svg(W, H)
-    s.text(20, 28, "NF4: 16 values, each a quantile of N(0, 1), scaled so the largest is 1", 15, bold=True)
+    W, L = 340, 8
+    PL, PR = 48, 14
+    s = Svg(W, 10)
+    y = para(s, L, 22, "NF4: 16 values, each a quantile of N(0, 1), scaled so the largest is 1", 16,
+             W - 2 * L, bold=True)
+    T = y
     top = statistics_inv(0.9677083)
     xmin, xmax = -1.15, 1.15
 
     def X(v):
-        return L + (v - xmin) / (xmax - xmin) * (W - L - R)
+        return PL + (v - xmin) / (xmax - xmin) * (W - PL - PR)
 
-    base = H - B
+    base = T + 150
     peak = 1 / math.sqrt(2 * math.pi)
 
     def Y(p):
@@ -650,26 +654,26 @@ def nf4_codes():
         z = u * top
         pts.append((X(u), Y(math.exp(-z * z / 2) / math.sqrt(2 * math.pi))))
     s.polyline(pts, stroke=MUTED, sw=2)
-    s.line(L, base, W - R, base, stroke=INK, sw=1)
+    s.line(PL, base, W - PR, base, stroke=INK, sw=1)
     for i, v in enumerate(qn.NF4):
         z = v * top
         col = BLUE if v < 0 else (GREEN if v == 0 else ORANGE)
         s.line(X(v), base, X(v), Y(math.exp(-z * z / 2) / math.sqrt(2 * math.pi)), stroke=col, sw=2)
         s.circle(X(v), base, 4, fill=col)
-        s.text(X(v), base + 18, str(i), 11, anchor="middle", bold=True, fill=col)
-    s.text(L, base + 18, "code", 11, fill=MUTED, anchor="end")
+        s.text(X(v), base + 20 + 18 * (i % 2), str(i), 15, anchor="middle", bold=True, fill=col)
+    s.text(L, base + 29, "code", 15, fill=MUTED)
     # uniform int4 levels for comparison
-    yu = base + 52
-    s.text(L, yu + 4, "int4", 11, fill=MUTED, anchor="end")
-    s.line(L, yu, W - R, yu, stroke=GREY, sw=1)
+    yu = base + 70
+    s.text(L, yu + 5, "int4", 15, fill=MUTED)
+    s.line(PL, yu, W - PR, yu, stroke=GREY, sw=1)
     for k in range(-7, 8):
         s.circle(X(k / 7), yu, 3.5, fill=GREY)
-    s.text(W - R, yu + 22, "int4 symmetric (−7…7)/7 for comparison: evenly spaced, as many levels in the tails as near 0", 11,
-           fill=MUTED, anchor="end")
-    s.text(W - R, base + 94, "7 negative codes, an exact 0 (code 7), 8 positive codes: asymmetric so that 0 is exact and ±1 both exist", 11,
-           fill=MUTED, anchor="end")
-    s.text(X(0.62), Y(0.3), "dense where weights are common", 12, fill=INK)
-    s.text(X(0.62), Y(0.3) + 16, "sparse in the tails", 12, fill=INK)
+    y = para(s, L, yu + 34, "NF4 is dense where weights are common, sparse in the tails.", 15, W - 2 * L)
+    y = para(s, L, y + 4, "int4 symmetric (−7…7)/7 for comparison: evenly spaced, as many levels in the "
+             "tails as near 0.", 15, W - 2 * L, fill=MUTED)
+    y = para(s, L, y + 4, "7 negative codes, an exact 0 (code 7), 8 positive codes: asymmetric so that 0 "
+             "is exact and ±1 both exist.", 15, W - 2 * L, fill=MUTED)
+    s.h = int(y)
     return s.save("nf4-codes")
 
 
