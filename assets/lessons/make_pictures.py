@@ -1009,52 +1009,54 @@ def cross_entropy_passes():
 
 # 0013: MoE routing: 6 tokens, 4 experts, top-2; count, scan, scatter, then one GEMM per group.
 def moe_routing():
+    # Drawn for the lesson column (340 px): the three stages stacked, top to bottom.
     choice = [(2, 0), (1, 2), (2, 3), (0, 2), (2, 1), (3, 2)]  # each token's top-2 experts
     E = 4
     cols = [BLUE, ORANGE, RED, GREEN]
     counts = [sum(e in ch for ch in choice) for e in range(E)]
     offs = [sum(counts[:e]) for e in range(E)]
     order = sorted(range(2 * len(choice)), key=lambda f: (choice[f // 2][f % 2], f))  # stable by expert
-    W, H = 960, 520
-    s = Svg(W, H)
-    s.text(20, 26, "MoE routing: 6 tokens, 4 experts, top-2 per token → rows grouped by expert → one GEMM per group",
-           15, bold=True)
-    # tokens and their choices
-    tx, ty, rh = 30, 70, 54
-    s.text(tx, ty - 14, "token: experts (top-2)", 12, fill=MUTED)
+    W, L = 340, 8
+    s = Svg(W, 10)
+    y = para(s, L, 22, "MoE routing: 6 tokens, 4 experts, top-2 per token → rows grouped by expert → "
+             "one GEMM per group", 16, W - 2 * L, bold=True)
+    # tokens and their choices, two tokens a line
+    y = para(s, L, y + 6, "1. token: experts (top-2)", 15, W - 2 * L, fill=MUTED)
     for t, ch in enumerate(choice):
-        y = ty + t * rh
-        s.rect(tx, y, 60, 34, fill=LIGHT, stroke=INK, rx=4)
-        s.text(tx + 30, y + 22, f"t{t}", 13, anchor="middle", bold=True)
+        tx, ty = L + (t % 2) * 166, y + (t // 2) * 40
+        s.rect(tx, ty, 44, 32, fill=LIGHT, stroke=INK, rx=4)
+        s.text(tx + 22, ty + 21, f"t{t}", 15, anchor="middle", bold=True)
         for j, e in enumerate(ch):
-            s.rect(tx + 70 + j * 40, y + 4, 34, 26, fill=cols[e], stroke="none", opacity=0.9, rx=4)
-            s.text(tx + 87 + j * 40, y + 22, f"e{e}", 12, fill="#FFFFFF", anchor="middle", bold=True)
+            s.rect(tx + 52 + j * 44, ty + 2, 38, 28, fill=cols[e], stroke="none", opacity=0.9, rx=4)
+            s.text(tx + 71 + j * 44, ty + 21, f"e{e}", 15, fill="#FFFFFF", anchor="middle", bold=True)
+    y += 3 * 40 + 20
     # counts and offsets
-    cx, cy = 250, 70
-    s.text(cx, cy - 14, "count (histogram), offset (exclusive scan)", 12, fill=MUTED)
+    y = para(s, L, y, "2. count (histogram), offset (exclusive scan)", 15, W - 2 * L, fill=MUTED)
     for e in range(E):
-        y = cy + e * 44
-        s.rect(cx, y, counts[e] * 22, 30, fill=cols[e], stroke="none", opacity=0.9)
-        s.text(cx + counts[e] * 22 + 8, y + 20, f"e{e}: {counts[e]} rows, offset {offs[e]}", 12)
-    s.text(cx, cy + E * 44 + 14, f"{sum(counts)} rows = 6 tokens × 2; e2 holds {counts[2]} of them", 12, fill=MUTED)
+        s.rect(L, y + e * 34, counts[e] * 20, 26, fill=cols[e], stroke="none", opacity=0.9)
+        s.text(L + counts[e] * 20 + 8, y + e * 34 + 19, f"e{e}: {counts[e]} rows, offset {offs[e]}", 15)
+    y = para(s, L, y + E * 34 + 14, f"{sum(counts)} rows = 6 tokens × 2; e2 holds {counts[2]} of them", 15,
+             W - 2 * L, fill=MUTED)
     # permuted rows
-    px, py, ph = 560, 70, 32
-    s.text(px, py - 14, "permuted rows (stable: token order within an expert)", 12, fill=MUTED)
+    y = para(s, L, y + 14, "3. permuted rows (stable: token order within an expert), one GEMM per expert",
+             15, W - 2 * L, fill=MUTED)
+    px, py, ph = L + 28, y, 26
     for r, f in enumerate(order):
         t, e = f // 2, choice[f // 2][f % 2]
-        y = py + r * ph
-        s.rect(px, y + 1, 120, ph - 2, fill=cols[e], stroke="none", opacity=0.35)
-        s.text(px - 8, y + 21, r, 11, fill=MUTED, anchor="end")
-        s.text(px + 60, y + 21, f"x[t{t}]", 12, anchor="middle", mono=True)
+        yy = py + r * ph
+        s.rect(px, yy + 1, 90, ph - 2, fill=cols[e], stroke="none", opacity=0.35)
+        s.text(px - 6, yy + 18, r, 15, fill=MUTED, anchor="end")
+        s.text(px + 45, yy + 18, f"x[t{t}]", 15, anchor="middle", mono=True)
     for e in range(E):
         y0, y1 = py + offs[e] * ph, py + (offs[e] + counts[e]) * ph
-        s.rect(px, y0, 120, y1 - y0, stroke=cols[e], sw=2.5)
-        s.text(px + 136, (y0 + y1) / 2 - 2, "×", 16, anchor="middle", bold=True)
-        s.rect(px + 152, y0 + 3, 60, y1 - y0 - 6, fill=cols[e], stroke="none", opacity=0.9)
-        s.text(px + 182, (y0 + y1) / 2 + 5, f"W{e}", 13, fill="#FFFFFF", anchor="middle", bold=True)
-        s.text(px + 224, (y0 + y1) / 2 + 5, f"{counts[e]} × H · H × N", 12, fill=MUTED)
-    s.text(30, H - 16, "Then each token gathers its 2 output rows back and adds them, weighted by its router scores.", 13,
-           fill=MUTED)
+        s.rect(px, y0, 90, y1 - y0, stroke=cols[e], sw=2.5)
+        s.text(px + 104, (y0 + y1) / 2 + 5, "×", 16, anchor="middle", bold=True)
+        s.rect(px + 116, y0 + 3, 44, y1 - y0 - 6, fill=cols[e], stroke="none", opacity=0.9)
+        s.text(px + 138, (y0 + y1) / 2 + 5, f"W{e}", 15, fill="#FFFFFF", anchor="middle", bold=True)
+        s.text(px + 168, (y0 + y1) / 2 + 5, f"{counts[e]} × H · H × N", 15, fill=MUTED)
+    y = para(s, L, py + len(order) * ph + 26, "Then each token gathers its 2 output rows back and adds them, "
+             "weighted by its router scores.", 15, W - 2 * L, fill=MUTED)
+    s.h = int(y)
     return s.save("moe-routing")
 
 
