@@ -1066,7 +1066,7 @@ def moe_routing():
 # puzzle's least bytes over 4.8 TB/s, or its FLOPs over 989 TFLOP/s for the GEMM.
 def model_vs_gpu():
     rows = [
-        # name, speed of light (us), [(label, predicted us)], [measured us, first to last], note
+        # name, speed of light (µs), [(label, predicted µs)], [measured µs, first to last], note
         ("26 RoPE", 268.5e6 / 4.8e12 * 1e6, [("predicted", 70.8)], [76.5, 69.8],
          "BLOCK=256 → BLOCK=128 (the model ranked 256 first)"),
         ("28 top-k rows", 525.75e6 / 4.8e12 * 1e6, [("predicted", 125.0)], [169.0, 158.0, 150.0, 145.2],
@@ -1076,38 +1076,45 @@ def model_vs_gpu():
         ("19 WMMA GEMM", 137.44e9 / 989e12 * 1e6, [("predicted", 459.0)], [584.0, 430.0, 424.2],
          "8-warp block → two 4-warp blocks → C via shared"),
     ]
-    W, H = 940, 430
-    L, R, top, rh = 170, 900, 92, 72
-    s = Svg(W, H)
-    s.text(20, 28, "The model's check against the H200: time ÷ speed of light (1× = the datasheet roof)", 15, bold=True)
-    s.text(20, 48, "hollow: predicted by warpbook predict · filled: measured on the H200, first version → last",
-           12, fill=MUTED)
+    # Drawn for the lesson column (340 px): each solution's figures written under its line, not
+    # beside its points (they lie a few pixels apart).
+    W, L = 340, 8
+    PL, PR = 14, 14
+    s = Svg(W, 10)
+    y = para(s, L, 22, "The model's check against the H200: time ÷ speed of light (1× = the datasheet "
+             "roof)", 16, W - 2 * L, bold=True)
+    y = para(s, L, y, "hollow: predicted by warpbook predict · filled: measured on the H200, first "
+             "version → last", 15, W - 2 * L, fill=MUTED)
     lo, hi = 1.0, 4.5
 
     def X(r):
-        return L + (math.log(r) - math.log(lo)) / (math.log(hi) - math.log(lo)) * (R - L)
+        return PL + (math.log(r) - math.log(lo)) / (math.log(hi) - math.log(lo)) * (W - PL - PR)
 
-    ybot = top + len(rows) * rh - 20
-    for t in (1, 1.25, 1.5, 2, 3, 4):
-        s.line(X(t), top - 16, X(t), ybot, stroke="#E3E6EA", sw=1)
-        s.text(X(t), ybot + 16, f"{t:g}×", 11, fill=MUTED, anchor="middle")
-    s.text((L + R) / 2, ybot + 36, "time ÷ speed of light (log scale); left is faster", 12, fill=MUTED, anchor="middle")
-    for i, (name, sol, preds, meas, note) in enumerate(rows):
-        y = top + i * rh
-        s.text(L - 12, y + 5, name, 13, anchor="end", bold=True)
-        s.text(L - 12, y + 22, f"SoL {sol:.0f} us", 11, fill=MUTED, anchor="end")
-        s.line(X(1), y, X(hi), y, stroke="#CCD2DA", sw=1)
+    top = y + 6
+    for t in (1, 1.5, 2, 3, 4):
+        s.text(X(t), top + 4, f"{t:g}×", 15, fill=MUTED, anchor="middle")
+    y = top + 30
+    ys = []
+    for name, sol, preds, meas, note in rows:
+        s.text(L, y, f"{name} · SoL {sol:.0f} µs", 15, bold=True)
+        ly = y + 22
+        ys.append(ly)
+        s.line(X(1), ly, X(hi), ly, stroke="#CCD2DA", sw=1)
+        for t in (1, 1.5, 2, 3, 4):  # the scale's ticks on every line
+            s.line(X(t), ly - 5, X(t), ly + 5, stroke="#CCD2DA", sw=1)
         pts = [X(m / sol) for m in meas]
         for a, b in zip(pts, pts[1:]):
-            s.arrow(a, y, b + 6, y, stroke=RED, sw=1.5, head=6)
-        for j, m in enumerate(meas):
-            s.circle(X(m / sol), y, 5, fill=RED)
-        for j, (lab, pv) in enumerate(preds):
-            s.circle(X(pv / sol), y, 6, fill="#FFFFFF", stroke=BLUE, sw=2)
-            s.text(X(pv / sol), y - 12 - 12 * j, f"{lab} {pv:g}", 11, fill=BLUE, anchor="middle")
-        s.text(X(meas[0] / sol), y + 20, f"{meas[0]:g}", 11, fill=RED, anchor="middle")
-        s.text(X(meas[-1] / sol), y + 20, f"{meas[-1]:g}", 11, fill=RED, anchor="middle")
-        s.text(X(1) + 4, y + 36, note, 11, fill=MUTED)
+            s.arrow(a, ly, b + 6, ly, stroke=RED, sw=1.5, head=6)
+        for m in meas:
+            s.circle(X(m / sol), ly, 5, fill=RED)
+        for lab, pv in preds:
+            s.circle(X(pv / sol), ly, 6, fill="#FFFFFF", stroke=BLUE, sw=2)
+        y = ly + 30
+        s.text(L, y, "measured " + " → ".join(f"{m:g}" for m in meas) + " µs", 15, fill=RED)
+        y = para(s, L, y + 20, "; ".join(f"{lab} {pv:g}\u00a0µs" for lab, pv in preds), 15, W - 2 * L, fill=BLUE)
+        y = para(s, L, y, note, 15, W - 2 * L, fill=MUTED) + 16
+    y = para(s, L, y, "time ÷ speed of light (log scale); left is faster", 15, W - 2 * L, fill=MUTED)
+    s.h = int(y)
     return s.save("model-vs-gpu")
 # 0011: split-K decode at B = 1: the sequence cut into chunks, partial states, a combine; and the
 # SMs that one block per (sequence, KV head) leaves idle.
