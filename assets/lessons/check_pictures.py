@@ -26,7 +26,6 @@ SCROLLS = {
     "decode-split": "side-by-side panels, not yet redrawn as a stack for the column",
     "ldmatrix-x4": "side-by-side panels, not yet redrawn as a stack for the column",
     "mma-m16n8k16-layout": "side-by-side panels, not yet redrawn as a stack for the column",
-    "q4_0-block": "side-by-side panels, not yet redrawn as a stack for the column",
 }
 FONT_DIRS = ["/usr/share/fonts/truetype/dejavu", "/usr/share/fonts/TTF", "/usr/share/fonts/dejavu"]
 

@@ -684,50 +684,59 @@ def statistics_inv(p):
 
 # 0012: one q4_0 block, and NF4's packing for contrast.
 def q4_0_block():
-    W, H = 940, 400
-    s = Svg(W, H)
-    s.text(20, 28, "q4_0 (llama.cpp): 32 weights in 18 bytes = 4.5 bits per weight", 15, bold=True)
-    c, x0, y0 = 46, 40, 60
-    # byte boxes: 2 for d, 16 for qs
-    s.rect(x0, y0, 2 * c - 2, 40, fill=PURPLE, stroke="#FFFFFF", opacity=0.85)
-    s.text(x0 + c - 1, y0 + 25, "d (fp16)", 12, fill="#FFFFFF", anchor="middle", bold=True)
+    # Drawn for the lesson column (340 px): the 16 code bytes as two rows of eight, and each weight at
+    # the place of the byte it comes from.
+    W, L = 340, 8
+    s = Svg(W, 10)
+    y = para(s, L, 22, "q4_0 (llama.cpp): 32 weights in 18 bytes = 4.5 bits per weight", 16, W - 2 * L,
+             bold=True)
+    c = 38
+    x0 = L + (W - 2 * L - 8 * c) / 2
+    s.rect(x0, y, 2 * c - 2, 32, fill=PURPLE, stroke="#FFFFFF", opacity=0.85)
+    s.text(x0 + c - 1, y + 21, "d (fp16)", 15, fill="#FFFFFF", anchor="middle", bold=True)
+    s.text(x0 + 2 * c + 6, y + 21, "bytes 0–1", 15, fill=MUTED)
+    y = para(s, L, y + 56, "bytes 2–17: qs[0..15], two 4-bit codes each (hi | lo)", 15, W - 2 * L, fill=MUTED)
+    qy = [y + 18, y + 18 + 62]
     for j in range(16):
-        bx = x0 + (2 + j) * c
-        s.rect(bx, y0, c / 2 - 1, 40, fill=ORANGE, stroke="#FFFFFF", opacity=0.85)
-        s.rect(bx + c / 2 - 1, y0, c / 2 - 1, 40, fill=BLUE, stroke="#FFFFFF", opacity=0.85)
-        s.text(bx + c / 2 - 1, y0 - 6, "qs[%d]" % j, 9.5, anchor="middle", fill=MUTED)
-        s.text(bx + c / 4, y0 + 25, "hi", 10, anchor="middle", fill="#FFFFFF")
-        s.text(bx + 3 * c / 4 - 1, y0 + 25, "lo", 10, anchor="middle", fill="#FFFFFF")
-    s.text(x0, y0 + 60, "bytes 0–1", 11, fill=MUTED)
-    s.text(x0 + 2 * c, y0 + 60, "bytes 2–17: 16 bytes, two 4-bit codes each", 11, fill=MUTED)
-    # weights row
-    wy = y0 + 120
-    wc = (18 * c) / 32
-    for k in range(32):
-        col = BLUE if k < 16 else ORANGE
-        s.rect(x0 + k * wc, wy, wc - 1, 26, fill=col, stroke="#FFFFFF", opacity=0.55)
-        s.text(x0 + k * wc + wc / 2, wy + 17, str(k), 9.5, anchor="middle")
-    for j in (0, 1, 15):
-        bx = x0 + (2 + j) * c
-        s.arrow(bx + 3 * c / 4 - 1, y0 + 41, x0 + j * wc + wc / 2, wy - 2, stroke=BLUE, sw=1.2, head=5)
-        s.arrow(bx + c / 4, y0 + 41, x0 + (j + 16) * wc + wc / 2, wy - 2, stroke=ORANGE, sw=1.2, head=5)
-    s.text(x0, wy + 46, "w[j] = ((qs[j] & 0xF) − 8) · d        w[j + 16] = ((qs[j] >> 4) − 8) · d        (j = 0 … 15)", 12.5,
-           mono=True)
-    s.text(x0, wy + 66, "Low nibbles hold the first half of the block, high nibbles the second. Blocks sit 18 bytes apart:", 12,
-           fill=MUTED)
-    s.text(x0, wy + 82, "only 2-byte aligned, so a 16-byte vector load of a block needs care.", 12, fill=MUTED)
+        bx, by = x0 + (j % 8) * c, qy[j // 8]
+        s.text(bx + c / 2, by - 4, j, 15, anchor="middle", fill=MUTED)
+        s.rect(bx, by, c / 2 - 1, 32, fill=ORANGE, stroke="#FFFFFF", opacity=0.85)
+        s.rect(bx + c / 2 - 1, by, c / 2 - 1, 32, fill=BLUE, stroke="#FFFFFF", opacity=0.85)
+        s.text(bx + c / 4, by + 21, "hi", 15, anchor="middle", fill="#FFFFFF")
+        s.text(bx + 3 * c / 4 - 1, by + 21, "lo", 15, anchor="middle", fill="#FFFFFF")
+    # the weights, each at its byte's place: w[j] from qs[j]'s low nibble, w[j + 16] from its high one
+    wy = qy[1] + 32 + 34
+    for half, (name, col) in enumerate((("w[0..15], from the lo nibbles", BLUE),
+                                        ("w[16..31], from the hi nibbles", ORANGE))):
+        s.text(L, wy, name, 15, fill=col, bold=True)
+        for j in range(16):
+            bx, by = x0 + (j % 8) * c, wy + 8 + (j // 8) * 30
+            s.rect(bx, by, c - 2, 26, fill=col, stroke="#FFFFFF", opacity=0.55)
+            s.text(bx + c / 2 - 1, by + 19, str(j + 16 * half), 15, anchor="middle")
+        wy += 8 + 2 * 30 + 26
+    y = wy + 4
+    for line in ("w[j] = ((qs[j] & 0xF) − 8) · d", "w[j + 16] = ((qs[j] >> 4) − 8) · d", "(j = 0 … 15)"):
+        s.text(L, y, line, 15, mono=True)
+        y += 20
+    y = para(s, L, y + 4, "Low nibbles hold the first half of the block, high nibbles the second. Blocks "
+             "sit 18 bytes apart: only 2-byte aligned, so a 16-byte vector load of a block needs care.", 15,
+             W - 2 * L, fill=MUTED)
     # NF4 contrast
-    ny = wy + 118
-    s.text(20, ny, "NF4 (bitsandbytes) packs the other way round: byte j holds element 2j in its HIGH nibble, 2j + 1 in its low.", 13,
-           bold=True)
+    y = para(s, L, y + 16, "NF4 (bitsandbytes) packs the other way round: byte j holds element 2j in its "
+             "HIGH nibble, 2j + 1 in its low.", 15, W - 2 * L, bold=True)
+    bc = 52
     for j in range(6):
-        bx = x0 + j * 2 * c
-        s.rect(bx, ny + 14, c - 1, 30, fill=TEAL, stroke="#FFFFFF", opacity=0.9)
-        s.rect(bx + c, ny + 14, c - 1, 30, fill=TEAL, stroke="#FFFFFF", opacity=0.5)
-        s.text(bx + c / 2, ny + 34, "x[%d]" % (2 * j), 11, anchor="middle")
-        s.text(bx + 3 * c / 2, ny + 34, "x[%d]" % (2 * j + 1), 11, anchor="middle")
-        s.text(bx + c, ny + 60, "byte %d" % j, 10, anchor="middle", fill=MUTED)
-    s.text(x0 + 12 * c + 16, ny + 34, "out[i] = LUT[code_i] · absmax[i / 64]", 12.5, mono=True)
+        bx, by = L + (j % 3) * 2 * bc + 4 * (j % 3), y + 4 + (j // 3) * 62
+        s.rect(bx, by, bc - 1, 30, fill=TEAL, stroke="#FFFFFF", opacity=0.9)
+        s.rect(bx + bc, by, bc - 1, 30, fill=TEAL, stroke="#FFFFFF", opacity=0.5)
+        s.text(bx + bc / 2, by + 20, "x[%d]" % (2 * j), 15, anchor="middle")
+        s.text(bx + 3 * bc / 2, by + 20, "x[%d]" % (2 * j + 1), 15, anchor="middle")
+        s.text(bx + bc, by + 50, "byte %d" % j, 15, anchor="middle", fill=MUTED)
+    y += 4 + 2 * 62 + 10
+    for line in ("out[i] = LUT[code_i]", "         · absmax[i / 64]"):
+        s.text(L, y, line, 15, mono=True)
+        y += 20
+    s.h = int(y)
     return s.save("q4_0-block")
 
 
