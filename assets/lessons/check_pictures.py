@@ -24,8 +24,6 @@ COLUMN_PX = 340  # the lesson column's width in the window at 1280 x 800 (docs/l
 SCROLLS = {
     "causal-tiles": "side-by-side panels, not yet redrawn as a stack for the column",
     "decode-split": "side-by-side panels, not yet redrawn as a stack for the column",
-    "ldmatrix-x4": "side-by-side panels, not yet redrawn as a stack for the column",
-    "mma-m16n8k16-layout": "side-by-side panels, not yet redrawn as a stack for the column",
 }
 FONT_DIRS = ["/usr/share/fonts/truetype/dejavu", "/usr/share/fonts/TTF", "/usr/share/fonts/dejavu"]
 

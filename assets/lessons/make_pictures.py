@@ -777,20 +777,24 @@ def quant_error():
 # g = lane / 4 (groupID), t = lane % 4: A[g + 8 (r % 2)][2t + h + 8 (r / 2)] is half h of register
 # r; B[2t + h + 8 r][g]; C[g + 8 (i / 2)][2t + i % 2] is float i. Lane 5 is outlined.
 def mma_layout():
-    c = 24
-    ax, ay = 40, 92
-    bx = ax + 16 * c + 50
-    cx = bx + 8 * c + 50
-    W, H = cx + 8 * c + 40, ay + 16 * c + 96
-    s = Svg(W, H)
-    s.text(20, 26, "mma.sync.m16n8k16: the number in each cell is the lane that holds it (lane 5 outlined)", 15, bold=True)
-    s.text(20, 48, "g = lane / 4, t = lane % 4; the colour is the 32-bit register (two halves of A or B, one float of C)", 12.5, fill=MUTED)
+    # Drawn for the lesson column (340 px): A across the column, B and C side by side under it, the
+    # registers' legend under them.
+    W, L, c = 340, 8, 20
+    s = Svg(W, 10)
+    y = para(s, L, 22, "mma.sync.m16n8k16: the number in each cell is the lane that holds it (lane 5 "
+             "outlined)", 16, W - 2 * L, bold=True)
+    y = para(s, L, y, "g = lane / 4, t = lane % 4; the colour is the 32-bit register (two halves of A or "
+             "B, one float of C)", 15, W - 2 * L, fill=MUTED)
+    ax = L + (W - 2 * L - 16 * c) / 2
+    ay = y + 36
+    bx, cx = ax, ax + 8 * c + 4
+    by = ay + 16 * c + 44
     regc = [BLUE, ORANGE, GREEN, PURPLE]
     hi = 5
 
     def cell(x, y, lane, col):
         s.rect(x, y, c, c, fill=col, stroke="#FFFFFF", sw=1, opacity=0.9 if lane == hi else 0.4)
-        s.text(x + c / 2, y + c / 2 + 4, lane, 10, anchor="middle", mono=True, bold=lane == hi,
+        s.text(x + c / 2, y + c / 2 + 5, lane, 15, anchor="middle", mono=True, bold=lane == hi,
                fill="#FFFFFF" if lane == hi else INK)
 
     outl = []
@@ -805,48 +809,49 @@ def mma_layout():
         for r in range(2):
             for h in range(2):
                 k, n = 2 * t + h + 8 * r, g
-                cell(bx + n * c, ay + k * c, l, regc[r])
+                cell(bx + n * c, by + k * c, l, regc[r])
                 if l == hi:
-                    outl.append((bx + n * c, ay + k * c))
+                    outl.append((bx + n * c, by + k * c))
         for i in range(4):
             row, col = g + 8 * (i // 2), 2 * t + i % 2
-            cell(cx + col * c, ay + row * c, l, regc[i])
+            cell(cx + col * c, by + row * c, l, regc[i])
             if l == hi:
-                outl.append((cx + col * c, ay + row * c))
+                outl.append((cx + col * c, by + row * c))
     for x, y in outl:
         s.rect(x, y, c, c, stroke=RED, sw=2.5)
-    for x0, w, name, dims in ((ax, 16, "A", "16 × 16 (m × k), row-major"), (bx, 8, "B", "16 × 8 (k × n), col"),
-                              (cx, 8, "C / D", "16 × 8, f32")):
-        s.rect(x0, ay, w * c, 16 * c, stroke=INK, sw=1.5)
-        s.text(x0 + w * c / 2, ay - 22, name, 14, anchor="middle", bold=True)
-        s.text(x0 + w * c / 2, ay - 7, dims, 11.5, anchor="middle", fill=MUTED)
+    for x0, y0, w, name, dims in ((ax, ay, 16, "A", "16 × 16 (m × k), row-major"), (bx, by, 8, "· B", "16 × 8 (k × n)"),
+                                  (cx, by, 8, "→ C / D", "16 × 8, f32")):
+        s.rect(x0, y0, w * c, 16 * c, stroke=INK, sw=1.5)
+        s.text(x0, y0 - 8, f"{name}: {dims}", 15, bold=True)
     s.line(ax, ay + 8 * c, ax + 16 * c, ay + 8 * c, stroke=INK, sw=1)
     s.line(ax + 8 * c, ay, ax + 8 * c, ay + 16 * c, stroke=INK, sw=1)
-    s.line(bx, ay + 8 * c, bx + 8 * c, ay + 8 * c, stroke=INK, sw=1)
-    s.line(cx, ay + 8 * c, cx + 8 * c, ay + 8 * c, stroke=INK, sw=1)
-    s.text(bx - 25, ay + 8 * c + 5, "·", 26, anchor="middle", bold=True)
-    s.text(cx - 25, ay + 8 * c + 5, "→", 20, anchor="middle", bold=True)
-    ly = ay + 16 * c + 30
+    s.line(bx, by + 8 * c, bx + 8 * c, by + 8 * c, stroke=INK, sw=1)
+    s.line(cx, by + 8 * c, cx + 8 * c, by + 8 * c, stroke=INK, sw=1)
+    y = by + 16 * c + 28
     labels = ["A: a0 a1 (rows 0-7, k 0-7) · B: b0 b1 (k 0-7) · C: c0",
               "A: a2 a3 (rows 8-15, k 0-7) · B: b2 b3 (k 8-15) · C: c1",
               "A: a4 a5 (rows 0-7, k 8-15) · C: c2", "A: a6 a7 (rows 8-15, k 8-15) · C: c3"]
     for i, t in enumerate(labels):
-        x = 40 + (i % 2) * 450
-        y = ly + (i // 2) * 22
-        s.rect(x, y - 12, 14, 14, fill=regc[i], stroke="none", opacity=0.7)
-        s.text(x + 22, y, f"register {i}: " + t, 12)
+        s.rect(L, y - 12, 14, 14, fill=regc[i], stroke="none", opacity=0.7)
+        y = para(s, L + 22, y, f"register {i}: " + t, 15, W - 2 * L - 22) + 4
+    s.h = int(y)
     return s.save("mma-m16n8k16-layout")
 
 
 # 0009: ldmatrix.x4: lanes 8i .. 8i+7 give the row addresses of 8 x 8 matrix i; lane l receives
 # row l / 4, columns 2 (l % 4) and 2 (l % 4) + 1 of every matrix, one register per matrix.
 def ldmatrix_x4():
-    c = 24
-    ax, ay = 90, 80
-    W, H = 960, ay + 16 * c + 30
-    s = Svg(W, H)
-    s.text(20, 26, "ldmatrix.sync.aligned.m8n8.x4.shared.b16: a 16 × 16 tile of A into the mma fragment", 15, bold=True)
-    s.text(20, 48, "Lane l points at row l % 16, column 8 (l / 16) of the tile: one 16-byte row of one 8 × 8 matrix", 12.5, fill=MUTED)
+    # Drawn for the lesson column (340 px): each row's lane written in its first cell, the notes under
+    # the tile.
+    W, L, c = 340, 8, 20
+    s = Svg(W, 10)
+    y = para(s, L, 22, "ldmatrix.sync.aligned", 16, W - 2 * L, bold=True, mono=True)
+    y = para(s, L, y, ".m8n8.x4.shared.b16:", 16, W - 2 * L, bold=True, mono=True)
+    y = para(s, L, y, "a 16 × 16 tile of A into the mma fragment", 16, W - 2 * L, bold=True)
+    y = para(s, L, y, "Lane l points at row l % 16, column 8 (l / 16) of the tile: one 16-byte row of one "
+             "8 × 8 matrix (the number in a row's first cell)", 15, W - 2 * L, fill=MUTED)
+    ax = L + (W - 2 * L - 16 * c) / 2
+    ay = y + 4
     cols = [BLUE, ORANGE, GREEN, PURPLE]
     # matrix i covers rows 8 (i % 2) .., cols 8 (i / 2) ..
     for i in range(4):
@@ -855,10 +860,9 @@ def ldmatrix_x4():
             for k in range(8):
                 s.rect(ax + (c0 + k) * c, ay + (r0 + r) * c, c, c, fill=cols[i], stroke="#FFFFFF", sw=1,
                        opacity=0.55 if r == 0 and k in (2, 3) else 0.25)
-            lane = 8 * i + r
-            s.text(ax + c0 * c - 6 if i < 2 else ax + 16 * c + 6, ay + (r0 + r) * c + c / 2 + 4,
-                   f"lane {lane}", 11, anchor="end" if i < 2 else "start", fill=cols[i], mono=True)
-        s.text(ax + (c0 + 4) * c, ay + (r0 + 4) * c + 5, f"matrix {i}", 13, anchor="middle", bold=True)
+            s.text(ax + c0 * c + c / 2, ay + (r0 + r) * c + c / 2 + 5, 8 * i + r, 15, anchor="middle",
+                   fill=cols[i], mono=True, bold=True)
+        s.text(ax + (c0 + 4.5) * c, ay + (r0 + 4) * c + 5, f"matrix {i}", 15, anchor="middle", bold=True)
     s.rect(ax, ay, 16 * c, 16 * c, stroke=INK, sw=1.5)
     s.line(ax, ay + 8 * c, ax + 16 * c, ay + 8 * c, stroke=INK, sw=1.5)
     s.line(ax + 8 * c, ay, ax + 8 * c, ay + 16 * c, stroke=INK, sw=1.5)
@@ -866,17 +870,14 @@ def ldmatrix_x4():
     for i in range(4):
         r0, c0 = 8 * (i % 2), 8 * (i // 2)
         s.rect(ax + (c0 + 2) * c, ay + r0 * c, 2 * c, c, stroke=RED, sw=2.5)
-    tx = ax + 16 * c + 90
-    lines = [("Each phase reads 8 rows of 16 bytes", INK), ("(one 8 × 8 matrix of halves); x4 is 4 phases.", INK),
-             ("", INK),
-             ("Lane l receives, from each matrix i, row l / 4,", INK), ("columns 2 (l % 4) and 2 (l % 4) + 1, packed", INK),
-             ("in register i: outlined, lane 1's four registers.", INK),
-             ("", INK),
-             ("That is exactly the A fragment of m16n8k16:", MUTED), ("4 registers per lane, one instruction.", MUTED),
-             ("x1 / x2 load 1 or 2 matrices (lanes 0-7 / 0-15", MUTED),
-             ("give addresses); .trans hands each lane a", MUTED), ("column instead of a row: B from a row-major tile.", MUTED)]
-    for i, (t, col) in enumerate(lines):
-        s.text(tx, ay + 14 + i * 20, t, 12.5, fill=col)
+    y = para(s, L, ay + 16 * c + 24, "Each phase reads 8 rows of 16 bytes (one 8 × 8 matrix of halves); "
+             "x4 is 4 phases.", 15, W - 2 * L)
+    y = para(s, L, y + 4, "Lane l receives, from each matrix i, row l / 4, columns 2 (l % 4) and 2 (l % 4) "
+             "+ 1, packed in register i: outlined, lane 1's four registers.", 15, W - 2 * L)
+    y = para(s, L, y + 4, "That is exactly the A fragment of m16n8k16: 4 registers per lane, one "
+             "instruction. x1 / x2 load 1 or 2 matrices (lanes 0-7 / 0-15 give addresses); .trans hands "
+             "each lane a column instead of a row: B from a row-major tile.", 15, W - 2 * L, fill=MUTED)
+    s.h = int(y)
     return s.save("ldmatrix-x4")
 
 
