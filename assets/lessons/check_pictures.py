@@ -20,11 +20,6 @@ import xml.etree.ElementTree as ET
 
 BODY_PX = 15  # the window's body text at scale 1 (app/gui/settings.hpp's font_size)
 COLUMN_PX = 340  # the lesson column's width in the window at 1280 x 800 (docs/lessons.md)
-# Pictures the lesson column scrolls sideways, each with why it is not drawn to the column's width.
-SCROLLS = {
-    "causal-tiles": "side-by-side panels, not yet redrawn as a stack for the column",
-    "decode-split": "side-by-side panels, not yet redrawn as a stack for the column",
-}
 FONT_DIRS = ["/usr/share/fonts/truetype/dejavu", "/usr/share/fonts/TTF", "/usr/share/fonts/dejavu"]
 
 
@@ -205,7 +200,7 @@ def main():
             continue
         width, texts, segs = boxes_and_lines(svg)
         k = png_width(png) / width  # PNG pixels per SVG unit
-        if png_width(png) > COLUMN_PX and name[:-4] not in SCROLLS:
+        if png_width(png) > COLUMN_PX:
             problems.append(f"{name}: {png_width(png)} px wide, wider than the lesson column's "
                             f"{COLUMN_PX} px: it must be scrolled sideways to be read")
         small = min(texts, key=lambda t: t[1]) if texts else None

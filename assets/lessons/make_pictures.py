@@ -1129,34 +1129,35 @@ def model_vs_gpu():
 # 0011: split-K decode at B = 1: the sequence cut into chunks, partial states, a combine; and the
 # SMs that one block per (sequence, KV head) leaves idle.
 def decode_split():
+    # Drawn for the lesson column (340 px): the chunks, the combine, then the two SM maps stacked.
     L, chunk, hkv, sms = 8192, 512, 8, 132
     S = L // chunk
-    W, H = 940, 470
-    s = Svg(W, H)
-    s.text(20, 26, f"Decode at B = 1, L = {L}, {hkv} KV heads: split each sequence into chunks of {chunk} keys", 15,
-           bold=True)
-    # the sequence of one KV head, cut into S chunks, each leaving (m, l, acc)
-    x0, y0, w = 40, 56, 860
-    cw = w / S
-    s.text(x0, y0 - 4, f"keys 0 … {L - 1} of one (sequence, KV head): {S} chunks, one block each", 12, fill=MUTED)
+    W, M = 340, 8
+    s = Svg(W, 10)
+    y = para(s, M, 22, f"Decode at B = 1, L = {L}, {hkv} KV heads: split each sequence into chunks of "
+             f"{chunk} keys", 16, W - 2 * M, bold=True)
+    y = para(s, M, y + 4, f"keys 0 … {L - 1} of one (sequence, KV head): {S} chunks, one block each, each "
+             "leaving its (m, l, acc)", 15, W - 2 * M, fill=MUTED)
+    cw = (W - 2 * M) / S
     for c in range(S):
-        s.rect(x0 + c * cw + 1, y0 + 4, cw - 2, 26, fill=PALETTE[c % 2], stroke="none", opacity=0.75, rx=2)
-        s.text(x0 + c * cw + cw / 2, y0 + 22, f"{c}", 11, fill="#FFFFFF", anchor="middle", bold=True)
-        s.arrow(x0 + c * cw + cw / 2, y0 + 32, x0 + c * cw + cw / 2, y0 + 52, stroke=MUTED, sw=1, head=5)
-        s.text(x0 + c * cw + cw / 2, y0 + 66, "m,l,acc", 9.5, fill=INK, anchor="middle", mono=True)
-    yc = y0 + 78
-    s.rect(x0 + w / 2 - 250, yc + 6, 500, 30, fill=GREEN, stroke="none", opacity=0.25, rx=4)
-    s.text(x0 + w / 2, yc + 26, "combine: M = max m_s,  out = Σ e^(m_s−M)·acc_s / Σ e^(m_s−M)·l_s", 13,
-           anchor="middle", mono=True)
+        s.rect(M + c * cw + 1, y, cw - 2, 26, fill=PALETTE[c % 2], stroke="none", opacity=0.75, rx=2)
+        s.text(M + c * cw + cw / 2, y + 18, f"{c}", 15, fill="#FFFFFF",
+               anchor="middle")
+        s.arrow(M + c * cw + cw / 2, y + 28, M + c * cw + cw / 2, y + 46, stroke=MUTED, sw=1, head=5)
+    y += 50
+    s.rect(M, y, W - 2 * M, 66, fill=GREEN, stroke="none", opacity=0.25, rx=4)
+    for k, line in enumerate(("combine: M = max m_s,", "out = Σ e^(m_s−M)·acc_s", "    / Σ e^(m_s−M)·l_s")):
+        s.text(M + 6, y + 18 + 20 * k, line, 15, mono=True)
+    y += 66 + 28
     # two SM maps
     cols, cell = 12, 24
     rows = (sms + cols - 1) // cols
+    mx = M + (W - 2 * M - cols * cell) / 2
     maps = [("one block per (sequence, KV head)", hkv, 1, f"{hkv} blocks: {sms - hkv} of {sms} SMs idle"),
             (f"split-K, chunks of {chunk}", hkv * S, S, f"{hkv * S} blocks: {hkv * S} of {sms} SMs busy")]
     for k, (title, nblk, per_head, note) in enumerate(maps):
-        mx = 60 + k * 450
-        my = 210
-        s.text(mx, my - 12, title, 13.5, bold=True)
+        s.text(M, y, title, 15, bold=True)
+        my = y + 10
         for i in range(sms):
             r, c = divmod(i, cols)
             busy = i < nblk
@@ -1164,9 +1165,11 @@ def decode_split():
             s.rect(mx + c * cell, my + r * (cell - 6), cell - 3, cell - 9,
                    fill=PALETTE[head % len(PALETTE)] if busy else LIGHT,
                    stroke="none" if busy else GREY, sw=0.8, opacity=0.85 if busy else None, rx=2)
-        s.text(mx, my + rows * (cell - 6) + 18, note, 12.5, fill=RED if k == 0 else GREEN, bold=True)
-    s.text(20, H - 14, "Each square is one of the H200's 132 SMs, coloured by the KV head its block works on. "
-           "At B = 64 both grids are full.", 12, fill=MUTED)
+        y = para(s, M, my + rows * (cell - 6) + 18, note, 15, W - 2 * M, fill=RED if k == 0 else GREEN,
+                 bold=True) + 16
+    y = para(s, M, y, "Each square is one of the H200's 132 SMs, coloured by the KV head its block works on. "
+             "At B = 64 both grids are full.", 15, W - 2 * M, fill=MUTED)
+    s.h = int(y)
     return s.save("decode-split")
 
 
@@ -1301,54 +1304,55 @@ def flash_tiles():
 
 # 0010: the causal tile map: tiles above the diagonal skipped, diagonal tiles masked, the rest full.
 def causal_tiles():
-    T, cell = 8, 40
-    W, H = 900, 560
-    s = Svg(W, H)
-    s.text(20, 26, f"Causal attention in tiles: {T} query tiles × {T} key tiles (S = 1024, 128 × 128 tiles)", 15, bold=True)
-    gx, gy = 90, 80
-    s.text(gx + T * cell / 2, gy - 24, "key tile j  →", 12.5, anchor="middle", fill=MUTED)
-    s.text(gx - 14, gy - 8, "query", 12, anchor="end", fill=MUTED)
-    s.text(gx - 14, gy + 6, "tile i ↓", 12, anchor="end", fill=MUTED)
+    # Drawn for the lesson column (340 px): the work per query tile as a column of numbers beside the
+    # grid, the legend and notes under it.
+    T, cell = 8, 30
+    W, M = 340, 8
+    s = Svg(W, 10)
+    y = para(s, M, 22, f"Causal attention in tiles: {T} query tiles × {T} key tiles (S = 1024, 128 × 128 "
+             "tiles)", 16, W - 2 * M, bold=True)
+    gx, gy = 40, y + 56
+    s.text(M, gy - 50, "rows: query tile i ↓", 15, fill=MUTED)
+    s.text(M, gy - 30, "columns: key tile j →", 15, fill=MUTED)
     full = masked = skipped = 0
     for i in range(T):
-        s.text(gx - 10, gy + i * cell + cell / 2 + 5, i, 12, anchor="end")
+        s.text(gx - 8, gy + i * cell + cell / 2 + 5, i, 15, anchor="end")
         for j in range(T):
-            x, y = gx + j * cell, gy + i * cell
+            x, yy = gx + j * cell, gy + i * cell
             if j < i:
                 full += 1
-                s.rect(x + 1, y + 1, cell - 2, cell - 2, fill=BLUE, stroke="none", opacity=0.8)
+                s.rect(x + 1, yy + 1, cell - 2, cell - 2, fill=BLUE, stroke="none", opacity=0.8)
             elif j == i:
                 masked += 1
-                s.rect(x + 1, y + 1, cell - 2, cell - 2, fill="#FFFFFF", stroke=ORANGE, sw=1.5)
+                s.rect(x + 1, yy + 1, cell - 2, cell - 2, fill="#FFFFFF", stroke=ORANGE, sw=1.5)
                 # lower triangle (keys ≤ query) kept
-                s.polygon([(x + 1, y + 1), (x + 1, y + cell - 1), (x + cell - 1, y + cell - 1)], fill=mix(ORANGE, 0.8))
+                s.polygon([(x + 1, yy + 1), (x + 1, yy + cell - 1), (x + cell - 1, yy + cell - 1)], fill=mix(ORANGE, 0.8))
             else:
                 skipped += 1
-                s.rect(x + 1, y + 1, cell - 2, cell - 2, fill=LIGHT, stroke=GREY, sw=0.8, dash="3,3")
+                s.rect(x + 1, yy + 1, cell - 2, cell - 2, fill=LIGHT, stroke=GREY, sw=0.8, dash="3,3")
     for j in range(T):
-        s.text(gx + j * cell + cell / 2, gy - 6, j, 12, anchor="middle")
-    # work per query tile, bar on the right
-    bx = gx + T * cell + 40
-    s.text(bx, gy - 8, "tiles of work per query tile", 12, fill=MUTED)
+        s.text(gx + j * cell + cell / 2, gy - 6, j, 15, anchor="middle")
+    # work per query tile, a number beside each row
+    bx = gx + T * cell + 20
+    s.text(bx, gy - 30, "work", 15, fill=MUTED, anchor="middle")
     for i in range(T):
-        y = gy + i * cell
-        s.rect(bx, y + 8, (i + 1) * 16, cell - 16, fill=BLUE, stroke="none", opacity=0.6, rx=2)
-        s.text(bx + (i + 1) * 16 + 6, y + cell / 2 + 5, i + 1, 12)
-    s.text(bx, gy + T * cell + 20, "launch the longest first: 7, 6, … 0", 12.5, bold=True, fill=GREEN)
-    # legend
-    ly = gy + T * cell + 52
-    items = [(BLUE, f"full: {full} tiles, no mask", None), (ORANGE, f"diagonal: {masked} tiles, masked (key > query → −∞)", None),
+        s.text(bx, gy + i * cell + cell / 2 + 5, i + 1, 15, anchor="middle", fill=BLUE, bold=True)
+    y = para(s, M, gy + T * cell + 24, "work: the tiles a query tile computes. Launch the longest first: "
+             "7, 6, … 0", 15, W - 2 * M, bold=True, fill=GREEN)
+    y += 10
+    items = [(BLUE, f"full: {full} tiles, no mask", None),
+             (ORANGE, f"diagonal: {masked} tiles, masked (key > query → −∞)", None),
              (LIGHT, f"skipped: {skipped} tiles, never loaded", GREY)]
-    for k, (col, text, stroke) in enumerate(items):
-        y = ly + k * 24
-        s.rect(gx, y - 13, 18, 18, fill=col, stroke=stroke or "none", sw=0.8, opacity=0.8 if stroke is None else None)
-        s.text(gx + 28, y + 1, text, 13)
+    for col, text, stroke in items:
+        s.rect(M, y - 13, 18, 18, fill=col, stroke=stroke or "none", sw=0.8, opacity=0.8 if stroke is None else None)
+        y = para(s, M + 26, y, text, 15, W - 2 * M - 26) + 4
     Tb = 32
-    s.text(20, H - 36, f"At S = 4096 with 128 × 128 tiles: {Tb * (Tb - 1) // 2} full + {Tb} diagonal = "
-           f"{Tb * (Tb + 1) // 2} of {Tb * Tb} tiles, {100 * Tb * (Tb + 1) / 2 / Tb / Tb:.1f}% of the non-causal work; "
-           f"{Tb * (Tb - 1) // 2} skipped.", 12.5)
-    s.text(20, H - 16, "Only the diagonal tiles pay for a mask; the full ones run the same loop as non-causal attention.",
-           12.5, fill=MUTED)
+    y = para(s, M, y + 8, f"At S = 4096 with 128 × 128 tiles: {Tb * (Tb - 1) // 2} full + {Tb} diagonal = "
+             f"{Tb * (Tb + 1) // 2} of {Tb * Tb} tiles, {100 * Tb * (Tb + 1) / 2 / Tb / Tb:.1f}% of the "
+             f"non-causal work; {Tb * (Tb - 1) // 2} skipped.", 15, W - 2 * M)
+    y = para(s, M, y + 4, "Only the diagonal tiles pay for a mask; the full ones run the same loop as "
+             "non-causal attention.", 15, W - 2 * M, fill=MUTED)
+    s.h = int(y)
     return s.save("causal-tiles")
 
 
