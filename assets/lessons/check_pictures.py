@@ -187,7 +187,7 @@ def main():
         os.path.abspath(__file__))))
     shown = set()
     for md in glob.glob(os.path.join(root, "lessons", "*", "lesson.md")):
-        shown |= set(re.findall(r"!\[[^\]]*\]\((assets/lessons/[^)]+\.png)\)", open(md, encoding="utf-8").read()))
+        shown |= set(re.findall(r"\]\((assets/lessons/[^)\s]+\.png)\)", open(md, encoding="utf-8").read()))
     if not shown:
         sys.exit("check_pictures: no lesson shows a picture: wrong root?")
     problems = []
