@@ -1175,130 +1175,128 @@ def decode_split():
 
 # 0011: a paged KV cache: two sequences' block tables pointing into one pool of 16-token pages.
 def paged_kv_cache():
+    # Drawn for the lesson column (340 px): the block tables over the pool; each page says which
+    # table entry points at it, in place of arrows across the pool.
     table, lens, pool = [[3, 0], [4, 1]], [20, 7], 5
-    W, H = 960, 400
-    s = Svg(W, H)
-    s.text(20, 26, "A paged KV cache: pages of 16 tokens in one pool, a block table per sequence", 15, bold=True)
+    W, M = 340, 8
+    s = Svg(W, 10)
+    y = para(s, M, 22, "A paged KV cache: pages of 16 tokens in one pool, a block table per sequence", 16,
+             W - 2 * M, bold=True)
     seqc = [BLUE, ORANGE]
-    # block tables
-    tx, ty = 40, 80
-    s.text(tx, ty - 18, "block_table", 13, bold=True, mono=True)
+    s.text(M, y + 6, "block_table", 15, bold=True, mono=True)
+    y += 16
     owner = {}
     for b, row in enumerate(table):
-        y = ty + b * 70
-        s.text(tx, y + 20, f"seq {b}", 12.5, bold=True, fill=seqc[b])
-        s.text(tx, y + 38, f"lens = {lens[b]}", 11.5, fill=MUTED)
+        yy = y + b * 40
+        s.text(M, yy + 24, f"seq {b}", 15, bold=True, fill=seqc[b])
         for j, page in enumerate(row):
             used = j * 16 < lens[b]
-            s.rect(tx + 80 + j * 52, y + 4, 48, 30, fill=seqc[b] if used else LIGHT, stroke=INK, sw=1,
+            s.rect(M + 60 + j * 52, yy + 6, 48, 28, fill=seqc[b] if used else LIGHT, stroke=INK, sw=1,
                    opacity=0.3 if used else None, rx=3)
-            s.text(tx + 104 + j * 52, y + 24, page, 13, anchor="middle", mono=True,
-                   fill=INK if used else MUTED)
+            s.text(M + 84 + j * 52, yy + 25, page, 15, anchor="middle", mono=True, fill=INK if used else MUTED)
             if used:
                 owner[page] = (b, j)
-    # the pool
-    px, py, slot = 330, 60, 30
-    s.text(px, py - 8, "pool of pages: k_cache[page][slot][Hkv][D] (and v_cache alike)", 12.5, fill=MUTED)
+        s.text(M + 170, yy + 25, f"lens = {lens[b]}", 15, fill=MUTED)
+    y += 2 * 40 + 24
+    y = para(s, M, y, "pool of pages: k_cache[page][slot][Hkv][D] (and v_cache alike)", 15, W - 2 * M, fill=MUTED)
+    slot = 20
+    px = M + (W - 2 * M - 16 * slot) / 2
     for p in range(pool):
-        y = py + p * 52
         ob = owner.get(p)
-        s.text(px + 16 * slot + 18, y + 25, f"page {p}" + ("" if ob else " (free)"), 12,
-               mono=ob is not None, fill=INK if ob else MUTED)
+        label = f"page {p} ← seq {ob[0]}, entry {ob[1]}" if ob else f"page {p} (free)"
+        s.text(M, y + 6, label, 15, fill=seqc[ob[0]] if ob else MUTED, bold=ob is not None)
         for sl in range(16):
             tok = None
             if ob is not None:
                 b, j = ob
                 if j * 16 + sl < lens[b]:
                     tok = j * 16 + sl
-            s.rect(px + 8 + sl * slot, y + 6, slot - 3, 28, fill=seqc[ob[0]] if tok is not None else LIGHT,
+            s.rect(px + sl * slot, y + 12, slot - 1, 26, fill=seqc[ob[0]] if tok is not None else LIGHT,
                    stroke="none" if tok is not None else GREY, sw=0.8, opacity=0.75 if tok is not None else None, rx=2)
             if tok is not None:
-                s.text(px + 8 + sl * slot + (slot - 3) / 2, y + 25, tok, 10, fill="#FFFFFF", anchor="middle", bold=True)
-    # arrows from table entries to pages
-    for b, row in enumerate(table):
-        for j, page in enumerate(row):
-            if j * 16 < lens[b]:
-                sx, sy = tx + 128 + j * 52, ty + b * 70 + 19
-                s.arrow(sx, sy, px + 6, py + page * 52 + 20, stroke=seqc[b], sw=1.4, head=6)
-    yb = py + pool * 52 + 26
-    s.text(20, yb, "token j of sequence b  →  page = block_table[b][j / 16],  slot = j % 16", 13, mono=True)
-    s.text(20, yb + 22, "element of its K row  =  ((page · 16 + slot) · Hkv + h) · D       (in 64 bits: pools pass 2³¹ elements)",
-           13, mono=True)
-    s.text(20, yb + 46, "Grey slots past lens are garbage; table entries past the last page (seq 1's page 1) are not followed; free pages may be other sequences'.",
-           12, fill=MUTED)
+                s.text(px + sl * slot + (slot - 1) / 2, y + 30, tok, 15, fill="#FFFFFF", anchor="middle")
+        y += 62
+    for line in ("token j of sequence b →", "page = block_table[b][j / 16]", "slot = j % 16",
+                 "element of its K row =", "((page · 16 + slot) · Hkv + h) · D"):
+        s.text(M, y, line, 15, mono=True)
+        y += 20
+    y = para(s, M, y, "(in 64 bits: pools pass 2³¹ elements)", 15, W - 2 * M)
+    y = para(s, M, y + 6, "Grey slots past lens are garbage; table entries past the last page (seq 1's page 1) "
+             "are not followed; free pages may be other sequences'.", 15, W - 2 * M, fill=MUTED)
+    s.h = int(y)
     return s.save("paged-kv-cache")
 
 
 # 0010: FlashAttention's forward loop: a query tile held by four warps, K/V tiles streamed through
 # shared memory, and the running (m, l, acc) of every row rescaled when its maximum moves.
 def flash_tiles():
-    W, H = 940, 520
-    s = Svg(W, H)
-    s.text(20, 26, "FlashAttention forward: one block owns a tile of Br = 128 query rows (one (batch, head), D = 128)",
-           15, bold=True)
-    # the K/V stream along the top
-    nt, kx, ky, kw = 8, 330, 58, 64
-    s.text(kx, ky - 8, "K and V tiles j = 0 … 7 of Bc = 64 keys (S = 512 here), read in turn", 12, fill=MUTED)
+    # Drawn for the lesson column (340 px): the K/V stream, the Q tile, the step, the state and the
+    # output stacked from top to bottom.
+    W, M = 340, 8
+    s = Svg(W, 10)
+    y = para(s, M, 22, "FlashAttention forward: one block owns a tile of Br = 128 query rows (one (batch, "
+             "head), D = 128)", 16, W - 2 * M, bold=True)
+    # the K/V stream
+    nt, kw = 8, 38
+    y = para(s, M, y + 6, "K and V tiles j = 0 … 7 of Bc = 64 keys (S = 512 here), read in turn", 15,
+             W - 2 * M, fill=MUTED)
+    kx = M + (W - 2 * M - nt * (kw + 3)) / 2
     for j in range(nt):
-        x = kx + j * (kw + 8)
-        cur = j == 3
-        done = j < 3
+        cur, done = j == 3, j < 3
         col = BLUE if cur else (GREY if done else TEAL)
-        s.rect(x, ky, kw, 26, fill=col, stroke="none", opacity=0.9 if cur else 0.55, rx=3)
-        s.text(x + kw / 2, ky + 18, f"K{j} V{j}", 11.5, fill="#FFFFFF", anchor="middle", bold=True)
-    for k, (col, text) in enumerate(((GREY, "done"), (BLUE, "in shared memory now"),
-                                     (TEAL, "next: cp.async, double-buffered"))):
-        lx = kx + [0, 76, 292][k]
-        s.rect(lx, ky + 34, 12, 12, fill=col, stroke="none", opacity=0.8)
-        s.text(lx + 18, ky + 45, text, 11.5, fill=MUTED)
+        s.rect(kx + j * (kw + 3), y, kw, 26, fill=col, stroke="none", opacity=0.9 if cur else 0.55, rx=3)
+        s.text(kx + j * (kw + 3) + kw / 2, y + 18, j, 15, fill="#FFFFFF", anchor="middle", bold=True)
+    y += 48
+    for col, text in ((GREY, "done"), (BLUE, "in shared memory now"), (TEAL, "next: cp.async, double-buffered")):
+        s.rect(M, y - 12, 12, 12, fill=col, stroke="none", opacity=0.8)
+        s.text(M + 18, y, text, 15, fill=MUTED)
+        y += 20
     # the query tile, four warps of 32 rows
-    qx, qy, qw, qh = 30, 130, 150, 256
-    s.text(qx, qy - 10, "Q tile, loaded once", 13, bold=True)
+    y = para(s, M, y + 12, "Q tile, loaded once", 15, W - 2 * M, bold=True)
     for w in range(4):
-        s.rect(qx, qy + w * qh / 4, qw, qh / 4 - 3, fill=PALETTE[w], stroke="none", opacity=0.8, rx=3)
-        s.text(qx + qw / 2, qy + w * qh / 4 + qh / 8 + 4, f"warp {w}: rows {32 * w}–{32 * w + 31}", 12,
-               fill="#FFFFFF", anchor="middle", bold=True)
-    s.text(qx, qy + qh + 20, "a warp's rows never meet", 12, fill=MUTED)
-    s.text(qx, qy + qh + 38, "another warp's: no barrier", 12, fill=MUTED)
-    s.text(qx, qy + qh + 56, "for the softmax", 12, fill=MUTED)
+        s.rect(M, y - 6 + w * 30, W - 2 * M, 27, fill=PALETTE[w], stroke="none", opacity=0.8, rx=3)
+        s.text(W / 2, y + 13 + w * 30, f"warp {w}: rows {32 * w}–{32 * w + 31}", 15, fill="#FFFFFF",
+               anchor="middle", bold=True)
+    y = para(s, M, y + 4 * 30 + 14, "a warp's rows never meet another warp's: no barrier for the softmax",
+             15, W - 2 * M, fill=MUTED)
     # the step, for tile j = 3
-    bx, by = 220, 130
-    s.rect(bx, by - 16, 470, 290, fill=LIGHT, stroke=MUTED, rx=8)
-    s.text(bx + 14, by + 6, "step j (here j = 3), per warp, per row r:", 13, bold=True)
+    y0 = y + 6
+    y = y0 + 24
+    y = para(s, M + 8, y, "step j (here j = 3), per warp, per row r:", 15, W - 2 * M - 16, bold=True)
     lines = [
-        ("S = Q · Kⱼᵀ · (1/√D)", "mma.sync: Q fragment × Kⱼ from shared memory"),
-        ("m_new = max(m, max over the row of S)", "2 shuffles within each quad of lanes"),
-        ("α = exp(m − m_new)", "the rescale: 1 when the max did not move"),
-        ("P = exp(S − m_new)", "f32, then bf16: stays in registers"),
-        ("l = α · l + Σ P", "running denominator"),
-        ("acc = α · acc + P · Vⱼ", "mma.sync: P is the A operand, Vⱼ via ldmatrix.trans"),
-        ("m = m_new", ""),
+        (["S = Q · Kⱼᵀ · (1/√D)"], "mma.sync: Q fragment × Kⱼ from shared memory"),
+        (["m_new = max(m,", "  max over the row of S)"], "2 shuffles within each quad of lanes"),
+        (["α = exp(m − m_new)"], "the rescale: 1 when the max did not move"),
+        (["P = exp(S − m_new)"], "f32, then bf16: stays in registers"),
+        (["l = α · l + Σ P"], "running denominator"),
+        (["acc = α · acc + P · Vⱼ"], "mma.sync: P is the A operand, Vⱼ via ldmatrix.trans"),
+        (["m = m_new"], ""),
     ]
-    for i, (eq, note) in enumerate(lines):
-        y = by + 36 + i * 36
-        s.text(bx + 18, y, eq, 13.5, mono=True)
+    for eqs, note in lines:
+        y += 6
+        for eq in eqs:
+            s.text(M + 8, y, eq, 15, mono=True)
+            y += 20
         if note:
-            s.text(bx + 18, y + 15, note, 11, fill=MUTED)
-    s.arrow(kx + 3 * (kw + 8) + kw / 2, ky + 28, kx + 3 * (kw + 8) + kw / 2, by - 18, stroke=BLUE, sw=1.6)
-    s.arrow(qx + qw + 2, qy + qh / 2, bx - 2, qy + qh / 2, stroke=INK, sw=1.6)
+            y = para(s, M + 8, y, note, 15, W - 2 * M - 16, fill=MUTED)
+    s.items.insert(0, f'<rect x="{M}" y="{y0:.1f}" width="{W - 2 * M}" height="{y - y0 - 6:.1f}" rx="8" '
+                      f'fill="{LIGHT}" stroke="{MUTED}" stroke-width="1.0"/>')
     # the state and the output
-    ox = 730
-    s.text(ox, qy - 10, "per row, in registers", 13, bold=True)
-    st = [("m", "running max", RED), ("l", "running sum", ORANGE), ("acc[D]", "unnormalised out", GREEN)]
-    for i, (name, what, col) in enumerate(st):
-        y = qy + i * 56
-        s.rect(ox, y, 190, 42, fill=col, stroke="none", opacity=0.25, rx=4)
-        s.text(ox + 10, y + 19, name, 14, mono=True, bold=True)
-        s.text(ox + 10, y + 35, what, 11.5, fill=MUTED)
-    s.arrow(bx + 472, qy + 84, ox - 4, qy + 84, stroke=INK, sw=1.6)
-    s.rect(ox, qy + 190, 190, 44, fill=PURPLE, stroke="none", opacity=0.8, rx=4)
-    s.text(ox + 95, qy + 210, "after the last tile:", 11.5, fill="#FFFFFF", anchor="middle")
-    s.text(ox + 95, qy + 226, "O = acc / l  → DRAM once", 12.5, fill="#FFFFFF", anchor="middle", bold=True)
-    s.arrow(ox + 95, qy + 170, ox + 95, qy + 188, stroke=INK, sw=1.4, head=6)
-    s.text(20, H - 36, "The Br × S score matrix never exists: each Br × Bc piece of it lives in registers for one step.",
-           12.5, fill=INK)
-    s.text(20, H - 16, "DRAM traffic per block: its Q tile and O tile once, and every K and V tile of its head once "
-           "(the L2 shares them between the head's blocks).", 12.5, fill=MUTED)
+    y = para(s, M, y + 14, "per row, in registers", 15, W - 2 * M, bold=True)
+    for name, what, col in (("m", "running max", RED), ("l", "running sum", ORANGE),
+                            ("acc[D]", "unnormalised out", GREEN)):
+        s.rect(M, y - 4, W - 2 * M, 30, fill=col, stroke="none", opacity=0.25, rx=4)
+        s.text(M + 10, y + 16, name, 15, mono=True, bold=True)
+        s.text(M + 80, y + 16, what, 15, fill=MUTED)
+        y += 34
+    s.rect(M, y + 4, W - 2 * M, 50, fill=PURPLE, stroke="none", opacity=0.8, rx=4)
+    s.text(W / 2, y + 24, "after the last tile:", 15, fill="#FFFFFF", anchor="middle")
+    s.text(W / 2, y + 44, "O = acc / l → DRAM once", 15, fill="#FFFFFF", anchor="middle", bold=True)
+    y = para(s, M, y + 80, "The Br × S score matrix never exists: each Br × Bc piece of it lives in registers "
+             "for one step.", 15, W - 2 * M)
+    y = para(s, M, y + 4, "DRAM traffic per block: its Q tile and O tile once, and every K and V tile of its "
+             "head once (the L2 shares them between the head's blocks).", 15, W - 2 * M, fill=MUTED)
+    s.h = int(y)
     return s.save("flash-tiles")
 
 
