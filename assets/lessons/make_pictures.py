@@ -1376,7 +1376,8 @@ def nb(text):
 
 
 def para(s, x, y, text, size, width, fill=INK, bold=False, mono=False, step=None):
-    """The text wrapped to `width` and drawn from baseline y down; returns the next line's baseline."""
+    """The text wrapped to `width` and drawn from baseline y down; returns the next line's baseline.
+    A monospaced text is drawn as one line (wrap measures DejaVu Sans): break it by hand."""
     step = step or round(size * 4 / 3)
     for line in wrap(text, size, width, bold) if not mono else [text]:
         s.text(x, y, line, size, fill=fill, bold=bold, mono=mono)
