@@ -7,8 +7,9 @@ For every picture a lesson shows (lessons/*/lesson.md, ![...](assets/lessons/NAM
 source NAME.svg: the smallest text, at the size the PNG is drawn, is at least the window's body
 text (15 px: the window never shows a picture smaller than its PNG), no line of the picture (a
 line, polyline or arrow shaft) runs through a text's box, no two texts overlap, and no text runs
-past the picture's edge. Text boxes are measured with the DejaVu fonts the pictures name. Prints
-each problem and exits 1 when there is one.
+past the picture's edge, and the PNG is no wider than the lesson column (340 px: the window at
+1280 x 800 shows it whole, without scrolling sideways). Text boxes are measured with the DejaVu
+fonts the pictures name. Prints each problem and exits 1 when there is one.
 """
 import glob
 import os
@@ -18,6 +19,7 @@ import sys
 import xml.etree.ElementTree as ET
 
 BODY_PX = 15  # the window's body text at scale 1 (app/gui/settings.hpp's font_size)
+COLUMN_PX = 340  # the lesson column's width in the window at 1280 x 800 (docs/lessons.md)
 FONT_DIRS = ["/usr/share/fonts/truetype/dejavu", "/usr/share/fonts/TTF", "/usr/share/fonts/dejavu"]
 
 
@@ -185,7 +187,7 @@ def main():
         os.path.abspath(__file__))))
     shown = set()
     for md in glob.glob(os.path.join(root, "lessons", "*", "lesson.md")):
-        shown |= set(re.findall(r"!\[[^\]]*\]\((assets/lessons/[^)]+\.png)\)", open(md, encoding="utf-8").read()))
+        shown |= set(re.findall(r"\]\((assets/lessons/[^)\s]+\.png)\)", open(md, encoding="utf-8").read()))
     if not shown:
         sys.exit("check_pictures: no lesson shows a picture: wrong root?")
     problems = []
@@ -198,6 +200,9 @@ def main():
             continue
         width, texts, segs = boxes_and_lines(svg)
         k = png_width(png) / width  # PNG pixels per SVG unit
+        if png_width(png) > COLUMN_PX:
+            problems.append(f"{name}: {png_width(png)} px wide, wider than the lesson column's "
+                            f"{COLUMN_PX} px: it must be scrolled sideways to be read")
         small = min(texts, key=lambda t: t[1]) if texts else None
         if small and small[1] * k < BODY_PX - 0.05:
             problems.append(f"{name}: text {small[1] * k:.1f} px high in the PNG, under the window's "

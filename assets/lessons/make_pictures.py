@@ -120,69 +120,62 @@ class Svg:
 # --------------------------------------------------------------------------------------------
 # 0001: a grid of blocks of threads covering an array, with the last block sticking out.
 def grid_blocks_threads():
+    # Drawn for the lesson column (340 px): the blocks stacked, each over the elements it owns.
     B, nblocks, n = 8, 4, 27
-    cell, gap, x0 = 24, 18, 30
-    bw = B * cell
-    W = x0 * 2 + nblocks * bw + (nblocks - 1) * gap
-    s = Svg(W, 300)
-    s.text(x0, 26, "grid = cdiv(n, BLOCK) = cdiv(27, 8) = 4 blocks of BLOCK = 8 threads", 15, bold=True)
+    W, L, cell = 340, 8, 36
+    x0 = L + (W - 2 * L - B * cell) / 2
+    s = Svg(W, 10)
+    y = para(s, L, 22, "grid = cdiv(27, 8) = 4 blocks of BLOCK = 8 threads", 16, W - 2 * L, bold=True)
+    for line in ("i = blockIdx.x * blockDim.x", "    + threadIdx.x"):
+        y = para(s, L, y, line, 15, W - 2 * L, mono=True, fill=MUTED)
+    # the threads' row, then the array elements they own
+    s.text(L, y + 4, "threadIdx.x", 15, fill=MUTED)
+    for t in range(B):
+        s.text(x0 + t * cell + cell / 2, y + 24, t, 15, fill=MUTED, anchor="middle")
+    y += 34
     for b in range(nblocks):
-        bx = x0 + b * (bw + gap)
-        s.rect(bx - 6, 44, bw + 12, 118, fill=LIGHT, stroke=MUTED, rx=8)
-        s.text(bx + bw / 2, 64, f"blockIdx.x = {b}", 14, anchor="middle", bold=True)
-        s.text(bx, 90, "threadIdx.x", 11, fill=MUTED)
+        s.rect(x0 - 6, y, B * cell + 12, 62, fill=LIGHT, stroke=MUTED, rx=8)
+        s.text(x0, y + 20, f"blockIdx.x = {b}: i = {b * B} + threadIdx.x", 15, bold=b == 2)
         for t in range(B):
             i = b * B + t
-            cx = bx + t * cell
-            idle = i >= n
-            color = GREY if idle else PALETTE[b]
-            s.rect(cx + 1, 96, cell - 2, 24, fill=color, stroke="#FFFFFF", sw=1, opacity=0.35 if idle else 0.9)
-            s.text(cx + cell / 2, 113, t, 12, fill="#FFFFFF" if not idle else MUTED, anchor="middle")
-            # the array element this thread owns
-            s.line(cx + cell / 2, 122, cx + cell / 2, 186, stroke=GREY if idle else color, sw=1.2,
-                   dash="3,3" if idle else None)
-        s.text(bx, 150, f"i = {b} * 8 + threadIdx.x", 11, fill=MUTED, mono=True)
-    # the array
-    s.text(x0, 182, "global index i = blockIdx.x * blockDim.x + threadIdx.x", 12, fill=MUTED, mono=True)
-    for b in range(nblocks):
-        bx = x0 + b * (bw + gap)
-        for t in range(B):
-            i = b * B + t
-            cx = bx + t * cell
+            cx = x0 + t * cell
             if i < n:
-                s.rect(cx + 1, 188, cell - 2, 26, fill="#FFFFFF", stroke=INK, sw=1)
-                s.text(cx + cell / 2, 206, i, 10, anchor="middle")
+                s.rect(cx + 1, y + 28, cell - 2, 26, fill=PALETTE[b], stroke="#FFFFFF", opacity=0.9)
+                s.text(cx + cell / 2, y + 47, i, 15, fill="#FFFFFF", anchor="middle")
             else:
-                s.rect(cx + 1, 188, cell - 2, 26, fill="#FFFFFF", stroke=RED, sw=1, dash="3,2")
-                s.text(cx + cell / 2, 206, "×", 13, fill=RED, anchor="middle")
-    # highlight block 2, thread 5 -> i = 21
-    bx = x0 + 2 * (bw + gap) + 5 * cell
-    s.rect(bx - 1, 94, cell + 2, 28, stroke=INK, sw=2.5)
-    s.rect(bx - 1, 186, cell + 2, 30, stroke=INK, sw=2.5)
-    s.text(bx + cell / 2, 240, "block 2, thread 5 → i = 2 × 8 + 5 = 21", 13, anchor="middle")
-    lastx = x0 + 3 * (bw + gap) + 3 * cell
-    s.text(lastx + 2.5 * cell, 240, "i ≥ n = 27:", 13, fill=RED, anchor="middle")
-    s.text(lastx + 2.5 * cell, 258, "no element; the guard", 13, fill=RED, anchor="middle")
-    s.text(lastx + 2.5 * cell, 276, "if (i < n) skips them", 13, fill=RED, anchor="middle")
-    s.text(x0, 290, "Every thread runs the same code; only blockIdx and threadIdx differ.", 13, fill=MUTED)
+                s.rect(cx + 1, y + 28, cell - 2, 26, fill="#FFFFFF", stroke=RED, dash="3,2")
+                s.text(cx + cell / 2, y + 47, "×", 15, fill=RED, anchor="middle")
+        if b == 2:  # block 2, thread 5 -> i = 21
+            s.rect(x0 + 5 * cell - 1, y + 26, cell + 2, 30, stroke=INK, sw=2.5)
+        y += 70
+    y += 14
+    y = para(s, L, y, "Block 2, thread 5: i = 2 × 8 + 5 = 21.", 15, W - 2 * L)
+    y = para(s, L, y, "×: i ≥ n = 27, no element; the guard if (i < n) skips them.", 15, W - 2 * L,
+             fill=RED)
+    y = para(s, L, y, "Every thread runs the same code; only blockIdx and threadIdx differ.", 15,
+             W - 2 * L, fill=MUTED)
+    s.h = int(y)
     return s.save("grid-blocks-threads")
 
 
 # 0002: a 2-D grid over a 10 x 13 matrix with 4 x 4 blocks; threads past the edge are guarded.
 def grid_2d():
+    # Drawn for the lesson column (340 px): the notes under the grid.
     rows, cols, bx_, by_ = 10, 13, 4, 4
     gx, gy = -(-cols // bx_), -(-rows // by_)
-    c = 30
-    x0, y0 = 120, 80
-    W = x0 + gx * bx_ * c + 300
-    H = y0 + gy * by_ * c + 70
-    s = Svg(W, H)
-    s.text(20, 28, f"rows = {rows}, cols = {cols}, block = ({bx_}, {by_}) → grid = (cdiv({cols}, {bx_}), cdiv({rows}, {by_})) = ({gx}, {gy})",
-           15, bold=True)
-    s.arrow(x0, 52, x0 + 160, 52, stroke=MUTED)
-    s.text(x0 + 168, 57, "x: col = blockIdx.x * blockDim.x + threadIdx.x  (contiguous in memory)", 12, fill=MUTED)
-    s.arrow(x0 - 40, y0, x0 - 40, y0 + 160, stroke=MUTED)
-    s.text(x0 - 48, y0 + 180, "y: row", 12, fill=MUTED, anchor="middle")
+    W, L, c = 340, 8, 18
+    s = Svg(W, 10)
+    y = para(s, L, 22, f"rows = {rows}, cols = {cols}, block = ({bx_}, {by_})", 16, W - 2 * L, bold=True)
+    y = para(s, L, y, f"grid = (cdiv({cols}, {bx_}), cdiv({rows}, {by_})) = ({gx}, {gy})", 16, W - 2 * L,
+             bold=True)
+    x0 = W - L - gx * bx_ * c
+    s.arrow(x0, y + 2, x0 + 60, y + 2, stroke=MUTED)
+    s.text(x0 + 68, y + 7, "x: col (contiguous)", 15, fill=MUTED)
+    y0 = y + 40
+    for i in range(gx):
+        s.text(x0 + (i + 0.5) * bx_ * c, y0 - 8, f"x={i}", 15, anchor="middle")
+    for j in range(gy):
+        s.text(L, y0 + (j + 0.5) * by_ * c + 5, f"y={j}", 15)
     for r in range(gy * by_):
         for q in range(gx * bx_):
             inside = r < rows and q < cols
@@ -192,118 +185,138 @@ def grid_2d():
                    stroke=color if inside else RED, sw=1, opacity=0.55 if inside else None,
                    dash=None if inside else "3,2")
             if not inside:
-                s.text(x0 + q * c + c / 2, y0 + r * c + c / 2 + 5, "×", 13, fill=RED, anchor="middle")
+                s.text(x0 + q * c + c / 2, y0 + r * c + c / 2 + 5, "×", 15, fill=RED, anchor="middle")
     for j in range(gy):
         for i in range(gx):
             s.rect(x0 + i * bx_ * c, y0 + j * by_ * c, bx_ * c, by_ * c, stroke=INK, sw=2)
-            s.text(x0 + i * bx_ * c + 4, y0 + j * by_ * c + 13, f"({i},{j})", 10, fill=INK)
     s.rect(x0, y0, cols * c, rows * c, stroke=INK, sw=3.0, dash="8,4")
-    tx = x0 + gx * bx_ * c + 24
-    s.text(tx, y0 + 20, "dashed: the matrix (10 × 13)", 13)
-    s.text(tx, y0 + 44, "(i,j): blockIdx = (x, y)", 13)
-    s.text(tx, y0 + 68, "× : a thread with no element", 13, fill=RED)
-    s.text(tx, y0 + 100, "grid covers 12 × 16 = 192 threads", 13, fill=MUTED)
-    s.text(tx, y0 + 120, "for 130 elements: 62 idle", 13, fill=MUTED)
-    s.text(tx, y0 + 152, "if (row < rows && col < cols)", 13, mono=True)
-    s.text(tx, y0 + 172, "  out[row * cols + col] = ...", 13, mono=True)
+    y = y0 + gy * by_ * c + 24
+    y = para(s, L, y, f"dashed: the matrix ({rows} × {cols}); x=, y=: the block's blockIdx", 15, W - 2 * L)
+    y = para(s, L, y, "× : a thread with no element", 15, W - 2 * L, fill=RED)
+    y = para(s, L, y, f"grid covers {gy * by_} × {gx * bx_} = {gy * by_ * gx * bx_} threads for "
+             f"{rows * cols} elements: {gy * by_ * gx * bx_ - rows * cols} idle", 15, W - 2 * L, fill=MUTED)
+    y = para(s, L, y + 4, "if (row < rows && col < cols)", 15, W - 2 * L, mono=True)
+    y = para(s, L, y, "  out[row * cols + col] = ...", 15, W - 2 * L, mono=True)
+    s.h = int(y)
     return s.save("grid-2d")
 
 
 # 0002: grid-stride loop: 2 blocks x 4 threads = 8 threads cover 22 elements in 3 passes.
 def grid_stride():
+    # Drawn for the lesson column (340 px): one row per pass, one column per thread.
     n, T = 22, 8
-    c, x0 = 34, 30
-    W = x0 * 2 + 24 * c
-    s = Svg(W, 200)
-    s.text(x0, 26, "for (i = tid; i < n; i += gridDim.x * blockDim.x)   with 2 blocks × 4 threads = 8 threads, n = 22", 14, bold=True)
+    W, L, c = 340, 8, 36
+    x0 = L + (W - 2 * L - T * c) / 2
+    s = Svg(W, 10)
+    y = 22
+    for line in ("for (i = tid; i < n;", "     i += gridDim.x * blockDim.x)"):
+        s.text(L, y, line, 15, mono=True, bold=True)
+        y += 20
+    y = para(s, L, y, "2 blocks × 4 threads = 8 threads, n = 22", 15, W - 2 * L, fill=MUTED)
+    y += 4
+    for t in range(T):
+        s.text(x0 + t * c + c / 2, y, f"t{t}", 15, fill=PALETTE[t], anchor="middle", bold=True)
+    y += 10
     for p in range(3):
-        s.text(x0 + p * T * c + T * c / 2, 58, f"pass {p}: i = tid + {p * T}", 12, fill=MUTED, anchor="middle")
-        s.line(x0 + p * T * c, 64, x0 + p * T * c, 130, stroke=GREY, dash="4,3")
-    for i in range(24):
-        t = i % T
-        inside = i < n
-        col = PALETTE[t]
-        s.rect(x0 + i * c + 1, 70, c - 2, 30, fill=col if inside else "#FFFFFF", stroke=col if inside else RED,
-               opacity=0.8 if inside else None, dash=None if inside else "3,2")
-        s.text(x0 + i * c + c / 2, 90, i if inside else "×", 12, fill="#FFFFFF" if inside else RED, anchor="middle")
-        s.text(x0 + i * c + c / 2, 120, f"t{t}", 11, fill=col, anchor="middle")
-    s.text(x0, 150, "Colour = the thread (tid = blockIdx.x * blockDim.x + threadIdx.x) that handles the element.", 13)
-    s.text(x0, 172, "Neighbouring threads still touch neighbouring elements in every pass, so each pass is coalesced.", 13, fill=MUTED)
-    s.text(x0, 192, "Threads 6 and 7 find i = 22, 23 ≥ n in the last pass and leave the loop.", 13, fill=MUTED)
+        s.text(L, y + 18, f"pass {p}: i = tid + {p * T}", 15, fill=MUTED)
+        y += 26
+        for t in range(T):
+            i = p * T + t
+            col = PALETTE[t]
+            if i < n:
+                s.rect(x0 + t * c + 1, y, c - 2, 28, fill=col, stroke=col, opacity=0.8)
+                s.text(x0 + t * c + c / 2, y + 20, i, 15, fill="#FFFFFF", anchor="middle")
+            else:
+                s.rect(x0 + t * c + 1, y, c - 2, 28, fill="#FFFFFF", stroke=RED, dash="3,2")
+                s.text(x0 + t * c + c / 2, y + 20, "×", 15, fill=RED, anchor="middle")
+        y += 36
+    y += 14
+    y = para(s, L, y, "Colour: the thread (tid = blockIdx.x * blockDim.x + threadIdx.x) that handles "
+             "the element.", 15, W - 2 * L)
+    y = para(s, L, y, "Neighbouring threads touch neighbouring elements in every pass, so each pass is "
+             "coalesced.", 15, W - 2 * L, fill=MUTED)
+    y = para(s, L, y, "Threads 6 and 7 find i = 22, 23 ≥ n in the last pass and leave the loop.", 15,
+             W - 2 * L, fill=MUTED)
+    s.h = int(y)
     return s.save("grid-stride")
 
 
 # 0003: coalesced versus strided: sectors touched by one warp's 4-byte loads.
 def coalesced_vs_strided():
-    lane, x0 = 24, 40
-    W = x0 * 2 + 32 * lane
-    s = Svg(W, 470)
+    # Drawn for the lesson column (340 px): the warp's 32 lanes as four rows of eight, each row over
+    # the memory it reads.
+    W, L, c = 340, 8, 36
+    x0 = L + (W - 2 * L - 8 * c) / 2
+    s = Svg(W, 10)
 
-    def lanes(y, color):
-        for l in range(32):
-            s.rect(x0 + l * lane + 1, y, lane - 2, 22, fill=color, stroke="#FFFFFF", opacity=0.9)
-            s.text(x0 + l * lane + lane / 2, y + 15, l, 9, fill="#FFFFFF", anchor="middle")
-
-    s.text(x0, 26, "Coalesced: lane k reads in[base + k]  (4-byte floats)", 15, bold=True)
-    lanes(40, BLUE)
-    # 4 sectors of 8 floats, drawn at one float per lane width
-    for sec in range(4):
-        sx = x0 + sec * 8 * lane
-        s.rect(sx + 1, 120, 8 * lane - 2, 34, fill=BLUE, stroke=INK, sw=1.5, opacity=0.25)
-        s.text(sx + 4 * lane, 142, f"sector {sec}: 32 bytes, all used", 12, anchor="middle")
-    for l in range(32):
-        cx = x0 + l * lane + lane / 2
-        s.arrow(cx, 63, cx, 119, stroke=BLUE, sw=1.0, head=5)
-    s.text(x0, 180, "1 request → 4 sectors = 128 bytes moved for 128 bytes used: 100% efficient", 13, bold=True, fill=BLUE)
-
-    s.text(x0, 230, "Strided: lane k reads in[base + 32 * k]  (consecutive lanes 128 bytes apart)", 15, bold=True)
-    lanes(244, RED)
-    # 32 sectors, each drawn compressed to one lane width: 8 slivers of 4 bytes, one used
-    for l in range(32):
-        sx = x0 + l * lane + 1
+    def lanes(y, row, color):
         for k in range(8):
-            used = k == 0
-            s.rect(sx + k * (lane - 2) / 8, 330, (lane - 2) / 8, 34, fill=RED if used else "#FFFFFF",
-                   stroke="none", opacity=0.9 if used else None)
-        s.rect(sx, 330, lane - 2, 34, stroke=INK, sw=1.2)
-        cx = x0 + l * lane + lane / 2
-        s.arrow(cx, 267, sx + 1.5, 329, stroke=RED, sw=1.0, head=5)
-    s.text(x0, 384, "each box: a different 32-byte sector (drawn narrower), of which 4 bytes are used", 12, fill=MUTED)
-    s.text(x0, 410, "1 request → 32 sectors = 1024 bytes moved for 128 bytes used: 12.5% efficient", 13, bold=True, fill=RED)
-    s.text(x0, 440, "The simulator reports this as global_load_sectors / global_load_requests: 4 versus 32.", 13)
-    s.text(x0, 460, "On a GPU the wasted 7/8 of each sector still crosses the memory bus.", 13, fill=MUTED)
+            s.rect(x0 + k * c + 1, y, c - 2, 22, fill=color, stroke="#FFFFFF", opacity=0.9)
+            s.text(x0 + k * c + c / 2, y + 17, row * 8 + k, 15, fill="#FFFFFF", anchor="middle")
+
+    y = para(s, L, 22, nb("Coalesced: lane k reads in[base + k] (4-byte floats)"), 16, W - 2 * L, bold=True)
+    for row in range(4):
+        lanes(y, row, BLUE)
+        s.rect(x0 + 1, y + 26, 8 * c - 2, 26, fill=BLUE, stroke=INK, sw=1.5, opacity=0.25)
+        s.text(x0 + 4 * c, y + 45, f"sector {row}: 32 bytes, all used", 15, anchor="middle")
+        y += 62
+    y = para(s, L, y + 8, "1 request → 4 sectors = 128 bytes moved for 128 bytes used: 100% efficient",
+             15, W - 2 * L, bold=True, fill=BLUE)
+    y = para(s, L, y + 20, nb("Strided: lane k reads in[base + 32 * k] (consecutive lanes 128 bytes apart)"),
+             16, W - 2 * L, bold=True)
+    for row in range(4):
+        lanes(y, row, RED)
+        # each lane's own 32-byte sector, drawn as 8 slivers of 4 bytes, one used
+        for k in range(8):
+            sx = x0 + k * c + 1
+            s.rect(sx, y + 26, (c - 2) / 8, 26, fill=RED, stroke="none", opacity=0.9)
+            s.rect(sx, y + 26, c - 2, 26, stroke=INK, sw=1.2)
+        y += 62
+    y = para(s, L, y + 8, "each box under a lane: a different 32-byte sector, of which 4 bytes are used",
+             15, W - 2 * L, fill=MUTED)
+    y = para(s, L, y + 4, "1 request → 32 sectors = 1024 bytes moved for 128 bytes used: 12.5% efficient",
+             15, W - 2 * L, bold=True, fill=RED)
+    y = para(s, L, y + 8, "The simulator reports this as global_load_sectors / global_load_requests: 4 "
+             "versus 32. On a GPU the wasted 7/8 of each sector still crosses the memory bus.", 15,
+             W - 2 * L, fill=MUTED)
+    s.h = int(y)
     return s.save("coalesced-vs-strided")
 
 
 # 0004: roofline of the H200 with two compute roofs.
 def roofline():
-    W, H = 900, 560
-    L, R, T, B = 90, 40, 50, 70
+    # Drawn for the lesson column (340 px): the points numbered, named in a legend under the chart.
+    W, L = 340, 8
+    PL, PR = 50, 12  # the plot's left and right edges from the picture's
     xmin, xmax = -2, 4      # log10 FLOP/byte
     ymin, ymax = -1, 3.3    # log10 TFLOP/s
-    s = Svg(W, H)
+    s = Svg(W, 10)
+    y = para(s, L, 22, nb("Roofline of an H200: attainable TFLOP/s = min(peak, intensity × 4.8 TB/s)"), 16,
+             W - 2 * L, bold=True)
+    s.text(L, y + 4, "TFLOP/s (log)", 15)
+    T = y + 18
+    B = T + 300
 
     def X(v):
-        return L + (math.log10(v) - xmin) / (xmax - xmin) * (W - L - R)
+        return PL + (math.log10(v) - xmin) / (xmax - xmin) * (W - PL - PR)
 
     def Y(v):
-        return H - B - (math.log10(v) - ymin) / (ymax - ymin) * (H - T - B)
+        return B - (math.log10(v) - ymin) / (ymax - ymin) * (B - T)
 
-    s.text(L, 22, "Roofline of an H200: attainable TFLOP/s = min(peak, intensity × 4.8 TB/s)", 15, bold=True)
     for e in range(xmin, xmax + 1):
         x = X(10 ** e)
-        s.line(x, T, x, H - B, stroke="#E3E6EA", sw=1)
-        lab = {-2: "0.01", -1: "0.1", 0: "1", 1: "10", 2: "100", 3: "1000", 4: "10000"}[e]
-        s.text(x, H - B + 20, lab, 12, fill=MUTED, anchor="middle")
+        s.line(x, T, x, B, stroke="#E3E6EA", sw=1)
+        if e % 2 == 0:  # every other decade named: their labels would touch
+            lab = {-2: "0.01", 0: "1", 2: "100", 4: "10k"}[e]
+            s.text(x, B + 18, lab, 15, fill=MUTED, anchor={xmin: "start", xmax: "end"}.get(e, "middle"))
     for e in range(ymin, 4):
         if 10 ** e > 10 ** ymax:
             continue
-        y = Y(10 ** e)
-        s.line(L, y, W - R, y, stroke="#E3E6EA", sw=1)
-        s.text(L - 8, y + 4, {-1: "0.1", 0: "1", 1: "10", 2: "100", 3: "1000"}[e], 12, fill=MUTED, anchor="end")
-    s.rect(L, T, W - L - R, H - T - B, stroke=MUTED, sw=1)
-    s.text((L + W - R) / 2, H - 22, "arithmetic intensity (FLOP per byte of DRAM traffic, log scale)", 13, anchor="middle")
-    s.text(18, T - 6, "TFLOP/s (log)", 13)
+        yy = Y(10 ** e)
+        s.line(PL, yy, W - PR, yy, stroke="#E3E6EA", sw=1)
+        s.text(PL - 5, yy + 5, {-1: "0.1", 0: "1", 1: "10", 2: "100", 3: "1000"}[e], 15, fill=MUTED, anchor="end")
+    s.rect(PL, T, W - PL - PR, B - T, stroke=MUTED, sw=1)
+    y = para(s, L, B + 40, "arithmetic intensity (FLOP per byte of DRAM traffic, log scale)", 15, W - 2 * L)
 
     bw = 4.8  # TB/s
     fp32, bf16 = 67.0, 989.0
@@ -322,105 +335,112 @@ def roofline():
     s.polyline([(X(bf16 / bw), Y(bf16)), (X(10 ** xmax), Y(bf16))], stroke=PURPLE, sw=3)
     s.polyline([(X(fp32 / bw), Y(fp32)), (X(fp32 / bw), Y(10 ** ymin))], stroke=ORANGE, sw=1, dash="4,4")
     s.polyline([(X(bf16 / bw), Y(bf16)), (X(bf16 / bw), Y(10 ** ymin))], stroke=PURPLE, sw=1, dash="4,4")
-    s.text(X(fp32 / bw) + 6, Y(10 ** ymin) - 8, f"ridge {fp32 / bw:.0f}", 12, fill=ORANGE)
-    s.text(X(bf16 / bw) + 6, Y(10 ** ymin) - 8, f"ridge {bf16 / bw:.0f}", 12, fill=PURPLE)
-    s.text(W - R - 6, Y(fp32) - 8, "FP32 CUDA cores: 67 TFLOP/s", 13, fill=ORANGE, bold=True, anchor="end")
-    s.text(W - R - 6, Y(bf16) - 8, "BF16 tensor cores: 989 TFLOP/s", 13, fill=PURPLE, bold=True, anchor="end")
-    s.text(X(0.012), Y(3.0), "HBM3e: 4.8 TB/s", 13, fill=BLUE, bold=True)
-    s.text(X(0.012), Y(3.0) + 18, "slope 1: twice the intensity,", 12, fill=BLUE)
-    s.text(X(0.012), Y(3.0) + 34, "twice the FLOP/s", 12, fill=BLUE)
-    s.text(X(0.012), Y(400), "A kernel's point sits on or below the roof;", 12, fill=MUTED)
-    s.text(X(0.012), Y(400) + 16, "the gap is the speed it leaves unused.", 12, fill=MUTED)
+    s.text(X(fp32 / bw) - 4, Y(10 ** ymin) - 8, f"ridge {fp32 / bw:.0f}", 15, fill=ORANGE, anchor="end")
+    s.text(X(bf16 / bw) + 4, Y(10 ** ymin) - 8, f"{bf16 / bw:.0f}", 15, fill=PURPLE)
+    s.text(W - PR - 4, Y(fp32) + 20, f"FP32: {fp32:.0f}", 15, fill=ORANGE, bold=True, anchor="end")
+    s.text(W - PR - 4, Y(bf16) - 8, f"BF16: {bf16:.0f}", 15, fill=PURPLE, bold=True, anchor="end")
+    s.text(PL + 6, T + 20, f"HBM3e: {bw} TB/s", 15, fill=BLUE, bold=True)
 
-    def point(v, perf, label, color, dx=8, dy=-8, anchor="start"):
-        s.circle(X(v), Y(perf), 6, fill=color, stroke="#FFFFFF", sw=1.5)
-        s.text(X(v) + dx, Y(perf) + dy, label, 12, fill=color, anchor=anchor)
-
-    point(1 / 12, bw / 12, "vector add (1/12)", GREEN, dx=10, dy=18)
-    point(5 / 8, 5 / 8 * bw, "softmax (0.6)", GREEN, dx=10, dy=18)
-    sg = 2 * 4096 ** 3 / (3 * 4096 ** 2 * 4)
-    point(sg, fp32, f"SGEMM 4096³ ({sg:.0f})", RED, dx=0, dy=22, anchor="middle")
     hg = 2 * 8192 ** 3 / (3 * 8192 ** 2 * 2)
-    point(hg, 785, "cuBLAS BF16 8192³", RED, dx=30, dy=24, anchor="end")
-    s.text(X(hg) + 30, Y(785) + 40, f"({hg:.0f}), measured ≈ 785", 12, fill=RED, anchor="end")
+    sg = 2 * 4096 ** 3 / (3 * 4096 ** 2 * 4)
+    points = [(1 / 12, bw / 12, "vector add (1/12)", GREEN),
+              (5 / 8, 5 / 8 * bw, "softmax (0.6)", GREEN),
+              (sg, fp32, f"SGEMM 4096³ ({sg:.0f})", RED),
+              (hg, 785, f"cuBLAS BF16 8192³ ({hg:.0f}), measured\u00a0≈\u00a0785", RED)]
+    for k, (v, perf, _, color) in enumerate(points):
+        s.circle(X(v), Y(perf), 6, fill=color, stroke="#FFFFFF", sw=1.5)
+        above = perf == fp32  # on the FP32 roof, whose label is under it
+        s.text(X(v) - 10, Y(perf) - 8 if above else Y(perf) + 5, k + 1, 15, fill=color, anchor="end",
+               bold=True)
+    y += 4
+    for k, (_, _, label, color) in enumerate(points):
+        s.text(L, y, k + 1, 15, fill=color, bold=True)
+        y = para(s, L + 18, y, label, 15, W - 2 * L - 18, fill=color)
+    y = para(s, L, y + 6, f"Roofs: FP32 CUDA cores at {fp32:.0f} TFLOP/s, BF16 tensor cores at "
+             f"{bf16:.0f} TFLOP/s; ridges at {fp32 / bw:.0f} and {bf16 / bw:.0f} FLOP/B. The memory roof has slope 1: twice the intensity, twice "
+             "the FLOP/s. A kernel's point sits on or below the roof; the gap is the speed it leaves "
+             "unused.", 15, W - 2 * L, fill=MUTED)
+    s.h = int(y)
     return s.save("roofline")
 
 
 # 0005: shared-memory tree reduction with sequential addressing, 16 values.
 def reduction_tree():
-    n, c, x0, y0, dy = 16, 44, 150, 60, 76
-    W = x0 + n * c + 40
-    s = Svg(W, y0 + 4 * dy + 50)
-    s.text(20, 28, "Tree reduction in shared memory, 16 values:  if (t < stride) s[t] += s[t + stride];", 15, bold=True)
+    # Drawn for the lesson column (340 px): each step's label beside its row.
+    n, W, L, c, dy = 16, 340, 8, 20, 74
+    x0 = L + (W - 2 * L - n * c) / 2
+    s = Svg(W, 10)
+    y = para(s, L, 22, "Tree reduction in shared memory, 16 values:", 16, W - 2 * L, bold=True)
+    s.text(L, y, "if (t < stride)", 15, mono=True)
+    s.text(L, y + 20, "  s[t] += s[t + stride];", 15, mono=True)
+    y = para(s, L, y + 40, "then __syncthreads() before the next stride.", 15, W - 2 * L, fill=MUTED)
+    s.text(L, y + 4, "start", 15, fill=MUTED)
+    y0 = y + 12
     vals = [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3]
     level = 0
     while True:
         y = y0 + level * dy
         live = n >> level
-        label = "start" if level == 0 else f"after stride {live}"
-        s.text(x0 - 16, y + 21, label, 13, anchor="end", fill=MUTED)
-        for i in range(n):
-            active = i < live
-            if live == 1 and not active:
-                continue
-            s.rect(x0 + i * c + 2, y, c - 4, 30, fill=PALETTE[0] if active else "#FFFFFF",
-                   stroke=INK if active else "#D5D9DF", opacity=0.85 if active else None, sw=1)
-            s.text(x0 + i * c + c / 2, y + 20, vals[i] if active else "", 13,
-                   fill="#FFFFFF" if active else GREY, anchor="middle")
+        if level:
+            s.text(x0 + live * c + 10, y + 19, f"after stride {live}", 15, fill=MUTED)
+        for i in range(live):
+            s.rect(x0 + i * c, y, c, 28, fill=PALETTE[0], stroke="#FFFFFF", opacity=0.85, sw=1)
+            s.text(x0 + i * c + c / 2, y + 19, vals[i], 15, fill="#FFFFFF", anchor="middle")
         if live == 1:
-            s.text(x0 + c + 8, y + 21, f"s[0] = {vals[0]}: the block's sum, after log2(16) = 4 steps and 15 additions", 13)
+            y = para(s, L, y + 56, f"s[0] = {vals[0]}: the block's sum, after log2(16) = 4 steps "
+                     "and 15 additions", 15, W - 2 * L)
             break
         half = live // 2
-        ny = y + dy
         for i in range(half):
-            s.arrow(x0 + (i + half) * c + c / 2, y + 31, x0 + i * c + c / 2 + 6, ny - 2, stroke=ORANGE, sw=1.2, head=6)
-            s.arrow(x0 + i * c + c / 2, y + 31, x0 + i * c + c / 2, ny - 2, stroke=GREY, sw=1.0, head=5)
-        s.text(x0 + n * c - 4, ny - 10, f"threads t < {half} add s[t + {half}]; __syncthreads()", 11, fill=MUTED, anchor="end", mono=True)
+            s.arrow(x0 + (i + half) * c + c / 2, y + 30, x0 + i * c + c / 2 + 3, y + dy - 2,
+                    stroke=ORANGE, sw=1.2, head=6)
         vals = [vals[i] + vals[i + half] if i < half else vals[i] for i in range(n)]
         level += 1
+    s.h = int(y)
     return s.save("reduction-tree")
 
 
 # 0006: shared-memory banks: reading a column of a 32x32 tile, unpadded and padded.
 def bank_conflicts():
-    c, rows = 12, 8
-    pw = 32 * c
-    gap = 70
-    x0, y0 = 40, 96
-    W = x0 * 2 + 2 * pw + gap
-    s = Svg(W, y0 + rows * c + 150)
-    s.text(x0, 26, "A warp reads column 0 of a 32 × 32 float tile: lane r reads tile[r][0]", 15, bold=True)
-    for p, (pad, title) in enumerate([(32, "__shared__ float tile[32][32];"), (33, "__shared__ float tile[32][33];")]):
-        px = x0 + p * (pw + gap)
-        s.text(px, 56, title, 13, mono=True, bold=True)
-        s.text(px, 76, "bank →  0" + " " * 36 + "31", 11, fill=MUTED, mono=True)
+    # Drawn for the lesson column (340 px): the two tiles stacked, each with its verdict under it.
+    W, L, c, rows = 340, 8, 10, 8
+    px = L + (W - 2 * L - 32 * c) / 2
+    s = Svg(W, 10)
+    y = para(s, L, 22, "A warp reads column 0 of a 32 × 32 float tile: lane r reads tile[r][0]", 16,
+             W - 2 * L, bold=True)
+    for pad in (32, 33):
+        y += 12
+        s.text(L, y, f"__shared__ float tile[32][{pad}];", 15, mono=True, bold=True)
+        s.text(px, y + 22, "bank 0", 15, fill=MUTED)
+        s.text(px + 32 * c, y + 22, "31", 15, fill=MUTED, anchor="end")
+        y0 = y + 30
         hit = [0] * 32
         for r in range(rows):
             for k in range(32):
-                addr = r * pad + k  # the word at bank position k of this drawn row
                 s.rect(px + k * c, y0 + r * c, c, c, fill="#FFFFFF", stroke="#D5D9DF", sw=0.6)
-        # the elements of column 0: word address r * pad
+        # the elements of column 0: word address r * pad, drawn at (row addr // 32, bank addr % 32)
         for r in range(32):
             addr = r * pad
             bank = addr % 32
             hit[bank] += 1
-            if r < rows:
-                # draw in the row band of the word's position: word addr -> (addr // 32, addr % 32)
-                rr = addr // 32
-                if rr < rows:
-                    s.rect(px + bank * c, y0 + rr * c, c, c, fill=RED if pad == 32 else GREEN, stroke=INK, sw=0.8)
-        s.text(px, y0 + rows * c + 18, "rows of 32 banks (4 bytes each); first 8 of 33 shown" if pad == 33 else
-               "rows of 32 banks (4 bytes each); first 8 shown", 11, fill=MUTED)
+            if addr // 32 < rows:
+                s.rect(px + bank * c, y0 + (addr // 32) * c, c, c, fill=RED if pad == 32 else GREEN,
+                       stroke=INK, sw=0.8)
+        y = y0 + rows * c + 20
+        y = para(s, L, y, f"rows of 32 banks (4 bytes each); first 8 of {pad} shown", 15, W - 2 * L,
+                 fill=MUTED)
         worst = max(hit)
         if pad == 32:
-            s.text(px, y0 + rows * c + 46, "tile[r][0] is word 32·r → bank 0 for every r", 13)
-            s.text(px, y0 + rows * c + 68, f"32 lanes in one bank: {worst}-way conflict", 13, fill=RED, bold=True)
-            s.text(px, y0 + rows * c + 90, "→ 32 wavefronts, one after another", 13, fill=RED)
+            y = para(s, L, y, "tile[r][0] is word 32·r → bank 0 for every r", 15, W - 2 * L)
+            y = para(s, L, y, f"32 lanes in one bank: {worst}-way conflict → 32 wavefronts, one after "
+                     "another", 15, W - 2 * L, fill=RED, bold=True)
         else:
-            s.text(px, y0 + rows * c + 46, "tile[r][0] is word 33·r → bank r mod 32", 13)
-            s.text(px, y0 + rows * c + 68, f"one lane per bank: conflict-free", 13, fill=GREEN, bold=True)
-            s.text(px, y0 + rows * c + 90, "→ 1 wavefront; costs 32 floats of padding", 13, fill=GREEN)
-    s.text(x0, y0 + rows * c + 130, "bank = (byte address / 4) mod 32.  The same address in many lanes is a broadcast, not a conflict.", 13, fill=MUTED)
+            y = para(s, L, y, "tile[r][0] is word 33·r → bank r mod 32", 15, W - 2 * L)
+            y = para(s, L, y, "one lane per bank: conflict-free → 1 wavefront; costs 32 floats of "
+                     "padding", 15, W - 2 * L, fill=GREEN, bold=True)
+    y = para(s, L, y + 12, "bank = (byte address / 4) mod 32. The same address in many lanes is a "
+             "broadcast, not a conflict.", 15, W - 2 * L, fill=MUTED)
+    s.h = int(y)
     return s.save("bank-conflicts")
 
 
@@ -456,28 +476,28 @@ def fusion_bytes():
 
 # 0008: tiled matmul: a block's C tile, the A and B strips it reads, one BK step highlighted.
 def tiled_matmul():
-    W, H = 780, 650
-    s = Svg(W, H)
-    u = 26  # pixels per 32 elements
+    # Drawn for the lesson column (340 px): the three matrices, then the notes under them.
+    W, L = 340, 8
+    s = Svg(W, 10)
+    u = 14  # pixels per 32 elements
     M, N, K = 12, 12, 8  # in units of 32
-    ax, by = 60, 40
-    bx = ax + K * u + 40
-    ay = by + K * u + 30
+    y = para(s, L, 22, nb("C[BM × BN] += A[BM × BK] · B[BK × BN], step by step along K"), 16, W - 2 * L,
+             bold=True)
+    ax, by = L + 18, y + 10
+    bx = ax + K * u + 20
+    ay = by + K * u + 20
     cx, cy = bx, ay
-    s.text(20, 24, "C[BM × BN] += A[BM × BK] · B[BK × BN], step by step along K", 15, bold=True)
-    # A (M x K)
+    # A (M x K), B (K x N), C (M x N)
     s.rect(ax, ay, K * u, M * u, fill=LIGHT, stroke=INK, sw=1.5)
-    s.text(ax + K * u / 2, ay + M * u + 22, "A  (M × K)", 14, anchor="middle", bold=True)
-    # B (K x N)
+    s.text(ax + K * u / 2, ay + M * u + 20, "A (M × K)", 15, anchor="middle", bold=True)
     s.rect(bx, by, N * u, K * u, fill=LIGHT, stroke=INK, sw=1.5)
-    s.text(bx + N * u + 10, by + K * u / 2, "B  (K × N)", 14, bold=True)
-    # C (M x N)
+    s.text(ax + K * u / 2, by + K * u / 2 + 5, "B (K × N)", 15, anchor="middle", bold=True)
     s.rect(cx, cy, N * u, M * u, fill=LIGHT, stroke=INK, sw=1.5)
-    s.text(cx + N * u + 10, cy + M * u / 2, "C  (M × N)", 14, bold=True)
+    s.text(cx + N * u / 2, cy + M * u + 20, "C (M × N)", 15, anchor="middle", bold=True)
     # the block's tile of C: rows 4..7, cols 8..11 (in 32s) -> BM = BN = 128
     tr, tc, tb = 4, 8, 4
     s.rect(cx + tc * u, cy + tr * u, tb * u, tb * u, fill=RED, stroke=INK, sw=2, opacity=0.75)
-    s.text(cx + tc * u + tb * u / 2, cy + tr * u + tb * u / 2 + 5, "BM × BN", 13, fill="#FFFFFF", anchor="middle", bold=True)
+    s.text(cx + tc * u - 6, cy + tr * u + tb * u / 2 + 5, "BM × BN", 15, fill=RED, anchor="end", bold=True)
     # A strip and B strip
     s.rect(ax, ay + tr * u, K * u, tb * u, fill=BLUE, stroke=INK, sw=1.5, opacity=0.3)
     s.rect(bx + tc * u, by, tb * u, K * u, fill=ORANGE, stroke=INK, sw=1.5, opacity=0.3)
@@ -485,59 +505,50 @@ def tiled_matmul():
     k = 2
     s.rect(ax + k * u, ay + tr * u, u, tb * u, fill=BLUE, stroke=INK, sw=2, opacity=0.9)
     s.rect(bx + tc * u, by + k * u, tb * u, u, fill=ORANGE, stroke=INK, sw=2, opacity=0.9)
-    s.text(ax + k * u + u / 2, ay + tr * u - 8, "BK", 12, anchor="middle", bold=True, fill=BLUE)
-    s.text(bx + tc * u - 8, by + k * u + u / 2 + 4, "BK", 12, anchor="end", bold=True, fill=ORANGE)
-    s.arrow(ax + k * u + u, ay + tr * u + tb * u / 2, cx + tc * u - 4, cy + tr * u + tb * u / 2, stroke=BLUE, sw=2)
-    s.arrow(bx + tc * u + tb * u / 2, by + k * u + u, cx + tc * u + tb * u / 2, cy + tr * u - 4, stroke=ORANGE, sw=2)
-    s.arrow(ax + 10, ay + tr * u + tb * u + 14, ax + K * u - 10, ay + tr * u + tb * u + 14, stroke=MUTED, sw=1.5)
-    s.text(ax + 10, ay + tr * u + tb * u + 32, "k-loop: K / BK steps", 12, fill=MUTED)
-    # notes
-    nx, ny = 20, 60
-    notes = [
-        ("One block owns one BM × BN tile of C.", INK),
-        ("Each step: load A's BM × BK and B's BK × BN", INK),
-        ("into shared memory, __syncthreads(),", INK),
-        ("then every thread does BK multiply-adds", INK),
-        ("for each of its outputs, __syncthreads().", INK),
-        ("Each A element is read N / BN times,", MUTED),
-        ("each B element M / BM times, not N and M.", MUTED),
-    ]
-    for i, (t, col) in enumerate(notes):
-        s.text(nx, ny + i * 20, t, 12, fill=col)
+    s.text(ax + k * u + u / 2, ay + tr * u - 6, "BK", 15, anchor="middle", bold=True, fill=BLUE)
+    s.text(bx + tc * u - 6, by + k * u + u / 2 + 5, "BK", 15, anchor="end", bold=True, fill=ORANGE)
+    s.arrow(ax + 4, ay + tr * u + tb * u + 10, ax + K * u - 4, ay + tr * u + tb * u + 10, stroke=MUTED, sw=1.5)
+    y = cy + M * u + 48
+    y = para(s, L, y, "k-loop: K / BK steps (arrow).", 15, W - 2 * L, fill=MUTED)
+    y = para(s, L, y + 4, nb("One block owns one BM × BN tile of C. Each step: load A's BM × BK and B's "
+                "BK × BN into shared memory, __syncthreads(), then every thread does BK "
+                "multiply-adds for each of its outputs, __syncthreads()."), 15, W - 2 * L)
+    y = para(s, L, y + 4, nb("Each A element is read N / BN times, each B element M / BM times, not N "
+                "and M."), 15, W - 2 * L, fill=MUTED)
+    s.h = int(y)
     return s.save("tiled-matmul")
 
 
 # 0008: register tile: one thread computes a TM x TN patch from TM values of A and TN of B.
 def register_tile():
-    W, H = 760, 370
-    s = Svg(W, H)
-    c = 28
+    # Drawn for the lesson column (340 px): the tile, then its loop under it.
+    W, L, c = 340, 8, 26
     TM = TN = 8
-    ax, ay = 60, 90
-    bx, by = ax + 2 * c, 40
-    s.text(20, 24, "Register tile: per k, a thread loads TM + TN = 16 values and does TM × TN = 64 FMAs", 15, bold=True)
-    for i in range(TM):
-        s.rect(ax, ay + i * c, c, c, fill=BLUE, stroke="#FFFFFF", opacity=0.85)
-    s.text(ax + c / 2, ay + TM * c + 20, "a[0..7]", 12, anchor="middle", fill=BLUE, mono=True)
+    s = Svg(W, 10)
+    y = para(s, L, 22, nb("Register tile: per k, a thread loads TM + TN = 16 values and does TM × TN "
+                "= 64 FMAs"), 16, W - 2 * L, bold=True)
+    bx = L + 2 * c
+    by = y + 4
+    ax, ay = L, by + c + 8
     for j in range(TN):
         s.rect(bx + j * c, by, c, c, fill=ORANGE, stroke="#FFFFFF", opacity=0.85)
-    s.text(bx + TN * c + 8, by + 19, "b[0..7]", 12, fill=ORANGE, mono=True)
+    s.text(bx + TN * c + 6, by + 19, "b[0..7]", 15, fill=ORANGE, mono=True)
+    for i in range(TM):
+        s.rect(ax, ay + i * c, c, c, fill=BLUE, stroke="#FFFFFF", opacity=0.85)
+    s.text(ax, ay + TM * c + 20, "a[0..7]", 15, fill=BLUE, mono=True)
     for i in range(TM):
         for j in range(TN):
             s.rect(bx + j * c, ay + i * c, c, c, fill=RED, stroke="#FFFFFF", opacity=0.25 + 0.05 * ((i + j) % 2))
-    s.text(bx + TN * c / 2, ay + TM * c / 2 + 5, "acc[8][8]", 13, anchor="middle", mono=True, bold=True)
-    tx = bx + TN * c + 40
-    lines = [
-        "for each k in the shared tile:",
-        "  a[i] = As[k][ty*8 + i]   (8 loads)",
-        "  b[j] = Bs[k][tx*8 + j]   (8 loads)",
-        "  acc[i][j] += a[i] * b[j] (64 FMAs)",
-    ]
-    for i, t in enumerate(lines):
-        s.text(tx, 110 + i * 22, t, 12.5, mono=True)
-    s.text(tx, 220, "1 shared load per 4 FMAs, against 2 loads per", 13, fill=MUTED)
-    s.text(tx, 240, "FMA when each thread owns one output: 8× less", 13, fill=MUTED)
-    s.text(tx, 260, "shared-memory traffic for the same work.", 13, fill=MUTED)
+    s.text(bx + TN * c / 2, ay + TM * c / 2 + 5, "acc[8][8]", 15, anchor="middle", mono=True, bold=True)
+    y = ay + TM * c + 46
+    for t in ("for each k in the shared tile:", "a[i] = As[k][ty*8 + i]", "b[j] = Bs[k][tx*8 + j]",
+              "acc[i][j] += a[i] * b[j]"):
+        s.text(L, y, t, 15, mono=True)
+        y += 20
+    y = para(s, L, y, "8 + 8 loads, 64 FMAs", 15, W - 2 * L)
+    y = para(s, L, y + 6, "1 shared load per 4 FMAs, against 2 loads per FMA when each thread owns one "
+             "output: 8× less shared-memory traffic for the same work.", 15, W - 2 * L, fill=MUTED)
+    s.h = int(y)
     return s.save("register-tile")
 
 
@@ -551,76 +562,87 @@ def _quant():
 
 # 0012: FP8 bit layouts, and where the positive values of e4m3 and e5m2 lie on a log scale.
 def fp8_formats():
+    # Drawn for the lesson column (340 px): each format's bits over its notes, the number line under.
     qn = _quant()
-    W, H = 900, 430
-    s = Svg(W, H)
-    s.text(20, 28, "FP8: one byte, two ways to split it", 15, bold=True)
+    W, L = 340, 8
+    s = Svg(W, 10)
+    y = para(s, L, 22, "FP8: one byte, two ways to split it", 16, W - 2 * L, bold=True)
     cell = 34
 
     def layout(y, name, fields, notes):
-        s.text(20, y + 22, name, 14, bold=True)
-        x = 130
+        s.text(L, y + 22, name, 15, bold=True)
+        x = L + 54
         for label, count, color in fields:
             for k in range(count):
                 s.rect(x + k * cell, y, cell - 2, 32, fill=color, stroke="#FFFFFF", opacity=0.85)
-                s.text(x + k * cell + cell / 2 - 1, y + 21, label, 13, fill="#FFFFFF", anchor="middle", bold=True)
+                s.text(x + k * cell + cell / 2 - 1, y + 22, label, 15, fill="#FFFFFF", anchor="middle", bold=True)
             x += count * cell
+        y += 56
         for i, t in enumerate(notes):
-            s.text(x + 20, y + 12 + i * 17, t, 12, fill=INK if i == 0 else MUTED)
+            y = para(s, L, y, t, 15, W - 2 * L, fill=INK if i == 0 else MUTED)
+        return y + 10
 
-    layout(50, "e4m3", [("S", 1, RED), ("E", 4, BLUE), ("M", 3, GREEN)],
-           ["bias 7: (1 + M/8) · 2^(E−7); E = 0: (M/8) · 2^−6",
-            "max 0.1111.110 = 0x7E = 1.75 · 2^8 = %g;  no Inf" % qn.E4M3_MAX,
-            "NaN only at S.1111.111: 0x7F and 0xFF"])
-    layout(120, "e5m2", [("S", 1, RED), ("E", 5, BLUE), ("M", 2, GREEN)],
-           ["bias 15, like IEEE half with 8 mantissa bits cut off",
-            "max 0.11110.11 = 0x7B = 1.75 · 2^15 = %g" % qn.E5M2_MAX,
-            "Inf at 0x7C / 0xFC; NaN at S.11111.{01,10,11}"])
+    y = layout(y, "e4m3", [("S", 1, RED), ("E", 4, BLUE), ("M", 3, GREEN)],
+               ["bias 7: (1 + M/8) · 2^(E−7); E = 0: (M/8) · 2^−6",
+                "max 0.1111.110 = 0x7E = 1.75 · 2^8 = %g; no Inf" % qn.E4M3_MAX,
+                "NaN only at S.1111.111: 0x7F and 0xFF"])
+    y = layout(y, "e5m2", [("S", 1, RED), ("E", 5, BLUE), ("M", 2, GREEN)],
+               ["bias 15, like IEEE half with 8 mantissa bits cut off",
+                "max 0.11110.11 = 0x7B = 1.75 · 2^15 = %g" % qn.E5M2_MAX,
+                "Inf at 0x7C / 0xFC; NaN at S.11111.{01,10,11}"])
 
     # the number line: log2 from -17 to 17
-    L, R = 90, 40
+    PL, PR = 58, 14
     lo, hi = -17, 17
 
     def X(v):
-        return L + (math.log2(v) - lo) / (hi - lo) * (W - L - R)
+        return PL + (math.log2(v) - lo) / (hi - lo) * (W - PL - PR)
 
-    y1, y2 = 250, 320
-    s.text(20, 205, "Every positive finite value, on a log scale (a tick per value; each power of two is a binade):", 13)
+    y = para(s, L, y + 8, "Every positive finite value, on a log scale (a tick per value; each power of "
+             "two is a binade):", 15, W - 2 * L)
+    top = y
+    y1, y2 = top + 40, top + 100
     for e in range(lo, hi + 1):
         x = X(2.0 ** e)
-        s.line(x, 225, x, 345, stroke="#E3E6EA", sw=1)
-        if e % 4 == 0:
-            s.text(x, 365, "2^%d" % e, 11, fill=MUTED, anchor="middle")
-    s.text(20, y1 + 5, "e4m3", 13, bold=True, fill=BLUE)
-    s.text(20, y2 + 5, "e5m2", 13, bold=True, fill=ORANGE)
+        s.line(x, top + 14, x, y2 + 20, stroke="#E3E6EA", sw=1)
+        if e % 8 == 0:
+            s.text(x, y2 + 40, "2^%d" % e, 15, fill=MUTED, anchor="middle")
+    s.text(L, y1 + 5, "e4m3", 15, bold=True, fill=BLUE)
+    s.text(L, y2 + 5, "e5m2", 15, bold=True, fill=ORANGE)
     for v in qn.E4M3_POS[1:]:
-        s.line(X(v), y1 - 14, X(v), y1 + 14, stroke=BLUE, sw=1)
+        s.line(X(v), y1 - 12, X(v), y1 + 12, stroke=BLUE, sw=1)
     for c in range(1, 0x7C):
-        s.line(X(qn.E5M2[c]), y2 - 14, X(qn.E5M2[c]), y2 + 14, stroke=ORANGE, sw=1)
-    s.text(X(qn.E4M3_MAX) + 4, y1 - 18, "448", 12, fill=BLUE, bold=True)
-    s.text(X(qn.E5M2_MAX) + 4, y2 - 18, "57344", 12, fill=ORANGE, bold=True)
-    s.text(X(2.0 ** -9), y1 - 18, "2^−9", 12, fill=BLUE, anchor="middle")
-    s.text(X(2.0 ** -16), y2 - 18, "2^−16", 12, fill=ORANGE, anchor="middle")
-    s.text(20, 395, "e4m3: 8 values per binade over 2^−9 … 448 (weights, activations).  "
-           "e5m2: 4 per binade over 2^−16 … 57344 (gradients).", 12, fill=MUTED)
-    s.text(20, 415, "Subnormals (E = 0) thin out at the left end; a scale moves the data into the dense middle.", 12, fill=MUTED)
+        s.line(X(qn.E5M2[c]), y2 - 12, X(qn.E5M2[c]), y2 + 12, stroke=ORANGE, sw=1)
+    s.text(X(qn.E4M3_MAX) + 4, y1 - 16, "448", 15, fill=BLUE, bold=True)
+    s.text(X(qn.E5M2_MAX), y2 - 16, "57344", 15, fill=ORANGE, bold=True, anchor="end")
+    s.text(X(2.0 ** -9), y1 - 16, "2^−9", 15, fill=BLUE, anchor="middle")
+    s.text(X(2.0 ** -16), y2 - 16, "2^−16", 15, fill=ORANGE, anchor="start")
+    y = para(s, L, y2 + 66, "e4m3: 8 values per binade over 2^−9 … 448 (weights, activations). "
+             "e5m2: 4 per binade over 2^−16 … 57344 (gradients).", 15, W - 2 * L, fill=MUTED)
+    y = para(s, L, y + 4, "Subnormals (E = 0) thin out at the left end; a scale moves the data into the "
+             "dense middle.", 15, W - 2 * L, fill=MUTED)
+    s.h = int(y)
     return s.save("fp8-formats")
 
 
 # 0012: the NF4 code values are quantiles of a normal distribution.
 def nf4_codes():
+    # Drawn for the lesson column (340 px): the codes' numbers on two staggered rows (the middle
+    # ones lie 10 px apart), the notes under the chart.
     qn = _quant()
-    W, H = 900, 400
-    L, R, T, B = 50, 30, 60, 120
-    s = Svg(W, H)
-    s.text(20, 28, "NF4: 16 values, each a quantile of N(0, 1), scaled so the largest is 1", 15, bold=True)
+    W, L = 340, 8
+    PL, PR = 48, 14
+    s = Svg(W, 10)
+    y = para(s, L, 22, "NF4: 16 values, each a quantile of N(0, 1), scaled so the largest is 1", 16,
+             W - 2 * L, bold=True)
+    T = y
     top = statistics_inv(0.9677083)
     xmin, xmax = -1.15, 1.15
 
     def X(v):
-        return L + (v - xmin) / (xmax - xmin) * (W - L - R)
+        return PL + (v - xmin) / (xmax - xmin) * (W - PL - PR)
 
-    base = H - B
+    base = T + 150
     peak = 1 / math.sqrt(2 * math.pi)
 
     def Y(p):
@@ -632,26 +654,26 @@ def nf4_codes():
         z = u * top
         pts.append((X(u), Y(math.exp(-z * z / 2) / math.sqrt(2 * math.pi))))
     s.polyline(pts, stroke=MUTED, sw=2)
-    s.line(L, base, W - R, base, stroke=INK, sw=1)
+    s.line(PL, base, W - PR, base, stroke=INK, sw=1)
     for i, v in enumerate(qn.NF4):
         z = v * top
         col = BLUE if v < 0 else (GREEN if v == 0 else ORANGE)
         s.line(X(v), base, X(v), Y(math.exp(-z * z / 2) / math.sqrt(2 * math.pi)), stroke=col, sw=2)
         s.circle(X(v), base, 4, fill=col)
-        s.text(X(v), base + 18, str(i), 11, anchor="middle", bold=True, fill=col)
-    s.text(L, base + 18, "code", 11, fill=MUTED, anchor="end")
+        s.text(X(v), base + 20 + 18 * (i % 2), str(i), 15, anchor="middle", bold=True, fill=col)
+    s.text(L, base + 29, "code", 15, fill=MUTED)
     # uniform int4 levels for comparison
-    yu = base + 52
-    s.text(L, yu + 4, "int4", 11, fill=MUTED, anchor="end")
-    s.line(L, yu, W - R, yu, stroke=GREY, sw=1)
+    yu = base + 70
+    s.text(L, yu + 5, "int4", 15, fill=MUTED)
+    s.line(PL, yu, W - PR, yu, stroke=GREY, sw=1)
     for k in range(-7, 8):
         s.circle(X(k / 7), yu, 3.5, fill=GREY)
-    s.text(W - R, yu + 22, "int4 symmetric (−7…7)/7 for comparison: evenly spaced, as many levels in the tails as near 0", 11,
-           fill=MUTED, anchor="end")
-    s.text(W - R, base + 94, "7 negative codes, an exact 0 (code 7), 8 positive codes: asymmetric so that 0 is exact and ±1 both exist", 11,
-           fill=MUTED, anchor="end")
-    s.text(X(0.62), Y(0.3), "dense where weights are common", 12, fill=INK)
-    s.text(X(0.62), Y(0.3) + 16, "sparse in the tails", 12, fill=INK)
+    y = para(s, L, yu + 34, "NF4 is dense where weights are common, sparse in the tails.", 15, W - 2 * L)
+    y = para(s, L, y + 4, "int4 symmetric (−7…7)/7 for comparison: evenly spaced, as many levels in the "
+             "tails as near 0.", 15, W - 2 * L, fill=MUTED)
+    y = para(s, L, y + 4, "7 negative codes, an exact 0 (code 7), 8 positive codes: asymmetric so that 0 "
+             "is exact and ±1 both exist.", 15, W - 2 * L, fill=MUTED)
+    s.h = int(y)
     return s.save("nf4-codes")
 
 
@@ -662,50 +684,59 @@ def statistics_inv(p):
 
 # 0012: one q4_0 block, and NF4's packing for contrast.
 def q4_0_block():
-    W, H = 940, 400
-    s = Svg(W, H)
-    s.text(20, 28, "q4_0 (llama.cpp): 32 weights in 18 bytes = 4.5 bits per weight", 15, bold=True)
-    c, x0, y0 = 46, 40, 60
-    # byte boxes: 2 for d, 16 for qs
-    s.rect(x0, y0, 2 * c - 2, 40, fill=PURPLE, stroke="#FFFFFF", opacity=0.85)
-    s.text(x0 + c - 1, y0 + 25, "d (fp16)", 12, fill="#FFFFFF", anchor="middle", bold=True)
+    # Drawn for the lesson column (340 px): the 16 code bytes as two rows of eight, and each weight at
+    # the place of the byte it comes from.
+    W, L = 340, 8
+    s = Svg(W, 10)
+    y = para(s, L, 22, "q4_0 (llama.cpp): 32 weights in 18 bytes = 4.5 bits per weight", 16, W - 2 * L,
+             bold=True)
+    c = 38
+    x0 = L + (W - 2 * L - 8 * c) / 2
+    s.rect(x0, y, 2 * c - 2, 32, fill=PURPLE, stroke="#FFFFFF", opacity=0.85)
+    s.text(x0 + c - 1, y + 21, "d (fp16)", 15, fill="#FFFFFF", anchor="middle", bold=True)
+    s.text(x0 + 2 * c + 6, y + 21, "bytes 0–1", 15, fill=MUTED)
+    y = para(s, L, y + 56, "bytes 2–17: qs[0..15], two 4-bit codes each (hi | lo)", 15, W - 2 * L, fill=MUTED)
+    qy = [y + 18, y + 18 + 62]
     for j in range(16):
-        bx = x0 + (2 + j) * c
-        s.rect(bx, y0, c / 2 - 1, 40, fill=ORANGE, stroke="#FFFFFF", opacity=0.85)
-        s.rect(bx + c / 2 - 1, y0, c / 2 - 1, 40, fill=BLUE, stroke="#FFFFFF", opacity=0.85)
-        s.text(bx + c / 2 - 1, y0 - 6, "qs[%d]" % j, 9.5, anchor="middle", fill=MUTED)
-        s.text(bx + c / 4, y0 + 25, "hi", 10, anchor="middle", fill="#FFFFFF")
-        s.text(bx + 3 * c / 4 - 1, y0 + 25, "lo", 10, anchor="middle", fill="#FFFFFF")
-    s.text(x0, y0 + 60, "bytes 0–1", 11, fill=MUTED)
-    s.text(x0 + 2 * c, y0 + 60, "bytes 2–17: 16 bytes, two 4-bit codes each", 11, fill=MUTED)
-    # weights row
-    wy = y0 + 120
-    wc = (18 * c) / 32
-    for k in range(32):
-        col = BLUE if k < 16 else ORANGE
-        s.rect(x0 + k * wc, wy, wc - 1, 26, fill=col, stroke="#FFFFFF", opacity=0.55)
-        s.text(x0 + k * wc + wc / 2, wy + 17, str(k), 9.5, anchor="middle")
-    for j in (0, 1, 15):
-        bx = x0 + (2 + j) * c
-        s.arrow(bx + 3 * c / 4 - 1, y0 + 41, x0 + j * wc + wc / 2, wy - 2, stroke=BLUE, sw=1.2, head=5)
-        s.arrow(bx + c / 4, y0 + 41, x0 + (j + 16) * wc + wc / 2, wy - 2, stroke=ORANGE, sw=1.2, head=5)
-    s.text(x0, wy + 46, "w[j] = ((qs[j] & 0xF) − 8) · d        w[j + 16] = ((qs[j] >> 4) − 8) · d        (j = 0 … 15)", 12.5,
-           mono=True)
-    s.text(x0, wy + 66, "Low nibbles hold the first half of the block, high nibbles the second. Blocks sit 18 bytes apart:", 12,
-           fill=MUTED)
-    s.text(x0, wy + 82, "only 2-byte aligned, so a 16-byte vector load of a block needs care.", 12, fill=MUTED)
+        bx, by = x0 + (j % 8) * c, qy[j // 8]
+        s.text(bx + c / 2, by - 4, j, 15, anchor="middle", fill=MUTED)
+        s.rect(bx, by, c / 2 - 1, 32, fill=ORANGE, stroke="#FFFFFF", opacity=0.85)
+        s.rect(bx + c / 2 - 1, by, c / 2 - 1, 32, fill=BLUE, stroke="#FFFFFF", opacity=0.85)
+        s.text(bx + c / 4, by + 21, "hi", 15, anchor="middle", fill="#FFFFFF")
+        s.text(bx + 3 * c / 4 - 1, by + 21, "lo", 15, anchor="middle", fill="#FFFFFF")
+    # the weights, each at its byte's place: w[j] from qs[j]'s low nibble, w[j + 16] from its high one
+    wy = qy[1] + 32 + 34
+    for half, (name, col) in enumerate((("w[0..15], from the lo nibbles", BLUE),
+                                        ("w[16..31], from the hi nibbles", ORANGE))):
+        s.text(L, wy, name, 15, fill=col, bold=True)
+        for j in range(16):
+            bx, by = x0 + (j % 8) * c, wy + 8 + (j // 8) * 30
+            s.rect(bx, by, c - 2, 26, fill=col, stroke="#FFFFFF", opacity=0.55)
+            s.text(bx + c / 2 - 1, by + 19, str(j + 16 * half), 15, anchor="middle")
+        wy += 8 + 2 * 30 + 26
+    y = wy + 4
+    for line in ("w[j] = ((qs[j] & 0xF) − 8) · d", "w[j + 16] = ((qs[j] >> 4) − 8) · d", "(j = 0 … 15)"):
+        s.text(L, y, line, 15, mono=True)
+        y += 20
+    y = para(s, L, y + 4, "Low nibbles hold the first half of the block, high nibbles the second. Blocks "
+             "sit 18 bytes apart: only 2-byte aligned, so a 16-byte vector load of a block needs care.", 15,
+             W - 2 * L, fill=MUTED)
     # NF4 contrast
-    ny = wy + 118
-    s.text(20, ny, "NF4 (bitsandbytes) packs the other way round: byte j holds element 2j in its HIGH nibble, 2j + 1 in its low.", 13,
-           bold=True)
+    y = para(s, L, y + 16, "NF4 (bitsandbytes) packs the other way round: byte j holds element 2j in its "
+             "HIGH nibble, 2j + 1 in its low.", 15, W - 2 * L, bold=True)
+    bc = 52
     for j in range(6):
-        bx = x0 + j * 2 * c
-        s.rect(bx, ny + 14, c - 1, 30, fill=TEAL, stroke="#FFFFFF", opacity=0.9)
-        s.rect(bx + c, ny + 14, c - 1, 30, fill=TEAL, stroke="#FFFFFF", opacity=0.5)
-        s.text(bx + c / 2, ny + 34, "x[%d]" % (2 * j), 11, anchor="middle")
-        s.text(bx + 3 * c / 2, ny + 34, "x[%d]" % (2 * j + 1), 11, anchor="middle")
-        s.text(bx + c, ny + 60, "byte %d" % j, 10, anchor="middle", fill=MUTED)
-    s.text(x0 + 12 * c + 16, ny + 34, "out[i] = LUT[code_i] · absmax[i / 64]", 12.5, mono=True)
+        bx, by = L + (j % 3) * 2 * bc + 4 * (j % 3), y + 4 + (j // 3) * 62
+        s.rect(bx, by, bc - 1, 30, fill=TEAL, stroke="#FFFFFF", opacity=0.9)
+        s.rect(bx + bc, by, bc - 1, 30, fill=TEAL, stroke="#FFFFFF", opacity=0.5)
+        s.text(bx + bc / 2, by + 20, "x[%d]" % (2 * j), 15, anchor="middle")
+        s.text(bx + 3 * bc / 2, by + 20, "x[%d]" % (2 * j + 1), 15, anchor="middle")
+        s.text(bx + bc, by + 50, "byte %d" % j, 15, anchor="middle", fill=MUTED)
+    y += 4 + 2 * 62 + 10
+    for line in ("out[i] = LUT[code_i]", "         · absmax[i / 64]"):
+        s.text(L, y, line, 15, mono=True)
+        y += 20
+    s.h = int(y)
     return s.save("q4_0-block")
 
 
@@ -746,20 +777,24 @@ def quant_error():
 # g = lane / 4 (groupID), t = lane % 4: A[g + 8 (r % 2)][2t + h + 8 (r / 2)] is half h of register
 # r; B[2t + h + 8 r][g]; C[g + 8 (i / 2)][2t + i % 2] is float i. Lane 5 is outlined.
 def mma_layout():
-    c = 24
-    ax, ay = 40, 92
-    bx = ax + 16 * c + 50
-    cx = bx + 8 * c + 50
-    W, H = cx + 8 * c + 40, ay + 16 * c + 96
-    s = Svg(W, H)
-    s.text(20, 26, "mma.sync.m16n8k16: the number in each cell is the lane that holds it (lane 5 outlined)", 15, bold=True)
-    s.text(20, 48, "g = lane / 4, t = lane % 4; the colour is the 32-bit register (two halves of A or B, one float of C)", 12.5, fill=MUTED)
+    # Drawn for the lesson column (340 px): A across the column, B and C side by side under it, the
+    # registers' legend under them.
+    W, L, c = 340, 8, 20
+    s = Svg(W, 10)
+    y = para(s, L, 22, "mma.sync.m16n8k16: the number in each cell is the lane that holds it (lane 5 "
+             "outlined)", 16, W - 2 * L, bold=True)
+    y = para(s, L, y, "g = lane / 4, t = lane % 4; the colour is the 32-bit register (two halves of A or "
+             "B, one float of C)", 15, W - 2 * L, fill=MUTED)
+    ax = L + (W - 2 * L - 16 * c) / 2
+    ay = y + 36
+    bx, cx = ax, ax + 8 * c + 4
+    by = ay + 16 * c + 44
     regc = [BLUE, ORANGE, GREEN, PURPLE]
     hi = 5
 
     def cell(x, y, lane, col):
         s.rect(x, y, c, c, fill=col, stroke="#FFFFFF", sw=1, opacity=0.9 if lane == hi else 0.4)
-        s.text(x + c / 2, y + c / 2 + 4, lane, 10, anchor="middle", mono=True, bold=lane == hi,
+        s.text(x + c / 2, y + c / 2 + 5, lane, 15, anchor="middle", mono=True, bold=lane == hi,
                fill="#FFFFFF" if lane == hi else INK)
 
     outl = []
@@ -774,48 +809,49 @@ def mma_layout():
         for r in range(2):
             for h in range(2):
                 k, n = 2 * t + h + 8 * r, g
-                cell(bx + n * c, ay + k * c, l, regc[r])
+                cell(bx + n * c, by + k * c, l, regc[r])
                 if l == hi:
-                    outl.append((bx + n * c, ay + k * c))
+                    outl.append((bx + n * c, by + k * c))
         for i in range(4):
             row, col = g + 8 * (i // 2), 2 * t + i % 2
-            cell(cx + col * c, ay + row * c, l, regc[i])
+            cell(cx + col * c, by + row * c, l, regc[i])
             if l == hi:
-                outl.append((cx + col * c, ay + row * c))
+                outl.append((cx + col * c, by + row * c))
     for x, y in outl:
         s.rect(x, y, c, c, stroke=RED, sw=2.5)
-    for x0, w, name, dims in ((ax, 16, "A", "16 × 16 (m × k), row-major"), (bx, 8, "B", "16 × 8 (k × n), col"),
-                              (cx, 8, "C / D", "16 × 8, f32")):
-        s.rect(x0, ay, w * c, 16 * c, stroke=INK, sw=1.5)
-        s.text(x0 + w * c / 2, ay - 22, name, 14, anchor="middle", bold=True)
-        s.text(x0 + w * c / 2, ay - 7, dims, 11.5, anchor="middle", fill=MUTED)
+    for x0, y0, w, name, dims in ((ax, ay, 16, "A", "16 × 16 (m × k), row-major"), (bx, by, 8, "· B", "16 × 8 (k × n)"),
+                                  (cx, by, 8, "→ C / D", "16 × 8, f32")):
+        s.rect(x0, y0, w * c, 16 * c, stroke=INK, sw=1.5)
+        s.text(x0, y0 - 8, f"{name}: {dims}", 15, bold=True)
     s.line(ax, ay + 8 * c, ax + 16 * c, ay + 8 * c, stroke=INK, sw=1)
     s.line(ax + 8 * c, ay, ax + 8 * c, ay + 16 * c, stroke=INK, sw=1)
-    s.line(bx, ay + 8 * c, bx + 8 * c, ay + 8 * c, stroke=INK, sw=1)
-    s.line(cx, ay + 8 * c, cx + 8 * c, ay + 8 * c, stroke=INK, sw=1)
-    s.text(bx - 25, ay + 8 * c + 5, "·", 26, anchor="middle", bold=True)
-    s.text(cx - 25, ay + 8 * c + 5, "→", 20, anchor="middle", bold=True)
-    ly = ay + 16 * c + 30
+    s.line(bx, by + 8 * c, bx + 8 * c, by + 8 * c, stroke=INK, sw=1)
+    s.line(cx, by + 8 * c, cx + 8 * c, by + 8 * c, stroke=INK, sw=1)
+    y = by + 16 * c + 28
     labels = ["A: a0 a1 (rows 0-7, k 0-7) · B: b0 b1 (k 0-7) · C: c0",
               "A: a2 a3 (rows 8-15, k 0-7) · B: b2 b3 (k 8-15) · C: c1",
               "A: a4 a5 (rows 0-7, k 8-15) · C: c2", "A: a6 a7 (rows 8-15, k 8-15) · C: c3"]
     for i, t in enumerate(labels):
-        x = 40 + (i % 2) * 450
-        y = ly + (i // 2) * 22
-        s.rect(x, y - 12, 14, 14, fill=regc[i], stroke="none", opacity=0.7)
-        s.text(x + 22, y, f"register {i}: " + t, 12)
+        s.rect(L, y - 12, 14, 14, fill=regc[i], stroke="none", opacity=0.7)
+        y = para(s, L + 22, y, f"register {i}: " + t, 15, W - 2 * L - 22) + 4
+    s.h = int(y)
     return s.save("mma-m16n8k16-layout")
 
 
 # 0009: ldmatrix.x4: lanes 8i .. 8i+7 give the row addresses of 8 x 8 matrix i; lane l receives
 # row l / 4, columns 2 (l % 4) and 2 (l % 4) + 1 of every matrix, one register per matrix.
 def ldmatrix_x4():
-    c = 24
-    ax, ay = 90, 80
-    W, H = 960, ay + 16 * c + 30
-    s = Svg(W, H)
-    s.text(20, 26, "ldmatrix.sync.aligned.m8n8.x4.shared.b16: a 16 × 16 tile of A into the mma fragment", 15, bold=True)
-    s.text(20, 48, "Lane l points at row l % 16, column 8 (l / 16) of the tile: one 16-byte row of one 8 × 8 matrix", 12.5, fill=MUTED)
+    # Drawn for the lesson column (340 px): each row's lane written in its first cell, the notes under
+    # the tile.
+    W, L, c = 340, 8, 20
+    s = Svg(W, 10)
+    y = para(s, L, 22, "ldmatrix.sync.aligned", 16, W - 2 * L, bold=True, mono=True)
+    y = para(s, L, y, ".m8n8.x4.shared.b16:", 16, W - 2 * L, bold=True, mono=True)
+    y = para(s, L, y, "a 16 × 16 tile of A into the mma fragment", 16, W - 2 * L, bold=True)
+    y = para(s, L, y, "Lane l points at row l % 16, column 8 (l / 16) of the tile: one 16-byte row of one "
+             "8 × 8 matrix (the number in a row's first cell)", 15, W - 2 * L, fill=MUTED)
+    ax = L + (W - 2 * L - 16 * c) / 2
+    ay = y + 4
     cols = [BLUE, ORANGE, GREEN, PURPLE]
     # matrix i covers rows 8 (i % 2) .., cols 8 (i / 2) ..
     for i in range(4):
@@ -824,10 +860,9 @@ def ldmatrix_x4():
             for k in range(8):
                 s.rect(ax + (c0 + k) * c, ay + (r0 + r) * c, c, c, fill=cols[i], stroke="#FFFFFF", sw=1,
                        opacity=0.55 if r == 0 and k in (2, 3) else 0.25)
-            lane = 8 * i + r
-            s.text(ax + c0 * c - 6 if i < 2 else ax + 16 * c + 6, ay + (r0 + r) * c + c / 2 + 4,
-                   f"lane {lane}", 11, anchor="end" if i < 2 else "start", fill=cols[i], mono=True)
-        s.text(ax + (c0 + 4) * c, ay + (r0 + 4) * c + 5, f"matrix {i}", 13, anchor="middle", bold=True)
+            s.text(ax + c0 * c + c / 2, ay + (r0 + r) * c + c / 2 + 5, 8 * i + r, 15, anchor="middle",
+                   fill=cols[i], mono=True, bold=True)
+        s.text(ax + (c0 + 4.5) * c, ay + (r0 + 4) * c + 5, f"matrix {i}", 15, anchor="middle", bold=True)
     s.rect(ax, ay, 16 * c, 16 * c, stroke=INK, sw=1.5)
     s.line(ax, ay + 8 * c, ax + 16 * c, ay + 8 * c, stroke=INK, sw=1.5)
     s.line(ax + 8 * c, ay, ax + 8 * c, ay + 16 * c, stroke=INK, sw=1.5)
@@ -835,29 +870,25 @@ def ldmatrix_x4():
     for i in range(4):
         r0, c0 = 8 * (i % 2), 8 * (i // 2)
         s.rect(ax + (c0 + 2) * c, ay + r0 * c, 2 * c, c, stroke=RED, sw=2.5)
-    tx = ax + 16 * c + 90
-    lines = [("Each phase reads 8 rows of 16 bytes", INK), ("(one 8 × 8 matrix of halves); x4 is 4 phases.", INK),
-             ("", INK),
-             ("Lane l receives, from each matrix i, row l / 4,", INK), ("columns 2 (l % 4) and 2 (l % 4) + 1, packed", INK),
-             ("in register i: outlined, lane 1's four registers.", INK),
-             ("", INK),
-             ("That is exactly the A fragment of m16n8k16:", MUTED), ("4 registers per lane, one instruction.", MUTED),
-             ("x1 / x2 load 1 or 2 matrices (lanes 0-7 / 0-15", MUTED),
-             ("give addresses); .trans hands each lane a", MUTED), ("column instead of a row: B from a row-major tile.", MUTED)]
-    for i, (t, col) in enumerate(lines):
-        s.text(tx, ay + 14 + i * 20, t, 12.5, fill=col)
+    y = para(s, L, ay + 16 * c + 24, "Each phase reads 8 rows of 16 bytes (one 8 × 8 matrix of halves); "
+             "x4 is 4 phases.", 15, W - 2 * L)
+    y = para(s, L, y + 4, "Lane l receives, from each matrix i, row l / 4, columns 2 (l % 4) and 2 (l % 4) "
+             "+ 1, packed in register i: outlined, lane 1's four registers.", 15, W - 2 * L)
+    y = para(s, L, y + 4, "That is exactly the A fragment of m16n8k16: 4 registers per lane, one "
+             "instruction. x1 / x2 load 1 or 2 matrices (lanes 0-7 / 0-15 give addresses); .trans hands "
+             "each lane a column instead of a row: B from a row-major tile.", 15, W - 2 * L, fill=MUTED)
+    s.h = int(y)
     return s.save("ldmatrix-x4")
 
 
 # 0009: cp.async ring of 3 stages: copies of tiles k+1, k+2 in flight while the mma chew tile k.
 def cp_async_pipeline():
-    W, H = 900, 300
-    s = Svg(W, H)
-    s.text(20, 26, "cp.async with 3 stages: the copies run two tiles ahead of the tensor cores", 15, bold=True)
-    x0, u = 170, 88
-    rows = [("copies (cp.async)", 70), ("tensor cores (mma)", 130)]
-    for name, y in rows:
-        s.text(x0 - 12, y + 22, name, 13, anchor="end", bold=True)
+    # Drawn for the lesson column (340 px): time runs down the page; two columns of copies (they
+    # overlap) beside the tensor cores' column.
+    W, L = 340, 8
+    s = Svg(W, 10)
+    y = para(s, L, 22, "cp.async with 3 stages: the copies run two tiles ahead of the tensor cores", 16,
+             W - 2 * L, bold=True)
     n = 8
     # A made-up but typical ratio: a tile's copy takes 1.7 steps of mma. Tiles 0 and 1 start in the
     # prologue; tile k >= 2 starts in step k - 2, after that step's wait and barrier.
@@ -874,62 +905,78 @@ def cp_async_pipeline():
         prev = mma_start[k - 1] + mma_len if k > 0 else 0
         mma_start[k] = max(ready, prev) + (0.1 if k else 0)
     slot = [BLUE, ORANGE, GREEN]
-    for k in range(n):
-        xs = x0 + starts[k] * u
-        y = 64 if k % 2 == 0 else 88
-        if xs + copy_len * u > W - 20:
-            continue
-        s.rect(xs, y - 6, copy_len * u, 20, fill=slot[k % 3], stroke=INK, sw=1, opacity=0.45, rx=3)
-        s.text(xs + 6, y + 9, f"tile {k} → slot {k % 3}", 11.5)
-        xm = x0 + mma_start[k] * u
-        if xm + mma_len * u > W - 20:
-            continue
-        s.rect(xm, 132, mma_len * u - 4, 26, fill=slot[k % 3], stroke=INK, sw=1, opacity=0.8, rx=3)
-        s.text(xm + (mma_len * u - 4) / 2, 150, f"mma {k}", 12, anchor="middle", fill="#FFFFFF", bold=True)
-        s.line(xm, 118, xm, 166, stroke=RED, sw=1.5, dash="3,3")
-    s.text(x0, 190, "red: cp.async.wait_group 1 + __syncthreads(): tile k has landed, and every warp is done with tile k - 1,", 12, fill=RED)
-    s.text(x0, 208, "so the copy of tile k + 2 may overwrite its slot (k + 2) % 3 = (k - 1) % 3. One commit_group per step.", 12, fill=RED)
-    s.text(x0, 236, "With one buffer the tensor cores would wait out every copy; with a ring of 3 they wait only", 12.5, fill=MUTED)
-    s.text(x0, 254, "when a copy takes longer than two steps of mma (here, before the first tile).", 12.5, fill=MUTED)
+    u = 44  # pixels per step of mma
+    cw, mx, mw = 100, 218, 96  # a copy column's width; the mma column's left edge and width
+    s.text(L, y + 4, "copies (cp.async)", 15, bold=True)
+    s.text(mx, y + 4, "mma", 15, bold=True)
+    t0 = y + 16
+    last = n - 1
+    while mma_start[last] + mma_len > 8.6:  # the tiles that fit the picture's height
+        last -= 1
+    for k in range(last + 1):
+        xc = L + (k % 2) * (cw + 4)
+        yc = t0 + starts[k] * u
+        s.rect(xc, yc, cw, copy_len * u - 4, fill=slot[k % 3], stroke=INK, sw=1, opacity=0.45, rx=3)
+        s.text(xc + 6, yc + 20, f"tile {k}", 15)
+        s.text(xc + 6, yc + 40, f"→ slot {k % 3}", 15)
+        ym = t0 + mma_start[k] * u
+        s.rect(mx, ym, mw, mma_len * u - 4, fill=slot[k % 3], stroke=INK, sw=1, opacity=0.8, rx=3)
+        s.text(mx + mw / 2, ym + 25, f"mma {k}", 15, anchor="middle", fill="#FFFFFF", bold=True)
+        s.line(mx - 8, ym, mx + mw + 8, ym, stroke=RED, sw=1.5, dash="3,3")
+    y = t0 + (mma_start[last] + mma_len) * u + 20
+    s.arrow(W - L - 4, t0, W - L - 4, y - 24, stroke=MUTED)
+    y = para(s, L, y, "time runs down (arrow)", 15, W - 2 * L, fill=MUTED)
+    y = para(s, L, y + 6, "red: cp.async.wait_group 1 + __syncthreads(): tile k has landed, and every "
+             "warp is done with tile k - 1, so the copy of tile k + 2 may overwrite its slot (k + 2) % 3 = "
+             "(k - 1) % 3. One commit_group per step.", 15, W - 2 * L, fill=RED)
+    y = para(s, L, y + 6, "With one buffer the tensor cores would wait out every copy; with a ring of 3 "
+             "they wait only when a copy takes longer than two steps of mma (here, before the first tile).",
+             15, W - 2 * L, fill=MUTED)
+    s.h = int(y)
     return s.save("cp-async-pipeline")
 
 
 # 0013: RoPE's two layouts of the same rotation, on one head of dim 8.
 def rope_layouts():
+    # Drawn for the lesson column (340 px): each layout's title above its row, a legend of the pairs.
     dim, half = 8, 4
-    c, x0 = 64, 230
-    W, H = 900, 400
-    s = Svg(W, H)
-    s.text(20, 26, "RoPE on one head of dim = 8: the same four rotations, two ways to pick the pairs", 15, bold=True)
+    W, L, c = 340, 8, 38
+    x0 = L + (W - 2 * L - dim * c) / 2
+    s = Svg(W, 10)
+    y = para(s, L, 22, "RoPE on one head of dim = 8: the same four rotations, two ways to pick the pairs",
+             16, W - 2 * L, bold=True)
     cols = [BLUE, ORANGE, GREEN, PURPLE]
 
     def row(y, title, sub, pair_of, arcs):
-        s.text(20, y + 20, title, 14, bold=True)
-        s.text(20, y + 40, sub, 12, fill=MUTED, mono=True)
+        s.text(L, y + 16, title, 15, bold=True)
+        s.text(L, y + 36, sub, 15, fill=MUTED, mono=True)
+        y += 50
         for e in range(dim):
             p = pair_of(e)
             s.rect(x0 + e * c + 2, y, c - 4, 32, fill=cols[p], stroke="#FFFFFF", opacity=0.85)
-            s.text(x0 + e * c + c / 2, y + 21, f"x{e}", 13, fill="#FFFFFF", anchor="middle", bold=True)
-            s.text(x0 + e * c + c / 2, y - 6, e, 10, fill=MUTED, anchor="middle")
+            s.text(x0 + e * c + c / 2, y + 21, f"x{e}", 15, fill="#FFFFFF", anchor="middle", bold=True)
+        depth = 0
         for (a, b, p, depth) in arcs:
             ax, bx = x0 + a * c + c / 2, x0 + b * c + c / 2
             yb = y + 34
             s.polyline([(ax, yb), (ax, yb + depth), (bx, yb + depth), (bx, yb)], stroke=cols[p], sw=2)
-            if b - a > 1:  # nested arcs: the label sits just inside the arc's left corner
-                s.text(ax + 6, yb + depth - 5, f"pair {p}", 11, fill=cols[p])
-            else:
-                s.text((ax + bx) / 2, yb + depth + 15, f"pair {p}", 11, fill=cols[p], anchor="middle")
+        return y + 34 + depth + 16
 
-    row(62, "interleaved = 0", "NeoX, rotate_half", lambda e: e % half,
-        [(i, i + half, i, 14 + 22 * i) for i in range(half)])
-    row(252, "interleaved = 1", "GPT-J, complex pairs", lambda e: e // 2,
-        [(2 * i, 2 * i + 1, i, 14) for i in range(half)])
+    y = row(y, "interleaved = 0", "NeoX, rotate_half", lambda e: e % half,
+            [(i, i + half, i, 10 + 12 * i) for i in range(half)])
+    y = row(y, "interleaved = 1", "GPT-J, complex pairs", lambda e: e // 2,
+            [(2 * i, 2 * i + 1, i, 12) for i in range(half)])
+    s.text(L, y + 4, "colour:", 15, fill=MUTED)
+    for p in range(half):
+        s.text(L + 62 + p * 66, y + 4, f"pair {p}", 15, fill=cols[p], bold=True)
+    y += 30
     # the angles, shared by both rows
-    y = 352
     ang = ", ".join(f"{10000 ** (-2 * i / dim):g}" for i in range(half))
-    s.text(20, y, f"pair i turns by pos · inv_freq[i], inv_freq = 10000^(−2i/8) = [{ang}]", 13)
-    s.text(20, y + 22, "(y0, y1) = (x0 cos θ − x1 sin θ, x0 sin θ + x1 cos θ): the colour is the pair, and so the angle.", 13,
-           fill=MUTED)
+    y = para(s, L, y, f"pair i turns by pos · inv_freq[i], inv_freq = 10000^(−2i/8) = [{ang}]", 15,
+             W - 2 * L)
+    y = para(s, L, y + 4, "(y0, y1) = (x0 cos θ − x1 sin θ, x0 sin θ + x1 cos θ): the colour is the pair, "
+             "and so the angle.", 15, W - 2 * L, fill=MUTED)
+    s.h = int(y)
     return s.save("rope-layouts")
 
 
@@ -972,52 +1019,54 @@ def cross_entropy_passes():
 
 # 0013: MoE routing: 6 tokens, 4 experts, top-2; count, scan, scatter, then one GEMM per group.
 def moe_routing():
+    # Drawn for the lesson column (340 px): the three stages stacked, top to bottom.
     choice = [(2, 0), (1, 2), (2, 3), (0, 2), (2, 1), (3, 2)]  # each token's top-2 experts
     E = 4
     cols = [BLUE, ORANGE, RED, GREEN]
     counts = [sum(e in ch for ch in choice) for e in range(E)]
     offs = [sum(counts[:e]) for e in range(E)]
     order = sorted(range(2 * len(choice)), key=lambda f: (choice[f // 2][f % 2], f))  # stable by expert
-    W, H = 960, 520
-    s = Svg(W, H)
-    s.text(20, 26, "MoE routing: 6 tokens, 4 experts, top-2 per token → rows grouped by expert → one GEMM per group",
-           15, bold=True)
-    # tokens and their choices
-    tx, ty, rh = 30, 70, 54
-    s.text(tx, ty - 14, "token: experts (top-2)", 12, fill=MUTED)
+    W, L = 340, 8
+    s = Svg(W, 10)
+    y = para(s, L, 22, "MoE routing: 6 tokens, 4 experts, top-2 per token → rows grouped by expert → "
+             "one GEMM per group", 16, W - 2 * L, bold=True)
+    # tokens and their choices, two tokens a line
+    y = para(s, L, y + 6, "1. token: experts (top-2)", 15, W - 2 * L, fill=MUTED)
     for t, ch in enumerate(choice):
-        y = ty + t * rh
-        s.rect(tx, y, 60, 34, fill=LIGHT, stroke=INK, rx=4)
-        s.text(tx + 30, y + 22, f"t{t}", 13, anchor="middle", bold=True)
+        tx, ty = L + (t % 2) * 166, y + (t // 2) * 40
+        s.rect(tx, ty, 44, 32, fill=LIGHT, stroke=INK, rx=4)
+        s.text(tx + 22, ty + 21, f"t{t}", 15, anchor="middle", bold=True)
         for j, e in enumerate(ch):
-            s.rect(tx + 70 + j * 40, y + 4, 34, 26, fill=cols[e], stroke="none", opacity=0.9, rx=4)
-            s.text(tx + 87 + j * 40, y + 22, f"e{e}", 12, fill="#FFFFFF", anchor="middle", bold=True)
+            s.rect(tx + 52 + j * 44, ty + 2, 38, 28, fill=cols[e], stroke="none", opacity=0.9, rx=4)
+            s.text(tx + 71 + j * 44, ty + 21, f"e{e}", 15, fill="#FFFFFF", anchor="middle", bold=True)
+    y += 3 * 40 + 20
     # counts and offsets
-    cx, cy = 250, 70
-    s.text(cx, cy - 14, "count (histogram), offset (exclusive scan)", 12, fill=MUTED)
+    y = para(s, L, y, "2. count (histogram), offset (exclusive scan)", 15, W - 2 * L, fill=MUTED)
     for e in range(E):
-        y = cy + e * 44
-        s.rect(cx, y, counts[e] * 22, 30, fill=cols[e], stroke="none", opacity=0.9)
-        s.text(cx + counts[e] * 22 + 8, y + 20, f"e{e}: {counts[e]} rows, offset {offs[e]}", 12)
-    s.text(cx, cy + E * 44 + 14, f"{sum(counts)} rows = 6 tokens × 2; e2 holds {counts[2]} of them", 12, fill=MUTED)
+        s.rect(L, y + e * 34, counts[e] * 20, 26, fill=cols[e], stroke="none", opacity=0.9)
+        s.text(L + counts[e] * 20 + 8, y + e * 34 + 19, f"e{e}: {counts[e]} rows, offset {offs[e]}", 15)
+    y = para(s, L, y + E * 34 + 14, f"{sum(counts)} rows = 6 tokens × 2; e2 holds {counts[2]} of them", 15,
+             W - 2 * L, fill=MUTED)
     # permuted rows
-    px, py, ph = 560, 70, 32
-    s.text(px, py - 14, "permuted rows (stable: token order within an expert)", 12, fill=MUTED)
+    y = para(s, L, y + 14, "3. permuted rows (stable: token order within an expert), one GEMM per expert",
+             15, W - 2 * L, fill=MUTED)
+    px, py, ph = L + 28, y, 26
     for r, f in enumerate(order):
         t, e = f // 2, choice[f // 2][f % 2]
-        y = py + r * ph
-        s.rect(px, y + 1, 120, ph - 2, fill=cols[e], stroke="none", opacity=0.35)
-        s.text(px - 8, y + 21, r, 11, fill=MUTED, anchor="end")
-        s.text(px + 60, y + 21, f"x[t{t}]", 12, anchor="middle", mono=True)
+        yy = py + r * ph
+        s.rect(px, yy + 1, 90, ph - 2, fill=cols[e], stroke="none", opacity=0.35)
+        s.text(px - 6, yy + 18, r, 15, fill=MUTED, anchor="end")
+        s.text(px + 45, yy + 18, f"x[t{t}]", 15, anchor="middle", mono=True)
     for e in range(E):
         y0, y1 = py + offs[e] * ph, py + (offs[e] + counts[e]) * ph
-        s.rect(px, y0, 120, y1 - y0, stroke=cols[e], sw=2.5)
-        s.text(px + 136, (y0 + y1) / 2 - 2, "×", 16, anchor="middle", bold=True)
-        s.rect(px + 152, y0 + 3, 60, y1 - y0 - 6, fill=cols[e], stroke="none", opacity=0.9)
-        s.text(px + 182, (y0 + y1) / 2 + 5, f"W{e}", 13, fill="#FFFFFF", anchor="middle", bold=True)
-        s.text(px + 224, (y0 + y1) / 2 + 5, f"{counts[e]} × H · H × N", 12, fill=MUTED)
-    s.text(30, H - 16, "Then each token gathers its 2 output rows back and adds them, weighted by its router scores.", 13,
-           fill=MUTED)
+        s.rect(px, y0, 90, y1 - y0, stroke=cols[e], sw=2.5)
+        s.text(px + 104, (y0 + y1) / 2 + 5, "×", 16, anchor="middle", bold=True)
+        s.rect(px + 116, y0 + 3, 44, y1 - y0 - 6, fill=cols[e], stroke="none", opacity=0.9)
+        s.text(px + 138, (y0 + y1) / 2 + 5, f"W{e}", 15, fill="#FFFFFF", anchor="middle", bold=True)
+        s.text(px + 168, (y0 + y1) / 2 + 5, f"{counts[e]} × H · H × N", 15, fill=MUTED)
+    y = para(s, L, py + len(order) * ph + 26, "Then each token gathers its 2 output rows back and adds them, "
+             "weighted by its router scores.", 15, W - 2 * L, fill=MUTED)
+    s.h = int(y)
     return s.save("moe-routing")
 
 
@@ -1027,7 +1076,7 @@ def moe_routing():
 # puzzle's least bytes over 4.8 TB/s, or its FLOPs over 989 TFLOP/s for the GEMM.
 def model_vs_gpu():
     rows = [
-        # name, speed of light (us), [(label, predicted us)], [measured us, first to last], note
+        # name, speed of light (µs), [(label, predicted µs)], [measured µs, first to last], note
         ("26 RoPE", 268.5e6 / 4.8e12 * 1e6, [("predicted", 70.8)], [76.5, 69.8],
          "BLOCK=256 → BLOCK=128 (the model ranked 256 first)"),
         ("28 top-k rows", 525.75e6 / 4.8e12 * 1e6, [("predicted", 125.0)], [169.0, 158.0, 150.0, 145.2],
@@ -1037,70 +1086,78 @@ def model_vs_gpu():
         ("19 WMMA GEMM", 137.44e9 / 989e12 * 1e6, [("predicted", 459.0)], [584.0, 430.0, 424.2],
          "8-warp block → two 4-warp blocks → C via shared"),
     ]
-    W, H = 940, 430
-    L, R, top, rh = 170, 900, 92, 72
-    s = Svg(W, H)
-    s.text(20, 28, "The model's check against the H200: time ÷ speed of light (1× = the datasheet roof)", 15, bold=True)
-    s.text(20, 48, "hollow: predicted by warpbook predict · filled: measured on the H200, first version → last",
-           12, fill=MUTED)
+    # Drawn for the lesson column (340 px): each solution's figures written under its line, not
+    # beside its points (they lie a few pixels apart).
+    W, L = 340, 8
+    PL, PR = 14, 14
+    s = Svg(W, 10)
+    y = para(s, L, 22, "The model's check against the H200: time ÷ speed of light (1× = the datasheet "
+             "roof)", 16, W - 2 * L, bold=True)
+    y = para(s, L, y, "hollow: predicted by warpbook predict · filled: measured on the H200, first "
+             "version → last", 15, W - 2 * L, fill=MUTED)
     lo, hi = 1.0, 4.5
 
     def X(r):
-        return L + (math.log(r) - math.log(lo)) / (math.log(hi) - math.log(lo)) * (R - L)
+        return PL + (math.log(r) - math.log(lo)) / (math.log(hi) - math.log(lo)) * (W - PL - PR)
 
-    ybot = top + len(rows) * rh - 20
-    for t in (1, 1.25, 1.5, 2, 3, 4):
-        s.line(X(t), top - 16, X(t), ybot, stroke="#E3E6EA", sw=1)
-        s.text(X(t), ybot + 16, f"{t:g}×", 11, fill=MUTED, anchor="middle")
-    s.text((L + R) / 2, ybot + 36, "time ÷ speed of light (log scale); left is faster", 12, fill=MUTED, anchor="middle")
-    for i, (name, sol, preds, meas, note) in enumerate(rows):
-        y = top + i * rh
-        s.text(L - 12, y + 5, name, 13, anchor="end", bold=True)
-        s.text(L - 12, y + 22, f"SoL {sol:.0f} us", 11, fill=MUTED, anchor="end")
-        s.line(X(1), y, X(hi), y, stroke="#CCD2DA", sw=1)
+    top = y + 6
+    for t in (1, 1.5, 2, 3, 4):
+        s.text(X(t), top + 4, f"{t:g}×", 15, fill=MUTED, anchor="middle")
+    y = top + 30
+    ys = []
+    for name, sol, preds, meas, note in rows:
+        s.text(L, y, f"{name} · SoL {sol:.0f} µs", 15, bold=True)
+        ly = y + 22
+        ys.append(ly)
+        s.line(X(1), ly, X(hi), ly, stroke="#CCD2DA", sw=1)
+        for t in (1, 1.5, 2, 3, 4):  # the scale's ticks on every line
+            s.line(X(t), ly - 5, X(t), ly + 5, stroke="#CCD2DA", sw=1)
         pts = [X(m / sol) for m in meas]
         for a, b in zip(pts, pts[1:]):
-            s.arrow(a, y, b + 6, y, stroke=RED, sw=1.5, head=6)
-        for j, m in enumerate(meas):
-            s.circle(X(m / sol), y, 5, fill=RED)
-        for j, (lab, pv) in enumerate(preds):
-            s.circle(X(pv / sol), y, 6, fill="#FFFFFF", stroke=BLUE, sw=2)
-            s.text(X(pv / sol), y - 12 - 12 * j, f"{lab} {pv:g}", 11, fill=BLUE, anchor="middle")
-        s.text(X(meas[0] / sol), y + 20, f"{meas[0]:g}", 11, fill=RED, anchor="middle")
-        s.text(X(meas[-1] / sol), y + 20, f"{meas[-1]:g}", 11, fill=RED, anchor="middle")
-        s.text(X(1) + 4, y + 36, note, 11, fill=MUTED)
+            s.arrow(a, ly, b + 6, ly, stroke=RED, sw=1.5, head=6)
+        for m in meas:
+            s.circle(X(m / sol), ly, 5, fill=RED)
+        for lab, pv in preds:
+            s.circle(X(pv / sol), ly, 6, fill="#FFFFFF", stroke=BLUE, sw=2)
+        y = ly + 30
+        s.text(L, y, "measured " + " → ".join(f"{m:g}" for m in meas) + " µs", 15, fill=RED)
+        y = para(s, L, y + 20, "; ".join(f"{lab} {pv:g}\u00a0µs" for lab, pv in preds), 15, W - 2 * L, fill=BLUE)
+        y = para(s, L, y, note, 15, W - 2 * L, fill=MUTED) + 16
+    y = para(s, L, y, "time ÷ speed of light (log scale); left is faster", 15, W - 2 * L, fill=MUTED)
+    s.h = int(y)
     return s.save("model-vs-gpu")
 # 0011: split-K decode at B = 1: the sequence cut into chunks, partial states, a combine; and the
 # SMs that one block per (sequence, KV head) leaves idle.
 def decode_split():
+    # Drawn for the lesson column (340 px): the chunks, the combine, then the two SM maps stacked.
     L, chunk, hkv, sms = 8192, 512, 8, 132
     S = L // chunk
-    W, H = 940, 470
-    s = Svg(W, H)
-    s.text(20, 26, f"Decode at B = 1, L = {L}, {hkv} KV heads: split each sequence into chunks of {chunk} keys", 15,
-           bold=True)
-    # the sequence of one KV head, cut into S chunks, each leaving (m, l, acc)
-    x0, y0, w = 40, 56, 860
-    cw = w / S
-    s.text(x0, y0 - 4, f"keys 0 … {L - 1} of one (sequence, KV head): {S} chunks, one block each", 12, fill=MUTED)
+    W, M = 340, 8
+    s = Svg(W, 10)
+    y = para(s, M, 22, f"Decode at B = 1, L = {L}, {hkv} KV heads: split each sequence into chunks of "
+             f"{chunk} keys", 16, W - 2 * M, bold=True)
+    y = para(s, M, y + 4, f"keys 0 … {L - 1} of one (sequence, KV head): {S} chunks, one block each, each "
+             "leaving its (m, l, acc)", 15, W - 2 * M, fill=MUTED)
+    cw = (W - 2 * M) / S
     for c in range(S):
-        s.rect(x0 + c * cw + 1, y0 + 4, cw - 2, 26, fill=PALETTE[c % 2], stroke="none", opacity=0.75, rx=2)
-        s.text(x0 + c * cw + cw / 2, y0 + 22, f"{c}", 11, fill="#FFFFFF", anchor="middle", bold=True)
-        s.arrow(x0 + c * cw + cw / 2, y0 + 32, x0 + c * cw + cw / 2, y0 + 52, stroke=MUTED, sw=1, head=5)
-        s.text(x0 + c * cw + cw / 2, y0 + 66, "m,l,acc", 9.5, fill=INK, anchor="middle", mono=True)
-    yc = y0 + 78
-    s.rect(x0 + w / 2 - 250, yc + 6, 500, 30, fill=GREEN, stroke="none", opacity=0.25, rx=4)
-    s.text(x0 + w / 2, yc + 26, "combine: M = max m_s,  out = Σ e^(m_s−M)·acc_s / Σ e^(m_s−M)·l_s", 13,
-           anchor="middle", mono=True)
+        s.rect(M + c * cw + 1, y, cw - 2, 26, fill=PALETTE[c % 2], stroke="none", opacity=0.75, rx=2)
+        s.text(M + c * cw + cw / 2, y + 18, f"{c}", 15, fill="#FFFFFF",
+               anchor="middle")
+        s.arrow(M + c * cw + cw / 2, y + 28, M + c * cw + cw / 2, y + 46, stroke=MUTED, sw=1, head=5)
+    y += 50
+    s.rect(M, y, W - 2 * M, 66, fill=GREEN, stroke="none", opacity=0.25, rx=4)
+    for k, line in enumerate(("combine: M = max m_s,", "out = Σ e^(m_s−M)·acc_s", "    / Σ e^(m_s−M)·l_s")):
+        s.text(M + 6, y + 18 + 20 * k, line, 15, mono=True)
+    y += 66 + 28
     # two SM maps
     cols, cell = 12, 24
     rows = (sms + cols - 1) // cols
+    mx = M + (W - 2 * M - cols * cell) / 2
     maps = [("one block per (sequence, KV head)", hkv, 1, f"{hkv} blocks: {sms - hkv} of {sms} SMs idle"),
             (f"split-K, chunks of {chunk}", hkv * S, S, f"{hkv * S} blocks: {hkv * S} of {sms} SMs busy")]
     for k, (title, nblk, per_head, note) in enumerate(maps):
-        mx = 60 + k * 450
-        my = 210
-        s.text(mx, my - 12, title, 13.5, bold=True)
+        s.text(M, y, title, 15, bold=True)
+        my = y + 10
         for i in range(sms):
             r, c = divmod(i, cols)
             busy = i < nblk
@@ -1108,191 +1165,192 @@ def decode_split():
             s.rect(mx + c * cell, my + r * (cell - 6), cell - 3, cell - 9,
                    fill=PALETTE[head % len(PALETTE)] if busy else LIGHT,
                    stroke="none" if busy else GREY, sw=0.8, opacity=0.85 if busy else None, rx=2)
-        s.text(mx, my + rows * (cell - 6) + 18, note, 12.5, fill=RED if k == 0 else GREEN, bold=True)
-    s.text(20, H - 14, "Each square is one of the H200's 132 SMs, coloured by the KV head its block works on. "
-           "At B = 64 both grids are full.", 12, fill=MUTED)
+        y = para(s, M, my + rows * (cell - 6) + 18, note, 15, W - 2 * M, fill=RED if k == 0 else GREEN,
+                 bold=True) + 16
+    y = para(s, M, y, "Each square is one of the H200's 132 SMs, coloured by the KV head its block works on. "
+             "At B = 64 both grids are full.", 15, W - 2 * M, fill=MUTED)
+    s.h = int(y)
     return s.save("decode-split")
 
 
 # 0011: a paged KV cache: two sequences' block tables pointing into one pool of 16-token pages.
 def paged_kv_cache():
+    # Drawn for the lesson column (340 px): the block tables over the pool; each page says which
+    # table entry points at it, in place of arrows across the pool.
     table, lens, pool = [[3, 0], [4, 1]], [20, 7], 5
-    W, H = 960, 400
-    s = Svg(W, H)
-    s.text(20, 26, "A paged KV cache: pages of 16 tokens in one pool, a block table per sequence", 15, bold=True)
+    W, M = 340, 8
+    s = Svg(W, 10)
+    y = para(s, M, 22, "A paged KV cache: pages of 16 tokens in one pool, a block table per sequence", 16,
+             W - 2 * M, bold=True)
     seqc = [BLUE, ORANGE]
-    # block tables
-    tx, ty = 40, 80
-    s.text(tx, ty - 18, "block_table", 13, bold=True, mono=True)
+    s.text(M, y + 6, "block_table", 15, bold=True, mono=True)
+    y += 16
     owner = {}
     for b, row in enumerate(table):
-        y = ty + b * 70
-        s.text(tx, y + 20, f"seq {b}", 12.5, bold=True, fill=seqc[b])
-        s.text(tx, y + 38, f"lens = {lens[b]}", 11.5, fill=MUTED)
+        yy = y + b * 40
+        s.text(M, yy + 24, f"seq {b}", 15, bold=True, fill=seqc[b])
         for j, page in enumerate(row):
             used = j * 16 < lens[b]
-            s.rect(tx + 80 + j * 52, y + 4, 48, 30, fill=seqc[b] if used else LIGHT, stroke=INK, sw=1,
+            s.rect(M + 60 + j * 52, yy + 6, 48, 28, fill=seqc[b] if used else LIGHT, stroke=INK, sw=1,
                    opacity=0.3 if used else None, rx=3)
-            s.text(tx + 104 + j * 52, y + 24, page, 13, anchor="middle", mono=True,
-                   fill=INK if used else MUTED)
+            s.text(M + 84 + j * 52, yy + 25, page, 15, anchor="middle", mono=True, fill=INK if used else MUTED)
             if used:
                 owner[page] = (b, j)
-    # the pool
-    px, py, slot = 330, 60, 30
-    s.text(px, py - 8, "pool of pages: k_cache[page][slot][Hkv][D] (and v_cache alike)", 12.5, fill=MUTED)
+        s.text(M + 170, yy + 25, f"lens = {lens[b]}", 15, fill=MUTED)
+    y += 2 * 40 + 24
+    y = para(s, M, y, "pool of pages: k_cache[page][slot][Hkv][D] (and v_cache alike)", 15, W - 2 * M, fill=MUTED)
+    slot = 20
+    px = M + (W - 2 * M - 16 * slot) / 2
     for p in range(pool):
-        y = py + p * 52
         ob = owner.get(p)
-        s.text(px + 16 * slot + 18, y + 25, f"page {p}" + ("" if ob else " (free)"), 12,
-               mono=ob is not None, fill=INK if ob else MUTED)
+        label = f"page {p} ← seq {ob[0]}, entry {ob[1]}" if ob else f"page {p} (free)"
+        s.text(M, y + 6, label, 15, fill=seqc[ob[0]] if ob else MUTED, bold=ob is not None)
         for sl in range(16):
             tok = None
             if ob is not None:
                 b, j = ob
                 if j * 16 + sl < lens[b]:
                     tok = j * 16 + sl
-            s.rect(px + 8 + sl * slot, y + 6, slot - 3, 28, fill=seqc[ob[0]] if tok is not None else LIGHT,
+            s.rect(px + sl * slot, y + 12, slot - 1, 26, fill=seqc[ob[0]] if tok is not None else LIGHT,
                    stroke="none" if tok is not None else GREY, sw=0.8, opacity=0.75 if tok is not None else None, rx=2)
             if tok is not None:
-                s.text(px + 8 + sl * slot + (slot - 3) / 2, y + 25, tok, 10, fill="#FFFFFF", anchor="middle", bold=True)
-    # arrows from table entries to pages
-    for b, row in enumerate(table):
-        for j, page in enumerate(row):
-            if j * 16 < lens[b]:
-                sx, sy = tx + 128 + j * 52, ty + b * 70 + 19
-                s.arrow(sx, sy, px + 6, py + page * 52 + 20, stroke=seqc[b], sw=1.4, head=6)
-    yb = py + pool * 52 + 26
-    s.text(20, yb, "token j of sequence b  →  page = block_table[b][j / 16],  slot = j % 16", 13, mono=True)
-    s.text(20, yb + 22, "element of its K row  =  ((page · 16 + slot) · Hkv + h) · D       (in 64 bits: pools pass 2³¹ elements)",
-           13, mono=True)
-    s.text(20, yb + 46, "Grey slots past lens are garbage; table entries past the last page (seq 1's page 1) are not followed; free pages may be other sequences'.",
-           12, fill=MUTED)
+                s.text(px + sl * slot + (slot - 1) / 2, y + 30, tok, 15, fill="#FFFFFF", anchor="middle")
+        y += 62
+    for line in ("token j of sequence b →", "page = block_table[b][j / 16]", "slot = j % 16",
+                 "element of its K row =", "((page · 16 + slot) · Hkv + h) · D"):
+        s.text(M, y, line, 15, mono=True)
+        y += 20
+    y = para(s, M, y, "(in 64 bits: pools pass 2³¹ elements)", 15, W - 2 * M)
+    y = para(s, M, y + 6, "Grey slots past lens are garbage; table entries past the last page (seq 1's page 1) "
+             "are not followed; free pages may be other sequences'.", 15, W - 2 * M, fill=MUTED)
+    s.h = int(y)
     return s.save("paged-kv-cache")
 
 
 # 0010: FlashAttention's forward loop: a query tile held by four warps, K/V tiles streamed through
 # shared memory, and the running (m, l, acc) of every row rescaled when its maximum moves.
 def flash_tiles():
-    W, H = 940, 520
-    s = Svg(W, H)
-    s.text(20, 26, "FlashAttention forward: one block owns a tile of Br = 128 query rows (one (batch, head), D = 128)",
-           15, bold=True)
-    # the K/V stream along the top
-    nt, kx, ky, kw = 8, 330, 58, 64
-    s.text(kx, ky - 8, "K and V tiles j = 0 … 7 of Bc = 64 keys (S = 512 here), read in turn", 12, fill=MUTED)
+    # Drawn for the lesson column (340 px): the K/V stream, the Q tile, the step, the state and the
+    # output stacked from top to bottom.
+    W, M = 340, 8
+    s = Svg(W, 10)
+    y = para(s, M, 22, "FlashAttention forward: one block owns a tile of Br = 128 query rows (one (batch, "
+             "head), D = 128)", 16, W - 2 * M, bold=True)
+    # the K/V stream
+    nt, kw = 8, 38
+    y = para(s, M, y + 6, "K and V tiles j = 0 … 7 of Bc = 64 keys (S = 512 here), read in turn", 15,
+             W - 2 * M, fill=MUTED)
+    kx = M + (W - 2 * M - nt * (kw + 3)) / 2
     for j in range(nt):
-        x = kx + j * (kw + 8)
-        cur = j == 3
-        done = j < 3
+        cur, done = j == 3, j < 3
         col = BLUE if cur else (GREY if done else TEAL)
-        s.rect(x, ky, kw, 26, fill=col, stroke="none", opacity=0.9 if cur else 0.55, rx=3)
-        s.text(x + kw / 2, ky + 18, f"K{j} V{j}", 11.5, fill="#FFFFFF", anchor="middle", bold=True)
-    for k, (col, text) in enumerate(((GREY, "done"), (BLUE, "in shared memory now"),
-                                     (TEAL, "next: cp.async, double-buffered"))):
-        lx = kx + [0, 76, 292][k]
-        s.rect(lx, ky + 34, 12, 12, fill=col, stroke="none", opacity=0.8)
-        s.text(lx + 18, ky + 45, text, 11.5, fill=MUTED)
+        s.rect(kx + j * (kw + 3), y, kw, 26, fill=col, stroke="none", opacity=0.9 if cur else 0.55, rx=3)
+        s.text(kx + j * (kw + 3) + kw / 2, y + 18, j, 15, fill="#FFFFFF", anchor="middle", bold=True)
+    y += 48
+    for col, text in ((GREY, "done"), (BLUE, "in shared memory now"), (TEAL, "next: cp.async, double-buffered")):
+        s.rect(M, y - 12, 12, 12, fill=col, stroke="none", opacity=0.8)
+        s.text(M + 18, y, text, 15, fill=MUTED)
+        y += 20
     # the query tile, four warps of 32 rows
-    qx, qy, qw, qh = 30, 130, 150, 256
-    s.text(qx, qy - 10, "Q tile, loaded once", 13, bold=True)
+    y = para(s, M, y + 12, "Q tile, loaded once", 15, W - 2 * M, bold=True)
     for w in range(4):
-        s.rect(qx, qy + w * qh / 4, qw, qh / 4 - 3, fill=PALETTE[w], stroke="none", opacity=0.8, rx=3)
-        s.text(qx + qw / 2, qy + w * qh / 4 + qh / 8 + 4, f"warp {w}: rows {32 * w}–{32 * w + 31}", 12,
-               fill="#FFFFFF", anchor="middle", bold=True)
-    s.text(qx, qy + qh + 20, "a warp's rows never meet", 12, fill=MUTED)
-    s.text(qx, qy + qh + 38, "another warp's: no barrier", 12, fill=MUTED)
-    s.text(qx, qy + qh + 56, "for the softmax", 12, fill=MUTED)
+        s.rect(M, y - 6 + w * 30, W - 2 * M, 27, fill=PALETTE[w], stroke="none", opacity=0.8, rx=3)
+        s.text(W / 2, y + 13 + w * 30, f"warp {w}: rows {32 * w}–{32 * w + 31}", 15, fill="#FFFFFF",
+               anchor="middle", bold=True)
+    y = para(s, M, y + 4 * 30 + 14, "a warp's rows never meet another warp's: no barrier for the softmax",
+             15, W - 2 * M, fill=MUTED)
     # the step, for tile j = 3
-    bx, by = 220, 130
-    s.rect(bx, by - 16, 470, 290, fill=LIGHT, stroke=MUTED, rx=8)
-    s.text(bx + 14, by + 6, "step j (here j = 3), per warp, per row r:", 13, bold=True)
+    y0 = y + 6
+    y = y0 + 24
+    y = para(s, M + 8, y, "step j (here j = 3), per warp, per row r:", 15, W - 2 * M - 16, bold=True)
     lines = [
-        ("S = Q · Kⱼᵀ · (1/√D)", "mma.sync: Q fragment × Kⱼ from shared memory"),
-        ("m_new = max(m, max over the row of S)", "2 shuffles within each quad of lanes"),
-        ("α = exp(m − m_new)", "the rescale: 1 when the max did not move"),
-        ("P = exp(S − m_new)", "f32, then bf16: stays in registers"),
-        ("l = α · l + Σ P", "running denominator"),
-        ("acc = α · acc + P · Vⱼ", "mma.sync: P is the A operand, Vⱼ via ldmatrix.trans"),
-        ("m = m_new", ""),
+        (["S = Q · Kⱼᵀ · (1/√D)"], "mma.sync: Q fragment × Kⱼ from shared memory"),
+        (["m_new = max(m,", "  max over the row of S)"], "2 shuffles within each quad of lanes"),
+        (["α = exp(m − m_new)"], "the rescale: 1 when the max did not move"),
+        (["P = exp(S − m_new)"], "f32, then bf16: stays in registers"),
+        (["l = α · l + Σ P"], "running denominator"),
+        (["acc = α · acc + P · Vⱼ"], "mma.sync: P is the A operand, Vⱼ via ldmatrix.trans"),
+        (["m = m_new"], ""),
     ]
-    for i, (eq, note) in enumerate(lines):
-        y = by + 36 + i * 36
-        s.text(bx + 18, y, eq, 13.5, mono=True)
+    for eqs, note in lines:
+        y += 6
+        for eq in eqs:
+            s.text(M + 8, y, eq, 15, mono=True)
+            y += 20
         if note:
-            s.text(bx + 18, y + 15, note, 11, fill=MUTED)
-    s.arrow(kx + 3 * (kw + 8) + kw / 2, ky + 28, kx + 3 * (kw + 8) + kw / 2, by - 18, stroke=BLUE, sw=1.6)
-    s.arrow(qx + qw + 2, qy + qh / 2, bx - 2, qy + qh / 2, stroke=INK, sw=1.6)
+            y = para(s, M + 8, y, note, 15, W - 2 * M - 16, fill=MUTED)
+    s.items.insert(0, f'<rect x="{M}" y="{y0:.1f}" width="{W - 2 * M}" height="{y - y0 - 6:.1f}" rx="8" '
+                      f'fill="{LIGHT}" stroke="{MUTED}" stroke-width="1.0"/>')
     # the state and the output
-    ox = 730
-    s.text(ox, qy - 10, "per row, in registers", 13, bold=True)
-    st = [("m", "running max", RED), ("l", "running sum", ORANGE), ("acc[D]", "unnormalised out", GREEN)]
-    for i, (name, what, col) in enumerate(st):
-        y = qy + i * 56
-        s.rect(ox, y, 190, 42, fill=col, stroke="none", opacity=0.25, rx=4)
-        s.text(ox + 10, y + 19, name, 14, mono=True, bold=True)
-        s.text(ox + 10, y + 35, what, 11.5, fill=MUTED)
-    s.arrow(bx + 472, qy + 84, ox - 4, qy + 84, stroke=INK, sw=1.6)
-    s.rect(ox, qy + 190, 190, 44, fill=PURPLE, stroke="none", opacity=0.8, rx=4)
-    s.text(ox + 95, qy + 210, "after the last tile:", 11.5, fill="#FFFFFF", anchor="middle")
-    s.text(ox + 95, qy + 226, "O = acc / l  → DRAM once", 12.5, fill="#FFFFFF", anchor="middle", bold=True)
-    s.arrow(ox + 95, qy + 170, ox + 95, qy + 188, stroke=INK, sw=1.4, head=6)
-    s.text(20, H - 36, "The Br × S score matrix never exists: each Br × Bc piece of it lives in registers for one step.",
-           12.5, fill=INK)
-    s.text(20, H - 16, "DRAM traffic per block: its Q tile and O tile once, and every K and V tile of its head once "
-           "(the L2 shares them between the head's blocks).", 12.5, fill=MUTED)
+    y = para(s, M, y + 14, "per row, in registers", 15, W - 2 * M, bold=True)
+    for name, what, col in (("m", "running max", RED), ("l", "running sum", ORANGE),
+                            ("acc[D]", "unnormalised out", GREEN)):
+        s.rect(M, y - 4, W - 2 * M, 30, fill=col, stroke="none", opacity=0.25, rx=4)
+        s.text(M + 10, y + 16, name, 15, mono=True, bold=True)
+        s.text(M + 80, y + 16, what, 15, fill=MUTED)
+        y += 34
+    s.rect(M, y + 4, W - 2 * M, 50, fill=PURPLE, stroke="none", opacity=0.8, rx=4)
+    s.text(W / 2, y + 24, "after the last tile:", 15, fill="#FFFFFF", anchor="middle")
+    s.text(W / 2, y + 44, "O = acc / l → DRAM once", 15, fill="#FFFFFF", anchor="middle", bold=True)
+    y = para(s, M, y + 80, "The Br × S score matrix never exists: each Br × Bc piece of it lives in registers "
+             "for one step.", 15, W - 2 * M)
+    y = para(s, M, y + 4, "DRAM traffic per block: its Q tile and O tile once, and every K and V tile of its "
+             "head once (the L2 shares them between the head's blocks).", 15, W - 2 * M, fill=MUTED)
+    s.h = int(y)
     return s.save("flash-tiles")
 
 
 # 0010: the causal tile map: tiles above the diagonal skipped, diagonal tiles masked, the rest full.
 def causal_tiles():
-    T, cell = 8, 40
-    W, H = 900, 560
-    s = Svg(W, H)
-    s.text(20, 26, f"Causal attention in tiles: {T} query tiles × {T} key tiles (S = 1024, 128 × 128 tiles)", 15, bold=True)
-    gx, gy = 90, 80
-    s.text(gx + T * cell / 2, gy - 24, "key tile j  →", 12.5, anchor="middle", fill=MUTED)
-    s.text(gx - 14, gy - 8, "query", 12, anchor="end", fill=MUTED)
-    s.text(gx - 14, gy + 6, "tile i ↓", 12, anchor="end", fill=MUTED)
+    # Drawn for the lesson column (340 px): the work per query tile as a column of numbers beside the
+    # grid, the legend and notes under it.
+    T, cell = 8, 30
+    W, M = 340, 8
+    s = Svg(W, 10)
+    y = para(s, M, 22, f"Causal attention in tiles: {T} query tiles × {T} key tiles (S = 1024, 128 × 128 "
+             "tiles)", 16, W - 2 * M, bold=True)
+    gx, gy = 40, y + 56
+    s.text(M, gy - 50, "rows: query tile i ↓", 15, fill=MUTED)
+    s.text(M, gy - 30, "columns: key tile j →", 15, fill=MUTED)
     full = masked = skipped = 0
     for i in range(T):
-        s.text(gx - 10, gy + i * cell + cell / 2 + 5, i, 12, anchor="end")
+        s.text(gx - 8, gy + i * cell + cell / 2 + 5, i, 15, anchor="end")
         for j in range(T):
-            x, y = gx + j * cell, gy + i * cell
+            x, yy = gx + j * cell, gy + i * cell
             if j < i:
                 full += 1
-                s.rect(x + 1, y + 1, cell - 2, cell - 2, fill=BLUE, stroke="none", opacity=0.8)
+                s.rect(x + 1, yy + 1, cell - 2, cell - 2, fill=BLUE, stroke="none", opacity=0.8)
             elif j == i:
                 masked += 1
-                s.rect(x + 1, y + 1, cell - 2, cell - 2, fill="#FFFFFF", stroke=ORANGE, sw=1.5)
+                s.rect(x + 1, yy + 1, cell - 2, cell - 2, fill="#FFFFFF", stroke=ORANGE, sw=1.5)
                 # lower triangle (keys ≤ query) kept
-                s.polygon([(x + 1, y + 1), (x + 1, y + cell - 1), (x + cell - 1, y + cell - 1)], fill=mix(ORANGE, 0.8))
+                s.polygon([(x + 1, yy + 1), (x + 1, yy + cell - 1), (x + cell - 1, yy + cell - 1)], fill=mix(ORANGE, 0.8))
             else:
                 skipped += 1
-                s.rect(x + 1, y + 1, cell - 2, cell - 2, fill=LIGHT, stroke=GREY, sw=0.8, dash="3,3")
+                s.rect(x + 1, yy + 1, cell - 2, cell - 2, fill=LIGHT, stroke=GREY, sw=0.8, dash="3,3")
     for j in range(T):
-        s.text(gx + j * cell + cell / 2, gy - 6, j, 12, anchor="middle")
-    # work per query tile, bar on the right
-    bx = gx + T * cell + 40
-    s.text(bx, gy - 8, "tiles of work per query tile", 12, fill=MUTED)
+        s.text(gx + j * cell + cell / 2, gy - 6, j, 15, anchor="middle")
+    # work per query tile, a number beside each row
+    bx = gx + T * cell + 20
+    s.text(bx, gy - 30, "work", 15, fill=MUTED, anchor="middle")
     for i in range(T):
-        y = gy + i * cell
-        s.rect(bx, y + 8, (i + 1) * 16, cell - 16, fill=BLUE, stroke="none", opacity=0.6, rx=2)
-        s.text(bx + (i + 1) * 16 + 6, y + cell / 2 + 5, i + 1, 12)
-    s.text(bx, gy + T * cell + 20, "launch the longest first: 7, 6, … 0", 12.5, bold=True, fill=GREEN)
-    # legend
-    ly = gy + T * cell + 52
-    items = [(BLUE, f"full: {full} tiles, no mask", None), (ORANGE, f"diagonal: {masked} tiles, masked (key > query → −∞)", None),
+        s.text(bx, gy + i * cell + cell / 2 + 5, i + 1, 15, anchor="middle", fill=BLUE, bold=True)
+    y = para(s, M, gy + T * cell + 24, "work: the tiles a query tile computes. Launch the longest first: "
+             "7, 6, … 0", 15, W - 2 * M, bold=True, fill=GREEN)
+    y += 10
+    items = [(BLUE, f"full: {full} tiles, no mask", None),
+             (ORANGE, f"diagonal: {masked} tiles, masked (key > query → −∞)", None),
              (LIGHT, f"skipped: {skipped} tiles, never loaded", GREY)]
-    for k, (col, text, stroke) in enumerate(items):
-        y = ly + k * 24
-        s.rect(gx, y - 13, 18, 18, fill=col, stroke=stroke or "none", sw=0.8, opacity=0.8 if stroke is None else None)
-        s.text(gx + 28, y + 1, text, 13)
+    for col, text, stroke in items:
+        s.rect(M, y - 13, 18, 18, fill=col, stroke=stroke or "none", sw=0.8, opacity=0.8 if stroke is None else None)
+        y = para(s, M + 26, y, text, 15, W - 2 * M - 26) + 4
     Tb = 32
-    s.text(20, H - 36, f"At S = 4096 with 128 × 128 tiles: {Tb * (Tb - 1) // 2} full + {Tb} diagonal = "
-           f"{Tb * (Tb + 1) // 2} of {Tb * Tb} tiles, {100 * Tb * (Tb + 1) / 2 / Tb / Tb:.1f}% of the non-causal work; "
-           f"{Tb * (Tb - 1) // 2} skipped.", 12.5)
-    s.text(20, H - 16, "Only the diagonal tiles pay for a mask; the full ones run the same loop as non-causal attention.",
-           12.5, fill=MUTED)
+    y = para(s, M, y + 8, f"At S = 4096 with 128 × 128 tiles: {Tb * (Tb - 1) // 2} full + {Tb} diagonal = "
+             f"{Tb * (Tb + 1) // 2} of {Tb * Tb} tiles, {100 * Tb * (Tb + 1) / 2 / Tb / Tb:.1f}% of the "
+             f"non-causal work; {Tb * (Tb - 1) // 2} skipped.", 15, W - 2 * M)
+    y = para(s, M, y + 4, "Only the diagonal tiles pay for a mask; the full ones run the same loop as "
+             "non-causal attention.", 15, W - 2 * M, fill=MUTED)
+    s.h = int(y)
     return s.save("causal-tiles")
 
 
@@ -1308,6 +1366,23 @@ def wrap(text, size, width, bold=False):
         else:
             cur = cand
     return lines + [cur]
+
+
+def nb(text):
+    """The text with its "X × Y" products (and sums, quotients) kept on one line when it is wrapped."""
+    for op in "×/+*":
+        text = text.replace(f" {op} ", f"\u00a0{op}\u00a0")
+    return text
+
+
+def para(s, x, y, text, size, width, fill=INK, bold=False, mono=False, step=None):
+    """The text wrapped to `width` and drawn from baseline y down; returns the next line's baseline.
+    A monospaced text is drawn as one line (wrap measures DejaVu Sans): break it by hand."""
+    step = step or round(size * 4 / 3)
+    for line in wrap(text, size, width, bold) if not mono else [text]:
+        s.text(x, y, line, size, fill=fill, bold=bold, mono=mono)
+        y += step
+    return y
 
 
 def attention_io():

@@ -315,7 +315,7 @@ TEST_CASE("perf model: a kernel squeezed into fewer registers says that ptxas sp
   CHECK(t.spill_loads > b.spill_loads);
   const std::string text = perf::launch_text(t);
   CHECK(text.find("ptxas spilled registers") != std::string::npos);
-  CHECK(text.find(std::to_string(t.spill_stores) + " B of stores") != std::string::npos);
+  CHECK(text.find(perf::bytes_text(t.spill_stores) + " of stores") != std::string::npos);
   // A kernel ptxas did not spill says nothing of the kind.
   const auto clean = predict_file("01-vector-add", "solutions/01-vector-add.cu");
   REQUIRE(!clean.launches.empty());
@@ -546,4 +546,27 @@ TEST_CASE("perf model: a move that only renames bits between an integer and a fl
       "01-vector-add", head + "    u = (u ^ (u >> 3)) + 1u;\n    w = w * 1.5f;\n" + tail);
   CHECK(crossing.us < 1.05 * apart.us);
   CHECK(crossing.us > 0.95 * apart.us);
+}
+
+TEST_CASE("perf model: a launch's line agrees in number and gives its bytes with a prefix") {
+  perf::LaunchPrediction l;
+  l.kernel = "k";
+  l.grid = {8, 576, 1};
+  l.block = {256, 1, 1};
+  l.registers = 1;
+  l.shared_bytes = 198656;
+  l.resident = l.resident_running = 1;
+  l.limited_by = "registers";
+  l.blocks_per_sm = 1;
+  l.us = 1790;
+  const std::string one = perf::launch_text(l);
+  CHECK(one.find("1 register, 199 kB shared; 1 block per SM") != std::string::npos);
+  CHECK(one.find("; 1 block on the busiest SM") != std::string::npos);
+  l.registers = 254;
+  l.resident = l.resident_running = 2;
+  l.blocks_per_sm = 35;
+  l.shared_bytes = 0;
+  const std::string many = perf::launch_text(l);
+  CHECK(many.find("254 registers, 0 B shared; 2 blocks per SM") != std::string::npos);
+  CHECK(many.find("; 35 blocks on the busiest SM") != std::string::npos);
 }

@@ -462,10 +462,10 @@ std::string launch_text(const LaunchPrediction& l) {
   // (docs/perf-model.md, "Spills").
   const std::string spills =
       l.spill_stores + l.spill_loads > 0
-          ? fmt::format(" (ptxas spilled registers: {} B of stores and {} B of loads in the "
+          ? fmt::format(" (ptxas spilled registers: {} of stores and {} of loads in the "
                         "code; where they lie on the hot path, their local-memory traffic is not "
                         "in this prediction)",
-                        l.spill_stores, l.spill_loads)
+                        bytes_text(l.spill_stores), bytes_text(l.spill_loads))
           : "";
   // ptxas's own words for why it made every wgmma wait for the one before (C7510-C7520).
   const std::string serialized =
@@ -475,11 +475,13 @@ std::string launch_text(const LaunchPrediction& l) {
                         "to complete, so nothing overlaps the tensor cores' work, and this "
                         "prediction assumes so",
                         l.wgmma_serialized);
-  return fmt::format("{} <<<({},{},{}), ({},{},{})>>>: {} registers{}, {} B shared; {} blocks per "
-                     "SM (limited by {}){}, {:.0f}% occupancy; {} blocks on the busiest SM; {}{}",
+  return fmt::format("{} <<<({},{},{}), ({},{},{})>>>: {}{}, {} shared; {} per SM (limited by "
+                     "{}){}, {:.0f}% occupancy; {} on the busiest SM; {}{}",
                      l.kernel, l.grid.x, l.grid.y, l.grid.z, l.block.x, l.block.y, l.block.z,
-                     l.registers, spills, l.shared_bytes, l.resident, l.limited_by, running,
-                     100 * l.occupancy, l.blocks_per_sm, us_text(l.us), serialized);
+                     plural(l.registers, "register", "registers"), spills,
+                     bytes_text(l.shared_bytes), plural(l.resident, "block", "blocks"),
+                     l.limited_by, running, 100 * l.occupancy,
+                     plural(l.blocks_per_sm, "block", "blocks"), us_text(l.us), serialized);
 }
 
 } // namespace wb::perf

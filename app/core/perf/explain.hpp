@@ -27,12 +27,12 @@ struct ExplainInput {
 // Fills each launch's factors, the plan's factors and the line notes of `p`.
 void explain(const ExplainInput& in, Prediction& p);
 
-// 805e6 -> "805 MB"; 4.56e12 B/s -> "4.56 TB/s"; 176.9 -> "177 us".
+// 805e6 -> "805 MB"; 4.56e12 B/s -> "4.56 TB/s"; 176.9 -> "177 µs".
 std::string bytes_text(double bytes);
 std::string rate_text_bps(double bytes_per_s);
 std::string us_text(double us);
-// "row_sum <<<(8192,1,1), (256,1,1)>>>: 32 registers, 0 B shared; 8 blocks per SM (limited by
-// threads per SM), 100% occupancy; 63 blocks on the busiest SM; 968 us"
+// "moe_gemm <<<(8,576,1), (256,1,1)>>>: 254 registers, 199 kB shared; 1 block per SM (limited by
+// registers), 12% occupancy; 35 blocks on the busiest SM; 1.79 ms"
 std::string launch_text(const LaunchPrediction& l);
 
 } // namespace wb::perf
