@@ -1439,67 +1439,72 @@ def attention_io():
 # 0016: the column sums of a weight gradient: atomics from every row, or per-block partial rows
 # added by a second kernel.
 def column_sums():
+    # Drawn for the lesson column (340 px): the two schemes stacked, each with its notes under it.
     M, N, parts = 16384, 4096, 264
     rows, cols, stripes = 8, 12, 4
-    cw, ch = 22, 16
-    W, H = 960, 440
-    s = Svg(W, H)
-    s.text(30, 30, "dγ[c] = Σ over rows of dy · x̂: a sum down every column, across all rows", 16, bold=True)
+    W, L, cw, ch = 340, 8, 16, 12
+    gx = 60  # the grids' left edge: their names sit to the left of it
+    s = Svg(W, 10)
+    y = para(s, L, 22, "dγ[c] = Σ over rows of dy · x̂: a sum down every column, across all rows", 16,
+             W - 2 * L, bold=True)
 
-    def grid(x0, y0, colour_of_row):
+    def grid(y0):
         for r in range(rows):
             for c in range(cols):
-                s.rect(x0 + c * cw, y0 + r * ch, cw, ch, fill=colour_of_row(r), stroke="#FFFFFF", sw=1.5, opacity=0.55)
-        s.text(x0 - 8, y0 + rows * ch / 2 + 5, "rows", 12, fill=MUTED, anchor="end")
+                s.rect(gx + c * cw, y0 + r * ch, cw, ch, fill=PALETTE[r * stripes // rows],
+                       stroke="#FFFFFF", sw=1.5, opacity=0.55)
+        s.text(gx - 8, y0 + rows * ch / 2 + 5, "rows", 15, fill=MUTED, anchor="end")
+        return y0 + rows * ch
 
-    # Left: atomics. Every element adds into its column's one word.
-    xa, ya = 80, 80
-    s.text(xa, ya - 14, "Atomics", 15, bold=True)
-    grid(xa, ya, lambda r: PALETTE[r * stripes // rows])
-    yd = ya + rows * ch + 80
-    for c in range(cols):
-        s.rect(xa + c * cw, yd, cw, ch, fill=GREY, stroke="#FFFFFF", sw=1.5)
-    s.text(xa - 8, yd + 12, "dγ", 13, anchor="end", bold=True)
+    def out_row(y0, colour, name):
+        for c in range(cols):
+            s.rect(gx + c * cw, y0, cw, ch, fill=colour, stroke="#FFFFFF", sw=1.5, opacity=0.9)
+        s.text(gx - 8, y0 + ch - 1, name, 15, anchor="end", bold=True)
+        return y0 + ch
+
+    # Atomics: every element adds into its column's one word.
+    y += 10
+    s.text(L, y, "Atomics", 16, bold=True)
+    ya = y + 10
+    yg = grid(ya)
+    yd = yg + 40
     for c in (2, 7):
         for r in range(rows):
-            s.arrow(xa + c * cw + cw / 2, ya + r * ch + ch / 2, xa + c * cw + cw / 2 + (r - 3.5) * 1.6, yd - 2,
-                    stroke=RED, sw=0.9, head=5)
-    s.text(xa, yd + ch + 26, f"M · N = {M * N / 1e6:.0f} million atomicAdds (and as", 12.5)
-    s.text(xa, yd + ch + 44, f"many for dβ) on {N} words, one at a time", 12.5)
-    s.text(xa, yd + ch + 62, "per word, in an order that changes every run", 12.5)
+            s.arrow(gx + c * cw + cw / 2, ya + r * ch + ch / 2, gx + c * cw + cw / 2 + (r - 3.5) * 1.2,
+                    yd - 2, stroke=RED, sw=0.9, head=5)
+    y = out_row(yd, GREY, "dγ") + 22
+    y = para(s, L, y, f"M · N = {M * N / 1e6:.0f} million atomicAdds (as many again for dβ) on {N} "
+             "words, one at a time per word, in an order that changes every run", 15, W - 2 * L)
 
-    # Right: two stages. Each block sums its stripe into one partial row; a second kernel adds them.
-    xb, yb = 440, 80
-    s.text(xb, yb - 14, "Two stages", 15, bold=True)
-    grid(xb, yb, lambda r: PALETTE[r * stripes // rows])
-    yq = yb + rows * ch + 40
-    s.text(xb - 8, yq + stripes * ch / 2 + 5, "part", 12, fill=MUTED, anchor="end")
-    for k in range(stripes):
-        for c in range(cols):
-            s.rect(xb + c * cw, yq + k * ch, cw, ch, fill=PALETTE[k], stroke="#FFFFFF", sw=1.5, opacity=0.9)
-    xt = xb + cols * cw + 16 + 8 * stripes
+    # Two stages: each block sums its stripe into one partial row; a second kernel adds them.
+    y += 14
+    s.text(L, y, "Two stages", 16, bold=True)
+    yb = y + 10
+    yg = grid(yb)
+    yq = yg + 34
     for k in range(stripes):  # each stripe of rows becomes one partial row
         y0, y1 = yb + (k * 2 + 1) * ch, yq + k * ch + ch / 2
-        xk = xb + cols * cw + 10 + 8 * (stripes - 1 - k)
-        s.polyline([(xb + cols * cw + 2, y0), (xk, y0), (xk, y1)], stroke=PALETTE[k], sw=1.4)
-        s.arrow(xk, y1, xb + cols * cw + 2, y1, stroke=PALETTE[k], sw=1.4, head=6)
-    for k, line in enumerate(["stage 1: each block keeps its", "columns' sums in registers over",
-                              "its stripe of rows, then writes", "one partial row"]):
-        s.text(xt + 6, yb + 14 + 18 * k, line, 12.5)
-    xq = xb
-    yd2 = yq + stripes * ch + 40
+        xk = gx + cols * cw + 10 + 10 * (stripes - 1 - k)
+        s.polyline([(gx + cols * cw + 2, y0), (xk, y0), (xk, y1)], stroke=PALETTE[k], sw=1.4)
+        s.arrow(xk, y1, gx + cols * cw + 2, y1, stroke=PALETTE[k], sw=1.4, head=6)
+        for c in range(cols):
+            s.rect(gx + c * cw, yq + k * ch, cw, ch, fill=PALETTE[k], stroke="#FFFFFF", sw=1.5,
+                   opacity=0.9)
+    s.text(gx - 8, yq + stripes * ch / 2 + 5, "part", 15, fill=MUTED, anchor="end")
+    yd2 = yq + stripes * ch + 30
     for c in range(cols):
-        s.arrow(xq + c * cw + cw / 2, yq + stripes * ch + 2, xq + c * cw + cw / 2, yd2 - 2, stroke=INK, sw=1.0, head=5)
-        s.rect(xq + c * cw, yd2, cw, ch, fill=GREEN, stroke="#FFFFFF", sw=1.5, opacity=0.85)
-    s.text(xq - 8, yd2 + 12, "dγ", 13, anchor="end", bold=True)
-    s.text(xt + 6, yq + stripes * ch + 24, "stage 2: add the parts", 12.5)
-    s.text(xt + 6, yq + stripes * ch + 42, "down each column,", 12.5)
-    s.text(xt + 6, yq + stripes * ch + 60, "in a fixed order", 12.5)
+        s.arrow(gx + c * cw + cw / 2, yq + stripes * ch + 2, gx + c * cw + cw / 2, yd2 - 2, stroke=INK,
+                sw=1.0, head=5)
+    y = out_row(yd2, GREEN, "dγ") + 22
+    y = para(s, L, y, "Stage 1: each block keeps its columns' sums in registers over its stripe of "
+             "rows, then writes one partial row.", 15, W - 2 * L)
+    y = para(s, L, y, "Stage 2: add the parts down each column, in a fixed order.", 15, W - 2 * L)
     mb = parts * 2 * N * 4 / 1e6
-    s.text(xq, yd2 + ch + 26, f"{parts} blocks × 2 partial rows × {N} floats = {mb:.1f} MB", 12.5)
-    s.text(xq, yd2 + ch + 44, "written and read once; the same bits every run", 12.5)
-    s.text(30, H - 14, f"Drawn with 8 rows, 12 columns and 4 blocks; the figures below each side are for M = {M}, "
-           f"N = {N}.", 12, fill=MUTED)
+    y = para(s, L, y, nb(f"{parts} blocks × 2 partial rows × {N} floats = {mb:.1f} MB, written and "
+                         "read once; the same bits every run."), 15, W - 2 * L)
+    y = para(s, L, y + 10, f"Drawn with 8 rows, 12 columns and 4 blocks; the figures are for M = {M}, "
+             f"N = {N}.", 15, W - 2 * L, fill=MUTED)
+    s.h = int(y)
     return s.save("column-sums")
 
 
