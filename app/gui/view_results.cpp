@@ -475,8 +475,12 @@ void draw_results(App& app) {
   }
   if (!rep.resources.empty() && ImGui::CollapsingHeader("Resources")) {
     for (auto& k : rep.resources)
-      ImGui::Text("%s: %d registers, %d B shared, %d B stack, spills %d/%d B", k.name.c_str(),
-                  k.registers, k.shared_bytes, k.local_bytes, k.spill_stores, k.spill_loads);
+      ImGui::TextWrapped("%s", fmt::format("{}: {}, {} shared, {} stack, spills {} stored / {} "
+                                           "loaded",
+                                           k.name, count_text(k.registers, "registers"),
+                                           bytes_text(k.shared_bytes), bytes_text(k.local_bytes),
+                                           bytes_text(k.spill_stores), bytes_text(k.spill_loads))
+                                   .c_str());
     for (auto& k : rep.resources)
       if (!k.wgmma_serialized.empty())
         ImGui::TextWrapped("%s: ptxas serialized its wgmma, due to %s", k.name.c_str(),
