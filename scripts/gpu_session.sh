@@ -20,7 +20,9 @@
 #   ncu       Nsight Compute's counters for the solutions named in $NCU (puzzle ids, or id=FILE),
 #             one launch at the perf size: where the time goes, read off the hardware
 #   ctest     every entry of the `gpu` ctest label, one after another, each within 5 minutes
-#             (--timeout 300): each entry's time and verdict (docs/gpu-tests.md)
+#             (--timeout 300): each entry's time and verdict (docs/gpu-tests.md); $CTEST_ARGS
+#             narrows it (`-R REGEX`, `-E REGEX`), $STOP_AFTER ends it that many seconds after the
+#             script started
 #   attempt   a GPU check of fault 84 stored in a fresh data folder, for the GUI's screenshot of a
 #             GPU verdict with the simulator's explanation ($OUT/gpu-attempt.db)
 # Needs .deps (carried; see ../shared/device/fetch-deps.sh).
@@ -149,7 +151,13 @@ print(t['kernel']['name'], ' '.join('--size %s=%s' % (k, v) for k, v in t['perf'
   ctest)
     step "the gpu label, entry by entry"
     # -V keeps every entry's output, passed or not: the `// measured:` lines to paste are in it.
-    ctest --test-dir "$build" -L gpu --timeout 300 -j1 -V >"$out/ctest.log" 2>&1
+    # $CTEST_ARGS narrows it (e.g. `-R gpu_puzzles` or `-E gpu_puzzles`) for a call too short for
+    # the whole label; $STOP_AFTER (seconds since this script started, the build counted) ends it
+    # in time for this summary to come back.
+    stop=()
+    [ -n "${STOP_AFTER:-}" ] && stop=(--stop-time "$(date -d "+$((STOP_AFTER - SECONDS)) sec" +%H:%M:%S)")
+    # shellcheck disable=SC2086
+    ctest --test-dir "$build" -L gpu --timeout 300 -j1 -V "${stop[@]}" ${CTEST_ARGS:-} >"$out/ctest.log" 2>&1
     echo "rc $?"
     # ctest's own line per entry: "1/17 Test #5: gpu_puzzles_01_09 ....   Passed  123.45 sec".
     grep -E "^ *[0-9]+/[0-9]+ Test +#[0-9]+:" "$out/ctest.log" | sed -E 's/ +\.+ */ /' | cut -c1-110
