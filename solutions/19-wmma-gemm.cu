@@ -85,6 +85,7 @@
 //       ... with blocks grouped 8 rows at a time for the L2      480 us
 //       a software pipeline of fragments in registers (255 regs) 477-480 us
 // measured: 397.41 us on NVIDIA H200
+// measured: 438.42 us on NVIDIA H100 80GB HBM3
 // @tune BM=128
 // @tune BN=128
 // @tune WM=64

@@ -78,6 +78,7 @@
 // this file on fresh random data all passed (wgmma's f32 sums stay within the puzzle's 2e-4: bf16
 // products are exact and the accumulator is f32; FP8's is not, see 33).
 // measured: 202.24 us on NVIDIA H200
+// measured: 207.07 us on NVIDIA H100 80GB HBM3
 // @tune BM=128
 // @tune BN=256
 // @tune WM=64

@@ -73,6 +73,7 @@
 //     lose to it: tensor cores fed from registers or from bulk copies, wider loads, more rows a
 //     warp).
 // measured: 67.62 us on NVIDIA H200
+// measured: 97.38 us on NVIDIA H100 80GB HBM3
 // @tune THREADS=256
 // @tune ROWS=436
 // @tune SMEM=147456
