@@ -39,8 +39,9 @@ SOL_AND_TORCH = {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 14, 15, 18, 24, 25, 26, 27, 
 TIMES_TORCH_AND_TRITON = {36: 2.0}
 AS_FAST_AS = {10: "torch.bincount", 11: "torch.cumsum", 16: "F.conv1d", 34: "the loop over experts"}
 # At least this fraction of PyTorch's speed: attention against SDPA's flash backend; the FP8 GEMM
-# against torch._scaled_mm (wgmma underneath); split-K on mma.sync against cuBLAS at 512 x 512 x 16384.
-FRACTION_OF_TORCH = {22: 0.8, 23: 0.8, 33: 0.7, 37: 0.6}
+# against torch._scaled_mm (wgmma underneath); split-K on mma.sync against cuBLAS at 512 x 512 x 16384;
+# attention backward against SDPA's flash backward.
+FRACTION_OF_TORCH = {22: 0.8, 23: 0.8, 33: 0.7, 37: 0.6, 38: 1.0}
 # At least this fraction of the mma.sync ceiling `warpbook probe` measured on this GPU (--probe):
 # the tensor-core GEMMs, which cannot use wgmma; their ratio to cuBLAS is reported beside it.
 OF_MMA_CEILING = {19: (0.5, "mma_f16_gflops"), 20: (0.7, "mma_bf16_gflops"), 21: (0.7, "mma_bf16_gflops")}
@@ -960,6 +961,57 @@ def b37(torch, F, s):
               "second, ordered reduction launch; the Triton form is the same two passes on tl.dot")
 
 
+def b38(torch, F, s):
+    bsz, h, sq, sk, d, causal = s["B"], s["H"], s["Sq"], s["Sk"], s["D"], bool(s["causal"])
+    assert sq == sk or not causal, "SDPA's is_causal aligns top-left: the same as the puzzle's only where Sq = Sk"
+    q, k, v = (uniform(torch, (bsz, h, n, d), -1, 1, torch.bfloat16) for n in (sq, sk, sk))
+    do = uniform(torch, (bsz, h, sq, d), -1, 1, torch.bfloat16)
+    qr, kr, vr = (t.detach().requires_grad_() for t in (q, k, v))
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    with sdpa_kernel(SDPBackend.FLASH_ATTENTION):  # the forward picks the backward: FlashAttention-2's
+        o = F.scaled_dot_product_attention(qr, kr, vr, is_causal=causal)
+    scale = 1.0 / d ** 0.5
+    lse = dev_empty(torch, (bsz, h, sq))  # what the forward saves, in f32, a head group at a time
+    mask = torch.ones(sq, sk, dtype=torch.bool, device=DEVICE).triu(sk - sq + 1) if causal else None
+    for b in range(bsz):
+        for h0 in range(0, h, 4):
+            sc = q[b, h0:h0 + 4].float() @ k[b, h0:h0 + 4].float().transpose(1, 2) * scale
+            if causal:
+                sc.masked_fill_(mask, float("-inf"))
+            lse[b, h0:h0 + 4] = sc.logsumexp(-1)
+            del sc
+    o_in = o.detach()
+    dq2, dk2, dv2 = dev_empty(torch, q.shape, torch.bfloat16), dev_empty(torch, k.shape, torch.bfloat16), \
+        dev_empty(torch, v.shape, torch.bfloat16)
+    dqa, delta = dev_empty(torch, q.shape), dev_empty(torch, (bsz, h, sq))
+    res = {}
+
+    def fn():  # the backward alone: the graph of the one forward above, kept
+        res["g"] = torch.autograd.grad(o, (qr, kr, vr), do, retain_graph=True)
+
+    def check(got):  # the float64 formulas on a first, a middle and a last head, from the same o and lse
+        ok, worst = True, 0.0
+        for bh in sorted({0, (bsz * h) // 2, bsz * h - 1}):
+            b, hh = divmod(bh, h)
+            qd, kd, vd, od, dod = (t[b, hh].double() for t in (q, k, v, o_in, do))
+            p = torch.exp(qd @ kd.t() * scale - lse[b, hh].double()[:, None])
+            if causal:
+                p.masked_fill_(mask, 0.0)
+            ds = p * (dod @ vd.t() - (dod * od).sum(-1, keepdim=True))
+            for g, want in zip(got, (ds @ kd * scale, ds.t() @ qd * scale, p.t() @ dod)):
+                good, err = close(g[b, hh].float(), want, 1e-2, 1e-3)  # the puzzle's tolerance
+                ok, worst = ok and good, max(worst, err)
+            del p, ds
+        return ok, worst
+
+    return Op(f"torch.autograd.grad(o, (q, k, v), dout) of F.scaled_dot_product_attention(q, k, v, is_causal={causal}) "
+              f"under sdpa_kernel(FLASH_ATTENTION); bf16 q, dout [{bsz}, {h}, {sq}, {d}], k, v [{bsz}, {h}, {sk}, {d}]",
+              fn, lambda: res["g"], check,
+              lambda tk: lambda: tk.attention_backward(q, k, v, o_in, do, lse, dq2, dk2, dv2, dqa, delta, causal),
+              "the bar is SDPA's flash backward (FlashAttention-2: its preprocess, the dq_accum atomics, the dq "
+              "conversion), timed as one autograd call that also allocates dq, dk, dv; o and lse from one forward")
+
+
 # puzzle number -> (builder, the size names it takes)
 BUILDERS = {
     1: (b01, {"n"}), 2: (b02, {"rows", "cols"}), 3: (b03, {"rows", "cols"}),
@@ -977,6 +1029,7 @@ BUILDERS = {
     34: (b34, {"T", "k", "E", "H", "N"}), 35: (b35, {"M", "N"}),
     34: (b34, {"T", "k", "E", "H", "N"}), 36: (b36, {"T", "V"}),
     34: (b34, {"T", "k", "E", "H", "N"}), 37: (b37, {"M", "N", "K"}),
+    38: (b38, {"B", "H", "Sq", "Sk", "D", "causal"}),
 }
 
 

@@ -1114,6 +1114,74 @@ def splitk_gemm(A, B, part, C, BM=128, BN=128, BK=64):
     return C
 
 
+# ---- 38-flash-attention-backward
+@triton.jit
+def attn_bwd_preprocess_kernel(O, DO, DELTA, DQA, rows, D: tl.constexpr, BR: tl.constexpr):
+    # delta = rowsum(dout * o) in f32 for BR rows, and their dq_accum rows cleared
+    r = tl.program_id(0) * BR + tl.arange(0, BR)
+    rd = tl.arange(0, D)
+    off = r[:, None] * D + rd[None, :]
+    o = tl.load(O + off, mask=r[:, None] < rows, other=0.0).to(tl.float32)
+    do = tl.load(DO + off, mask=r[:, None] < rows, other=0.0).to(tl.float32)
+    tl.store(DELTA + r, tl.sum(o * do, axis=1), mask=r < rows)
+    tl.store(DQA + off, tl.zeros([BR, D], tl.float32), mask=r[:, None] < rows)
+
+
+@triton.jit
+def attn_bwd_kernel(Q, K, V, DO, LSE, DELTA, DQA, DK, DV, Sq, Sk, scale, CAUSAL: tl.constexpr,
+                    D: tl.constexpr, BQ: tl.constexpr, BKV: tl.constexpr):
+    # program (kb, bh): keys kb*BKV .. of head bh; dk, dv in registers over the loop on query tiles,
+    # dq's share added into dq_accum with atomics (keys outside, as FlashAttention-2)
+    kb, bh = tl.program_id(0), tl.program_id(1)
+    rk, rd = kb * BKV + tl.arange(0, BKV), tl.arange(0, D)
+    kv_off = bh * Sk * D + rk[:, None] * D + rd[None, :]
+    k = tl.load(K + kv_off, mask=rk[:, None] < Sk, other=0.0)
+    v = tl.load(V + kv_off, mask=rk[:, None] < Sk, other=0.0)
+    dk = tl.zeros([BKV, D], tl.float32)
+    dv = tl.zeros([BKV, D], tl.float32)
+    q_lo = 0
+    if CAUSAL:  # the first query that sees key kb*BKV is kb*BKV - (Sk - Sq)
+        q_lo = tl.maximum(0, kb * BKV - (Sk - Sq)) // BQ * BQ
+    for q0 in range(q_lo, Sq, BQ):
+        rq = q0 + tl.arange(0, BQ)
+        q_off = bh * Sq * D + rq[:, None] * D + rd[None, :]
+        q = tl.load(Q + q_off, mask=rq[:, None] < Sq, other=0.0)
+        do = tl.load(DO + q_off, mask=rq[:, None] < Sq, other=0.0)
+        lse = tl.load(LSE + bh * Sq + rq, mask=rq < Sq, other=0.0)
+        dl = tl.load(DELTA + bh * Sq + rq, mask=rq < Sq, other=0.0)
+        keep = (rq[None, :] < Sq) & (rk[:, None] < Sk)
+        if CAUSAL:
+            keep = keep & (rk[:, None] <= rq[None, :] + Sk - Sq)
+        pT = tl.where(keep, tl.exp(tl.dot(k, tl.trans(q)) * scale - lse[None, :]), 0.0)  # [BKV, BQ]
+        dv += tl.dot(pT.to(tl.bfloat16), do)
+        dsT = (pT * (tl.dot(v, tl.trans(do)) - dl[None, :])).to(tl.bfloat16)
+        dk += tl.dot(dsT, q)
+        tl.atomic_add(DQA + q_off, tl.dot(tl.trans(dsT), k), mask=rq[:, None] < Sq)  # [BQ, D]
+    tl.store(DK + kv_off, (dk * scale).to(tl.bfloat16), mask=rk[:, None] < Sk)
+    tl.store(DV + kv_off, dv.to(tl.bfloat16), mask=rk[:, None] < Sk)
+
+
+@triton.jit
+def attn_bwd_dq_kernel(DQA, DQ, total, scale, BLOCK: tl.constexpr):
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(DQ + i, (tl.load(DQA + i, mask=i < total, other=0.0) * scale).to(tl.bfloat16), mask=i < total)
+
+
+def attention_backward(q, k, v, o, do, lse, dq, dk, dv, dq_accum, delta, causal=False, BQ=64, BKV=64):
+    # q, o, do, dq [B, H, Sq, D]; k, v, dk, dv [B, H, Sk, D]; bf16, contiguous; lse, delta [B, H, Sq] f32;
+    # dq_accum f32 like dq. causal: bottom-right aligned (query i sees keys 0 .. i + Sk - Sq).
+    B, H, Sq, D = q.shape
+    Sk = k.shape[2]
+    scale = 1.0 / math.sqrt(D)
+    rows = B * H * Sq
+    attn_bwd_preprocess_kernel[(triton.cdiv(rows, 16),)](o, do, delta, dq_accum, rows, D=D, BR=16, num_warps=4)
+    attn_bwd_kernel[(triton.cdiv(Sk, BKV), B * H)](q, k, v, do, lse, delta, dq_accum, dk, dv, Sq, Sk, scale,
+                                                  CAUSAL=bool(causal), D=D, BQ=BQ, BKV=BKV, num_warps=8,
+                                                  num_stages=2)
+    attn_bwd_dq_kernel[(triton.cdiv(rows * D, 1024),)](dq_accum, dq, rows * D, scale, BLOCK=1024, num_warps=4)
+    return dq, dk, dv
+
+
 # ---- end of the excerpts
 
 # puzzle number -> launcher
@@ -1124,5 +1192,6 @@ BY_PUZZLE = {
     19: wmma_gemm, 20: mma_gemm, 21: gemm_bias_gelu, 22: flash_attention, 23: causal_flash_attention, 24: decode_attention, 25: paged_decode_attention, 26: rope, 27: cross_entropy,
     28: topk_rows, 29: int8_absmax, 30: fp8_quantize, 31: nf4_dequantize, 32: w4a16_gemv, 33: fp8_gemm,
     34: moe_grouped_gemm, 35: layernorm_backward, 36: cross_entropy_fwd_bwd, 37: splitk_gemm,
+    38: attention_backward,
 }
 

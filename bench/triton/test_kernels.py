@@ -221,6 +221,21 @@ def attention_ref(b, causal):
     return [("o", torch.softmax(s, -1) @ v.repeat_interleave(G, 1))]
 
 
+def attention_bwd_ref(b):
+    """dq, dk, dv of puzzle 38 in float64, from q, k, v, o, dout and lse as given: p = exp(s - lse),
+    delta = rowsum(dout o), ds = p (dp - delta); causal aligned bottom-right."""
+    q, k, v = b["q"].double().cpu(), b["k"].double().cpu(), b["v"].double().cpu()
+    o, do, lse = b["o"].double().cpu(), b["dout"].double().cpu(), b["lse"].double().cpu()
+    Sq, D, Sk = q.shape[2], q.shape[3], k.shape[2]
+    scale = 1.0 / math.sqrt(D)
+    p = torch.exp(q @ k.transpose(2, 3) * scale - lse[..., None])
+    if b["causal"]:
+        p = p.masked_fill(torch.ones(Sq, Sk, dtype=torch.bool).triu(Sk - Sq + 1), 0.0)
+    delta = (do * o).sum(-1, keepdim=True)
+    ds = p * (do @ v.transpose(2, 3) - delta)
+    return [("dq", ds @ k * scale), ("dk", ds.transpose(2, 3) @ q * scale), ("dv", p.transpose(2, 3) @ do)]
+
+
 def decode_ref(q, k, v, lens):
     """out[b, h] = softmax(q . K^T / sqrt(D)) V over the first lens[b] keys of sequence b, KV head h // G,
     in float64 (k, v: [B, L, Hkv, D], contiguous per sequence)."""
@@ -314,6 +329,8 @@ CASES = {
     36: (lambda k, b: k.cross_entropy_fwd_bwd(b["z"], b["y"], b["work"], b["loss"]), cross_entropy_fwd_bwd_ref),
     37: (lambda k, b: k.splitk_gemm(b["A"], b["B"], b["part"], b["C"]),
          lambda b: [("C", b["A"].double() @ b["B"].double().t())]),
+    38: (lambda k, b: k.attention_backward(b["q"], b["k"], b["v"], b["o"], b["dout"], b["lse"], b["dq"], b["dk"],
+                                         b["dv"], b["dq_accum"], b["delta"], b["causal"]), attention_bwd_ref),
 }
 
 
