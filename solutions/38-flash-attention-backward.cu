@@ -48,13 +48,21 @@
 // at the datasheet's 989 TFLOP/s 1.39 ms, at mma.sync's ~646 TFLOP/s (`warpbook probe` on our H200)
 // 2.1 ms. Each warp reads q and dout twice per tile through ldmatrix (64 KB for 1.3 MFLOP: 20 FLOP
 // per shared byte), and the dq atomics move 4.3 GB of f32 into the L2.
-// Predicted by `warpbook predict` for the H100 SXM: PREDICTED_H100; for the H200: PREDICTED_H200.
+// Predicted by `warpbook predict` for the H100 SXM: 6.77 ms, 203 TFLOP/s, 0.21 of the datasheet
+// (silver; 255 registers, 24 bytes of spills); for the H200: 5.98 ms, 230 TFLOP/s. The model's
+// limiters: shared-memory wavefronts (ldmatrix: each of the 8 warps reads the whole q and dout
+// tile), the L2 (q and dout re-read by each of the Sk / BKV key blocks, and the dq atomics), and
+// the atomic units.
 // What loses (predicted for the H100 SXM, the same file with one knob changed):
-//   - RED = 1, one atomicAdd per float (FlashAttention-2's own form on sm80): PRED_RED1, the L2's
+//   - RED = 1, one atomicAdd per float (FlashAttention-2's own form on sm80): 16.6 ms, the L2's
 //     atomic units busy for most of it.
-//   - RED = 2 (red.global.add.v2.f32 straight from the fragment, no shuffle): PRED_RED2.
-//   - BKV = 64 (4 warps): twice the dq additions, PRED_BKV64. BQ = 32: PRED_BQ32; BQ = 128:
-//     PRED_BQ128.
+//   - RED = 2 (red.global.add.v2.f32 straight from the fragment, no shuffle): 9.94 ms.
+//   - BKV = 64 (4 warps, two blocks an SM): twice the dq additions, and still 6.48 ms: the model
+//     likes the second block's overlap of barriers; on a GPU that is for `warpbook tune` to say.
+//     BQ = 32: 6.87 ms.
+//   - What would win (FlashAttention-2's own layout): warps arranged 2 x 4 over the s tile, with
+//     p and ds through shared memory, so that each warp reads a quarter of q and dout instead of
+//     all of it, and dk, dv split over D so that each B fragment feeds two m tiles.
 //   - dq by a second kernel with queries outside (Triton's tutorial; deterministic): s and dp
 //     computed twice, 7 products per pair instead of 5, 40% more tensor-core work for no atomics.
 // @tune BKV=128
