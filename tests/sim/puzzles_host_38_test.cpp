@@ -49,7 +49,7 @@ void forward(const std::vector<double>& q, const std::vector<double>& k,
   o.assign(size_t(Sq * D), 0.0);
   lse.assign(size_t(Sq), 0.0);
   for (int64_t i = 0; i < Sq; ++i) {
-    std::vector<long double> s(size_t(Sk));
+    std::vector<long double> s(static_cast<size_t>(Sk));
     long double m = -INFINITY;
     for (int64_t j = 0; j < Sk; ++j) {
       long double x = 0;
