@@ -1,4 +1,65 @@
-// Solution · 39 Marlin-style W4A16 GEMM (HEADER)
+// Solution · 39 Marlin-style W4A16 GEMM: 4-bit codes streamed once by cp.async, decoded in
+// registers with lop3 and the 0x6400 exponent, multiplied on the tensor cores (mma.sync)
+//
+// What: C[M x N] (f16) = A[M x K] (f16) x w, w[k][n] = f16((q - 8) s[k / 128][n]), the codes q in
+// Marlin's fragment order (puzzle.toml, README): f32 sums, one rounding of C.
+//   - Grid [N / 128, cdiv(M, 16)] at the perf size (NB = 2, MT = 1): block x owns 128 columns of C
+//     and 16 rows; 8 warps, KS = 4 of them on each 64-column group. Warp (cg, ks) takes column
+//     group cg and rows ks and ks + 4 of every group's 8 rows of B (16 k each), so the 4 warps of a
+//     group share its k and add their sums through shared memory at the end, in a fixed order.
+//   - A ring of STAGES = 4 slots of shared memory, one group of 128 k each (12.3 KB: B's 8 rows of
+//     2 x 512 bytes, A's 16 rows of 256 bytes, 128 scales), filled by 16-byte cp.async.cg (past
+//     the L1: every byte is used once). A thread copies the same places of every group, so its
+//     addresses are worked out once and a group only adds its offset; one commit per group, one
+//     wait_group(STAGES - 2) and one __syncthreads per group: 3 groups in flight while one is used.
+//   - A's rows past M are zero-filled (cp.async with a source size of 0, which reads nothing): an
+//     mma row of A only makes the same row of C, and those rows are not stored, but zeros keep
+//     whatever the slot held before (NaN, say) out of the tensor cores.
+//   - Per 16 k: one ld.shared.v4 a lane (words 4 l .. 4 l + 3 of its group's 128: the B fragments
+//     of all 8 n8 tiles), one ldmatrix.x4 of A (rows XOR-swizzled by row & 7: the 8 rows one
+//     phase reads are 256 bytes apart and would share banks), then per word: 2 lop3 + 2 lop3 on
+//     q >> 8, 2 sub.f16x2 and 2 fma.f16x2 (the exact q - 8), 4 mul.f16x2 by the column's scale
+//     (one f16 rounding of each weight, as the format defines it), 2 mma.sync.m16n8k16.
+//   - The scales of a group: 8 ld.shared.b16 per lane (its column in each n8 tile), each put in
+//     both halves of a register once per group, not per word.
+//   - Constants and the per-lane shared-memory offsets sit in registers (an opaque mov): left to
+//     itself the compiler rebuilt each from the lane id inside the loop.
+// Run:  warpbook check 39-marlin-w4a16-gemm solutions/39-marlin-w4a16-gemm.cu
+//       warpbook predict 39-marlin-w4a16-gemm solutions/39-marlin-w4a16-gemm.cu --gpu h100-sxm
+//
+// Why: at M = 16, N = 28672, K = 8192 the codes are 117 MB, the scales 3.7 MB, A and C 1.2 MB:
+// 122 MB, 36 us at the H100's 3.35 TB/s, and 7.5 GFLOP, 8 us at the datasheet's f16 tensor rate.
+// Memory-bound by a factor of 4: the work is to stream the codes at the DRAM's pace and hide the
+// rest under it. The tensor cores are there because 16 rows make 16 multiply-adds per weight,
+// which the CUDA cores could not keep up with (puzzle 32 counts instructions for one); the
+// fragment-order packing is there so that the codes go from one 16-byte load straight into mma
+// registers, with no shuffle through shared memory. At speed of light the SMs can issue about 5
+// lane-instructions a weight (235 M weights in 36 us on 132 SMs); this loop spends under 2 on the
+// decode, the scales and the mma, and the rest on loads, addresses, the ring and the loop.
+//
+// Predicted (`warpbook predict`, the model's DRAM ceilings): NVIDIA H100 SXM 45.2 us, 87% of speed
+// of light, gold; NVIDIA H200 SXM 35.7 us, 75%, silver. The model counts 130 MB from DRAM on the
+// H100 (151 MB on the H200): it sends part of A's 58 MB of rereads (224 blocks x 256 KB) to DRAM.
+// A is 256 KB and read by every block; on a GPU it should stay in the L2.
+//
+// What loses (predicted for the H200, `warpbook tune --backend sim`, beside 35.7 us):
+//   - 64 columns a block (NB = 1): 35.8-36.7 us with KS = 2 or 4; the same stream, 448 blocks, A
+//     read twice as often from the L2. 256 columns (NB = 4): 43.5-45.2 us with KS = 2 or 4: 112
+//     blocks leave 20 of 132 SMs idle for the whole run.
+//   - KS = 8 (a warp per 16-row step of each group): 40.3-60.2 us, instruction-bound: every warp
+//     loads the group's 8 scales and waits on the ring for one step's work. KS = 2 with NB = 2:
+//     38.0-39.0 us, 4 warps a block, too few in flight.
+//   - The same loop with its shared-memory addresses written as plain expressions (generic
+//     pointers, 64-bit arithmetic) and the dequant constants as literals, which the compiler
+//     rebuilt inside the loop: 38.5 us, 217 k instructions an SM against 198 k.
+//   - MT = 2 or 4 at M = 16: 47.8 and 108 us: mma on 16 or 48 rows of zeros, and registers (127,
+//     207) that halve the blocks an SM holds. For M = 64 (four m16 tiles), MT = 4 reads the codes
+//     once where MT = 1 has 4 rows of blocks read them (mostly from the L2).
+//   - Not built: scaling after the mma in f32, per group (fewer f16 multiplies, but a weight
+//     (q - 8) s that is never rounded to f16: another number, ~1e-3 off at K = 8192, and the
+//     puzzle fails it); codes packed plainly, k-major, and shuffled through shared memory into
+//     fragments (a second pass over every byte in shared memory; ldmatrix moves 16-bit elements,
+//     not nibbles); the CUDA cores (16 FMAs a weight, against 5 lane-instructions of budget).
 // @tune NB=2
 // @tune KS=4
 // @tune MT=1
