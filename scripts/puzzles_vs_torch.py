@@ -42,6 +42,7 @@ AS_FAST_AS = {10: "torch.bincount", 11: "torch.cumsum", 16: "F.conv1d", 34: "the
 # against torch._scaled_mm (wgmma underneath); split-K on mma.sync against cuBLAS at 512 x 512 x 16384;
 # attention backward against SDPA's flash backward.
 FRACTION_OF_TORCH = {22: 0.8, 23: 0.8, 33: 0.7, 37: 0.6, 38: 1.0}
+SOL_AND_TORCH |= {39}  # the W4A16 GEMM at M = 16: the weight stream is the work
 # At least this fraction of the mma.sync ceiling `warpbook probe` measured on this GPU (--probe):
 # the tensor-core GEMMs, which cannot use wgmma; their ratio to cuBLAS is reported beside it.
 OF_MMA_CEILING = {19: (0.5, "mma_f16_gflops"), 20: (0.7, "mma_bf16_gflops"), 21: (0.7, "mma_bf16_gflops")}
@@ -1010,6 +1011,39 @@ def b38(torch, F, s):
               lambda tk: lambda: tk.attention_backward(q, k, v, o_in, do, lse, dq2, dk2, dv2, dqa, delta, causal),
               "the bar is SDPA's flash backward (FlashAttention-2: its preprocess, the dq_accum atomics, the dq "
               "conversion), timed as one autograd call that also allocates dq, dk, dv; o and lse from one forward")
+def marlin_codes(torch, B, k, n):
+    """Puzzle 39: the codes q[K][N] from Marlin's fragment-ordered words (puzzle.toml): word [kt][128 c +
+    4 (4 g + t) + j], nibble 4 kodd + 2 half + hi8 is q[16 kt + 8 hi8 + 2 t + kodd][64 c + 16 j + 8 half + g]."""
+    nib = (B.view(k // 16, n // 64, 8, 4, 4, 1) >> (4 * torch.arange(8, device=B.device, dtype=torch.int32))) & 15
+    return nib.view(k // 16, n // 64, 8, 4, 4, 2, 2, 2).permute(0, 7, 3, 5, 1, 4, 6, 2).reshape(k, n)
+
+
+def b39(torch, F, s):
+    m, n, k = s["M"], s["N"], s["K"]
+    a = uniform(torch, (m, k), -1, 1, torch.float16)
+    b = torch.randint(-2 ** 31, 2 ** 31, (k // 16, 2 * n), device=DEVICE, dtype=torch.int32)  # any bits: 8 codes
+    sc = uniform(torch, (k // 128, n), 0.002, 0.02, torch.float16)
+    c16, c2 = dev_empty(torch, (m, n), torch.float16), dev_empty(torch, (m, n), torch.float16)
+    w16 = ((marlin_codes(torch, b, k, n) - 8).half() * sc.repeat_interleave(128, 0))  # for the f16 GEMM alone
+    ref = {}
+
+    def fn():  # eager: unpack and unshuffle the codes, scale them to f16 weights, one cuBLAS f16 GEMM
+        w = (marlin_codes(torch, b, k, n) - 8).half() * sc.repeat_interleave(128, 0)  # f16 product: one rounding
+        torch.matmul(a, w, out=c16)
+
+    def check(got):  # float64 sums over the f16 weights, the puzzle's tolerance
+        if "C" not in ref:
+            ref["C"] = a.double() @ w16.double()
+        return close(got.float(), ref["C"], 1e-3, 1e-3)
+
+    return Op(f"torch.matmul(A, ((unshuffle(B) - 8).half() * s.repeat_interleave(128, 0)), out=C); f16 [{m}, {k}] "
+              f"x int4 [{k}, {n}] in Marlin's order, group 128", fn, lambda: c16, check,
+              lambda tk: lambda: tk.w4a16_gemm(a, b, sc, c2),
+              "eager dequantizes all of B to f16 in memory (several passes over K N elements) before cuBLAS; "
+              "'f16 GEMM alone' is cuBLAS on the weights already in f16 (4x the bytes), the bar the int4 stream "
+              "should beat by up to ~3.9x; puzzle 32's GEMV has no Marlin-order form: its bound, M times the "
+              "weights' read, is M times this puzzle's speed of light",
+              also=[("f16 GEMM alone", lambda: torch.matmul(a, w16, out=c16))])
 
 
 # puzzle number -> (builder, the size names it takes)
@@ -1030,6 +1064,7 @@ BUILDERS = {
     34: (b34, {"T", "k", "E", "H", "N"}), 36: (b36, {"T", "V"}),
     34: (b34, {"T", "k", "E", "H", "N"}), 37: (b37, {"M", "N", "K"}),
     38: (b38, {"B", "H", "Sq", "Sk", "D", "causal"}),
+    39: (b39, {"M", "N", "K"}),
 }
 
 

@@ -1180,6 +1180,32 @@ def attention_backward(q, k, v, o, do, lse, dq, dk, dv, dq_accum, delta, causal=
                                                   num_stages=2)
     attn_bwd_dq_kernel[(triton.cdiv(rows * D, 1024),)](dq_accum, dq, rows * D, scale, BLOCK=1024, num_warps=4)
     return dq, dk, dv
+# ---- 39-marlin-w4a16-gemm
+def w4a16_gemm_kernel(A, B, s, C, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # C = A @ w, w[k][n] = f16((q - 8) * s[k // 128][n]); the codes q in Marlin's fragment order
+    # (puzzle.toml): found by computing each one's word and nibble, a gather Triton cannot avoid
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    kk, nn = tl.arange(0, BK) % 16, rn % 16  # places inside the 16 x 16 tiles
+    lane = 4 * (nn % 8)[None, :] + ((kk % 8) // 2)[:, None]
+    nib = 4 * (kk % 2)[:, None] + 2 * (nn // 8)[None, :] + (kk // 8)[:, None]
+    col = (rn // 64) * 128 + (rn // 16) % 4  # the tile's word in its row of B
+    acc = tl.zeros([BM, BN], dtype=tl.float32)
+    for k0 in range(0, K, BK):  # BK divides 128: one group of scales a step
+        rk = k0 + tl.arange(0, BK)
+        a = tl.load(A + rm[:, None] * K + rk[None, :], mask=rm[:, None] < M, other=0.0)
+        word = tl.load(B + (rk // 16)[:, None] * 2 * N + col[None, :] + 4 * lane)
+        q = (word >> (4 * nib)) & 15  # int32 words: the arithmetic shift's sign bits are masked off
+        w = (q - 8).to(tl.float16) * tl.load(s + (k0 // 128) * N + rn)[None, :]  # one f16 rounding
+        acc = tl.dot(a, w, acc)
+    tl.store(C + rm[:, None] * N + rn[None, :], acc.to(tl.float16), mask=rm[:, None] < M)
+
+
+def w4a16_gemm(A, B, s, C, BM=16, BN=64, BK=128):
+    (M, K), N = A.shape, C.shape[1]
+    w4a16_gemm_kernel[(triton.cdiv(M, BM), triton.cdiv(N, BN))](A, B, s, C, M, N, K, BM=BM, BN=BN, BK=BK,
+                                                                   num_warps=4, num_stages=4)
+    return C
 
 
 # ---- end of the excerpts
@@ -1193,5 +1219,6 @@ BY_PUZZLE = {
     28: topk_rows, 29: int8_absmax, 30: fp8_quantize, 31: nf4_dequantize, 32: w4a16_gemv, 33: fp8_gemm,
     34: moe_grouped_gemm, 35: layernorm_backward, 36: cross_entropy_fwd_bwd, 37: splitk_gemm,
     38: attention_backward,
+    39: w4a16_gemm,
 }
 

@@ -209,6 +209,23 @@ def w4a16_ref(b):
     return [("y", (q * d).reshape(M, K) @ b["x"].double().cpu())]
 
 
+def marlin_unpack(B, K, N):
+    """The codes q[K][N] from Marlin's fragment-ordered words (puzzle 39's puzzle.toml): word
+    [kt][128 c + 4 (4 g + t) + j], nibble 4 kodd + 2 half + hi8 is q[16 kt + 8 hi8 + 2 t + kodd][64 c
+    + 16 j + 8 half + g]."""
+    words = B.reshape(K // 16, N // 64, 8, 4, 4).long() & 0xFFFFFFFF  # [kt, c, g, t, j]
+    nib = (words[..., None] >> (4 * torch.arange(8, device=B.device))) & 15
+    nib = nib.reshape(K // 16, N // 64, 8, 4, 4, 2, 2, 2)  # [kt, c, g, t, j, kodd, half, hi8]
+    return nib.permute(0, 7, 3, 5, 1, 4, 6, 2).reshape(K, N)
+
+
+def marlin_ref(b):
+    A, B, s = b["A"].cpu(), b["B"].cpu(), b["s"].cpu()
+    (M, K), N = A.shape, s.shape[1]
+    w = ((marlin_unpack(B, K, N) - 8).float() * s.float().repeat_interleave(128, 0)).half()  # exact, then one rounding
+    return [("C", A.double() @ w.double())]
+
+
 def attention_ref(b, causal):
     """o = softmax(q k^T / sqrt(D), causal: keys j <= i + Sk - Sq) v in float64, head by head; KV
     head h // G. The mask is aligned bottom-right: the Sq queries are the last Sq of the Sk keys."""
@@ -331,6 +348,7 @@ CASES = {
          lambda b: [("C", b["A"].double() @ b["B"].double().t())]),
     38: (lambda k, b: k.attention_backward(b["q"], b["k"], b["v"], b["o"], b["dout"], b["lse"], b["dq"], b["dk"],
                                          b["dv"], b["dq_accum"], b["delta"], b["causal"]), attention_bwd_ref),
+    39: (lambda k, b: k.w4a16_gemm(b["A"], b["B"], b["s"], b["C"]), marlin_ref),
 }
 
 
