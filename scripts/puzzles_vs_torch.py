@@ -1044,6 +1044,78 @@ def b39(torch, F, s):
               "should beat by up to ~3.9x; puzzle 32's GEMV has no Marlin-order form: its bound, M times the "
               "weights' read, is M times this puzzle's speed of light",
               also=[("f16 GEMM alone", lambda: torch.matmul(a, w16, out=c16))])
+def b40(torch, F, s):
+    m, n, k = s["M"], s["N"], s["K"]
+    e4, kb, nb = torch.float8_e4m3fn, k // 128, -(-n // 128)
+
+    def codes(rows, cols):  # the puzzle's init: normal(0, 100) codes, saturated to +-448
+        return dev_empty(torch, (rows, cols)).normal_(0, 100).clamp(-448, 448).to(e4)
+
+    def dequant(a, b, sa, sb):  # float64 A and B with their block scales applied (exact: 4 x 24 bits)
+        ad = a.double() * sa.double().t().repeat_interleave(128, 1)
+        bd = b.double() * sb.double().repeat_interleave(128, 0)[:b.shape[0]].repeat_interleave(128, 1)
+        return ad, bd
+
+    def blockwise(a, b, sa, sb):
+        """torch._scaled_mm with DeepSeek-V3 scales (CUDA 12.9 cuBLASLt; PyTorch 2.9 on): scale_a [M, K/128]
+        outer-dim-major, which is the transpose of the puzzle's MN-major [K/128, M]; scale_b [K/128, N/128] for
+        B.t(), the transpose of the puzzle's [N/128, K/128]. Layouts it may want instead are tried in turn."""
+        tries = [(sa.t(), sb.t()), (sa.t(), sb.t().contiguous()), (sa.t().contiguous(), sb.t().contiguous())]
+        last = None
+        for xa, xb in tries:
+            call = (lambda xa, xb: lambda: torch._scaled_mm(a, b.t(), scale_a=xa, scale_b=xb,
+                                                              out_dtype=torch.bfloat16))(xa, xb)
+            try:
+                call()  # a build without the recipe, or a layout it refuses, raises here
+                return call
+            except Exception as e:  # noqa: BLE001
+                last = e
+        raise last
+
+    # Probe on a small problem whether this PyTorch runs the block-scaled recipe and gets it right.
+    mode = "per-tensor"
+    pa, pb = codes(256, 512), codes(384, 512)
+    psa, psb = uniform(torch, (4, 256), 0.001, 0.01), uniform(torch, (3, 4), 0.0005, 0.002)
+    try:
+        got = blockwise(pa, pb, psa, psb)()
+        ad, bd = dequant(pa, pb, psa, psb)
+        want = ad @ bd.t()
+        if float((got.double() - want).norm() / want.norm()) < 1e-2:
+            mode = "block"
+        else:
+            print("b40: torch._scaled_mm took the block scales but its answer is off: per-tensor scales instead")
+    except Exception as e:  # noqa: BLE001
+        print(f"b40: torch._scaled_mm has no 1x128 / 128x128 block scales here ({type(e).__name__}): per-tensor")
+    del pa, pb, psa, psb
+    print(f"b40: PyTorch baseline uses {mode} scales")
+
+    a, b = codes(m, k), codes(n, k)  # b [N, K]: b.t() is column-major
+    sa, sb = uniform(torch, (kb, m), 0.001, 0.01), uniform(torch, (nb, kb), 0.0005, 0.002)  # the puzzle's layouts
+    one = torch.ones((), device=DEVICE)
+    c2 = dev_empty(torch, (m, n), torch.bfloat16)
+    ref, res = {}, {}
+    per_tensor = lambda: torch._scaled_mm(a, b.t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+    call = blockwise(a, b, sa, sb) if mode == "block" else per_tensor
+
+    def fn():  # _scaled_mm has no out= form: it allocates C (from the caching allocator once warm)
+        res["C"] = call()
+
+    def check(got):  # the puzzle's tolerance; the per-tensor fallback is held to its own formula
+        if "C" not in ref:
+            ad, bd = dequant(a, b, sa, sb)
+            ref["C"] = ad @ bd.t()
+            ref["T"] = a.double() @ b.double().t()
+        if got is res.get("C") and mode != "block":
+            return close(got.float(), ref["T"], 8e-3, 2e-3)
+        return close(got.float(), ref["C"], 8e-3, 2e-3)
+
+    what = ("scale_a [M, K/128] (1x128), scale_b [K/128, N/128] (128x128)" if mode == "block"
+            else "scale_a = scale_b = 1.0 (per-tensor: this PyTorch has no block scales; same GEMM, not the same answer)")
+    return Op(f"torch._scaled_mm(A, B.t(), {what}, out_dtype=bf16); e4m3 [{m}, {k}] x [{k}, {n}] -> bf16",
+              fn, lambda: res["C"], check, lambda tk: lambda: tk.fp8_block_gemm(a, b, sa, sb, c2),
+              "cuBLASLt on wgmma, promoting every 128 of K; its FP8 sums may miss the f32 tolerance as in puzzle 33 "
+              "(so may Triton's tl.dot on fp8). Compare with puzzle 33's row: the same GEMM without block scales",
+              also=[("per-tensor scales", per_tensor)] if mode == "block" else [])
 
 
 # puzzle number -> (builder, the size names it takes)
@@ -1065,6 +1137,7 @@ BUILDERS = {
     34: (b34, {"T", "k", "E", "H", "N"}), 37: (b37, {"M", "N", "K"}),
     38: (b38, {"B", "H", "Sq", "Sk", "D", "causal"}),
     39: (b39, {"M", "N", "K"}),
+    40: (b40, {"M", "N", "K"}),
 }
 
 

@@ -1205,6 +1205,39 @@ def w4a16_gemm(A, B, s, C, BM=16, BN=64, BK=128):
     (M, K), N = A.shape, C.shape[1]
     w4a16_gemm_kernel[(triton.cdiv(M, BM), triton.cdiv(N, BN))](A, B, s, C, M, N, K, BM=BM, BN=BN, BK=BK,
                                                                    num_warps=4, num_stages=4)
+# ---- 40-fp8-block-scaled-gemm
+@triton.jit
+def fp8_block_gemm_kernel(A, B, a_scale, b_scale, C, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
+                          GROUP: tl.constexpr):
+    # A [M, K], B [N, K] float8_e4m3fn; a_scale [K / 128, M] (MN-major), b_scale [cdiv(N, 128), K / 128].
+    # BN = 128: a program's columns lie in one 128-wide block of N, so one weight scale per K block.
+    pid, tiles_m, tiles_n = tl.program_id(0), tl.cdiv(M, BM), tl.cdiv(N, BN)
+    first_m = (pid // (GROUP * tiles_n)) * GROUP
+    group_m = tl.minimum(tiles_m - first_m, GROUP)
+    pm = first_m + (pid % (GROUP * tiles_n)) % group_m
+    pn = (pid % (GROUP * tiles_n)) // group_m
+    rm = pm * BM + tl.arange(0, BM)
+    rn = pn * BN + tl.arange(0, BN)
+    KB = K // 128
+    acc = tl.zeros([BM, BN], dtype=tl.float32)
+    for kb in range(0, KB):
+        rk = kb * 128 + tl.arange(0, 128)
+        a = tl.load(A + rm[:, None] * K + rk[None, :], mask=rm[:, None] < M, other=0.0)
+        b = tl.load(B + rn[None, :] * K + rk[:, None], mask=rn[None, :] < N, other=0.0)  # [128, BN] view of B^T
+        sa = tl.load(a_scale + kb * M + rm, mask=rm < M, other=0.0)
+        sb = tl.load(b_scale + pn * KB + kb)
+        # the K block's sums on the tensor cores, promoted into the f32 total with its two scales
+        acc += tl.dot(a, b) * (sa[:, None] * sb)
+    tl.store(C + rm[:, None] * N + rn[None, :], acc.to(tl.bfloat16), mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+def fp8_block_gemm(A, B, a_scale, b_scale, C):
+    (M, K), N = A.shape, B.shape[0]
+    assert K % 128 == 0, "a scale per 128 of K: K must be a multiple of 128"
+    grid = (triton.cdiv(M, 128) * triton.cdiv(N, 128),)
+    # 128 x 128 tiles, one 128-deep K block per step, 4 stages: (128 + 128) x 128 x 1 B x 4 = 128 KiB
+    fp8_block_gemm_kernel[grid](A, B, a_scale, b_scale, C, M, N, K, BM=128, BN=128, GROUP=8, num_warps=8,
+                                num_stages=4)
     return C
 
 
@@ -1220,5 +1253,6 @@ BY_PUZZLE = {
     34: moe_grouped_gemm, 35: layernorm_backward, 36: cross_entropy_fwd_bwd, 37: splitk_gemm,
     38: attention_backward,
     39: w4a16_gemm,
+    40: fp8_block_gemm,
 }
 

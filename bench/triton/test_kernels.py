@@ -93,6 +93,19 @@ def fill(t, init, gen, sizes=None):
     return t.copy_(v.reshape(t.shape).to(t.dtype).to(t.device))
 
 
+def fp8_block_gemm_ref(b):
+    """Puzzle 40: per 128-deep K block, the block's dot products times a_scale[kb][m] * b_scale[n // 128][kb]."""
+    a, w = b["A"].double(), b["B"].double()
+    sa, sb = b["a_scale"].double(), b["b_scale"].double()
+    kb_count, n = sa.shape[0], w.shape[0]
+    sb_cols = sb.repeat_interleave(128, 0)[:n]  # [N, K / 128]: each row's weight-scale block
+    c = torch.zeros(a.shape[0], n, dtype=torch.float64, device=a.device)
+    for kb in range(kb_count):
+        blk = slice(kb * 128, kb * 128 + 128)
+        c += (a[:, blk] @ w[:, blk].t()) * sa[kb][:, None] * sb_cols[:, kb][None, :]
+    return [("C", c)]
+
+
 # puzzle number -> (call, reference): call(kernels, bufs) returns the outputs as a tuple; reference(bufs)
 # returns (name, float64 or int64 expected) pairs, computed from the inputs as reference.cu does.
 def softmax_ref(b):
@@ -349,6 +362,7 @@ CASES = {
     38: (lambda k, b: k.attention_backward(b["q"], b["k"], b["v"], b["o"], b["dout"], b["lse"], b["dq"], b["dk"],
                                          b["dv"], b["dq_accum"], b["delta"], b["causal"]), attention_bwd_ref),
     39: (lambda k, b: k.w4a16_gemm(b["A"], b["B"], b["s"], b["C"]), marlin_ref),
+    40: (lambda k, b: k.fp8_block_gemm(b["A"], b["B"], b["a_scale"], b["b_scale"], b["C"]), fp8_block_gemm_ref),
 }
 
 
