@@ -34,7 +34,7 @@ import time
 import traceback
 
 # Warpbook's bars against the libraries. Memory-bound: at least 80% of speed of light and at least as fast as PyTorch.
-SOL_AND_TORCH = {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 14, 15, 18, 24, 25, 26, 27, 28, 29, 30, 31, 32, 35}
+SOL_AND_TORCH = {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 14, 15, 18, 24, 25, 26, 27, 28, 29, 30, 31, 32, 35, 41}
 # At least this many times PyTorch's speed, and at least as fast as Triton: the fused loss and gradient.
 TIMES_TORCH_AND_TRITON = {36: 2.0}
 AS_FAST_AS = {10: "torch.bincount", 11: "torch.cumsum", 16: "F.conv1d", 34: "the loop over experts"}
@@ -1116,6 +1116,41 @@ def b40(torch, F, s):
               "cuBLASLt on wgmma, promoting every 128 of K; its FP8 sums may miss the f32 tolerance as in puzzle 33 "
               "(so may Triton's tl.dot on fp8). Compare with puzzle 33's row: the same GEMM without block scales",
               also=[("per-tensor scales", per_tensor)] if mode == "block" else [])
+def b41(torch, F, s):
+    t, h = s["T"], s["H"]
+    x = dev_empty(torch, (t, h)).normal_(0, 2).to(torch.bfloat16)
+    g = uniform(torch, h, 0.1, 2).to(torch.bfloat16)
+    q2, sc2 = dev_empty(torch, (t, h), torch.float8_e4m3fn), dev_empty(torch, (h // 128, t))
+    eps = 1e-6
+    res = {}
+
+    def quant(x, g):  # RMSNorm in f32, then per 1 x 128 block: amax, a division, the e4m3 cast
+        xf = x.float()
+        y = (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps) * g.float()).view(t, h // 128, 128)
+        sc = y.abs().amax(-1, keepdim=True).clamp(min=1e-4) / 448
+        q = (y / sc).clamp(-448, 448).to(torch.float8_e4m3fn)  # the cast does not saturate
+        return q.view(t, h), sc[..., 0].t()  # scales [H / 128, T]; a view (.contiguous() would copy)
+
+    def fn():
+        res["out"] = quant(x, g)
+
+    also = []
+    if DEVICE == "cuda" and hasattr(torch, "compile"):
+        compiled = torch.compile(quant)
+        also.append(("torch.compile", lambda: compiled(x, g)))
+
+    def check(got):  # the puzzle's tolerances: one e4m3 step for q, f32's for the scales
+        xd = x.double()
+        y = (xd * torch.rsqrt((xd * xd).mean(1, keepdim=True) + eps) * g.double()).float()
+        sd = (y.abs().view(t, h // 128, 128).amax(-1).clamp(min=1e-4).double() / 448).float().double()
+        qd = (y.double().view(t, h // 128, 128) / sd[..., None]).float().clamp(-448, 448)
+        qd = qd.to(torch.float8_e4m3fn).double().view(t, h)
+        return all_close([(got[0].double(), qd, 0.125, 0.015), (got[1], sd.t(), 1e-5, 1e-6)])
+
+    return Op(f"RMSNorm in f32, then amax per 1 x 128 block, (y / s).to(float8_e4m3fn); bf16 [{t}, {h}] -> e4m3, "
+              f"scales [{h // 128}, {t}]", fn, lambda: res["out"], check,
+              lambda tk: lambda: tk.rmsnorm_fp8_block_quant(x, g, q2, sc2, eps),
+              "eager: a chain of kernels with f32 temporaries of [T, H]; torch.compile fuses what it can", also=also)
 
 
 # puzzle number -> (builder, the size names it takes)
@@ -1138,6 +1173,7 @@ BUILDERS = {
     38: (b38, {"B", "H", "Sq", "Sk", "D", "causal"}),
     39: (b39, {"M", "N", "K"}),
     40: (b40, {"M", "N", "K"}),
+    41: (b41, {"T", "H"}),
 }
 
 

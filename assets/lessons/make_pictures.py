@@ -1508,11 +1508,58 @@ def column_sums():
     return s.save("column-sums")
 
 
+# 0017: block scales: a token's 1 x 128 pieces and where their scales are stored ([K / 128, T]),
+# and a weight matrix's 128 x 128 blocks. One token is coloured block by block in both places.
+def block_scales():
+    W, L = 340, 8
+    s = Svg(W, 10)
+    s.text(L, 22, "Block scales for an FP8 GEMM", 16, bold=True)
+    tokens, kblocks, t_hi = 6, 4, 2
+    cols = [BLUE, ORANGE, GREEN, PURPLE]
+    y = para(s, L, 46, nb("Activations A, T × K: one scale per 1 × 128 piece of a token"), 15, W - 2 * L)
+    x0, cw, rh = 40, 68, 12
+    top = y - 6
+    for t in range(tokens):
+        for kb in range(kblocks):
+            hi = t == t_hi
+            s.rect(x0 + kb * cw, top + t * rh, cw, rh, fill=cols[kb] if hi else LIGHT, stroke=INK, sw=0.6,
+                   opacity=0.85 if hi else None)
+    s.text(x0 - 6, top + t_hi * rh + 11, "t", 15, anchor="end", italic=True)
+    y = top + tokens * rh + 22
+    y = para(s, L, y, "Their scales, stored [K / 128, T]: the T scales of one slice of K together", 15,
+             W - 2 * L)
+    cw2 = 34
+    top = y - 6
+    for kb in range(kblocks):
+        for t in range(tokens):
+            hi = t == t_hi
+            s.rect(x0 + t * cw2, top + kb * rh, cw2, rh, fill=cols[kb] if hi else LIGHT, stroke=INK, sw=0.6,
+                   opacity=0.85 if hi else None)
+    s.text(x0 + t_hi * cw2 + cw2 / 2, top + kblocks * rh + 17, "t", 15, anchor="middle", italic=True)
+    y = top + kblocks * rh + 42
+    y = para(s, L, y, nb("Weights B, N × K: one scale per 128 × 128 block"), 15, W - 2 * L)
+    bs = 30
+    top = y - 6
+    for n in range(3):
+        for kb in range(kblocks):
+            hi = n == 1 and kb == 2
+            s.rect(x0 + kb * bs * 2.2, top + n * bs, bs * 2.2, bs, fill=RED if hi else LIGHT, stroke=INK, sw=0.6,
+                   opacity=0.85 if hi else None)
+    y = top + 3 * bs + 24
+    note = ("Every 128 of K, the GEMM scales its partial sum for row m and column n by the two scales of that "
+            "slice, one from each picture, and adds it into f32.")
+    for line in wrap(note, 15, W - 2 * L):
+        s.text(L, y, line, 15, fill=MUTED)
+        y += 20
+    s.h = int(y)
+    return s.save("block-scales")
+
+
 PICTURES = [grid_blocks_threads, grid_2d, grid_stride, coalesced_vs_strided, roofline, reduction_tree,
             bank_conflicts, fusion_bytes, tiled_matmul, register_tile, mma_layout, ldmatrix_x4,
             cp_async_pipeline, fp8_formats, nf4_codes, q4_0_block, quant_error, rope_layouts,
             cross_entropy_passes, moe_routing, model_vs_gpu, decode_split, paged_kv_cache,
-            flash_tiles, causal_tiles, attention_io, column_sums]
+            flash_tiles, causal_tiles, attention_io, column_sums, block_scales]
 
 
 def main():

@@ -1239,6 +1239,33 @@ def fp8_block_gemm(A, B, a_scale, b_scale, C):
     fp8_block_gemm_kernel[grid](A, B, a_scale, b_scale, C, M, N, K, BM=128, BN=128, GROUP=8, num_warps=8,
                                 num_stages=4)
     return C
+# ---- 41-rmsnorm-fp8-block-quant
+@triton.jit
+def rmsnorm_fp8_block_quant_kernel(x, gamma, q, scales, T, H, eps, BLOCK: tl.constexpr):
+    t = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)  # the whole row, read once, kept in registers
+    mask = cols < H
+    base = t.to(tl.int64) * H
+    v = tl.load(x + base + cols, mask=mask, other=0.0).to(tl.float32)
+    g = tl.load(gamma + cols, mask=mask, other=0.0).to(tl.float32)
+    rstd = 1.0 / tl.sqrt(tl.sum(v * v, axis=0) / H + eps)
+    y = tl.reshape(v * rstd * g, (BLOCK // 128, 128))  # one row per 128-channel block
+    a = tl.where(y == y, tl.abs(y), 0.0)  # the maximum ignores NaN, as fmaxf does
+    s = tl.maximum(tl.max(a, axis=1), 1e-4) / 448.0
+    w = tl.clamp(y / s[:, None], -448.0, 448.0, propagate_nan=tl.PropagateNan.ALL)  # satfinite; NaN stays NaN
+    tl.store(q + base + tl.reshape(cols, (BLOCK // 128, 128)), w.to(tl.float8e4nv),
+             mask=tl.reshape(mask, (BLOCK // 128, 128)))
+    b = tl.arange(0, BLOCK // 128)
+    tl.store(scales + b * T + t, s, mask=b < H // 128)  # [H / 128, T]: token t of block b
+
+
+def rmsnorm_fp8_block_quant(x, gamma, q, scales, eps=1e-6):
+    T, H = x.shape
+    assert H % 128 == 0, "the format has no partial block"
+    block = triton.next_power_of_2(H)
+    rmsnorm_fp8_block_quant_kernel[(T,)](x, gamma, q, scales, T, H, eps, BLOCK=block,
+                                         num_warps=4 if block <= 2048 else (8 if block <= 8192 else 16))
+    return q, scales
 
 
 # ---- end of the excerpts
@@ -1254,5 +1281,6 @@ BY_PUZZLE = {
     38: attention_backward,
     39: w4a16_gemm,
     40: fp8_block_gemm,
+    41: rmsnorm_fp8_block_quant,
 }
 
