@@ -1,9 +1,9 @@
 // Puzzle 42 (top-p sampling): the reference against an independent host computation
 // (host_reference.hpp), straight from the statement: sort the columns ("larger weight first, then
-// lower column"), take the shortest prefix whose mass reaches p * M, then walk the nucleus in column
-// order. Sums are in long double; the weights make every f32 partial sum exact, so the reference's
-// f32 sums must agree exactly. The two products the statement rounds (p * M and u * Mn) are rounded
-// to f32 here too: a product of two floats is exact in double, then rounded once.
+// lower column"), take the shortest prefix whose mass reaches p * M, then walk the nucleus in
+// column order. Sums are in long double; the weights make every f32 partial sum exact, so the
+// reference's f32 sums must agree exactly. The two products the statement rounds (p * M and u * Mn)
+// are rounded to f32 here too: a product of two floats is exact in double, then rounded once.
 #include "common/host_reference.hpp"
 
 #include <algorithm>
