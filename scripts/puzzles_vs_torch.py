@@ -41,6 +41,7 @@ AS_FAST_AS = {10: "torch.bincount", 11: "torch.cumsum", 16: "F.conv1d", 34: "the
 # At least this fraction of PyTorch's speed: attention against SDPA's flash backend; the FP8 GEMM
 # against torch._scaled_mm (wgmma underneath); split-K on mma.sync against cuBLAS at 512 x 512 x 16384.
 FRACTION_OF_TORCH = {22: 0.8, 23: 0.8, 33: 0.7, 37: 0.6}
+AS_FAST_AS[42] = "eager sort-and-cumsum top-p"  # and gold (puzzle.toml) for the speed of light
 # At least this fraction of the mma.sync ceiling `warpbook probe` measured on this GPU (--probe):
 # the tensor-core GEMMs, which cannot use wgmma; their ratio to cuBLAS is reported beside it.
 OF_MMA_CEILING = {19: (0.5, "mma_f16_gflops"), 20: (0.7, "mma_bf16_gflops"), 21: (0.7, "mma_bf16_gflops")}
@@ -960,6 +961,57 @@ def b37(torch, F, s):
               "second, ordered reduction launch; the Triton form is the same two passes on tl.dot")
 
 
+def b42(torch, F, s):
+    r, v = s["rows"], s["V"]
+    x = (128 * dev_empty(torch, (r, v)).uniform_(0, 1) ** 4).floor()  # skewed(0, 128, 4): exact f32 sums
+    p, u = uniform(torch, (r,), 0, 1), uniform(torch, (r,), 0, 1)
+    tok2, mass2 = dev_empty(torch, (r,), torch.int32), dev_empty(torch, (r,))
+    cols = torch.arange(v, device=DEVICE)
+
+    def top_p(w, pp, uu):
+        """The puzzle's rule, eagerly: a stable sort, cumsum, the mask of the shortest prefix reaching
+        p * M, scattered back to columns, then the inverse CDF with the given u in column order."""
+        sv, si = torch.sort(w, dim=1, descending=True, stable=True)
+        cs = sv.cumsum(1)
+        target = (pp.double() * cs[:, -1].double()).float().to(w.dtype)  # p * M, rounded to f32 once
+        keep = (cs - sv) < target[:, None]  # the mass before it had not reached p * M
+        keep[:, 0] = True
+        mn = torch.where(keep, sv, 0).sum(1)
+        member = torch.zeros_like(keep).scatter_(1, si, keep)
+        run = torch.where(member, w, 0).cumsum(1)
+        hit = member & (run > (uu.double() * mn.double()).float().to(w.dtype)[:, None])
+        last = torch.where(member, cols, -1).amax(1)
+        return torch.where(hit.any(1), hit.int().argmax(1), last), mn
+
+    res = {}
+
+    def fn():
+        res["out"] = top_p(x, p, u)
+
+    ref = {}
+
+    def check(got):  # exact: the weights make every sum exact, in f32 as in float64
+        if "t" not in ref:
+            ref["t"], ref["m"] = top_p(x.double(), p.float(), u.float())
+        ok = bool(torch.equal(got[0].long(), ref["t"].long())) and bool(torch.equal(got[1].double(), ref["m"]))
+        return ok, 0.0
+
+    also = []
+    try:  # FlashInfer's sorting-free sampler, if installed: its own RNG, normalised probabilities; timed only
+        import flashinfer
+        pn = x / x.sum(1, keepdim=True)
+        also.append(("flashinfer.sampling.top_p_sampling_from_probs",
+                     lambda: flashinfer.sampling.top_p_sampling_from_probs(pn, p)))
+    except Exception:
+        pass
+    return Op(f"torch.sort + cumsum + mask + scatter + cumsum (top-p with the given u); f32 [{r}, {v}]",
+              fn, lambda: res["out"], check,
+              lambda tk: lambda: tk.top_p_sample(x, p, u, tok2, mass2),
+              "eager: a stable sort of every row (keys and indices), two cumsums, a scatter and the masks: a dozen "
+              "passes over [rows, V]; the Triton form bisects on the weight's bits (33 reads of each row)",
+              also)
+
+
 # puzzle number -> (builder, the size names it takes)
 BUILDERS = {
     1: (b01, {"n"}), 2: (b02, {"rows", "cols"}), 3: (b03, {"rows", "cols"}),
@@ -977,6 +1029,7 @@ BUILDERS = {
     34: (b34, {"T", "k", "E", "H", "N"}), 35: (b35, {"M", "N"}),
     34: (b34, {"T", "k", "E", "H", "N"}), 36: (b36, {"T", "V"}),
     34: (b34, {"T", "k", "E", "H", "N"}), 37: (b37, {"M", "N", "K"}),
+    42: (b42, {"rows", "V"}),
 }
 
 
