@@ -1008,7 +1008,7 @@ def b42(torch, F, s):
               fn, lambda: res["out"], check,
               lambda tk: lambda: tk.top_p_sample(x, p, u, tok2, mass2),
               "eager: a stable sort of every row (keys and indices), two cumsums, a scatter and the masks: a dozen "
-              "passes over [rows, V]; the Triton form bisects on the weight's bits (33 reads of each row)",
+              "passes over [rows, V]; the Triton form bisects on the weight's bits (34 reads of each row)",
               also)
 
 

@@ -1144,7 +1144,7 @@ def top_p_sample_kernel(probs, top_p, u, token, mass, V, BLOCK: tl.constexpr):
         hi = tl.where(ok, hi, mid)
     w = lo.to(tl.float32, bitcast=True)
     above = top_p_mass_at_least(base, lo + 1, V, BLOCK)  # S: the mass above w
-    q = tl.maximum(tl.ceil((target - above) / w), 1.0)  # the fewest equal weights: a guess, made exact
+    q = tl.maximum(((target - above) / w).to(tl.int32).to(tl.float32), 1.0)  # a guess, made exact below
     while (q > 1) & (above + (q - 1) * w >= target):
         q -= 1
     while above + q * w < target:

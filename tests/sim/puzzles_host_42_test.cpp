@@ -16,9 +16,9 @@ TEST_CASE("42 top-p sampling: reference against the host") {
   check_puzzle_reference("42-top-p-sampling", {0, 0}, [](const Env& s, const Vals& in) {
     const int64_t rows = sz(s, "rows"), V = sz(s, "V");
     const std::vector<double>&x = in.at("probs"), &top_p = in.at("top_p"), &u = in.at("u");
-    std::vector<double> token(size_t(rows)), mass(size_t(rows));
-    std::vector<int64_t> order(size_t(V));
-    std::vector<char> member(size_t(V));
+    std::vector<double> token(static_cast<size_t>(rows)), mass(static_cast<size_t>(rows));
+    std::vector<int64_t> order(static_cast<size_t>(V));
+    std::vector<char> member(static_cast<size_t>(V));
     for (int64_t r = 0; r < rows; ++r) {
       const double* row = x.data() + r * V;
       long double M = 0;
