@@ -43,6 +43,9 @@ AS_FAST_AS = {10: "torch.bincount", 11: "torch.cumsum", 16: "F.conv1d", 34: "the
 # attention backward against SDPA's flash backward.
 FRACTION_OF_TORCH = {22: 0.8, 23: 0.8, 33: 0.7, 37: 0.6, 38: 1.0}
 SOL_AND_TORCH |= {39}  # the W4A16 GEMM at M = 16: the weight stream is the work
+# against torch._scaled_mm (wgmma underneath); split-K on mma.sync against cuBLAS at 512 x 512 x 16384.
+FRACTION_OF_TORCH = {22: 0.8, 23: 0.8, 33: 0.7, 37: 0.6}
+AS_FAST_AS[42] = "eager sort-and-cumsum top-p"  # and gold (puzzle.toml) for the speed of light
 # At least this fraction of the mma.sync ceiling `warpbook probe` measured on this GPU (--probe):
 # the tensor-core GEMMs, which cannot use wgmma; their ratio to cuBLAS is reported beside it.
 OF_MMA_CEILING = {19: (0.5, "mma_f16_gflops"), 20: (0.7, "mma_bf16_gflops"), 21: (0.7, "mma_bf16_gflops")}
@@ -1151,6 +1154,55 @@ def b41(torch, F, s):
               f"scales [{h // 128}, {t}]", fn, lambda: res["out"], check,
               lambda tk: lambda: tk.rmsnorm_fp8_block_quant(x, g, q2, sc2, eps),
               "eager: a chain of kernels with f32 temporaries of [T, H]; torch.compile fuses what it can", also=also)
+def b42(torch, F, s):
+    r, v = s["rows"], s["V"]
+    x = (128 * dev_empty(torch, (r, v)).uniform_(0, 1) ** 4).floor()  # skewed(0, 128, 4): exact f32 sums
+    p, u = uniform(torch, (r,), 0, 1), uniform(torch, (r,), 0, 1)
+    tok2, mass2 = dev_empty(torch, (r,), torch.int32), dev_empty(torch, (r,))
+    cols = torch.arange(v, device=DEVICE)
+
+    def top_p(w, pp, uu):
+        """The puzzle's rule, eagerly: a stable sort, cumsum, the mask of the shortest prefix reaching
+        p * M, scattered back to columns, then the inverse CDF with the given u in column order."""
+        sv, si = torch.sort(w, dim=1, descending=True, stable=True)
+        cs = sv.cumsum(1)
+        target = (pp.double() * cs[:, -1].double()).float().to(w.dtype)  # p * M, rounded to f32 once
+        keep = (cs - sv) < target[:, None]  # the mass before it had not reached p * M
+        keep[:, 0] = True
+        mn = torch.where(keep, sv, 0).sum(1)
+        member = torch.zeros_like(keep).scatter_(1, si, keep)
+        run = torch.where(member, w, 0).cumsum(1)
+        hit = member & (run > (uu.double() * mn.double()).float().to(w.dtype)[:, None])
+        last = torch.where(member, cols, -1).amax(1)
+        return torch.where(hit.any(1), hit.int().argmax(1), last), mn
+
+    res = {}
+
+    def fn():
+        res["out"] = top_p(x, p, u)
+
+    ref = {}
+
+    def check(got):  # exact: the weights make every sum exact, in f32 as in float64
+        if "t" not in ref:
+            ref["t"], ref["m"] = top_p(x.double(), p.float(), u.float())
+        ok = bool(torch.equal(got[0].long(), ref["t"].long())) and bool(torch.equal(got[1].double(), ref["m"]))
+        return ok, 0.0
+
+    also = []
+    try:  # FlashInfer's sorting-free sampler, if installed: its own RNG, normalised probabilities; timed only
+        import flashinfer
+        pn = x / x.sum(1, keepdim=True)
+        also.append(("flashinfer.sampling.top_p_sampling_from_probs",
+                     lambda: flashinfer.sampling.top_p_sampling_from_probs(pn, p)))
+    except Exception:
+        pass
+    return Op(f"torch.sort + cumsum + mask + scatter + cumsum (top-p with the given u); f32 [{r}, {v}]",
+              fn, lambda: res["out"], check,
+              lambda tk: lambda: tk.top_p_sample(x, p, u, tok2, mass2),
+              "eager: a stable sort of every row (keys and indices), two cumsums, a scatter and the masks: a dozen "
+              "passes over [rows, V]; the Triton form bisects on the weight's bits (34 reads of each row)",
+              also)
 
 
 # puzzle number -> (builder, the size names it takes)
@@ -1174,6 +1226,7 @@ BUILDERS = {
     39: (b39, {"M", "N", "K"}),
     40: (b40, {"M", "N", "K"}),
     41: (b41, {"T", "H"}),
+    42: (b42, {"rows", "V"}),
 }
 
 

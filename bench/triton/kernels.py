@@ -1266,6 +1266,68 @@ def rmsnorm_fp8_block_quant(x, gamma, q, scales, eps=1e-6):
     rmsnorm_fp8_block_quant_kernel[(T,)](x, gamma, q, scales, T, H, eps, BLOCK=block,
                                          num_warps=4 if block <= 2048 else (8 if block <= 8192 else 16))
     return q, scales
+# ---- 42-top-p-sampling
+@triton.jit
+def top_p_mass_at_least(base, key, V, BLOCK: tl.constexpr):
+    """The mass of the row's weights whose bits (as int32) are >= key."""
+    acc = 0.0
+    for start in range(0, V, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        v = tl.load(base + cols, mask=cols < V, other=0.0)
+        acc += tl.sum(tl.where(v.to(tl.int32, bitcast=True) >= key, v, 0.0))
+    return acc
+
+
+@triton.jit
+def top_p_sample_kernel(probs, top_p, u, token, mass, V, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    base = probs + row * V
+    M = top_p_mass_at_least(base, 1, V, BLOCK)  # every positive weight (exact: see the puzzle)
+    target = tl.load(top_p + row) * M
+    # Bisection on the weight's bits (weights >= 0 order like their int32 bits): w is the largest
+    # key K with 0 < mass(>= K) >= target. One pass a bit: 31 passes, no guess, ties included.
+    lo = 1  # mass(>= lo) = M: qualifies whenever M > 0
+    hi = 0x7F800000  # +inf: no finite weight reaches it
+    for _ in range(31):
+        mid = lo + (hi - lo) // 2
+        m = top_p_mass_at_least(base, mid, V, BLOCK)
+        ok = (m >= target) & (m > 0)
+        lo = tl.where(ok, mid, lo)
+        hi = tl.where(ok, hi, mid)
+    w = lo.to(tl.float32, bitcast=True)
+    above = top_p_mass_at_least(base, lo + 1, V, BLOCK)  # S: the mass above w
+    q = tl.maximum(((target - above) / w).to(tl.int32).to(tl.float32), 1.0)  # a guess, made exact below
+    while (q > 1) & (above + (q - 1) * w >= target):
+        q -= 1
+    while above + q * w < target:
+        q += 1
+    Mn = above + q * w
+    x = tl.load(u + row) * Mn
+    run = 0.0
+    tied = 0.0
+    pick = V
+    last = -1
+    for start in range(0, V, BLOCK):  # the nucleus in column order: a prefix sum per chunk
+        cols = start + tl.arange(0, BLOCK)
+        v = tl.load(base + cols, mask=cols < V, other=0.0)
+        bits = v.to(tl.int32, bitcast=True)
+        tie = (bits == lo) & (cols < V)
+        rank = tied + tl.cumsum(tie.to(tl.float32), 0) - 1
+        inn = (bits > lo) | (tie & (rank < q))
+        wv = tl.where(inn, v, 0.0)
+        cum = run + tl.cumsum(wv, 0)
+        pick = tl.minimum(pick, tl.min(tl.where(inn & (cum > x), cols, V)))
+        last = tl.maximum(last, tl.max(tl.where(inn, cols, -1)))
+        run += tl.sum(wv)
+        tied += tl.sum(tie.to(tl.float32))
+    tl.store(token + row, tl.where(M > 0, tl.where(pick < V, pick, last), 0))
+    tl.store(mass + row, tl.where(M > 0, Mn, 0.0))
+
+
+def top_p_sample(probs, top_p, u, token, mass):
+    rows, V = probs.shape
+    top_p_sample_kernel[(rows,)](probs, top_p, u, token, mass, V, BLOCK=4096)
+    return token, mass
 
 
 # ---- end of the excerpts
@@ -1282,5 +1344,6 @@ BY_PUZZLE = {
     39: w4a16_gemm,
     40: fp8_block_gemm,
     41: rmsnorm_fp8_block_quant,
+    42: top_p_sample,
 }
 

@@ -188,6 +188,32 @@ def topk_ref(b):
     return [("vals", v[:, :k].double()), ("idx", i[:, :k])]
 
 
+def top_p_ref(b):
+    """Straight from the statement: a stable sort (larger weight first, then lower column), the
+    shortest prefix reaching p * M, then the nucleus walked in column order. Sums in float64 are
+    exact for the puzzle's weights; p * M and u * Mn are rounded to f32 as the puzzle says."""
+    x, p, u = b["probs"].double().cpu(), b["top_p"].double().cpu(), b["u"].double().cpu()
+    rows, V = x.shape
+    token, mass = torch.zeros(rows, dtype=torch.int64), torch.zeros(rows, dtype=torch.float64)
+    for r in range(rows):
+        w = x[r]
+        M = float(w.sum())
+        target = float(torch.tensor(p[r] * M).float())
+        _, order = torch.sort(w, descending=True, stable=True)
+        csum = w[order].cumsum(0)
+        n = int((csum < target).sum()) + 1  # the shortest prefix (at least one token) reaching it
+        n = min(max(n, 1), V)
+        member = torch.zeros(V, dtype=torch.bool)
+        member[order[:n]] = True
+        Mn = float(csum[n - 1])
+        xs = float(torch.tensor(u[r] * Mn).float())
+        run = torch.where(member, w, torch.zeros_like(w)).cumsum(0)
+        hit = (member & (run > xs)).nonzero()
+        token[r] = int(hit[0]) if hit.numel() else int(member.nonzero()[-1])
+        mass[r] = Mn
+    return [("token", token), ("mass", mass)]
+
+
 def int8_absmax_ref(b):
     x = b["x"]
     # Quotients in float64, rounded once to f32: the correctly rounded f32 division the puzzle
@@ -378,6 +404,7 @@ CASES = {
     39: (lambda k, b: k.w4a16_gemm(b["A"], b["B"], b["s"], b["C"]), marlin_ref),
     40: (lambda k, b: k.fp8_block_gemm(b["A"], b["B"], b["a_scale"], b["b_scale"], b["C"]), fp8_block_gemm_ref),
     41: (lambda k, b: k.rmsnorm_fp8_block_quant(b["x"], b["gamma"], b["q"], b["scales"]), rmsnorm_fp8_ref),
+    42: (lambda k, b: k.top_p_sample(b["probs"], b["top_p"], b["u"], b["token"], b["mass"]), top_p_ref),
 }
 
 # Puzzles without a [check] table: each output held to the default tolerance of its own type, as Warpbook
