@@ -1,5 +1,4 @@
 #!/usr/bin/env bash
-# The performance bars of puzzles 01-35 on the GPU machine: measure the ceilings (`probe`, so that
 # The performance bars of puzzles 01-46 on the GPU machine: measure the ceilings (`probe`, so that
 # medals and speed of light use this card's), check and time every solution, then time PyTorch's
 # eager equivalents and the Triton versions (bench/triton/kernels.py) in the same run and tabulate
