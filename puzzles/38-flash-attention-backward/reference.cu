@@ -3,7 +3,8 @@
 // i that sees it: s = q_i . k_j / sqrt(D), p = exp(s - lse_i), dp = dout_i . v_j,
 // delta_i = dout_i . o_i, ds = p (dp - delta_i); dv_j += p dout_i and dk_j += ds q_i / sqrt(D).
 // Thread BKV + t takes query rows i = x * BKV + t, + gridDim.x * BKV, ... and walks the keys it
-// sees: dq_i = sum over j of ds_ij k_j / sqrt(D). Each output is rounded once to bf16. The other
+// sees: dq_i = sum over j of ds_ij k_j / sqrt(D). Each output is rounded once to bf16. BKV is
+// taken from the launch (blockDim.x / 2), so the file needs no tunable. The other
 // two kernels and both workspaces are unused.
 #include <cuda_bf16.h>
 
@@ -44,10 +45,10 @@ extern "C" __global__ void attn_bwd(const __nv_bfloat16* q, const __nv_bfloat16*
   const __nv_bfloat16 *K = k + hk * D, *V = v + hk * D;
   const float* L = lse + hq;
   const double scale = 1.0 / sqrt((double)D);
-  const int t = threadIdx.x;
+  const int t = threadIdx.x, nk = blockDim.x / 2; // BKV: the launch gives 2 BKV threads
   double acc[2][128]; // D <= 128: this thread's sums, one per output column
-  if (t < BKV) {
-    const int j = blockIdx.x * BKV + t;
+  if (t < nk) {
+    const int j = blockIdx.x * nk + t;
     if (j >= Sk) return;
     for (int d = 0; d < D; ++d) acc[0][d] = acc[1][d] = 0;
     for (int i = 0; i < Sq; ++i) {
@@ -65,7 +66,7 @@ extern "C" __global__ void attn_bwd(const __nv_bfloat16* q, const __nv_bfloat16*
       dk[(hk + j) * D + d] = __double2bfloat16(acc[1][d] * scale);
     }
   } else {
-    for (int i = blockIdx.x * BKV + (t - BKV); i < Sq; i += gridDim.x * BKV) {
+    for (int i = blockIdx.x * nk + (t - nk); i < Sq; i += gridDim.x * nk) {
       for (int d = 0; d < D; ++d) acc[0][d] = 0;
       for (int j = 0; j < Sk; ++j) {
         if (!visible(i, j, Sq, Sk, causal)) continue;

@@ -31,8 +31,9 @@ extern "C" __global__ void attn_bwd(const __nv_bfloat16* q, const __nv_bfloat16*
                                     const __nv_bfloat16* dout, const float* lse, __nv_bfloat16* dq,
                                     __nv_bfloat16* dk, __nv_bfloat16* dv, float* dq_accum,
                                     float* delta, int B, int H, int Sq, int Sk, int D, int causal) {
-  const int j = blockIdx.x * BKV + threadIdx.x; // this thread's key
-  if (threadIdx.x >= BKV || j >= Sk) return;
+  const int bkv = blockDim.x / 2;                 // the launch gives 2 BKV threads
+  const int j = blockIdx.x * bkv + threadIdx.x; // this thread's key
+  if (threadIdx.x >= bkv || j >= Sk) return;
   const long long hq = (long long)blockIdx.y * Sq, hk = (long long)blockIdx.y * Sk;
   const __nv_bfloat16 *Q = q + hq * D, *dO = dout + hq * D;
   const __nv_bfloat16 *Kj = k + (hk + j) * D, *Vj = v + (hk + j) * D;
