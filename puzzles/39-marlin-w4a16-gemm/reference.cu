@@ -1,6 +1,6 @@
-// Reference: a thread per output of its block's tile, walking k one code at a time. The code of
-// (k, n) is found from the packing's definition (puzzle.toml), the weight rounded to f16 as the
-// format defines it, the products summed in double and C rounded once to f16.
+// Reference: a thread per output of its block's share of C, walking k one code at a time. The
+// code of (k, n) is found from the packing's definition (puzzle.toml), the weight rounded to f16
+// as the format defines it, the products summed in double and C rounded once to f16.
 #include <cuda_fp16.h>
 
 // The code q[k][n] (0..15) from the fragment-ordered words of B (puzzle.toml, README).
@@ -15,7 +15,9 @@ __device__ unsigned code_at(const unsigned* B, int N, int k, int n) {
 
 extern "C" __global__ void w4a16_gemm(const __half* A, const unsigned* B, const __half* s, __half* C,
                                       int M, int N, int K) {
-  const int BNc = 64 * NB, BMr = 16 * MT;
+  // The grid's blocks share C out evenly, whatever the tunables: block (x, y) takes columns
+  // x BNc .. and rows y BMr .. of it.
+  const int BNc = (N + gridDim.x - 1) / gridDim.x, BMr = (M + gridDim.y - 1) / gridDim.y;
   for (int i = threadIdx.x; i < BNc * BMr; i += blockDim.x) {
     const int m = blockIdx.y * BMr + i / BNc, n = blockIdx.x * BNc + i % BNc;
     if (m >= M || n >= N) continue;
