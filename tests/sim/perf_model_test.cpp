@@ -199,6 +199,19 @@ TEST_CASE("perf model: each designed limiter is named for a kernel built to have
   }
 }
 
+TEST_CASE(
+    "perf model: a histogram's hot bin is charged the integer one-word rate, a lane at a time") {
+  // f11 sends about half of its 1.07 G byte counts to bin 0 with per-lane addresses, so nothing is
+  // aggregated per warp. On an H100 it measures 493 ms (bench/perfmodel/data/h100-first-attempts),
+  // 0.92 ns a hot lane. At the float one-address rate (1.76 ns a lane) the model said 948 ms; at
+  // the u32 one (32 / 43.6 G/s, 0.73 ns an operation) it says about 396.
+  const auto p = predict_file(
+      "10-histogram", "bench/perfmodel/first_attempts/f11-hist-global-atomic-chunk.cu", "h100-sxm");
+  CHECK(p.us > 350e3);
+  CHECK(p.us < 493e3);
+  CHECK(names(p, {"atomics"}, 1));
+}
+
 TEST_CASE("perf model: warps that exit free their slots, warps at a barrier do not") {
   // H200 (bench/perfmodel/results/h200-exited-warps.md): puzzle 09's reference, whose
   // idle threads return, 2679 us at 256 threads per block; the same kernel with them waiting at

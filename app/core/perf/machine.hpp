@@ -81,6 +81,11 @@ struct Machine {
 
   // Atomics (GOP/s: lane operations per second, whole GPU).
   double atomic_spread_gops = 117, atomic_warp_gops = 56.8, atomic_one_gops = 0.57;
+  // u32 adds on one address, counted per lane, from whole warps on a warp-uniform address: the
+  // compiler aggregates each warp into one RED (NVIDIA, "Optimized Filtering with Warp-Aggregated
+  // Atomics"), so 32 / this is what one integer add at one word costs the L2 (0.73 ns on an H100,
+  // against 1.76 ns for a float add: atomic_one_gops, per lane whether one lane or 32 send it).
+  double atomic_one_u32_gops = 43.6;
   double shared_atomic_one_gops = 20.1; // f32, one address per block, all SMs
   double shared_atomic_u32_one_gops = 260.8, shared_atomic_u32_spread_gops = 8325; // integer
   bool atomic_one_per_warp = false; // the serialisation at one address is per warp instruction

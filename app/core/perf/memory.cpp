@@ -99,6 +99,7 @@ LaunchMemory analyse_memory(const sim::SampledLaunch& l, int anchor, const int n
     for (auto& e : w.ev)
       if (e.kind == sim::TraceKind::global_atomic) {
         any = true;
+        if (l.code[e.pc].opcode.find(".f") != std::string::npos) m.atomics_float = true;
         for (uint32_t k = 0; k < e.count; ++k)
           m.atomic_words[w.sec[e.first + k].id] += w.sec[e.first + k].mask;
         const PcShift& s = m.shift[e.pc];

@@ -644,7 +644,10 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
     uint64_t hot_lanes = 0;
     if (mem.atomics_shared) {
       for (auto& [word, lanes] : mem.atomic_words) hot_lanes = std::max(hot_lanes, lanes);
-      const double per_op_ns = 1.0 / std::max(1e-9, m.atomic_one_gops);
+      // Per lane: a float add at one word takes the L2 1.76 ns, an integer one 0.73 ns (both
+      // measured; a histogram's lanes are not on a warp-uniform address, so none is aggregated).
+      const double per_op_ns = mem.atomics_float ? 1.0 / std::max(1e-9, m.atomic_one_gops)
+                                                 : 32.0 / std::max(1e-9, m.atomic_one_u32_gops);
       hot_us = double(hot_lanes) * double(n) * per_op_ns * 1e-3;
     }
     LaunchPrediction lp;

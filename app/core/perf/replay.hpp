@@ -41,6 +41,7 @@ struct LaunchMemory {
   // Per global-atomic word: lanes per block (the anchor's), and whether every block hits it.
   std::unordered_map<uint64_t, uint64_t> atomic_words;
   bool atomics_shared = false;
+  bool atomics_float = false; // some global atomic is a float one (applied a lane at a time)
   // Per sampled block: every global sector it stores to, with the bytes of it the block writes
   // (a sector not wholly written must be read from DRAM to be merged: read-modify-write).
   std::vector<std::unordered_map<uint64_t, uint32_t>> stored;
