@@ -1180,7 +1180,10 @@ def attention_backward(q, k, v, o, do, lse, dq, dk, dv, dq_accum, delta, causal=
                                                   num_stages=2)
     attn_bwd_dq_kernel[(triton.cdiv(rows * D, 1024),)](dq_accum, dq, rows * D, scale, BLOCK=1024, num_warps=4)
     return dq, dk, dv
+
+
 # ---- 39-marlin-w4a16-gemm
+@triton.jit
 def w4a16_gemm_kernel(A, B, s, C, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
     # C = A @ w, w[k][n] = f16((q - 8) * s[k // 128][n]); the codes q in Marlin's fragment order
     # (puzzle.toml): found by computing each one's word and nibble, a gather Triton cannot avoid
