@@ -406,7 +406,7 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
           for (auto& w : b.warps)
             ran += double(w.ev.size() + w.dropped), left += double(w.extrapolated);
     };
-    bool settled = false;
+    bool settled = false, full_timed_out = false;
     double ran = 0, left = 0;
     t_run = Clock::now();
     sim::SampledRun probe = simulator().run_sampled(rp, blocks, cap, probe_stop);
@@ -430,6 +430,8 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
         if (!full.fault) {
           run = std::move(full);
           settled = true;
+        } else if (full.fault.kind == FaultKind::timeout) {
+          full_timed_out = true; // (on a loaded machine) not tried a second time below
         }
       }
     }
@@ -442,7 +444,7 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
       tally(run, ran, left);
       stopped = any_stopped(run);
       trace("  ran {:.3g}, left {:.3g}, stopped {}", ran, left, stopped);
-      if (stopped && ran + left <= double(rp.instruction_budget)) {
+      if (stopped && !full_timed_out && ran + left <= double(rp.instruction_budget)) {
         t_run = Clock::now();
         sim::SampledRun full = simulator().run_sampled(rp, blocks, cap);
         trace("full run: {:.0f} ms", ms_since(t_run));
