@@ -4,15 +4,21 @@
 
 #include <GLFW/glfw3.h>
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <fmt/format.h>
 #include <fstream>
+#include <mutex>
 #include <nlohmann/json.hpp>
+#include <signal.h>
 #include <sstream>
 #include <stb_image_write.h>
+#include <sys/types.h>
+#include <thread>
 
 namespace wb::gui {
 
@@ -22,6 +28,9 @@ double steady_s() {
   using namespace std::chrono;
   return duration<double>(steady_clock::now().time_since_epoch()).count();
 }
+
+// How long wait-result waits with no check running before it fails (a Run that started nothing).
+constexpr double kNothingRunsS = 5;
 
 std::string trim(const std::string& s) {
   size_t a = s.find_first_not_of(" \t\r");
@@ -84,6 +93,25 @@ void rss_kib(long& now, long& peak) {
   }
 }
 
+// The `deadline` command's watchdog: a thread of its own, so that it fires however the window
+// hangs (a frame that never ends, a shutdown that waits), and the test fails at once with the
+// command it was stuck in instead of running into the test harness's timeout.
+struct Script::Watchdog {
+  std::mutex mu;
+  double deadline = 0, limit = 0;
+  std::string where = "starting"; // the command running now
+  std::atomic<pid_t> runner{-1};  // the runner's process group, killed before the window exits
+};
+
+void Script::watch(App& app) {
+  if (!watchdog_) return;
+  watchdog_->runner = app.runner ? app.runner->pid() : -1;
+  std::lock_guard lk(watchdog_->mu);
+  watchdog_->where = pc_ < cmds_.size() ? fmt::format("line {}: {} {}", cmds_[pc_].line,
+                                                      cmds_[pc_].verb, cmds_[pc_].rest)
+                                        : std::string("the window's shutdown, after the script");
+}
+
 bool Script::load(const std::string& path, std::string& error) {
   std::ifstream in(path);
   if (!in) {
@@ -139,8 +167,9 @@ void Script::before_frame(App& app, ImGuiIO& io) {
     io.KeyCtrl = false, io.KeysDown[GLFW_KEY_LEFT_CONTROL] = false, held_ctrl_ = false;
   if (held_shift_)
     io.KeyShift = false, io.KeysDown[GLFW_KEY_LEFT_SHIFT] = false, held_shift_ = false;
+  watch(app);
   while (active()) {
-    if (frame_in_cmd_ == 0) cmd_started_ = steady_s();
+    if (frame_in_cmd_ == 0) cmd_started_ = steady_s(), watch(app);
     bool finished = step(app, io);
     if (!finished) {
       ++frame_in_cmd_;
@@ -149,6 +178,7 @@ void Script::before_frame(App& app, ImGuiIO& io) {
     ++pc_;
     frame_in_cmd_ = 0;
     if (pc_ >= cmds_.size()) finished_ = true;
+    watch(app);
     // Input injected by a command must be seen by a frame before the next command runs, and a
     // screenshot shows the state the commands before it made, not the ones after.
     if (!held_keys_.empty() || held_ctrl_ || !shot_.empty()) return;
@@ -307,8 +337,13 @@ bool Script::step(App& app, ImGuiIO& io) {
                      app.results.report ? app.results.report->summary : app.results.error));
       return true;
     }
+    // Nothing running, nothing answered: Run did not start a check, and none will come.
+    if (!app.run && waited > kNothingRunsS) {
+      fail(fmt::format("no check is running and none answered within {:.0f} s", kNothingRunsS));
+      return true;
+    }
     if (waited > timeout_arg(600)) {
-      fail("no result in time");
+      fail(fmt::format("no result in time; {}", runner_state_text(app)));
       return true;
     }
     return false;
@@ -330,8 +365,18 @@ bool Script::step(App& app, ImGuiIO& io) {
   }
   if (v == "wait-idle") {
     if (!app.run && !app.queued_reference && app.device.hello) return true;
+    // A runner that ended with nothing asked of it is not started again until a request comes:
+    // the window would never be idle.
+    if (!app.run && !app.queued_reference && !app.runner->running()) {
+      fail("the runner ended and nothing will start it again: " + app.device.exit_note);
+      return true;
+    }
     if (waited > timeout_arg(600)) {
-      fail("still busy");
+      fail(fmt::format("still busy: {}{}", runner_state_text(app),
+                       app.run ? fmt::format(", a {} check running ({})",
+                                             app.run->reference ? "background" : "learner's",
+                                             app.run->phase)
+                               : ""));
       return true;
     }
     return false;
@@ -346,6 +391,36 @@ bool Script::step(App& app, ImGuiIO& io) {
       return true;
     }
     return false;
+  }
+  if (v == "deadline") {
+    const double limit = std::atof(c.rest.c_str());
+    if (limit <= 0) {
+      fail("deadline SECONDS");
+      return true;
+    }
+    const bool first = !watchdog_;
+    if (first) watchdog_ = std::make_shared<Watchdog>();
+    {
+      std::lock_guard lk(watchdog_->mu);
+      watchdog_->limit = limit;
+      watchdog_->deadline = steady_s() + limit;
+    }
+    if (first)
+      std::thread([w = watchdog_] {
+        for (;;) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));
+          std::unique_lock lk(w->mu);
+          if (steady_s() < w->deadline) continue;
+          fmt::print("script: FAIL the window did not finish within its deadline of {:.0f} s; it "
+                     "was stuck at {}\n",
+                     w->limit, w->where);
+          std::fflush(stdout);
+          if (pid_t r = w->runner.load(); r > 0) ::kill(-r, SIGKILL), ::kill(r, SIGKILL);
+          std::_Exit(3);
+        }
+      }).detach();
+    ok(fmt::format("deadline {:.0f} s", limit));
+    return true;
   }
   if (v == "wait") return waited >= std::atof(c.rest.c_str());
   if (v == "frames") return frame_in_cmd_ >= std::atoi(c.rest.c_str());

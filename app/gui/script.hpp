@@ -30,9 +30,13 @@
 //   state FILE.json                what the window knows (verdicts, store rows, figures)
 //   bench-load LINES   bench-points N   bench-frames N       the benchmark's pieces
 //   print TEXT   quit
+//   deadline S                     the whole window, from here to its exit, within S seconds:
+//                                  past it the window says which command it was stuck in and
+//                                  ends (exit code 3), wherever it hangs (a frame, its shutdown)
 //
 // Lines starting with # are comments. The exit code is 0 when every expectation held.
 #pragma once
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -62,8 +66,11 @@ private:
   void fail(const std::string& why);
   void ok(const std::string& what);
 
+  void watch(App& app); // tells the deadline's watchdog where the script is
   std::vector<Cmd> cmds_;
   size_t pc_ = 0;
+  struct Watchdog;
+  std::shared_ptr<Watchdog> watchdog_; // set by `deadline`
   bool finished_ = false;
   int failures_ = 0;
   int frame_in_cmd_ = 0;

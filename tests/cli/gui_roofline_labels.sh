@@ -13,31 +13,44 @@ shots=${WARPBOOK_GUI_SHOTS:-$tmp}
 mkdir -p "$shots"
 cd "$src"
 
-# window SIZE SCRIPT-LINES...: one scripted window on the shared data folder.
+# Every wait below fits its window's deadline, and the deadlines together (100 + 3 x 40 s) fit
+# well inside the test's TIMEOUT (tests/CMakeLists.txt, 300 s): a window that hangs anywhere, in a
+# frame or in its shutdown, ends at its deadline and says which command it was stuck in. Puzzle
+# 01's two checks (the learner's, the solution's for the roofline) take about a second each here.
+
+# window SIZE DEADLINE SCRIPT-LINES...: one scripted window on the shared data folder.
 window() {
-  local size=$1
-  shift
-  printf '%s\n' "$@" >"$tmp/script.txt"
-  if ! "$exe" --data-dir "$tmp/data" --script "$tmp/script.txt" --window-size "$size" \
-    >"$tmp/out-$size.txt" 2>&1; then
+  local size=$1 deadline=$2 rc=0
+  shift 2
+  printf '%s\n' "deadline $deadline" "$@" >"$tmp/script.txt"
+  # The window's own deadline says where it hung; `timeout` is for a window that never reads its
+  # script (no display, a driver that blocks before the first frame).
+  timeout -k 5 $((deadline + 15)) "$exe" --data-dir "$tmp/data" --script "$tmp/script.txt" \
+    --window-size "$size" >"$tmp/out-$size.txt" 2>&1 || rc=$?
+  if [ "$rc" -ne 0 ]; then
     cat "$tmp/out-$size.txt"
-    echo "FAIL: the scripted window at $size failed"
+    if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+      echo "FAIL: the scripted window at $size did not start its script within $((deadline + 15)) s"
+    else
+      echo "FAIL: the scripted window at $size failed (exit code $rc)"
+    fi
     exit 1
   fi
 }
 
 # First the check, so that the pane has its points: the learner's kernel and the reference.
-window 1600x1000 "wait-hello 60" "open puzzle 01-vector-add" "load solutions/01-vector-add.cu" \
-  "key ctrl+enter" "wait-result 300" "expect verdict passed" "wait-idle 300" "mouse 5 5" "frames 4" \
-  "state $tmp/state-1600x1000.json" "screenshot $shots/roofline-1600x1000.png" "quit"
+window 1600x1000 100 "wait-hello 20" "open puzzle 01-vector-add" \
+  "load solutions/01-vector-add.cu" "key ctrl+enter" "wait-result 40" "expect verdict passed" \
+  "wait-idle 40" "mouse 5 5" "frames 4" "state $tmp/state-1600x1000.json" \
+  "screenshot $shots/roofline-1600x1000.png" "quit"
 for size in 1280x800 2560x1440; do
-  window "$size" "wait-hello 60" "open puzzle 01-vector-add" "mouse 5 5" "frames 4" \
+  window "$size" 40 "wait-hello 20" "open puzzle 01-vector-add" "mouse 5 5" "frames 4" \
     "state $tmp/state-$size.json" "screenshot $shots/roofline-$size.png" "quit"
 done
 # The H100's roofs, modelled, in the smallest window.
 sed -i 's/^gpu_profile = .*/gpu_profile = h100-sxm/' "$tmp/data/window.ini"
 grep -q '^gpu_profile = h100-sxm$' "$tmp/data/window.ini" || { echo "FAIL: no gpu_profile to set"; exit 1; }
-window 1280x800 "wait-hello 60" "open puzzle 01-vector-add" "mouse 5 5" "frames 4" \
+window 1280x800 40 "wait-hello 20" "open puzzle 01-vector-add" "mouse 5 5" "frames 4" \
   "state $tmp/state-h100-1280x800.json" "screenshot $shots/roofline-h100-1280x800.png" "quit"
 
 python3 - "$tmp" <<'PY'

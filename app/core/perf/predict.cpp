@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <fmt/format.h>
 #include <mutex>
 #include <numeric>
@@ -20,6 +21,15 @@ namespace wb::perf {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// WARPBOOK_PREDICT_TRACE=1: each phase of a prediction and its time, on stderr.
+template <class... A> void trace(fmt::format_string<A...> f, A&&... a) {
+  static const bool on = [] {
+    const char* e = std::getenv("WARPBOOK_PREDICT_TRACE");
+    return e && *e && *e != '0';
+  }();
+  if (on) fmt::print(stderr, "predict: {}\n", fmt::format(f, std::forward<A>(a)...));
+}
 double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
@@ -204,6 +214,8 @@ constexpr size_t kCensusBlocks = 256;
 // empty lists where the GPU's see full ones (puzzle 34's grouped GEMM found half its A rows
 // missing and its L2 traffic 1.6x low).
 constexpr double kWholeLaunchEvents = 2e6;
+// The probe before the bounded run stops each warp at this share of the cap (see predict).
+constexpr size_t kProbeShare = 256;
 
 // Up to `k` distinct blocks of a grid of n, spread without a period: i times a step near n / phi
 // that shares no factor with n. (Every n/k-th block would see one x only on a grid of rows whose
@@ -298,6 +310,7 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
   Program prog = compile_source(source, file, co);
   if (cancel_requested(opt.cancel)) return fail("cancelled");
   if (!prog.ok) return fail("the file does not compile for " + co.arch);
+  trace("compile: {:.0f} ms", ms_since(t_start));
 
   Env env = puzzle.env(*puzzle.perf, defines);
   LazyCase lc;
@@ -344,6 +357,35 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
       max_warps = std::max<size_t>(max_warps, occ[i].warps);
     }
     const size_t cap = std::max<size_t>(20000, 8'000'000 / std::max<size_t>(1, total * max_warps));
+    // Every launch but the last whose whole grid is cheap runs whole, its samples first (they stay
+    // the replay's templates and anchor): says which, from a run of those launches' samples.
+    auto add_whole_launches = [&](const sim::SampledRun& r,
+                                  std::vector<std::vector<uint64_t>>& into) {
+      bool whole = false;
+      for (size_t i = 0; i + 1 < nl && i < r.launches.size(); ++i) {
+        const auto& sb = r.launches[i].blocks;
+        const uint64_t n_grid = lc.launches[i].grid.count();
+        if (sb.empty() || sb.size() >= n_grid) continue;
+        double ev = 0;
+        for (auto& b : sb) ev += double(warp_events(b));
+        if (ev / double(sb.size()) * double(n_grid) > kWholeLaunchEvents) continue;
+        std::vector<char> in(n_grid, 0);
+        for (uint64_t b : into[i]) in[b] = 1;
+        for (uint64_t b = 0; b < n_grid; ++b)
+          if (!in[b]) into[i].push_back(b);
+        whole = true;
+      }
+      return whole;
+    };
+    auto any_stopped = [](const sim::SampledRun& r) {
+      for (auto& sl : r.launches)
+        for (auto& b : sl.blocks)
+          if (b.stopped) return true;
+      return false;
+    };
+    const size_t probe_stop = std::max<size_t>(1, cap / kProbeShare);
+    auto t_run = Clock::now();
+
     // First a bounded run: a block stops once one of its warps has run `cap` instructions, its
     // trace complete up to there, and the simulator counts what each warp has left from the loops
     // it is inside (their counters and bounds). Blocks that all end within it are the whole run.
@@ -351,46 +393,77 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
     // then the same as an unbounded run); longer ones (an attention block of hundreds of millions
     // of instructions) keep their stopped traces, and the replay extrapolates the rest at the rate
     // of what ran.
-    run = simulator().run_sampled(rp, blocks, cap, cap);
-    if (run.fault) continue;
+    // Before it, for a plan of one launch, a probe with each warp stopped at a small share of the
+    // cap. Blocks that all end within it are the bounded run's result. Where the probe shows that
+    // the bounded run would stop too (a warp whose loops' trip counts, or loops with no counter
+    // to read, take it past the cap) and the whole is well within the budget, the run to the end
+    // that the bounded run would be followed by comes at once. Otherwise the bounded run decides,
+    // as without the probe; either way the result is the one the bounded run leads to.
+    auto tally = [](const sim::SampledRun& r, double& ran, double& left) {
+      ran = left = 0;
+      for (auto& sl : r.launches)
+        for (auto& b : sl.blocks)
+          for (auto& w : b.warps)
+            ran += double(w.ev.size() + w.dropped), left += double(w.extrapolated);
+    };
+    bool settled = false, full_timed_out = false;
     double ran = 0, left = 0;
-    bool stopped = false;
-    for (auto& sl : run.launches)
-      for (auto& b : sl.blocks) {
-        stopped |= b.stopped;
-        for (auto& w : b.warps)
-          ran += double(w.ev.size() + w.dropped), left += double(w.extrapolated);
+    // One launch only: a block of an earlier launch stopped early leaves the later launches
+    // reading what it never wrote (puzzle 34's probe faulted on its row lists).
+    t_run = Clock::now();
+    sim::SampledRun probe;
+    if (nl == 1) probe = simulator().run_sampled(rp, blocks, cap, probe_stop);
+    if (nl == 1 && !probe.fault) {
+      tally(probe, ran, left);
+      bool past_cap = false;
+      for (auto& sl : probe.launches)
+        for (auto& b : sl.blocks)
+          for (auto& w : b.warps)
+            past_cap |= b.stopped &&
+                        (w.loops_uncounted > 0 || w.ev.size() + w.dropped + w.extrapolated >= cap);
+      trace("probe, stopped at {}: {:.0f} ms; ran {:.3g}, left {:.3g}, past the cap {}", probe_stop,
+            ms_since(t_run), ran, left, past_cap);
+      if (!any_stopped(probe)) {
+        run = std::move(probe);
+        settled = true;
+      } else if (past_cap && ran + left <= 0.5 * double(rp.instruction_budget)) {
+        t_run = Clock::now();
+        sim::SampledRun full = simulator().run_sampled(rp, blocks, cap);
+        trace("full run: {:.0f} ms", ms_since(t_run));
+        if (!full.fault) {
+          run = std::move(full);
+          settled = true;
+        } else if (full.fault.kind == FaultKind::timeout) {
+          full_timed_out = true; // (on a loaded machine) not tried a second time below
+        }
       }
-    if (stopped && ran + left <= double(rp.instruction_budget)) {
-      sim::SampledRun full = simulator().run_sampled(rp, blocks, cap);
-      if (!full.fault || full.fault.kind != FaultKind::timeout) run = std::move(full);
+    }
+    bool stopped = false;
+    if (!settled) {
+      t_run = Clock::now();
+      run = simulator().run_sampled(rp, blocks, cap, cap);
+      trace("bounded run: {} blocks, cap {}: {:.0f} ms", total, cap, ms_since(t_run));
       if (run.fault) continue;
-      stopped = false;
-      for (auto& sl : run.launches)
-        for (auto& b : sl.blocks) stopped |= b.stopped;
+      tally(run, ran, left);
+      stopped = any_stopped(run);
+      trace("  ran {:.3g}, left {:.3g}, stopped {}", ran, left, stopped);
+      if (stopped && !full_timed_out && ran + left <= double(rp.instruction_budget)) {
+        t_run = Clock::now();
+        sim::SampledRun full = simulator().run_sampled(rp, blocks, cap);
+        trace("full run: {:.0f} ms", ms_since(t_run));
+        if (!full.fault || full.fault.kind != FaultKind::timeout) run = std::move(full);
+        if (run.fault) continue;
+        stopped = any_stopped(run);
+      }
     }
     if (stopped) {
       extrapolated = true;
       break;
     }
-    // Every launch but the last whose whole grid is cheap: again, whole, its samples first (they
-    // stay the replay's templates and anchor).
-    bool whole = false;
-    for (size_t i = 0; i + 1 < nl && i < run.launches.size(); ++i) {
-      const auto& sb = run.launches[i].blocks;
-      const uint64_t n_grid = lc.launches[i].grid.count();
-      if (sb.empty() || sb.size() >= n_grid) continue;
-      double ev = 0;
-      for (auto& b : sb) ev += double(warp_events(b));
-      if (ev / double(sb.size()) * double(n_grid) > kWholeLaunchEvents) continue;
-      std::vector<char> in(n_grid, 0);
-      for (uint64_t b : blocks[i]) in[b] = 1;
-      for (uint64_t b = 0; b < n_grid; ++b)
-        if (!in[b]) blocks[i].push_back(b);
-      whole = true;
-    }
-    if (whole) {
+    if (add_whole_launches(run, blocks)) {
+      t_run = Clock::now();
       sim::SampledRun again = simulator().run_sampled(rp, blocks, cap);
+      trace("whole launches again: {:.0f} ms", ms_since(t_run));
       if (!again.fault) run = std::move(again);
     }
     break;
@@ -456,7 +529,9 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
     }
   }
   P.sim_ms = ms_since(t_sim);
+  trace("sampled runs and census: {:.0f} ms", P.sim_ms);
   if (cancel_requested(opt.cancel)) return fail("cancelled");
+  const auto t_replay = Clock::now();
 
   // Each launch replayed on the busiest SM.
   ExplainInput ex;
@@ -708,6 +783,7 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
                                       "there, so the time is a lower bound",
                                       uncounted_loops)
                         : "");
+  trace("replay: {:.0f} ms", ms_since(t_replay));
   explain(ex, P);
   P.ok = true;
   P.model_ms = ms_since(t_start);
