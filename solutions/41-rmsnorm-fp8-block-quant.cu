@@ -46,6 +46,10 @@
 // memory with cp.async (no registers held while the loads fly) was predicted no faster (114 us
 // at best): the row still has to be reduced before anything is written. Recomputing y for the
 // codes instead of keeping it (fewer registers, more instructions) was predicted slower.
+// Measured on an H100 80GB HBM3 (`warpbook check`, scripts/puzzles_vs_torch.sh in the same run):
+// 159 us, 2.24 TB/s, 69.7% of the speed of light: silver, short of the 75% gold bar. Eager
+// PyTorch took 3084 us (19x slower), torch.compile 200 us and the Triton form 2193 us.
+// measured: 159.14 us on NVIDIA H100 80GB HBM3
 // @tune BLOCK=128
 // @tune TOK=2
 // @tune WARPS=32
