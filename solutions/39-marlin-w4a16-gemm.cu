@@ -3,12 +3,13 @@
 //
 // What: C[M x N] (f16) = A[M x K] (f16) x w, w[k][n] = f16((q - 8) s[k / 128][n]), the codes q in
 // Marlin's fragment order (puzzle.toml, README): f32 sums, one rounding of C.
-//   - Grid [N / 128, cdiv(M, 16)] at the perf size (NB = 2, MT = 1): block x owns 128 columns of C
-//     and 16 rows; 8 warps, KS = 4 of them on each 64-column group. Warp (cg, ks) takes column
-//     group cg and rows ks and ks + 4 of every group's 8 rows of B (16 k each), so the 4 warps of a
-//     group share its k and add their sums through shared memory at the end, in a fixed order.
-//   - A ring of STAGES = 4 slots of shared memory, one group of 128 k each (12.3 KB: B's 8 rows of
-//     2 x 512 bytes, A's 16 rows of 256 bytes, 128 scales), filled by 16-byte cp.async.cg (past
+//   - Grid [N / 64, cdiv(M, 16)] at the perf size (NB = 1, MT = 1): block x owns 64 columns of C
+//     and 16 rows; 2 warps, KS = 2, on its 64-column group. Warp ks takes rows ks, ks + 2, ks + 4
+//     and ks + 6 of every group's 8 rows of B (16 k each), so the 2 warps share the group's k and
+//     add their sums through shared memory at the end, in a fixed order. 448 blocks of 64 threads:
+//     many small blocks an SM, each with its own ring, keep more copies in flight than a few big.
+//   - A ring of STAGES = 4 slots of shared memory, one group of 128 k each (B's 8 rows of 512
+//     bytes, A's 16 rows of 256 bytes, 128 scales), filled by 16-byte cp.async.cg (past
 //     the L1: every byte is used once). A thread copies the same places of every group, so its
 //     addresses are worked out once and a group only adds its offset; one commit per group, one
 //     wait_group(STAGES - 2) and one __syncthreads per group: 3 groups in flight while one is used.
@@ -37,18 +38,24 @@
 // lane-instructions a weight (235 M weights in 36 us on 132 SMs); this loop spends under 2 on the
 // decode, the scales and the mma, and the rest on loads, addresses, the ring and the loop.
 //
-// Predicted (`warpbook predict`, the model's DRAM ceilings): NVIDIA H100 SXM 45.2 us, 87% of speed
-// of light, gold; NVIDIA H200 SXM 35.7 us, 75%, silver. The model counts 130 MB from DRAM on the
-// H100 (151 MB on the H200): it sends part of A's 58 MB of rereads (224 blocks x 256 KB) to DRAM.
-// A is 256 KB and read by every block; on a GPU it should stay in the L2.
+// Predicted (`warpbook predict`, the model's DRAM ceilings): NVIDIA H100 SXM 45.4 us, 87% of speed
+// of light; NVIDIA H200 SXM 36.3 us, 74%. The model counts more than the 122 MB from DRAM: it
+// sends part of A's rereads (every block reads all 256 KB of A) to DRAM, where a GPU keeps A in
+// the L2.
 //
-// What loses (predicted for the H200, `warpbook tune --backend sim`, beside 35.7 us):
-//   - 64 columns a block (NB = 1): 35.8-36.7 us with KS = 2 or 4; the same stream, 448 blocks, A
-//     read twice as often from the L2. 256 columns (NB = 4): 43.5-45.2 us with KS = 2 or 4: 112
-//     blocks leave 20 of 132 SMs idle for the whole run.
+// What loses, measured on an H100 80GB HBM3 (`warpbook tune`, one run, beside this file's 47.4 us):
+//   - 128 columns a block (NB = 2) with KS = 2: 47.4 us, a tie; with KS = 4 (8 warps a block, a
+//     warp per 2 of a group's 8 rows), 56.3 us: each warp waits on the ring for less work.
+//   - STAGES = 3 or 6: 48.7-50.5 us (NB 1 or 2, KS = 2); 4 holds 3 groups in flight while one is
+//     used, and 6 costs blocks an SM.
+//   - KS = 4 with NB = 1: 53.8 us. The model (H200, `warpbook tune --backend sim`) ranked these
+//     the other way, NB = 2 KS = 4 first (35.7 us against 35.8-36.7 for NB = 1): it sends part of
+//     A's rereads to DRAM where the GPU keeps them in the L2.
+// What loses (predicted for the H200, `warpbook tune --backend sim`):
+//   - 256 columns (NB = 4): 43.5-45.2 us with KS = 2 or 4: 112 blocks leave 20 of 132 SMs idle
+//     for the whole run.
 //   - KS = 8 (a warp per 16-row step of each group): 40.3-60.2 us, instruction-bound: every warp
-//     loads the group's 8 scales and waits on the ring for one step's work. KS = 2 with NB = 2:
-//     38.0-39.0 us, 4 warps a block, too few in flight.
+//     loads the group's 8 scales and waits on the ring for one step's work.
 //   - The same loop with its shared-memory addresses written as plain expressions (generic
 //     pointers, 64-bit arithmetic) and the dequant constants as literals, which the compiler
 //     rebuilt inside the loop: 38.5 us, 217 k instructions an SM against 198 k.
@@ -60,13 +67,13 @@
 //     puzzle fails it); codes packed plainly, k-major, and shuffled through shared memory into
 //     fragments (a second pass over every byte in shared memory; ldmatrix moves 16-bit elements,
 //     not nibbles); the CUDA cores (16 FMAs a weight, against 5 lane-instructions of budget).
-// Measured on an H100 80GB HBM3 (`warpbook check`, scripts/puzzles_vs_torch.sh in the same run):
-// 56.5 us, 2.17 TB/s, 67.5% of the speed of light: silver, short of the 80% gold bar (the model
-// said 45.2 us). Dequantise-then-torch.matmul took 4621 us (82x slower) and cuBLAS on the same
-// weights already in f16 157.6 us (2.8x slower: the int4 stream's point).
-// measured: 56.48 us on NVIDIA H100 80GB HBM3
-// @tune NB=2
-// @tune KS=4
+// Measured on an H100 80GB HBM3: 47.4 us, 2.58 TB/s, 80.5% of the speed of light `warpbook probe`
+// measures there: gold (the model said 45.2 us). In one run of scripts/puzzles_vs_torch.sh, with
+// NB = 2 KS = 4 (56.3 us), dequantise-then-torch.matmul took 4621 us and cuBLAS on the same
+// weights already in f16 157.6 us (3.3x this file's time: the int4 stream's point).
+// measured: 47.4 us on NVIDIA H100 80GB HBM3
+// @tune NB=1
+// @tune KS=2
 // @tune MT=1
 // @tune STAGES=4
 #include <cuda_fp16.h>

@@ -1,15 +1,15 @@
 // Solution · 41 fused RMSNorm + FP8 quantisation with 1x128 block scales
 //
-// What: blocks of 256 threads, two tokens each (TOK = 2), 128 threads a token. Each thread loads
+// What: blocks of 128 threads, one token each (TOK = 1). Each thread loads
 // its part of its token's row as 16-byte vectors of 8 bf16 (the vectors of thread j are j,
 // j + 128, ...; up to 8192 channels in registers), adds their squares, and one reduction per
 // token (xor shuffles + a shared exchange) gives rstd. Then, from the same registers,
 // y = x * rstd * gamma: the 16 threads of a half-warp hold the 16 vectors of one 128-channel
 // block, so the block's amax is 4 xor shuffles, with no shared memory and no barrier. Each thread
 // writes its 8 codes as one 8-byte store (two cvt.rn.satfinite.e4m3x2.f32 per 4 values on sm_89
-// and later); the block's scales are gathered in shared memory and written after one barrier,
-// the two tokens' scales of each channel block side by side. Rows wider than 8192 channels read
-// x a second time (from the L2) instead.
+// and later); the block's scales are gathered in shared memory and written after one barrier
+// (with TOK > 1, the tokens' scales of each channel block side by side). Rows wider than 8192
+// channels read x a second time (from the L2) instead.
 // Run:  warpbook check 41-rmsnorm-fp8-block-quant solutions/41-rmsnorm-fp8-block-quant.cu
 //       warpbook predict 41-rmsnorm-fp8-block-quant solutions/41-rmsnorm-fp8-block-quant.cu
 //
@@ -21,9 +21,10 @@
 // The scales are [H / 128, T]: one token's 56 lie 4 T bytes apart. Stored one by one (TOK = 1)
 // each is a lone 4-byte write into a 32-byte sector, and the model charges DRAM for more than
 // the 4 bytes (412 MB in all instead of 356; predicted 129 us on the H200); two tokens a block
-// write 8-byte pairs (383 MB, 121 us). TOK = 8 writes whole sectors (358 MB) but needs 1024-thread
-// blocks, one per SM at 64 registers, each waiting for its slowest token at the barriers: 147 us.
-// On a GPU the L2 may merge the neighbouring tokens' scales anyway: TOK is for the GPU to decide.
+// write 8-byte pairs (383 MB, predicted 121 us). The H100 ranks them the other way (below): the
+// L2 is write-back, so neighbouring blocks' scales meet in the same sector before it goes to
+// DRAM, and the pairing only adds a gather and a barrier. TOK = 8 writes whole sectors but needs
+// 1024-thread blocks, one per SM at 64 registers, each waiting for its slowest token.
 // Instead of dividing every y by s (an IEEE division is a reciprocal, a few FMAs and a test, per
 // element), each 128-channel block takes 1 / s once and multiplies: that can land a code one
 // e4m3 step from the quotient's where y / s sits next to a rounding midpoint, which the puzzle's
@@ -36,7 +37,7 @@
 //
 // Napkin maths: 16384 x 7168 x 3 B + 3.7 MB of scales = 356 MB: 106 us at the H100's 3.35 TB/s,
 // 74 us at the H200's 4.8 TB/s (gold is 75% of the speed of light `warpbook probe` measures).
-// Predicted (warpbook predict): 121 us on the H200, 155 us on the H100 SXM.
+// Predicted (warpbook predict): 129 us on the H200, 184 us on the H100 SXM.
 //
 // What loses: the unfused pipeline (RMSNorm writes y in bf16, a second kernel reads it back for
 // the block maxima and the codes) moves 2 + 2 + 2 + 1 = 7 bytes per element instead of 3, and
@@ -46,12 +47,14 @@
 // memory with cp.async (no registers held while the loads fly) was predicted no faster (114 us
 // at best): the row still has to be reduced before anything is written. Recomputing y for the
 // codes instead of keeping it (fewer registers, more instructions) was predicted slower.
-// Measured on an H100 80GB HBM3 (`warpbook check`, scripts/puzzles_vs_torch.sh in the same run):
-// 159 us, 2.24 TB/s, 69.7% of the speed of light: silver, short of the 75% gold bar. Eager
-// PyTorch took 3084 us (19x slower), torch.compile 200 us and the Triton form 2193 us.
-// measured: 159.14 us on NVIDIA H100 80GB HBM3
+// Measured on an H100 80GB HBM3: 155 us, 2.30 TB/s, 71.8% of the speed of light `warpbook probe`
+// measures there: silver, short of the 75% gold bar. `warpbook tune` there, one run: TOK = 2
+// 159 us, TOK = 4 166 us, WARPS = 48 169-172 us (the spills cost what the model leaves out). In
+// one run of scripts/puzzles_vs_torch.sh (with TOK = 2), eager PyTorch took 3084 us, torch.compile
+// 200 us and the Triton form 2193 us.
+// measured: 155 us on NVIDIA H100 80GB HBM3
 // @tune BLOCK=128
-// @tune TOK=2
+// @tune TOK=1
 // @tune WARPS=32
 #include <cuda_bf16.h>
 #include <cuda_fp8.h>
