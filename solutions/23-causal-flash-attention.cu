@@ -16,9 +16,9 @@
 //     Inside the diagonal tile a warp whose keys all lie past its rows (the second warp of rows
 //     0 .. 63) skips it: its barriers only.
 //   - Mask only where needed: a warp's tile whose last key passes the warp's first row (the
-//     diagonal) or Sk gets -inf on key > row + off or key >= Sk, in a pass of compares branched around
-//     everywhere else. Every row sees key 0, which is the first warp's of tile 0, so the merge's
-//     max is finite.
+//     diagonal) or Sk gets -inf on key > row + off or key >= Sk, in a pass of compares branched
+//     around everywhere else. Every row sees key 0, which is the first warp's of tile 0, so the
+//     merge's max is finite.
 //   - Balance: block x of a head takes query tile cdiv(Sq, 128) - 1 - x. Blocks are started in the
 //     order of their linear index (x fastest), so each head's longest tile (64 key tiles at
 //     Sq = Sk = 8192) starts first and the grid ends on one-tile blocks: the SMs run out of work
@@ -134,7 +134,7 @@ template <int D>
 __device__ __forceinline__ void
 attend(const __nv_bfloat16* __restrict__ Q, const __nv_bfloat16* __restrict__ K,
        const __nv_bfloat16* __restrict__ V, __nv_bfloat16* __restrict__ O, int Sq, int Sk, int q0) {
-  const int off = Sk - Sq; // query row r is key position r + off
+  const int off = Sk - Sq;   // query row r is key position r + off
   constexpr int LD = D + 8;  // halves per shared row (padding: conflict-free ldmatrix)
   constexpr int KD = D / 16; // 16-wide slices of D: k steps of Q K^T, column pairs of P V
   constexpr int CH = D / 8;  // 16-byte chunks per row
@@ -217,8 +217,9 @@ attend(const __nv_bfloat16* __restrict__ Q, const __nv_bfloat16* __restrict__ K,
     __syncthreads();                   // everyone's have, and everyone is done with tile kt - 1
     if (kt + 1 < nkt) load_kv(kt + 1); // so its buffer takes tile kt + 1 while kt is computed
     cp_async_commit();
-    const int k0 = kt * BKV + kofs;    // the warp's first key
-    if (k0 < Sk && k0 <= r0 + RG - 1) { // a warp whose keys are all past Sk or its rows adds nothing
+    const int k0 = kt * BKV + kofs; // the warp's first key
+    if (k0 < Sk &&
+        k0 <= r0 + RG - 1) { // a warp whose keys are all past Sk or its rows adds nothing
       const __nv_bfloat16* Kb = Ks + (kt & 1) * BKV * LD + kofs * LD;
       const __nv_bfloat16* Vb = Vs + (kt & 1) * BKV * LD + kofs * LD;
 
