@@ -357,26 +357,6 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
       max_warps = std::max<size_t>(max_warps, occ[i].warps);
     }
     const size_t cap = std::max<size_t>(20000, 8'000'000 / std::max<size_t>(1, total * max_warps));
-    // Every launch but the last whose whole grid is cheap runs whole, its samples first (they stay
-    // the replay's templates and anchor): says which, from a run of those launches' samples.
-    auto add_whole_launches = [&](const sim::SampledRun& r,
-                                  std::vector<std::vector<uint64_t>>& into) {
-      bool whole = false;
-      for (size_t i = 0; i + 1 < nl && i < r.launches.size(); ++i) {
-        const auto& sb = r.launches[i].blocks;
-        const uint64_t n_grid = lc.launches[i].grid.count();
-        if (sb.empty() || sb.size() >= n_grid) continue;
-        double ev = 0;
-        for (auto& b : sb) ev += double(warp_events(b));
-        if (ev / double(sb.size()) * double(n_grid) > kWholeLaunchEvents) continue;
-        std::vector<char> in(n_grid, 0);
-        for (uint64_t b : into[i]) in[b] = 1;
-        for (uint64_t b = 0; b < n_grid; ++b)
-          if (!in[b]) into[i].push_back(b);
-        whole = true;
-      }
-      return whole;
-    };
     auto any_stopped = [](const sim::SampledRun& r) {
       for (auto& sl : r.launches)
         for (auto& b : sl.blocks)
@@ -384,7 +364,7 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
       return false;
     };
     const size_t probe_stop = std::max<size_t>(1, cap / kProbeShare);
-    auto t_run = Clock::now();
+    Clock::time_point t_run;
 
     // First a bounded run: a block stops once one of its warps has run `cap` instructions, its
     // trace complete up to there, and the simulator counts what each warp has left from the loops
@@ -460,7 +440,23 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
       extrapolated = true;
       break;
     }
-    if (add_whole_launches(run, blocks)) {
+    // Every launch but the last whose whole grid is cheap: again, whole, its samples first (they
+    // stay the replay's templates and anchor).
+    bool whole = false;
+    for (size_t i = 0; i + 1 < nl && i < run.launches.size(); ++i) {
+      const auto& sb = run.launches[i].blocks;
+      const uint64_t n_grid = lc.launches[i].grid.count();
+      if (sb.empty() || sb.size() >= n_grid) continue;
+      double ev = 0;
+      for (auto& b : sb) ev += double(warp_events(b));
+      if (ev / double(sb.size()) * double(n_grid) > kWholeLaunchEvents) continue;
+      std::vector<char> in(n_grid, 0);
+      for (uint64_t b : blocks[i]) in[b] = 1;
+      for (uint64_t b = 0; b < n_grid; ++b)
+        if (!in[b]) blocks[i].push_back(b);
+      whole = true;
+    }
+    if (whole) {
       t_run = Clock::now();
       sim::SampledRun again = simulator().run_sampled(rp, blocks, cap);
       trace("whole launches again: {:.0f} ms", ms_since(t_run));
