@@ -15,7 +15,8 @@
 #             GPU's measured ceilings (the puzzles stage probes on its own)
 #   check     the reference, solution and starter of each puzzle named in $CHECK (ids), checked
 #             and timed one by one (quicker than `puzzles` when only a few are new)
-#   tune      `warpbook tune` of the solutions named in $TUNE (puzzle ids, space-separated)
+#   tune      `warpbook tune` of the solutions named in $TUNE (puzzle ids, space-separated);
+#             $TUNE_ONLY_NN="NAME=V1,V2 ..." narrows puzzle NN's sweep (`tune --only`)
 #   variants  every .variants/NN/*.cu (git-ignored, carried): checked and timed as puzzle NN
 #   ncu       Nsight Compute's counters for the solutions named in $NCU (puzzle ids, or id=FILE),
 #             one launch at the perf size: where the time goes, read off the hardware
@@ -110,7 +111,11 @@ for stage in "$@"; do
   tune)
     for id in ${TUNE:-}; do
       step "tune $id"
-      "$build/warpbook" tune "$id" "solutions/$id.cu" 2>/dev/null | tee "$out/tune-$id.txt" | head -30
+      # $TUNE_ONLY_NN (NN: the puzzle's number) narrows the sweep: "BK=32,64 STAGES=2,3".
+      only_var="TUNE_ONLY_${id%%-*}"
+      # shellcheck disable=SC2086
+      "$build/warpbook" tune "$id" "solutions/$id.cu" ${!only_var:+--only ${!only_var}} 2>/dev/null |
+        tee "$out/tune-$id.txt" | head -30
     done
     ;;
   variants)
