@@ -339,7 +339,7 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
   rp.buffers = &lc.buffers;
   rp.transfers = lc.transfers;
   rp.launches = lc.launches;
-  rp.timeout_s = std::getenv("WB_LOOP2_T") ? 1000 : opt.sim_timeout_s; // LOOP2-TEMP
+  rp.timeout_s = opt.sim_timeout_s;
   rp.instruction_budget = 60'000'000;
   rp.seed = opt.seed;
   rp.cancel = opt.cancel;
