@@ -4,7 +4,7 @@
 // gpu: wrong_answer,runtime_fault |
 // gpu-sticky: maybe
 // perf: yes
-// note: The solution with one line changed. Right at every correctness size and at sim_perf (a pool of 1024 pages); the perf pool has 139264 pages, and about 6% of the pages read start past element 2^31. On the H200 the wrapped offset lands outside every allocation: an illegal address, which ends the CUDA context (a wrong answer if it had landed inside one).
+// note: The solution with one line changed. Right at every correctness size and at sim_perf (a pool of 128 pages); the perf pool has 139264 pages, and about 6% of the pages read start past element 2^31. On the H200 the wrapped offset lands outside every allocation: an illegal address, which ends the CUDA context (a wrong answer if it had landed inside one).
 // @tune BLOCK=128
 // @tune CHUNK=512
 #include <cuda_bf16.h>

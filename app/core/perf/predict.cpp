@@ -216,6 +216,9 @@ constexpr size_t kCensusBlocks = 256;
 constexpr double kWholeLaunchEvents = 2e6;
 // The probe before the bounded run stops each warp at this share of the cap (see predict).
 constexpr size_t kProbeShare = 256;
+// The run that sorts a plan's earlier launches into cheap and dear stops each warp by this many
+// instructions at the latest: a cheap launch's blocks end well before.
+constexpr size_t kSortStop = 512;
 
 // Up to `k` distinct blocks of a grid of n, spread without a period: i times a step near n / phi
 // that shares no factor with n. (Every n/k-th block would see one x only on a grid of rows whose
@@ -373,7 +376,7 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
     // then the same as an unbounded run); longer ones (an attention block of hundreds of millions
     // of instructions) keep their stopped traces, and the replay extrapolates the rest at the rate
     // of what ran.
-    // Before it, for a plan of one launch, a probe with each warp stopped at a small share of the
+    // Before it, a probe with each warp stopped at a small share of the
     // cap. Blocks that all end within it are the bounded run's result. Where the probe shows that
     // the bounded run would stop too (a warp whose loops' trip counts, or loops with no counter
     // to read, take it past the cap) and the whole is well within the budget, the run to the end
@@ -388,19 +391,22 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
     };
     bool settled = false, full_timed_out = false;
     double ran = 0, left = 0;
-    // One launch only: a block of an earlier launch stopped early leaves the later launches
-    // reading what it never wrote (puzzle 34's probe faulted on its row lists).
+    // In a plan of several launches, a block stopped early leaves the later launches reading what
+    // it never wrote (puzzle 34's row lists): a warp's count of what it has left stands only where
+    // every block of the launches before its own ran to its end in the probe.
     t_run = Clock::now();
-    sim::SampledRun probe;
-    if (nl == 1) probe = simulator().run_sampled(rp, blocks, cap, probe_stop);
-    if (nl == 1 && !probe.fault) {
+    sim::SampledRun probe = simulator().run_sampled(rp, blocks, cap, probe_stop);
+    if (!probe.fault) {
       tally(probe, ran, left);
-      bool past_cap = false;
-      for (auto& sl : probe.launches)
-        for (auto& b : sl.blocks)
-          for (auto& w : b.warps)
-            past_cap |= b.stopped &&
-                        (w.loops_uncounted > 0 || w.ev.size() + w.dropped + w.extrapolated >= cap);
+      bool past_cap = false, earlier_stopped = false;
+      for (auto& sl : probe.launches) {
+        if (!earlier_stopped)
+          for (auto& b : sl.blocks)
+            for (auto& w : b.warps)
+              past_cap |= b.stopped && (w.loops_uncounted > 0 ||
+                                        w.ev.size() + w.dropped + w.extrapolated >= cap);
+        for (auto& b : sl.blocks) earlier_stopped |= b.stopped;
+      }
       trace("probe, stopped at {}: {:.0f} ms; ran {:.3g}, left {:.3g}, past the cap {}", probe_stop,
             ms_since(t_run), ran, left, past_cap);
       if (!any_stopped(probe)) {
@@ -415,6 +421,65 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
           settled = true;
         } else if (full.fault.kind == FaultKind::timeout) {
           full_timed_out = true; // (on a loaded machine) not tried a second time below
+        }
+      }
+    }
+    // Launches before the last whose whole grid is cheap run whole (see below). A short run of
+    // those launches' samples first says which they are, so that the bounded run runs them whole
+    // at once instead of running the last launch's samples twice (puzzle 34's GEMM). Its warps stop
+    // at kSortStop instructions: a launch that ends within it is measured exactly, one whose
+    // samples already ran more than a cheap launch's share is dear. Anything else (a launch after
+    // a dear one but the last, which reads what the stopped blocks never wrote; a stop at the cap)
+    // leaves the decision to the bounded run of the samples, as does a bounded run with the cheap
+    // launches whole that stops. Where nothing stops, the launches before the last see the same
+    // bytes in this run as in the bounded run, so the choice is the bounded run's own.
+    bool whole_done = false;
+    if (!settled && nl > 1) {
+      std::vector<std::vector<uint64_t>> pre(blocks.begin(), blocks.end() - 1);
+      std::vector<size_t> stops(nl - 1);
+      for (size_t i = 0; i + 1 < nl; ++i)
+        // A launch sampled whole (a single block that counts) runs as far as in the bounded run.
+        stops[i] = blocks[i].size() >= lc.launches[i].grid.count()
+                       ? cap
+                       : std::min(cap, std::max(kSortStop, probe_stop));
+      t_run = Clock::now();
+      const sim::SampledRun sort = simulator().run_sampled(rp, pre, cap, 0, stops);
+      bool known = !sort.fault && sort.launches.size() + 1 == nl;
+      std::vector<char> cheap(nl - 1, 0);
+      for (size_t i = 0; known && i + 1 < nl; ++i) {
+        const auto& sb = sort.launches[i].blocks;
+        const uint64_t n_grid = lc.launches[i].grid.count();
+        bool st = false;
+        double ev = 0; // at least the whole samples' events, where some stopped
+        for (auto& b : sb) st |= b.stopped, ev += double(warp_events(b));
+        const bool dear =
+            !sb.empty() && ev / double(sb.size()) * double(n_grid) > kWholeLaunchEvents;
+        if (st) { // what comes after it is known only for the last launch, which never runs whole
+          known = dear && stops[i] < cap && i + 2 == nl;
+          break;
+        }
+        if (sb.empty() || sb.size() >= n_grid) continue;
+        cheap[i] = !dear;
+      }
+      trace("which launches run whole: {:.0f} ms; known {}", ms_since(t_run), known);
+      if (known && std::find(cheap.begin(), cheap.end(), 1) != cheap.end()) {
+        std::vector<std::vector<uint64_t>> ext = blocks;
+        for (size_t i = 0; i + 1 < nl; ++i) {
+          if (!cheap[i]) continue;
+          const uint64_t n_grid = lc.launches[i].grid.count();
+          std::vector<char> in(n_grid, 0);
+          for (uint64_t b : ext[i]) in[b] = 1;
+          for (uint64_t b = 0; b < n_grid; ++b)
+            if (!in[b]) ext[i].push_back(b);
+        }
+        t_run = Clock::now();
+        sim::SampledRun r = simulator().run_sampled(rp, ext, cap, cap);
+        trace("bounded run, cheap launches whole: {:.0f} ms", ms_since(t_run));
+        // Where it stops, the bounded run of the samples alone decides, as below.
+        if (!r.fault && !any_stopped(r)) {
+          run = std::move(r);
+          blocks = std::move(ext);
+          settled = whole_done = true;
         }
       }
     }
@@ -443,7 +508,7 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
     // Every launch but the last whose whole grid is cheap: again, whole, its samples first (they
     // stay the replay's templates and anchor).
     bool whole = false;
-    for (size_t i = 0; i + 1 < nl && i < run.launches.size(); ++i) {
+    for (size_t i = 0; !whole_done && i + 1 < nl && i < run.launches.size(); ++i) {
       const auto& sb = run.launches[i].blocks;
       const uint64_t n_grid = lc.launches[i].grid.count();
       if (sb.empty() || sb.size() >= n_grid) continue;

@@ -61,12 +61,40 @@ void multiply_rows_portable(const double* __restrict A, const double* __restrict
   }
 }
 // Four outputs of a row at a time (N is a multiple of 4 for every tensor-core shape), each summed
-// in k order.
+// in k order. Where M is a multiple of 4 and N of 8, four rows by eight outputs at once: eight
+// independent sums keep the FMA units busy where one sum would wait on its last add (the same
+// adds in the same order, so the same bits).
 __attribute__((target("avx2,fma"))) void multiply_rows_avx2(const double* __restrict A,
                                                             const double* __restrict B,
                                                             double* __restrict D, int M, int N,
                                                             int K) {
-  for (int r = 0; r < M; ++r) {
+  int r0 = 0;
+  if (N % 8 == 0)
+    for (; r0 + 4 <= M; r0 += 4) {
+      const double *a0 = A + r0 * K, *a1 = a0 + K, *a2 = a1 + K, *a3 = a2 + K;
+      for (int c = 0; c < N; c += 8) {
+        __m256d s0 = _mm256_setzero_pd(), t0 = s0, s1 = s0, t1 = s0, s2 = s0, t2 = s0, s3 = s0,
+                t3 = s0;
+        for (int k = 0; k < K; ++k) {
+          const __m256d lo = _mm256_loadu_pd(B + k * N + c),
+                        hi = _mm256_loadu_pd(B + k * N + c + 4);
+          __m256d x = _mm256_set1_pd(a0[k]);
+          s0 = _mm256_fmadd_pd(x, lo, s0), t0 = _mm256_fmadd_pd(x, hi, t0);
+          x = _mm256_set1_pd(a1[k]);
+          s1 = _mm256_fmadd_pd(x, lo, s1), t1 = _mm256_fmadd_pd(x, hi, t1);
+          x = _mm256_set1_pd(a2[k]);
+          s2 = _mm256_fmadd_pd(x, lo, s2), t2 = _mm256_fmadd_pd(x, hi, t2);
+          x = _mm256_set1_pd(a3[k]);
+          s3 = _mm256_fmadd_pd(x, lo, s3), t3 = _mm256_fmadd_pd(x, hi, t3);
+        }
+        double* d = D + r0 * N + c;
+        _mm256_storeu_pd(d, s0), _mm256_storeu_pd(d + 4, t0);
+        _mm256_storeu_pd(d + N, s1), _mm256_storeu_pd(d + N + 4, t1);
+        _mm256_storeu_pd(d + 2 * N, s2), _mm256_storeu_pd(d + 2 * N + 4, t2);
+        _mm256_storeu_pd(d + 3 * N, s3), _mm256_storeu_pd(d + 3 * N + 4, t3);
+      }
+    }
+  for (int r = r0; r < M; ++r) {
     const double* a = A + r * K;
     double* d = D + r * N;
     for (int c = 0; c < N; c += 4) {
@@ -363,10 +391,88 @@ int h_mma(Exec& x, Warp& w, const Inst& in, uint32_t m) {
   return kNext;
 }
 
+// The bf16 form of h_mma_16816_f32 with AVX2, for a warp whose every lane takes part: four
+// consecutive lanes hold one row of an A or C fragment (PTX ISA, mma.m16n8k16 fragment layouts),
+// so a row is widened from one 32-byte load. Every value is the scalar path's, bit for bit: bf16
+// NaNs become 0x7fffffff as bf16_to_f32_bits makes them, floats widen exactly, the products and
+// sums are multiply_rows', and a NaN result is written as 0x7fffffff.
+__attribute__((target("avx2,fma"))) inline __m128i low_words(const uint64_t* four_lanes) {
+  const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(four_lanes));
+  return _mm256_castsi256_si128(
+      _mm256_permutevar8x32_epi32(v, _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7)));
+}
+__attribute__((target("avx2,fma"))) inline __m128 bf16_nan_canon(__m128i f32_bits) {
+  const __m128i mag = _mm_and_si128(f32_bits, _mm_set1_epi32(0x7fffffff));
+  const __m128i nan = _mm_cmpgt_epi32(mag, _mm_set1_epi32(0x7f800000));
+  return _mm_castsi128_ps(_mm_blendv_epi8(f32_bits, _mm_set1_epi32(0x7fffffff), nan));
+}
+// Eight bf16 (four lanes' low 32 bits, in order) to eight doubles.
+__attribute__((target("avx2,fma"))) inline void widen_bf16x8(const uint64_t* four_lanes,
+                                                             double* dst) {
+  const __m128i x = low_words(four_lanes), z = _mm_setzero_si128();
+  _mm256_storeu_pd(dst, _mm256_cvtps_pd(bf16_nan_canon(_mm_unpacklo_epi16(z, x))));
+  _mm256_storeu_pd(dst + 4, _mm256_cvtps_pd(bf16_nan_canon(_mm_unpackhi_epi16(z, x))));
+}
+// A C row: columns 0, 2, 4, 6 from `even`'s four lanes, 1, 3, 5, 7 from `odd`'s.
+__attribute__((target("avx2,fma"))) inline void widen_f32_pairs(const uint64_t* even,
+                                                                const uint64_t* odd, double* dst) {
+  const __m128i e = low_words(even), o = low_words(odd);
+  _mm256_storeu_pd(dst, _mm256_cvtps_pd(_mm_castsi128_ps(_mm_unpacklo_epi32(e, o))));
+  _mm256_storeu_pd(dst + 4, _mm256_cvtps_pd(_mm_castsi128_ps(_mm_unpackhi_epi32(e, o))));
+}
+__attribute__((target("avx2,fma"))) inline __m128 narrow_canon(__m256d d) {
+  const __m128 f = _mm256_cvtpd_ps(d);
+  const __m128i isnan = _mm_castps_si128(_mm_cmpunord_ps(f, f));
+  return _mm_castsi128_ps(_mm_blendv_epi8(_mm_castps_si128(f), _mm_set1_epi32(0x7fffffff), isnan));
+}
+// A D row of eight doubles to f32 (NaN as 0x7fffffff): even columns to `even`'s four lanes, odd
+// ones to `odd`'s, each zero-extended to the register's 64 bits.
+__attribute__((target("avx2,fma"))) inline void narrow_f32_pairs(const double* src, uint64_t* even,
+                                                                 uint64_t* odd) {
+
+  const __m128 lo = narrow_canon(_mm256_loadu_pd(src)), hi = narrow_canon(_mm256_loadu_pd(src + 4));
+  const __m128i ev = _mm_castps_si128(_mm_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0)));
+  const __m128i od = _mm_castps_si128(_mm_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1)));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(even), _mm256_cvtepu32_epi64(ev));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(odd), _mm256_cvtepu32_epi64(od));
+}
+__attribute__((target("avx2,fma"))) int mma_16816_bf16_avx2(Exec& x, Warp& w, const Inst& in) {
+  const uint32_t* L = x.P->lists.data();
+  const uint32_t *rd = L + in.r[0], *ra = L + in.r[1], *rb = L + in.r[2], *rc = L + in.r[3];
+  alignas(32) double A[16 * 16], B[16 * 8], C[16 * 8], D[16 * 8];
+  const uint64_t *a0 = w.row(ra[0]), *a1 = w.row(ra[1]), *a2 = w.row(ra[2]), *a3 = w.row(ra[3]);
+  const uint64_t *b0 = w.row(rb[0]), *b1 = w.row(rb[1]);
+  const uint64_t *c0 = w.row(rc[0]), *c1 = w.row(rc[1]), *c2 = w.row(rc[2]), *c3 = w.row(rc[3]);
+  for (int g = 0; g < 8; ++g) {
+    const int l = 4 * g;
+    widen_bf16x8(a0 + l, A + g * 16), widen_bf16x8(a2 + l, A + g * 16 + 8);
+    widen_bf16x8(a1 + l, A + (g + 8) * 16), widen_bf16x8(a3 + l, A + (g + 8) * 16 + 8);
+    widen_f32_pairs(c0 + l, c1 + l, C + g * 8), widen_f32_pairs(c2 + l, c3 + l, C + (g + 8) * 8);
+  }
+  for (int l = 0; l < kWarpSize; ++l) {
+    const int g = l >> 2, t = 2 * (l & 3);
+    B[t * 8 + g] = widen_bf16(uint32_t(b0[l])),
+              B[(t + 1) * 8 + g] = widen_bf16(uint32_t(b0[l] >> 16));
+    B[(t + 8) * 8 + g] = widen_bf16(uint32_t(b1[l]));
+    B[(t + 9) * 8 + g] = widen_bf16(uint32_t(b1[l] >> 16));
+  }
+  multiply_rows(A, B, D, 16, 8, 16);
+  for (int i = 0; i < 16 * 8; i += 4)
+    _mm256_store_pd(D + i, _mm256_add_pd(_mm256_load_pd(D + i), _mm256_load_pd(C + i)));
+  uint64_t *d0 = w.row(rd[0]), *d1 = w.row(rd[1]), *d2 = w.row(rd[2]), *d3 = w.row(rd[3]);
+  for (int g = 0; g < 8; ++g) {
+    narrow_f32_pairs(D + g * 8, d0 + 4 * g, d1 + 4 * g);
+    narrow_f32_pairs(D + (g + 8) * 8, d2 + 4 * g, d3 + 4 * g);
+  }
+  return kNext;
+}
+
 // mma.sync.aligned.m16n8k16.row.col.f32.{bf16,f16}.{bf16,f16}.f32, the attention and GEMM
 // puzzles' inner loop: h_mma's arithmetic (products exact in double, summed in k order, C added
 // last, rounded once) with the fragment layout unrolled and the inputs widened by bit operations.
 template <bool BF16> int h_mma_16816_f32(Exec& x, Warp& w, const Inst& in, uint32_t m) {
+  if constexpr (BF16)
+    if (kTensorAvx2 && (m | w.active) == 0xffffffffu) return mma_16816_bf16_avx2(x, w, in);
   const uint32_t* L = x.P->lists.data();
   const uint32_t *rd = L + in.r[0], *ra = L + in.r[1], *rb = L + in.r[2], *rc = L + in.r[3];
   auto widen = [](uint64_t h) { return BF16 ? widen_bf16(uint32_t(h)) : widen_f16(uint32_t(h)); };
@@ -414,8 +520,12 @@ int h_ldmatrix(Exec& x, Warp& w, const Inst& in, uint32_t m) {
       int src = 8 * i + r;
       uint64_t a = base[src] + uint64_t(in.imm);
       Space sp = Space::shared;
-      std::byte* p = in.space == Space::shared ? shared_ptr(x, w, in, src, a, 16, false)
-                                               : generic_ptr(x, w, in, src, a, 16, false, sp);
+      // An aligned row inside the block's shared memory, the usual case, without the call.
+      std::byte* p = in.space == Space::shared && (a & 15) == 0 && a < x.B->shared_size &&
+                             a + 16 <= x.B->shared_size
+                         ? x.B->shared + a
+                     : in.space == Space::shared ? shared_ptr(x, w, in, src, a, 16, false)
+                                                 : generic_ptr(x, w, in, src, a, 16, false, sp);
       if (!p) return kStop;
       std::memcpy(mat[i][r], p, 16);
     }

@@ -45,8 +45,10 @@ public:
   // back, no writer is recorded. Launches past blocks.size() do not run. With `stop_after`, a
   // census: each block stops (BlockTrace::stopped, no fault) once a warp has run that many
   // instructions, so that many blocks can be asked cheaply whether they exit at once.
+  // `launch_stop[i]`, where given and not 0, is launch i's own stop_after.
   SampledRun run_sampled(const RunPlan& plan, const std::vector<std::vector<uint64_t>>& blocks,
-                         size_t trace_cap, size_t stop_after = 0);
+                         size_t trace_cap, size_t stop_after = 0,
+                         const std::vector<size_t>& launch_stop = {});
   const SimOptions& options() const { return opt_; }
   SimOptions& options() { return opt_; }
 
@@ -56,6 +58,7 @@ private:
     size_t trace_cap = 0;
     SampledRun* out = nullptr;
     size_t stop_after = 0;
+    const std::vector<size_t>* launch_stop = nullptr;
   };
   RunResult run_locked(const RunPlan& plan, const Sampling* sampling = nullptr);
   struct Impl;

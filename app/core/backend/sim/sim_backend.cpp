@@ -138,10 +138,11 @@ RunResult Simulator::run(const RunPlan& plan) {
 
 SampledRun Simulator::run_sampled(const RunPlan& plan,
                                   const std::vector<std::vector<uint64_t>>& blocks,
-                                  size_t trace_cap, size_t stop_after) {
+                                  size_t trace_cap, size_t stop_after,
+                                  const std::vector<size_t>& launch_stop) {
   std::lock_guard run_lock(impl_->run_mu);
   SampledRun out;
-  Sampling s{&blocks, trace_cap, &out, stop_after};
+  Sampling s{&blocks, trace_cap, &out, stop_after, &launch_stop};
   const bool writers = opt_.track_writers;
   opt_.track_writers = false;
   try {
@@ -412,6 +413,8 @@ RunResult Simulator::run_locked(const RunPlan& plan, const Sampling* sampling) {
       L.traces = &traced->blocks;
       L.trace_cap = sampling->trace_cap;
       L.stop_after = sampling->stop_after;
+      if (li < sampling->launch_stop->size() && (*sampling->launch_stop)[li])
+        L.stop_after = (*sampling->launch_stop)[li];
       L.count = true; // the traces take shared-memory wavefronts from the counting code
     }
 
