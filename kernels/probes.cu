@@ -511,6 +511,34 @@ extern "C" __global__ void __launch_bounds__(BS)
   if (threadIdx.x == 0) sink_if((float)s[0], never, sink);
 }
 
+// Float adds, where the integer probes above do not answer for them (on one word the L2 applies
+// an integer add in 0.73 ns and a float one in 1.76 on an H100): every warp on its own float word
+// (its own sector), and every thread of a block on its block's word, the words side by side as a
+// row sum's outputs are.
+extern "C" __global__ void __launch_bounds__(BS) atomic_warp_f32(float* p, int iters) {
+  float* q = p + ((size_t)blockIdx.x * BS + threadIdx.x) / 32 * 8;
+  const float v = 1e-30f * (float)(threadIdx.x + 1);
+  for (int i = 0; i < iters; ++i) atomicAdd(q, v);
+}
+extern "C" __global__ void __launch_bounds__(BS) atomic_row_f32(float* p, int iters) {
+  const float v = 1e-30f * (float)(threadIdx.x + 1);
+  for (int i = 0; i < iters; ++i) atomicAdd(p + blockIdx.x, v);
+}
+// Shared float adds with the lanes of each warp on their warp's own word. Beside
+// atomic_shared_one (all 8 warps of a block on one word): whether a word's compare-and-swap loop
+// takes one add per trip however many warps wait on it (then this is 8x that rate, the words
+// being 8x as many), or contending warps slow each other's trips.
+extern "C" __global__ void __launch_bounds__(BS)
+    atomic_shared_f32_warp(int iters, float never, float* sink) {
+  __shared__ float s[BS / 32];
+  if (threadIdx.x < BS / 32) s[threadIdx.x] = 0.f;
+  __syncthreads();
+  const float v = 1e-30f * (float)(threadIdx.x + 1);
+  for (int i = 0; i < iters; ++i) atomicAdd(&s[threadIdx.x >> 5], v);
+  __syncthreads();
+  if (threadIdx.x == 0) sink_if(s[0], never, sink);
+}
+
 // Memory-level parallelism: a read stream where each thread has exactly U 16-byte loads in flight
 // (nothing unrolled beyond that), run with a chosen number of warps per SM, so that the bytes in
 // flight per SM are known: the bandwidth they reach gives the loaded latency (Little's law).

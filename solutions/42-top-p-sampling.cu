@@ -35,9 +35,9 @@
 // design's floor, about a third of the speed of light. Above the floor, the cost is pass 1's
 // shared-memory atomics, one per nonzero weight: a row's weights bunch up in a few bins (here up
 // to 9 lanes of a warp on one address), so the lanes that share a bin add their sum once
-// (__match_any_sync, then shuffles). `warpbook predict` puts this file at 208 us on the H100
-// (20% of the speed of light; the DRAM passes 128 us of it, the load/store unit 135 us) and 189 us
-// on the H200 (*predicted*; the `// measured:` lines are the GPU's).
+// (__match_any_sync, then shuffles). `warpbook predict` puts this file at 221 us on the H100
+// (19% of the speed of light; the DRAM passes 128 us of it) and 202 us on the H200 (*predicted*;
+// the `// measured:` lines are the GPU's).
 //
 // What loses (predicted on the H100 by `warpbook predict`, not measured):
 //   - One block of 1024 threads per row, scalar loads, no early exit, an atomic per weight: 367 us
@@ -57,7 +57,7 @@
 //     shared memory (8 x 64 KB for 128256 weights) and exchanging the histograms through
 //     distributed shared memory: one DRAM read. This file runs on sm_80.
 // Measured on an H100 80GB HBM3: 291.5 us, 451 GB/s, 14.1% of the speed of light `warpbook probe`
-// measures there: silver, short of the 15% gold bar; the model said 208 us (1.4x too fast).
+// measures there: silver, short of the 15% gold bar; the model says 221 us (1.3x too fast).
 // `warpbook tune` there, one run: BLOCK = 1024 332 us, 256 404 us. In one run of
 // scripts/puzzles_vs_torch.sh (a p per row drawn at random), the eager sort-and-cumsum form took
 // 4435 us and the Triton form (34 reads a row) 1508 us.

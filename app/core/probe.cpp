@@ -542,6 +542,34 @@ void machine_probes(Gpu& gpu, CUmodule mod, ProbeSuite& suite, const GpuProfile*
     put(metric, label, b, m, "atomic_shared_u32");
   }
 
+  // Float adds on many words: one per warp (a sector apart), one per block (side by side).
+  for (auto [kernel, metric, label] :
+       {std::tuple{"atomic_warp_f32", metric::atomic_warp_f32, "float atomics, one word per warp"},
+        std::tuple{"atomic_row_f32", metric::atomic_row_f32,
+                   "float atomics, one word per block (side by side)"}}) {
+    auto [b, m] = atomic_rate(
+        kernel,
+        [&](int it) {
+          Args a;
+          a.add(big).add(it);
+          return a;
+        },
+        1);
+    put(metric, label, b, m, kernel);
+  }
+  {
+    auto [b, m] = atomic_rate(
+        "atomic_shared_f32_warp",
+        [&](int it) {
+          Args a;
+          a.add(it).add(never).add(sink);
+          return a;
+        },
+        1);
+    put(metric::atomic_shared_f32_warp, "shared float atomics, one word per warp", b, m,
+        "atomic_shared_f32_warp");
+  }
+
   // -- Memory-level parallelism: a read stream with a known number of bytes in flight per SM
   // (warps x 32 lanes x 16 bytes x loads in flight per thread), and the bandwidth it reaches.
   progress("memory-level parallelism");

@@ -88,6 +88,11 @@ inline constexpr const char* atomic_shared_one = "atomic_shared_one_gops"; // on
 inline constexpr const char* atomic_shared_u32_one = "atomic_shared_u32_one_gops";
 inline constexpr const char* atomic_shared_u32_spread = "atomic_shared_u32_spread_gops";
 inline constexpr const char* atomic_shared_u32_warp = "atomic_shared_u32_warp_gops";
+// Float adds, as a row sum's partials land: one word per warp, one word per block (side by side),
+// and on shared memory one word per warp.
+inline constexpr const char* atomic_warp_f32 = "atomic_warp_f32_gops";
+inline constexpr const char* atomic_row_f32 = "atomic_row_f32_gops";
+inline constexpr const char* atomic_shared_f32_warp = "atomic_shared_f32_warp_gops";
 inline constexpr const char* dram_mlp_2k = "dram_mlp_2k_gbps"; // KiB in flight per SM
 inline constexpr const char* dram_mlp_4k = "dram_mlp_4k_gbps";
 inline constexpr const char* dram_mlp_8k = "dram_mlp_8k_gbps";

@@ -94,6 +94,20 @@ TEST_CASE("perf model: BLOCK=32 is predicted slower than BLOCK=256 for the vecto
   CHECK(names(b32, {"occupancy", "latency", "dispatch"}));
 }
 
+TEST_CASE("perf model: shared float atomics queue on their word, one add per trip") {
+  // A row sum adding every thread's partial into one __shared__ float: a CAS loop, one swap a
+  // word per trip. With 512-thread blocks a row's word takes 512 adds and an SM holds 4 words;
+  // with 256, 256 adds and 8 words (the probe's shape): a quarter of the time, where an SM-wide
+  // rate a lane gives a half. H100: 371 us measured at BLOCK=512 (first_attempts/f13).
+  const std::string src = read("bench/perfmodel/first_attempts/f13-rowsum-shared-atomic.cu");
+  const auto b512 = predict_source("02-row-sum", with_tune(src, "BLOCK", 512), "f13", "h100-sxm");
+  const auto b256 = predict_source("02-row-sum", with_tune(src, "BLOCK", 256), "f13", "h100-sxm");
+  CHECK(b512.us > 2.5 * b256.us);
+  CHECK(b512.us > 371 / 1.25);
+  CHECK(b512.us < 371 * 1.25);
+  CHECK(names(b512, {"atomics"}, 1));
+}
+
 TEST_CASE("perf model: a grid one block longer than a wave shows a tail") {
   // H200: 251.9 us with 264 blocks (2 a SM), 266.8 us with 265.
   const auto full = predict_file("08-dot-product", "bench/perfmodel/corpus/v08-dot-grid264.cu");

@@ -217,6 +217,8 @@ Machine base(const GpuProfile& p) {
     const double sm_clk = m.sm_count * m.clock_ghz / (132 * 1.98);
     m.shared_atomic_u32_one_gops *= sm_clk, m.shared_atomic_u32_spread_gops *= sm_clk;
   }
+  // The shared float probe's grid fills every SM with its 256-thread blocks, each on its own word.
+  m.shared_atomic_one_words_sm = m.max_threads_sm / 256.0;
   return m;
 }
 
@@ -381,6 +383,9 @@ Machine machine_for(const GpuProfile& p, const std::vector<MeasuredCeiling>& mea
   take(metric::atomic_warp, m.atomic_warp_gops);
   take(metric::atomic_spread, m.atomic_spread_gops);
   take(metric::atomic_shared_one, m.shared_atomic_one_gops);
+  take(metric::atomic_warp_f32, m.atomic_warp_f32_gops);
+  take(metric::atomic_row_f32, m.atomic_row_f32_gops);
+  take(metric::atomic_shared_f32_warp, m.shared_atomic_f32_warp_gops);
   take(metric::launch, m.launch_us);
   take(metric::l2_sector_read, m.l2_sector_read_gops);
   take(metric::l2_sector_write, m.l2_sector_write_gops);

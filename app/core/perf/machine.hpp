@@ -86,7 +86,14 @@ struct Machine {
   // Atomics"), so 32 / this is what one integer add at one word costs the L2 (0.73 ns on an H100,
   // against 1.76 ns for a float add: atomic_one_gops, per lane whether one lane or 32 send it).
   double atomic_one_u32_gops = 43.6;
+  // Float adds, measured only where a profile's probe has them (0: not measured, and the model
+  // charges float lanes as integer ones): every lane of a warp on its warp's own word, and every
+  // thread of a block on its block's word (words side by side, as a row sum's outputs).
+  double atomic_warp_f32_gops = 0, atomic_row_f32_gops = 0;
   double shared_atomic_one_gops = 20.1; // f32, one address per block, all SMs
+  // The words the probe above had on each SM: one per resident 256-thread block.
+  double shared_atomic_one_words_sm = 8;
+  double shared_atomic_f32_warp_gops = 0; // f32, one word per warp (0: not measured)
   double shared_atomic_u32_one_gops = 260.8, shared_atomic_u32_spread_gops = 8325; // integer
   bool atomic_one_per_warp = false; // the serialisation at one address is per warp instruction
 

@@ -99,6 +99,13 @@ struct Slot {
       if (m == mbar) return t;
     return bulk_done.emplace_back(mbar, 0.0).second;
   }
+  // Shared words that float atomics serialise on (offset / 4), and when each is free next.
+  std::vector<std::pair<uint32_t, double>> word_free;
+  double& word_at(uint32_t word) {
+    for (auto& [w, t] : word_free)
+      if (w == word) return t;
+    return word_free.emplace_back(word, 0.0).second;
+  }
 };
 
 struct WarpState {
@@ -290,6 +297,7 @@ ReplayResult replay(const ReplayInput& in) {
     sl.start = t;
     sl.stored.clear();
     sl.bulk_done.clear();
+    sl.word_free.clear();
     --empty_slots;
     for (uint32_t k = 0; k < wpb; ++k) {
       WarpState& ws = warps[sl.first_warp + k];
@@ -504,6 +512,7 @@ ReplayResult replay(const ReplayInput& in) {
           }
         }
         double done = now + c.latency;
+        double hold = 0; // the warp issues nothing more until then (a loop it is inside)
         Stall kind = c.pipe == Pipe::tensor ? Stall::pipe : Stall::alu;
         const ReplayBlock& rb = in.blocks[size_t(slots[size_t(ws.slot)].block)];
         if (c.pipe == Pipe::mio) {
@@ -518,11 +527,33 @@ ReplayResult replay(const ReplayInput& in) {
             break;
           }
           case sim::TraceKind::shared_atomic: {
-            // Lanes on one word are served one after another: integer ones a clock each, float
-            // ones much slower (both measured); lanes on different words together.
             const bool fp = info.opcode.find(".f") != std::string::npos;
-            const double per =
-                M.sm_count * clk / (fp ? M.shared_atomic_one_gops : M.shared_atomic_u32_one_gops);
+            if (fp) {
+              // A float add on shared memory is a compare-and-swap loop (SASS: LDS, FADD,
+              // ATOMS.CAST.SPIN, branch back on failure): on one word one lane's swap succeeds
+              // per trip round the loop, whichever warps wait on it, while different words go on
+              // together. So a word takes one add per trip: the probe's time per add on one word,
+              // its SM rate shared by the words it had on an SM (a block's each).
+              // A double's trip holds a DADD where the probe's holds an FADD.
+              const bool f64 = info.opcode.find(".f64") != std::string::npos;
+              const double trip =
+                  M.cycles(M.shared_atomic_one_words_sm * M.sm_count / M.shared_atomic_one_gops) +
+                  (f64 ? M.latency[int(Pipe::fp64)] - M.latency[int(Pipe::fma)] : 0.0);
+              double& word = slots[size_t(ws.slot)].word_at(e.first);
+              const double start = std::max(t0, word);
+              word = start + std::max<double>(1, e.count) * trip;
+              // Each trip is an LDS and an ATOMS through the MIO; the warp leaves the loop when
+              // its last lane has swapped.
+              const double busy = 2.0 * std::max<double>(1, e.count);
+              mio_free = t0 + busy;
+              R.mio_busy += wt * busy;
+              done = hold = word;
+              kind = Stall::atomic;
+              break;
+            }
+            // Integer lanes on one word are served one after another, a clock each (measured);
+            // lanes on different words together.
+            const double per = M.sm_count * clk / M.shared_atomic_u32_one_gops;
             const double busy = c.aggregated ? std::max(1.0, per) : std::max(1.0, e.count * per);
             mio_free = t0 + busy;
             R.mio_busy += wt * busy;
@@ -620,8 +651,15 @@ ReplayResult replay(const ReplayInput& in) {
             kind = Stall::l1;
             if (atomic) {
               // The L2's atomic units: per distinct word, and more for lanes on the same word.
+              // Float lanes at the float probe's rate where the profile measured it: on one word
+              // the L2 applies an integer add in 0.73 ns and a float one in 1.76 (probes
+              // atomic_one_u32 and atomic_one), so the integer one-word-per-warp rate need not
+              // hold for floats.
               const double t_addr = 1.0 / M.atomic_spread_gops; // ns, whole GPU
-              const double t_lane = std::max(0.0, (32.0 / M.atomic_warp_gops - t_addr) / 31.0);
+              const bool fp_lanes =
+                  M.atomic_warp_f32_gops > 0 && info.opcode.find(".f") != std::string::npos;
+              const double warp_gops = fp_lanes ? M.atomic_warp_f32_gops : M.atomic_warp_gops;
+              const double t_lane = std::max(0.0, (32.0 / warp_gops - t_addr) / 31.0);
               double ns = 0;
               for (int k = 0; k < n; ++k) ns += t_addr + (mask[k] - 1) * t_lane;
               double a0 = std::max(t0, atom_free);
@@ -741,7 +779,8 @@ ReplayResult replay(const ReplayInput& in) {
         }
         ws.done_at[ws.pos] = done;
         ws.done_kind[ws.pos] = uint8_t(kind);
-        ws.next_issue = now + (c.free ? 0 : 1);
+        ws.next_issue = std::max(now + (c.free ? 0 : 1), hold);
+        if (hold > now + 1) R.pc[e.pc].stall[int(Stall::atomic)] += hold - now - 1;
         ++ws.pos;
         // A barrier reached by some of the warp's lanes while others still have work before it
         // (code that diverged around __syncthreads(): barriers count threads, not warps): those
@@ -774,6 +813,9 @@ ReplayResult replay(const ReplayInput& in) {
   double end =
       retire_times.empty() ? now : *std::max_element(retire_times.begin(), retire_times.end());
   end = std::max(end, dram_free - store_backlog);
+  // Reductions are posted (the warp goes on), but the launch is over only when the L2 has applied
+  // every atomic this SM sent.
+  end = std::max(end, atom_free);
   R.measured_cycles = end;
   R.blocks_replayed = retire_times.size();
   R.bytes_in_flight = end > 0 ? inflight_integral / end : 0;
@@ -824,10 +866,11 @@ ReplayResult replay(const ReplayInput& in) {
   R.cycles = cycles * thin * std::max(1.0, in.cut);
   // Per-block figures to the whole SM.
   const double k = R.scale * thin;
-  // The extrapolated time is no less than what the SM's own busiest unit needs for all its
-  // blocks (a steady rate read from a few retirements can run ahead of it).
+  // The extrapolated time is no less than what the SM's own busiest unit (its share of the L2's
+  // atomic units included) needs for all its blocks (a steady rate read from a few retirements can
+  // run ahead of it).
   {
-    double floor = std::max(R.issue_slots / 4, R.mio_busy);
+    double floor = std::max({R.issue_slots / 4, R.mio_busy, R.atomic_busy});
     for (double b : R.pipe_busy) floor = std::max(floor, b / 4);
     R.cycles = std::max(R.cycles, floor * k);
   }

@@ -126,7 +126,8 @@ enum class TraceKind : uint8_t {
   local,         // local memory (spills, stack arrays), interleaved per lane as on a GPU: sectors
   shared,        // shared memory: `count` wavefronts
   global_atomic, // atomic or reduction on global memory: distinct words and lanes on each
-  shared_atomic, // on shared memory: `count` = the most lanes on one word (they serialise)
+  shared_atomic, // on shared memory: `count` = the most lanes on one word (they serialise),
+                 // `first` = that word's shared offset / 4
   bulk,          // cp.async.bulk global -> shared: the sectors read, then one entry whose id is
                  // the shared offset of the mbarrier it completes on
   mbar_wait,     // mbarrier.test_wait / try_wait: `first` is the mbarrier's shared offset

@@ -103,23 +103,25 @@ void trace_atomic(Warp& w, const uint64_t* addr, int n, uint32_t bytes, bool sha
   auto& sec = w.trace->sec;
   const size_t first = sec.size();
   uint32_t most = 0;
+  uint64_t hot = 0; // the word most lanes share
   for (int i = 0; i < n; ++i) {
     uint64_t word = addr[i] >> 2;
     bool found = false;
     for (size_t k = sec.size(); k > first; --k)
       if (sec[k - 1].id == word) {
-        most = std::max(most, ++sec[k - 1].mask);
+        if (++sec[k - 1].mask > most) most = sec[k - 1].mask, hot = word;
         found = true;
         break;
       }
     if (!found) {
       sec.push_back({word, 1});
-      most = std::max(most, 1u);
+      if (most < 1) most = 1, hot = word;
     }
   }
   e->bytes = uint8_t(bytes);
   if (shared) {
-    sec.resize(first); // only the serialisation counts for shared memory
+    sec.resize(first);        // only the serialisation counts for shared memory
+    e->first = uint32_t(hot); // the block's shared word it serialises on
     e->count = uint16_t(most);
     e->kind = TraceKind::shared_atomic;
     return;
