@@ -6,7 +6,6 @@
 
 #include <doctest/doctest.h>
 
-
 TEST_CASE("TMA load: a map given by its parameter-space address (mov of the parameter)") {
   check_load(Map{4, {40, 24}, {160}, {16, 8}}, {8, 5}, "#define MAP 1\n");
 }
