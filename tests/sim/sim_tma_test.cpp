@@ -1,0 +1,113 @@
+// TMA on the simulator: the layout suite (tests/common/tma_suite.hpp), a map given by its
+// parameter-space address, and the verdicts for TMA's misuses: a pointer that is not a map, a box
+// badly aligned in shared memory, an mbarrier that expects more bytes than arrive, reading a slot
+// before its copy landed. Also setmaxnreg's rules.
+#include "common/tma_suite.hpp"
+
+#include <doctest/doctest.h>
+
+TEST_CASE("TMA load: a map given by its parameter-space address (mov of the parameter)") {
+  check_load(Map{4, {40, 24}, {160}, {16, 8}}, {8, 5}, "#define MAP 1\n");
+}
+
+TEST_CASE("TMA load: a pointer that is not a tensor map is a fault naming the line") {
+  Load L;
+  auto r = L.run(Map{4, {40, 24}, {160}, {16, 8}}, {0, 0}, "#define MAP 2\n");
+  REQUIRE(r.fault.kind == wb::FaultKind::trap);
+  CHECK_HAS(r.fault.message, "is not a tensor map");
+  CHECK_HAS(r.fault.message, "__grid_constant__ CUtensorMap");
+  CHECK(r.fault.source_line > 0);
+}
+
+TEST_CASE("TMA load: a 128B-swizzled box must start on 1024 bytes, an unswizzled one on 128") {
+  Load a;
+  auto r =
+      a.run(Map{2, {150, 40}, {320}, {64, 8}, wb::TmSwizzle::b128}, {0, 0}, "#define OFFSET 512\n");
+  REQUIRE(r.fault.kind == wb::FaultKind::misaligned);
+  CHECK_HAS(r.fault.message, "not a multiple of 1024");
+  CHECK_HAS(r.fault.message, "128B swizzle");
+  Load b;
+  r = b.run(Map{4, {40, 24}, {160}, {16, 8}}, {0, 0}, "#define OFFSET 64\n");
+  REQUIRE(r.fault.kind == wb::FaultKind::misaligned);
+  CHECK_HAS(r.fault.message, "not a multiple of 128");
+}
+
+TEST_CASE("TMA load: an mbarrier that expects more bytes than the box brings is a deadlock") {
+  Load L;
+  auto r = L.run(Map{4, {40, 24}, {160}, {16, 8}}, {0, 0}, "#define EXTRA 64\n");
+  REQUIRE(r.fault.kind == wb::FaultKind::deadlock);
+  CHECK_HAS(r.fault.message, "every live warp waits on an mbarrier");
+  CHECK_HAS(r.fault.message, "64 transaction bytes outstanding");
+  CHECK_HAS(r.fault.message, "expects 576 bytes this phase and 512 arrived");
+}
+
+TEST_CASE("TMA load: reading the box before waiting on its mbarrier is a race that says so") {
+  Load L;
+  auto r = L.run(Map{4, {40, 24}, {160}, {16, 8}}, {0, 0}, "#define NOWAIT 1\n");
+  REQUIRE(r.fault.kind == wb::FaultKind::race);
+  CHECK_HAS(r.fault.message, "cp.async.bulk");
+  CHECK_HAS(r.fault.message, "box");
+}
+
+TEST_CASE("TMA store: writing its box again before cp.async.bulk.wait_group.read is a race") {
+  auto run = [](int reuse) {
+    Plan p;
+    p.program = program_from("#define REUSE " + std::to_string(reuse) +
+                                 "\n#define BOXBYTES 2048\n" + kStore,
+                             "tma_store.cu", "compute_90");
+    int G = p.buffer("tensor", std::vector<uint8_t>(208 * 30, 0x77));
+    p.buffers[size_t(G)].type = wb::DType::bf16;
+    int I = p.buffer("in", std::vector<uint32_t>(512, 0x3f803f80u));
+    p.launch("tma_store", {1, 1, 1}, {128, 1, 1},
+             {p.tensor_map(G, {100, 30}, {64, 16}, wb::TmSwizzle::none, {208}), Plan::buf(I),
+              Plan::val(0), Plan::val(0)});
+    return p.run();
+  };
+  auto r = run(1);
+  REQUIRE(r.fault.kind == wb::FaultKind::race);
+  CHECK_HAS(r.fault.message, "while the TMA store that thread (0,0,0) started");
+  CHECK_HAS(r.fault.message, "cp.async.bulk.wait_group.read");
+  r = run(2);
+  INFO(r.fault.message);
+  CHECK(!r.fault);
+}
+
+namespace {
+
+const char* kRegs = R"(
+extern "C" __global__ void regs(float* out) {
+#if MODE == 0
+  if (threadIdx.x / 128 == 0) asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
+  else asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
+#elif MODE == 1
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 100;");
+#else
+  if (threadIdx.x % 2) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
+#endif
+  out[threadIdx.x] = 1.0f;
+}
+)";
+
+wb::RunResult run_regs(int mode) {
+  Plan p;
+  p.program =
+      program_from("#define MODE " + std::to_string(mode) + "\n" + kRegs, "regs.cu", "compute_90a");
+  int O = p.buffer("out", std::vector<float>(256, 0.0f));
+  p.launch("regs", {1, 1, 1}, {256, 1, 1}, {Plan::buf(O)});
+  return p.run();
+}
+
+} // namespace
+
+TEST_CASE("setmaxnreg: per warpgroup it runs; a bad count or a divergent warp is a fault") {
+  auto r = run_regs(0);
+  INFO(r.fault.message);
+  CHECK(!r.fault);
+  r = run_regs(1);
+  REQUIRE(r.fault.kind == wb::FaultKind::trap);
+  CHECK_HAS(r.fault.message, "multiple of 8 from 24 to 256");
+  CHECK(r.fault.source_line > 0);
+  r = run_regs(2);
+  REQUIRE(r.fault.kind == wb::FaultKind::trap);
+  CHECK_HAS(r.fault.message, ".sync.aligned");
+}
