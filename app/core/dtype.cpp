@@ -1,5 +1,6 @@
 #include "dtype.hpp"
 
+#include <algorithm>
 #include <bit>
 
 #include <cmath>
@@ -95,6 +96,19 @@ uint32_t encode(const MiniFloat& f, double x, bool saturate) {
   if (er < emin) return sign | uint32_t(r / std::ldexp(1.0, emin - f.mbits)); // subnormal
   uint32_t mant = uint32_t(r / std::ldexp(1.0, er - f.mbits)) - (1u << f.mbits);
   return sign | (uint32_t(er + f.bias) << f.mbits) | mant;
+}
+
+// encode(kBF16, x, false) for a double whose exponent is in bf16's normal range (most of what a
+// generator makes): the rounding done on the double's own bits, a carry out of the significand
+// moving into the exponent as it should (and at the top into infinity's pattern, which encode
+// gives for anything rounded past the largest finite value). Others take encode.
+inline uint32_t encode_bf16(double x) {
+  const uint64_t u = std::bit_cast<uint64_t>(x), mag = u & ~(1ull << 63);
+  const uint64_t e = mag >> 52;
+  if (e < 1023 - 126 || e > 1023 + 127) return encode(kBF16, x, false);
+  const uint64_t r = (mag + ((1ull << 44) - 1) + ((mag >> 45) & 1)) >> 45;
+  const uint32_t b = std::min(uint32_t(r - (uint64_t(1023 - 127) << 7)), 0x7f80u);
+  return uint32_t(u >> 48 & 0x8000) | b;
 }
 
 double decode(const MiniFloat& f, uint32_t bits) {
@@ -221,7 +235,7 @@ void store_element(DType t, std::byte* p, double v) {
     store_as<uint16_t>(p, uint16_t(encode(kF16, v, false)));
     break;
   case DType::bf16:
-    store_as<uint16_t>(p, uint16_t(encode(kBF16, v, false)));
+    store_as<uint16_t>(p, uint16_t(encode_bf16(v)));
     break;
   case DType::fp8e4m3:
     store_as<uint8_t>(p, uint8_t(encode(kE4M3, v, true)));

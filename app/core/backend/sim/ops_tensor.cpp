@@ -606,6 +606,80 @@ inline uint64_t wg_addr(const WgDesc& d, int r, int kb) {
   return a ^ (((a >> 7) & (W / 16 - 1)) << 4);
 }
 
+// wgmma's 16-bit operands widened with AVX2 (F16C for f16), 16 elements (one 32-byte K slice of a
+// row) at a time: bit for bit widen_bf16 / widen_f16 (a NaN becomes 0x7fffffff, as
+// bf16_to_f32_bits and f16_to_f32_bits make it; every other value widens exactly).
+const bool kTensorF16c = kTensorAvx2 && __builtin_cpu_supports("f16c");
+__attribute__((target("avx2,fma,f16c"))) inline void widen16_row(const std::byte* raw, bool bf16,
+                                                                 double* dst) {
+  const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(raw));
+  const __m128i lo = _mm256_castsi256_si128(v), hi = _mm256_extracti128_si256(v, 1);
+  __m128 f[4];
+  if (bf16) {
+    const __m128i z = _mm_setzero_si128();
+    f[0] = bf16_nan_canon(_mm_unpacklo_epi16(z, lo)),
+    f[1] = bf16_nan_canon(_mm_unpackhi_epi16(z, lo));
+    f[2] = bf16_nan_canon(_mm_unpacklo_epi16(z, hi)),
+    f[3] = bf16_nan_canon(_mm_unpackhi_epi16(z, hi));
+  } else {
+    const __m256 a = _mm256_cvtph_ps(lo), b = _mm256_cvtph_ps(hi);
+    f[0] = bf16_nan_canon(_mm_castps_si128(_mm256_castps256_ps128(a)));
+    f[1] = bf16_nan_canon(_mm_castps_si128(_mm256_extractf128_ps(a, 1)));
+    f[2] = bf16_nan_canon(_mm_castps_si128(_mm256_castps256_ps128(b)));
+    f[3] = bf16_nan_canon(_mm_castps_si128(_mm256_extractf128_ps(b, 1)));
+  }
+  for (int i = 0; i < 4; ++i) _mm256_storeu_pd(dst + 4 * i, _mm256_cvtps_pd(f[i]));
+}
+// Rows of 16 elements (K = 16) into out[r * 16 + k].
+__attribute__((target("avx2,fma,f16c"))) void widen16_rows(const std::byte* raw, int rows,
+                                                           bool bf16, double* out) {
+  for (int r = 0; r < rows; ++r) widen16_row(raw + size_t(r) * 32, bf16, out + r * 16);
+}
+// Rows of 16 elements (K = 16, rows a multiple of 4) transposed into out[k * rows + r]: four rows
+// widened, then each 4 x 4 block turned over in registers.
+__attribute__((target("avx2,fma,f16c"))) void
+widen16_rows_transposed(const std::byte* raw, int rows, bool bf16, double* out) {
+  alignas(32) double t[4][16];
+  for (int r = 0; r < rows; r += 4) {
+    for (int j = 0; j < 4; ++j) widen16_row(raw + size_t(r + j) * 32, bf16, t[j]);
+    for (int kb = 0; kb < 16; kb += 4) {
+      const __m256d r0 = _mm256_load_pd(t[0] + kb), r1 = _mm256_load_pd(t[1] + kb);
+      const __m256d r2 = _mm256_load_pd(t[2] + kb), r3 = _mm256_load_pd(t[3] + kb);
+      const __m256d a = _mm256_unpacklo_pd(r0, r1), b = _mm256_unpackhi_pd(r0, r1);
+      const __m256d c = _mm256_unpacklo_pd(r2, r3), d = _mm256_unpackhi_pd(r2, r3);
+      _mm256_storeu_pd(out + size_t(kb) * rows + r, _mm256_permute2f128_pd(a, c, 0x20));
+      _mm256_storeu_pd(out + size_t(kb + 1) * rows + r, _mm256_permute2f128_pd(b, d, 0x20));
+      _mm256_storeu_pd(out + size_t(kb + 2) * rows + r, _mm256_permute2f128_pd(a, c, 0x31));
+      _mm256_storeu_pd(out + size_t(kb + 3) * rows + r, _mm256_permute2f128_pd(b, d, 0x31));
+    }
+  }
+}
+
+// D's rows back into a full warp's accumulators, eight columns of a row at a time: registers
+// 4j, 4j + 1 hold columns 8j + 2t, 8j + 2t + 1 of row g (4j + 2, 4j + 3 row g + 8) in lane
+// 4g + t, as the scalar loop below writes them: the same sign, the same add of C, the same
+// rounding to f32 (NaN as 0x7fffffff).
+__attribute__((target("avx2,fma"))) void wgmma_write_d(Warp& w, const uint32_t* dl, const double* D,
+                                                       int N, double sign, bool scale_d) {
+  const __m256d s = _mm256_set1_pd(sign);
+  alignas(32) double row[8], c[8];
+  for (int j = 0; j < N / 8; ++j)
+    for (int h = 0; h < 2; ++h) {
+      uint64_t *even = w.row(dl[4 * j + 2 * h]), *odd = w.row(dl[4 * j + 2 * h + 1]);
+      for (int g = 0; g < 8; ++g) {
+        const double* src = D + (g + 8 * h) * N + 8 * j;
+        __m256d lo = _mm256_mul_pd(_mm256_loadu_pd(src), s);
+        __m256d hi = _mm256_mul_pd(_mm256_loadu_pd(src + 4), s);
+        if (scale_d) {
+          widen_f32_pairs(even + 4 * g, odd + 4 * g, c);
+          lo = _mm256_add_pd(lo, _mm256_load_pd(c)), hi = _mm256_add_pd(hi, _mm256_load_pd(c + 4));
+        }
+        _mm256_store_pd(row, lo), _mm256_store_pd(row + 4, hi);
+        narrow_f32_pairs(row, even + 4 * g, odd + 4 * g);
+      }
+    }
+}
+
 // in.target: the d registers' list (N/2 rows); r[1], r[2]: the descriptors' rows (flags bit 3: r[1]
 // is the list of A's four registers instead); ps / ps_xor: scale-d's predicate (-1: constant, in
 // flags bit 2); imm: N | K << 16; sub: the input type; flags: bit 0 negate A, bit 1 negate B.
@@ -682,6 +756,10 @@ int h_wgmma(Exec& x, Warp& w, const Inst& in, uint32_t m) {
   };
   // Widens raw (rows x K elements) into out[(r, k)] at out + r * rs + k * ks.
   auto widen = [&](const std::byte* raw, int rows, double* out, int rs, int ks) {
+    if (kTensorF16c && (at == FT::bf16 || at == FT::f16) && K == 16 && rows % 4 == 0) {
+      if (rs == K && ks == 1) return widen16_rows(raw, rows, at == FT::bf16, out);
+      if (rs == 1 && ks == rows) return widen16_rows_transposed(raw, rows, at == FT::bf16, out);
+    }
     auto with = [&](auto cv) {
       for (int r = 0; r < rows; ++r)
         for (int k = 0; k < K; ++k)
@@ -729,6 +807,10 @@ int h_wgmma(Exec& x, Warp& w, const Inst& in, uint32_t m) {
   multiply_rows(A, BT, D, 16, N, K);
   const double sa = (in.flags & 1) ? -1.0 : 1.0, sb = (in.flags & 2) ? -1.0 : 1.0;
   const uint32_t* dl = x.P->lists.data() + in.target;
+  if (kTensorAvx2 && m == 0xffffffffu && (in.flags & 16)) {
+    wgmma_write_d(w, dl, D, N, sa * sb, scale_d);
+    return kNext;
+  }
   for (uint32_t mm = m; mm; mm &= mm - 1) {
     const int l = std::countr_zero(mm);
     const int g = l >> 2, t = l & 3;
@@ -939,6 +1021,13 @@ bool decode_tensor(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Ins
       if (sd.bits) flags |= 4;
     } else {
       I.ps = D.pred(sd, &I.ps_xor);
+    }
+    {
+      // Distinct accumulator rows let the results be written eight columns at a time (a row
+      // read as C is never one already written as D).
+      std::vector<uint32_t> rows(D.P.lists.begin() + I.target, D.P.lists.begin() + I.target + nd);
+      std::sort(rows.begin(), rows.end());
+      if (std::adjacent_find(rows.begin(), rows.end()) == rows.end()) flags |= 16;
     }
     I.flags = flags;
     I.sub = uint8_t(at);
