@@ -54,14 +54,20 @@ void encode_sim_tensor_map(const TensorMapSpec& s, uint64_t global_address,
 bool decode_sim_tensor_map(const std::byte in[kTensorMapBytes], TensorMapSpec& s,
                            uint64_t& global_address);
 
-// Where byte `off` of a box's shared-memory image lands under a swizzle mode: 16-byte chunk bits
-// 4-6 (4-5, 4) of the absolute shared address XOR bits 7-9 (7-8, 7), as the hardware does.
+// The hardware's shared-memory swizzle over a W-byte span (W = 128, 64 or 32): the 16-byte chunk
+// bits of an absolute shared address XOR its bits 7 and up. TMA writes boxes and wgmma's
+// descriptors read tiles with this one rule.
+inline uint64_t swizzle_address(uint64_t addr, uint64_t span) {
+  return addr ^ (((addr >> 7) & (span / 16 - 1)) << 4);
+}
+
+// Where an absolute shared address of a box lands under a tensor map's swizzle mode.
 inline uint32_t swizzle_offset(TmSwizzle s, uint32_t addr) {
-  const uint32_t mask = s == TmSwizzle::b128  ? 7u
-                        : s == TmSwizzle::b64 ? 3u
-                        : s == TmSwizzle::b32 ? 1u
-                                              : 0u;
-  return addr ^ (((addr >> 7) & mask) << 4);
+  const uint64_t span = s == TmSwizzle::b128  ? 128
+                        : s == TmSwizzle::b64 ? 64
+                        : s == TmSwizzle::b32 ? 32
+                                              : 0;
+  return span ? uint32_t(swizzle_address(addr, span)) : addr;
 }
 
 } // namespace wb

@@ -294,10 +294,12 @@ int h_cp_async_bulk(Exec& x, Warp& w, const Inst& in, uint32_t m) {
 
 namespace {
 
-// The tensor map an instruction names, decoded; false after a fault. The kernel passes `&tmap` of
-// a __grid_constant__ parameter: a parameter-space address (an offset among the parameters) or
-// its generic address (cvta.param); a map copied to global memory is found there too.
-bool tma_map(Exec& x, Warp& w, const Inst& in, int l, TensorMapSpec& s, uint64_t& gaddr) {
+// The tensor map an instruction names, decoded, and the lane's box coordinates (innermost first);
+// false after a fault. The kernel passes `&tmap` of a __grid_constant__ parameter: a
+// parameter-space address (an offset among the parameters) or its generic address (cvta.param); a
+// map copied to global memory is found there too.
+bool tma_map(Exec& x, Warp& w, const Inst& in, int l, TensorMapSpec& s, uint64_t& gaddr,
+             int32_t (&c)[kTensorMapMaxRank]) {
   const int line = info_of(x, in).line;
   const uint64_t a =
       (in.r[1] == kNoRow ? 0 : w.row(in.r[1])[l]) + uint64_t(int64_t(int32_t(in.aux)));
@@ -337,6 +339,8 @@ bool tma_map(Exec& x, Warp& w, const Inst& in, int l, TensorMapSpec& s, uint64_t
                                    thread_name(x, w, l), in.vec, at_line(line), s.rank),
                        line),
            false;
+  for (int i = 0; i < s.rank; ++i)
+    c[i] = int32_t(uint32_t(w.row(x.P->lists[in.r[3] + uint32_t(i)])[l]));
   return true;
 }
 
@@ -407,10 +411,8 @@ int h_tma_load(Exec& x, Warp& w, const Inst& in, uint32_t m) {
     const int l = std::countr_zero(mm);
     TensorMapSpec s;
     uint64_t gaddr = 0;
-    if (!tma_map(x, w, in, l, s, gaddr)) return kStop;
     int32_t c[kTensorMapMaxRank] = {};
-    for (int i = 0; i < s.rank; ++i)
-      c[i] = int32_t(uint32_t(w.row(x.P->lists[in.r[3] + uint32_t(i)])[l]));
+    if (!tma_map(x, w, in, l, s, gaddr, c)) return kStop;
     const uint64_t da = w.row(in.r[0])[l] + uint64_t(in.imm);
     const uint64_t box = s.box_bytes();
     const bool swz = s.swizzle != TmSwizzle::none;
@@ -492,10 +494,8 @@ int h_tma_store(Exec& x, Warp& w, const Inst& in, uint32_t m) {
     const int l = std::countr_zero(mm);
     TensorMapSpec s;
     uint64_t gaddr = 0;
-    if (!tma_map(x, w, in, l, s, gaddr)) return kStop;
     int32_t c[kTensorMapMaxRank] = {};
-    for (int i = 0; i < s.rank; ++i)
-      c[i] = int32_t(uint32_t(w.row(x.P->lists[in.r[3] + uint32_t(i)])[l]));
+    if (!tma_map(x, w, in, l, s, gaddr, c)) return kStop;
     const uint64_t sa = w.row(in.r[0])[l] + uint64_t(in.imm);
     const uint64_t box = s.box_bytes();
     const bool swz = s.swizzle != TmSwizzle::none;

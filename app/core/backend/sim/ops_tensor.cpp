@@ -5,6 +5,7 @@
 // fragment layouts the PTX ISA specifies, and ldmatrix.
 // Products of f16/bf16/fp8 inputs are exact in double; the sums are accumulated in double and
 // rounded once, which matches the GPU to within a few ulp (the tensor cores truncate inner sums).
+#include "core/tensor_map.hpp"
 #include "fp_fast.hpp"
 #include "ops_common.hpp"
 
@@ -603,7 +604,7 @@ inline uint64_t wg_addr(const WgDesc& d, int r, int kb) {
            uint64_t(kb % 16);
   const uint64_t W = uint64_t(wg_swizzle_bytes(d.swz));
   uint64_t a = d.start + uint64_t(r / 8) * d.sbo + uint64_t(r % 8) * W + uint64_t(kb);
-  return a ^ (((a >> 7) & (W / 16 - 1)) << 4);
+  return swizzle_address(a, W);
 }
 
 // wgmma's 16-bit operands widened with AVX2 (F16C for f16), 16 elements (one 32-byte K slice of a
