@@ -1,3 +1,58 @@
+// Solution · 43 A TMA-fed, warp-specialised, persistent GEMM (bf16 on wgmma)
+//
+// What: C[M x N] (bf16) = A[M x K] x B^T, B given as [N x K] (an nn.Linear weight), bf16 in, f32
+// sums on the tensor cores, C rounded to bf16 once. Puzzle 21's wgmma mainloop, fed the way
+// Hopper's libraries feed it:
+//   - persistent: min(SMS, tiles) blocks of 384 threads (three warpgroups, one block an SM); block
+//     b walks the 128 x 256 tiles t = b, b + gridDim.x, ... in a grouped raster (GROUP rows of
+//     tiles column by column), so the ~132 tiles in flight share a few panels of A and B in the L2
+//     and no block starts from an empty ring after its first tile;
+//   - warpgroup 0 is the producer: setmaxnreg.dec to 40 registers, one lane of warp 0 (elect.sync)
+//     issues every copy, the other 127 threads return. Per k-step: wait on the slot's `empty`
+//     mbarrier, mbarrier.arrive.expect_tx on its `full` barrier with the whole slot's bytes (48 KB:
+//     the zeros TMA fills past M, N or K count too), then two cp.async.bulk.tensor.2d copies (a
+//     64 x 128 box of A, a 64 x 256 box of B) that land 128B-swizzled and complete on `full`;
+//   - warpgroups 1 and 2 are the consumers: setmaxnreg.inc to 232, rows 0-63 and 64-127 of the
+//     tile, each wgmma.mma_async.m64n256k16 straight from the slot (puzzle 21's descriptors: the
+//     swizzle TMA writes is the one mode 1 reads), four a k-step, committed as a group; after
+//     wgmma.wait_group 1 the previous step's group has finished reading its slot, and each warp's
+//     lane 0 arrives on that slot's `empty` barrier (8 arrivals a phase). No __syncthreads() after
+//     the start: each side waits only on the slot it needs;
+//   - the ring: STAGES = 4 slots of 48 KB (192 KB), their phases carried across tiles by one k-step
+//     counter (slot it % STAGES, parity (it / STAGES) & 1; the producer waits on the opposite
+//     parity, which a fresh barrier gives at once);
+//   - the epilogue straight from the accumulators to C as bf16 pairs (lane (g, t) of warp q holds
+//     rows 16 q + g and + 8, columns 8 j + 2 t and + 1), guarded at M and N, element by element
+//     when N is odd. While the consumers store, the producer is already filling the ring for their
+//     next tile.
+// Needs an sm_90 GPU (wgmma, setmaxnreg and TMA are sm_90a instructions) or the simulator.
+// Run:  warpbook check 43-tma-warp-specialized-gemm solutions/43-tma-warp-specialized-gemm.cu
+//       warpbook predict 43-tma-warp-specialized-gemm solutions/43-tma-warp-specialized-gemm.cu
+//       --gpu h100-sxm
+//
+// Why: puzzle 21's kernel (207 us on an H100, 0.67 of the 989 TFLOP/s datasheet rate) has every
+// thread compute addresses and issue cp.async, meets at a __syncthreads() every k-step, and starts
+// each of its 512 blocks with an empty ring and ends it with an epilogue nothing overlaps. Here the
+// consumers do nothing but wait on a barrier and issue wgmma, the copies cost one thread and no
+// registers, and the ring stays full across tiles.
+//
+// Napkin maths (H100 SXM, 4096^3): 137.4 GFLOP at 989 TFLOP/s = 139 us; DRAM 101 MB at 3.35 TB/s =
+// 30 us. L2 to SM: 512 tiles x 64 k-steps x 48 KB = 1.61 GB, ~8-9 TB/s over the time cuBLAS takes
+// (176 us measured on an H100): the L2 is the second limit, which is why the tile is 128 x 256.
+// Registers: 168 a thread at launch (65536 / 384), 40 x 128 + 232 x 256 = 64512 after setmaxnreg;
+// ptxas (sm_90a): no spills. Shared memory: 4 x 48 KB + 64 B of barriers + 1 KB of alignment slack
+// = 197696 B of the 232448 an SM offers (STAGES = 5 does not fit at BN = 256).
+//
+// What loses, and what is left:
+//   - puzzle 21's structure (every thread copying, a barrier per step, a block per tile): 0.67;
+//   - BN = 128 (m64n128k16): 2.15 GB from the L2 instead of 1.61, for tiles that fit 6 stages;
+//   - STAGES = 2: one copy in flight while the tensor cores chew the other, too little to cover the
+//     L2's latency; 3 is the least that keeps them fed, 4 leaves room;
+//   - GROUP = 1 (row-major tiles): the ~132 tiles in flight touch 8 panels of A and all of B;
+//   - ping-pong (each consumer warpgroup its own 64 x 256 tile, alternating, so one's epilogue
+//     hides under the other's mainloop) is what CUTLASS does next; a cluster of 2 with TMA
+//     multicast of B (one L2 read for two SMs) is the other. The simulator runs neither clusters
+//     nor multicast, so this solution stops at what it can check.
 // @tune BN=256
 // @tune STAGES=4
 // @tune GROUP=8
@@ -12,10 +67,9 @@ struct alignas(64) CUtensorMap {
 };
 #endif
 
-#define BM 128 // two consumer warpgroups of 64 rows each
-#define BK 64  // one 128-byte row of the swizzle per tile row
-#if (BN != 128 && BN != 256) || STAGES < 2 || GROUP < 1 || GRID < 1
-#error "BN is 128 or 256, STAGES at least 2"
+// BM = 128: two consumer warpgroups of 64 rows; BK = 64: a tile row is one 128-byte swizzle row.
+#if BM != 128 || BK != 64 || (BN != 128 && BN != 256) || STAGES < 2 || GROUP < 1
+#error "this kernel is written for 128 x BN tiles (BN 128 or 256), BK = 64 and 2 or more stages"
 #endif
 #define A_BYTES (BM * BK * 2)
 #define B_BYTES (BN * BK * 2)
@@ -75,25 +129,62 @@ __device__ __forceinline__ unsigned long long desc(unsigned addr) {
 // d (64 x 256 f32, the warpgroup's accumulators) += A (64 x 16) x B (256 x 16)^T, both bf16 in
 // 128B-swizzled shared memory named by descriptors.
 __device__ __forceinline__ void wgmma_n256(float (&d)[128], unsigned long long da,
-                                          unsigned long long db) {
-  asm volatile("{\n"
-               "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 "
-               "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127}, %128, %129, 1, 1, 1, 0, 0;\n"
-               "}\n"
-               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-               : "l"(da), "l"(db));
+                                           unsigned long long db) {
+  asm volatile(
+      "{\n"
+      "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 "
+      "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%"
+      "25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%"
+      "48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67,%68,%69,%70,%"
+      "71,%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%"
+      "94,%95,%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,%112,%"
+      "113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127}, %128, %129, 1, "
+      "1, 1, 0, 0;\n"
+      "}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+        "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
+        "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+        "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]),
+        "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+        "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
+        "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]),
+        "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]),
+        "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]),
+        "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]),
+        "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]),
+        "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]),
+        "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+        "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]),
+        "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]),
+        "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]),
+        "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+      : "l"(da), "l"(db));
 }
 
 // d (64 x 128 f32, the warpgroup's accumulators) += A (64 x 16) x B (128 x 16)^T, both bf16 in
 // 128B-swizzled shared memory named by descriptors.
 __device__ __forceinline__ void wgmma_n128(float (&d)[64], unsigned long long da,
-                                          unsigned long long db) {
-  asm volatile("{\n"
-               "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
-               "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, 1, 1, 1, 0, 0;\n"
-               "}\n"
-               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-               : "l"(da), "l"(db));
+                                           unsigned long long db) {
+  asm volatile(
+      "{\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
+      "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%"
+      "25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%"
+      "48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, 1, 1, 1, 0, 0;\n"
+      "}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+        "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
+        "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+        "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]),
+        "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+        "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
+        "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]),
+        "+f"(d[63])
+      : "l"(da), "l"(db));
 }
 
 // Tile t of the grouped raster: GROUP rows of tiles are walked column by column, so the blocks
