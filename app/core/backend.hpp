@@ -4,6 +4,7 @@
 #pragma once
 #include "compile.hpp"
 #include "dtype.hpp"
+#include "tensor_map.hpp"
 
 #include <algorithm>
 #include <array>
@@ -74,17 +75,29 @@ struct HostBuffer {
 };
 
 struct KernelArg {
-  enum class Kind { buffer, scalar } kind = Kind::scalar;
+  // tensor_map: a CUtensorMap passed by value (128 bytes), which each backend encodes from `map`
+  // and the buffer it describes (map.buffer).
+  enum class Kind { buffer, scalar, tensor_map } kind = Kind::scalar;
   int buffer = -1;                  // index into the plan's buffers
   std::array<std::byte, 8> value{}; // scalar bytes, little-endian
   uint32_t size = 0;                // scalar size in bytes
   std::string name;
+  TensorMapSpec map; // Kind::tensor_map only
 
   static KernelArg of_buffer(int index, std::string name = {}) {
     KernelArg a;
     a.kind = Kind::buffer;
     a.buffer = index;
     a.name = std::move(name);
+    return a;
+  }
+  static KernelArg of_tensor_map(TensorMapSpec m) {
+    KernelArg a;
+    a.kind = Kind::tensor_map;
+    a.buffer = m.buffer;
+    a.size = uint32_t(kTensorMapBytes);
+    a.name = m.name;
+    a.map = std::move(m);
     return a;
   }
   template <class T> static KernelArg of_scalar(T v, std::string name = {}) {

@@ -65,6 +65,9 @@ std::string launch_problem(const Launch& l) {
   if (l.block.z > 64) return fmt::format("block.z = {}: at most 64", l.block.z);
   if (l.grid.y > 65535 || l.grid.z > 65535)
     return fmt::format("grid {}: grid.y and grid.z can be at most 65535", dim3_str(l.grid));
+  for (auto& a : l.args) // a map the tunables make invalid: the driver would refuse to encode it
+    if (a.kind == KernelArg::Kind::tensor_map)
+      if (auto why = tensor_map_problem(a.map); !why.empty()) return why;
   return {};
 }
 
@@ -167,6 +170,10 @@ std::vector<Launch> make_launches(const Puzzle& p, const Env& env) {
     l.shared_bytes = ld.shared_bytes.empty() ? 0 : uint32_t(ld.shared_bytes.eval(env));
     l.cooperative = ld.cooperative;
     for (auto& a : ld.args) {
+      if (const TensorMapDecl* m = p.tensor_map(a)) {
+        l.args.push_back(KernelArg::of_tensor_map(eval_tensor_map(p, *m, env)));
+        continue;
+      }
       KernelArg ka;
       ka.name = a;
       for (size_t i = 0; i < p.buffers.size(); ++i)

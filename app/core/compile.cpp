@@ -113,6 +113,15 @@ const std::pair<const char*, const char*> kShims[] = {
     {"cassert", "#pragma once\n"}, // NVRTC defines assert() itself
     {"cstdio", "#pragma once\nnamespace std { using ::printf; }\n"}, // printf is built in
     {"cuda_runtime.h", "#pragma once\n"},
+    // For CUtensorMap, the 128-byte kernel parameter TMA copies name (the driver header itself
+    // includes host headers NVRTC cannot open). The layout is cuda.h's.
+    {"cuda.h", R"(#pragma once
+typedef unsigned long long cuuint64_t;
+typedef unsigned int cuuint32_t;
+typedef struct CUtensorMap_st {
+  alignas(64) cuuint64_t opaque[16];
+} CUtensorMap;
+)"},
     {"cmath", kStdMath},
     {"cstdlib", kStdLib},
     {"algorithm", kStdAlgorithm},

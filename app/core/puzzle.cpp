@@ -37,6 +37,45 @@ std::pair<double, double> default_tolerance(DType t) {
   }
 }
 
+TensorMapSpec eval_tensor_map(const Puzzle& p, const TensorMapDecl& m, const Env& env) {
+  TensorMapSpec s;
+  s.name = m.name;
+  s.buffer_name = m.buffer;
+  for (size_t i = 0; i < p.buffers.size(); ++i)
+    if (p.buffers[i].name == m.buffer) s.buffer = int(i);
+  const BufferDecl* b = p.buffer(m.buffer);
+  if (!b) throw ExprError("tensor map '" + m.name + "' names no buffer", 0);
+  s.type = b->type;
+  s.buffer_bytes = uint64_t(b->count.eval(env)) * dtype_size(b->type);
+  s.rank = int(m.dims.size());
+  s.swizzle = m.swizzle;
+  s.l2_promotion = m.l2_promotion;
+  auto nonneg = [&](const Expr& e, const char* what, size_t i) {
+    int64_t v = e.eval(env);
+    if (v < 0)
+      throw ExprError(fmt::format("tensor map '{}': {}[{}] = {} is negative", m.name, what, i, v),
+                      0);
+    return uint64_t(v);
+  };
+  for (size_t i = 0; i < m.dims.size() && i < size_t(kTensorMapMaxRank); ++i) {
+    s.dims[i] = nonneg(m.dims[i], "dims", i);
+    s.box[i] = uint32_t(std::min<uint64_t>(nonneg(m.box[i], "box", i), 1u << 20));
+  }
+  const uint64_t es = dtype_size(b->type);
+  if (!m.strides.empty()) {
+    for (size_t i = 0; i < m.strides.size() && i + 1 < size_t(kTensorMapMaxRank); ++i)
+      s.strides[i] = nonneg(m.strides[i], "strides", i);
+  } else if (b->shape.size() == m.dims.size()) {
+    uint64_t st = es;
+    for (size_t i = 0; i + 1 < m.dims.size(); ++i)
+      s.strides[i] = st *= uint64_t(b->shape[b->shape.size() - 1 - i].eval(env));
+  } else {
+    uint64_t st = es;
+    for (size_t i = 0; i + 1 < m.dims.size(); ++i) s.strides[i] = st *= s.dims[i];
+  }
+  return s;
+}
+
 std::string Tunable::reject_reason(int64_t v) const {
   if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), v) == allowed.end()) {
     std::string list;
@@ -57,6 +96,11 @@ const BufferDecl* Puzzle::buffer(std::string_view n) const {
 const ScalarDecl* Puzzle::scalar(std::string_view n) const {
   for (auto& s : scalars)
     if (s.name == n) return &s;
+  return nullptr;
+}
+const TensorMapDecl* Puzzle::tensor_map(std::string_view n) const {
+  for (auto& t : tensor_maps)
+    if (t.name == n) return &t;
   return nullptr;
 }
 const Tunable* Puzzle::tunable(std::string_view n) const {
@@ -351,9 +395,9 @@ std::optional<Puzzle> load_puzzle(const fs::path& dir, const fs::path& solutions
   }
 
   c.only_keys(doc, "",
-              {"title", "level", "tags", "lesson", "demo", "kernel", "buffer", "scalar", "launch",
-               "tunables", "case", "perf", "sim_perf", "check", "cost", "budget", "medals",
-               "files"});
+              {"title", "level", "tags", "lesson", "demo", "kernel", "buffer", "scalar",
+               "tensor_map", "launch", "tunables", "case", "perf", "sim_perf", "check", "cost",
+               "budget", "medals", "files"});
   if (auto s = c.str(doc, "title", "title", true)) p.title = *s;
   if (auto v = c.integer(doc, "level", "level")) p.level = int(*v);
   p.tags = c.strings(doc, "tags", "tags");
@@ -468,12 +512,79 @@ std::optional<Puzzle> load_puzzle(const fs::path& dir, const fs::path& solutions
       c.error("scalar", *sn, "must be [scalar.NAME] tables");
   }
 
-  // Kernel args must name buffers or scalars.
+  // [[tensor_map]]
+  if (const toml::node* tn = doc.get("tensor_map")) {
+    const toml::array* arr = tn->as_array();
+    if (!arr || !arr->is_array_of_tables())
+      c.error("tensor_map", *tn, "must be [[tensor_map]] tables");
+    else
+      for (size_t i = 0; i < arr->size(); ++i) {
+        const toml::table& t = *arr->get(i)->as_table();
+        std::string key = fmt::format("tensor_map[{}]", i);
+        TensorMapDecl m;
+        m.line = int(t.source().begin.line);
+        if (auto s = c.str(t, "name", key + ".name", true)) {
+          m.name = *s;
+          key = fmt::format("tensor_map '{}'", m.name);
+          declare(m.name, key + ".name", *t.get("name"));
+        }
+        c.only_keys(t, key,
+                    {"name", "buffer", "dims", "box", "strides", "swizzle", "l2_promotion"});
+        if (auto s = c.str(t, "buffer", key + ".buffer", true)) {
+          m.buffer = *s;
+          if (!p.buffer(*s))
+            c.error(key + ".buffer", *t.get("buffer"),
+                    fmt::format("'{}' names no [[buffer]]: a tensor map describes a global buffer",
+                                *s));
+        }
+        auto list = [&](const char* k, std::vector<Expr>& out, bool required) {
+          const toml::node* n = t.get(k);
+          if (!n) {
+            if (required) c.error(key + "." + k, t, "missing (required)");
+            return;
+          }
+          const toml::array* a = n->as_array();
+          if (!a || a->empty() || a->size() > size_t(kTensorMapMaxRank)) {
+            c.error(key + "." + k, *n,
+                    "must be an array of 1 to 5 size expressions, innermost first");
+            return;
+          }
+          for (size_t j = 0; j < a->size(); ++j)
+            if (auto e = c.expr(*a->get(j), fmt::format("{}.{}[{}]", key, k, j))) out.push_back(*e);
+        };
+        list("dims", m.dims, true);
+        list("box", m.box, true);
+        list("strides", m.strides, false);
+        if (!m.dims.empty() && !m.box.empty() && m.box.size() != m.dims.size())
+          c.error(key + ".box", *t.get("box"),
+                  fmt::format("has {} extents but dims has {}: one box extent per dimension",
+                              m.box.size(), m.dims.size()));
+        if (t.get("strides") && !m.dims.empty() && m.strides.size() + 1 != m.dims.size())
+          c.error(key + ".strides", *t.get("strides"),
+                  fmt::format("has {} entries; a {}-dimensional map takes {} (the byte strides of "
+                              "dimensions 1 and up; dimension 0 is contiguous)",
+                              m.strides.size(), m.dims.size(), m.dims.size() - 1));
+        if (auto s = c.str(t, "swizzle", key + ".swizzle", false))
+          if (!parse_swizzle(*s, m.swizzle))
+            c.error(key + ".swizzle", *t.get("swizzle"),
+                    fmt::format("unknown swizzle '{}' (none, 32B, 64B, 128B)", *s));
+        if (auto v = c.integer(t, "l2_promotion", key + ".l2_promotion")) {
+          m.l2_promotion = int(*v);
+          if (*v != 0 && *v != 64 && *v != 128 && *v != 256)
+            c.error(key + ".l2_promotion", *t.get("l2_promotion"), "must be 0, 64, 128 or 256");
+        }
+        p.tensor_maps.push_back(std::move(m));
+      }
+  }
+
+  // Kernel args must name buffers, scalars or tensor maps.
   auto check_args = [&](const std::vector<std::string>& args, const std::string& key,
                         const toml::node& n) {
     for (auto& a : args)
-      if (!p.buffer(a) && !p.scalar(a))
-        c.error(key, n, fmt::format("'{}' names no [[buffer]] and no [scalar.{}]", a, a));
+      if (!p.buffer(a) && !p.scalar(a) && !p.tensor_map(a))
+        c.error(
+            key, n,
+            fmt::format("'{}' names no [[buffer]], no [scalar.{}] and no [[tensor_map]]", a, a));
   };
   if (const toml::table* k = doc["kernel"].as_table(); k && k->get("args"))
     check_args(p.kernel_args, "kernel.args", *k->get("args"));
@@ -627,6 +738,9 @@ std::optional<Puzzle> load_puzzle(const fs::path& dir, const fs::path& solutions
     check_names(b.count, fmt::format("buffer '{}'.count", b.name), b.line);
     for (auto& s : b.shape) check_names(s, fmt::format("buffer '{}'.shape", b.name), b.line);
   }
+  for (auto& m : p.tensor_maps)
+    for (auto* l : {&m.dims, &m.box, &m.strides})
+      for (auto& e : *l) check_names(e, fmt::format("tensor_map '{}'", m.name), m.line);
   for (size_t i = 0; i < p.launches.size(); ++i) {
     for (auto& e : p.launches[i].grid) check_names(e, "launch.grid");
     for (auto& e : p.launches[i].block) check_names(e, "launch.block");
@@ -660,6 +774,15 @@ std::optional<Puzzle> load_puzzle(const fs::path& dir, const fs::path& solutions
       } catch (const ExprError& e) {
         c.errors.push_back(
             {file, key, line, 0, fmt::format("buffer '{}'.count: {}", b.name, e.what())});
+      }
+    }
+    for (auto& m : p.tensor_maps) {
+      if (!p.buffer(m.buffer) || m.dims.size() != m.box.size()) continue; // reported above
+      try {
+        if (auto why = tensor_map_problem(eval_tensor_map(p, m, env)); !why.empty())
+          c.errors.push_back({file, key, m.line, 0, why});
+      } catch (const ExprError& e) {
+        c.errors.push_back({file, key, m.line, 0, e.what()});
       }
     }
     for (auto& [bn, g] : cs.init) {

@@ -3,6 +3,7 @@
 #include "dtype.hpp"
 #include "expr.hpp"
 #include "generate.hpp"
+#include "tensor_map.hpp"
 
 #include <array>
 #include <filesystem>
@@ -45,6 +46,16 @@ struct ScalarDecl {
   std::optional<double> number;
 };
 
+// A [[tensor_map]]: a CUtensorMap kernel argument describing a global buffer, for TMA copies.
+struct TensorMapDecl {
+  std::string name;                     // the kernel argument
+  std::string buffer;                   // the [[buffer]] it describes
+  std::vector<Expr> dims, box, strides; // innermost first; strides in bytes, dims 1.. (optional)
+  TmSwizzle swizzle = TmSwizzle::none;
+  int l2_promotion = 128;
+  int line = 0;
+};
+
 struct LaunchDecl {
   std::string kernel; // extern "C" name
   std::vector<std::string> args;
@@ -84,6 +95,7 @@ struct Puzzle {
   std::vector<std::string> kernel_args;
   std::vector<BufferDecl> buffers;
   std::vector<ScalarDecl> scalars;
+  std::vector<TensorMapDecl> tensor_maps;
   std::vector<LaunchDecl> launches;
   std::vector<Tunable> tunables;
   std::vector<Case> cases;
@@ -100,11 +112,17 @@ struct Puzzle {
 
   const BufferDecl* buffer(std::string_view name) const;
   const ScalarDecl* scalar(std::string_view name) const;
+  const TensorMapDecl* tensor_map(std::string_view name) const;
   const Tunable* tunable(std::string_view name) const;
   std::vector<std::string> kernel_names() const; // every distinct kernel the launches use
   // Sizes and tunables for one case: the case's sizes, then tunables (defaults unless overridden).
   Env env(const Case& c, const std::map<std::string, int64_t>& tune = {}) const;
 };
+
+// A tensor map's extents for one case's sizes and tunables. Without `strides`, the buffer's
+// row-major shape gives them when it has as many dimensions as the map (a map over part of a
+// matrix); otherwise the map's own dims, packed. Throws ExprError.
+TensorMapSpec eval_tensor_map(const Puzzle& p, const TensorMapDecl& m, const Env& env);
 
 // Default tolerances by dtype: (rtol, atol).
 std::pair<double, double> default_tolerance(DType t);

@@ -1087,3 +1087,40 @@ TEST_CASE(CORPUS_SUITE_PREFIX "corpus 38 fast-math and integer intrinsics") {
     }
   }
 }
+
+TEST_CASE(CORPUS_SUITE_PREFIX "corpus 39 TMA tiles through tensor maps (128B swizzle, ragged)") {
+  // compute_90 only: cp.async.bulk.tensor needs sm_90. 19 x 70 floats in rows padded to 72 (a
+  // tensor map's row stride must be a multiple of 16 bytes); tiles of 8 x 32 overhang both edges.
+  const int rows = 19, cols = 70, pitch = 72, gx = 3, gy = 3;
+  Plan p = corpus_plan("39_tma_tile.cu", "compute_90");
+  Rng g(39);
+  std::vector<float> x(size_t(rows) * pitch);
+  for (auto& v : x) v = g.uniform(-4, 4);
+  const float sentinel = -777.0f;
+  int X = p.buffer("x", x), Y = p.buffer("y", std::vector<float>(x.size(), sentinel)),
+      R = p.buffer("raw", std::vector<float>(size_t(gx * gy) * 256, sentinel));
+  const uint64_t stride = uint64_t(pitch) * 4;
+  p.launch("tma_tile", {gx, gy, 1}, {256, 1, 1},
+           {p.tensor_map(X, {cols, rows}, {32, 8}, wb::TmSwizzle::b128, {stride}),
+            p.tensor_map(Y, {cols, rows}, {32, 8}, wb::TmSwizzle::none, {stride}), Plan::buf(R)});
+  require_ok(p.run());
+  auto y = p.get<float>(Y);
+  auto raw = p.get<float>(R);
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < pitch; ++c) {
+      CAPTURE(r);
+      CAPTURE(c);
+      const float xv = x[size_t(r * pitch + c)];
+      CHECK(fbits(y[size_t(r * pitch + c)]) == fbits(c < cols ? 2.0f * xv + 1.0f : sentinel));
+    }
+  for (int by = 0; by < gy; ++by)
+    for (int bx = 0; bx < gx; ++bx)
+      for (int i = 0; i < 256; ++i) {
+        // Slot i of the swizzled box holds element (r, k), k's chunk XOR the row's 3 low bits.
+        const int r = i / 32, chunk = (i % 32) / 4, k = ((chunk ^ (r % 8)) * 4) + i % 4;
+        const int gr = by * 8 + r, gc = bx * 32 + k;
+        const float want = gr < rows && gc < cols ? x[size_t(gr * pitch + gc)] : 0.0f;
+        CAPTURE(i);
+        CHECK(fbits(raw[size_t((by * gx + bx) * 256 + i)]) == fbits(want));
+      }
+}

@@ -160,6 +160,27 @@ struct Plan {
   }
   static wb::KernelArg buf(int i) { return wb::KernelArg::of_buffer(i); }
   template <class T> static wb::KernelArg val(T v) { return wb::KernelArg::of_scalar(v); }
+  // A CUtensorMap over buffer `i`: dims and box innermost first; strides (bytes, dimensions 1..)
+  // packed from dims when empty.
+  wb::KernelArg tensor_map(int i, std::vector<uint64_t> dims, std::vector<uint32_t> box,
+                           wb::TmSwizzle swizzle = wb::TmSwizzle::none,
+                           std::vector<uint64_t> strides = {}) const {
+    wb::TensorMapSpec s;
+    s.name = "tmap" + std::to_string(i);
+    s.buffer = i;
+    s.buffer_name = buffers[size_t(i)].name;
+    s.buffer_bytes = buffers[size_t(i)].data_bytes;
+    s.type = buffers[size_t(i)].type;
+    s.rank = int(dims.size());
+    s.swizzle = swizzle;
+    uint64_t st = s.elem_bytes();
+    for (size_t k = 0; k < dims.size(); ++k) {
+      s.dims[k] = dims[k];
+      s.box[k] = box[k];
+      if (k + 1 < dims.size()) s.strides[k] = strides.empty() ? (st *= dims[k]) : strides[k];
+    }
+    return wb::KernelArg::of_tensor_map(s);
+  }
   void launch(const std::string& kernel, wb::Dim3 grid, wb::Dim3 block,
               std::vector<wb::KernelArg> args, uint32_t shared = 0) {
     wb::Launch l;

@@ -381,7 +381,11 @@ private:
   };
   struct PreparedLaunch {
     CUfunction fn = nullptr;
-    std::vector<std::array<std::byte, 8>> values; // argument bytes; `params` points into these
+    // Argument bytes; `params` points into these. 128 bytes, 64-aligned, for a CUtensorMap.
+    struct alignas(64) ArgBytes {
+      std::array<std::byte, kTensorMapBytes> b{};
+    };
+    std::vector<ArgBytes> values;
     std::vector<void*> params;
   };
   struct Prepared {
@@ -390,6 +394,7 @@ private:
   };
 
   void bind() const { d_.cuCtxSetCurrent(ctx_); }
+  Fault encode_tensor_map(const TensorMapSpec& m, CUdeviceptr base, std::byte* out, int launch);
   Fault fault_from(CUresult r, int launch, const std::string& kernel, const char* during);
   Fault load_module(const Program& p, Module*& out);
   Fault get_function(Module& m, const std::string& name, int launch, CUfunction& fn);
@@ -747,18 +752,92 @@ Fault CudaBackend::check_launch(const Launch& l, CUfunction fn, int index) {
                              l.args.size(), names));
     for (size_t i = 0; i < count; ++i) {
       const KernelArg& a = l.args[i];
-      const size_t want = a.kind == KernelArg::Kind::buffer ? sizeof(CUdeviceptr) : a.size;
+      const size_t want = a.kind == KernelArg::Kind::buffer       ? sizeof(CUdeviceptr)
+                          : a.kind == KernelArg::Kind::tensor_map ? sizeof(CUtensorMap)
+                                                                  : a.size;
       if (sizes[i] != want)
         return bad(FaultKind::launch_config,
                    a.kind == KernelArg::Kind::buffer
                        ? fmt::format("parameter {} ({}) should be a pointer, but the kernel "
                                      "declares it as {} bytes",
                                      i + 1, a.name, sizes[i])
+                   : a.kind == KernelArg::Kind::tensor_map
+                       ? fmt::format("parameter {} ({}) is a tensor map (128 bytes), but the "
+                                     "kernel declares it as {} bytes: declare it `const "
+                                     "__grid_constant__ CUtensorMap {}`",
+                                     i + 1, a.name, sizes[i], a.name)
                        : fmt::format("parameter {} ({}) is {} bytes in the kernel, but the puzzle "
                                      "passes a {}-byte value: check its type",
                                      i + 1, a.name, sizes[i], a.size));
     }
   }
+  return {};
+}
+
+// The driver's own encoding of a [[tensor_map]]: tiled, no interleave, element strides of 1,
+// out-of-bounds elements filled with zeros (never NaN).
+Fault CudaBackend::encode_tensor_map(const TensorMapSpec& m, CUdeviceptr base, std::byte* out,
+                                     int launch) {
+  CUtensorMapDataType dt = CU_TENSOR_MAP_DATA_TYPE_UINT8;
+  switch (m.type) {
+  case DType::f64:
+    dt = CU_TENSOR_MAP_DATA_TYPE_FLOAT64;
+    break;
+  case DType::f32:
+    dt = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    break;
+  case DType::f16:
+    dt = CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    break;
+  case DType::bf16:
+    dt = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    break;
+  case DType::i64:
+    dt = CU_TENSOR_MAP_DATA_TYPE_INT64;
+    break;
+  case DType::i32:
+    dt = CU_TENSOR_MAP_DATA_TYPE_INT32;
+    break;
+  case DType::u32:
+    dt = CU_TENSOR_MAP_DATA_TYPE_UINT32;
+    break;
+  case DType::i16:
+    dt = CU_TENSOR_MAP_DATA_TYPE_UINT16; // TMA moves bytes: the 16-bit unsigned type will do
+    break;
+  default: // fp8, i8, u8
+    dt = CU_TENSOR_MAP_DATA_TYPE_UINT8;
+    break;
+  }
+  const auto swz = m.swizzle == TmSwizzle::b128  ? CU_TENSOR_MAP_SWIZZLE_128B
+                   : m.swizzle == TmSwizzle::b64 ? CU_TENSOR_MAP_SWIZZLE_64B
+                   : m.swizzle == TmSwizzle::b32 ? CU_TENSOR_MAP_SWIZZLE_32B
+                                                 : CU_TENSOR_MAP_SWIZZLE_NONE;
+  const auto l2 = m.l2_promotion == 256   ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B
+                  : m.l2_promotion == 128 ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B
+                  : m.l2_promotion == 64  ? CU_TENSOR_MAP_L2_PROMOTION_L2_64B
+                                          : CU_TENSOR_MAP_L2_PROMOTION_NONE;
+  cuuint64_t dims[kTensorMapMaxRank], strides[kTensorMapMaxRank];
+  cuuint32_t box[kTensorMapMaxRank], estr[kTensorMapMaxRank];
+  for (int i = 0; i < m.rank; ++i) {
+    dims[i] = m.dims[size_t(i)];
+    box[i] = m.box[size_t(i)];
+    estr[i] = 1;
+    if (i + 1 < m.rank) strides[i] = m.strides[size_t(i)];
+  }
+  CUtensorMap map;
+  CUresult r = d_.cuTensorMapEncodeTiled(
+      &map, dt, cuuint32_t(m.rank), reinterpret_cast<void*>(base), dims, strides, box, estr,
+      CU_TENSOR_MAP_INTERLEAVE_NONE, swz, l2, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) {
+    Fault f;
+    f.kind = FaultKind::launch_config;
+    f.launch = launch;
+    f.message =
+        fmt::format("the driver refused to encode tensor map '{}' [{}]", m.name, d_.error(r));
+    return f;
+  }
+  static_assert(sizeof(CUtensorMap) == kTensorMapBytes);
+  std::memcpy(out, &map, sizeof map);
   return {};
 }
 
@@ -890,10 +969,19 @@ Fault CudaBackend::prepare(const RunPlan& plan, Prepared& prep, bool upload) {
     if (Fault f = get_function(*mod, l.kernel, int(i), pl.fn)) return f;
     if (Fault f = check_launch(l, pl.fn, int(i))) return f;
     for (auto& a : l.args) {
-      if (a.kind == KernelArg::Kind::buffer && (a.buffer < 0 || size_t(a.buffer) >= bufs.size()))
+      if (a.kind != KernelArg::Kind::scalar && (a.buffer < 0 || size_t(a.buffer) >= bufs.size()))
         return {FaultKind::internal,
                 fmt::format("launch {}: argument {} names buffer {}, which the plan lacks", i,
                             a.name, a.buffer)};
+      if (a.kind == KernelArg::Kind::tensor_map) {
+        if (std::string why = tensor_map_problem(a.map); !why.empty())
+          return {FaultKind::launch_config, why, 0, int(i)};
+        if (!d_.cuTensorMapEncodeTiled)
+          return {FaultKind::no_device,
+                  fmt::format("the kernel takes tensor map {}, but this NVIDIA driver has no "
+                              "cuTensorMapEncodeTiled",
+                              a.name)};
+      }
     }
   }
 
@@ -951,11 +1039,14 @@ Fault CudaBackend::prepare(const RunPlan& plan, Prepared& prep, bool upload) {
       const KernelArg& a = l.args[k];
       if (a.kind == KernelArg::Kind::buffer) {
         CUdeviceptr p = prep.blocks[size_t(a.buffer)].ptr + bufs[size_t(a.buffer)].guard_bytes;
-        std::memcpy(pl.values[k].data(), &p, sizeof p);
+        std::memcpy(pl.values[k].b.data(), &p, sizeof p);
+      } else if (a.kind == KernelArg::Kind::tensor_map) {
+        CUdeviceptr p = prep.blocks[size_t(a.buffer)].ptr + bufs[size_t(a.buffer)].guard_bytes;
+        if (Fault f = encode_tensor_map(a.map, p, pl.values[k].b.data(), int(i))) return f;
       } else {
-        pl.values[k] = a.value;
+        std::memcpy(pl.values[k].b.data(), a.value.data(), a.value.size());
       }
-      pl.params[k] = pl.values[k].data();
+      pl.params[k] = pl.values[k].b.data();
     }
   }
   return {};

@@ -53,7 +53,7 @@ namespace wb::cuda {
   X(cuOccupancyMaxActiveBlocksPerMultiprocessor)
 
 // Used when present; their absence only turns a feature off (graph timing, signature checks,
-// pinned staging of large transfers, the printf FIFO and heap sizes).
+// pinned staging of large transfers, the printf FIFO and heap sizes, tensor-map arguments).
 #define WB_CUDA_OPTIONAL(X)                                                                        \
   X(cuEventQuery)                                                                                  \
   X(cuFuncGetParamInfo)                                                                            \
@@ -66,7 +66,8 @@ namespace wb::cuda {
   X(cuGraphDestroy)                                                                                \
   X(cuMemAllocHost)                                                                                \
   X(cuMemFreeHost)                                                                                 \
-  X(cuCtxSetLimit)
+  X(cuCtxSetLimit)                                                                                 \
+  X(cuTensorMapEncodeTiled)
 
 struct Driver {
 #define WB_CUDA_MEMBER(name) decltype(&::name) name = nullptr;

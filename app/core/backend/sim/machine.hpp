@@ -40,6 +40,9 @@ constexpr uint32_t kNoPc = 0xffffffffu;
 constexpr uint64_t kSharedWindow = 0x00007e0000000000ull;
 constexpr uint64_t kLocalWindow = 0x00007e1000000000ull;
 constexpr uint64_t kWindowSize = 1ull << 32;
+// Generic addresses of the kernel's parameters (cvta.param: &p of a __grid_constant__ p),
+// read-only.
+constexpr uint64_t kParamWindow = 0x00007e2000000000ull;
 constexpr uint64_t kModuleVarBase = 0x00007f0000000000ull;
 constexpr uint64_t kBufferBase = 0x00007f1000000000ull;
 constexpr uint64_t kHeapBase = 0x00007f8000000000ull; // device malloc (DeviceHeap)
@@ -464,8 +467,12 @@ struct Block {
   struct PendingBulk {
     uint32_t mbar, dst; // shared offsets
     std::vector<std::byte> data;
+    uint32_t tx; // the bytes it completes on the mbarrier (a TMA box: the whole box)
   };
   std::vector<PendingBulk> bulk_pending;
+  // Per mbarrier (shared offset): the transaction bytes its current phase expects and those that
+  // arrived so far, for the deadlock report.
+  std::map<uint32_t, std::pair<uint64_t, uint64_t>> mbar_bytes;
   uint32_t red_popc[16] = {};
   bool red_all[16] = {true, true, true, true, true, true, true, true,
                       true, true, true, true, true, true, true, true};
@@ -644,6 +651,10 @@ std::string shared_elem_name(const Exec& x, uint64_t off, uint32_t n);
 int report_mbarrier_deadlock(Exec& x);
 // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes (ops_sync.cpp).
 int h_cp_async_bulk(Exec& x, Warp& w, const Inst& in, uint32_t m);
+// cp.async.bulk.tensor global -> shared (a box through a tensor map, completing on an mbarrier)
+// and shared -> global (.bulk_group) (ops_sync.cpp).
+int h_tma_load(Exec& x, Warp& w, const Inst& in, uint32_t m);
+int h_tma_store(Exec& x, Warp& w, const Inst& in, uint32_t m);
 
 // Memory access (memory.cpp). Each returns a host pointer, or nullptr after raising a fault.
 std::byte* global_ptr(Exec& x, Warp& w, const Inst& in, int lane, uint64_t a, uint32_t n,

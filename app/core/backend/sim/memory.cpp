@@ -393,6 +393,23 @@ std::byte* generic_ptr(Exec& x, Warp& w, const Inst& in, int lane, uint64_t a, u
     space = Space::local;
     return local_ptr(x, w, in, lane, a - kLocalWindow, n, write);
   }
+  if (a - kParamWindow < kWindowSize) {
+    space = Space::kparam;
+    const uint64_t o = a - kParamWindow;
+    const InstInfo& inf = info_of(x, in);
+    if (write)
+      raise_fault(x, FaultKind::trap,
+                  who(x, w, lane) + " wrote to a kernel parameter through its address" +
+                      at_line(inf.line) + ": a __grid_constant__ parameter is read-only",
+                  inf.line);
+    else if (o + n > x.L->params.size())
+      raise_fault(x, FaultKind::out_of_bounds,
+                  who(x, w, lane) + " read past the kernel's parameters" + at_line(inf.line),
+                  inf.line);
+    else
+      return x.L->params.data() + o;
+    return nullptr;
+  }
   space = Space::global;
   Region* r = x.last;
   if (r && a >= r->data_lo && a + n <= r->data_hi && (a & (n - 1)) == 0 && !(write && r->readonly))

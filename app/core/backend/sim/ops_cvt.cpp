@@ -262,8 +262,12 @@ int h_isspacep(Exec&, Warp& w, const Inst& in, uint32_t m) {
   uint32_t res = 0;
   each_lane(m, [&](int l) {
     uint64_t x = a[l];
-    bool sh = x - kSharedWindow < kWindowSize, lo = x - kLocalWindow < kWindowSize;
-    bool r = in.space == Space::shared ? sh : in.space == Space::local ? lo : (!sh && !lo);
+    bool sh = x - kSharedWindow < kWindowSize, lo = x - kLocalWindow < kWindowSize,
+         pa = x - kParamWindow < kWindowSize;
+    bool r = in.space == Space::shared   ? sh
+             : in.space == Space::local  ? lo
+             : in.space == Space::kparam ? pa
+                                         : (!sh && !lo && !pa);
     res |= uint32_t(r) << l;
   });
   set_pred(w, in.pd, m, res);
@@ -298,13 +302,10 @@ bool decode_cvt(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Instr&
     } else {
       I.r[1] = D.row(src, Ty::u64);
     }
-    int64_t win = s == Space::shared  ? int64_t(kSharedWindow)
-                  : s == Space::local ? int64_t(kLocalWindow)
-                                      : 0;
-    if (s == Space::konst || s == Space::kparam) {
-      if (s == Space::kparam)
-        throw Unsupported("generic addresses of kernel parameters (cvta.param)");
-    }
+    int64_t win = s == Space::shared   ? int64_t(kSharedWindow)
+                  : s == Space::local  ? int64_t(kLocalWindow)
+                  : s == Space::kparam ? int64_t(kParamWindow)
+                                       : 0;
     I.imm += to ? -win : win;
     I.width = uint8_t(ty_bytes(o.type()));
     I.fn = h_cvta;

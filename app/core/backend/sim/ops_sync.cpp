@@ -14,6 +14,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace wb::sim {
 
 namespace {
@@ -89,7 +91,8 @@ int uninitialised(Exec& x, Warp& w, const Inst& in, int l, uint64_t off) {
 
 // The phase is complete: the next one starts, and what threads did before their arrivals is
 // ordered before what they do after the wait (a new epoch for the shared-memory race check).
-void complete_phase(Exec& x, Mbar& b) {
+void complete_phase(Exec& x, Mbar& b, uint64_t off) {
+  x.B->mbar_bytes.erase(uint32_t(off));
   b.phase = !b.phase;
   b.pending = b.expected;
   b.tx = 0;
@@ -105,9 +108,10 @@ void land_bulk(Exec& x, uint64_t off) {
   for (const auto& c : pend) {
     if (c.mbar != off) continue;
     std::memcpy(x.B->shared + c.dst, c.data.data(), c.data.size());
+    x.B->mbar_bytes[uint32_t(off)].second += c.tx;
     Mbar b = unpack(*p);
-    b.tx -= int64_t(c.data.size());
-    if (b.pending == 0 && b.tx == 0) complete_phase(x, b);
+    b.tx -= int64_t(c.tx);
+    if (b.pending == 0 && b.tx == 0) complete_phase(x, b, off);
     *p = pack(b);
     ++x.B->mbar_changes;
   }
@@ -136,6 +140,7 @@ int h_mbarrier(Exec& x, Warp& w, const Inst& in, uint32_t m) {
                                " (it must be 1 to 1048575)",
                            line);
       *p = pack({n, n, 0, false});
+      x.B->mbar_bytes.erase(uint32_t(off));
       ++x.B->mbar_changes;
       continue;
     }
@@ -162,9 +167,10 @@ int h_mbarrier(Exec& x, Warp& w, const Inst& in, uint32_t m) {
       uint64_t n = 1;
       if (op == kArrive && in.r[2] != kNoRow) {
         const uint64_t v = w.row(in.r[2])[l] & 0xffffffffu;
-        if (in.aux & 2)
+        if (in.aux & 2) {
           b.tx += int64_t(v); // arrive.expect_tx: the operand is a byte count
-        else
+          x.B->mbar_bytes[uint32_t(off)].first += v;
+        } else
           n = v;
       }
       if (op == kAsyncArrive && !(in.aux & 2)) n = 0; // pending +1, then the arrive: no change
@@ -179,7 +185,7 @@ int h_mbarrier(Exec& x, Warp& w, const Inst& in, uint32_t m) {
             line);
       b.pending -= n;
       if (in.aux & 1) b.expected -= std::min(b.expected, n); // arrive_drop: fewer from now on
-      if (b.pending == 0 && b.tx == 0 && !(in.aux & 4)) complete_phase(x, b);
+      if (b.pending == 0 && b.tx == 0 && !(in.aux & 4)) complete_phase(x, b, off);
       *p = pack(b);
       if (in.r[0] != kNoRow) w.row(in.r[0])[l] = before;
       ++x.B->mbar_changes;
@@ -189,7 +195,9 @@ int h_mbarrier(Exec& x, Warp& w, const Inst& in, uint32_t m) {
     case kCompleteTx: {
       const int64_t v = int64_t(w.row(in.r[2])[l] & 0xffffffffu);
       b.tx += op == kExpectTx ? v : -v;
-      if (b.pending == 0 && b.tx == 0) complete_phase(x, b);
+      auto& mb = x.B->mbar_bytes[uint32_t(off)];
+      (op == kExpectTx ? mb.first : mb.second) += uint64_t(v);
+      if (b.pending == 0 && b.tx == 0) complete_phase(x, b, off);
       *p = pack(b);
       ++x.B->mbar_changes;
       break;
@@ -251,7 +259,7 @@ int h_cp_async_bulk(Exec& x, Warp& w, const Inst& in, uint32_t m) {
     if (n == 0) continue;
     // Piece by piece (16 bytes each), so a copy that runs off a buffer or off shared memory gets
     // the same fault, naming the first byte outside, as a 16-byte load there would.
-    Block::PendingBulk c{uint32_t(off), 0, std::vector<std::byte>(n)};
+    Block::PendingBulk c{uint32_t(off), 0, std::vector<std::byte>(n), uint32_t(n)};
     for (uint64_t k = 0; k < n; k += 16) {
       std::byte* d = shared_ptr(x, w, in, l, da + k, 16, true);
       if (!d) return kStop;
@@ -279,6 +287,246 @@ int h_cp_async_bulk(Exec& x, Warp& w, const Inst& in, uint32_t m) {
   return kNext;
 }
 
+// ---- TMA: cp.async.bulk.tensor through a tensor map ----
+// Operands: r[0] + imm the shared box address, r[1] + aux the tensor map's address (`space`
+// kparam: an offset among the kernel's parameters), r[2] + target the mbarrier (loads), r[3] the
+// offset in P.lists of the `vec` coordinate rows.
+
+namespace {
+
+// The tensor map an instruction names, decoded; false after a fault. The kernel passes `&tmap` of
+// a __grid_constant__ parameter: a parameter-space address (an offset among the parameters) or
+// its generic address (cvta.param); a map copied to global memory is found there too.
+bool tma_map(Exec& x, Warp& w, const Inst& in, int l, TensorMapSpec& s, uint64_t& gaddr) {
+  const int line = info_of(x, in).line;
+  const uint64_t a =
+      (in.r[1] == kNoRow ? 0 : w.row(in.r[1])[l]) + uint64_t(int64_t(int32_t(in.aux)));
+  const std::vector<std::byte>& P = x.L->params;
+  const std::byte* p = nullptr;
+  uint64_t off = a;
+  bool param = in.space == Space::kparam || a < P.size();
+  if (!param && a - kParamWindow < kWindowSize) param = true, off = a - kParamWindow;
+  if (param) {
+    if (off + kTensorMapBytes <= P.size()) p = P.data() + off;
+  } else if (a - kSharedWindow >= kWindowSize && a - kLocalWindow >= kWindowSize) {
+    if (Region* r = x.L->mem->find(a); r && a >= r->data_lo && a + kTensorMapBytes <= r->data_hi)
+      p = r->host + (a - r->base);
+  }
+  if (p && off % 64)
+    return raise_fault(x, FaultKind::misaligned,
+                       fmt::format("{} started a TMA copy (cp.async.bulk.tensor){} with a tensor "
+                                   "map at {:#x}, which is not 64-byte aligned",
+                                   thread_name(x, w, l), at_line(line), a),
+                       line),
+           false;
+  if (!p || !decode_sim_tensor_map(p, s, gaddr))
+    return raise_fault(
+               x, FaultKind::trap,
+               fmt::format(
+                   "{} started a TMA copy (cp.async.bulk.tensor){} whose tensor-map operand "
+                   "({:#x}) is not a tensor map: pass the address of a `const "
+                   "__grid_constant__ CUtensorMap` kernel parameter that puzzle.toml "
+                   "declares in [[tensor_map]], e.g. `(uint64_t)&tmA`",
+                   thread_name(x, w, l), at_line(line), a),
+               line),
+           false;
+  if (s.rank != int(in.vec))
+    return raise_fault(x, FaultKind::trap,
+                       fmt::format("{} started a {}-D TMA copy{} through a {}-dimensional tensor "
+                                   "map: the .Nd of the instruction must match the map's dims",
+                                   thread_name(x, w, l), in.vec, at_line(line), s.rank),
+                       line),
+           false;
+  return true;
+}
+
+// The shared-memory alignment a box needs: 128 bytes, or the swizzle pattern's repeat (8 rows of
+// its span: 1024 bytes for 128B), since the hardware swizzles by absolute address bits.
+uint64_t tma_smem_align(TmSwizzle sw) {
+  return sw == TmSwizzle::none ? 128 : 8 * uint64_t(swizzle_bytes(sw));
+}
+
+bool tma_smem_check(Exec& x, Warp& w, const Inst& in, int l, const TensorMapSpec& s, uint64_t sa,
+                    uint64_t span, const char* what) {
+  const int line = info_of(x, in).line;
+  const uint64_t need = tma_smem_align(s.swizzle);
+  if (sa % need)
+    return raise_fault(
+               x, FaultKind::misaligned,
+               fmt::format("{} started a TMA {} of tensor map '{}'{} with its box at shared "
+                           "offset {} ({}), which is not a multiple of {}: {} (align the buffer "
+                           "with __align__({}))",
+                           thread_name(x, w, l), what, s.name.empty() ? "?" : s.name, at_line(line),
+                           sa, shared_elem_name(x, sa, 1), need,
+                           s.swizzle == TmSwizzle::none
+                               ? "a box in shared memory must start on 128 bytes"
+                               : fmt::format("the {} swizzle repeats every {} bytes and is taken "
+                                             "from the address, so the box must start on one",
+                                             swizzle_text(s.swizzle), need),
+                           need),
+               line),
+           false;
+  return shared_ptr(x, w, in, l, sa, 16, true) &&
+         shared_ptr(x, w, in, l, sa + ((span + 15) / 16 - 1) * 16, 16, true);
+}
+
+// Walks the box row by row (a row: box[0] elements along dimension 0): f(row index, global
+// address of the row's first element, first and end element in bounds along dimension 0), with
+// first == end for a row outside the map.
+template <class F> void tma_rows(const TensorMapSpec& s, uint64_t gaddr, const int32_t* c, F&& f) {
+  uint64_t rows = 1;
+  for (int i = 1; i < s.rank; ++i) rows *= s.box[size_t(i)];
+  const int64_t lo = std::max<int64_t>(0, -int64_t(c[0]));
+  const int64_t hi = std::clamp<int64_t>(int64_t(s.dims[0]) - int64_t(c[0]), 0, int64_t(s.box[0]));
+  for (uint64_t r = 0; r < rows; ++r) {
+    uint64_t rest = r, addr = gaddr;
+    bool in = lo < hi;
+    for (int i = 1; i < s.rank; ++i) {
+      const int64_t g = int64_t(c[i]) + int64_t(rest % s.box[size_t(i)]);
+      rest /= s.box[size_t(i)];
+      if (g < 0 || g >= int64_t(s.dims[size_t(i)])) in = false;
+      addr += uint64_t(g) * s.strides[size_t(i - 1)];
+    }
+    addr += uint64_t(int64_t(c[0])) * s.elem_bytes();
+    f(r, addr, in ? lo : 0, in ? hi : 0);
+  }
+}
+
+// The host bytes of global [a, a + n) in the map's buffer, or nullptr after a fault.
+std::byte* tma_global(Exec& x, Warp& w, const Inst& in, int l, uint64_t a, uint64_t n, bool write) {
+  Region* r = x.L->mem->find(a);
+  if (r && a >= r->data_lo && a + n <= r->data_hi && !(write && r->readonly))
+    return r->host + (a - r->base);
+  return global_ptr(x, w, in, l, a, 1, write); // the usual fault, naming where it went
+}
+
+} // namespace
+
+int h_tma_load(Exec& x, Warp& w, const Inst& in, uint32_t m) {
+  for (uint32_t mm = m; mm; mm &= mm - 1) {
+    const int l = std::countr_zero(mm);
+    TensorMapSpec s;
+    uint64_t gaddr = 0;
+    if (!tma_map(x, w, in, l, s, gaddr)) return kStop;
+    int32_t c[kTensorMapMaxRank] = {};
+    for (int i = 0; i < s.rank; ++i)
+      c[i] = int32_t(uint32_t(w.row(x.P->lists[in.r[3] + uint32_t(i)])[l]));
+    const uint64_t da = w.row(in.r[0])[l] + uint64_t(in.imm);
+    const uint64_t box = s.box_bytes();
+    const bool swz = s.swizzle != TmSwizzle::none;
+    const uint64_t span = swz ? (box + 127) / 128 * 128 : box;
+    if (!tma_smem_check(x, w, in, l, s, da, span, "load")) return kStop;
+    uint64_t off = 0;
+    uint64_t* bar =
+        mbar_at(x, w, in, l, w.row(in.r[2])[l] + uint64_t(in.target), Space::shared, off);
+    if (!bar) return kStop;
+    if ((*bar & kMarkMask) != kInitMark) return uninitialised(x, w, in, l, off);
+    // The box as shared memory will hold it: rows of box[0] elements, swizzled, zeros outside
+    // the map. A swizzled box that ends inside a 128-byte row keeps what that row held.
+    Block::PendingBulk cp{uint32_t(off), uint32_t(da), std::vector<std::byte>(span), uint32_t(box)};
+    if (span > box) std::memcpy(cp.data.data(), x.B->shared + da, span);
+    const uint64_t es = s.elem_bytes(), row_bytes = uint64_t(s.box[0]) * es;
+    std::vector<std::byte> row(row_bytes);
+    uint64_t moved = 0;
+    bool ok = true;
+    tma_rows(s, gaddr, c, [&](uint64_t r, uint64_t addr, int64_t lo, int64_t hi) {
+      if (!ok) return;
+      std::fill(row.begin(), row.end(), std::byte{0});
+      if (hi > lo) {
+        const uint64_t n = uint64_t(hi - lo) * es;
+        const std::byte* src = tma_global(x, w, in, l, addr + uint64_t(lo) * es, n, false);
+        if (!src) {
+          ok = false;
+          return;
+        }
+        std::memcpy(row.data() + uint64_t(lo) * es, src, n);
+        moved += n;
+        if (w.trace) trace_bulk(w, addr + uint64_t(lo) * es, uint32_t(n), uint32_t(off));
+      }
+      for (uint64_t k = 0; k < row_bytes; k += 16) {
+        const uint64_t o = r * row_bytes + k;
+        const uint64_t d = swz ? swizzle_offset(s.swizzle, uint32_t(da + o)) - da : o;
+        std::memcpy(cp.data.data() + d, row.data() + k, 16);
+      }
+    });
+    if (!ok) return kStop;
+    if (x.track_races &&
+        shared_race_check(x, w, in, l, da, uint32_t(span), true, cp.data.data()) != kNext)
+      return kStop;
+    if (x.count) {
+      InstCount& ic = x.ic[pc_of(x, in)];
+      ic.g_req += 1;
+      ic.g_sect += (moved + 31) / 32;
+      ic.g_ideal += (moved + 31) / 32;
+      ic.g_bytes += moved;
+      ic.s_wave += (box + 127) / 128;
+      ic.s_ideal += (box + 127) / 128;
+    }
+    if (w.trace && moved == 0) trace_bulk(w, gaddr, 16, uint32_t(off)); // a box wholly outside
+    ++w.gloads[l];
+    x.B->bulk_pending.push_back(std::move(cp));
+  }
+  return kNext;
+}
+
+// The store: the box is read from shared memory now and written to the map's elements inside its
+// bounds (those outside are dropped), so cp.async.bulk.wait_group has nothing left to wait for.
+int h_tma_store(Exec& x, Warp& w, const Inst& in, uint32_t m) {
+  std::vector<uint64_t> traced; // 16-byte pieces written, for the performance model
+  for (uint32_t mm = m; mm; mm &= mm - 1) {
+    const int l = std::countr_zero(mm);
+    TensorMapSpec s;
+    uint64_t gaddr = 0;
+    if (!tma_map(x, w, in, l, s, gaddr)) return kStop;
+    int32_t c[kTensorMapMaxRank] = {};
+    for (int i = 0; i < s.rank; ++i)
+      c[i] = int32_t(uint32_t(w.row(x.P->lists[in.r[3] + uint32_t(i)])[l]));
+    const uint64_t sa = w.row(in.r[0])[l] + uint64_t(in.imm);
+    const uint64_t box = s.box_bytes();
+    const bool swz = s.swizzle != TmSwizzle::none;
+    if (!tma_smem_check(x, w, in, l, s, sa, box, "store")) return kStop;
+    if (x.track_races && shared_race_check(x, w, in, l, sa, uint32_t(box), false, nullptr) != kNext)
+      return kStop;
+    const uint64_t es = s.elem_bytes(), row_bytes = uint64_t(s.box[0]) * es;
+    std::vector<std::byte> row(row_bytes);
+    uint64_t moved = 0;
+    bool ok = true;
+    tma_rows(s, gaddr, c, [&](uint64_t r, uint64_t addr, int64_t lo, int64_t hi) {
+      if (!ok || hi <= lo) return;
+      for (uint64_t k = 0; k < row_bytes; k += 16) {
+        const uint64_t o = r * row_bytes + k;
+        const uint64_t d = swz ? swizzle_offset(s.swizzle, uint32_t(sa + o)) - sa : o;
+        std::memcpy(row.data() + k, x.B->shared + sa + d, 16);
+      }
+      const uint64_t n = uint64_t(hi - lo) * es, a = addr + uint64_t(lo) * es;
+      std::byte* dst = tma_global(x, w, in, l, a, n, true);
+      if (!dst) {
+        ok = false;
+        return;
+      }
+      std::memcpy(dst, row.data() + uint64_t(lo) * es, n);
+      if (w.trace)
+        for (uint64_t k = 0; k < n; k += 16) traced.push_back(a + k);
+      if (Region* rg = x.L->mem->find(a); rg && rg->writers)
+        for (uint64_t e = 0; e < n; e += rg->elem) note_writer(x, w, l, rg, a + e);
+      moved += n;
+    });
+    if (!ok) return kStop;
+    if (x.count) {
+      InstCount& ic = x.ic[pc_of(x, in)];
+      ic.g_req += 1;
+      ic.g_sect += (moved + 31) / 32;
+      ic.g_ideal += (moved + 31) / 32;
+      ic.g_bytes += moved;
+      ic.s_wave += (box + 127) / 128;
+      ic.s_ideal += (box + 127) / 128;
+    }
+    ++w.gstores[l];
+  }
+  if (w.trace) trace_global(w, traced.data(), int(traced.size()), 16, TraceKind::global);
+  return kNext;
+}
+
 // The deadlock report: every live warp waits on an mbarrier phase that nobody can complete.
 int report_mbarrier_deadlock(Exec& x) {
   Block& B = *x.B;
@@ -295,6 +543,10 @@ int report_mbarrier_deadlock(Exec& x) {
       what = fmt::format("{} (phase {}: {} of {} arrivals still missing{})",
                          shared_elem_name(x, a, 8), b.phase ? 1 : 0, b.pending, b.expected,
                          b.tx ? fmt::format(", {} transaction bytes outstanding", b.tx) : "");
+      if (auto it = B.mbar_bytes.find(uint32_t(a)); b.tx > 0 && it != B.mbar_bytes.end())
+        what += fmt::format(": it expects {} bytes this phase and {} arrived, so the copies "
+                            "started on it bring fewer bytes than its expect_tx counts",
+                            it->second.first, it->second.second);
     }
     return raise_fault(x, FaultKind::deadlock,
                        "deadlock in " + block_name(x) + ": every live warp waits on an mbarrier, " +
@@ -305,13 +557,74 @@ int report_mbarrier_deadlock(Exec& x) {
   return kStop;
 }
 
+namespace {
+
+bool decode_tma(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Instr& in) {
+  if (o.has("multicast::cluster"))
+    throw Unsupported("cp.async.bulk.tensor with .multicast::cluster (one copy into several "
+                      "blocks of a cluster)");
+  if (o.has("im2col") || o.has("im2col_no_offs") || o.has("tile::gather4") ||
+      o.has("tile::scatter4") || o.has("im2col::w") || o.has("im2col::w::128"))
+    throw Unsupported("cp.async.bulk.tensor in im2col or gather/scatter mode (.tile is simulated)");
+  int rank = 0;
+  for (int r = 1; r <= kTensorMapMaxRank; ++r)
+    if (o.has(std::to_string(r) + "d")) rank = r;
+  if (!rank) throw Unsupported("cp.async.bulk.tensor without .1d to .5d");
+  const bool load = o.has("shared::cluster") || (o.has("shared::cta") && o.has("global") &&
+                                                 o.has("mbarrier::complete_tx::bytes"));
+  const size_t mi = load ? 1 : 0; // the [tensorMap, {coordinates}] operand
+  if (in.ops.size() < (load ? 3u : 2u) || op(in, mi).kind != ptx::Operand::Kind::addr ||
+      op(in, mi).elems.size() != 1)
+    throw Unsupported("cp.async.bulk.tensor needs [tensorMap, {coordinates}] and its shared box");
+  const ptx::Operand& mo = op(in, mi);
+  ptx::Operand bare = mo;
+  bare.elems.clear();
+  Dec::Addr ma = D.addr(bare, Space::generic);
+  I.r[1] = ma.base;
+  I.aux = uint32_t(int32_t(ma.disp));
+  I.space = ma.space == Space::kparam ? Space::kparam : Space::generic;
+  I.r[3] = D.vec_rows(mo.elems[0], Ty::s32, rank);
+  I.vec = uint8_t(rank);
+  Dec::Addr sa = D.addr(op(in, load ? 0 : 1), Space::shared);
+  if (sa.base == kNoRow) {
+    I.r[0] = D.const_row(0);
+  } else {
+    I.r[0] = sa.base;
+  }
+  I.imm = sa.disp;
+  if (load) {
+    if (!o.has("global") || !o.has("mbarrier::complete_tx::bytes"))
+      throw Unsupported("this form of cp.async.bulk.tensor (global to shared completing on an "
+                        "mbarrier, and shared to global in a bulk group, are simulated)");
+    Dec::Addr ba = D.addr(op(in, 2), Space::shared);
+    I.r[2] = ba.base == kNoRow ? D.const_row(0) : ba.base;
+    I.target = uint32_t(ba.disp);
+    I.fn = h_tma_load;
+    info.mem = MemKind::load;
+  } else {
+    if (!o.has("global") || !o.has("bulk_group"))
+      throw Unsupported("this form of cp.async.bulk.tensor (global to shared completing on an "
+                        "mbarrier, and shared to global in a bulk group, are simulated)");
+    I.fn = h_tma_store;
+    info.mem = MemKind::store;
+  }
+  return true;
+}
+
+} // namespace
+
 bool decode_sync(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Instr& in) {
   if (o.base == "cp" && o.has("async") && o.has("bulk")) {
     if (o.has("prefetch")) { // cp.async.bulk.prefetch.L2: a hint
       I.fn = h_nop;
       return true;
     }
-    if (o.has("tensor")) throw Unsupported("cp.async.bulk.tensor (TMA with a tensor map)");
+    if (o.has("commit_group") || o.has("wait_group")) {
+      // The bulk stores write global memory when issued: nothing is left to wait for.
+      I.fn = h_nop;
+      return true;
+    }
+    if (o.has("tensor")) return decode_tma(D, I, info, o, in);
     if (o.has("multicast::cluster"))
       throw Unsupported("cp.async.bulk to several blocks of a cluster");
     if (!o.has("global") || !(o.has("shared::cluster") || o.has("shared::cta")) ||

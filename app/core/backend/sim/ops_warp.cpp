@@ -4,6 +4,8 @@
 // such lane can arrive any more does it run with the lanes present, and warns once.
 #include "ops_common.hpp"
 
+#include <fmt/format.h>
+
 namespace wb::sim {
 namespace {
 
@@ -209,6 +211,38 @@ int h_elect(Exec& x, Warp& w, const Inst& in, uint32_t m) {
   return kNext;
 }
 
+// setmaxnreg.{inc,dec}.sync.aligned.u32 N: moves registers between a block's warpgroups on a GPU.
+// Values do not change, so the simulator checks the rules and goes on: N a multiple of 8 in
+// 24..256, every lane of the warp there at once (.sync.aligned), and a block of whole warpgroups.
+int h_setmaxnreg(Exec& x, Warp& w, const Inst& in, uint32_t m) {
+  (void)m;
+  const InstInfo& inf = info_of(x, in);
+  const int64_t n = in.imm;
+  if (n < 24 || n > 256 || n % 8)
+    return raise_fault(x, FaultKind::trap,
+                       fmt::format("{} ran setmaxnreg with {} registers{}: the count must be a "
+                                   "multiple of 8 from 24 to 256",
+                                   thread_name(x, w, std::countr_zero(w.active)), n,
+                                   at_line(inf.line)),
+                       inf.line);
+  const uint64_t threads = uint64_t(x.L->block.x) * x.L->block.y * x.L->block.z;
+  if (threads % 128)
+    return raise_fault(x, FaultKind::trap,
+                       fmt::format("setmaxnreg{} in a block of {} threads: it acts on whole "
+                                   "warpgroups (128 threads each), so the block must be a "
+                                   "multiple of 128 threads",
+                                   at_line(inf.line), threads),
+                       inf.line);
+  if (uint32_t missing = w.live & ~w.active; missing)
+    return raise_fault(x, FaultKind::trap,
+                       fmt::format("warp {} of {} ran setmaxnreg{} with only lanes {:#010x} of "
+                                   "its live lanes {:#010x}: .sync.aligned needs every thread of "
+                                   "the warpgroup to run it together, outside divergent code",
+                                   w.index, block_name(x), at_line(inf.line), w.active, w.live),
+                       inf.line);
+  return kNext;
+}
+
 int h_warpsync(Exec& x, Warp& w, const Inst& in, uint32_t m) {
   uint32_t member = member_mask(w, in);
   return sync_gate(x, w, in, member);
@@ -294,6 +328,14 @@ bool decode_warp(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Instr
     if (!d.name2.empty()) I.pd = D.pred_name(d.name2);
     member(1);
     I.fn = h_elect;
+    return true;
+  }
+  if (b == "setmaxnreg") {
+    need_ops(in, 1);
+    if (op(in, 0).kind != ptx::Operand::Kind::integer)
+      throw Unsupported("setmaxnreg needs a constant register count");
+    I.imm = int64_t(op(in, 0).bits);
+    I.fn = h_setmaxnreg;
     return true;
   }
   if ((b == "bar" || b == "barrier") && o.has("warp")) {

@@ -556,6 +556,11 @@ private:
       ++p_;
       o.kind = Operand::Kind::addr;
       if (peek().k == Tok::K::ident) o.name = take().s;
+      if (is_punct(",")) { // [tensorMap, {c0, c1, ...}]: TMA's map and coordinates
+        ++p_;
+        o.elems.push_back(operand());
+        if (!is_punct("]")) fail("expected `]` after a tensor's coordinates");
+      }
       while (!is_punct("]")) {
         bool minus = false;
         if (is_punct("+")) ++p_;

@@ -17,7 +17,7 @@ struct Operand {
     f32bits, // 0fXXXXXXXX
     f64bits, // 0dXXXXXXXXXXXXXXXX
     decimal, // a decimal floating literal such as 1.5
-    addr,    // [name + offset] or [offset]
+    addr,    // [name + offset] or [offset]; [name, {a, b}] keeps the vector in elems
     vec,     // {a, b, ...}
     list,    // (a, b, ...) in call
     sink,    // _

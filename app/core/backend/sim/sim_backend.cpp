@@ -380,6 +380,25 @@ RunResult Simulator::run_locked(const RunPlan& plan, const Sampling* sampling) {
           break;
         }
         v = buf_region[size_t(a.buffer)]->data_lo;
+      } else if (a.kind == KernelArg::Kind::tensor_map) {
+        if (!bufs || a.map.buffer < 0 || size_t(a.map.buffer) >= buf_region.size()) {
+          argerr = "tensor map " + a.name + " names a buffer that does not exist";
+          break;
+        }
+        if (std::string why = tensor_map_problem(a.map); !why.empty()) {
+          argerr = why;
+          break;
+        }
+        if (p.size != kTensorMapBytes) {
+          argerr = "argument " + std::to_string(k + 1) + " (" + a.name +
+                   ") is a tensor map, passed as 128 bytes, but the kernel's parameter " +
+                   std::to_string(k + 1) + " has " + std::to_string(p.size) +
+                   " (declare it `const __grid_constant__ CUtensorMap " + a.name + "`)";
+          break;
+        }
+        encode_sim_tensor_map(a.map, buf_region[size_t(a.map.buffer)]->data_lo,
+                              L.params.data() + p.offset);
+        continue;
       } else {
         size = a.size ? a.size : p.size;
         std::memcpy(&v, a.value.data(), std::min<size_t>(8, size));
