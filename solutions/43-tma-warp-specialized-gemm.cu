@@ -57,15 +57,8 @@
 // @tune STAGES=4
 // @tune GROUP=8
 // @tune GRID=132
+#include <cuda.h> // CUtensorMap
 #include <cuda_bf16.h>
-
-// The driver's CUtensorMap (cuda.h, which NVRTC cannot include): 128 opaque bytes that the host
-// fills with cuTensorMapEncodeTiled and passes by value as a __grid_constant__ parameter.
-#ifndef CU_TENSOR_MAP_NUM_QWORDS
-struct alignas(64) CUtensorMap {
-  unsigned long long opaque[16];
-};
-#endif
 
 // BM = 128: two consumer warpgroups of 64 rows; BK = 64: a tile row is one 128-byte swizzle row.
 #if BM != 128 || BK != 64 || (BN != 128 && BN != 256) || STAGES < 2 || GROUP < 1

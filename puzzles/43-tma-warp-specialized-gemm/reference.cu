@@ -3,13 +3,9 @@
 // so the threads walk the outputs with a grid stride: output i is row i / N, column i % N, a dot
 // product of row r of A and row c of B (B is [N, K]), bf16 values converted exactly, summed in
 // double, rounded once to bf16.
+#include <cuda.h> // CUtensorMap
 #include <cuda_bf16.h>
 
-#ifndef CU_TENSOR_MAP_NUM_QWORDS
-struct alignas(64) CUtensorMap {
-  unsigned long long opaque[16];
-};
-#endif
 
 extern "C" __global__ void ws_gemm(const __grid_constant__ CUtensorMap tmA,
                                    const __grid_constant__ CUtensorMap tmB, const __nv_bfloat16* A,

@@ -12,13 +12,9 @@
 // TMA copies into a ring of STAGES slots), warpgroups 1 and 2 the consumers (they wait for a slot
 // to fill, use it, and hand it back). It does not finish: find out why with `warpbook check`.
 // Then make it fast: the consumers multiply on the CUDA cores, one FMA at a time.
+#include <cuda.h> // CUtensorMap
 #include <cuda_bf16.h>
 
-#ifndef CU_TENSOR_MAP_NUM_QWORDS
-struct alignas(64) CUtensorMap { // the driver's CUtensorMap: 128 bytes the host fills
-  unsigned long long opaque[16];
-};
-#endif
 
 #define A_BYTES (BM * BK * 2)
 #define B_BYTES (BN * BK * 2)
