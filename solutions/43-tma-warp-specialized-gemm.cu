@@ -39,6 +39,9 @@
 // Napkin maths (H100 SXM, 4096^3): 137.4 GFLOP at 989 TFLOP/s = 139 us; DRAM 101 MB at 3.35 TB/s =
 // 30 us. L2 to SM: 512 tiles x 64 k-steps x 48 KB = 1.61 GB, ~8-9 TB/s over the time cuBLAS takes
 // (176 us measured on an H100): the L2 is the second limit, which is why the tile is 128 x 256.
+// `warpbook predict` (predicted): 375 us on the H100 SXM, 353 us on the H200, the L2 named first
+// (1.73 GB at the 7.5 TB/s it assumes for an H100's L2 is 248 us alone, more than cuBLAS's
+// measured 176 us: the GPU has the last word), then the DRAM. With GROUP = 1, 514 and 414 us.
 // Registers: 168 a thread at launch (65536 / 384), 40 x 128 + 232 x 256 = 64512 after setmaxnreg;
 // ptxas (sm_90a): no spills. Shared memory: 4 x 48 KB + 64 B of barriers + 1 KB of alignment slack
 // = 197696 B of the 232448 an SM offers (STAGES = 5 does not fit at BN = 256).
