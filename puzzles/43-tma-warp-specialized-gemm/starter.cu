@@ -10,7 +10,8 @@
 //
 // This kernel has the shape of the fast one: warpgroup 0 is the producer (one thread issues the
 // TMA copies into a ring of STAGES slots), warpgroups 1 and 2 the consumers (they wait for a slot
-// to fill, use it, and hand it back). It does not finish: find out why with `warpbook check`.
+// to fill, use it, and hand it back). Once the ring wraps round it stops for good: find out why
+// with `warpbook check`.
 // Then make it fast: the consumers multiply on the CUDA cores, one FMA at a time.
 #include <cuda.h> // CUtensorMap
 #include <cuda_bf16.h>
