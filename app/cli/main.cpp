@@ -133,6 +133,8 @@ int cmd_show(const Global& g, const std::string& key) {
       type = fmt::format("{}{}*", b->is_input() ? "const " : "", dtype_ctype(b->type));
     else if (auto s = p.scalar(a))
       type = std::string(dtype_ctype(s->type));
+    else if (p.tensor_map(a))
+      type = "const __grid_constant__ CUtensorMap";
     fmt::print("{}{} {}", i ? ", " : "", type, a);
   }
   fmt::print(")\nstarter: {}\n", p.starter.string());

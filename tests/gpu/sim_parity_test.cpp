@@ -1,11 +1,13 @@
 // The corpus on the simulator and on the GPU, side by side (label gpu): every plan of
-// tests/common/corpus_suite.hpp runs on both backends with the same inputs, and every output buffer
-// must be bit-identical, except where the case says the two may differ (p.approx: .approx
-// instructions, sums in atomic or tensor-core order, within the stated tolerance; p.any_value: an
-// element whose value depends on which thread's atomic came last). The suite's own checks against
-// host-computed results still run, on the simulator's output.
+// tests/common/corpus_suite.hpp and tests/common/tma_suite.hpp runs on both backends with the same
+// inputs, and every output buffer must be bit-identical, except where the case says the two may
+// differ (p.approx: .approx instructions, sums in atomic or tensor-core order, within the stated
+// tolerance; p.any_value: an element whose value depends on which thread's atomic came last). The
+// suites' own checks against host-computed results still run, on the simulator's output.
 #define CORPUS_SUITE_PREFIX "parity: "
 #include "common/corpus_suite.hpp"
+#define TMA_SUITE_PREFIX "parity: "
+#include "common/tma_suite.hpp"
 
 #include <cstdio>
 

@@ -218,6 +218,8 @@ std::string shared_elem_name(const Exec& x, uint64_t off, uint32_t n) {
 
 int shared_race_check(Exec& x, Warp& w, const Inst& in, int lane, uint64_t a, uint32_t n,
                       bool write, const std::byte* newval) {
+  if (write && !x.B->tma_stores.empty())
+    if (int r = tma_store_race(x, w, in, lane, a, n); r != kNext) return r;
   uint32_t epoch = x.B->epoch;
   uint16_t me = uint16_t(w.index);
   uint32_t pc = pc_of(x, in);
@@ -273,10 +275,15 @@ int shared_race_check(Exec& x, Warp& w, const Inst& in, int lane, uint64_t a, ui
                         at_line(oline) + ", with no __syncthreads() between them";
       // A bulk copy's bytes are there only once its mbarrier's phase completes.
       auto bulk = [&](uint32_t p) { return x.P->info[p].opcode.rfind("cp.async.bulk", 0) == 0; };
-      if (bulk(pc) || bulk(other_pc))
-        msg += " (a cp.async.bulk writes its destination on its own time: read it only after a "
-               "wait on its mbarrier completes, and start the next copy into it only after a "
-               "barrier that follows the last reads)";
+      if (bulk(pc) || bulk(other_pc)) {
+        const bool tma =
+            x.P->info[bulk(pc) ? pc : other_pc].opcode.find(".tensor") != std::string::npos;
+        msg += std::string(" (a ") +
+               (tma ? "TMA copy (cp.async.bulk.tensor) writes its box"
+                    : "cp.async.bulk writes its destination") +
+               " on its own time: read it only after a wait on its mbarrier completes, and start "
+               "the next copy into it only after a barrier that follows the last reads)";
+      }
       return raise_fault(x, FaultKind::race, msg, inf.line);
     }
   }

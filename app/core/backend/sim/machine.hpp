@@ -473,6 +473,16 @@ struct Block {
   // Per mbarrier (shared offset): the transaction bytes its current phase expects and those that
   // arrived so far, for the deadlock report.
   std::map<uint32_t, std::pair<uint64_t, uint64_t>> mbar_bytes;
+  // TMA stores (shared -> global) whose box a GPU may still be reading: until the issuing
+  // thread's cp.async.bulk.wait_group.read lets one go, a write into its box is a race.
+  struct PendingStore {
+    uint32_t lo, hi; // shared bytes [lo, hi)
+    uint32_t thread; // linear index in the block of the thread that started it
+    uint32_t pc;
+    uint32_t group; // the thread's bulk group once committed (0: not yet)
+  };
+  std::vector<PendingStore> tma_stores;
+  std::map<uint32_t, uint32_t> bulk_groups; // per thread: the bulk groups it has committed
   uint32_t red_popc[16] = {};
   bool red_all[16] = {true, true, true, true, true, true, true, true,
                       true, true, true, true, true, true, true, true};
@@ -655,6 +665,9 @@ int h_cp_async_bulk(Exec& x, Warp& w, const Inst& in, uint32_t m);
 // and shared -> global (.bulk_group) (ops_sync.cpp).
 int h_tma_load(Exec& x, Warp& w, const Inst& in, uint32_t m);
 int h_tma_store(Exec& x, Warp& w, const Inst& in, uint32_t m);
+// A write of n shared bytes at a into the box of a TMA store still in flight: the race fault
+// (ops_sync.cpp; shared_race_check calls it while any is in flight).
+int tma_store_race(Exec& x, Warp& w, const Inst& in, int lane, uint64_t a, uint32_t n);
 
 // Memory access (memory.cpp). Each returns a host pointer, or nullptr after raising a fault.
 std::byte* global_ptr(Exec& x, Warp& w, const Inst& in, int lane, uint64_t a, uint32_t n,

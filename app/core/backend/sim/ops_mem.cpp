@@ -555,6 +555,11 @@ template <bool Store, uint32_t W> int h_shared1(Exec& x, Warp& w, const Inst& in
     if (!inside) return kStop;
   }
   if (x.track_races) {
+    if constexpr (Store)
+      if (!B.tma_stores.empty() && !each_lane_while(m, [&](int l) {
+            return tma_store_race(x, w, in, l, addr[l], W) == kNext;
+          }))
+        return kStop;
     const uint32_t epoch = B.epoch;
     const uint16_t me = uint16_t(w.index);
     const uint32_t pc = pc_of(x, in);

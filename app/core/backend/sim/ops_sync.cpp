@@ -462,7 +462,22 @@ int h_tma_load(Exec& x, Warp& w, const Inst& in, uint32_t m) {
       ic.s_wave += (box + 127) / 128;
       ic.s_ideal += (box + 127) / 128;
     }
-    if (w.trace && moved == 0) trace_bulk(w, gaddr, 16, uint32_t(off)); // a box wholly outside
+    if (moved == 0) { // a box wholly outside the tensor: legal, and almost always a mistake
+      if (w.trace) trace_bulk(w, gaddr, 16, uint32_t(off));
+      const int line = info_of(x, in).line;
+      std::string coords;
+      for (int i = 0; i < s.rank; ++i) coords += fmt::format("{}{}", i ? ", " : "", c[i]);
+      std::string dims;
+      for (int i = 0; i < s.rank; ++i)
+        dims += fmt::format("{}{}", i ? " x " : "", s.dims[size_t(i)]);
+      std::string msg = fmt::format("a TMA load{} at coordinates ({}) lies wholly outside tensor "
+                                    "map '{}' ({} elements, innermost first) and brings only "
+                                    "zeros: are the coordinates innermost first, in elements?",
+                                    at_line(line), coords, s.name, dims);
+      if (std::find(x.warnings.begin(), x.warnings.end(), msg) == x.warnings.end() &&
+          x.warnings.size() < 8)
+        x.warnings.push_back(std::move(msg));
+    }
     ++w.gloads[l];
     x.B->bulk_pending.push_back(std::move(cp));
   }
@@ -487,6 +502,9 @@ int h_tma_store(Exec& x, Warp& w, const Inst& in, uint32_t m) {
     if (!tma_smem_check(x, w, in, l, s, sa, box, "store")) return kStop;
     if (x.track_races && shared_race_check(x, w, in, l, sa, uint32_t(box), false, nullptr) != kNext)
       return kStop;
+    if (x.track_races)
+      x.B->tma_stores.push_back(
+          {uint32_t(sa), uint32_t(sa + box), w.tid0 + uint32_t(l), pc_of(x, in), 0});
     const uint64_t es = s.elem_bytes(), row_bytes = uint64_t(s.box[0]) * es;
     std::vector<std::byte> row(row_bytes);
     uint64_t moved = 0;
@@ -524,6 +542,58 @@ int h_tma_store(Exec& x, Warp& w, const Inst& in, uint32_t m) {
     ++w.gstores[l];
   }
   if (w.trace) trace_global(w, traced.data(), int(traced.size()), 16, TraceKind::global);
+  return kNext;
+}
+
+namespace {
+
+// cp.async.bulk.commit_group: the thread's TMA stores not yet in a group form its next one.
+int h_bulk_commit(Exec& x, Warp& w, const Inst&, uint32_t m) {
+  auto& st = x.B->tma_stores;
+  for (uint32_t mm = m; mm; mm &= mm - 1) {
+    const uint32_t t = w.tid0 + uint32_t(std::countr_zero(mm));
+    const uint32_t g = ++x.B->bulk_groups[t];
+    for (auto& p : st)
+      if (p.thread == t && p.group == 0) p.group = g;
+  }
+  return kNext;
+}
+
+// cp.async.bulk.wait_group[.read] N: the thread's groups but the newest N are done (the simulator
+// wrote their global bytes when they were issued), so their boxes may be written again.
+int h_bulk_wait(Exec& x, Warp& w, const Inst& in, uint32_t m) {
+  auto& st = x.B->tma_stores;
+  if (st.empty()) return kNext;
+  for (uint32_t mm = m; mm; mm &= mm - 1) {
+    const uint32_t t = w.tid0 + uint32_t(std::countr_zero(mm));
+    const uint32_t done = x.B->bulk_groups[t];
+    std::erase_if(st, [&](const Block::PendingStore& p) {
+      return p.thread == t && p.group != 0 && uint64_t(p.group) + uint64_t(in.imm) <= done;
+    });
+  }
+  return kNext;
+}
+
+} // namespace
+
+int tma_store_race(Exec& x, Warp& w, const Inst& in, int lane, uint64_t a, uint32_t n) {
+  for (const auto& p : x.B->tma_stores) {
+    if (a + n <= p.lo || a >= p.hi) continue;
+    const int line = info_of(x, in).line, sline = x.P->info[p.pc].line;
+    const Dim3& b = x.L->block;
+    const std::string starter = fmt::format("thread ({},{},{})", p.thread % b.x,
+                                            (p.thread / b.x) % b.y, p.thread / (b.x * b.y));
+    return raise_fault(
+        x, FaultKind::race,
+        fmt::format("shared-memory race in {} on {}: {} wrote it{} while the TMA store that {} "
+                    "started{} may still be reading it (the copy reads its box on its own time: "
+                    "the thread that started it must commit it and wait with "
+                    "cp.async.bulk.wait_group.read, then a barrier, before the box is written "
+                    "again)",
+                    block_name(x), shared_elem_name(x, a, std::min<uint32_t>(n, 4)),
+                    thread_name(x, w, lane), at_line(line), starter, at_line(sline)),
+        line);
+  }
   return kNext;
 }
 
@@ -565,6 +635,7 @@ int report_mbarrier_deadlock(Exec& x) {
 namespace {
 
 bool decode_tma(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Instr& in) {
+  if (o.has("reduce")) throw Unsupported("cp.reduce.async.bulk.tensor (a reduction into global)");
   if (o.has("multicast::cluster"))
     throw Unsupported("cp.async.bulk.tensor with .multicast::cluster (one copy into several "
                       "blocks of a cluster)");
@@ -624,9 +695,16 @@ bool decode_sync(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Instr
       I.fn = h_nop;
       return true;
     }
-    if (o.has("commit_group") || o.has("wait_group")) {
-      // The bulk stores write global memory when issued: nothing is left to wait for.
-      I.fn = h_nop;
+    if (o.has("commit_group")) {
+      I.fn = h_bulk_commit;
+      return true;
+    }
+    if (o.has("wait_group")) {
+      need_ops(in, 1);
+      if (op(in, 0).kind != ptx::Operand::Kind::integer)
+        throw Unsupported("cp.async.bulk.wait_group needs a constant");
+      I.imm = int64_t(op(in, 0).bits);
+      I.fn = h_bulk_wait;
       return true;
     }
     if (o.has("tensor")) return decode_tma(D, I, info, o, in);
