@@ -56,7 +56,9 @@
 //     hides under the other's mainloop) is what CUTLASS does next; a cluster of 2 with TMA
 //     multicast of B (one L2 read for two SMs) is the other. The simulator runs neither clusters
 //     nor multicast, so this solution stops at what it can check.
+// @tune BM=128
 // @tune BN=256
+// @tune BK=64
 // @tune STAGES=4
 // @tune GROUP=8
 // @tune GRID=132
