@@ -1555,11 +1555,60 @@ def block_scales():
     return s.save("block-scales")
 
 
+# 0018: one SM of the warp-specialised persistent GEMM: a producer, a ring of slots, two consumers.
+def warp_specialized_gemm():
+    W, L = 340, 8
+    s = Svg(W, 10)
+    y = para(s, L, 22, "One SM of the persistent GEMM: a producer, a ring, two consumers", 16, W - 2 * L,
+             bold=True)
+    right = W - L - 30  # the boxes end here; the empty barriers' arrow runs up beside them
+    # The producer warpgroup.
+    top = y
+    s.rect(L, top, right - L, 72, fill=ORANGE, stroke=INK, sw=1, opacity=0.3, rx=4)
+    s.text(L + 8, top + 21, "producer warpgroup", 15, bold=True)
+    s.text(L + 8, top + 42, "40 registers", 15)
+    s.text(L + 8, top + 63, "1 thread: TMA copies of A and B", 15)
+    # The ring.
+    ry = top + 72 + 44
+    s.arrow((L + right) / 2, top + 74, (L + right) / 2, ry - 2, stroke=INK)
+    s.text((L + right) / 2 + 8, top + 100, "full[s]: bytes landed", 15)
+    n = 4
+    sw_ = (right - L - 3 * 6) / n
+    for k in range(n):
+        x = L + k * (sw_ + 6)
+        s.rect(x, ry, sw_, 46, fill=PALETTE[k], stroke=INK, sw=1, opacity=0.45, rx=3)
+        s.text(x + sw_ / 2, ry + 20, f"slot {k}", 15, anchor="middle", bold=True)
+        s.text(x + sw_ / 2, ry + 39, "48 KB", 15, anchor="middle")
+    # The consumers.
+    cy = ry + 46 + 40
+    cw = (right - L - 8) / 2
+    for j, rows in enumerate(["rows 0-63", "rows 64-127"]):
+        x = L + j * (cw + 8)
+        s.arrow(x + cw / 2, ry + 48, x + cw / 2, cy - 2, stroke=INK)
+        s.rect(x, cy, cw, 72, fill=BLUE, stroke=INK, sw=1, opacity=0.3, rx=4)
+        s.text(x + 8, cy + 21, f"consumer {j + 1}", 15, bold=True)
+        s.text(x + 8, cy + 42, rows, 15)
+        s.text(x + 8, cy + 63, "232 registers", 15)
+    s.text(L + cw / 2 + 8, ry + 76, "wgmma", 15)
+    # empty[s]: from the consumers back up to the producer, along the right edge.
+    ex = W - L - 10
+    s.polyline([(right + 2, cy + 36), (ex, cy + 36), (ex, top + 26)], stroke=RED, sw=1.5)
+    s.arrow(ex, top + 26, right + 4, top + 26, stroke=RED)
+    y = cy + 72 + 26
+    y = para(s, L, y, "red: empty[s], one arrival per consumer warp once its wgmma have read slot s; "
+             "the producer refills it.", 15, W - 2 * L, fill=RED)
+    y = para(s, L, y + 4, "Each block walks tiles t = b, b + 132, ... in grouped order; the producer "
+             "runs up to 4 k-steps ahead, into the next tile while the consumers store this one.",
+             15, W - 2 * L, fill=MUTED)
+    s.h = int(y)
+    return s.save("warp-specialized-gemm")
+
+
 PICTURES = [grid_blocks_threads, grid_2d, grid_stride, coalesced_vs_strided, roofline, reduction_tree,
             bank_conflicts, fusion_bytes, tiled_matmul, register_tile, mma_layout, ldmatrix_x4,
             cp_async_pipeline, fp8_formats, nf4_codes, q4_0_block, quant_error, rope_layouts,
             cross_entropy_passes, moe_routing, model_vs_gpu, decode_split, paged_kv_cache,
-            flash_tiles, causal_tiles, attention_io, column_sums, block_scales]
+            flash_tiles, causal_tiles, attention_io, column_sums, block_scales, warp_specialized_gemm]
 
 
 def main():

@@ -1333,6 +1333,40 @@ def top_p_sample(probs, top_p, u, token, mass):
     return token, mass
 
 
+# ---- 43-tma-warp-specialized-gemm
+@triton.jit
+def persistent_gemm_kernel(A, B, C, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+                           GROUP: tl.constexpr):
+    # C = A @ B.T, B stored [N, K]: A and B through TMA descriptors (zeros past the edges; K % 8 == 0)
+    a_desc = tl.make_tensor_descriptor(A, shape=[M, K], strides=[K, 1], block_shape=[BM, BK])
+    b_desc = tl.make_tensor_descriptor(B, shape=[N, K], strides=[K, 1], block_shape=[BN, BK])
+    tiles_m, tiles_n = tl.cdiv(M, BM), tl.cdiv(N, BN)
+    for t in tl.range(tl.program_id(0), tiles_m * tiles_n, tl.num_programs(0), flatten=True):  # persistent
+        first_m = (t // (GROUP * tiles_n)) * GROUP  # the grouped raster of 17 and 20
+        group_m = tl.minimum(tiles_m - first_m, GROUP)
+        pm = first_m + (t % (GROUP * tiles_n)) % group_m
+        pn = (t % (GROUP * tiles_n)) // group_m
+        acc = tl.zeros([BM, BN], dtype=tl.float32)
+        for kt in range(0, tl.cdiv(K, BK)):
+            a = a_desc.load([pm * BM, kt * BK])
+            b = b_desc.load([pn * BN, kt * BK])
+            acc = tl.dot(a, b.T, acc)
+        rm = pm * BM + tl.arange(0, BM)
+        rn = pn * BN + tl.arange(0, BN)  # C's rows need not be 16-byte multiples: a masked store
+        tl.store(C + rm[:, None] * N + rn[None, :], acc.to(tl.bfloat16), mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+def persistent_gemm(A, B, C, BM=128, BN=256, BK=64, GROUP=8):
+    (M, K), N = A.shape, B.shape[0]
+    sms = torch.cuda.get_device_properties(A.device).multi_processor_count if A.is_cuda else 132
+    # tl.make_tensor_descriptor writes its tensor maps into scratch memory that Triton asks for here
+    triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device=A.device))
+    grid = (min(sms, triton.cdiv(M, BM) * triton.cdiv(N, BN)),)  # one program per SM at most
+    # 128 x 256 tiles, 64 deep, 3 stages: (128 + 256) x 64 x 2 B x 3 = 144 KiB of shared memory
+    persistent_gemm_kernel[grid](A, B, C, M, N, K, BM=BM, BN=BN, BK=BK, GROUP=GROUP, num_warps=8, num_stages=3)
+    return C
+
+
 # ---- end of the excerpts
 
 # puzzle number -> launcher
@@ -1348,5 +1382,6 @@ BY_PUZZLE = {
     40: fp8_block_gemm,
     41: rmsnorm_fp8_block_quant,
     42: top_p_sample,
+    43: persistent_gemm,
 }
 

@@ -406,6 +406,7 @@ CASES = {
     40: (lambda k, b: k.fp8_block_gemm(b["A"], b["B"], b["a_scale"], b["b_scale"], b["C"]), fp8_block_gemm_ref),
     41: (lambda k, b: k.rmsnorm_fp8_block_quant(b["x"], b["gamma"], b["q"], b["scales"]), rmsnorm_fp8_ref),
     42: (lambda k, b: k.top_p_sample(b["probs"], b["top_p"], b["u"], b["token"], b["mass"]), top_p_ref),
+    43: (lambda k, b: k.persistent_gemm(b["A"], b["B"], b["C"]), lambda b: [("C", b["A"].double() @ b["B"].double().t())]),
 }
 
 # Where puzzle.toml's [check] gives no tolerance, each output is held to its own type's, as Warpbook

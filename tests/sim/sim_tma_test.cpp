@@ -41,6 +41,16 @@ TEST_CASE("TMA load: an mbarrier that expects more bytes than the box brings is 
   CHECK_HAS(r.fault.message, "expects 576 bytes this phase and 512 arrived");
 }
 
+TEST_CASE("TMA load: an mbarrier that expects fewer bytes than the box brings is a deadlock") {
+  // The count goes past zero without stopping there: the phase never completes, and the report
+  // says the copies bring more than expect_tx announced.
+  Load L;
+  auto r = L.run(Map{4, {40, 24}, {160}, {16, 8}}, {0, 0}, "#define EXTRA (-64)\n");
+  REQUIRE(r.fault.kind == wb::FaultKind::deadlock);
+  CHECK_HAS(r.fault.message, "-64 transaction bytes outstanding");
+  CHECK_HAS(r.fault.message, "bring more bytes than its expect_tx counts");
+}
+
 TEST_CASE("TMA load: reading the box before waiting on its mbarrier is a race that says so") {
   Load L;
   auto r = L.run(Map{4, {40, 24}, {160}, {16, 8}}, {0, 0}, "#define NOWAIT 1\n");

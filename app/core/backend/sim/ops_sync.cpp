@@ -617,6 +617,11 @@ int report_mbarrier_deadlock(Exec& x) {
         what += fmt::format(": it expects {} bytes this phase and {} arrived, so the copies "
                             "started on it bring fewer bytes than its expect_tx counts",
                             it->second.first, it->second.second);
+      else if (b.tx < 0) // a phase completes when the count reaches zero; the bytes past it count
+                         // against the next phase, whose count then never reaches zero
+        what += ": more bytes landed on it than expect_tx announced, so the copies started on it "
+                "bring more bytes than its expect_tx counts (every byte of a TMA box counts, the "
+                "zeros filled past the tensor's edges too)";
     }
     return raise_fault(x, FaultKind::deadlock,
                        "deadlock in " + block_name(x) + ": every live warp waits on an mbarrier, " +
