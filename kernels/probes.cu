@@ -230,6 +230,52 @@ extern "C" __global__ void __launch_bounds__(BS)
   sink_if(acc.x + acc.y + acc.z + acc.w, never, sink);
 }
 
+// The same window read by the copy engine (sm_90: cp.async.bulk, the engine TMA copies use): one
+// thread a block keeps WB_BULK_SLOTS copies of WB_BULK_CHUNK bytes in flight into shared memory,
+// each completing on its own mbarrier, over its blocks' chunks of the window `reps` times. No
+// thread touches the bytes, so this is the L2's rate into the SMs' shared memory, not the LSU's.
+#define WB_BULK_CHUNK 8192
+#define WB_BULK_SLOTS 5
+extern "C" __global__ void __launch_bounds__(BS)
+    l2_bulk_read(const char* __restrict__ x, long chunks, int reps, float never, float* sink) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  __shared__ __align__(128) unsigned char ring[WB_BULK_SLOTS * WB_BULK_CHUNK];
+  __shared__ __align__(8) unsigned long long bar[WB_BULK_SLOTS];
+  if (threadIdx.x != 0) return;
+  unsigned b0 = (unsigned)__cvta_generic_to_shared(bar);
+  unsigned r0 = (unsigned)__cvta_generic_to_shared(ring);
+  for (int s = 0; s < WB_BULK_SLOTS; ++s)
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(b0 + 8 * s) : "memory");
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  long issued = 0;
+  auto wait = [&](long k) { // copy k (slot k % SLOTS, that slot's (k / SLOTS)-th phase) landed
+    const unsigned b = b0 + 8 * unsigned(k % WB_BULK_SLOTS),
+                   parity = unsigned(k / WB_BULK_SLOTS) & 1;
+    unsigned done = 0;
+    while (!done)
+      asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; "
+                   "selp.u32 %0, 1, 0, p; }"
+                   : "=r"(done)
+                   : "r"(b), "r"(parity)
+                   : "memory");
+  };
+  for (int r = 0; r < reps; ++r)
+    for (long i = blockIdx.x; i < chunks; i += gridDim.x, ++issued) {
+      if (issued >= WB_BULK_SLOTS) wait(issued - WB_BULK_SLOTS);
+      const unsigned s = unsigned(issued % WB_BULK_SLOTS), b = b0 + 8 * s;
+      asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(b),
+                   "r"(WB_BULK_CHUNK)
+                   : "memory");
+      asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], "
+                   "%2, [%3];" ::"r"(r0 + s * WB_BULK_CHUNK),
+                   "l"(x + i * WB_BULK_CHUNK), "r"(WB_BULK_CHUNK), "r"(b)
+                   : "memory");
+    }
+  for (long k = issued > WB_BULK_SLOTS ? issued - WB_BULK_SLOTS : 0; k < issued; ++k) wait(k);
+  sink_if(float(ring[0]), never, sink);
+#endif
+}
+
 // ---- shared memory ----------------------------------------------------------------------------
 // 16-byte loads, each warp reading 32 consecutive float4 (512 bytes, no bank conflict). The index
 // moves every iteration so that no load is loop-invariant.

@@ -3,10 +3,11 @@
 // What: C[M x N] (bf16) = A[M x K] x B^T, B given as [N x K] (an nn.Linear weight), bf16 in, f32
 // sums on the tensor cores, C rounded to bf16 once. Puzzle 21's wgmma mainloop, fed the way
 // Hopper's libraries feed it:
-//   - persistent: min(SMS, tiles) blocks of 384 threads (three warpgroups, one block an SM); block
-//     b walks the 128 x 256 tiles t = b, b + gridDim.x, ... in a grouped raster (GROUP rows of
-//     tiles column by column), so the ~132 tiles in flight share a few panels of A and B in the L2
-//     and no block starts from an empty ring after its first tile;
+//   - persistent: min(GRID, SMS, tiles) blocks of 384 threads (three warpgroups, one block an SM;
+//     GRID = 128, so 4096^3's 512 tiles make exactly 4 rounds); block b walks the 128 x 256 tiles
+//     t = b, b + gridDim.x, ... in a grouped raster (GROUP rows of tiles column by column), so the
+//     tiles in flight share a few panels of A and B in the L2 and no block starts from an empty
+//     ring after its first tile;
 //   - warpgroup 0 is the producer: setmaxnreg.dec to 40 registers, one lane of warp 0 (elect.sync)
 //     issues every copy, the other 127 threads return. Per k-step: wait on the slot's `empty`
 //     mbarrier, mbarrier.arrive.expect_tx on its `full` barrier with the whole slot's bytes (48 KB:
@@ -21,10 +22,12 @@
 //   - the ring: STAGES = 4 slots of 48 KB (192 KB), their phases carried across tiles by one k-step
 //     counter (slot it % STAGES, parity (it / STAGES) & 1; the producer waits on the opposite
 //     parity, which a fresh barrier gives at once);
-//   - the epilogue straight from the accumulators to C as bf16 pairs (lane (g, t) of warp q holds
-//     rows 16 q + g and + 8, columns 8 j + 2 t and + 1), guarded at M and N, element by element
-//     when N is odd. While the consumers store, the producer is already filling the ring for their
-//     next tile.
+//   - the epilogue through shared memory: each consumer warp writes its 16 rows as bf16 pairs
+//     into a staging area of its own (16 rows of 144 bytes, so the 8 x 4 lanes of a store land
+//     on 32 distinct banks), 64 columns at a time, and reads them back as 16-byte chunks, eight
+//     lanes a row: every store to C is a whole 128-byte line, guarded at M and N (element by
+//     element when N is not a multiple of 8). While the consumers store, the producer is already
+//     filling the ring for their next tile.
 // Needs an sm_90 GPU (wgmma, setmaxnreg and TMA are sm_90a instructions) or the simulator.
 // Run:  warpbook check 43-tma-warp-specialized-gemm solutions/43-tma-warp-specialized-gemm.cu
 //       warpbook predict 43-tma-warp-specialized-gemm solutions/43-tma-warp-specialized-gemm.cu
@@ -36,32 +39,41 @@
 // consumers do nothing but wait on a barrier and issue wgmma, the copies cost one thread and no
 // registers, and the ring stays full across tiles.
 //
-// Napkin maths (H100 SXM, 4096^3): 137.4 GFLOP at 989 TFLOP/s = 139 us; DRAM 101 MB at 3.35 TB/s =
-// 30 us. L2 to SM: 512 tiles x 64 k-steps x 48 KB = 1.61 GB, ~8-9 TB/s over the time cuBLAS takes
-// (176 us measured on an H100): the L2 is the second limit, which is why the tile is 128 x 256.
-// `warpbook predict` (predicted): 375 us on the H100 SXM, 353 us on the H200, the L2 named first
-// (1.73 GB at the 7.5 TB/s it assumes for an H100's L2 is 248 us alone, more than cuBLAS's
-// measured 176 us: the GPU has the last word), then the DRAM. With GROUP = 1, 514 and 414 us.
+// Measured (H100 80GB HBM3, 4096^3): 177.6 us, 774 TFLOP/s, 78% of the wgmma ceiling `warpbook
+// probe` measures there; beside cuBLAS in one run (scripts/puzzles_vs_torch.sh) 174.2 us against
+// torch.matmul's 175.0: 1.00x, and Triton's persistent TMA matmul 179.2 us.
+// Napkin maths: 137.4 GFLOP at 989 TFLOP/s = 139 us; DRAM 101 MB at 3.35 TB/s = 30 us. L2 to SM:
+// 512 tiles x 64 k-steps x 48 KB = 1.61 GB, 9.1 TB/s at 177 us: the copy engine's stream from the
+// L2 is the second limit, which is why the tile is 128 x 256.
+// `warpbook predict` (predicted): 364 us on the H100 SXM, 343 us on the H200, twice what the H100
+// measures. The model names the L2 first (1.64 GB at the 7.5 TB/s it assumes for an H100's L2, a
+// rate probed with loads, not with the copy engine, which moved 9.1 TB/s here) and the DRAM second
+// (it reads each SM's tiles as that SM's own, where the tiles in flight share their panels of A and
+// B in the L2): two things the model does not yet know about TMA-fed persistent kernels.
 // Registers: 168 a thread at launch (65536 / 384), 40 x 128 + 232 x 256 = 64512 after setmaxnreg;
-// ptxas (sm_90a): no spills. Shared memory: 4 x 48 KB + 64 B of barriers + 1 KB of alignment slack
-// = 197696 B of the 232448 an SM offers (STAGES = 5 does not fit at BN = 256).
+// ptxas (sm_90a): no spills. Shared memory: 4 x 48 KB of ring + 64 B of barriers + 8 x 2304 B of
+// staging + 1 KB of alignment slack = 216128 B of the 232448 an SM offers (STAGES = 5 does not fit
+// at BN = 256).
 //
-// What loses, and what is left:
-//   - puzzle 21's structure (every thread copying, a barrier per step, a block per tile): 0.67;
-//   - BN = 128 (m64n128k16): 2.15 GB from the L2 instead of 1.61, for tiles that fit 6 stages;
-//   - STAGES = 2: one copy in flight while the tensor cores chew the other, too little to cover the
-//     L2's latency; 3 is the least that keeps them fed, 4 leaves room;
-//   - GROUP = 1 (row-major tiles): the ~132 tiles in flight touch 8 panels of A and all of B;
-//   - ping-pong (each consumer warpgroup its own 64 x 256 tile, alternating, so one's epilogue
-//     hides under the other's mainloop) is what CUTLASS does next; a cluster of 2 with TMA
-//     multicast of B (one L2 read for two SMs) is the other. The simulator runs neither clusters
-//     nor multicast, so this solution stops at what it can check.
+// What loses (H100, `warpbook tune` and side-by-side checks):
+//   - puzzle 21's structure (every thread copying, a barrier per step, a block per tile): 207 us;
+//   - the epilogue straight from the accumulators (each store 8 rows x 16 bytes, half of every
+//     32-byte sector it touches): 196.9 us, 0.89x cuBLAS; staging it is the largest single step;
+//   - a grid of all 132 SMs: 512 tiles are 3.9 rounds of 132, and the last round leaves most SMs
+//     idle; 128 blocks walk exactly 4 each: 176-181 us at 132 against 175 at 128;
+//   - STAGES = 3: 181-184 us (4 slots cover the L2's latency, 3 nearly);
+//   - BN = 128 (m64n128k16): 2.15 GB from the L2 instead of 1.61, 214-237 us; GROUP 16 instead of
+//     8: within 2%;
+//   - left: ping-pong (each consumer warpgroup its own tile, alternating, so one's epilogue hides
+//     under the other's mainloop) and a cluster of 2 with TMA multicast of B (one L2 read for two
+//     SMs), what CUTLASS does next. The simulator runs neither clusters nor multicast.
 // @tune BM=128
 // @tune BN=256
 // @tune BK=64
 // @tune STAGES=4
 // @tune GROUP=8
-// @tune GRID=132
+// @tune GRID=128
+// measured: 177.58 us on NVIDIA H100 80GB HBM3
 #include <cuda.h> // CUtensorMap
 #include <cuda_bf16.h>
 
@@ -72,7 +84,9 @@
 #define A_BYTES (BM * BK * 2)
 #define B_BYTES (BN * BK * 2)
 #define STAGE_BYTES (A_BYTES + B_BYTES)
-#define ACC (BN / 2) // f32 accumulators per consumer thread: 64 x BN over 128 threads
+#define ACC (BN / 2)  // f32 accumulators per consumer thread: 64 x BN over 128 threads
+#define EPI_PITCH 144 // bytes a staged row of 64 bf16 takes: 128 + 16, so rows start on new banks
+#define EPI_WARP_BYTES (16 * EPI_PITCH)
 
 __device__ __forceinline__ unsigned smem_addr(const void* p) {
   return (unsigned)__cvta_generic_to_shared(p);
@@ -216,6 +230,7 @@ extern "C" __global__ void __launch_bounds__(384, 1)
   const unsigned bars = sbase + STAGES * STAGE_BYTES;
   auto full = [&](int s) { return bars + 8u * s; };
   auto empty = [&](int s) { return bars + 8u * (STAGES + s); };
+  const unsigned epi = bars + 16u * STAGES; // the consumer warps' staging for C
 
   const int tid = threadIdx.x, wg = tid / 128, warp = tid / 32, lane = tid % 32;
   if (tid == 0) {
@@ -288,26 +303,50 @@ extern "C" __global__ void __launch_bounds__(384, 1)
     asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
     if (lane == 0) mbar_arrive(empty((it + STAGES - 1) % STAGES));
 
-    // Epilogue, straight from the registers (the producer is already filling the ring with the
-    // next tile). Lane (g, tq) of warp q holds rows 16 q + g and + 8 of the warpgroup's 64,
-    // columns 8 j + 2 tq and + 1: acc[4 j + 2 h] and acc[4 j + 2 h + 1] for row + 8 h.
-    const int r0 = tm * BM + cw * 64 + q * 16 + g, c0 = tn * BN + 2 * tq;
+    // Epilogue through a small staging area per warp, 64 columns at a time (the producer is
+    // already filling the ring with the next tile). Lane (g, tq) of warp q holds rows 16 q + g and
+    // + 8 of the warpgroup's 64, columns 8 j + 2 tq and + 1: acc[4 j + 2 h] and acc[4 j + 2 h + 1]
+    // for row + 8 h. Written as bf16 pairs into 16 rows of 144 bytes (4 g + tq: 32 distinct banks),
+    // read back as 16-byte chunks, eight lanes a row, so each store to C is a full 128-byte line.
+    const unsigned stg = epi + (cw * 4 + q) * EPI_WARP_BYTES;
+    const int row0 = tm * BM + cw * 64 + q * 16;
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int r = r0 + 8 * h;
-      if (r >= M) break;
-      __nv_bfloat16* row = C + (long long)r * N;
+    for (int cb = 0; cb < BN / 64; ++cb) {
 #pragma unroll
-      for (int j = 0; j < BN / 8; ++j) {
-        const int c = c0 + 8 * j;
-        const float v0 = acc[4 * j + 2 * h], v1 = acc[4 * j + 2 * h + 1];
-        if ((N % 2) == 0) { // c even, N even: the pair is 4-byte aligned and wholly in or out
-          if (c < N) *reinterpret_cast<__nv_bfloat162*>(row + c) = __floats2bfloat162_rn(v0, v1);
-        } else {
-          if (c < N) row[c] = __float2bfloat16_rn(v0);
-          if (c + 1 < N) row[c + 1] = __float2bfloat16_rn(v1);
+      for (int jj = 0; jj < 8; ++jj) {
+        const int j = cb * 8 + jj;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          __nv_bfloat162 v = __floats2bfloat162_rn(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+          asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(stg + (g + 8 * h) * EPI_PITCH +
+                                                         (8 * jj + 2 * tq) * 2),
+                       "r"(*reinterpret_cast<unsigned*>(&v))
+                       : "memory");
         }
       }
+      __syncwarp();
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int rr = 4 * i + lane / 8, ch = lane % 8;
+        uint4 v;
+        asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
+                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                     : "r"(stg + rr * EPI_PITCH + ch * 16)
+                     : "memory");
+        const int r = row0 + rr, c = tn * BN + cb * 64 + ch * 8;
+        if (r >= M || c >= N) continue;
+        __nv_bfloat16* dst = C + (long long)r * N + c;
+        if ((N % 8) == 0) { // the row starts 16-byte aligned and the chunk is wholly in or out
+          *reinterpret_cast<uint4*>(dst) = v;
+        } else {
+#pragma unroll
+          for (int k = 0; k < 8; ++k) { // constant indices keep v in registers
+            const unsigned w = k < 2 ? v.x : k < 4 ? v.y : k < 6 ? v.z : v.w;
+            if (c + k < N) dst[k] = __ushort_as_bfloat16((unsigned short)(w >> (16 * (k & 1))));
+          }
+        }
+      }
+      __syncwarp(); // the chunk is read before the next one overwrites it
     }
   }
 }

@@ -1064,6 +1064,27 @@ ProbeSuite run_probes(const ProbeOptions& opt) {
       add(run.measure(r, f, grid, a, 16.0 * double(n) * reps));
     }
 
+    // -- L2 through the copy engine (sm_90): the same window, read by cp.async.bulk into shared
+    // memory; what TMA-fed kernels get from the L2.
+    if (cc >= 90) {
+      const char* label = "L2 read by the copy engine (cp.async.bulk, half the L2)";
+      progress(label);
+      ProbeResult r = make_result(metric::l2_bulk, label, prof);
+      r.kernel = "l2_bulk_read";
+      CUfunction f = gpu.function(mod, r.kernel);
+      const unsigned grid = grid_for(f);
+      constexpr long kChunk = 8192; // WB_BULK_CHUNK
+      const long chunks = std::max(long(grid), long(l2 / 2) / kChunk / grid * grid);
+      auto make = [&](int reps) {
+        Args a;
+        a.add(a_buf).add(chunks).add(reps).add(never).add(sink);
+        return a;
+      };
+      const int reps = run.calibrate(f, grid, kBlock, make, 2);
+      Args a = make(reps);
+      add(run.measure(r, f, grid, a, double(kChunk) * double(chunks) * reps));
+    }
+
     // The performance model's probes use the first DRAM array (16 L2s) as scratch.
     if (opt.machine)
       machine_probes(gpu, mod, suite, prof, a_buf, arr, b_buf, arr, never, sink, progress);

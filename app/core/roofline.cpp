@@ -198,6 +198,7 @@ std::vector<CeilingRow> ceiling_rows(const std::vector<MeasuredCeiling>& measure
       {metric::dram_copy, "  DRAM copy"},
       {metric::dram_triad, "  DRAM triad"},
       {metric::l2, "L2"},
+      {metric::l2_bulk, "  L2 by the copy engine (TMA)"},
       {metric::shared, "shared memory"},
       {metric::fp32, "FP32"},
       {metric::fp64, "FP64"},

@@ -51,6 +51,7 @@ inline constexpr const char* dram_read = "dram_read_gbps";
 inline constexpr const char* dram_copy = "dram_copy_gbps";
 inline constexpr const char* dram_triad = "dram_triad_gbps";
 inline constexpr const char* l2 = "l2_gbps";
+inline constexpr const char* l2_bulk = "l2_bulk_gbps"; // cp.async.bulk into shared memory
 inline constexpr const char* shared = "shared_gbps";
 inline constexpr const char* fp32 = "fp32_gflops";
 inline constexpr const char* fp64 = "fp64_gflops";

@@ -1208,6 +1208,8 @@ def w4a16_gemm(A, B, s, C, BM=16, BN=64, BK=128):
     (M, K), N = A.shape, C.shape[1]
     w4a16_gemm_kernel[(triton.cdiv(M, BM), triton.cdiv(N, BN))](A, B, s, C, M, N, K, BM=BM, BN=BN, BK=BK,
                                                                    num_warps=4, num_stages=4)
+    return C
+
 # ---- 40-fp8-block-scaled-gemm
 @triton.jit
 def fp8_block_gemm_kernel(A, B, a_scale, b_scale, C, M, N, K, BM: tl.constexpr, BN: tl.constexpr,

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #ifndef TMA_SUITE_PREFIX
@@ -191,6 +192,9 @@ struct Load {
 void check_load(const Map& m, std::vector<int> c, const std::string& defs = "") {
   Load L;
   auto r = L.run(m, c, defs);
+  INFO("element size " << m.es << ", dims[0] " << m.dims[0] << ", box[0] " << m.box[0]
+                       << ", swizzle " << int(m.swz) << ", box at " << c[0] << ", "
+                       << (c.size() > 1 ? c[1] : 0) << " " << defs);
   INFO(r.fault.message);
   REQUIRE(!r.fault);
   while (c.size() < 3) c.push_back(0);
@@ -214,11 +218,18 @@ TEST_CASE(TMA_SUITE_PREFIX "TMA load: a 2-D f32 box inside the tensor") {
   check_load(m, {8, 5});
 }
 
-TEST_CASE(TMA_SUITE_PREFIX "TMA load: boxes over every edge of the tensor are zero-filled there") {
-  Map m{4, {37, 19}, {160}, {16, 8}}; // rows padded to 160 bytes; 37 x 19 elements
-  check_load(m, {30, 15});            // past the right and bottom edges
-  check_load(m, {-5, -3});            // before the left and top edges
-  check_load(m, {40, 0}); // wholly outside: all zeros, the bytes still complete the barrier
+// Rows padded to 160 bytes; 37 x 19 elements.
+TEST_CASE(TMA_SUITE_PREFIX "TMA load: a box past the right and bottom edges is zero-filled there") {
+  check_load(Map{4, {37, 19}, {160}, {16, 8}}, {30, 15});
+}
+
+TEST_CASE(TMA_SUITE_PREFIX "TMA load: a box before the left and top edges is zero-filled there") {
+  check_load(Map{4, {37, 19}, {160}, {16, 8}}, {-5, -3});
+}
+
+TEST_CASE(TMA_SUITE_PREFIX "TMA load: a box wholly outside the tensor is all zeros") {
+  Map m{4, {37, 19}, {160}, {16, 8}};
+  check_load(m, {40, 0}); // the bytes still complete the barrier
   Load L;
   auto r = L.run(m, {40, 0});
   bool warned = false;
@@ -281,8 +292,11 @@ extern "C" __global__ void tma_store(const __grid_constant__ TMap tm, const unsi
 } // namespace tmasuite
 
 TEST_CASE(TMA_SUITE_PREFIX "TMA store: a swizzled box lands in the tensor, clipped at its edges") {
-  for (auto swz : {wb::TmSwizzle::none, wb::TmSwizzle::b128}) {
-    Map m{2, {100, 30}, {208}, {64, 16}, swz};
+  // Rows of 100 elements padded to 104 (208 bytes) and to 128 (256 bytes).
+  for (auto [swz, pitch] :
+       {std::pair{wb::TmSwizzle::none, 208u}, std::pair{wb::TmSwizzle::b128, 208u},
+        std::pair{wb::TmSwizzle::none, 256u}}) {
+    Map m{2, {100, 30}, {pitch}, {64, 16}, swz};
     for (std::vector<int> c : {std::vector<int>{8, 2}, std::vector<int>{70, 20}}) {
       Plan p;
       p.program = program_from("#define BOXBYTES " + std::to_string(m.box_bytes()) + "\n" + kStore,
@@ -303,11 +317,13 @@ TEST_CASE(TMA_SUITE_PREFIX "TMA store: a swizzled box lands in the tensor, clipp
       p.launch("tma_store", {1, 1, 1}, {128, 1, 1},
                {p.tensor_map(G, m.dims, m.box, m.swz, m.stride), Plan::buf(I), Plan::val(c[0]),
                 Plan::val(c[1])});
+      INFO("pitch " << pitch << ", swizzle " << int(swz) << ", box at " << c[0] << ", " << c[1]);
       auto r = p.run();
       INFO(r.fault.message);
       REQUIRE(!r.fault);
       auto after = p.get<uint8_t>(G);
       size_t bad = 0;
+      std::pair<int64_t, int64_t> first{-1, -1}; // (element, row) of the first wrong byte
       for (uint64_t y = 0; y < m.dims[1]; ++y)
         for (uint64_t x = 0; x < m.stride[0]; ++x) {
           const int64_t bx = int64_t(x / 2) - c[0], by = int64_t(y) - c[1];
@@ -315,8 +331,10 @@ TEST_CASE(TMA_SUITE_PREFIX "TMA store: a swizzled box lands in the tensor, clipp
                               by < int64_t(m.box[1]);
           const uint8_t want =
               inside ? logical[uint64_t(by) * m.box[0] * 2 + uint64_t(bx) * 2 + x % 2] : 0x77;
-          bad += after[y * m.stride[0] + x] != want;
+          if (after[y * m.stride[0] + x] != want && bad++ == 0)
+            first = {int64_t(x / 2), int64_t(y)};
         }
+      INFO("first wrong byte at element " << first.first << " of row " << first.second);
       CHECK(bad == 0);
       CHECK(p.guards_intact(G));
     }

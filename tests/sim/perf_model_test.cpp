@@ -108,6 +108,18 @@ TEST_CASE("perf model: shared float atomics queue on their word, one add per tri
   CHECK(names(b512, {"atomics"}, 1));
 }
 
+TEST_CASE("perf model: float adds of a block's warps into one word wait for each other") {
+  // A row sum where every thread adds its partial into the row's word (first_attempts/f09):
+  // 231 us on an H100, where the float rate with a word per warp (46.4 G lanes/s) would give
+  // under 100. Its blocks' warps share the word, so its lanes go at the rate probed for that
+  // pattern (atomic_row_f32, 7.61 G lanes/s).
+  const auto p = predict_file(
+      "02-row-sum", "bench/perfmodel/first_attempts/f09-rowsum-atomic-per-thread.cu", "h100-sxm");
+  CHECK(p.us > 231 / 1.25);
+  CHECK(p.us < 231 * 1.25);
+  CHECK(names(p, {"atomics"}, 1));
+}
+
 TEST_CASE("perf model: a grid one block longer than a wave shows a tail") {
   // H200: 251.9 us with 264 blocks (2 a SM), 266.8 us with 265.
   const auto full = predict_file("08-dot-product", "bench/perfmodel/corpus/v08-dot-grid264.cu");

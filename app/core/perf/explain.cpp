@@ -178,7 +178,11 @@ void explain(const ExplainInput& in, Prediction& p) {
     // -- resources, each as the time it was busy (no longer than the launch: the replay's queues
     // may end a little past its last instruction, and "666 us of the 665 us" reads as a mistake)
     const double dram_us = std::min(T, rr.dram_busy * to_us);
-    const double dram_bytes = lp.dram_bytes;
+    // The bytes the DRAM streams: sectors the blocks of a round share once, not once a block.
+    const double fetched = rr.dram_read_bytes + rr.dram_write_bytes;
+    const double dram_bytes =
+        fetched > 0 ? lp.dram_bytes * (rr.dram_read_paid_bytes + rr.dram_write_bytes) / fetched
+                    : lp.dram_bytes;
     if (dram_us > 0)
       add("dram", dram_us,
           fmt::format("DRAM: {} at {} is {} of the {}", bytes_text(dram_bytes),
@@ -187,7 +191,7 @@ void explain(const ExplainInput& in, Prediction& p) {
     if (l2_us > 0)
       add("l2", l2_us,
           fmt::format("L2: {} through the L2 at {} is {} of the {}", bytes_text(lp.l2_bytes),
-                      rate_text_bps(m.l2_gbps * 1e9), us_text(l2_us), us_text(T)));
+                      rate_text_bps(lp.l2_bytes / (l2_us * 1e-6)), us_text(l2_us), us_text(T)));
     const double mio_us = std::min(T, rr.mio_busy * to_us);
     if (mio_us > 0)
       add("lsu", mio_us,

@@ -132,6 +132,9 @@ Machine base(const GpuProfile& p) {
     // `warpbook probe` on an H100 SXM (bench/perfmodel/data/h100-first-attempts); the H200 has
     // the same die and L2, and the same one-address float figure as the H100.
     m.atomic_one_u32_gops = 43.6;
+    // Float adds on many words, `warpbook probe` on an H100 SXM: 46.4 G lanes/s with a word per
+    // warp a sector apart, 7.61 with a word per block side by side (a block's warps on one word).
+    m.atomic_warp_f32_gops = 46.4, m.atomic_row_f32_gops = 7.61;
     if (p.key == "h200") {
       m.l2_gbps = 8821, m.l2_capacity = 33.75 * 1048576;
       m.dram_read_gbps = 4558, m.dram_write_gbps = 4285, m.dram_copy_gbps = 3988,
@@ -372,6 +375,7 @@ Machine machine_for(const GpuProfile& p, const std::vector<MeasuredCeiling>& mea
   take(metric::dram_sector_read_64, m.dram_sector_read_64_gbps);
   take(metric::dram_sector_write, m.dram_sector_write_gbps);
   take(metric::l2, m.l2_gbps);
+  take(metric::l2_bulk, m.l2_bulk_gbps);
   take(metric::l1_latency, m.lat_l1_ns);
   take(metric::l2_latency, m.lat_l2_ns);
   take(metric::dram_latency, m.lat_dram_ns);

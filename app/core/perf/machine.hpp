@@ -62,6 +62,9 @@ struct Machine {
   double lat_atomic_ns = 250;
   double l1_bytes_clk = 128; // L1 / shared data path per SM per clock
   double l2_gbps = 8900;     // L2 read, all SMs
+  // The L2's rate into shared memory through the copy engine (cp.async.bulk and TMA), where a
+  // probe measured it (0: bulk copies at l2_gbps).
+  double l2_bulk_gbps = 0;
   double l2_capacity = 30e6; // what a kernel can reuse (bytes)
   double dram_read_gbps = 4560, dram_write_gbps = 4280, dram_copy_gbps = 3980,
          dram_triad_gbps = 4300;          // streams

@@ -166,7 +166,8 @@ ReplayResult replay(const ReplayInput& in) {
   double mio_free = 0, port_free = 0, l2_free = 0, dram_free = 0, atom_free = 0;
   // The SM's history in the L2: when (in bytes this SM brought in) each 64-byte granule last came.
   std::unordered_map<uint64_t, double> l2_seen;
-  double fetched = 0; // bytes this SM brought into the L2 so far
+  std::unordered_map<uint64_t, uint64_t> atomic_owner; // sector -> the warp that last updated it
+  double fetched = 0;                                  // bytes this SM brought into the L2 so far
   struct Pending {
     double t, bytes;
     bool operator>(const Pending& o) const { return t > o.t; }
@@ -608,7 +609,9 @@ ReplayResult replay(const ReplayInput& in) {
             auto l2_cost = [&](int k, bool write) {
               double ns = write ? (mask[k] == 0xffffffffu ? 32.0 / M.l2_write_gbps
                                                           : 1.0 / M.l2_sector_write_gops)
-                                : (alone[k] ? 1.0 / M.l2_sector_read_gops : 32.0 / M.l2_gbps);
+                          : bulk && M.l2_bulk_gbps > 0
+                              ? 32.0 / M.l2_bulk_gbps
+                              : (alone[k] ? 1.0 / M.l2_sector_read_gops : 32.0 / M.l2_gbps);
               return ns * share * clk;
             };
             // The L2 gives this SM its share of the bandwidth on average, not at every moment: a
@@ -660,8 +663,19 @@ ReplayResult replay(const ReplayInput& in) {
                   M.atomic_warp_f32_gops > 0 && info.opcode.find(".f") != std::string::npos;
               const double warp_gops = fp_lanes ? M.atomic_warp_f32_gops : M.atomic_warp_gops;
               const double t_lane = std::max(0.0, (32.0 / warp_gops - t_addr) / 31.0);
+              // Float lanes on a sector other warps update too (a block's warps adding into one
+              // word, neighbouring blocks into the words beside it) go one after another at the
+              // rate probed for that pattern (atomic_row_f32), where the profile measured it.
+              const uint64_t me = uint64_t(&ws - warps.data());
+              bool contended = false;
+              for (int k = 0; k < n; ++k) {
+                auto [owner, fresh] = atomic_owner.try_emplace(sec[k], me);
+                if (!fresh && owner->second != me) contended = true, owner->second = me;
+              }
+              const bool row_rate = fp_lanes && contended && M.atomic_row_f32_gops > 0;
               double ns = 0;
-              for (int k = 0; k < n; ++k) ns += t_addr + (mask[k] - 1) * t_lane;
+              for (int k = 0; k < n; ++k)
+                ns += row_rate ? mask[k] / M.atomic_row_f32_gops : t_addr + (mask[k] - 1) * t_lane;
               double a0 = std::max(t0, atom_free);
               atom_free = a0 + ns * share * clk;
               R.atomic_busy += wt * ns * share * clk;
@@ -684,10 +698,12 @@ ReplayResult replay(const ReplayInput& in) {
                   R.dram_write_bytes += wt * 32;
                 } else if (alone[k]) {
                   write_in_flight(dram(q0, 32.0 / M.dram_sector_write_gbps), 32);
-                  R.dram_write_bytes += wt * 32, R.dram_read_bytes += wt * 32;
+                  R.dram_write_bytes += wt * 32, R.dram_read_bytes += wt * 32,
+                      R.dram_read_paid_bytes += wt * 32;
                 } else {
                   write_in_flight(dram(q0, 64.0 / stream_gbps), 64);
-                  R.dram_write_bytes += wt * 32, R.dram_read_bytes += wt * 32;
+                  R.dram_write_bytes += wt * 32, R.dram_read_bytes += wt * 32,
+                      R.dram_read_paid_bytes += wt * 32;
                 }
               }
             } else {
@@ -717,6 +733,7 @@ ReplayResult replay(const ReplayInput& in) {
                 const double d0 =
                     dram(q0, part * (paired ? 64.0 / stream_gbps : 32.0 / M.dram_sector_read_gbps));
                 R.dram_read_bytes += wt * 64; // the launch's bytes: whoever fetches them
+                R.dram_read_paid_bytes += wt * 64 * part;
                 R.dram_granules += wt;
                 fetched += 64;
                 l2_seen[gran] = fetched;
@@ -879,6 +896,7 @@ ReplayResult replay(const ReplayInput& in) {
   R.mio_busy *= k, R.port_busy *= k, R.l2_busy *= k, R.dram_busy *= k, R.atomic_busy *= k;
   R.shared_wavefronts *= k, R.l1_hits *= k, R.l1_misses *= k, R.l2_hits *= k;
   R.dram_granules *= k, R.dram_read_bytes *= k, R.dram_write_bytes *= k, R.l2_bytes *= k;
+  R.dram_read_paid_bytes *= k;
   R.barrier_wait *= k, R.warp_cycles *= k, R.dispatch_wait *= R.scale;
   for (auto& p : R.pc) {
     p.issued *= k;

@@ -123,6 +123,9 @@ struct ReplayResult {
   double shared_wavefronts = 0, shared_conflict_wavefronts = 0;
   double l1_hits = 0, l1_misses = 0, l2_hits = 0, dram_granules = 0;
   double dram_read_bytes = 0, dram_write_bytes = 0, l2_bytes = 0;
+  // This SM's part of its reads' DRAM traffic: a sector the blocks of a round share is streamed
+  // once for all of them, and each pays its part (dram_read_bytes counts it whole).
+  double dram_read_paid_bytes = 0;
   double bytes_in_flight = 0; // average DRAM+L2 bytes in flight on the SM
   double dispatch_wait = 0;   // clocks a free slot waited for the next block
   double tail_cycles = 0;     // clocks at the end with fewer blocks than slots
