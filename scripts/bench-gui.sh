@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 exe=${1:-build/warpbook}
 if [ -z "${DISPLAY:-}" ]; then
-  Xvfb :93 -screen 0 1600x1000x24 >/dev/null 2>&1 &
+  Xvfb :93 -noreset -screen 0 1600x1000x24 >/dev/null 2>&1 &
   xvfb=$!
   trap 'kill $xvfb 2>/dev/null || true' EXIT
   export DISPLAY=:93

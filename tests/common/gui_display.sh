@@ -7,7 +7,9 @@ gui_setup() {
   trap 'rm -rf "$tmp"; [ -n "$xvfb" ] && kill "$xvfb" 2>/dev/null || true' EXIT
   if [ -z "${DISPLAY:-}" ]; then
     if ! command -v Xvfb >/dev/null; then echo "skipped: no DISPLAY and no Xvfb"; exit 0; fi
-    Xvfb -displayfd 3 -screen 0 "${1}x24" 3>"$tmp/display" >/dev/null 2>&1 &
+    # -noreset: a server that resets when its last client leaves refuses connections for a
+    # moment, and a script that opens a second window right after the first would meet that.
+    Xvfb -displayfd 3 -noreset -screen 0 "${1}x24" 3>"$tmp/display" >/dev/null 2>&1 &
     xvfb=$!
     for _ in $(seq 100); do [ -s "$tmp/display" ] && break; sleep 0.1; done
     [ -s "$tmp/display" ] || { echo "Xvfb did not start"; exit 1; }
