@@ -63,7 +63,8 @@
 //     idle; 128 blocks walk exactly 4 each: 176-181 us at 132 against 175 at 128;
 //   - STAGES = 3: 181-184 us (4 slots cover the L2's latency, 3 nearly);
 //   - BN = 128 (m64n128k16): 2.15 GB from the L2 instead of 1.61, 214-237 us (with the epilogue
-//     from registers, against 194-197 at BN = 256 there); GROUP 16 instead of 8: within 3% either way;
+//     from registers, against 194-197 at BN = 256 there);
+//   - GROUP 16 instead of 8: within 3% either way;
 //   - left: ping-pong (each consumer warpgroup its own tile, alternating, so one's epilogue hides
 //     under the other's mainloop) and a cluster of 2 with TMA multicast of B (one L2 read for two
 //     SMs), what CUTLASS does next. The simulator runs neither clusters nor multicast.
