@@ -1044,16 +1044,18 @@ ProbeSuite run_probes(const ProbeOptions& opt) {
                 {"dram_triad_u4_cs_pf", 4, 3, true},
                 {"dram_triad_u8_cs_pf", 8, 3, true}});
 
-    // -- L2: a window of half the L2, warmed by one pass, reread `reps` times per launch.
-    {
-      const char* label = "L2 read (ld.global.cg, half the L2)";
+    // -- L2: a window of half the L2, warmed by one pass, reread `reps` times per launch. The
+    // kernel takes (window, items, reps, never, sink) and reads `item` bytes per item; a grid-wide
+    // step is `per_step` items, so that every block does the same work.
+    auto l2_probe = [&](const char* metric, const char* label, const char* kernel, long item,
+                        auto per_step) {
       progress(label);
-      ProbeResult r = make_result(metric::l2, label, prof);
-      r.kernel = "l2_read";
+      ProbeResult r = make_result(metric, label, prof);
+      r.kernel = kernel;
       CUfunction f = gpu.function(mod, r.kernel);
       const unsigned grid = grid_for(f);
-      const long unit = long(grid) * kBlock * 4;
-      const long n = std::max(unit, long(l2 / 2 / 16) / unit * unit);
+      const long step = per_step(grid);
+      const long n = std::max(step, long(l2 / 2) / item / step * step);
       auto make = [&](int reps) {
         Args a;
         a.add(a_buf).add(n).add(reps).add(never).add(sink);
@@ -1061,29 +1063,15 @@ ProbeSuite run_probes(const ProbeOptions& opt) {
       };
       const int reps = run.calibrate(f, grid, kBlock, make, 2);
       Args a = make(reps);
-      add(run.measure(r, f, grid, a, 16.0 * double(n) * reps));
-    }
-
-    // -- L2 through the copy engine (sm_90): the same window, read by cp.async.bulk into shared
-    // memory; what TMA-fed kernels get from the L2.
-    if (cc >= 90) {
-      const char* label = "L2 read by the copy engine (cp.async.bulk, half the L2)";
-      progress(label);
-      ProbeResult r = make_result(metric::l2_bulk, label, prof);
-      r.kernel = "l2_bulk_read";
-      CUfunction f = gpu.function(mod, r.kernel);
-      const unsigned grid = grid_for(f);
-      constexpr long kChunk = 8192; // WB_BULK_CHUNK
-      const long chunks = std::max(long(grid), long(l2 / 2) / kChunk / grid * grid);
-      auto make = [&](int reps) {
-        Args a;
-        a.add(a_buf).add(chunks).add(reps).add(never).add(sink);
-        return a;
-      };
-      const int reps = run.calibrate(f, grid, kBlock, make, 2);
-      Args a = make(reps);
-      add(run.measure(r, f, grid, a, double(kChunk) * double(chunks) * reps));
-    }
+      add(run.measure(r, f, grid, a, double(item) * double(n) * reps));
+    };
+    l2_probe(metric::l2, "L2 read (ld.global.cg, half the L2)", "l2_read", 16,
+             [](unsigned grid) { return long(grid) * kBlock * 4; });
+    // The same window read by the copy engine (sm_90: cp.async.bulk into shared memory, 8 KB a
+    // copy, WB_BULK_CHUNK): what TMA-fed kernels get from the L2.
+    if (cc >= 90)
+      l2_probe(metric::l2_bulk, "L2 read by the copy engine (cp.async.bulk, half the L2)",
+               "l2_bulk_read", 8192, [](unsigned grid) { return long(grid); });
 
     // The performance model's probes use the first DRAM array (16 L2s) as scratch.
     if (opt.machine)

@@ -230,6 +230,19 @@ int h_mbarrier(Exec& x, Warp& w, const Inst& in, uint32_t m) {
   return kNext;
 }
 
+// A bulk copy's counts for the profile: one request of `global` bytes in whole sectors, and the
+// 128-byte shared-memory wavefronts of its `shared` bytes.
+void count_bulk(Exec& x, const Inst& in, uint64_t global, uint64_t shared) {
+  if (!x.count) return;
+  InstCount& ic = x.ic[pc_of(x, in)];
+  ic.g_req += 1;
+  ic.g_sect += (global + 31) / 32;
+  ic.g_ideal += (global + 31) / 32;
+  ic.g_bytes += global;
+  ic.s_wave += (shared + 127) / 128;
+  ic.s_ideal += (shared + 127) / 128;
+}
+
 } // namespace
 
 // cp.async.bulk global -> shared, completing on an mbarrier (TMA's one-dimensional form): r[0] +
@@ -271,15 +284,7 @@ int h_cp_async_bulk(Exec& x, Warp& w, const Inst& in, uint32_t m) {
     if (x.track_races &&
         shared_race_check(x, w, in, l, da, uint32_t(n), true, c.data.data()) != kNext)
       return kStop;
-    if (x.count) {
-      InstCount& ic = x.ic[pc_of(x, in)];
-      ic.g_req += 1;
-      ic.g_sect += (n + 31) / 32;
-      ic.g_ideal += (n + 31) / 32;
-      ic.g_bytes += n;
-      ic.s_wave += (n + 127) / 128;
-      ic.s_ideal += (n + 127) / 128;
-    }
+    count_bulk(x, in, n, n);
     if (w.trace) trace_bulk(w, sa, uint32_t(n), uint32_t(off));
     ++w.gloads[l];
     x.B->bulk_pending.push_back(std::move(c));
@@ -455,15 +460,7 @@ int h_tma_load(Exec& x, Warp& w, const Inst& in, uint32_t m) {
     if (x.track_races &&
         shared_race_check(x, w, in, l, da, uint32_t(span), true, cp.data.data()) != kNext)
       return kStop;
-    if (x.count) {
-      InstCount& ic = x.ic[pc_of(x, in)];
-      ic.g_req += 1;
-      ic.g_sect += (moved + 31) / 32;
-      ic.g_ideal += (moved + 31) / 32;
-      ic.g_bytes += moved;
-      ic.s_wave += (box + 127) / 128;
-      ic.s_ideal += (box + 127) / 128;
-    }
+    count_bulk(x, in, moved, box);
     if (moved == 0) { // a box wholly outside the tensor: legal, and almost always a mistake
       if (w.trace) trace_bulk(w, gaddr, 16, uint32_t(off));
       const int line = info_of(x, in).line;
@@ -530,15 +527,7 @@ int h_tma_store(Exec& x, Warp& w, const Inst& in, uint32_t m) {
       moved += n;
     });
     if (!ok) return kStop;
-    if (x.count) {
-      InstCount& ic = x.ic[pc_of(x, in)];
-      ic.g_req += 1;
-      ic.g_sect += (moved + 31) / 32;
-      ic.g_ideal += (moved + 31) / 32;
-      ic.g_bytes += moved;
-      ic.s_wave += (box + 127) / 128;
-      ic.s_ideal += (box + 127) / 128;
-    }
+    count_bulk(x, in, moved, box);
     ++w.gstores[l];
   }
   if (w.trace) trace_global(w, traced.data(), int(traced.size()), 16, TraceKind::global);
