@@ -160,6 +160,19 @@ void Script::first_frame(double ms, double exec_ms) {
 }
 
 void Script::before_frame(App& app, ImGuiIO& io) {
+  // A key pressed last frame that is already up was never seen: a focus change from the X server
+  // (Xvfb has no window manager, its focus events come when they come) makes Dear ImGui clear
+  // every key before the frame's widgets run. Press it again, so a scripted Ctrl+Enter is not lost.
+  bool cleared = false;
+  for (int k : held_keys_) cleared |= !io.KeysDown[k];
+  if (cleared && key_repress_ < 5) {
+    ++key_repress_;
+    for (int k : held_keys_) io.KeysDown[k] = true;
+    if (held_ctrl_) io.KeyCtrl = true, io.KeysDown[GLFW_KEY_LEFT_CONTROL] = true;
+    if (held_shift_) io.KeyShift = true, io.KeysDown[GLFW_KEY_LEFT_SHIFT] = true;
+    return;
+  }
+  key_repress_ = 0;
   // Release keys pressed last frame.
   for (int k : held_keys_) io.KeysDown[k] = false;
   held_keys_.clear();

@@ -83,6 +83,7 @@ private:
   // Keys held for an injected press, released next frame.
   std::vector<int> held_keys_;
   bool held_ctrl_ = false, held_shift_ = false;
+  int key_repress_ = 0; // times the held keys were pressed again after Dear ImGui cleared them
   // Figures.
   double first_frame_ms_ = -1, first_frame_exec_ms_ = -1;
   double fps_ = 0, frame_ms_ = 0, build_ms_ = 0, render_ms_ = 0, build_sum_ = 0, render_sum_ = 0;

@@ -40,7 +40,7 @@ window() {
 
 # First the check, so that the pane has its points: the learner's kernel and the reference.
 window 1600x1000 100 "wait-hello 20" "open puzzle 01-vector-add" \
-  "load solutions/01-vector-add.cu" "key ctrl+enter" "wait-result 40" "expect verdict passed" \
+  "frames 3" "load solutions/01-vector-add.cu" "key ctrl+enter" "wait-result 40" "expect verdict passed" \
   "wait-idle 40" "mouse 5 5" "frames 4" "state $tmp/state-1600x1000.json" \
   "screenshot $shots/roofline-1600x1000.png" "quit"
 for size in 1280x800 2560x1440; do
