@@ -125,15 +125,20 @@ void schedule_like_ptxas(sim::SampledLaunch& l, const std::vector<OpCost>& cost,
   // Cached orders: (first pc, run length, iterations) -> permutation of the window.
   std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint64_t>, std::vector<uint16_t>> cache;
   std::vector<int64_t> writer(size_t(nreg) + npred, -1);
+  // Per warp, reused from one warp to the next (a warp's trace can be millions of events, and
+  // fresh arrays for each would be paid again in page faults).
+  std::vector<uint32_t> first, prod, order, where;
+  std::vector<int64_t> base_writer; // who wrote a memory op's base register
+  std::vector<sim::TraceEvent> old_ev;
 
   for (auto& b : l.blocks)
     for (auto& w : b.warps) {
       auto& ev = w.ev;
       const size_t n = ev.size();
       // 1. What each event reads, in PTX order: the last earlier event that wrote each register.
-      std::vector<uint32_t> first(n + 1, 0);
-      std::vector<uint32_t> prod;
-      std::vector<int64_t> base_writer(n, -1); // who wrote a memory op's base register
+      first.assign(n + 1, 0);
+      prod.clear();
+      base_writer.assign(n, -1);
       std::fill(writer.begin(), writer.end(), -1);
       for (size_t k = 0; k < n; ++k) {
         first[k] = uint32_t(prod.size());
@@ -151,7 +156,7 @@ void schedule_like_ptxas(sim::SampledLaunch& l, const std::vector<OpCost>& cost,
       // 2. Windows: a run of consecutive pcs up to a fence; a loop whose body is one run is taken
       // up to 4 iterations at a time, as ptxas unrolls small loops (its back branches then stop
       // being fences).
-      std::vector<uint32_t> order(n); // new position -> old position
+      order.assign(n, 0); // new position -> old position
       size_t i = 0;
       while (i < n) {
         size_t j = i + 1;
@@ -229,11 +234,10 @@ void schedule_like_ptxas(sim::SampledLaunch& l, const std::vector<OpCost>& cost,
         i = w_end;
       }
       // 3. Reorder the events and express what each reads in the new positions.
-      std::vector<uint32_t> where(n);
+      where.assign(n, 0);
       for (size_t k = 0; k < n; ++k) where[order[k]] = uint32_t(k);
-      std::vector<sim::TraceEvent> nev(n);
-      for (size_t k = 0; k < n; ++k) nev[k] = ev[order[k]];
-      ev.swap(nev);
+      old_ev.assign(ev.begin(), ev.end());
+      for (size_t k = 0; k < n; ++k) ev[k] = old_ev[order[k]];
       w.dep_first.assign(n + 1, 0);
       w.deps.clear();
       w.deps.reserve(prod.size());

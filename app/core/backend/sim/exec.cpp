@@ -837,7 +837,16 @@ void run_block(Exec& x, uint64_t linear, BlockTrace* trace = nullptr) {
     trace->idx = B.idx;
     trace->nthreads = B.nthreads;
     trace->warps.assign(B.nwarps, WarpTrace{});
-    for (uint32_t i = 0; i < B.nwarps; ++i) x.warps[i].trace = &trace->warps[i];
+    // Room for the events a warp may keep, reserved once: a trace grown by doubling copies its
+    // events and touches fresh pages at each step (a sampled GEMM's warps keep hundreds of
+    // thousands). Untouched, the room costs no memory.
+    size_t room = L.trace_cap;
+    if (L.stop_after) room = std::min(room, L.stop_after + 1);
+    room = std::min<size_t>(room, size_t(1) << 20);
+    for (uint32_t i = 0; i < B.nwarps; ++i) {
+      trace->warps[i].ev.reserve(room);
+      x.warps[i].trace = &trace->warps[i];
+    }
   } else {
     for (uint32_t i = 0; i < B.nwarps; ++i) x.warps[i].trace = nullptr;
   }

@@ -178,25 +178,6 @@ uint32_t count_distinct(const uint64_t* s, int n) {
 uint32_t shared_wavefronts(const uint64_t* addr, uint32_t m, uint32_t n, uint32_t& ideal) {
   uint32_t phases = n <= 4 ? 1 : n / 4;
   uint32_t per = kWarpSize / phases;
-  // The common patterns first: every lane at one address (a broadcast), or lane l at element l
-  // (consecutive words fall in distinct banks): one wavefront for each phase that has a lane.
-  if (m) {
-    const int l0 = std::countr_zero(m);
-    bool same = true, consecutive = true;
-    for (uint32_t mm = m; mm; mm &= mm - 1) {
-      const int l = std::countr_zero(mm);
-      same &= addr[l] == addr[l0];
-      consecutive &= addr[l] == addr[l0] + uint64_t(l - l0) * n;
-    }
-    if (same || consecutive) {
-      ideal = 0;
-      for (uint32_t ph = 0; ph < phases; ++ph) {
-        const uint32_t lanes = per == 32 ? kFull : ((1u << per) - 1);
-        ideal += (m & (lanes << (ph * per))) != 0;
-      }
-      return ideal;
-    }
-  }
   uint32_t words = std::max<uint32_t>(1, n / 4);
   uint32_t total = 0;
   ideal = 0;
@@ -205,6 +186,19 @@ uint32_t shared_wavefronts(const uint64_t* addr, uint32_t m, uint32_t n, uint32_
     uint32_t pm = m & (lanes << (ph * per));
     if (!pm) continue;
     ++ideal;
+    // The common patterns first: the phase's lanes at one address (a broadcast), or lane l at
+    // element l (a phase spans at most 128 bytes, so consecutive words fall in distinct banks).
+    const int l0 = std::countr_zero(pm);
+    bool same = true, consecutive = true;
+    for (uint32_t mm = pm; mm; mm &= mm - 1) {
+      const int l = std::countr_zero(mm);
+      same &= addr[l] == addr[l0];
+      consecutive &= addr[l] == addr[l0] + uint64_t(l - l0) * n;
+    }
+    if (same || consecutive) {
+      total += 1;
+      continue;
+    }
     uint8_t cnt[32] = {};
     uint64_t list[32][8];
     uint32_t worst = 1;
@@ -649,6 +643,54 @@ template <bool Store> ExecFn pick_shared1(uint32_t w) {
   default:
     return nullptr;
   }
+}
+
+// A vector shared load or store (V elements of W bytes: a tile's float4 reads) where no race is
+// tracked (a prediction's sampled run): aligned and inside shared memory, each lane copies its
+// bytes; anything else takes h_access's full path, which says what went wrong.
+template <bool Store, uint32_t W, uint32_t V>
+int h_shared_vec(Exec& x, Warp& w, const Inst& in, uint32_t m) {
+  if (!m) return kNext;
+  constexpr uint32_t N = W * V;
+  Block& B = *x.B;
+  if (x.track_races || B.shared_size < N) return h_access<Space::shared, Store>(x, w, in, m);
+  const uint64_t* base = base_row(w, in);
+  const uint64_t disp = uint64_t(in.imm), limit = B.shared_size - N;
+  uint64_t addr[kWarpSize];
+  const bool inside = each_lane_while(m, [&](int l) {
+    const uint64_t a = base[l] + disp;
+    addr[l] = a;
+    return a <= limit && (a & (N - 1)) == 0;
+  });
+  if (!inside) return h_access<Space::shared, Store>(x, w, in, m);
+  const Ext sign = sign_ext(in);
+  std::byte* sh = B.shared;
+  for (uint32_t k = 0; k < V; ++k) {
+    uint64_t* reg = w.row(x.P->lists[in.target + k]);
+    each_lane(m, [&](int l) {
+      if constexpr (Store)
+        store_value(sh + addr[l] + k * W, reg[l], W);
+      else
+        reg[l] = load_value(sh + addr[l] + k * W, W, sign);
+    });
+  }
+  if (x.count) {
+    InstCount& c = x.ic[pc_of(x, in)];
+    uint32_t ideal, waves = shared_wavefronts(addr, m, N, ideal);
+    c.s_wave += waves;
+    c.s_ideal += ideal;
+    if (w.trace) trace_shared(w, waves, N);
+  }
+  return kNext;
+}
+
+template <bool Store> ExecFn pick_shared_vec(uint32_t width, uint32_t vec) {
+  if (width == 4 && vec == 4) return &h_shared_vec<Store, 4, 4>;
+  if (width == 4 && vec == 2) return &h_shared_vec<Store, 4, 2>;
+  if (width == 8 && vec == 2) return &h_shared_vec<Store, 8, 2>;
+  if (width == 2 && vec == 4) return &h_shared_vec<Store, 2, 4>;
+  if (width == 2 && vec == 2) return &h_shared_vec<Store, 2, 2>;
+  return nullptr;
 }
 
 // A scalar local load or store of W bytes (a thread's own array indexed at run time: a
@@ -1104,6 +1146,10 @@ bool decode_mem(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Instr&
       if (ExecFn f = store ? pick_global1<true>(I.width) : pick_global1<false>(I.width)) I.fn = f;
     if (a.space == Space::shared && I.vec == 1 && val.kind != ptx::Operand::Kind::vec)
       if (ExecFn f = store ? pick_shared1<true>(I.width) : pick_shared1<false>(I.width)) I.fn = f;
+    if (a.space == Space::shared && I.vec > 1)
+      if (ExecFn f = store ? pick_shared_vec<true>(I.width, I.vec)
+                           : pick_shared_vec<false>(I.width, I.vec))
+        I.fn = f;
     if (a.space == Space::local && I.vec == 1 && val.kind != ptx::Operand::Kind::vec)
       if (ExecFn f = store ? pick_local1<true>(I.width) : pick_local1<false>(I.width)) I.fn = f;
     if (a.space == Space::global || a.space == Space::generic)
