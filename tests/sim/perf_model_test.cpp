@@ -495,6 +495,28 @@ TEST_CASE("perf model: a grid's first blocks share the DRAM fetch of their panel
   CHECK(p.dram_bytes > 100e6);
 }
 
+// A persistent GEMM's 128 blocks each walk tiles t = blockIdx.x + i * gridDim.x, rastered in groups
+// of 8 rows of tiles: the block beside the anchor in x is not where the anchor's next tile is, and
+// the other sampled blocks say so. Counted by address, a round's blocks read each A panel 16 at a
+// time and each B panel 8 at a time: about 200 MB from DRAM at 4096^3 (A, B and C once are 100 MB,
+// and each round of 128 tiles fetches its 8 A and 16 B panels). Taken from the anchor and its
+// neighbour alone, every block read its A panel by itself: 579 MB, DRAM half of the time.
+TEST_CASE("perf model: a persistent grid's blocks share their panels by address, not by their "
+          "coordinates") {
+  const auto p = predict_file("43-tma-warp-specialized-gemm",
+                              "solutions/43-tma-warp-specialized-gemm.cu", "h100-sxm");
+  CHECK_MESSAGE(p.method.find("counted by address") != std::string::npos, p.method);
+  double dram_us = 0;
+  for (auto& f : p.factors)
+    if (f.key == "dram") dram_us = f.us;
+  // 300 MB at the H100's 3.09 TB/s: 97 us.
+  CHECK(dram_us > 100e6 / 3.09e6);
+  CHECK(dram_us < 300e6 / 3.09e6);
+  // A grid-stride loop's blocks are where their coordinates say: no census.
+  const auto dot = predict_file("08-dot-product", "solutions/08-dot-product.cu", "h100-sxm");
+  CHECK_MESSAGE(dot.method.find("counted by address") == std::string::npos, dot.method);
+}
+
 // A long kernel's traces are cut at the event cap and the recorded part stands for the whole: its
 // time and every count the explanation shows must be scaled alike. Unscaled, puzzle 34's grouped
 // GEMM (cut about 1.6x) shows the tensor pipe busy 999 us while its mma alone need 2 T k H N FLOPs

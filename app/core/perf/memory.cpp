@@ -81,6 +81,29 @@ LaunchMemory analyse_memory(const sim::SampledLaunch& l, int anchor, const int n
       }
     }
   }
+  // A shift found between the anchor and its neighbours must hold for the other sampled blocks
+  // too (a grid-stride loop's does). Where it does not (a persistent kernel whose tile scheduler
+  // decides which tile a block takes), the blocks' coordinates do not say where it reads.
+  m.unrelated.assign(l.code.size(), 0);
+  for (size_t t = 0; t < l.blocks.size(); ++t) {
+    if (int(t) == anchor || int(t) == neighbour[0] || int(t) == neighbour[1] ||
+        int(t) == neighbour[2])
+      continue;
+    const sim::BlockTrace& T = l.blocks[t];
+    const int64_t db[3] = {int64_t(T.idx.x) - A.idx.x, int64_t(T.idx.y) - A.idx.y,
+                           int64_t(T.idx.z) - A.idx.z};
+    PcSectors ts = sectors_by_pc(T);
+    for (auto& [pc, va] : a) {
+      auto it = ts.find(pc);
+      if (it == ts.end() || it->second.empty() || va.empty()) continue;
+      const PcShift& s = m.shift[pc];
+      int64_t off = 0;
+      bool said = true;
+      for (int d = 0; d < 3; ++d)
+        if (db[d]) said = said && s.known[d], off += s.delta[d] * db[d];
+      if (said && overlap(va, it->second, off) < 0.9) m.unrelated[pc] = 1;
+    }
+  }
   // What a block brings into the L2 that its predecessor along x did not: its footprint less the
   // sectors found in the predecessor's (the anchor's footprint moved back by each pc's x shift).
   double fresh = 0;

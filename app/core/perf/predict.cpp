@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 #include <mutex>
 #include <numeric>
+#include <unordered_map>
 
 namespace wb::perf {
 
@@ -208,6 +209,12 @@ uint64_t most_warp_events(const sim::BlockTrace& b) {
 // working block at kCensusStop instructions a warp.)
 constexpr uint64_t kExitEvents = 256, kCensusStop = 512;
 constexpr size_t kCensusBlocks = 256;
+// A grid that runs in one round (every block resident at once, as a persistent kernel's) shares
+// data among its blocks however its tile scheduler decides, which the blocks' coordinates need not
+// say. Where they do not, every block runs its first kAddrCensusStop instructions a warp (a
+// producer's first TMA copies, a loop's first loads), and the blocks that read each load's
+// sectors are counted.
+constexpr size_t kAddrCensusStop = 256, kAddrCensusBlocks = 1024;
 // A launch that later launches read from (a permute's row lists, a split's partials) runs whole in
 // the sampled run when its blocks together run at most this many warp instructions: a sample of
 // it leaves the rest of its output unwritten, and the next kernel's sampled blocks would see
@@ -223,6 +230,12 @@ constexpr size_t kSortStop = 512;
 // Up to `k` distinct blocks of a grid of n, spread without a period: i times a step near n / phi
 // that shares no factor with n. (Every n/k-th block would see one x only on a grid of rows whose
 // length divides n/k, and a pattern along x, every other chunk say, would go unseen.)
+// A global load or a bulk copy (TMA) into shared memory.
+bool is_load(const sim::SampledLaunch& l, const sim::TraceEvent& e) {
+  return e.kind == sim::TraceKind::bulk ||
+         (e.kind == sim::TraceKind::global && l.code[e.pc].mem == sim::MemKind::load);
+}
+
 std::vector<uint64_t> census_blocks(uint64_t n, size_t k) {
   std::vector<uint64_t> v;
   if (n <= k) {
@@ -233,6 +246,44 @@ std::vector<uint64_t> census_blocks(uint64_t n, size_t k) {
   while (std::gcd(step, n) != 1) ++step;
   for (size_t i = 0; i < k; ++i) v.push_back((uint64_t(i) * step) % n);
   return v;
+}
+
+// Per pc of a census run: how many of its blocks read each sector that pc read, on average over
+// the sectors (0 where no block read global memory there). Loads and bulk copies only.
+std::vector<double> load_sharers(const sim::SampledLaunch& l) {
+  std::vector<std::unordered_map<uint64_t, uint32_t>> blocks_of(l.code.size());
+  for (auto& b : l.blocks) {
+    std::unordered_map<uint32_t, std::vector<uint64_t>> by_pc;
+    for (auto& w : b.warps)
+      for (auto& e : w.ev)
+        if (is_load(l, e)) {
+          auto& v = by_pc[e.pc];
+          for (uint32_t k = 0; k < e.sectors(); ++k) v.push_back(w.sec[e.first + k].id);
+        }
+    for (auto& [pc, v] : by_pc) {
+      std::sort(v.begin(), v.end());
+      v.erase(std::unique(v.begin(), v.end()), v.end());
+      for (uint64_t x : v) ++blocks_of[pc][x];
+    }
+  }
+  std::vector<double> out(l.code.size(), 0);
+  for (size_t pc = 0; pc < out.size(); ++pc) {
+    if (blocks_of[pc].empty()) continue;
+    double touches = 0;
+    for (auto& [x, k] : blocks_of[pc]) touches += k;
+    out[pc] = touches / double(blocks_of[pc].size());
+  }
+  return out;
+}
+
+// Whether some load's sectors move from block to block in a way the memory analysis could not
+// tie to the blocks' coordinates.
+bool some_load_unrelated(const sim::SampledLaunch& l, const LaunchMemory& mem) {
+  for (auto& b : l.blocks)
+    for (auto& w : b.warps)
+      for (auto& e : w.ev)
+        if (is_load(l, e) && e.pc < mem.unrelated.size() && mem.unrelated[e.pc]) return true;
+  return false;
 }
 
 Dim3 block_at(const Dim3& g, uint64_t linear) {
@@ -589,6 +640,7 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
       }
     }
   }
+  uint64_t addr_census_blocks = 0; // see kAddrCensusStop
   P.sim_ms = ms_since(t_sim);
   trace("sampled runs and census: {:.0f} ms", P.sim_ms);
   if (cancel_requested(opt.cancel)) return fail("cancelled");
@@ -610,8 +662,21 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
     const Occupancy& o = occ[li];
     sampled_blocks += sl.blocks.size();
     LaunchMemory mem = analyse_memory(sl, sp.anchor, sp.neighbour);
+    const uint64_t grid_blocks = sl.launch.grid.count();
+    if (li == 0 && grid_blocks <= kAddrCensusBlocks && grid_blocks > sl.blocks.size() &&
+        grid_blocks <= sms * uint64_t(std::max(1, o.resident)) && some_load_unrelated(sl, mem)) {
+      const auto t_census = Clock::now();
+      const sim::SampledRun c = simulator().run_sampled(
+          rp, {census_blocks(grid_blocks, grid_blocks)}, kAddrCensusStop, kAddrCensusStop);
+      if (!c.fault && !c.launches.empty() && c.launches[0].blocks.size() == grid_blocks) {
+        mem.sharers = load_sharers(c.launches[0]);
+        addr_census_blocks = grid_blocks;
+      }
+      trace("address census of {} blocks: {:.0f} ms", grid_blocks, ms_since(t_census));
+    }
     std::vector<OpCost> cost = cost_table(sl.code, m);
-    schedule_like_ptxas(sl, cost, m);
+    // Only the replay's templates are played, so only their traces need ptxas's order.
+    schedule_like_ptxas(sl, cost, m, std::max<size_t>(1, sp.replay_templates));
     // ptxas put a wait for completion after each wgmma: every wait_group waits for all of them.
     if (!o.wgmma_serialized.empty())
       for (OpCost& c : cost)
@@ -832,6 +897,11 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
                                  "working ones are spread over the SMs",
                                  census_exited, census_asked)
                    : "");
+  if (addr_census_blocks)
+    P.method += fmt::format("; which blocks share each load's data was counted by address (a grid "
+                            "of one round whose blocks' coordinates do not say): all {} blocks ran "
+                            "their first {} instructions a warp",
+                            addr_census_blocks, kAddrCensusStop);
   if (stopped_blocks)
     P.method += fmt::format(
         "; {} of the simulated blocks were too long to run to their end: their warps ran the first "

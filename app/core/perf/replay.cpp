@@ -247,6 +247,8 @@ ReplayResult replay(const ReplayInput& in) {
   // this, the first block of a GEMM's grid fetched both its panels at one SM's share of the DRAM,
   // twice as long as the blocks after it.)
   auto round_sharers = [&](uint32_t pc, const ReplayBlock& b) {
+    if (pc < mem.sharers.size() && mem.sharers[pc] > 0)
+      return std::min(mem.sharers[pc], double(concurrent));
     const PcShift& sh = mem.shift[pc];
     const uint32_t c[3] = {b.idx.x, b.idx.y, b.idx.z}, n[3] = {g.x, g.y, g.z};
     double k = 1;

@@ -45,6 +45,12 @@ struct LaunchMemory {
   // Per sampled block: every global sector it stores to, with the bytes of it the block writes
   // (a sector not wholly written must be read from DRAM to be merged: read-modify-write).
   std::vector<std::unordered_map<uint64_t, uint32_t>> stored;
+  // Per pc: a shift above that another sampled block contradicts (its sectors are not where the
+  // shift puts them).
+  std::vector<char> unrelated;
+  // Per pc, where counted by address (predict.cpp, a grid of one round): how many blocks read each
+  // of its sectors, on average; 0 where not counted (the shifts above decide).
+  std::vector<double> sharers;
 };
 
 // Sectors an earlier launch stored, still in the L2 (first..last inclusive), and the DRAM bytes

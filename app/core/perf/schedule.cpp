@@ -109,7 +109,8 @@ std::string_view space_of(const std::string& op) {
 
 } // namespace
 
-void schedule_like_ptxas(sim::SampledLaunch& l, const std::vector<OpCost>& cost, const Machine& m) {
+void schedule_like_ptxas(sim::SampledLaunch& l, const std::vector<OpCost>& cost, const Machine& m,
+                         size_t blocks) {
   const double load_latency = m.cycles(m.lat_l2_ns);
   const size_t ncode = l.code.size();
   std::vector<uint8_t> is_fence(ncode);
@@ -131,8 +132,8 @@ void schedule_like_ptxas(sim::SampledLaunch& l, const std::vector<OpCost>& cost,
   std::vector<int64_t> base_writer; // who wrote a memory op's base register
   std::vector<sim::TraceEvent> old_ev;
 
-  for (auto& b : l.blocks)
-    for (auto& w : b.warps) {
+  for (size_t bi = 0; bi < std::min(blocks, l.blocks.size()); ++bi)
+    for (auto& w : l.blocks[bi].warps) {
       auto& ev = w.ev;
       const size_t n = ev.size();
       // 1. What each event reads, in PTX order: the last earlier event that wrote each register.

@@ -10,6 +10,8 @@
 
 namespace wb::perf {
 
-void schedule_like_ptxas(sim::SampledLaunch& l, const std::vector<OpCost>& cost, const Machine& m);
+// Reorders the traces of the launch's first `blocks` sampled blocks (the replay's templates).
+void schedule_like_ptxas(sim::SampledLaunch& l, const std::vector<OpCost>& cost, const Machine& m,
+                         size_t blocks);
 
 } // namespace wb::perf
