@@ -677,6 +677,28 @@ std::optional<uint64_t> trips_left(const Exec& x, const Warp& w, uint32_t sp, bo
         break;
       }
   }
+  // Or an operand the loop computes from such a counter (`add %r73, %r329, 1` before the test
+  // while the counter %r329 steps at the bottom): it steps by the counter's stride.
+  for (int k = 1; k <= 2 && counter < 0; ++k) {
+    if (in.r[k] == kNoRow) continue;
+    for (uint32_t pc = L.head; pc <= L.back && counter < 0; ++pc) {
+      const std::string& o = x.P->info[pc].opcode;
+      const Inst& a = x.code[pc];
+      if (o.rfind("add.", 0) != 0 || a.r[0] != in.r[k] || a.r[1] == a.r[0] || a.r[2] == a.r[0])
+        continue;
+      for (uint32_t q = L.head; q <= L.back && counter < 0; ++q) {
+        const std::string& oq = x.P->info[q].opcode;
+        const Inst& c = x.code[q];
+        if ((oq.rfind("add.", 0) != 0 && oq.rfind("sub.", 0) != 0) || c.r[0] == kNoRow) continue;
+        for (int j = 1; j <= 2 && counter < 0; ++j) {
+          if (a.r[j] != c.r[0] || (c.r[1] != c.r[0] && c.r[2] != c.r[0])) continue;
+          if (oq[0] == 's' && c.r[1] != c.r[0]) continue;
+          counter = k, down = oq[0] == 's';
+          stride_row = c.r[1] == c.r[0] ? c.r[2] : c.r[1];
+        }
+      }
+    }
+  }
   if (counter < 0 || stride_row == kNoRow) return std::nullopt;
   auto val = [&](uint32_t row, int lane) -> __int128 {
     uint64_t v = invariant_value(x, w, row, lane, L, 0);
@@ -792,6 +814,27 @@ void extrapolate_stopped(const Exec& x, const Warp& w, WarpTrace& t) {
         const std::string& o = info[pc].opcode;
         if (o.rfind("setp.", 0) == 0)
           return s.ps < 0 ? trips_left(x, w, pc, inv ^ (s.pd2 == p), L, lanes) : std::nullopt;
+        // A predicate set to a constant, then to the other one on the path a branch skips
+        // (`mov.pred %p, 0; @%q bra L; ...; mov.pred %p, -1; L:`, straight-line code between):
+        // %p says whether the branch was taken.
+        if (o == "mov.pred" && s.r[1] == kNoRow && s.guard < 0 && depth < 2) {
+          auto sets_p = [&](uint32_t q) { return x.code[q].pd == p || x.code[q].pd2 == p; };
+          uint32_t b = pc;
+          while (b-- > L.head && !info[b].branch && !sets_p(b)) {
+          }
+          if (b < L.head || b >= pc || !info[b].branch || x.code[b].guard < 0 ||
+              info[b].branch_target <= pc || info[b].branch_target > from)
+            return std::nullopt;
+          uint32_t d = b;
+          while (d-- > L.head && !info[d].branch && !sets_p(d)) {
+          }
+          const Inst& m0 = x.code[d];
+          if (d < L.head || d >= b || info[d].branch || info[d].opcode != "mov.pred" ||
+              m0.r[1] != kNoRow || m0.guard >= 0 || (m0.imm != 0) == (s.imm != 0))
+            return std::nullopt;
+          return self(self, x.code[b].guard, b, inv ^ (s.imm != 0) ^ (x.code[b].guard_xor != 0),
+                      depth + 1);
+        }
         if (o == "and.pred" && !inv && depth < 2 && !s.aux && !s.imm) {
           auto a = self(self, int16_t(s.r[1]), pc, false, depth + 1);
           auto b = self(self, int16_t(s.r[2]), pc, false, depth + 1);
