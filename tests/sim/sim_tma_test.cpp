@@ -32,6 +32,39 @@ TEST_CASE("TMA load: a 128B-swizzled box must start on 1024 bytes, an unswizzled
   CHECK_HAS(r.fault.message, "not a multiple of 128");
 }
 
+// The GPU traps on these (an H100: boxes at 30 and -5 floats, a store at 70 bf16, a 3-D box at 100
+// bytes), so they run here only; the layout suite keeps its boxes on 16 bytes.
+TEST_CASE("TMA: a box whose innermost coordinate is not on 16 bytes stops the kernel, naming it") {
+  for (std::vector<int> c :
+       {std::vector<int>{30, 15}, std::vector<int>{-5, -3}, std::vector<int>{1, 0}}) {
+    Load L;
+    auto r = L.run(Map{4, {37, 19}, {160}, {16, 8}}, c);
+    CAPTURE(c[0]);
+    REQUIRE(r.fault.kind == wb::FaultKind::misaligned);
+    CHECK_HAS(r.fault.message, "innermost coordinate at element " + std::to_string(c[0]));
+    CHECK_HAS(r.fault.message, "not a multiple of 16");
+    CHECK_HAS(r.fault.message, "multiples of 4 elements");
+    CHECK(r.fault.source_line > 0);
+  }
+  // 4 floats, 8 bf16 or 16 bytes are on 16 bytes; 96 bytes of u8 too.
+  check_load(Map{4, {37, 19}, {160}, {16, 8}}, {4, 0});
+  check_load(Map{1, {200, 9, 5}, {208, 208 * 9}, {128, 4, 2}, wb::TmSwizzle::b128}, {96, 7, 4});
+  // A store too.
+  Plan p;
+  p.program =
+      program_from("#define BOXBYTES 2048\n" + std::string(kStore), "tma_store.cu", "compute_90");
+  int G = p.buffer("tensor", std::vector<uint8_t>(208 * 30, 0x77));
+  p.buffers[size_t(G)].type = wb::DType::bf16;
+  int I = p.buffer("in", std::vector<uint32_t>(512, 0x11111111u));
+  p.launch("tma_store", {1, 1, 1}, {128, 1, 1},
+           {p.tensor_map(G, {100, 30}, {64, 16}, wb::TmSwizzle::none, {208}), Plan::buf(I),
+            Plan::val(70), Plan::val(20)});
+  auto r = p.run();
+  REQUIRE(r.fault.kind == wb::FaultKind::misaligned);
+  CHECK_HAS(r.fault.message, "140 bytes from the row's start");
+  CHECK_HAS(r.fault.message, "multiples of 8 elements");
+}
+
 TEST_CASE("TMA load: an mbarrier that expects more bytes than the box brings is a deadlock") {
   Load L;
   auto r = L.run(Map{4, {40, 24}, {160}, {16, 8}}, {0, 0}, "#define EXTRA 64\n");

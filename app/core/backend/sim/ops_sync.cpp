@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <numeric>
 
 namespace wb::sim {
 
@@ -346,6 +347,21 @@ bool tma_map(Exec& x, Warp& w, const Inst& in, int l, TensorMapSpec& s, uint64_t
            false;
   for (int i = 0; i < s.rank; ++i)
     c[i] = int32_t(uint32_t(w.row(x.P->lists[in.r[3] + uint32_t(i)])[l]));
+  // The TMA unit moves 16-byte pieces of each row: a box whose innermost coordinate is not on one
+  // is an illegal instruction on the GPU (H100: boxes at 30 and -5 floats, 70 bf16, 100 bytes).
+  const int64_t start = int64_t(c[0]) * int64_t(s.elem_bytes());
+  if (start % 16)
+    return raise_fault(
+               x, FaultKind::misaligned,
+               fmt::format("{} started a TMA copy{} of tensor map '{}' with its box's innermost "
+                           "coordinate at element {}: {} bytes from the row's start, not a "
+                           "multiple of 16. The TMA unit moves 16-byte pieces, and the GPU stops "
+                           "the kernel here (an illegal instruction); start boxes on multiples of "
+                           "{} elements",
+                           thread_name(x, w, l), at_line(line), s.name.empty() ? "?" : s.name, c[0],
+                           start, 16 / std::gcd<uint64_t>(16, s.elem_bytes())),
+               line),
+           false;
   return true;
 }
 
@@ -513,7 +529,14 @@ int h_tma_store(Exec& x, Warp& w, const Inst& in, uint32_t m) {
         const uint64_t d = swz ? swizzle_offset(s.swizzle, uint32_t(sa + o)) - sa : o;
         std::memcpy(row.data() + k, x.B->shared + sa + d, 16);
       }
-      const uint64_t n = uint64_t(hi - lo) * es, a = addr + uint64_t(lo) * es;
+      // The TMA unit writes whole 16-byte pieces: a row cut at the tensor's innermost edge is
+      // written on to the next 16-byte boundary when the edge falls inside one (a 70-float row
+      // gets 72 written, the rest of its 16 bytes; the row's pitch holds them).
+      uint64_t end = uint64_t(hi) * es;
+      if (int64_t(c[0]) + hi == int64_t(s.dims[0]))
+        end = std::min(row_bytes, (uint64_t(int64_t(c[0]) + hi) * es + 15) / 16 * 16 -
+                                      uint64_t(int64_t(c[0])) * es);
+      const uint64_t n = end - uint64_t(lo) * es, a = addr + uint64_t(lo) * es;
       std::byte* dst = tma_global(x, w, in, l, a, n, true);
       if (!dst) {
         ok = false;
