@@ -1,6 +1,7 @@
 // A puzzle with a [[tensor_map]], end to end on the simulator: puzzle.toml's rules for tensor
 // maps, a learner kernel that loads its tiles with TMA passing every case, a wrong one failing,
 // and the performance model predicting it.
+#include "common/puzzle_suite.hpp"
 #include "common/temp_dir.hpp"
 #include "core/backend.hpp"
 #include "core/check.hpp"
@@ -213,4 +214,27 @@ TEST_CASE("a TMA kernel passes a puzzle's cases on the simulator, and the model 
   auto wrong =
       wb::check_puzzle(*p, std::string("#define WRONG 1\n") + kLearner, "wrong.cu", *backend, opt);
   CHECK(wrong.verdict == wb::Verdict::wrong_answer);
+}
+
+// Puzzle 43's starter announces only A's bytes on the ring's barrier and starts A's and B's copies
+// on it. The GPU's copies land side by side, so the count never meets zero and the first tile
+// hangs (an H100 stops it at the first case); counted copy by copy, the phase would complete on
+// A alone and the kernel run on until a barrier came round again.
+TEST_CASE("a barrier whose copies bring more than its expect_tx hangs at the first tile") {
+  const wb::Puzzle* pz = wb::test::builtin_catalog().find_puzzle("43-tma-warp-specialized-gemm");
+  REQUIRE(pz);
+  std::string why;
+  auto backend = wb::make_sim_backend(why);
+  REQUIRE(backend);
+  wb::CheckOptions opt;
+  opt.seed = 7;
+  opt.predict = false;
+  opt.perf_case = false;
+  auto r = wb::check_puzzle(*pz, wb::test::read_file(pz->starter), "starter.cu", *backend, opt);
+  REQUIRE(!r.cases.empty());
+  CHECK(r.verdict == wb::Verdict::runtime_fault);
+  CHECK(r.cases[0].verdict == wb::Verdict::runtime_fault);
+  const std::string& msg = r.cases[0].fault.message;
+  CHECK_MESSAGE(msg.find("more bytes landed on it than expect_tx announced") != std::string::npos,
+                msg);
 }

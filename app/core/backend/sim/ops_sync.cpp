@@ -100,22 +100,28 @@ void complete_phase(Exec& x, Mbar& b, uint64_t off) {
   x.B->epoch = ++x.epoch_base;
 }
 
-// The cp.async.bulk copies that complete on the mbarrier at shared offset `off` land: their bytes
-// are written and counted off the barrier's transaction count, which may complete its phase.
+// The cp.async.bulk copies that complete on the mbarrier at shared offset `off` land together:
+// their bytes are written and counted off the barrier's transaction count, which may then complete
+// its phase. Together, because the GPU's copies land piece by piece side by side: a phase whose
+// copies bring more bytes than its expect_tx announced does not complete when the first copy's
+// bytes match the count, it never completes (an H100 hangs on such a kernel's first tile).
 void land_bulk(Exec& x, uint64_t off) {
   auto& pend = x.B->bulk_pending;
   if (pend.empty()) return;
   auto* p = reinterpret_cast<uint64_t*>(x.B->shared + off);
+  bool landed = false;
+  Mbar b = unpack(*p);
   for (const auto& c : pend) {
     if (c.mbar != off) continue;
     std::memcpy(x.B->shared + c.dst, c.data.data(), c.data.size());
     x.B->mbar_bytes[uint32_t(off)].second += c.tx;
-    Mbar b = unpack(*p);
     b.tx -= int64_t(c.tx);
-    if (b.pending == 0 && b.tx == 0) complete_phase(x, b, off);
-    *p = pack(b);
-    ++x.B->mbar_changes;
+    landed = true;
   }
+  if (!landed) return;
+  if (b.pending == 0 && b.tx == 0) complete_phase(x, b, off);
+  *p = pack(b);
+  ++x.B->mbar_changes;
   std::erase_if(pend, [&](const Block::PendingBulk& c) { return c.mbar == off; });
 }
 
