@@ -9,15 +9,20 @@ namespace wb::perf {
 
 namespace {
 
-// The sectors one block touched, per pc (global loads, stores and atomics' words as sectors).
+// The sectors one block touched, per pc (global loads, stores and atomics' words as sectors), or
+// with `loads_only` those of its global loads and bulk copies (TMA) into shared memory.
 using PcSectors = std::unordered_map<uint32_t, std::vector<uint64_t>>;
 
-PcSectors sectors_by_pc(const sim::BlockTrace& b) {
+PcSectors sectors_by_pc(const sim::SampledLaunch& l, const sim::BlockTrace& b,
+                        bool loads_only = false) {
   PcSectors out;
   for (auto& w : b.warps)
     for (auto& e : w.ev) {
       if (e.kind != sim::TraceKind::global && e.kind != sim::TraceKind::global_atomic &&
           e.kind != sim::TraceKind::bulk)
+        continue;
+      if (loads_only && e.kind != sim::TraceKind::bulk &&
+          (e.kind != sim::TraceKind::global || l.code[e.pc].mem != sim::MemKind::load))
         continue;
       auto& v = out[e.pc];
       for (uint32_t k = 0; k < e.sectors(); ++k) {
@@ -52,7 +57,7 @@ LaunchMemory analyse_memory(const sim::SampledLaunch& l, int anchor, const int n
   m.shift.assign(l.code.size(), PcShift{});
   if (anchor < 0 || size_t(anchor) >= l.blocks.size()) return m;
   const sim::BlockTrace& A = l.blocks[size_t(anchor)];
-  PcSectors a = sectors_by_pc(A);
+  PcSectors a = sectors_by_pc(l, A);
   for (auto& [pc, v] : a)
     for (uint64_t x : v)
       if (!(x >> 62)) m.anchor_footprint.insert(x);
@@ -65,7 +70,7 @@ LaunchMemory analyse_memory(const sim::SampledLaunch& l, int anchor, const int n
             m.stored[b][w.sec[e.first + k].id] |= w.sec[e.first + k].mask;
   for (int d = 0; d < 3; ++d) {
     if (neighbour[d] < 0) continue;
-    PcSectors n = sectors_by_pc(l.blocks[size_t(neighbour[d])]);
+    PcSectors n = sectors_by_pc(l, l.blocks[size_t(neighbour[d])]);
     for (auto& [pc, va] : a) {
       auto it = n.find(pc);
       if (it == n.end() || it->second.empty() || va.empty()) continue;
@@ -81,9 +86,9 @@ LaunchMemory analyse_memory(const sim::SampledLaunch& l, int anchor, const int n
       }
     }
   }
-  // A shift found between the anchor and its neighbours must hold for the other sampled blocks
-  // too (a grid-stride loop's does). Where it does not (a persistent kernel whose tile scheduler
-  // decides which tile a block takes), the blocks' coordinates do not say where it reads.
+  // A load's shift found between the anchor and its neighbours must hold for the other sampled
+  // blocks too (a grid-stride loop's does). Where it does not (a persistent kernel whose tile
+  // scheduler decides which tile a block takes), the blocks' coordinates do not say where it reads.
   m.unrelated.assign(l.code.size(), 0);
   for (size_t t = 0; t < l.blocks.size(); ++t) {
     if (int(t) == anchor || int(t) == neighbour[0] || int(t) == neighbour[1] ||
@@ -92,16 +97,16 @@ LaunchMemory analyse_memory(const sim::SampledLaunch& l, int anchor, const int n
     const sim::BlockTrace& T = l.blocks[t];
     const int64_t db[3] = {int64_t(T.idx.x) - A.idx.x, int64_t(T.idx.y) - A.idx.y,
                            int64_t(T.idx.z) - A.idx.z};
-    PcSectors ts = sectors_by_pc(T);
-    for (auto& [pc, va] : a) {
-      auto it = ts.find(pc);
-      if (it == ts.end() || it->second.empty() || va.empty()) continue;
+    PcSectors ts = sectors_by_pc(l, T, true);
+    for (auto& [pc, vt] : ts) {
+      auto it = a.find(pc);
+      if (it == a.end() || it->second.empty() || vt.empty()) continue;
       const PcShift& s = m.shift[pc];
       int64_t off = 0;
       bool said = true;
       for (int d = 0; d < 3; ++d)
         if (db[d]) said = said && s.known[d], off += s.delta[d] * db[d];
-      if (said && overlap(va, it->second, off) < 0.9) m.unrelated[pc] = 1;
+      if (said && overlap(it->second, vt, off) < 0.9) m.unrelated[pc] = 1;
     }
   }
   // What a block brings into the L2 that its predecessor along x did not: its footprint less the
@@ -131,6 +136,21 @@ LaunchMemory analyse_memory(const sim::SampledLaunch& l, int anchor, const int n
       }
   m.atomics_shared = any && all_shared;
   return m;
+}
+
+std::vector<double> load_sharers(const sim::SampledLaunch& census) {
+  std::vector<std::unordered_map<uint64_t, uint32_t>> blocks_of(census.code.size());
+  for (auto& b : census.blocks)
+    for (auto& [pc, v] : sectors_by_pc(census, b, true))
+      for (uint64_t x : v) ++blocks_of[pc][x];
+  std::vector<double> out(census.code.size(), 0);
+  for (size_t pc = 0; pc < out.size(); ++pc) {
+    if (blocks_of[pc].empty()) continue;
+    double touches = 0;
+    for (auto& [x, k] : blocks_of[pc]) touches += k;
+    out[pc] = touches / double(blocks_of[pc].size());
+  }
+  return out;
 }
 
 } // namespace wb::perf

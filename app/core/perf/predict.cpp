@@ -15,7 +15,6 @@
 #include <fmt/format.h>
 #include <mutex>
 #include <numeric>
-#include <unordered_map>
 
 namespace wb::perf {
 
@@ -230,12 +229,6 @@ constexpr size_t kSortStop = 512;
 // Up to `k` distinct blocks of a grid of n, spread without a period: i times a step near n / phi
 // that shares no factor with n. (Every n/k-th block would see one x only on a grid of rows whose
 // length divides n/k, and a pattern along x, every other chunk say, would go unseen.)
-// A global load or a bulk copy (TMA) into shared memory.
-bool is_load(const sim::SampledLaunch& l, const sim::TraceEvent& e) {
-  return e.kind == sim::TraceKind::bulk ||
-         (e.kind == sim::TraceKind::global && l.code[e.pc].mem == sim::MemKind::load);
-}
-
 std::vector<uint64_t> census_blocks(uint64_t n, size_t k) {
   std::vector<uint64_t> v;
   if (n <= k) {
@@ -246,44 +239,6 @@ std::vector<uint64_t> census_blocks(uint64_t n, size_t k) {
   while (std::gcd(step, n) != 1) ++step;
   for (size_t i = 0; i < k; ++i) v.push_back((uint64_t(i) * step) % n);
   return v;
-}
-
-// Per pc of a census run: how many of its blocks read each sector that pc read, on average over
-// the sectors (0 where no block read global memory there). Loads and bulk copies only.
-std::vector<double> load_sharers(const sim::SampledLaunch& l) {
-  std::vector<std::unordered_map<uint64_t, uint32_t>> blocks_of(l.code.size());
-  for (auto& b : l.blocks) {
-    std::unordered_map<uint32_t, std::vector<uint64_t>> by_pc;
-    for (auto& w : b.warps)
-      for (auto& e : w.ev)
-        if (is_load(l, e)) {
-          auto& v = by_pc[e.pc];
-          for (uint32_t k = 0; k < e.sectors(); ++k) v.push_back(w.sec[e.first + k].id);
-        }
-    for (auto& [pc, v] : by_pc) {
-      std::sort(v.begin(), v.end());
-      v.erase(std::unique(v.begin(), v.end()), v.end());
-      for (uint64_t x : v) ++blocks_of[pc][x];
-    }
-  }
-  std::vector<double> out(l.code.size(), 0);
-  for (size_t pc = 0; pc < out.size(); ++pc) {
-    if (blocks_of[pc].empty()) continue;
-    double touches = 0;
-    for (auto& [x, k] : blocks_of[pc]) touches += k;
-    out[pc] = touches / double(blocks_of[pc].size());
-  }
-  return out;
-}
-
-// Whether some load's sectors move from block to block in a way the memory analysis could not
-// tie to the blocks' coordinates.
-bool some_load_unrelated(const sim::SampledLaunch& l, const LaunchMemory& mem) {
-  for (auto& b : l.blocks)
-    for (auto& w : b.warps)
-      for (auto& e : w.ev)
-        if (is_load(l, e) && e.pc < mem.unrelated.size() && mem.unrelated[e.pc]) return true;
-  return false;
 }
 
 Dim3 block_at(const Dim3& g, uint64_t linear) {
@@ -664,7 +619,8 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
     LaunchMemory mem = analyse_memory(sl, sp.anchor, sp.neighbour);
     const uint64_t grid_blocks = sl.launch.grid.count();
     if (li == 0 && grid_blocks <= kAddrCensusBlocks && grid_blocks > sl.blocks.size() &&
-        grid_blocks <= sms * uint64_t(std::max(1, o.resident)) && some_load_unrelated(sl, mem)) {
+        grid_blocks <= sms * uint64_t(std::max(1, o.resident)) &&
+        std::find(mem.unrelated.begin(), mem.unrelated.end(), 1) != mem.unrelated.end()) {
       const auto t_census = Clock::now();
       const sim::SampledRun c = simulator().run_sampled(
           rp, {census_blocks(grid_blocks, grid_blocks)}, kAddrCensusStop, kAddrCensusStop);

@@ -45,8 +45,8 @@ struct LaunchMemory {
   // Per sampled block: every global sector it stores to, with the bytes of it the block writes
   // (a sector not wholly written must be read from DRAM to be merged: read-modify-write).
   std::vector<std::unordered_map<uint64_t, uint32_t>> stored;
-  // Per pc: a shift above that another sampled block contradicts (its sectors are not where the
-  // shift puts them).
+  // Per pc of a load: a shift above that another sampled block contradicts (its sectors are not
+  // where the shift puts them).
   std::vector<char> unrelated;
   // Per pc, where counted by address (predict.cpp, a grid of one round): how many blocks read each
   // of its sectors, on average; 0 where not counted (the shifts above decide).
@@ -144,5 +144,8 @@ ReplayResult replay(const ReplayInput& in);
 
 // The memory analysis of a sampled launch: per-pc shifts between neighbouring blocks.
 LaunchMemory analyse_memory(const sim::SampledLaunch& l, int anchor, const int neighbour[3]);
+// Per pc of a census run (every block of a launch, each stopped early): how many of its blocks
+// read each sector that pc's loads or bulk copies read, on average over the sectors; 0 where none.
+std::vector<double> load_sharers(const sim::SampledLaunch& census);
 
 } // namespace wb::perf

@@ -665,40 +665,33 @@ std::optional<uint64_t> trips_left(const Exec& x, const Warp& w, uint32_t sp, bo
   int counter = -1;
   uint32_t stride_row = kNoRow;
   bool down = false;
-  for (uint32_t pc = L.head; pc <= L.back && counter < 0; ++pc) {
+  // Whether the instruction at `pc` steps `row` by itself (`add %r, %r, s` or `sub %r, %r, s`,
+  // not `sub %r, s, %r`), and by what.
+  auto steps = [&](uint32_t pc, uint32_t row) {
     const std::string& o = x.P->info[pc].opcode;
-    if (o.rfind("add.", 0) != 0 && o.rfind("sub.", 0) != 0) continue;
     const Inst& a = x.code[pc];
-    for (int k = 1; k <= 2; ++k)
-      if (a.r[0] == in.r[k] && in.r[k] != kNoRow && (a.r[1] == a.r[0] || a.r[2] == a.r[0])) {
-        if (o[0] == 's' && a.r[1] != a.r[0]) continue; // s - i steps nothing
-        counter = k, down = o[0] == 's';
-        stride_row = a.r[1] == a.r[0] ? a.r[2] : a.r[1];
-        break;
-      }
-  }
+    if ((o.rfind("add.", 0) != 0 && o.rfind("sub.", 0) != 0) || row == kNoRow || a.r[0] != row ||
+        (a.r[1] != row && (o[0] == 's' || a.r[2] != row)))
+      return false;
+    down = o[0] == 's';
+    stride_row = a.r[1] == row ? a.r[2] : a.r[1];
+    return true;
+  };
+  for (uint32_t pc = L.head; pc <= L.back && counter < 0; ++pc)
+    for (int k = 1; k <= 2 && counter < 0; ++k)
+      if (steps(pc, in.r[k])) counter = k;
   // Or an operand the loop computes from such a counter (`add %r73, %r329, 1` before the test
   // while the counter %r329 steps at the bottom): it steps by the counter's stride.
-  for (int k = 1; k <= 2 && counter < 0; ++k) {
-    if (in.r[k] == kNoRow) continue;
+  for (int k = 1; k <= 2 && counter < 0; ++k)
     for (uint32_t pc = L.head; pc <= L.back && counter < 0; ++pc) {
-      const std::string& o = x.P->info[pc].opcode;
       const Inst& a = x.code[pc];
-      if (o.rfind("add.", 0) != 0 || a.r[0] != in.r[k] || a.r[1] == a.r[0] || a.r[2] == a.r[0])
+      if (in.r[k] == kNoRow || x.P->info[pc].opcode.rfind("add.", 0) != 0 || a.r[0] != in.r[k] ||
+          a.r[1] == a.r[0] || a.r[2] == a.r[0])
         continue;
-      for (uint32_t q = L.head; q <= L.back && counter < 0; ++q) {
-        const std::string& oq = x.P->info[q].opcode;
-        const Inst& c = x.code[q];
-        if ((oq.rfind("add.", 0) != 0 && oq.rfind("sub.", 0) != 0) || c.r[0] == kNoRow) continue;
-        for (int j = 1; j <= 2 && counter < 0; ++j) {
-          if (a.r[j] != c.r[0] || (c.r[1] != c.r[0] && c.r[2] != c.r[0])) continue;
-          if (oq[0] == 's' && c.r[1] != c.r[0]) continue;
-          counter = k, down = oq[0] == 's';
-          stride_row = c.r[1] == c.r[0] ? c.r[2] : c.r[1];
-        }
-      }
+      for (uint32_t q = L.head; q <= L.back && counter < 0; ++q)
+        for (int j = 1; j <= 2 && counter < 0; ++j)
+          if (steps(q, a.r[j])) counter = k;
     }
-  }
   if (counter < 0 || stride_row == kNoRow) return std::nullopt;
   auto val = [&](uint32_t row, int lane) -> __int128 {
     uint64_t v = invariant_value(x, w, row, lane, L, 0);
