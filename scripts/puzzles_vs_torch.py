@@ -492,19 +492,28 @@ def b23(torch, F, s):
               "is_causal's top-left mask is the puzzle's; SDPA allocates o", also)
 
 
-def b20(torch, F, s):
+def bf16_abt(torch, s, rtol, atol):
+    """The bf16 GEMMs' set-up, C = A x B^T with B [N, K] (an nn.Linear weight): A and B as
+    puzzle.toml makes them, torch.matmul writing a bf16 C, that op's label, and the check of an
+    answer against the float64 product at the puzzle's tolerance."""
     m, n, k = s["M"], s["N"], s["K"]
-    a, b = uniform(torch, (m, k), -1, 1, torch.bfloat16), uniform(torch, (n, k), -1, 1, torch.bfloat16)  # B is [N, K]
-    c16, c32 = dev_empty(torch, (m, n), torch.bfloat16), dev_empty(torch, (m, n))
+    a, b = uniform(torch, (m, k), -1, 1, torch.bfloat16), uniform(torch, (n, k), -1, 1, torch.bfloat16)
+    c16 = dev_empty(torch, (m, n), torch.bfloat16)
     ref = {}
 
-    def check(got):  # the puzzle's tolerance on an f32 answer; torch's bf16 answer is checked as .float()
+    def check(got):  # torch's bf16 answer is checked as .float()
         if "C" not in ref:
             ref["C"] = a.double() @ b.double().t()
-        return close(got.float(), ref["C"], 1e-4, 4e-3)
+        return close(got.float(), ref["C"], rtol, atol)
 
-    return Op(f"torch.matmul(A, B.T, out=C16); bf16 [{m}, {k}] x [{n}, {k}]^T -> bf16",
-              lambda: torch.matmul(a, b.t(), out=c16), lambda: c16, check, lambda tk: lambda: tk.mma_gemm(a, b, c32),
+    label = f"torch.matmul(A, B.T, out=C); bf16 [{m}, {k}] x [{n}, {k}]^T -> bf16"
+    return a, b, lambda: torch.matmul(a, b.t(), out=c16), lambda: c16, check, label
+
+
+def b20(torch, F, s):
+    a, b, fn, outs, check, label = bf16_abt(torch, s, 1e-4, 4e-3)  # the puzzle's tolerance on an f32 answer
+    c32 = dev_empty(torch, (s["M"], s["N"]))
+    return Op(label.replace("out=C", "out=C16"), fn, outs, check, lambda tk: lambda: tk.mma_gemm(a, b, c32),
               "cuBLAS (wgmma on the H200) against mma.sync: the ratio is the bar's 'ratio to cuBLAS'. torch.matmul on "
               "bf16 returns bf16 (f32 sums, C rounded to bf16: half a bf16 ulp of |C| ~ 20 is 0.06), so its check is "
               "expected to fail the puzzle's atol 4e-3; it writes 2 bytes per element of C where the puzzle writes 4")
@@ -945,21 +954,14 @@ def b36(torch, F, s):
               "log_softmax's backward, a cast to bf16): six passes over [T, V] and 2.1 GB f32 temporaries; every "
               "1024th target is -100 (the puzzle's [perf] has none); Triton overwrites its own copy of z in place, "
               "checked on its first call")
+
+
 def b37(torch, F, s):
+    a, b, fn, outs, check, label = bf16_abt(torch, s, 1e-2, 1e-2)
     m, n, k = s["M"], s["N"], s["K"]
-    a, b = uniform(torch, (m, k), -1, 1, torch.bfloat16), uniform(torch, (n, k), -1, 1, torch.bfloat16)  # B is [N, K]
     part = dev_empty(torch, 2 * m * n * -(-k // 256))  # the puzzle's workspace
-    c16, c2 = dev_empty(torch, (m, n), torch.bfloat16), dev_empty(torch, (m, n), torch.bfloat16)
-    ref = {}
-
-    def check(got):  # the puzzle's tolerance on the bf16 answer
-        if "C" not in ref:
-            ref["C"] = a.double() @ b.double().t()
-        return close(got.float(), ref["C"], 1e-2, 1e-2)
-
-    return Op(f"torch.matmul(A, B.T, out=C); bf16 [{m}, {k}] x [{n}, {k}]^T -> bf16",
-              lambda: torch.matmul(a, b.t(), out=c16), lambda: c16, check,
-              lambda tk: lambda: tk.splitk_gemm(a, b, part, c2),
+    c2 = dev_empty(torch, (m, n), torch.bfloat16)
+    return Op(label, fn, outs, check, lambda tk: lambda: tk.splitk_gemm(a, b, part, c2),
               "cuBLAS (wgmma, its own choice of split or stream-K) against mma.sync split-K with a workspace and a "
               "second, ordered reduction launch; the Triton form is the same two passes on tl.dot")
 
@@ -1205,17 +1207,9 @@ def b42(torch, F, s):
 
 
 def b43(torch, F, s):
-    m, n, k = s["M"], s["N"], s["K"]
-    a, b = uniform(torch, (m, k), -1, 1, torch.bfloat16), uniform(torch, (n, k), -1, 1, torch.bfloat16)  # B is [N, K]
-    c16, c2 = dev_empty(torch, (m, n), torch.bfloat16), dev_empty(torch, (m, n), torch.bfloat16)
-    ref = {}
-
-    def check(got):  # the puzzle's tolerance on the bf16 answer
-        if "C" not in ref:
-            ref["C"] = a.double() @ b.double().t()
-        return close(got.float(), ref["C"], 1e-2, 1e-2)
-
-    # The skinny shape of issue 47's bar (the same 137 GFLOP as 4096^3, C four 256-wide tiles across),
+    a, b, fn, outs, check, label = bf16_abt(torch, s, 1e-2, 1e-2)
+    c2 = dev_empty(torch, (s["M"], s["N"]), torch.bfloat16)
+    # The skinny shape of the puzzle's bar (the same 137 GFLOP as 4096^3, C four 256-wide tiles across),
     # cuBLAS and Triton timed there too; the solution's time there comes from
     # `warpbook run 43-tma-warp-specialized-gemm solutions/43-tma-warp-specialized-gemm.cu M=16384 N=1024 K=4096 SMS=132`.
     sm, sn, sk = (16384, 1024, 4096) if DEVICE == "cuda" else (256, 128, 64)
@@ -1226,9 +1220,7 @@ def b43(torch, F, s):
     tk = sys.modules.get("kernels")  # bench/triton/kernels.py, when load_triton found it
     if tk is not None:
         also.append((f"Triton at {skinny}", lambda: tk.persistent_gemm(a2, b2, c4)))
-    return Op(f"torch.matmul(A, B.T, out=C); bf16 [{m}, {k}] x [{n}, {k}]^T -> bf16",
-              lambda: torch.matmul(a, b.t(), out=c16), lambda: c16, check,
-              lambda tk: lambda: tk.persistent_gemm(a, b, c2),
+    return Op(label, fn, outs, check, lambda tk: lambda: tk.persistent_gemm(a, b, c2),
               "cuBLAS (TMA, wgmma and warp specialisation of its own) against the TMA-fed, warp-specialised "
               "persistent kernel; the Triton form is a persistent loop over TMA descriptor loads", also)
 

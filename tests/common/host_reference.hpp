@@ -123,6 +123,23 @@ inline double to_bf16(long double v) {
   long double m = std::frexp(v, &e); // v = m 2^e, 0.5 <= |m| < 1
   return double(std::ldexp(std::nearbyint(m * 256.0L), e - 8));
 }
+// C = A x B^T with B stored [N, K] (an nn.Linear weight), each sum in long double and handed to
+// `out(row, col, sum)` for the puzzle's scaling and rounding. A and B hold the inputs decoded
+// exactly from their stored bits, so every product of two 16-bit or 8-bit floats is exact.
+inline std::vector<double>
+gemm_abt(int64_t M, int64_t N, int64_t K, const std::vector<double>& A,
+         const std::vector<double>& B,
+         const std::function<double(int64_t, int64_t, long double)>& out) {
+  std::vector<double> C(size_t(M * N));
+  for (int64_t r = 0; r < M; ++r)
+    for (int64_t c = 0; c < N; ++c) {
+      long double acc = 0;
+      for (int64_t k = 0; k < K; ++k)
+        acc += (long double)A[size_t(r * K + k)] * (long double)B[size_t(c * K + k)];
+      C[size_t(r * N + c)] = out(r, c, acc);
+    }
+  return C;
+}
 inline double f32(double v) {
   return double(float(v));
 } // round to f32, as a stored output is

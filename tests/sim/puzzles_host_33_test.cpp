@@ -14,15 +14,8 @@ TEST_CASE("33 fp8 gemm: reference against the host") {
   check_puzzle_reference("33-fp8-gemm", {1e-12, 1e-30}, [](const Env& s, const Vals& in) {
     int64_t M = sz(s, "M"), N = sz(s, "N"), K = sz(s, "K");
     auto &A = in.at("A"), &B = in.at("B"), &sa = in.at("a_scale"), &sb = in.at("b_scale");
-    std::vector<double> C(size_t(M * N));
-    for (int64_t r = 0; r < M; ++r)
-      for (int64_t c = 0; c < N; ++c) {
-        long double acc = 0;
-        for (int64_t k = 0; k < K; ++k) // B is [N][K]
-          acc += (long double)A[size_t(r * K + k)] * (long double)B[size_t(c * K + k)];
-        C[size_t(r * N + c)] =
-            to_bf16(acc * (long double)sa[size_t(r)] * (long double)sb[size_t(c)]);
-      }
-    return Vals{{"C", C}};
+    return Vals{{"C", gemm_abt(M, N, K, A, B, [&](int64_t r, int64_t c, long double acc) {
+                   return to_bf16(acc * (long double)sa[size_t(r)] * (long double)sb[size_t(c)]);
+                 })}};
   });
 }
