@@ -13,6 +13,8 @@ it is met, and writes, into --out (default $OUT, else /tmp/vs-torch):
 scripts/puzzles_vs_torch.sh runs the checks and then this on the GPU machine.
 
   puzzles_vs_torch.py CHECKS            CHECKS: a folder of ID.json reports, or a checks.json
+  puzzles_vs_torch.py --check-builders  each row's size names against its puzzle.toml's [perf]
+                                        and [sim_perf] (no reports, no torch; the unit test)
   puzzles_vs_torch.py CHECKS --selftest parse and tabulate only, without importing torch
                                         (works on simulator reports: `check ... --backend sim --json`)
   puzzles_vs_torch.py CHECKS --only 16,17   time only these puzzles against PyTorch
@@ -1234,7 +1236,7 @@ BUILDERS = {
     14: (b14, {"rows", "cols"}), 15: (b15, {"rows", "cols"}), 16: (b16, {"channels", "length", "ksize"}),
     17: (b17, {"M", "N", "K"}), 18: (b18, {"M", "K"}),
     19: (b19, {"M", "N", "K"}), 20: (b20, {"M", "N", "K"}), 21: (b21, {"M", "N", "K"}),
-    22: (b22, {"B", "H", "S", "D"}), 23: (b23, {"B", "Hq", "Hkv", "S", "D"}),
+    22: (b22, {"B", "H", "S", "D"}), 23: (b23, {"B", "Hq", "Hkv", "Sq", "Sk", "D"}),
     24: (b24, {"B", "Hq", "Hkv", "L", "D"}),
     25: (b25, {"B", "Hq", "Hkv", "D", "max_blocks", "num_blocks"}), 26: (b26, {"tokens", "heads", "dim", "interleaved"}), 27: (b27, {"rows", "V"}),
     28: (b28, {"rows", "V", "k"}), 29: (b29, {"rows", "cols"}), 30: (b30, {"rows", "cols"}), 31: (b31, {"n"}),
@@ -1579,11 +1581,35 @@ def triton_side(torch, tk, op, ours, flush):
     return res, ratio
 
 
+def check_builders(root):
+    """Each builder's size names against its puzzle's [perf] and [sim_perf] (--cpu-dry-run builds
+    at the latter): a puzzle whose sizes were renamed would otherwise lose its row on the GPU."""
+    bad, seen = [], set()
+    for d in sorted(os.listdir(os.path.join(root, "puzzles"))):
+        m = re.match(r"(\d\d)-", d)
+        if not m or int(m.group(1)) not in BUILDERS:
+            continue
+        num = int(m.group(1))
+        seen.add(num)
+        builder, keys = BUILDERS[num]
+        for section in ("[perf]", "[sim_perf]"):
+            sizes = set(toml_perf_sizes(root, d, section))
+            if sizes != keys:
+                bad.append(f"{d} {section}: {sorted(sizes)}, {builder.__name__} takes {sorted(keys)}")
+    bad += [f"BUILDERS has {n}, which no puzzle folder has" for n in sorted(set(BUILDERS) - seen)]
+    for line in bad:
+        print(line)
+    print(f"{len(seen)} rows, {len(bad)} mismatches")
+    return 1 if bad else 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("checks", help="a folder of ID.json check reports, or a combined checks.json")
+    ap.add_argument("checks", nargs="?", help="a folder of ID.json check reports, or a combined checks.json")
     ap.add_argument("--out", default=os.environ.get("OUT") or "/tmp/vs-torch")
     ap.add_argument("--selftest", action="store_true", help="parse and tabulate only; no torch")
+    ap.add_argument("--check-builders", action="store_true",
+                    help="each row's size names against puzzle.toml; no reports, no torch")
     ap.add_argument("--only", default="", help="comma-separated puzzle numbers to time against torch")
     ap.add_argument("--flush-mib", type=int, default=256)
     ap.add_argument("--probe", default="", help="`warpbook probe --json` output: the mma.sync ceilings")
@@ -1597,6 +1623,10 @@ def main():
     if a.cpu_dry_run:
         DEVICE = "cpu"
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if a.check_builders:
+        return check_builders(root)
+    if not a.checks:
+        ap.error("CHECKS is needed (a folder of reports or a checks.json)")
     os.makedirs(a.out, exist_ok=True)
 
     if a.probe and os.path.exists(a.probe):
