@@ -45,10 +45,12 @@
 // Napkin maths: 137.4 GFLOP at 989 TFLOP/s = 139 us; DRAM 101 MB at 3.35 TB/s = 30 us. L2 to SM:
 // 512 tiles x 64 k-steps x 48 KB = 1.61 GB, 9.1 TB/s at 177 us: the copy engine's stream from the
 // L2 is the second limit, which is why the tile is 128 x 256.
-// `warpbook predict` (predicted): 364 us on the H100 SXM, 343 us on the H200, twice what the H100
-// measures. The model names the L2 first: 1.64 GB at the 7.5 TB/s it assumes for an H100's L2, a
-// rate probed with loads, not with the copy engine, which moved 9.1 TB/s here. Its DRAM line
-// counts which blocks read each panel by address (A by 16 blocks of a round, B by 8): 201 MB.
+// `warpbook predict` (predicted): 329 us on the H100 SXM, 306 us on the H200, 1.85x what the H100
+// measures. The model names the L2 first: 1.64 GB at the 7.3 TB/s its H100 profile gives the L2,
+// the rate `warpbook probe` measures for the copy engine there too (7.53 TB/s, half the L2 read,
+// each line by one SM), where this kernel moved 9.1 TB/s with each panel read by 8 or 16 SMs at
+// once (scripts/l2diag.cu measures the L2 by window and by sharers). Its DRAM line counts which
+// blocks read each panel by address (A by 16 blocks of a round, B by 8): 201 MB.
 // Registers: 168 a thread at launch (65536 / 384), 40 x 128 + 232 x 256 = 64512 after setmaxnreg;
 // ptxas (sm_90a): no spills. Shared memory: 4 x 48 KB of ring + 64 B of barriers + 8 x 2304 B of
 // staging + 1 KB of alignment slack = 216128 B of the 232448 an SM offers (STAGES = 5 does not fit

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <queue>
+#include <unordered_map>
 
 namespace wb::perf {
 
@@ -40,7 +41,10 @@ const char* stall_name(Stall s) {
 namespace {
 
 constexpr double kMioDepth = 16; // clocks of work the memory-instruction queue takes ahead
-constexpr size_t kChunk = 512;   // events per chunk when long traces are thinned
+// A wait on an mbarrier phase whose copies no warp has started yet looks again after this many
+// clocks (the order of try_wait's own suspend before it tests again).
+constexpr double kMbarPoll = 64;
+constexpr size_t kChunk = 512; // events per chunk when long traces are thinned
 constexpr uint32_t kNoReg = 0xffffffffu;
 
 // A set-associative LRU cache of 128-byte lines with a valid bit per 32-byte sector.
@@ -92,12 +96,20 @@ struct Slot {
   uint32_t nwarps = 0, live = 0, arrived = 0;
   double start = 0;
   std::unordered_set<uint64_t> stored; // sectors it has written (each charged to DRAM once)
-  // cp.async.bulk: per mbarrier (its shared offset), when the copies completing on it have landed.
-  std::vector<std::pair<uint32_t, double>> bulk_done;
-  double& bulk_at(uint32_t mbar) {
-    for (auto& [m, t] : bulk_done)
-      if (m == mbar) return t;
-    return bulk_done.emplace_back(mbar, 0.0).second;
+  // cp.async.bulk: per mbarrier (its shared offset) and phase (its low 16 bits), how many of the
+  // copies completing that phase the replay has issued, and when the last of them lands. A phase
+  // is its own: a producer may already have started the copies of the ring's later phases.
+  struct Bulk {
+    uint32_t copies = 0;
+    double landed = 0;
+  };
+  std::unordered_map<uint64_t, Bulk> bulk_done;
+  Bulk& bulk_at(uint32_t mbar, uint32_t phase) {
+    return bulk_done[(uint64_t(mbar) << 16) | (phase & 0xffff)];
+  }
+  Bulk& bulk_at(const sim::WarpTrace& tr, const sim::TraceEvent& bulk_event) {
+    const sim::TraceSector& mb = tr.sec[bulk_event.first + bulk_event.sectors()]; // the last entry
+    return bulk_at(uint32_t(mb.id), mb.mask);
   }
   // Shared words that float atomics serialise on (offset / 4), and when each is free next.
   std::vector<std::pair<uint32_t, double>> word_free;
@@ -120,6 +132,7 @@ struct WarpState {
   double wg_open = 0;
   std::vector<double> wg_groups;
   bool at_bar = false, done = true;
+  bool polling = false; // waiting on an mbarrier phase whose copies no warp has started yet
   int smsp = 0;
   std::vector<double> done_at;    // per event of the trace: when its result is ready
   std::vector<uint8_t> done_kind; // and what it waited for (Stall)
@@ -378,6 +391,18 @@ ReplayResult replay(const ReplayInput& in) {
     }
   };
 
+  // Whether every other warp of ws's block has ended, waits at a barrier or polls an mbarrier
+  // too: then no warp will start the copies ws waits for (a trace cut short lost them), and it
+  // goes on rather than waiting for ever.
+  auto others_stuck = [&](const WarpState& ws) {
+    const Slot& sl = slots[size_t(ws.slot)];
+    for (uint32_t k = 0; k < sl.nwarps; ++k) {
+      const WarpState& o = warps[sl.first_warp + k];
+      if (&o != &ws && !o.done && !o.at_bar && !o.polling) return false;
+    }
+    return true;
+  };
+
   // Skips events of thinned chunks (barriers are always kept). Their loads still pass through the
   // L1 and the L2 (untimed, uncounted): the replayed chunks then hit on what the skipped ones
   // brought in (the other half of a granule, a tile's next rows), as they would in a full run.
@@ -400,6 +425,11 @@ ReplayResult replay(const ReplayInput& in) {
           if (!in_l2(gran, ws.tr->sec[e.first + k].id, e.pc, rb)) fetched += 64;
           l2_seen[gran] = fetched;
         }
+      }
+      if (e.kind == sim::TraceKind::bulk) { // started, landed at once: a wait must not hang on it
+        auto& b = slots[size_t(ws.slot)].bulk_at(*ws.tr, e);
+        b.copies += ws.tr->sec[e.first + e.sectors()].mask >> 16;
+        b.landed = std::max(b.landed, now);
       }
       ++ws.pos;
     }
@@ -475,9 +505,13 @@ ReplayResult replay(const ReplayInput& in) {
           for (size_t k = 0; k < cp_waited; ++k) g = std::max(g, ws.cp_groups[k]);
           if (g > t) t = g, why = Stall::dram, why_pc = e.pc;
         }
-        if (e.kind == sim::TraceKind::mbar_wait) { // for the bulk copies completing on it
-          const double d = slots[size_t(ws.slot)].bulk_at(e.first);
-          if (d > t) t = d, why = Stall::dram, why_pc = e.pc;
+        if (e.kind == sim::TraceKind::mbar_wait) { // for the bulk copies of its phase
+          const Slot::Bulk& b = slots[size_t(ws.slot)].bulk_at(e.first, e.count);
+          ws.polling = b.copies < e.bytes && !others_stuck(ws);
+          if (ws.polling) // not all started yet: look again a little later, as try_wait does
+            t = std::max(t, now + kMbarPoll), why = Stall::dram, why_pc = e.pc;
+          else if (b.landed > t)
+            t = b.landed, why = Stall::dram, why_pc = e.pc;
         }
         if (c.wgmma_wait && ws.wg_groups.size() > c.wgmma_keep) {
           // wgmma.wait_group N: all but the newest N committed groups complete.
@@ -494,7 +528,8 @@ ReplayResult replay(const ReplayInput& in) {
         }
         // Issue at `now`.
         ++events;
-        if (debug_left > 0 && it.w == 0) {
+        if (debug_left > 0 &&
+            it.w == uint32_t(std::getenv("WB_RW") ? std::atoi(std::getenv("WB_RW")) : 0)) {
           --debug_left;
           std::fprintf(stderr, "replay: t=%10.1f pc=%4u line=%3d %-28s waited %7.1f (%s)\n", now,
                        e.pc, info.line, info.opcode.c_str(), now - ws.next_issue, stall_name(why));
@@ -761,10 +796,9 @@ ReplayResult replay(const ReplayInput& in) {
               done = now;
             }
             if (bulk) {
-              const uint32_t mbar =
-                  uint32_t(ws.tr->sec[e.first + e.sectors()].id); // the last entry
-              double& landed = slots[size_t(ws.slot)].bulk_at(mbar);
-              landed = std::max(landed, ready);
+              auto& b = slots[size_t(ws.slot)].bulk_at(*ws.tr, e);
+              b.copies += ws.tr->sec[e.first + e.sectors()].mask >> 16;
+              b.landed = std::max(b.landed, ready);
             } else if (info.opcode.rfind("cp.async", 0) == 0)
               ws.cp_open = std::max(ws.cp_open, ready);
             break;

@@ -23,6 +23,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace wb::sim {
@@ -132,8 +133,11 @@ enum class TraceKind : uint8_t {
   shared_atomic, // on shared memory: `count` = the most lanes on one word (they serialise),
                  // `first` = that word's shared offset / 4
   bulk,          // cp.async.bulk global -> shared: the sectors read, then one entry whose id is
-                 // the shared offset of the mbarrier it completes on
-  mbar_wait,     // mbarrier.test_wait / try_wait: `first` is the mbarrier's shared offset
+                 // the shared offset of the mbarrier it completes on and whose mask holds the
+                 // phase it completes (low 16 bits) and the copies it stands for (high 16 bits)
+  mbar_wait,     // mbarrier.test_wait / try_wait: `first` is the mbarrier's shared offset,
+                 // `count` the phase it waits for (low 16 bits), `bytes` the bulk copies that
+                 // completed that phase (at most 255; 0 for a wait that found it incomplete)
 };
 struct TraceEvent {
   uint32_t pc = 0;
@@ -474,6 +478,14 @@ struct Block {
   // Per mbarrier (shared offset): the transaction bytes its current phase expects and those that
   // arrived so far, for the deadlock report.
   std::map<uint32_t, std::pair<uint64_t, uint64_t>> mbar_bytes;
+  // Per mbarrier: the phases it completed so far, and the bulk copies that landed on its current
+  // phase and on the last one it completed. A trace names the phase each copy completes and each
+  // wait waits for, so that the performance model's replay waits for that phase's copies alone,
+  // not for copies a producer already issued for later phases.
+  struct MbarPhases {
+    uint32_t completed = 0, copies_now = 0, copies_last = 0;
+  };
+  std::unordered_map<uint32_t, MbarPhases> mbar_phases;
   // TMA stores (shared -> global) whose box a GPU may still be reading: until the issuing
   // thread's cp.async.bulk.wait_group.read lets one go, a write into its box is a race.
   struct PendingStore {
@@ -695,7 +707,8 @@ void trace_local(const Exec& x, Warp& w, const uint64_t* off, const int* lanes, 
 void trace_shared(Warp& w, uint32_t wavefronts, uint32_t bytes);
 // A cp.async.bulk of n bytes from global address a, completing on the mbarrier at shared offset
 // `mbar` (TraceKind::bulk).
-void trace_bulk(Warp& w, uint64_t a, uint32_t n, uint32_t mbar);
+// `copies`: the bulk copies this call starts (a TMA box traces each of its rows, one copy).
+void trace_bulk(Warp& w, uint64_t a, uint32_t n, uint32_t mbar, uint32_t phase, uint32_t copies);
 void trace_atomic(Warp& w, const uint64_t* addr, int n, uint32_t bytes, bool shared);
 
 // Race check for one shared access of `n` bytes at offset `a` (exec.cpp).

@@ -94,6 +94,8 @@ int uninitialised(Exec& x, Warp& w, const Inst& in, int l, uint64_t off) {
 // ordered before what they do after the wait (a new epoch for the shared-memory race check).
 void complete_phase(Exec& x, Mbar& b, uint64_t off) {
   x.B->mbar_bytes.erase(uint32_t(off));
+  auto& ph = x.B->mbar_phases[uint32_t(off)];
+  ph.copies_last = ph.copies_now, ph.copies_now = 0, ++ph.completed;
   b.phase = !b.phase;
   b.pending = b.expected;
   b.tx = 0;
@@ -115,6 +117,7 @@ void land_bulk(Exec& x, uint64_t off) {
     if (c.mbar != off) continue;
     std::memcpy(x.B->shared + c.dst, c.data.data(), c.data.size());
     x.B->mbar_bytes[uint32_t(off)].second += c.tx;
+    ++x.B->mbar_phases[uint32_t(off)].copies_now;
     b.tx -= int64_t(c.tx);
     landed = true;
   }
@@ -218,6 +221,11 @@ int h_mbarrier(Exec& x, Warp& w, const Inst& in, uint32_t m) {
         w.p[in.pd] |= 1u << l;
       else
         w.p[in.pd] &= ~(1u << l), waiting |= 1u << l;
+      if (w.trace && w.trace->rec) { // which phase, and how many copies completed it
+        const auto& ph = x.B->mbar_phases[uint32_t(off)];
+        w.trace->ev.back().count = uint16_t(done ? ph.completed - 1 : ph.completed);
+        w.trace->ev.back().bytes = uint8_t(done ? std::min<uint32_t>(ph.copies_last, 255) : 0);
+      }
       break;
     }
     default:
@@ -292,7 +300,8 @@ int h_cp_async_bulk(Exec& x, Warp& w, const Inst& in, uint32_t m) {
         shared_race_check(x, w, in, l, da, uint32_t(n), true, c.data.data()) != kNext)
       return kStop;
     count_bulk(x, in, n, n);
-    if (w.trace) trace_bulk(w, sa, uint32_t(n), uint32_t(off));
+    if (w.trace)
+      trace_bulk(w, sa, uint32_t(n), uint32_t(off), x.B->mbar_phases[uint32_t(off)].completed, 1);
     ++w.gloads[l];
     x.B->bulk_pending.push_back(std::move(c));
   }
@@ -470,7 +479,9 @@ int h_tma_load(Exec& x, Warp& w, const Inst& in, uint32_t m) {
         }
         std::memcpy(row.data() + uint64_t(lo) * es, src, n);
         moved += n;
-        if (w.trace) trace_bulk(w, addr + uint64_t(lo) * es, uint32_t(n), uint32_t(off));
+        if (w.trace) // the box is one copy, however many rows it traces
+          trace_bulk(w, addr + uint64_t(lo) * es, uint32_t(n), uint32_t(off),
+                     x.B->mbar_phases[uint32_t(off)].completed, moved == n);
       }
       for (uint64_t k = 0; k < row_bytes; k += 16) {
         const uint64_t o = r * row_bytes + k;
@@ -484,7 +495,8 @@ int h_tma_load(Exec& x, Warp& w, const Inst& in, uint32_t m) {
       return kStop;
     count_bulk(x, in, moved, box);
     if (moved == 0) { // a box wholly outside the tensor: legal, and almost always a mistake
-      if (w.trace) trace_bulk(w, gaddr, 16, uint32_t(off));
+      if (w.trace)
+        trace_bulk(w, gaddr, 16, uint32_t(off), x.B->mbar_phases[uint32_t(off)].completed, 1);
       const int line = info_of(x, in).line;
       std::string coords;
       for (int i = 0; i < s.rank; ++i) coords += fmt::format("{}{}", i ? ", " : "", c[i]);

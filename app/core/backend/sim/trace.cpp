@@ -47,7 +47,7 @@ void trace_global(Warp& w, const uint64_t* addr, int n, uint32_t bytes, TraceKin
   e->bytes = uint8_t(bytes);
 }
 
-void trace_bulk(Warp& w, uint64_t a, uint32_t n, uint32_t mbar) {
+void trace_bulk(Warp& w, uint64_t a, uint32_t n, uint32_t mbar, uint32_t phase, uint32_t copies) {
   TraceEvent* e = current(w);
   if (!e || n == 0) return;
   auto& sec = w.trace->sec;
@@ -56,11 +56,12 @@ void trace_bulk(Warp& w, uint64_t a, uint32_t n, uint32_t mbar) {
   // one mbarrier entry (the last lane's; lanes of one instruction normally share it).
   if (e->kind == TraceKind::bulk && e->count > 0 && size_t(e->first) + e->count == sec.size()) {
     first = e->first;
+    copies += sec.back().mask >> 16;
     sec.pop_back();
   }
   for (uint64_t s = a >> 5; s <= (a + n - 1) >> 5; ++s) // contiguous: nothing to merge
     sec.push_back({s, sector_mask(s, a, n)});
-  sec.push_back({mbar, 0});
+  sec.push_back({mbar, (std::min<uint32_t>(copies, 0xffff) << 16) | (phase & 0xffff)});
   e->first = uint32_t(first);
   e->count = uint16_t(std::min<size_t>(sec.size() - first, 0xffff));
   e->kind = TraceKind::bulk;
