@@ -297,8 +297,12 @@ ReplayResult replay(const ReplayInput& in) {
   uint64_t events = 0;
   // WARPBOOK_REPLAY_TRACE=N prints the first N instructions warp 0 issues, and every block's
   // start and end (for model work).
+  // WARPBOOK_REPLAY_TRACE=N prints the first N events the replay issues for one warp (warp 0 of
+  // the first slot, or WARPBOOK_REPLAY_TRACE_WARP=W: a producer's consumers are further on).
   const char* debug_env = std::getenv("WARPBOOK_REPLAY_TRACE");
   long debug_left = debug_env ? std::atol(debug_env) : 0;
+  const char* debug_warp_env = std::getenv("WARPBOOK_REPLAY_TRACE_WARP");
+  const uint32_t debug_warp = debug_warp_env ? uint32_t(std::atoi(debug_warp_env)) : 0;
   size_t empty_slots = size_t(slots_n);
 
   uint32_t live_warps = 0; // on the SM: a block starts only when its warps fit beside these
@@ -528,8 +532,7 @@ ReplayResult replay(const ReplayInput& in) {
         }
         // Issue at `now`.
         ++events;
-        if (debug_left > 0 &&
-            it.w == uint32_t(std::getenv("WB_RW") ? std::atoi(std::getenv("WB_RW")) : 0)) {
+        if (debug_left > 0 && it.w == debug_warp) {
           --debug_left;
           std::fprintf(stderr, "replay: t=%10.1f pc=%4u line=%3d %-28s waited %7.1f (%s)\n", now,
                        e.pc, info.line, info.opcode.c_str(), now - ws.next_issue, stall_name(why));
