@@ -172,81 +172,105 @@ void ResolvedGenerator::fill(std::byte* out, uint64_t first, size_t count) const
     return mix64(key + (i * 16 + j) * 0x9e3779b97f4a7c15ull);
   };
   const bool integer = !is_float(type);
-  for (size_t k = 0; k < count; ++k) {
-    const uint64_t i = first + k;
-    double v = cval;
-    switch (kind) {
-    case Kind::uniform: {
-      double lo = a[0], hi = a[1];
-      if (integer)
-        v = std::floor(lo) + double(rnd(i, 0) % uint64_t(std::max(1.0, hi - lo + 1)));
-      else
-        v = lo + (hi - lo) * unit(rnd(i, 0));
-      break;
+  // One loop per kind and element type, so that neither choice is made again per element: a
+  // sampled run at a perf size generates millions of them.
+  auto each = [&](auto value) {
+    if (type == DType::f32) {
+      for (size_t k = 0; k < count; ++k) {
+        const float f = static_cast<float>(value(first + k));
+        std::memcpy(out + k * 4, &f, 4);
+      }
+    } else if (type == DType::u8) { // store_element's u8, for the exact integers it gets here
+      for (size_t k = 0; k < count; ++k) {
+        const double v = value(first + k);
+        if (v >= 0 && v < 256)
+          out[k] = std::byte(uint8_t(v));
+        else
+          store_element(type, out + k, v);
+      }
+    } else {
+      for (size_t k = 0; k < count; ++k) store_element(type, out + k * es, value(first + k));
     }
-    case Kind::normal: {
+  };
+  switch (kind) {
+  case Kind::uniform: {
+    const double lo = a[0], hi = a[1];
+    if (integer) {
+      const uint64_t span = uint64_t(std::max(1.0, hi - lo + 1));
+      each([&](uint64_t i) { return std::floor(lo) + double(rnd(i, 0) % span); });
+    } else {
+      each([&](uint64_t i) { return lo + (hi - lo) * unit(rnd(i, 0)); });
+    }
+    break;
+  }
+  case Kind::normal: {
+    const double mean = arg(0, 0), sd = arg(1, 1);
+    each([&](uint64_t i) {
       double sum = 0;
       for (int j = 0; j < 12; ++j) sum += unit(rnd(i, j));
-      v = arg(0, 0) + arg(1, 1) * (sum - 6.0);
-      break;
-    }
-    case Kind::randint:
-      v = a[0] + double(rnd(i, 0) % uint64_t(std::max(1.0, a[1] - a[0])));
-      break;
-    case Kind::skewed: {
-      double lo = a[0], hi = a[1], p = arg(2, 4);
-      double u = unit(rnd(i, 0));
+      return mean + sd * (sum - 6.0);
+    });
+    break;
+  }
+  case Kind::randint: {
+    const uint64_t span = uint64_t(std::max(1.0, a[1] - a[0]));
+    each([&](uint64_t i) { return a[0] + double(rnd(i, 0) % span); });
+    break;
+  }
+  case Kind::skewed: {
+    const double lo = a[0], hi = a[1];
+    const int p = int(arg(2, 4));
+    each([&](uint64_t i) {
+      const double u = unit(rnd(i, 0));
       double w = u;
-      for (int e = 1; e < int(p); ++e) w *= u; // integer powers only: exact everywhere
-      v = std::floor(lo + (hi - lo) * w);
-      break;
-    }
-    case Kind::arange:
-      v = arg(0, 0) + double(i) * arg(1, 1);
-      break;
-    case Kind::ties: {
-      double lo = a[0], hi = a[1], kk = std::max(1.0, a[2]);
-      double step = kk > 1 ? (hi - lo) / (kk - 1) : 0;
-      v = lo + step * double(rnd(i, 0) % uint64_t(kk));
-      break;
-    }
-    case Kind::q4_0: {
-      // llama.cpp's block_q4_0, byte by byte: 18-byte blocks {f16 d; u8 qs[16]}, d little-endian
-      // and uniform in [dlo, dhi] (rounded to f16), then 16 random bytes (32 random nibbles).
+      for (int e = 1; e < p; ++e) w *= u; // integer powers only: exact everywhere
+      return std::floor(lo + (hi - lo) * w);
+    });
+    break;
+  }
+  case Kind::arange: {
+    const double start = arg(0, 0), step = arg(1, 1);
+    each([&](uint64_t i) { return start + double(i) * step; });
+    break;
+  }
+  case Kind::ties: {
+    const double lo = a[0], hi = a[1], kk = std::max(1.0, a[2]);
+    const double step = kk > 1 ? (hi - lo) / (kk - 1) : 0;
+    each([&](uint64_t i) { return lo + step * double(rnd(i, 0) % uint64_t(kk)); });
+    break;
+  }
+  case Kind::q4_0:
+    // llama.cpp's block_q4_0, byte by byte: 18-byte blocks {f16 d; u8 qs[16]}, d little-endian
+    // and uniform in [dlo, dhi] (rounded to f16), then 16 random bytes (32 random nibbles).
+    each([&](uint64_t i) {
       const uint64_t blk = i / 18, off = i % 18;
       if (off < 2) {
         const float d = static_cast<float>(a[0] + (a[1] - a[0]) * unit(rnd(blk, 0)));
         const uint16_t h = f32_to_f16_bits(d);
-        v = double(off == 0 ? (h & 0xffu) : (h >> 8));
-      } else {
-        const uint64_t r = rnd(blk, 1 + (off - 2) / 8);
-        v = double((r >> (8 * ((off - 2) % 8))) & 0xffu);
+        return double(off == 0 ? (h & 0xffu) : (h >> 8));
       }
-      break;
-    }
-    case Kind::randperm: {
-      const uint64_t n = uint64_t(std::max(1.0, a[0]));
-      v = double(perm_element(key, i / n, n, i % n));
-      break;
-    }
-    case Kind::padded: {
-      const uint64_t period = uint64_t(std::max(1.0, a[2]));
-      const double keep = a[3] + double(i / period) * arg(4, 0);
-      if (double(i % period) < keep)
-        v = a[0] + (a[1] - a[0]) * unit(rnd(i, 0));
-      else
-        v = integer ? -1.0 : std::numeric_limits<double>::quiet_NaN();
-      break;
-    }
-    case Kind::constant:
-      break;
-    }
-    if (type == DType::f32) { // the common case, without store_element's switch
-      float f = static_cast<float>(v);
-      std::memcpy(out + k * 4, &f, 4);
-    } else {
-      store_element(type, out + k * es, v);
-    }
+      const uint64_t r = rnd(blk, 1 + (off - 2) / 8);
+      return double((r >> (8 * ((off - 2) % 8))) & 0xffu);
+    });
+    break;
+  case Kind::randperm: {
+    const uint64_t n = uint64_t(std::max(1.0, a[0]));
+    each([&](uint64_t i) { return double(perm_element(key, i / n, n, i % n)); });
+    break;
+  }
+  case Kind::padded: {
+    const uint64_t period = uint64_t(std::max(1.0, a[2]));
+    const double grow = arg(4, 0);
+    each([&](uint64_t i) {
+      const double keep = a[3] + double(i / period) * grow;
+      if (double(i % period) < keep) return a[0] + (a[1] - a[0]) * unit(rnd(i, 0));
+      return integer ? -1.0 : std::numeric_limits<double>::quiet_NaN();
+    });
+    break;
+  }
+  case Kind::constant:
+    each([&](uint64_t) { return cval; });
+    break;
   }
 }
 
