@@ -49,8 +49,9 @@
 // measures. The model names the L2 first: 1.64 GB at the 7.3 TB/s its H100 profile gives the L2,
 // the rate `warpbook probe` measures for the copy engine there too (7.53 TB/s, half the L2 read,
 // each line by one SM), where this kernel moved 9.1 TB/s with each panel read by 8 or 16 SMs at
-// once (scripts/l2diag.cu measures the L2 by window and by sharers). Its DRAM line counts which
-// blocks read each panel by address (A by 16 blocks of a round, B by 8): 201 MB.
+// once (bench/perfmodel/experiments/l2-mlp: on an H200 loads of the same lines by many SMs drew
+// 14.8-17.5 TB/s where the probe's stream draws 8.8). Its DRAM line counts which blocks read each
+// panel by address (A by 16 blocks of a round, B by 8): 201 MB.
 // Registers: 168 a thread at launch (65536 / 384), 40 x 128 + 232 x 256 = 64512 after setmaxnreg;
 // ptxas (sm_90a): no spills. Shared memory: 4 x 48 KB of ring + 64 B of barriers + 8 x 2304 B of
 // staging + 1 KB of alignment slack = 216128 B of the 232448 an SM offers (STAGES = 5 does not fit

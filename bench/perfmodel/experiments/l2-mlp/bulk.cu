@@ -1,38 +1,16 @@
-// The L2's read rate into the SMs as a function of the window the SMs read from and of how many SMs
-// read the same lines at once: plain loads (ld.global.cg) and the copy engine (cp.async.bulk into
-// shared memory, one thread a block issuing, `slots` copies in flight). A TMA-fed GEMM's SMs read
-// a few panels that 8 or 16 of them share; `warpbook probe` reads half the L2, each line by one SM.
-// Prints one line per (kind, window, sharers, in-flight bytes): the best of 5 launches in TB/s.
-// Run on the GPU machine:
-//   nvcc -O2 -arch=sm_90a scripts/l2diag.cu -o /tmp/l2diag && /tmp/l2diag
+// The L2 read by the copy engine (cp.async.bulk into shared memory, what TMA-fed kernels draw),
+// by the window the SMs read from and by how many SMs read the same lines at once.
+//
+// What: one block per SM (whole groups of S), one thread of it keeping `slots` copies of 8 KiB in
+// flight, each completing on its own mbarrier; the S blocks of a group walk the same chunks of the
+// window in step, the groups interleaved, `reps` passes. Windows of 2 to 32 MiB, S = 1, 8, 16
+// (puzzle 43's B and A panels), 5 and 24 slots (40 and 192 KiB in flight per SM; 43 keeps 192).
+// `warpbook probe`'s l2_bulk_read is S = 1 on half the L2 with 5 slots.
+// Run (on the GPU machine):  nvcc -O3 -arch=sm_90a -o /tmp/bulk bulk.cu && /tmp/bulk
 #include <algorithm>
 #include <cstdio>
 #include <cuda_runtime.h>
 #include <vector>
-
-__device__ __forceinline__ float4 ld_cg(const float4* p) {
-  float4 v;
-  asm volatile("ld.global.cg.v4.f32 {%0, %1, %2, %3}, [%4];"
-               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-               : "l"(p));
-  return v;
-}
-
-// Each group of `share` consecutive blocks walks the same 8 KiB chunks of the window, the groups
-// interleaved; `reps` passes. 64 threads a block, each with 8 loads of 16 bytes in flight.
-__global__ void loads(const float4* x, long chunks, int share, int reps, float* sink) {
-  const int groups = gridDim.x / share, g = blockIdx.x / share;
-  float acc = 0;
-  for (int r = 0; r < reps; ++r)
-    for (long c = g; c < chunks; c += groups) {
-      float4 v[8];
-#pragma unroll
-      for (int u = 0; u < 8; ++u) v[u] = ld_cg(x + c * 512 + u * 64 + threadIdx.x);
-#pragma unroll
-      for (int u = 0; u < 8; ++u) acc += v[u].x + v[u].y + v[u].z + v[u].w;
-    }
-  if (acc == 1234.5f) *sink = acc;
-}
 
 __global__ void bulk(const char* x, long chunks, int chunk, int share, int reps, int slots,
                      float* sink) {
@@ -111,10 +89,6 @@ int main() {
       // Every group reads the whole window once a pass; its members each read it too.
       const int reps = std::max(1, int((long(512) << 20) / (long(mib) << 20) / share));
       const double bytes = double(chunks) * chunk * share * reps;
-      const double ld = best_of(
-          [&] { loads<<<grid * 16, 64>>>((const float4*)x, chunks, share, reps, sink); }, bytes);
-      printf("loads  window %2d MiB  share %2d  16 blocks/SM x 64 threads x 8 x 16 B  %6.2f TB/s\n",
-             mib, share, ld);
       for (int slots : {5, 24}) {
         const double bk = best_of(
             [&] { bulk<<<grid, 32, slots * chunk>>>(x, chunks, chunk, share, reps, slots, sink); },
