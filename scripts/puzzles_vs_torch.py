@@ -1213,7 +1213,8 @@ def b43(torch, F, s):
     c2 = dev_empty(torch, (s["M"], s["N"]), torch.bfloat16)
     # The skinny shape of the puzzle's bar (the same 137 GFLOP as 4096^3, C four 256-wide tiles across),
     # cuBLAS and Triton timed there too; the solution's time there comes from
-    # `warpbook run 43-tma-warp-specialized-gemm solutions/43-tma-warp-specialized-gemm.cu M=16384 N=1024 K=4096 SMS=132`.
+    # `warpbook run 43-tma-warp-specialized-gemm solutions/43-tma-warp-specialized-gemm.cu --size M=16384 --size N=1024
+    # --size K=4096 --size SMS=132`.
     sm, sn, sk = (16384, 1024, 4096) if DEVICE == "cuda" else (256, 128, 64)
     a2, b2 = uniform(torch, (sm, sk), -1, 1, torch.bfloat16), uniform(torch, (sn, sk), -1, 1, torch.bfloat16)
     c3, c4 = dev_empty(torch, (sm, sn), torch.bfloat16), dev_empty(torch, (sm, sn), torch.bfloat16)

@@ -107,9 +107,13 @@ struct Slot {
   Bulk& bulk_at(uint32_t mbar, uint32_t phase) {
     return bulk_done[(uint64_t(mbar) << 16) | (phase & 0xffff)];
   }
-  Bulk& bulk_at(const sim::WarpTrace& tr, const sim::TraceEvent& bulk_event) {
-    const sim::TraceSector& mb = tr.sec[bulk_event.first + bulk_event.sectors()]; // the last entry
-    return bulk_at(uint32_t(mb.id), mb.mask);
+  // A bulk-copy event started: its copies count toward their phase, landing at `landed`. Its last
+  // trace entry names the mbarrier, the phase (low 16 bits of the mask) and the copies (high 16).
+  void start_bulk(const sim::WarpTrace& tr, const sim::TraceEvent& e, double landed) {
+    const sim::TraceSector& mb = tr.sec[e.first + e.sectors()];
+    Bulk& b = bulk_at(uint32_t(mb.id), mb.mask);
+    b.copies += mb.mask >> 16;
+    b.landed = std::max(b.landed, landed);
   }
   // Shared words that float atomics serialise on (offset / 4), and when each is free next.
   std::vector<std::pair<uint32_t, double>> word_free;
@@ -295,10 +299,9 @@ ReplayResult replay(const ReplayInput& in) {
   std::vector<std::priority_queue<Item, std::vector<Item>, std::greater<Item>>> ready(4);
   double now = 0;
   uint64_t events = 0;
-  // WARPBOOK_REPLAY_TRACE=N prints the first N instructions warp 0 issues, and every block's
-  // start and end (for model work).
-  // WARPBOOK_REPLAY_TRACE=N prints the first N events the replay issues for one warp (warp 0 of
-  // the first slot, or WARPBOOK_REPLAY_TRACE_WARP=W: a producer's consumers are further on).
+  // WARPBOOK_REPLAY_TRACE=N prints the first N instructions one warp issues (warp 0, or
+  // WARPBOOK_REPLAY_TRACE_WARP=W: a producer's consumers are further on), and every block's start
+  // and end (for model work).
   const char* debug_env = std::getenv("WARPBOOK_REPLAY_TRACE");
   long debug_left = debug_env ? std::atol(debug_env) : 0;
   const char* debug_warp_env = std::getenv("WARPBOOK_REPLAY_TRACE_WARP");
@@ -430,11 +433,8 @@ ReplayResult replay(const ReplayInput& in) {
           l2_seen[gran] = fetched;
         }
       }
-      if (e.kind == sim::TraceKind::bulk) { // started, landed at once: a wait must not hang on it
-        auto& b = slots[size_t(ws.slot)].bulk_at(*ws.tr, e);
-        b.copies += ws.tr->sec[e.first + e.sectors()].mask >> 16;
-        b.landed = std::max(b.landed, now);
-      }
+      if (e.kind == sim::TraceKind::bulk) // landed at once: a wait must not hang on it
+        slots[size_t(ws.slot)].start_bulk(*ws.tr, e, now);
       ++ws.pos;
     }
   };
@@ -798,11 +798,9 @@ ReplayResult replay(const ReplayInput& in) {
             } else {
               done = now;
             }
-            if (bulk) {
-              auto& b = slots[size_t(ws.slot)].bulk_at(*ws.tr, e);
-              b.copies += ws.tr->sec[e.first + e.sectors()].mask >> 16;
-              b.landed = std::max(b.landed, ready);
-            } else if (info.opcode.rfind("cp.async", 0) == 0)
+            if (bulk)
+              slots[size_t(ws.slot)].start_bulk(*ws.tr, e, ready);
+            else if (info.opcode.rfind("cp.async", 0) == 0)
               ws.cp_open = std::max(ws.cp_open, ready);
             break;
           }
