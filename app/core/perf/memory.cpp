@@ -16,6 +16,14 @@ using PcSectors = std::unordered_map<uint32_t, std::vector<uint64_t>>;
 PcSectors sectors_by_pc(const sim::SampledLaunch& l, const sim::BlockTrace& b,
                         bool loads_only = false) {
   PcSectors out;
+  // Loops read the same sectors again and again (a row walked a word at a time): a small table of
+  // the (pc, sector) pairs seen last keeps those repeats out of the lists before the sort, which
+  // would otherwise sort every repeat (tens of millions in an attention reference's trace).
+  struct Seen {
+    uint64_t id = ~0ull;
+    uint32_t pc = ~0u;
+  };
+  std::vector<Seen> seen(size_t(1) << 12);
   for (auto& w : b.warps)
     for (auto& e : w.ev) {
       if (e.kind != sim::TraceKind::global && e.kind != sim::TraceKind::global_atomic &&
@@ -24,10 +32,15 @@ PcSectors sectors_by_pc(const sim::SampledLaunch& l, const sim::BlockTrace& b,
       if (loads_only && e.kind != sim::TraceKind::bulk &&
           (e.kind != sim::TraceKind::global || l.code[e.pc].mem != sim::MemKind::load))
         continue;
-      auto& v = out[e.pc];
+      std::vector<uint64_t>* v = nullptr;
       for (uint32_t k = 0; k < e.sectors(); ++k) {
         uint64_t id = w.sec[e.first + k].id;
-        v.push_back(e.kind == sim::TraceKind::global_atomic ? id | (uint64_t(1) << 62) : id);
+        if (e.kind == sim::TraceKind::global_atomic) id |= uint64_t(1) << 62;
+        Seen& s = seen[((id * 0x9e3779b97f4a7c15ull) >> 52 ^ e.pc) & (seen.size() - 1)];
+        if (s.id == id && s.pc == e.pc) continue;
+        s = {id, e.pc};
+        if (!v) v = &out[e.pc];
+        v->push_back(id);
       }
     }
   for (auto& [pc, v] : out) {

@@ -404,21 +404,26 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
     sim::SampledRun probe = simulator().run_sampled(rp, blocks, cap, probe_stop);
     if (!probe.fault) {
       tally(probe, ran, left);
-      bool past_cap = false, earlier_stopped = false;
+      bool past_cap = false, earlier_stopped = false, lower_bound = false;
       for (auto& sl : probe.launches) {
         if (!earlier_stopped)
           for (auto& b : sl.blocks)
-            for (auto& w : b.warps)
+            for (auto& w : b.warps) {
               past_cap |= b.stopped && (w.loops_uncounted > 0 ||
                                         w.ev.size() + w.dropped + w.extrapolated >= cap);
+              lower_bound |= b.stopped && w.extrapolated_partial;
+            }
         for (auto& b : sl.blocks) earlier_stopped |= b.stopped;
       }
-      trace("probe, stopped at {}: {:.0f} ms; ran {:.3g}, left {:.3g}, past the cap {}", probe_stop,
-            ms_since(t_run), ran, left, past_cap);
+      trace("probe, stopped at {}: {:.0f} ms; ran {:.3g}, left {:.3g}{}, past the cap {}",
+            probe_stop, ms_since(t_run), ran, left, lower_bound ? " at least" : "", past_cap);
+      // A count that is only a lower bound (a second pass not yet begun) may be far short: the
+      // bounded run, which sees further, decides then (the attention references' count was 15x
+      // short, and their run to the end used up the budget before failing).
       if (!any_stopped(probe)) {
         run = std::move(probe);
         settled = true;
-      } else if (past_cap && ran + left <= 0.5 * double(rp.instruction_budget)) {
+      } else if (past_cap && !lower_bound && ran + left <= 0.5 * double(rp.instruction_budget)) {
         t_run = Clock::now();
         sim::SampledRun full = simulator().run_sampled(rp, blocks, cap);
         trace("full run: {:.0f} ms", ms_since(t_run));

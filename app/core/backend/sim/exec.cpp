@@ -754,6 +754,7 @@ std::optional<uint64_t> trips_left(const Exec& x, const Warp& w, uint32_t sp, bo
 void extrapolate_stopped(const Exec& x, const Warp& w, WarpTrace& t) {
   t.loops_uncounted = 0;
   t.extrapolated = 0;
+  t.extrapolated_partial = false;
   if (!w.live || t.ev.empty() || t.dropped) return;
   const uint32_t at = t.ev.back().pc;
   const auto& info = x.P->info;
@@ -785,6 +786,12 @@ void extrapolate_stopped(const Exec& x, const Warp& w, WarpTrace& t) {
       if (t.ev[e].pc == L.back) ++trips, last_back = e;
     const double cur = double(t.ev.size() - (trips ? last_back + 1 : start));
     const double per_trip = trips ? double(last_back + 1 - start) / double(trips) : cur + rest;
+    // With no trip to measure, the trip is charged what ran of it; a loop further down its body
+    // (a second pass over the same data) has not run at all.
+    if (!trips)
+      for (uint32_t b = at + 1; b <= L.back && !t.extrapolated_partial; ++b)
+        t.extrapolated_partial = info[b].branch && b != L.back && info[b].branch_target > at &&
+                                 info[b].branch_target <= b;
     // The exit test: the back branch's own guard, or else the first guarded branch out of the loop.
     uint32_t br = L.back;
     bool invert = false;
@@ -879,6 +886,8 @@ void run_block(Exec& x, uint64_t linear, BlockTrace* trace = nullptr) {
     size_t room = L.trace_cap;
     if (L.stop_after) room = std::min(room, L.stop_after + 1);
     room = std::min<size_t>(room, size_t(1) << 20);
+    if (L.trace_seen.load(std::memory_order_relaxed))
+      room = std::min(room, 2 * L.trace_most.load(std::memory_order_relaxed) + 64);
     for (uint32_t i = 0; i < B.nwarps; ++i) {
       trace->warps[i].ev.reserve(room);
       x.warps[i].trace = &trace->warps[i];
@@ -889,6 +898,11 @@ void run_block(Exec& x, uint64_t linear, BlockTrace* trace = nullptr) {
   run_warps<Count, Trace>(x, B);
   if constexpr (Trace) {
     for (uint32_t i = 0; i < B.nwarps; ++i) x.warps[i].trace = nullptr;
+    size_t most = 0;
+    for (auto& w : trace->warps) most = std::max(most, w.ev.size());
+    for (size_t seen = L.trace_most.load(); most > seen;)
+      if (L.trace_most.compare_exchange_weak(seen, most)) break;
+    L.trace_seen.store(true, std::memory_order_relaxed);
     trace->stopped = B.census_stopped;
     if (B.census_stopped && L.trace_cap >= L.stop_after)
       for (uint32_t i = 0; i < B.nwarps; ++i) extrapolate_stopped(x, x.warps[i], trace->warps[i]);

@@ -164,6 +164,9 @@ struct WarpTrace {
   // (exec.cpp, extrapolate_stopped), and how many of those loops had no counter to read.
   uint64_t extrapolated = 0;
   uint32_t loops_uncounted = 0;
+  // A loop around the stop that has completed no trip still holds loops past the stop, whose
+  // trips the count could not see: `extrapolated` is then only a lower bound.
+  bool extrapolated_partial = false;
   bool rec = false; // the instruction executing now was recorded (its event is ev.back())
   // Filled by the performance model (perf/schedule.cpp) after it reorders `ev`: for event k, the
   // events whose results it reads are deps[dep_first[k] .. dep_first[k + 1]).
@@ -582,6 +585,11 @@ struct LaunchCtx {
   const std::vector<uint64_t>* sample = nullptr;
   std::vector<BlockTrace>* traces = nullptr;
   size_t trace_cap = 0; // events kept per warp
+  // The most events a warp of a finished block of this launch recorded: later blocks reserve
+  // room for about that many (a grid of thousands of blocks that run a few instructions each
+  // would otherwise map and clear a cap's worth of pages per warp).
+  std::atomic<size_t> trace_most{0};
+  std::atomic<bool> trace_seen{false};
   // A census (the performance model asking which blocks exit at once): a block stops, with no
   // fault, once one of its warps has run this many instructions. 0: blocks run to the end.
   size_t stop_after = 0;

@@ -19,9 +19,17 @@ uint32_t sector_mask(uint64_t s, uint64_t a, uint64_t n) {
 }
 
 // Adds the bytes [a, a + n) to the sectors of one access, merging into sectors seen already.
-void add_bytes(std::vector<TraceSector>& sec, size_t first, uint64_t a, uint32_t n) {
+// `climbing`: the access's sectors so far rise one after another (lanes walking rows or a
+// stride), so a sector past the last is new and needs no search; the caller starts it true.
+void add_bytes(std::vector<TraceSector>& sec, size_t first, uint64_t a, uint32_t n,
+               bool& climbing) {
   for (uint64_t s = a >> 5; s <= (a + n - 1) >> 5; ++s) {
     const uint32_t m = sector_mask(s, a, n);
+    if (climbing && (sec.size() == first || s > sec.back().id)) {
+      sec.push_back({s, m});
+      continue;
+    }
+    if (climbing && s < sec.back().id) climbing = false;
     bool found = false;
     for (size_t k = sec.size(); k > first; --k)
       if (sec[k - 1].id == s) {
@@ -40,7 +48,8 @@ void trace_global(Warp& w, const uint64_t* addr, int n, uint32_t bytes, TraceKin
   if (!e || n == 0) return;
   auto& sec = w.trace->sec;
   const size_t first = sec.size();
-  for (int i = 0; i < n; ++i) add_bytes(sec, first, addr[i], bytes);
+  bool climbing = true;
+  for (int i = 0; i < n; ++i) add_bytes(sec, first, addr[i], bytes, climbing);
   e->first = uint32_t(first);
   e->count = uint16_t(std::min<size_t>(sec.size() - first, 0xffff));
   e->kind = kind;
@@ -80,9 +89,10 @@ void trace_local(const Exec& x, Warp& w, const uint64_t* off, const int* lanes, 
   const uint32_t unit = std::max<uint32_t>(bytes, 4);
   auto& sec = w.trace->sec;
   const size_t first = sec.size();
+  bool climbing = true;
   for (int i = 0; i < n; ++i) {
     uint64_t a = base + off[i] / unit * unit * kWarpSize + uint64_t(lanes[i]) * unit;
-    add_bytes(sec, first, a, bytes);
+    add_bytes(sec, first, a, bytes, climbing);
   }
   e->first = uint32_t(first);
   e->count = uint16_t(std::min<size_t>(sec.size() - first, 0xffff));
