@@ -636,8 +636,10 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
       trace("address census of {} blocks: {:.0f} ms", grid_blocks, ms_since(t_census));
     }
     std::vector<OpCost> cost = cost_table(sl.code, m);
+    trace("launch {}: memory analysed: {:.0f} ms", li, ms_since(t_replay));
     // Only the replay's templates are played, so only their traces need ptxas's order.
     schedule_like_ptxas(sl, cost, m, std::max<size_t>(1, sp.replay_templates));
+    trace("launch {}: scheduled like ptxas: {:.0f} ms", li, ms_since(t_replay));
     // ptxas put a wait for completion after each wgmma: every wait_group waits for all of them.
     if (!o.wgmma_serialized.empty())
       for (OpCost& c : cost)

@@ -1,8 +1,10 @@
 #include "schedule.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <string_view>
+#include <thread>
 #include <tuple>
 
 namespace wb::perf {
@@ -123,17 +125,22 @@ void schedule_like_ptxas(sim::SampledLaunch& l, const std::vector<OpCost>& cost,
         (r & sim::kPredRow ? npred : nreg) =
             std::max(r & sim::kPredRow ? npred : nreg, (r & ~sim::kPredRow) + 1);
   auto reg = [&](uint32_t r) { return r & sim::kPredRow ? nreg + (r & ~sim::kPredRow) : r; };
-  // Cached orders: (first pc, run length, iterations) -> permutation of the window.
-  std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint64_t>, std::vector<uint16_t>> cache;
-  std::vector<int64_t> writer(size_t(nreg) + npred, -1);
-  // Per warp, reused from one warp to the next (a warp's trace can be millions of events, and
-  // fresh arrays for each would be paid again in page faults).
-  std::vector<uint32_t> first, prod, order, where;
-  std::vector<int64_t> base_writer; // who wrote a memory op's base register
-  std::vector<sim::TraceEvent> old_ev;
-
+  // The warps to order; each is ordered on its own, so the cores share them out.
+  std::vector<sim::WarpTrace*> todo;
   for (size_t bi = 0; bi < std::min(blocks, l.blocks.size()); ++bi)
-    for (auto& w : l.blocks[bi].warps) {
+    for (auto& w : l.blocks[bi].warps) todo.push_back(&w);
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    // Cached orders: (first pc, run length, iterations) -> permutation of the window.
+    std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint64_t>, std::vector<uint16_t>> cache;
+    std::vector<int64_t> writer(size_t(nreg) + npred, -1);
+    // Per warp, reused from one warp to the next (a warp's trace can be millions of events, and
+    // fresh arrays for each would be paid again in page faults).
+    std::vector<uint32_t> first, prod, order, where;
+    std::vector<int64_t> base_writer; // who wrote a memory op's base register
+    std::vector<sim::TraceEvent> old_ev;
+    for (size_t t; (t = next.fetch_add(1)) < todo.size();) {
+      sim::WarpTrace& w = *todo[t];
       auto& ev = w.ev;
       const size_t n = ev.size();
       // 1. What each event reads, in PTX order: the last earlier event that wrote each register.
@@ -249,6 +256,13 @@ void schedule_like_ptxas(sim::SampledLaunch& l, const std::vector<OpCost>& cost,
       }
       w.dep_first[n] = uint32_t(w.deps.size());
     }
+  };
+  const size_t workers =
+      std::min<size_t>(todo.size(), std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (size_t k = 1; k < workers; ++k) pool.emplace_back(worker);
+  worker();
+  for (auto& th : pool) th.join();
 }
 
 } // namespace wb::perf
