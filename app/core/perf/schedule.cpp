@@ -1,10 +1,10 @@
 #include "schedule.hpp"
 
+#include "core/parallel.hpp"
+
 #include <algorithm>
-#include <atomic>
 #include <map>
 #include <string_view>
-#include <thread>
 #include <tuple>
 
 namespace wb::perf {
@@ -129,140 +129,140 @@ void schedule_like_ptxas(sim::SampledLaunch& l, const std::vector<OpCost>& cost,
   std::vector<sim::WarpTrace*> todo;
   for (size_t bi = 0; bi < std::min(blocks, l.blocks.size()); ++bi)
     for (auto& w : l.blocks[bi].warps) todo.push_back(&w);
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    // Cached orders: (first pc, run length, iterations) -> permutation of the window.
-    std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint64_t>, std::vector<uint16_t>> cache;
-    std::vector<int64_t> writer(size_t(nreg) + npred, -1);
-    // Per warp, reused from one warp to the next (a warp's trace can be millions of events, and
-    // fresh arrays for each would be paid again in page faults).
-    std::vector<uint32_t> first, prod, order, where;
-    std::vector<int64_t> base_writer; // who wrote a memory op's base register
-    std::vector<sim::TraceEvent> old_ev;
-    for (size_t t; (t = next.fetch_add(1)) < todo.size();) {
-      sim::WarpTrace& w = *todo[t];
-      auto& ev = w.ev;
-      const size_t n = ev.size();
-      // 1. What each event reads, in PTX order: the last earlier event that wrote each register.
-      first.assign(n + 1, 0);
-      prod.clear();
-      base_writer.assign(n, -1);
-      std::fill(writer.begin(), writer.end(), -1);
-      for (size_t k = 0; k < n; ++k) {
-        first[k] = uint32_t(prod.size());
-        const sim::InstInfo& in = l.code[ev[k].pc];
-        if (in.addr_base != sim::kNoRow) base_writer[k] = writer[reg(in.addr_base)];
-        for (uint32_t u : in.uses) {
-          int64_t wpos = writer[reg(u)];
-          if (wpos >= 0 &&
-              std::find(prod.begin() + first[k], prod.end(), uint32_t(wpos)) == prod.end())
-            prod.push_back(uint32_t(wpos));
-        }
-        for (uint32_t d : in.defs) writer[reg(d)] = int64_t(k);
-      }
-      first[n] = uint32_t(prod.size());
-      // 2. Windows: a run of consecutive pcs up to a fence; a loop whose body is one run is taken
-      // up to 4 iterations at a time, as ptxas unrolls small loops (its back branches then stop
-      // being fences).
-      order.assign(n, 0); // new position -> old position
-      size_t i = 0;
-      while (i < n) {
-        size_t j = i + 1;
-        auto next_in_run = [&](size_t j) {
-          const uint32_t p = ev[j - 1].pc, q = ev[j].pc;
-          if (is_fence[p]) return false;
-          return q == p + 1 || (short_forward_branch(l.code[p], p) && q == l.code[p].branch_target);
-        };
-        while (j < n && j - i < kMaxRun && next_in_run(j)) ++j;
-        const size_t len = j - i;
-        size_t iters = 1;
-        const bool loop = len >= 2 && l.code[ev[j - 1].pc].branch && j < n && ev[j].pc == ev[i].pc;
-        std::vector<uint32_t> body;
-        if (loop)
-          for (size_t k = i; k < j; ++k) body.push_back(ev[k].pc);
-        if (loop && !l.code[ev[i].pc].nounroll && !register_stride(l.code, body)) {
-          const size_t cap = std::min(kMaxUnroll, std::max<size_t>(1, kUnrollBudget / len));
-          while (iters < cap) {
-            size_t s = i + iters * len;
-            if (s + len > n) break;
-            bool same = true;
-            for (size_t k = 0; k < len && same; ++k) same = ev[s + k].pc == ev[i + k].pc;
-            if (!same) break;
-            ++iters;
+  parallel_chunks(
+      int64_t(todo.size()),
+      [&](int, int64_t begin, int64_t end) {
+        // Cached orders: (first pc, run length, iterations) -> permutation of the window.
+        std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint64_t>, std::vector<uint16_t>> cache;
+        std::vector<int64_t> writer(size_t(nreg) + npred, -1);
+        // Per warp, reused from one warp to the next (a warp's trace can be millions of events, and
+        // fresh arrays for each would be paid again in page faults).
+        std::vector<uint32_t> first, prod, order, where;
+        std::vector<int64_t> base_writer; // who wrote a memory op's base register
+        std::vector<sim::TraceEvent> old_ev;
+        for (int64_t t = begin; t < end; ++t) {
+          sim::WarpTrace& w = *todo[size_t(t)];
+          auto& ev = w.ev;
+          const size_t n = ev.size();
+          // 1. What each event reads, in PTX order: the last earlier event that wrote each
+          // register.
+          first.assign(n + 1, 0);
+          prod.clear();
+          base_writer.assign(n, -1);
+          std::fill(writer.begin(), writer.end(), -1);
+          for (size_t k = 0; k < n; ++k) {
+            first[k] = uint32_t(prod.size());
+            const sim::InstInfo& in = l.code[ev[k].pc];
+            if (in.addr_base != sim::kNoRow) base_writer[k] = writer[reg(in.addr_base)];
+            for (uint32_t u : in.uses) {
+              int64_t wpos = writer[reg(u)];
+              if (wpos >= 0 &&
+                  std::find(prod.begin() + first[k], prod.end(), uint32_t(wpos)) == prod.end())
+                prod.push_back(uint32_t(wpos));
+            }
+            for (uint32_t d : in.defs) writer[reg(d)] = int64_t(k);
           }
-        }
-        const size_t w_end = i + iters * len;
-        // The last event stays last when it is a fence.
-        size_t wn = w_end - i;
-        const bool keep_last = is_fence[ev[w_end - 1].pc];
-        if (keep_last) --wn;
-        if (wn >= 2) {
-          // Branches inside a run make windows of one length differ: key on the pcs themselves.
-          uint64_t h = 1469598103934665603ull;
-          for (size_t k = i; k < i + wn; ++k) h = (h ^ ev[k].pc) * 1099511628211ull;
-          auto key = std::tuple{ev[i].pc, uint32_t(len), uint32_t(iters), h};
-          auto it = cache.find(key);
-          if (it == cache.end()) {
-            std::vector<uint32_t> pcs(wn);
-            std::vector<std::vector<uint16_t>> deps(wn);
-            for (size_t k = 0; k < wn; ++k) {
-              pcs[k] = ev[i + k].pc;
-              for (uint32_t q = first[i + k]; q < first[i + k + 1]; ++q)
-                if (prod[q] >= i && prod[q] < i + wn) deps[k].push_back(uint16_t(prod[q] - i));
-              // Memory order: a store stays after the loads and stores it may overlap, and a
-              // load after the stores it may overlap. Two accesses off one base register value
-              // with disjoint displacements never overlap (ptxas knows that much), nor do
-              // accesses to different state spaces.
-              const sim::InstInfo& a = l.code[pcs[k]];
-              const bool a_store = a.mem == sim::MemKind::store;
-              if (a.mem != sim::MemKind::load && !a_store) continue;
-              for (size_t j = 0; j < k; ++j) {
-                const sim::InstInfo& b = l.code[ev[i + j].pc];
-                const bool b_store = b.mem == sim::MemKind::store;
-                if (!(a_store || b_store) || (b.mem != sim::MemKind::load && !b_store)) continue;
-                const auto sa = space_of(a.opcode), sb = space_of(b.opcode);
-                if (!sa.empty() && !sb.empty() && sa != sb) continue;
-                if (a.addr_base != sim::kNoRow && a.addr_base == b.addr_base &&
-                    base_writer[i + k] == base_writer[i + j]) {
-                  // The trace knows each lane's access size.
-                  const int64_t a0 = a.addr_offset, a1 = a0 + ev[i + k].bytes;
-                  const int64_t b0 = b.addr_offset, b1 = b0 + ev[i + j].bytes;
-                  if (a1 <= b0 || b1 <= a0) continue;
-                }
-                deps[k].push_back(uint16_t(j));
+          first[n] = uint32_t(prod.size());
+          // 2. Windows: a run of consecutive pcs up to a fence; a loop whose body is one run is
+          // taken up to 4 iterations at a time, as ptxas unrolls small loops (its back branches
+          // then stop being fences).
+          order.assign(n, 0); // new position -> old position
+          size_t i = 0;
+          while (i < n) {
+            size_t j = i + 1;
+            auto next_in_run = [&](size_t j) {
+              const uint32_t p = ev[j - 1].pc, q = ev[j].pc;
+              if (is_fence[p]) return false;
+              return q == p + 1 ||
+                     (short_forward_branch(l.code[p], p) && q == l.code[p].branch_target);
+            };
+            while (j < n && j - i < kMaxRun && next_in_run(j)) ++j;
+            const size_t len = j - i;
+            size_t iters = 1;
+            const bool loop =
+                len >= 2 && l.code[ev[j - 1].pc].branch && j < n && ev[j].pc == ev[i].pc;
+            std::vector<uint32_t> body;
+            if (loop)
+              for (size_t k = i; k < j; ++k) body.push_back(ev[k].pc);
+            if (loop && !l.code[ev[i].pc].nounroll && !register_stride(l.code, body)) {
+              const size_t cap = std::min(kMaxUnroll, std::max<size_t>(1, kUnrollBudget / len));
+              while (iters < cap) {
+                size_t s = i + iters * len;
+                if (s + len > n) break;
+                bool same = true;
+                for (size_t k = 0; k < len && same; ++k) same = ev[s + k].pc == ev[i + k].pc;
+                if (!same) break;
+                ++iters;
               }
             }
-            it = cache.emplace(key, list_schedule(pcs, deps, cost, load_latency)).first;
+            const size_t w_end = i + iters * len;
+            // The last event stays last when it is a fence.
+            size_t wn = w_end - i;
+            const bool keep_last = is_fence[ev[w_end - 1].pc];
+            if (keep_last) --wn;
+            if (wn >= 2) {
+              // Branches inside a run make windows of one length differ: key on the pcs themselves.
+              uint64_t h = 1469598103934665603ull;
+              for (size_t k = i; k < i + wn; ++k) h = (h ^ ev[k].pc) * 1099511628211ull;
+              auto key = std::tuple{ev[i].pc, uint32_t(len), uint32_t(iters), h};
+              auto it = cache.find(key);
+              if (it == cache.end()) {
+                std::vector<uint32_t> pcs(wn);
+                std::vector<std::vector<uint16_t>> deps(wn);
+                for (size_t k = 0; k < wn; ++k) {
+                  pcs[k] = ev[i + k].pc;
+                  for (uint32_t q = first[i + k]; q < first[i + k + 1]; ++q)
+                    if (prod[q] >= i && prod[q] < i + wn) deps[k].push_back(uint16_t(prod[q] - i));
+                  // Memory order: a store stays after the loads and stores it may overlap, and a
+                  // load after the stores it may overlap. Two accesses off one base register value
+                  // with disjoint displacements never overlap (ptxas knows that much), nor do
+                  // accesses to different state spaces.
+                  const sim::InstInfo& a = l.code[pcs[k]];
+                  const bool a_store = a.mem == sim::MemKind::store;
+                  if (a.mem != sim::MemKind::load && !a_store) continue;
+                  for (size_t j = 0; j < k; ++j) {
+                    const sim::InstInfo& b = l.code[ev[i + j].pc];
+                    const bool b_store = b.mem == sim::MemKind::store;
+                    if (!(a_store || b_store) || (b.mem != sim::MemKind::load && !b_store))
+                      continue;
+                    const auto sa = space_of(a.opcode), sb = space_of(b.opcode);
+                    if (!sa.empty() && !sb.empty() && sa != sb) continue;
+                    if (a.addr_base != sim::kNoRow && a.addr_base == b.addr_base &&
+                        base_writer[i + k] == base_writer[i + j]) {
+                      // The trace knows each lane's access size.
+                      const int64_t a0 = a.addr_offset, a1 = a0 + ev[i + k].bytes;
+                      const int64_t b0 = b.addr_offset, b1 = b0 + ev[i + j].bytes;
+                      if (a1 <= b0 || b1 <= a0) continue;
+                    }
+                    deps[k].push_back(uint16_t(j));
+                  }
+                }
+                it = cache.emplace(key, list_schedule(pcs, deps, cost, load_latency)).first;
+              }
+              for (size_t k = 0; k < wn; ++k) order[i + k] = uint32_t(i + it->second[k]);
+            } else {
+              for (size_t k = 0; k < wn; ++k) order[i + k] = uint32_t(i + k);
+            }
+            if (keep_last) order[w_end - 1] = uint32_t(w_end - 1);
+            i = w_end;
           }
-          for (size_t k = 0; k < wn; ++k) order[i + k] = uint32_t(i + it->second[k]);
-        } else {
-          for (size_t k = 0; k < wn; ++k) order[i + k] = uint32_t(i + k);
+          // 3. Reorder the events and express what each reads in the new positions.
+          where.assign(n, 0);
+          for (size_t k = 0; k < n; ++k) where[order[k]] = uint32_t(k);
+          old_ev.assign(ev.begin(), ev.end());
+          for (size_t k = 0; k < n; ++k) ev[k] = old_ev[order[k]];
+          w.dep_first.assign(n + 1, 0);
+          w.deps.clear();
+          w.deps.reserve(prod.size());
+          for (size_t k = 0; k < n; ++k) {
+            w.dep_first[k] = uint32_t(w.deps.size());
+            const uint32_t old = order[k];
+            for (uint32_t q = first[old]; q < first[old + 1]; ++q) w.deps.push_back(where[prod[q]]);
+          }
+          w.dep_first[n] = uint32_t(w.deps.size());
         }
-        if (keep_last) order[w_end - 1] = uint32_t(w_end - 1);
-        i = w_end;
-      }
-      // 3. Reorder the events and express what each reads in the new positions.
-      where.assign(n, 0);
-      for (size_t k = 0; k < n; ++k) where[order[k]] = uint32_t(k);
-      old_ev.assign(ev.begin(), ev.end());
-      for (size_t k = 0; k < n; ++k) ev[k] = old_ev[order[k]];
-      w.dep_first.assign(n + 1, 0);
-      w.deps.clear();
-      w.deps.reserve(prod.size());
-      for (size_t k = 0; k < n; ++k) {
-        w.dep_first[k] = uint32_t(w.deps.size());
-        const uint32_t old = order[k];
-        for (uint32_t q = first[old]; q < first[old + 1]; ++q) w.deps.push_back(where[prod[q]]);
-      }
-      w.dep_first[n] = uint32_t(w.deps.size());
-    }
-  };
-  const size_t workers =
-      std::min<size_t>(todo.size(), std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<std::thread> pool;
-  for (size_t k = 1; k < workers; ++k) pool.emplace_back(worker);
-  worker();
-  for (auto& th : pool) th.join();
+      },
+      1);
 }
 
 } // namespace wb::perf

@@ -886,8 +886,8 @@ void run_block(Exec& x, uint64_t linear, BlockTrace* trace = nullptr) {
     size_t room = L.trace_cap;
     if (L.stop_after) room = std::min(room, L.stop_after + 1);
     room = std::min<size_t>(room, size_t(1) << 20);
-    if (L.trace_seen.load(std::memory_order_relaxed))
-      room = std::min(room, 2 * L.trace_most.load(std::memory_order_relaxed) + 64);
+    if (const size_t most = L.trace_most.load(std::memory_order_relaxed))
+      room = std::min(room, 2 * most + 64);
     for (uint32_t i = 0; i < B.nwarps; ++i) {
       trace->warps[i].ev.reserve(room);
       x.warps[i].trace = &trace->warps[i];
@@ -902,7 +902,6 @@ void run_block(Exec& x, uint64_t linear, BlockTrace* trace = nullptr) {
     for (auto& w : trace->warps) most = std::max(most, w.ev.size());
     for (size_t seen = L.trace_most.load(); most > seen;)
       if (L.trace_most.compare_exchange_weak(seen, most)) break;
-    L.trace_seen.store(true, std::memory_order_relaxed);
     trace->stopped = B.census_stopped;
     if (B.census_stopped && L.trace_cap >= L.stop_after)
       for (uint32_t i = 0; i < B.nwarps; ++i) extrapolate_stopped(x, x.warps[i], trace->warps[i]);

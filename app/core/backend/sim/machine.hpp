@@ -585,11 +585,10 @@ struct LaunchCtx {
   const std::vector<uint64_t>* sample = nullptr;
   std::vector<BlockTrace>* traces = nullptr;
   size_t trace_cap = 0; // events kept per warp
-  // The most events a warp of a finished block of this launch recorded: later blocks reserve
-  // room for about that many (a grid of thousands of blocks that run a few instructions each
-  // would otherwise map and clear a cap's worth of pages per warp).
+  // The most events a warp of a finished block of this launch recorded (0: none finished yet):
+  // later blocks reserve room for about that many (a grid of thousands of blocks that run a few
+  // instructions each would otherwise map and clear a cap's worth of pages per warp).
   std::atomic<size_t> trace_most{0};
-  std::atomic<bool> trace_seen{false};
   // A census (the performance model asking which blocks exit at once): a block stops, with no
   // fault, once one of its warps has run this many instructions. 0: blocks run to the end.
   size_t stop_after = 0;
