@@ -637,9 +637,6 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
     }
     std::vector<OpCost> cost = cost_table(sl.code, m);
     trace("launch {}: memory analysed: {:.0f} ms", li, ms_since(t_replay));
-    // Only the replay's templates are played, so only their traces need ptxas's order.
-    schedule_like_ptxas(sl, cost, m, std::max<size_t>(1, sp.replay_templates));
-    trace("launch {}: scheduled like ptxas: {:.0f} ms", li, ms_since(t_replay));
     // ptxas put a wait for completion after each wgmma: every wait_group waits for all of them.
     if (!o.wgmma_serialized.empty())
       for (OpCost& c : cost)
@@ -765,6 +762,16 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
       if (rep > 0 && rest > 0) in.rest_work = rest / rep;
     }
     replayed_blocks += in.blocks.size();
+    // Only the templates that play a replayed block need ptxas's order (the rest are read for
+    // their counts and sectors, which no order changes).
+    {
+      std::vector<size_t> played;
+      for (const ReplayBlock& rb : in.blocks) played.push_back(size_t(rb.tmpl));
+      std::sort(played.begin(), played.end());
+      played.erase(std::unique(played.begin(), played.end()), played.end());
+      schedule_like_ptxas(sl, cost, m, played);
+    }
+    trace("launch {}: scheduled like ptxas: {:.0f} ms", li, ms_since(t_replay));
     // The launch's share of DRAM bytes written: stores over stores plus loads, by sectors.
     // (cp.async returns nothing to a register, and is a load all the same.)
     {

@@ -112,7 +112,7 @@ std::string_view space_of(const std::string& op) {
 } // namespace
 
 void schedule_like_ptxas(sim::SampledLaunch& l, const std::vector<OpCost>& cost, const Machine& m,
-                         size_t blocks) {
+                         const std::vector<size_t>& blocks) {
   const double load_latency = m.cycles(m.lat_l2_ns);
   const size_t ncode = l.code.size();
   std::vector<uint8_t> is_fence(ncode);
@@ -127,8 +127,9 @@ void schedule_like_ptxas(sim::SampledLaunch& l, const std::vector<OpCost>& cost,
   auto reg = [&](uint32_t r) { return r & sim::kPredRow ? nreg + (r & ~sim::kPredRow) : r; };
   // The warps to order; each is ordered on its own, so the cores share them out.
   std::vector<sim::WarpTrace*> todo;
-  for (size_t bi = 0; bi < std::min(blocks, l.blocks.size()); ++bi)
-    for (auto& w : l.blocks[bi].warps) todo.push_back(&w);
+  for (size_t bi : blocks)
+    if (bi < l.blocks.size())
+      for (auto& w : l.blocks[bi].warps) todo.push_back(&w);
   parallel_chunks(
       int64_t(todo.size()),
       [&](int, int64_t begin, int64_t end) {

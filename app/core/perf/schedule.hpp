@@ -10,8 +10,9 @@
 
 namespace wb::perf {
 
-// Reorders the traces of the launch's first `blocks` sampled blocks (the replay's templates).
+// Reorders the traces of the launch's sampled blocks listed in `blocks` (the templates the replay
+// plays).
 void schedule_like_ptxas(sim::SampledLaunch& l, const std::vector<OpCost>& cost, const Machine& m,
-                         size_t blocks);
+                         const std::vector<size_t>& blocks);
 
 } // namespace wb::perf
