@@ -12,7 +12,8 @@
 #include <cuda_runtime.h>
 
 __global__ void walk(const float* x, float* out, int lines, int stride) {
-  const long t = long(blockIdx.x) * blockDim.x + threadIdx.x, threads = long(gridDim.x) * blockDim.x;
+  const long t = long(blockIdx.x) * blockDim.x + threadIdx.x,
+             threads = long(gridDim.x) * blockDim.x;
   float s = 0;
 #pragma unroll 1
   for (int j = 0; j < lines; ++j) {

@@ -17,7 +17,8 @@
 
 __global__ void walk(const float* x, float* y, float* out, int lines, int store) {
   extern __shared__ float pad[];
-  const long t = long(blockIdx.x) * blockDim.x + threadIdx.x, threads = long(gridDim.x) * blockDim.x;
+  const long t = long(blockIdx.x) * blockDim.x + threadIdx.x,
+             threads = long(gridDim.x) * blockDim.x;
   const float* p = x + t * lines * 32;
   float s = 0;
 #pragma unroll 1

@@ -22,7 +22,8 @@ __device__ unsigned long long now_ns() {
 
 __global__ void walk(const float* x, float* out, unsigned long long* t0, unsigned long long* t1,
                      int* sm, int lines) {
-  const long t = long(blockIdx.x) * blockDim.x + threadIdx.x, threads = long(gridDim.x) * blockDim.x;
+  const long t = long(blockIdx.x) * blockDim.x + threadIdx.x,
+             threads = long(gridDim.x) * blockDim.x;
   const long w = t / 32;
   if (threadIdx.x % 32 == 0) {
     t0[w] = now_ns();
@@ -83,10 +84,11 @@ int main() {
     }
     std::sort(spread.begin(), spread.end());
     std::sort(quarter.begin(), quarter.end());
-    printf("B=%d (%2d warps an SM): warps' end times spread over %4.1f%% of the launch; a quarter of "
-           "them done at %4.1f%% of it (medians over %zu SMs)\n",
-           b, b * 8, 100 * spread[spread.size() / 2], 100 * quarter[quarter.size() / 2],
-           spread.size());
+    printf(
+        "B=%d (%2d warps an SM): warps' end times spread over %4.1f%% of the launch; a quarter of "
+        "them done at %4.1f%% of it (medians over %zu SMs)\n",
+        b, b * 8, 100 * spread[spread.size() / 2], 100 * quarter[quarter.size() / 2],
+        spread.size());
   }
   cudaError_t err = cudaGetLastError();
   printf("%s\n", err == cudaSuccess ? "no error" : cudaGetErrorString(err));
