@@ -84,12 +84,13 @@
 //       ... with a K step of 64 instead                          445 us
 //       ... with blocks grouped 8 rows at a time for the L2      480 us
 //       a software pipeline of fragments in registers (255 regs) 477-480 us
-// On the H100 (`warpbook check`, two runs each) this file takes 438.3-439.2 us, 313 TFLOP/s: 48%
+// On the H100 (`warpbook check`, two runs each) this file takes 438.3-439.4 us, 313 TFLOP/s: 48%
 // of the 647 TFLOP/s mma.sync ceiling `warpbook probe` measures there; 50% is 424.7 us. Nothing
 // tried closes the gap. BK 64 x 3 stages: 431.4-432.1 us (49.3%); the same with the grid taken in
 // groups of 2, 4, 8 or 16 rows of tiles: 427.5-432.7 (49.7% at best; the blocks on the GPU at
 // once already share their B panels); the same with a k-slice's B fragments all loaded before
-// its mma: 431.3-432.1. BK 32 x 3: 448.3-450.1, x 4: 445.1-445.5, x 6: 456.8-457.6. The two
+// its mma: 431.3-432.1. BK 32 x 3: 448.3-450.1, x 4: 445.1-445.5, x 6: 456.8-457.6. 16 warps an
+// SM (warp tiles of 64 x 32 or 32 x 64, 2 or 3 stages, one run each): 439.8-446.1. The two
 // GPUs' ceilings are the same (647 against 646-653 TFLOP/s); why this kernel is 10% slower on
 // the H100 is not found yet.
 // measured: 397.41 us on NVIDIA H200
