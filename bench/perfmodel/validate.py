@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """The performance model against the GPU: measured times beside predicted ones (docs/perf-model.md).
 
-    python3 bench/perfmodel/validate.py DATA_DIR [--local BUILD_DIR [--gpu KEY]] [--md OUT.md]
+    python3 bench/perfmodel/validate.py DATA_DIR [--local BUILD_DIR [--gpu KEY] [--ceilings]]
+                                        [--md OUT.md]
                                         [--heldout | --set corpus|heldout|curriculum2|first_attempts]
 
 DATA_DIR holds checks.jsonl from bench/perfmodel/measure.py (one `warpbook check --json` per corpus
 kernel, run on the GPU: its measured median time and, beside it, the model's prediction made in the
 same check). With --local the predictions are made again here, without a GPU, by
 `BUILD_DIR/warpbook predict` for the GPU profile KEY (default h200): what a learner on a laptop sees.
+With --ceilings as well, each prediction takes the figures DATA_DIR/probe.json measured on that GPU
+in the same session (`predict --ceilings`): what a check on that GPU predicts with.
 
 Prints one row per kernel (measured, predicted, their ratio, the limiter the model names and the one
 the kernel was designed to have) and the summary the issue asks for: the share within 1.5x and 2x,
@@ -112,6 +115,7 @@ def main():
     local = args[args.index("--local") + 1] if "--local" in args else None
     gpu = args[args.index("--gpu") + 1] if "--gpu" in args else "h200"
     md = args[args.index("--md") + 1] if "--md" in args else None
+    ceilings = ["--ceilings", os.path.join(data, "probe.json")] if "--ceilings" in args else []
     # --heldout: the kernels written apart from the model (bench/perfmodel/heldout.toml); --set NAME:
     # bench/perfmodel/NAME.toml (curriculum2: the solutions of puzzles 19-34 and their versions;
     # first_attempts: kernels of the kinds learners write first).
@@ -132,7 +136,8 @@ def main():
         if local:
             src = kernel_source(e)
             p = subprocess.run([os.path.join(local, "warpbook"), "predict", e["puzzle"], src, "--json",
-                                "--gpu", gpu], capture_output=True, text=True, timeout=600)
+                                "--gpu", gpu] + ceilings, capture_output=True, text=True,
+                               timeout=600)
             if src != os.path.join(ROOT, e["file"]):
                 os.unlink(src)
             try:
@@ -159,7 +164,8 @@ def main():
                              text=True).stdout.strip()
         out.append(f"Measured: {os.path.relpath(os.path.abspath(data), ROOT)}. Predicted for `{gpu}` "
                    f"by `warpbook predict` built from {rev or 'this tree'} "
-                   f"(a machine without a GPU, {os.cpu_count()} cores).")
+                   f"(a machine without a GPU, {os.cpu_count()} cores)"
+                   + (", with the GPU's own probe.json" if ceilings else "") + ".")
         out.append("")
     out.append(f"| kernel | designed limiter | measured | predicted | ratio | SOL | model names | |")
     out.append("|---|---|---:|---:|---:|---:|---|---|")
