@@ -361,6 +361,21 @@ bool Script::step(App& app, ImGuiIO& io) {
     }
     return false;
   }
+  if (v == "wait-background") {
+    // The solution's check for the roofline has started (the work a learner's Run must cancel).
+    // Waited for rather than looked for after a fixed wait: it may be short, and it starts only
+    // once the learner's check is over.
+    if (app.run && app.run->reference) {
+      ok(fmt::format("the background check of {} started after {:.1f} s, at '{}'", app.run->file,
+                     waited, app.run->phase));
+      return true;
+    }
+    if (waited > timeout_arg(10)) {
+      fail(fmt::format("no background check started; {}", runner_state_text(app)));
+      return true;
+    }
+    return false;
+  }
   if (v == "wait-partial") {
     // A case of the learner's check is shown while the check still runs.
     if (app.run && !app.run->reference && app.results.partial && app.results.report &&

@@ -14,6 +14,7 @@
 //   run                            what Ctrl+Enter does
 //   wait-result [S]   wait-idle [S]   wait-hello [S]   wait S   frames N
 //   wait-partial [S]               until a case of the running check is shown
+//   wait-background [S]            until the solution's check for the roofline runs (default 10 s)
 //   expect verdict V|failed | attempts N | markers-at-least N | conflict true|false |
 //          file-contains TEXT | editor-contains TEXT | runner-restarted |
 //          running [MS] (a learner's run shows its phase, MS at most after the last click) |

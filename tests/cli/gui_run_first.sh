@@ -20,7 +20,7 @@ wait-partial 300
 wait-result 600
 expect verdict wrong_answer
 expect attempts 1
-wait 2
+wait-background 30
 expect background-running
 load solutions/22-flash-attention.cu
 click run
@@ -29,7 +29,7 @@ wait-result 900
 expect verdict passed
 load puzzles/22-flash-attention/starter.cu
 click run
-wait 1.5
+wait-partial 300
 click run
 expect running 100
 wait-result 600
