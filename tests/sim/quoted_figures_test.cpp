@@ -183,7 +183,8 @@ struct Source {
 // The stored `warpbook probe` of each GPU the lessons quote.
 const std::map<std::string, std::string>& probe_files() {
   static const std::map<std::string, std::string> files = {
-      {"h200", "bench/perfmodel/data/h200-capture19/capture19-probe.json"}};
+      {"h200", "bench/perfmodel/data/h200-capture19/capture19-probe.json"},
+      {"h100", "bench/perfmodel/data/h100-vs-torch-curriculum3/probe.json"}};
   return files;
 }
 
