@@ -34,6 +34,10 @@ inline const std::vector<Case>& cases() {
       {"wgmma_f16_n64_sw32", Ty::f16, 64, 64, true, false},
       {"wgmma_f16_n64_rega", Ty::f16, 64, 64, true, false},
       {"wgmma_e4m3_n64_rega", Ty::e4m3, 64, 128, true, false},
+      {"wgmma_bf16_n128_tb_sw128", Ty::bf16, 128, 64, true, false},
+      {"wgmma_f16_n64_tb_none", Ty::f16, 64, 64, false, false},
+      {"wgmma_f16_n64_ta_tb_sw128", Ty::f16, 64, 64, true, false},
+      {"wgmma_bf16_n128_rega_tb_sw128", Ty::bf16, 128, 128, true, false},
   };
   return v;
 }

@@ -14,6 +14,10 @@
 // commit group of K / (32 bytes) wgmma, scale-d 0 on the first (the accumulators start as NaN: a
 // wgmma that added them would show) and 1 after. `skew` is added to A's start address (0 in a
 // correct run; the tests use it to get a misaligned or out-of-range descriptor).
+// The _tb kernels stage B N-major instead (imm-trans-b 1: n innermost, B's element (n, k) of
+// K-row k), the _ta ones A M-major too (imm-trans-a 1), and _rega_tb takes A from registers with
+// an N-major B (FlashAttention's P V: P in registers, V as it lies in memory, [key][d]); see
+// wgmma_gemm_mn below for their layouts.
 // On a GPU this needs sm_90a; NVRTC passes inline PTX through unchecked, so the simulator runs the
 // same source compiled for compute_80.
 typedef unsigned long long u64;
@@ -305,3 +309,143 @@ __device__ __forceinline__ void wgmma_gemm_rega(const unsigned char* A, const un
 
 WG_KERNEL_REGA(wgmma_f16_n64_rega, 64, 128, wg_f16_n64_rega)
 WG_KERNEL_REGA(wgmma_e4m3_n64_rega, 64, 128, wg_e4m3_n64_rega)
+
+// ---- M- and N-major operands (imm-trans 1), 16-bit types ----
+// An M- or N-major operand of R rows (m or n) and K elements of k is stored with k as its rows:
+//  - 128-byte swizzle: tiles of 64 rows-of-the-operand (128 bytes) side by side, each K k-rows of
+//    128 bytes, 16-byte chunk c of k-row k at k * 128 + ((c ^ (k % 8)) * 16); LBO = one tile
+//    (K * 128 bytes: the next 64 of n), SBO = 1024 (the next 8 k-rows); a k16 slice s starts
+//    2048 s bytes in;
+//  - no swizzle: core matrices of 8 k-rows x 16 bytes (8 of n), element (n, k) at
+//    (n / 8) * 128 + (k / 8) * LBO + (k % 8) * 16 + (n % 8) * 2: SBO = 128 (the next 8 of n),
+//    LBO = R / 8 core matrices (the next 8 of k); a k16 slice starts 2 LBO s bytes in.
+template <int R, int K, int SW> __device__ __forceinline__ unsigned mn_at(int n, int k) {
+  if (SW) return (n / 64) * K * 128 + k * 128 + ((((n % 64) / 8) ^ (k % 8)) * 16) + (n % 8) * 2;
+  return (n / 8) * 128 + (k / 8) * (R / 8) * 128 + (k % 8) * 16 + (n % 8) * 2;
+}
+template <int R, int K, int SW> __device__ __forceinline__ u64 mn_desc(unsigned base, int s) {
+  if (SW) return wg_desc(base + 2048 * s, K * 128, 1024, 1);
+  return wg_desc(base + 2 * s * (R / 8) * 128, (R / 8) * 128, 128, 0);
+}
+
+__device__ __forceinline__ void wg_bf16_n128_tb(float* d, u64 da, u64 db, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, "
+      "%19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, "
+      "%36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, "
+      "%53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+      "}, %64, %65, p, 1, 1, 0, 1;\n}\n"
+      : WG_D64
+      : "l"(da), "l"(db), "r"(scale_d));
+}
+__device__ __forceinline__ void wg_f16_n64_tb(float* d, u64 da, u64 db, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, "
+      "%19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+      "}, %32, %33, p, 1, 1, 0, 1;\n}\n"
+      : WG_D32
+      : "l"(da), "l"(db), "r"(scale_d));
+}
+__device__ __forceinline__ void wg_f16_n64_ta_tb(float* d, u64 da, u64 db, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, "
+      "%19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+      "}, %32, %33, p, 1, 1, 1, 1;\n}\n"
+      : WG_D32
+      : "l"(da), "l"(db), "r"(scale_d));
+}
+__device__ __forceinline__ void wg_bf16_n128_rega_tb(float* d, const unsigned* a, u64 db,
+                                                     int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, "
+      "%19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, "
+      "%36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, "
+      "%53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+      "}, {%64, %65, %66, %67}, %68, p, 1, 1, 1;\n}\n"
+      : WG_D64
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d));
+}
+
+// D = A B^T as above (A 64 x K, B N x K, 16-bit, row-major in global memory), B staged N-major
+// (and A M-major when TA; A from registers when REGA) with swizzle SW (128 or 0).
+template <int N, int K, int SW, bool TA, bool REGA, void (*WG)(float*, u64, u64, int),
+          void (*WGR)(float*, const unsigned*, u64, int)>
+__device__ __forceinline__ void wgmma_gemm_mn(const unsigned short* A, const unsigned short* B,
+                                              float* D) {
+  __shared__ __align__(1024) unsigned char sA[64 * K * 2];
+  __shared__ __align__(1024) unsigned char sB[N * K * 2];
+  const int t = threadIdx.x, w = t / 32, l = t % 32;
+  // Pairs of elements adjacent in shared memory, one 4-byte store each: (k, k + 1) of a row
+  // K-major, (n, n + 1) of a k-row M- or N-major.
+  for (int i = t; i < 32 * K; i += 128) {
+    if (TA) {
+      const int m = 2 * (i / K), k = i % K;
+      *(unsigned*)(sA + mn_at<64, K, SW>(m, k)) = A[m * K + k] | (unsigned)A[(m + 1) * K + k] << 16;
+    } else {
+      const int m = i / (K / 2), k = 2 * (i % (K / 2));
+      *(unsigned*)(sA + chunk_at<64, K * 2, SW, false>(m, k / 8) + (k % 8) * 2) =
+          A[m * K + k] | (unsigned)A[m * K + k + 1] << 16;
+    }
+  }
+  for (int i = t; i < N / 2 * K; i += 128) {
+    const int n = 2 * (i / K), k = i % K;
+    *(unsigned*)(sB + mn_at<N, K, SW>(n, k)) = B[n * K + k] | (unsigned)B[(n + 1) * K + k] << 16;
+  }
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  __syncthreads();
+  const unsigned a0 = (unsigned)__cvta_generic_to_shared(sA);
+  const unsigned b0 = (unsigned)__cvta_generic_to_shared(sB);
+  float d[N / 2];
+#pragma unroll
+  for (int i = 0; i < N / 2; ++i) d[i] = __int_as_float(0x7fc00000);
+  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#pragma unroll
+  for (int s = 0; s < K / 16; ++s) {
+    const u64 db = mn_desc<N, K, SW>(b0, s);
+    if constexpr (REGA) {
+      unsigned a[4];
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const int row = 16 * w + l / 4 + 8 * (q % 2), col = 16 * s + 2 * (l % 4) + 8 * (q / 2);
+        a[q] = *(const unsigned*)(A + row * K + col);
+      }
+      WGR(d, a, db, s > 0);
+    } else {
+      const u64 da = TA ? mn_desc<64, K, SW>(a0, s)
+                        : (SW ? wg_desc(a0 + (s / 4) * 64 * 128 + 32 * (s % 4), 16, 1024, 1)
+                              : wg_desc(a0 + 2 * s * 128, 128, (K / 8) * 128, 0));
+      WG(d, da, db, s > 0);
+    }
+  }
+  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+  asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+  const int row = 16 * w + l / 4;
+#pragma unroll
+  for (int j = 0; j < N / 8; ++j) {
+    const int col = 8 * j + 2 * (l % 4);
+    D[row * N + col] = d[4 * j];
+    D[row * N + col + 1] = d[4 * j + 1];
+    D[(row + 8) * N + col] = d[4 * j + 2];
+    D[(row + 8) * N + col + 1] = d[4 * j + 3];
+  }
+}
+
+#define WG_KERNEL_MN(name, N, K, SW, TA, REGA, WG, WGR)                                            \
+  extern "C" __global__ void __launch_bounds__(128)                                                \
+      name(const unsigned short* A, const unsigned short* B, float* D, int) {                      \
+    wgmma_gemm_mn<N, K, SW, TA, REGA, WG, WGR>(A, B, D);                                           \
+  }
+
+WG_KERNEL_MN(wgmma_bf16_n128_tb_sw128, 128, 64, 128, false, false, wg_bf16_n128_tb, nullptr)
+WG_KERNEL_MN(wgmma_f16_n64_tb_none, 64, 64, 0, false, false, wg_f16_n64_tb, nullptr)
+WG_KERNEL_MN(wgmma_f16_n64_ta_tb_sw128, 64, 64, 128, true, false, wg_f16_n64_ta_tb, nullptr)
+WG_KERNEL_MN(wgmma_bf16_n128_rega_tb_sw128, 128, 128, 128, false, true, nullptr,
+             wg_bf16_n128_rega_tb)

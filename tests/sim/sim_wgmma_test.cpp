@@ -1,5 +1,6 @@
 // Hopper's warpgroup MMA on the simulator: the GEMM kernels of tests/kernels/wgmma_gemm.cu (e4m3,
-// e5m2, f16, bf16; N 64 to 256; 128-byte swizzle and none; A from registers; imm-scale-a -1)
+// e5m2, f16, bf16; N 64 to 256; 128-byte swizzle and none; A from registers; imm-scale-a -1; M-
+// and N-major operands)
 // against the host reference of tests/common/wgmma_cases.hpp, random inputs, NaN-poisoned outputs;
 // the tensor FLOP counter; and the faults a learner gets for a descriptor that is misaligned or out
 // of range.
@@ -94,10 +95,10 @@ TEST_CASE("wgmma.mma_async: a misaligned or out-of-range descriptor is a clear f
 }
 
 TEST_CASE("wgmma forms the simulator does not run are named") {
-  // imm-trans-b 1 (an N-major B), and an f16 wgmma at k32.
+  // imm-trans-b 2, and an f16 wgmma at k32.
   const char* forms[][2] = {
-      {"wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%0, %1, %2, %3}, %4, %5, 1, 1, 1, 0, 1;",
-       "imm-trans 1"},
+      {"wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%0, %1, %2, %3}, %4, %5, 1, 1, 1, 0, 2;",
+       "imm-trans-a and imm-trans-b must be 0 or 1"},
       {"wgmma.mma_async.sync.aligned.m64n8k32.f32.f16.f16 {%0, %1, %2, %3}, %4, %5, 1, 1, 1, 0, 0;",
        "f16 x f16 or bf16 x bf16 at k16"}};
   for (auto& f : forms) {

@@ -572,7 +572,7 @@ int h_ldmatrix(Exec& x, Warp& w, const Inst& in, uint32_t m) {
 //
 // Shared-memory matrix descriptor (64 bits): start address >> 4 in bits 0-13, leading-dimension
 // byte offset (LBO) >> 4 in 16-29, stride-dimension byte offset (SBO) >> 4 in 32-45, base offset in
-// 49-51, swizzle in 62-63 (0 none, 1 128-byte, 2 64-byte, 3 32-byte). K-major only (imm-trans 0):
+// 49-51, swizzle in 62-63 (0 none, 1 128-byte, 2 64-byte, 3 32-byte). K-major (imm-trans 0):
 // - no swizzle: 8-row x 16-byte core matrices, each 128 contiguous bytes; row r, byte kb of the
 //   slice is at start + (r / 8) SBO + (kb / 16) LBO + (r % 8) 16 + kb % 16;
 // - W-byte swizzle (W = 128, 64, 32): rows of W bytes in atoms of 8 rows; the logical address
@@ -580,6 +580,13 @@ int h_ldmatrix(Exec& x, Warp& w, const Inst& in, uint32_t m) {
 //   bits 7-9 (7-8, 7) of the same absolute shared address (CUTLASS's Swizzle<3,4,3> and kin), so
 //   a tile must start on an 8 W-byte boundary: with base offset 0 (the only one simulated), the
 //   start may lie only in the first row of an atom.
+// M- or N-major (imm-trans 1, 16-bit types; CUTLASS's canonical GMMA layouts for Major::MN): the
+// element (n, k) of the operand (n along M or N) lies at
+// - no swizzle: start + (n / 8) SBO + (k / 8) LBO + (k % 8) 16 + (n % 8) 2: core matrices of 8
+//   k-rows of 16 bytes (8 n);
+// - W-byte swizzle: start + (n / (W / 2)) LBO + (k / 8) SBO + (k % 8) W + (n % (W / 2)) 2, its
+//   16-byte chunk swizzled as above: atoms of 8 k-rows of W bytes along n, so a [k][n] tile that
+//   TMA wrote with the same swizzle (n innermost) is read as it lies. The start must be a row's.
 struct WgDesc {
   uint64_t start, lbo, sbo;
   int base_off, swz;
@@ -595,6 +602,18 @@ std::string hex(uint64_t v) {
   char b[32];
   std::snprintf(b, sizeof b, "0x%llx", (unsigned long long)v);
   return b;
+}
+
+// The 16-byte chunk holding elements n .. n + 7 (n a multiple of 8) of k-row k of an M- or
+// N-major 16-bit operand.
+inline uint64_t wg_addr_mn(const WgDesc& d, int n, int k) {
+  if (d.swz == 0)
+    return d.start + uint64_t(n / 8) * d.sbo + uint64_t(k / 8) * d.lbo + uint64_t(k % 8) * 16;
+  const uint64_t W = uint64_t(wg_swizzle_bytes(d.swz));
+  const uint64_t per = W / 2; // elements of a W-byte row
+  uint64_t a = d.start + uint64_t(n) / per * d.lbo + uint64_t(k / 8) * d.sbo + uint64_t(k % 8) * W +
+               uint64_t(n) % per * 2;
+  return swizzle_address(a, W);
 }
 
 // Byte `kb` (0..31) of row r of the 32-byte K slice a descriptor describes.
@@ -711,7 +730,18 @@ int h_wgmma(Exec& x, Warp& w, const Inst& in, uint32_t m) {
                              "starts on its pattern's boundary)" +
                              at_line(inf.line),
                          inf.line);
-    if (d.swz) {
+    const bool mn = in.flags & (o == 0 ? 32 : 64);
+    if (d.swz && mn) {
+      const uint64_t W = uint64_t(wg_swizzle_bytes(d.swz));
+      if (d.start % W != 0)
+        return raise_fault(x, FaultKind::misaligned,
+                           who + " (" + (o == 0 ? "M" : "N") + "-major, imm-trans 1) starts " +
+                               std::to_string(d.start % W) + " bytes into a " + std::to_string(W) +
+                               "-byte row of its " + std::to_string(W) +
+                               "B swizzle: an M- or N-major swizzled tile starts on a row" +
+                               at_line(inf.line),
+                           inf.line);
+    } else if (d.swz) {
       const uint64_t W = uint64_t(wg_swizzle_bytes(d.swz)), atom = 8 * W;
       const uint64_t off = d.start % atom;
       if (off + uint64_t(K * eb) > W)
@@ -730,22 +760,34 @@ int h_wgmma(Exec& x, Warp& w, const Inst& in, uint32_t m) {
   const uint32_t size = x.B->shared_size;
   const int row_bytes = K * eb; // 32 for every wgmma input type
   // Copies `rows` rows of the K slice operand o describes into raw (row-major, row_bytes each).
+  auto past_end = [&](int o, uint64_t a, int row) {
+    const WgDesc& d = dsc[o];
+    raise_fault(x, FaultKind::out_of_bounds,
+                "wgmma.mma_async's " + std::string(names[o]) + " descriptor (start at " +
+                    "shared offset " + std::to_string(d.start) + ", LBO " + std::to_string(d.lbo) +
+                    ", SBO " + std::to_string(d.sbo) + ") reaches shared offset " +
+                    std::to_string(a) + " for row " + std::to_string(row) + ", past the block's " +
+                    std::to_string(size) + " bytes of shared memory" + at_line(inf.line),
+                inf.line);
+    return false;
+  };
   auto gather = [&](int o, int row0, int rows, std::byte* raw) -> bool {
     const WgDesc& d = dsc[o];
+    if (in.flags & (o == 0 ? 32 : 64)) { // M- or N-major: 16-byte chunks run along the rows
+      for (int r = 0; r < rows; r += 8)
+        for (int k = 0; k < K; ++k) {
+          const uint64_t a = wg_addr_mn(d, row0 + r, k);
+          if (a + 16 > size) return past_end(o, a, row0 + r);
+          for (int i = 0; i < 8 && r + i < rows; ++i)
+            std::memcpy(raw + size_t(r + i) * size_t(row_bytes) + size_t(k) * 2,
+                        x.B->shared + a + 2 * uint64_t(i), 2);
+        }
+      return true;
+    }
     for (int r = 0; r < rows; ++r)
       for (int c = 0; c < row_bytes; c += 16) {
         uint64_t a = wg_addr(d, row0 + r, c);
-        if (a + 16 > size) {
-          raise_fault(x, FaultKind::out_of_bounds,
-                      "wgmma.mma_async's " + std::string(names[o]) + " descriptor (start at " +
-                          "shared offset " + std::to_string(d.start) + ", LBO " +
-                          std::to_string(d.lbo) + ", SBO " + std::to_string(d.sbo) +
-                          ") reaches shared offset " + std::to_string(a) + " for row " +
-                          std::to_string(row0 + r) + ", past the block's " + std::to_string(size) +
-                          " bytes of shared memory" + at_line(inf.line),
-                      inf.line);
-          return false;
-        }
+        if (a + 16 > size) return past_end(o, a, row0 + r);
         std::memcpy(raw + size_t(r) * size_t(row_bytes) + size_t(c), x.B->shared + a, 16);
       }
     return true;
@@ -1003,10 +1045,11 @@ bool decode_tensor(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Ins
     const int64_t scale_a = imm(4), scale_b = imm(5);
     if ((scale_a != 1 && scale_a != -1) || (scale_b != 1 && scale_b != -1))
       throw Unsupported("`" + form + "`: imm-scale-a and imm-scale-b must be 1 or -1");
-    if ((nops == 8 && imm(6) != 0) || (nops >= 7 && imm(nops - 1) != 0))
-      throw Unsupported("`" + form +
-                        "` with imm-trans 1 (M/N-major operands): the simulator "
-                        "runs K-major ones (imm-trans 0) only");
+    // imm-trans-a (desc form only) and imm-trans-b: 1 reads that operand M- or N-major. PTX
+    // allows it for 16-bit types only, and the FP8 forms have no such operands.
+    const int64_t trans_a = nops == 8 ? imm(6) : 0, trans_b = nops >= 7 ? imm(nops - 1) : 0;
+    if ((trans_a != 0 && trans_a != 1) || (trans_b != 0 && trans_b != 1))
+      throw Unsupported("`" + form + "`: imm-trans-a and imm-trans-b must be 0 or 1");
     const ptx::Operand& dop = op(in, 0);
     const int nd = dop.kind == ptx::Operand::Kind::vec ? int(dop.elems.size()) : 1;
     if (nd != s.n / 2)
@@ -1017,7 +1060,8 @@ bool decode_tensor(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Ins
     I.r[1] = areg ? D.vec_rows(op(in, 1), Ty::b32, 4) : D.row(op(in, 1), Ty::b64);
     I.r[2] = D.row(op(in, 2), Ty::b64);
     const ptx::Operand& sd = op(in, 3);
-    uint8_t flags = uint8_t((scale_a < 0 ? 1 : 0) | (scale_b < 0 ? 2 : 0) | (areg ? 8 : 0));
+    uint8_t flags = uint8_t((scale_a < 0 ? 1 : 0) | (scale_b < 0 ? 2 : 0) | (areg ? 8 : 0) |
+                            (trans_a ? 32 : 0) | (trans_b ? 64 : 0));
     if (sd.kind == ptx::Operand::Kind::integer) {
       if (sd.bits) flags |= 4;
     } else {
