@@ -1228,6 +1228,39 @@ def b43(torch, F, s):
               "persistent kernel; the Triton form is a persistent loop over TMA descriptor loads", also)
 
 
+def b44(torch, F, s):
+    bsz, h, S, d = s["B"], s["H"], s["S"], s["D"]
+    assert not s["causal"], "the perf size is not causal; the causal rows below are timed beside it"
+    q, k = (uniform(torch, (bsz, h, S, d), -2, 2, torch.bfloat16) for _ in range(2))
+    v = uniform(torch, (bsz, h, S, d), -1, 1, torch.bfloat16)
+    o2 = dev_empty(torch, (bsz, h, S, d), torch.bfloat16)
+    lse2 = dev_empty(torch, (bsz, h, S), torch.float32)
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    res = {}
+
+    def under(backend, causal, key=None):
+        def fn():
+            with sdpa_kernel(backend):
+                out = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+            if key:
+                res[key] = out
+        return fn
+
+    # The bar: SDPA's best choice on Hopper, cuDNN's attention (wgmma, TMA, warp specialisation of
+    # its own); FlashAttention-2 beside it, and both again under the causal mask (the solution's
+    # causal time comes from `warpbook run 44-flash-attention-3 solutions/44-flash-attention-3.cu
+    # --size causal=1`).
+    also = [("FLASH_ATTENTION (FlashAttention-2)", under(SDPBackend.FLASH_ATTENTION, False)),
+            ("CUDNN_ATTENTION, causal", under(SDPBackend.CUDNN_ATTENTION, True)),
+            ("FLASH_ATTENTION, causal", under(SDPBackend.FLASH_ATTENTION, True))]
+    return Op(f"F.scaled_dot_product_attention(q, k, v) under sdpa_kernel(CUDNN_ATTENTION); bf16 [{bsz}, {h}, {S}, {d}]",
+              under(SDPBackend.CUDNN_ATTENTION, False, "o"), lambda: res["o"],
+              lambda got: attention_check(torch, q, k, v, False, got),
+              lambda tk: lambda: tk.fa3_forward(q, k, v, o2, lse2),
+              "the bar is cuDNN's attention, SDPA's own choice on Hopper; SDPA allocates o and writes no lse "
+              "(the Triton form writes both)", also)
+
+
 # puzzle number -> (builder, the size names it takes)
 BUILDERS = {
     1: (b01, {"n"}), 2: (b02, {"rows", "cols"}), 3: (b03, {"rows", "cols"}),
@@ -1250,7 +1283,7 @@ BUILDERS = {
     40: (b40, {"M", "N", "K"}),
     41: (b41, {"T", "H"}),
     42: (b42, {"rows", "V"}),
-    43: (b43, {"M", "N", "K", "SMS"}),
+    43: (b43, {"M", "N", "K", "SMS"}), 44: (b44, {"B", "H", "S", "D", "causal"}),
 }
 
 

@@ -1369,6 +1369,49 @@ def persistent_gemm(A, B, C, BM=128, BN=256, BK=64, GROUP=8):
     return C
 
 
+# ---- 44-flash-attention-3
+@triton.jit
+def fa3_forward_kernel(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, S, qk_scale, D: tl.constexpr,
+                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr):
+    BHS = tl.num_programs(1) * S       # q, k, v as [B H S, D]; rows of the next head are masked
+    q_desc = tl.make_tensor_descriptor(q_ptr, shape=[BHS, D], strides=[D, 1], block_shape=[BLOCK_M, D])
+    k_desc = tl.make_tensor_descriptor(k_ptr, shape=[BHS, D], strides=[D, 1], block_shape=[BLOCK_N, D])
+    v_desc = tl.make_tensor_descriptor(v_ptr, shape=[BHS, D], strides=[D, 1], block_shape=[BLOCK_N, D])
+    m_blk = tl.num_programs(0) - 1 - tl.program_id(0) if CAUSAL else tl.program_id(0)
+    bh = tl.program_id(1)
+    rows = m_blk * BLOCK_M + tl.arange(0, BLOCK_M)
+    q = q_desc.load([bh * S + m_blk * BLOCK_M, 0])
+    m = tl.full([BLOCK_M], float("-inf"), tl.float32)
+    l = tl.zeros([BLOCK_M], tl.float32)
+    acc = tl.zeros([BLOCK_M, D], tl.float32)
+    end = tl.minimum((m_blk + 1) * BLOCK_M, S) if CAUSAL else S
+    for j0 in tl.range(0, end, BLOCK_N, warp_specialize=True):
+        j = j0 + tl.arange(0, BLOCK_N)
+        s = tl.dot(q, k_desc.load([bh * S + j0, 0]).T) * qk_scale   # base 2: log2(e) / sqrt(D)
+        ok = j[None, :] < S
+        if CAUSAL:
+            ok = ok & (j[None, :] <= rows[:, None])
+        s = tl.where(ok, s, float("-inf"))
+        m_new = tl.maximum(m, tl.max(s, axis=1))
+        alpha = tl.exp2(m - m_new)
+        p = tl.exp2(s - m_new[:, None])
+        l = l * alpha + tl.sum(p, axis=1)
+        acc = acc * alpha[:, None] + tl.dot(p.to(tl.bfloat16), v_desc.load([bh * S + j0, 0]))
+        m = m_new
+    keep = rows < S
+    tl.store(o_ptr + (bh * S + rows).to(tl.int64)[:, None] * D + tl.arange(0, D)[None, :],
+             (acc / l[:, None]).to(tl.bfloat16), mask=keep[:, None])
+    tl.store(lse_ptr + bh * S + rows, (m + tl.log2(l)) * 0.6931471805599453, mask=keep)
+
+def fa3_forward(q, k, v, o, lse, causal=False, BLOCK_M=128, BLOCK_N=128):
+    B, H, S, D = q.shape                                 # [B, H, S, D], bf16, contiguous
+    triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device=q.device))
+    fa3_forward_kernel[(triton.cdiv(S, BLOCK_M), B * H)](
+        q, k, v, o, lse, S, math.log2(math.e) / math.sqrt(D), D=D, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N,
+        CAUSAL=bool(causal), num_warps=8, num_stages=2)
+    return o
+
+
 # ---- end of the excerpts
 
 # puzzle number -> launcher
@@ -1385,5 +1428,6 @@ BY_PUZZLE = {
     41: rmsnorm_fp8_block_quant,
     42: top_p_sample,
     43: persistent_gemm,
+    44: fa3_forward,
 }
 

@@ -292,6 +292,16 @@ def attention_ref(b, causal):
     return [("o", torch.softmax(s, -1) @ v.repeat_interleave(G, 1))]
 
 
+def fa3_ref(b):
+    """Puzzle 44: o as attention_ref (causal: keys j <= i), and lse = logsumexp of each row's scores."""
+    q, k = b["q"].double().cpu(), b["k"].double().cpu()
+    S, D = q.shape[2], q.shape[3]
+    s = q @ k.transpose(2, 3) / math.sqrt(D)
+    if b["causal"]:
+        s = s.masked_fill(torch.ones(S, S, dtype=torch.bool).triu(1), float("-inf"))
+    return attention_ref(b, bool(b["causal"])) + [("lse", torch.logsumexp(s, -1))]
+
+
 def attention_bwd_ref(b):
     """dq, dk, dv of puzzle 38 in float64, from q, k, v, o, dout and lse as given: p = exp(s - lse),
     delta = rowsum(dout o), ds = p (dp - delta); causal aligned bottom-right."""
@@ -407,6 +417,7 @@ CASES = {
     41: (lambda k, b: k.rmsnorm_fp8_block_quant(b["x"], b["gamma"], b["q"], b["scales"]), rmsnorm_fp8_ref),
     42: (lambda k, b: k.top_p_sample(b["probs"], b["top_p"], b["u"], b["token"], b["mass"]), top_p_ref),
     43: (lambda k, b: k.persistent_gemm(b["A"], b["B"], b["C"]), lambda b: [("C", b["A"].double() @ b["B"].double().t())]),
+    44: (lambda k, b: k.fa3_forward(b["q"], b["k"], b["v"], b["o"], b["lse"], b["causal"]), fa3_ref),
 }
 
 # Where puzzle.toml's [check] gives no tolerance, each output is held to its own type's, as Warpbook
