@@ -6,7 +6,7 @@
 // x*BM .. x*BM + BM - 1 of head y = b*H + h, with 384 threads (three warpgroups). tmQ, tmK and tmV
 // are tensor maps of q, k and v as [B H][S][D] (boxes of 64 x BM or 64 x BN x 1, 128B-swizzled,
 // zeros past S); q, k and v are there as plain pointers too. Dynamic shared memory: a Q tile,
-// STAGES slots of K and V tiles, 64 bytes for mbarriers, 1 KB of slack (see puzzle.toml).
+// STAGES slots of K and V tiles, 128 bytes for mbarriers, 1 KB of slack (see puzzle.toml).
 //
 // This starter gives one thread to each query row and walks the keys one at a time with an
 // online softmax in f32, reading q, k and v from global memory: the maths in outline, wrong in
