@@ -262,16 +262,12 @@ extern "C" __global__ void __launch_bounds__(384, 1)
     asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
   };
 
-  // The online softmax of tile j's scores (in acc_s): mask, new row max m, the factor o and l
-  // must be scaled by (c), l updated, and P rounded to bf16 pairs in the order wgmma's A fragment
-  // wants them (keys 16 kk .. 16 kk + 15 are accumulator blocks 2 kk and 2 kk + 1: row lo, row hi,
-  // row lo 8 keys on, row hi 8 keys on).
+  // The online softmax of tile j's scores (in acc_s): the new row max m, the factor o and l must
+  // be scaled by (c), l updated, and P rounded to bf16. With `edge`, keys past S and (causal) keys
+  // after the row count as -inf. The scores are read, never written: they are the accumulators of
+  // a wgmma, and rewriting them while another wgmma is in flight makes ptxas serialise them all.
   auto softmax_tile = [&](int j, unsigned(&p)[32], float& c_lo, float& c_hi, bool edge) {
     const int key0 = j * BN;
-    // Keys past S and, with the causal mask, keys after the row: only on the tiles that have any
-    // (the last, and the diagonal). The scores are read, never written: they are the accumulators
-    // of a wgmma, and rewriting them while another wgmma is in flight would make ptxas serialise
-    // every wgmma of the loop.
     auto score = [&](int jj, int e, int h) {
       const int key = key0 + 8 * jj + 2 * tq + e;
       const float x = acc_s[4 * jj + 2 * h + e];
@@ -310,7 +306,8 @@ extern "C" __global__ void __launch_bounds__(384, 1)
     l_lo = l_lo * c_lo + sum_lo, l_hi = l_hi * c_hi + sum_hi;
     m_lo = mn_lo, m_hi = mn_hi;
   };
-  // Two copies: most tiles need no mask, and their copy has none of its tests.
+  // Two copies: most tiles need no mask (only the last and the diagonal do), and their copy has
+  // none of its tests.
   auto softmax = [&](int j, unsigned(&p)[32], float& c_lo, float& c_hi) {
     if (j * BN + BN > S || (causal && j * BN + BN - 1 > wrow))
       softmax_tile(j, p, c_lo, c_hi, true);
@@ -330,20 +327,24 @@ extern "C" __global__ void __launch_bounds__(384, 1)
   fence_regs(acc_s);
   if (lane == 0) mbar_arrive(k_empty(0)); // Q K^T of tile 0 is done with its K
   softmax(0, pa, c_lo, c_hi);             // o is still 0: nothing to rescale
+  // O += P V for tile j, P in registers, V N-major from its slot once it has landed.
+  auto issue_pv = [&](int j, unsigned(&p)[32]) {
+    mbar_wait(v_full(j % STAGES), (j / STAGES) & 1);
+    const unsigned vb = ring + (j % STAGES) * STAGE_BYTES + KV_BYTES;
+    fence_regs(acc_o);
+    fence_regs(p);
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+    for (int kk = 0; kk < 8; ++kk) wgmma_rs(acc_o, &p[4 * kk], desc_n(vb + 2048 * kk));
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+  };
   // Every tile but the last: tile j + 1's scores, then tile j's P V, the softmax of j + 1 between.
   // P alternates between two register sets (no copy).
   auto step = [&](int j, unsigned(&pcur)[32], unsigned(&pnext)[32]) {
     const int s = j % STAGES;
     mbar_wait(k_full((j + 1) % STAGES), ((j + 1) / STAGES) & 1);
     issue_qk((j + 1) % STAGES);
-    mbar_wait(v_full(s), (j / STAGES) & 1);
-    const unsigned vb = ring + s * STAGE_BYTES + KV_BYTES;
-    fence_regs(acc_o);
-    fence_regs(pcur);
-    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-#pragma unroll
-    for (int kk = 0; kk < 8; ++kk) wgmma_rs(acc_o, &pcur[4 * kk], desc_n(vb + 2048 * kk));
-    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+    issue_pv(j, pcur);
     asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory"); // the scores, not P V
     fence_regs(acc_s);
     if (lane == 0) mbar_arrive(k_empty((j + 1) % STAGES)); // K of tile j + 1 is free already
@@ -369,22 +370,12 @@ extern "C" __global__ void __launch_bounds__(384, 1)
 #pragma unroll
     for (int i = 0; i < 32; ++i) pa[i] = pn[i];
   }
-  {
-    const int s = j % STAGES;
-    mbar_wait(v_full(s), (j / STAGES) & 1);
-    const unsigned vb = ring + s * STAGE_BYTES + KV_BYTES;
-    fence_regs(acc_o);
-    fence_regs(pa);
-    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-#pragma unroll
-    for (int kk = 0; kk < 8; ++kk) wgmma_rs(acc_o, &pa[4 * kk], desc_n(vb + 2048 * kk));
-    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-    fence_regs(acc_o);
-    if (lane == 0) mbar_arrive(v_empty(s)); // and V of tile j
-  }
+  issue_pv(j, pa); // the last tile's P V
+  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+  fence_regs(acc_o);
+  if (lane == 0) mbar_arrive(v_empty(j % STAGES));
 
-  // The end: o / l, lse.
+    // The end: o / l, lse.
 #pragma unroll
   for (int off = 1; off < 4; off *= 2) {
     l_lo += __shfl_xor_sync(0xffffffffu, l_lo, off);

@@ -293,13 +293,14 @@ def attention_ref(b, causal):
 
 
 def fa3_ref(b):
-    """Puzzle 44: o as attention_ref (causal: keys j <= i), and lse = logsumexp of each row's scores."""
-    q, k = b["q"].double().cpu(), b["k"].double().cpu()
+    """Puzzle 44: o = softmax(s) v (causal: keys j <= i) and lse = logsumexp of each row of s, with
+    s = q k^T / sqrt(D), in float64."""
+    q, k, v = b["q"].double().cpu(), b["k"].double().cpu(), b["v"].double().cpu()
     S, D = q.shape[2], q.shape[3]
     s = q @ k.transpose(2, 3) / math.sqrt(D)
     if b["causal"]:
         s = s.masked_fill(torch.ones(S, S, dtype=torch.bool).triu(1), float("-inf"))
-    return attention_ref(b, bool(b["causal"])) + [("lse", torch.logsumexp(s, -1))]
+    return [("o", torch.softmax(s, -1) @ v), ("lse", torch.logsumexp(s, -1))]
 
 
 def attention_bwd_ref(b):

@@ -717,6 +717,7 @@ int h_wgmma(Exec& x, Warp& w, const Inst& in, uint32_t m) {
   const char* names[2] = {"A", "B"};
   WgDesc dsc[2];
   const bool areg = in.flags & 8;
+  auto mn_major = [&](int o) { return (in.flags & (o == 0 ? 32 : 64)) != 0; }; // imm-trans 1
   for (int o = areg ? 1 : 0; o < 2; ++o) {
     uint64_t raw = w.rv(in.r[1 + o], l0);
     dsc[o] = wg_desc(raw);
@@ -730,8 +731,7 @@ int h_wgmma(Exec& x, Warp& w, const Inst& in, uint32_t m) {
                              "starts on its pattern's boundary)" +
                              at_line(inf.line),
                          inf.line);
-    const bool mn = in.flags & (o == 0 ? 32 : 64);
-    if (d.swz && mn) {
+    if (d.swz && mn_major(o)) {
       const uint64_t W = uint64_t(wg_swizzle_bytes(d.swz));
       if (d.start % W != 0)
         return raise_fault(x, FaultKind::misaligned,
@@ -759,7 +759,6 @@ int h_wgmma(Exec& x, Warp& w, const Inst& in, uint32_t m) {
   // products below run along a row of D. Inputs are widened by a converter chosen once.
   const uint32_t size = x.B->shared_size;
   const int row_bytes = K * eb; // 32 for every wgmma input type
-  // Copies `rows` rows of the K slice operand o describes into raw (row-major, row_bytes each).
   auto past_end = [&](int o, uint64_t a, int row) {
     const WgDesc& d = dsc[o];
     raise_fault(x, FaultKind::out_of_bounds,
@@ -771,9 +770,10 @@ int h_wgmma(Exec& x, Warp& w, const Inst& in, uint32_t m) {
                 inf.line);
     return false;
   };
+  // Copies `rows` rows of the K slice operand o describes into raw (row-major, row_bytes each).
   auto gather = [&](int o, int row0, int rows, std::byte* raw) -> bool {
     const WgDesc& d = dsc[o];
-    if (in.flags & (o == 0 ? 32 : 64)) { // M- or N-major: 16-byte chunks run along the rows
+    if (mn_major(o)) { // 16-byte chunks run along the rows, one k at a time
       for (int r = 0; r < rows; r += 8)
         for (int k = 0; k < K; ++k) {
           const uint64_t a = wg_addr_mn(d, row0 + r, k);
