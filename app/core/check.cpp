@@ -444,6 +444,17 @@ double ulp_of(const std::string& dtype) {
                            : 0;
 }
 
+// The largest finite |value| of a buffer's elements: what [check] rtol_of_max scales.
+double max_abs_finite(DType t, const HostBuffer& b, int64_t count) {
+  const size_t es = dtype_size(t);
+  double m = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    const double v = std::fabs(load_element(t, b.data() + size_t(i) * es));
+    if (std::isfinite(v)) m = std::max(m, v);
+  }
+  return m;
+}
+
 // Wrong only by rounding: every wrong element close to its value, finite and written, under a
 // tolerance that allows some error. What a long sum in too narrow an accumulator produces.
 bool near_miss(const BufferReport& br, double rtol, double atol) {
@@ -525,12 +536,23 @@ std::string explain_trap(const std::string& message, const std::string& source, 
                  line);
 }
 
-// Runs the reference and the learner on one case and judges the learner's outputs.
-// `keep`, when given, receives the learner's buffers and launches: they stay on the device
-// (RunPlan::keep) for the timing to take without another upload.
+// The reference's outputs for one case, computed before the learner's run needs them (on the
+// simulator, on another thread: see ReferenceAhead). `ran` is false when it was not computed
+// (stopped, or a case the worker left to the inline path): the case then runs its reference itself.
+struct ReferenceOutputs {
+  bool ran = false;
+  Fault fault;                      // the reference's own fault (a bug in the puzzle)
+  std::vector<HostBuffer> expected; // by buffer index; only outputs are filled
+};
+
+// Runs the reference (unless `ahead` brings its outputs) and the learner on one case and judges
+// the learner's outputs. `keep`, when given, receives the learner's buffers and launches: they
+// stay on the device (RunPlan::keep) for the timing to take without another upload.
 CaseReport run_case(const Puzzle& p, const Case& c, const Env& learner_env, const Env& ref_env,
                     Programs& progs, Backend& backend, uint64_t seed, uint64_t case_index,
-                    const CheckOptions& opt, bool counters, Prepared* keep = nullptr) {
+                    const CheckOptions& opt, bool counters, Prepared* keep = nullptr,
+                    ReferenceOutputs* ahead = nullptr) {
+  if (ahead && !ahead->ran) ahead = nullptr;
   auto t0 = Clock::now();
   CaseReport cr;
   auto step_t = t0;
@@ -560,14 +582,14 @@ CaseReport run_case(const Puzzle& p, const Case& c, const Env& learner_env, cons
   // the reference, which runs with the puzzle's defaults, gets buffers of its own.
   Prepared learner, ref;
   std::vector<HostBuffer> expected(p.buffers.size());
-  bool shared_buffers = true;
+  bool shared_buffers = !ahead; // outputs computed ahead: the learner's inputs go up on their own
   try {
     learner = prepare(p, c, learner_env, seed, case_index, /*poison=*/false);
     for (auto& b : p.buffers)
       shared_buffers = shared_buffers && b.count.eval(learner_env) == b.count.eval(ref_env);
     if (shared_buffers)
       ref.launches = make_launches(p, ref_env);
-    else
+    else if (!ahead)
       ref = prepare(p, c, ref_env, seed, case_index, /*poison=*/false);
   } catch (const ExprError& e) {
     fail(Verdict::usage_error, fmt::format("the puzzle's sizes do not evaluate: {}", e.what()));
@@ -600,9 +622,15 @@ CaseReport run_case(const Puzzle& p, const Case& c, const Env& learner_env, cons
   rp.seed = seed;
   rp.counters = false;
   rp.trusted = true;
-  RunResult rr = backend.run(rp);
-  if (rr.cancelled || cancel_requested(opt.cancel)) throw Cancelled();
-  step("reference run");
+  RunResult rr;
+  if (ahead) {
+    rr.fault = ahead->fault;
+    step("reference (computed ahead)");
+  } else {
+    rr = backend.run(rp);
+    if (rr.cancelled || cancel_requested(opt.cancel)) throw Cancelled();
+    step("reference run");
+  }
   if (rr.fault) {
     cr.fault = rr.fault;
     fail(Verdict::usage_error,
@@ -615,7 +643,7 @@ CaseReport run_case(const Puzzle& p, const Case& c, const Env& learner_env, cons
   for (size_t i = 0; i < p.buffers.size(); ++i) {
     const BufferDecl& d = p.buffers[i];
     if (!d.output) continue;
-    expected[i] = std::move(ref_buffers[i]);
+    expected[i] = std::move(ahead ? ahead->expected[i] : ref_buffers[i]);
     if (!shared_buffers) continue;
     if (auto it = initial.find(i); it != initial.end())
       learner.buffers[i] = std::move(it->second);
@@ -696,6 +724,7 @@ CaseReport run_case(const Puzzle& p, const Case& c, const Env& learner_env, cons
     if (d.output && !lr.fault) {
       auto [rt, at] = default_tolerance(d.type);
       double rtol = p.rtol.value_or(rt), atol = p.atol.value_or(at);
+      if (p.rtol_of_max) atol += *p.rtol_of_max * max_abs_finite(d.type, expected[i], br.count);
       auto wit = lr.writers.find(int(i));
       compare_output(br, d, expected[i], got, br.count, br.shape, rtol, atol,
                      learner.launches.front(), wit == lr.writers.end() ? nullptr : &wit->second);
@@ -842,6 +871,98 @@ LivePredictions& live_predictions() {
   return live;
 }
 
+// On the simulator the reference's outputs do not depend on the learner's file, so a thread of
+// their own computes them, case by case in the order the check needs them, from the moment the
+// reference has compiled. On a 2-core machine NVRTC compiles the learner's file on one core (a
+// second or more for a tensor-core kernel) while the reference's runs, often most of a case's
+// time on the simulator, go on the other; after that the worker stays ahead of the learner's runs.
+// A case it could not compute (stopped, a memory limit, a timeout on a busy core) is left to the
+// inline path, which runs the reference as before.
+class ReferenceAhead {
+public:
+  struct Job {
+    const Case* c;
+    uint64_t index; // the case's index (its inputs' seed stream)
+  };
+  ReferenceAhead(const Puzzle& p, std::map<std::string, int64_t> ref_tune, uint64_t seed,
+                 double timeout_s, std::shared_future<Program> compiled, std::vector<Job> jobs)
+      : jobs_(std::move(jobs)), done_(jobs_.size()) {
+    for (auto& d : done_) results_.push_back(d.get_future());
+    worker_ = std::async(std::launch::async, [this, &p, ref_tune, seed, timeout_s, compiled] {
+      size_t k = 0;
+      try {
+        const Program& prog = compiled.get();
+        std::string why;
+        std::unique_ptr<Backend> sim = prog.ok ? make_sim_backend(why) : nullptr;
+        for (; k < jobs_.size(); ++k) {
+          ReferenceOutputs out;
+          if (sim && !stop_.load())
+            out = run(p, *jobs_[k].c, jobs_[k].index, ref_tune, seed, timeout_s, prog, *sim);
+          done_[k].set_value(std::move(out));
+        }
+      } catch (...) { // left to the inline path
+        for (; k < jobs_.size(); ++k) done_[k].set_value(ReferenceOutputs{});
+      }
+    });
+  }
+  ~ReferenceAhead() {
+    stop();
+    worker_.wait();
+  }
+  void stop() { stop_.store(true); }
+  // The outputs of case `index` (ran = false when the worker did not compute them), waited for in
+  // short steps so that a cancel ends the wait.
+  ReferenceOutputs take(uint64_t index, const std::atomic<bool>* cancel) {
+    for (size_t k = 0; k < jobs_.size(); ++k) {
+      if (jobs_[k].index != index || !results_[k].valid()) continue;
+      while (results_[k].wait_for(std::chrono::milliseconds(20)) != std::future_status::ready)
+        if (cancel_requested(cancel)) {
+          stop();
+          throw Cancelled();
+        }
+      return results_[k].get();
+    }
+    return {};
+  }
+
+private:
+  ReferenceOutputs run(const Puzzle& p, const Case& c, uint64_t index,
+                       const std::map<std::string, int64_t>& ref_tune, uint64_t seed,
+                       double timeout_s, const Program& prog, Backend& sim) {
+    const Env env = p.env(c, ref_tune);
+    if (memory_problem(p, env, env)) return {};
+    Prepared pr = prepare(p, c, env, seed, index, /*poison=*/false);
+    RunPlan rp;
+    rp.program = &prog;
+    rp.buffers = &pr.buffers;
+    rp.launches = pr.launches;
+    rp.transfers = transfers(p, false);
+    for (auto& t : rp.transfers) t.hash = false;
+    rp.keep = false;
+    rp.cancel = &stop_;
+    rp.timeout_s = timeout_s;
+    rp.seed = seed;
+    rp.counters = false;
+    rp.trusted = true;
+    RunResult rr = sim.run(rp);
+    // A timeout here may be this busy core's, not the reference's: the inline run decides.
+    if (rr.cancelled || rr.fault.kind == FaultKind::timeout) return {};
+    ReferenceOutputs out;
+    out.ran = true;
+    out.fault = rr.fault;
+    out.expected.resize(p.buffers.size());
+    for (size_t i = 0; i < p.buffers.size(); ++i)
+      if (p.buffers[i].output && !rr.fault) out.expected[i] = std::move(pr.buffers[i]);
+    return out;
+  }
+
+  std::vector<Job> jobs_;
+  std::vector<std::promise<ReferenceOutputs>> done_;
+  std::vector<std::future<ReferenceOutputs>> results_;
+  std::atomic<bool> stop_{false};
+  std::future<void> worker_;
+};
+
 CheckReport check_impl(const Puzzle& p, const std::string& source, const std::string& file,
                        Backend& backend, const CheckOptions& opt, const Env* run_sizes) {
   auto t_start = Clock::now();
@@ -944,9 +1065,35 @@ CheckReport check_impl(const Puzzle& p, const std::string& source, const std::st
   // The reference compiles on another thread meanwhile (NVRTC programs are independent).
   CompileOptions rco = co;
   rco.defines = ref_tune;
-  auto reference = std::async(std::launch::async, [&] {
-    return compile_source(read_file(p.reference), p.reference.filename().string(), rco);
-  });
+  std::shared_future<Program> reference =
+      std::async(std::launch::async, [&] {
+        return compile_source(read_file(p.reference), p.reference.filename().string(), rco);
+      }).share();
+
+  std::vector<Case> cases;
+  const bool is_gpu = rep.device.backend == "cuda";
+  if (run_sizes) {
+    Case c;
+    c.sizes = *run_sizes;
+    // At the timed size (or the simulator's counter size) the inputs are the ones timed there
+    // (decode attention's full-length sequences, for one): a run there measures the same thing.
+    for (const std::optional<Case>* named : {&p.perf, &p.sim_perf})
+      if (*named && (*named)->sizes == c.sizes) c.init = (*named)->init;
+    cases.push_back(c);
+  } else {
+    cases = p.cases;
+    if (opt.perf_case && is_gpu && p.perf) cases.push_back(*p.perf);
+  }
+  const bool count_sim_perf = !is_gpu && !run_sizes && opt.perf_case && p.sim_perf;
+  std::optional<ReferenceAhead> ahead;
+  if (!is_gpu) {
+    std::vector<ReferenceAhead::Job> jobs;
+    for (size_t i = 0; i < cases.size(); ++i)
+      if (!opt.only_case || i == *opt.only_case) jobs.push_back({&cases[i], i});
+    if (count_sim_perf) jobs.push_back({&*p.sim_perf, cases.size()});
+    ahead.emplace(p, ref_tune, rep.seed, opt.case_timeout_s, reference, std::move(jobs));
+  }
+
   progs.learner = compile_source(source, file, co);
   progs.learner_source = source;
   if (cancel_requested(opt.cancel)) throw Cancelled(); // NVRTC itself cannot be interrupted
@@ -981,20 +1128,6 @@ CheckReport check_impl(const Puzzle& p, const std::string& source, const std::st
     return finish();
   }
 
-  std::vector<Case> cases;
-  bool is_gpu = rep.device.backend == "cuda";
-  if (run_sizes) {
-    Case c;
-    c.sizes = *run_sizes;
-    // At the timed size (or the simulator's counter size) the inputs are the ones timed there
-    // (decode attention's full-length sequences, for one): a run there measures the same thing.
-    for (const std::optional<Case>* named : {&p.perf, &p.sim_perf})
-      if (*named && (*named)->sizes == c.sizes) c.init = (*named)->init;
-    cases.push_back(c);
-  } else {
-    cases = p.cases;
-    if (opt.perf_case && is_gpu && p.perf) cases.push_back(*p.perf);
-  }
   Prepared last_buffers; // the last case's inputs, timed below when it is the timed size
   // A GPU's first failing case runs again on the simulator meanwhile, same inputs (same seed and
   // case index): its finding explains the failure.
@@ -1030,9 +1163,16 @@ CheckReport check_impl(const Puzzle& p, const std::string& source, const std::st
       break;
     progress(fmt::format("case {} of {}", i + 1, cases.size()), int(i), int(cases.size()));
     bool last_case = i + 1 == cases.size();
-    CaseReport cr =
-        run_case(p, cases[i], p.env(cases[i], tune), p.env(cases[i], ref_tune), progs, backend,
-                 rep.seed, i, opt, !is_gpu, last_case && is_gpu ? &last_buffers : nullptr);
+    auto t_wait = Clock::now();
+    ReferenceOutputs expected = ahead ? ahead->take(i, opt.cancel) : ReferenceOutputs{};
+    double wait_ms = ms_since(t_wait);
+    CaseReport cr = run_case(p, cases[i], p.env(cases[i], tune), p.env(cases[i], ref_tune), progs,
+                             backend, rep.seed, i, opt, !is_gpu,
+                             last_case && is_gpu ? &last_buffers : nullptr, &expected);
+    if (expected.ran) {
+      cr.steps_ms.insert(cr.steps_ms.begin(), {"waiting for the reference", wait_ms});
+      cr.ms += wait_ms;
+    }
     cr.perf = p.perf && !run_sizes && i == p.cases.size();
     rep.phases_ms.emplace_back(fmt::format("case {}", cr.label), cr.ms);
     // A note the simulator gives on every case (say, about FP8 wgmma's precision) is said once.
@@ -1055,6 +1195,7 @@ CheckReport check_impl(const Puzzle& p, const std::string& source, const std::st
       if (opt.stop_at_first_failure || last.fault.sticky || !backend.usable()) break;
     }
   }
+  if (ahead && rep.verdict != Verdict::passed) ahead->stop(); // no [sim_perf] run follows
 
   if (on_sim.valid() && on_sim_case < rep.cases.size()) {
     progress("explaining on the simulator", 0, 1);
@@ -1087,10 +1228,11 @@ CheckReport check_impl(const Puzzle& p, const std::string& source, const std::st
   }
 
   // The simulator's counters at the [sim_perf] size (a correctness run too).
-  if (!is_gpu && !run_sizes && opt.perf_case && p.sim_perf && rep.verdict == Verdict::passed) {
+  if (count_sim_perf && rep.verdict == Verdict::passed) {
     progress("counting", 0, 1);
+    ReferenceOutputs expected = ahead ? ahead->take(cases.size(), opt.cancel) : ReferenceOutputs{};
     CaseReport cr = run_case(p, *p.sim_perf, p.env(*p.sim_perf, tune), p.env(*p.sim_perf, ref_tune),
-                             progs, backend, rep.seed, cases.size(), opt, true);
+                             progs, backend, rep.seed, cases.size(), opt, true, nullptr, &expected);
     cr.label = "sim_perf " + cr.label;
     rep.phases_ms.emplace_back(cr.label, cr.ms);
     if (cr.verdict != Verdict::passed && rep.verdict == Verdict::passed) {

@@ -676,10 +676,12 @@ std::optional<Puzzle> load_puzzle(const fs::path& dir, const fs::path& solutions
 
   // [check] [cost] [budget] [medals]
   if (const toml::table* t = doc["check"].as_table()) {
-    c.only_keys(*t, "check", {"rtol", "atol"});
+    c.only_keys(*t, "check", {"rtol", "atol", "rtol_of_max"});
     p.rtol = c.number(*t, "rtol", "check.rtol");
     p.atol = c.number(*t, "atol", "check.atol");
-    for (auto [k, v] : {std::pair{"check.rtol", p.rtol}, std::pair{"check.atol", p.atol}})
+    p.rtol_of_max = c.number(*t, "rtol_of_max", "check.rtol_of_max");
+    for (auto [k, v] : {std::pair{"check.rtol", p.rtol}, std::pair{"check.atol", p.atol},
+                        std::pair{"check.rtol_of_max", p.rtol_of_max}})
       if (v && !(*v >= 0)) c.error(k, *t, "must be >= 0");
   }
   if (const toml::table* t = doc["cost"].as_table()) {

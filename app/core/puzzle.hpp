@@ -103,6 +103,10 @@ struct Puzzle {
   std::optional<Case> sim_perf; // counters reported by the simulator
 
   std::optional<double> rtol, atol; // [check]; else the defaults of the output's dtype
+  // [check] rtol_of_max: adds rtol_of_max x (the largest finite |expected| of the output) to atol,
+  // for sums whose hardware keeps fewer bits than the answer (FP8 tensor cores): their error
+  // scales with the sum's terms, not with each element's own value.
+  std::optional<double> rtol_of_max;
   Expr cost_bytes, cost_flops;
   std::string cost_precision = "f32";    // which compute ceiling the speed of light uses
   std::map<std::string, int64_t> budget; // global_loads_per_thread, global_stores_per_thread

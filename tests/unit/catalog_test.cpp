@@ -308,6 +308,8 @@ TEST_CASE("malformed puzzles, continued: expressions, names, files and ids") {
   }
   SUBCASE("a negative tolerance") {
     CHECK(has(errors_for(std::string(kGood) + "[check]\nrtol = -1.0\n"), "check.rtol", 26, ">= 0"));
+    CHECK(has(errors_for(std::string(kGood) + "[check]\nrtol_of_max = -1e-3\n"),
+              "check.rtol_of_max", 26, ">= 0"));
   }
   SUBCASE("invalid UTF-8") {
     CHECK(
