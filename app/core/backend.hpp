@@ -320,7 +320,8 @@ public:
 
 // Factories. Each returns nullptr and sets `why` when the backend cannot run here.
 std::unique_ptr<Backend> make_cuda_backend(std::string& why);
-std::unique_ptr<Backend> make_sim_backend(std::string& why);
+// `workers`: threads a launch's blocks run on (0: one per core).
+std::unique_ptr<Backend> make_sim_backend(std::string& why, unsigned workers = 0);
 // "cuda", "sim", or "auto" (the GPU when there is one, else the simulator).
 std::unique_ptr<Backend> make_backend(const std::string& kind, std::string& why);
 

@@ -893,7 +893,8 @@ public:
       try {
         const Program& prog = compiled.get();
         std::string why;
-        std::unique_ptr<Backend> sim = prog.ok ? make_sim_backend(why) : nullptr;
+        // One thread: the other core is NVRTC's, compiling the learner's file meanwhile.
+        std::unique_ptr<Backend> sim = prog.ok ? make_sim_backend(why, 1) : nullptr;
         for (; k < jobs_.size(); ++k) {
           ReferenceOutputs out;
           if (sim && !stop_.load())

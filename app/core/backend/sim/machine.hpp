@@ -535,13 +535,14 @@ struct Exec {
   std::vector<std::string> warnings;
   // wgmma's B operand widened to double, keyed by its raw bytes: the four warps of a warpgroup
   // (and the next warpgroup, often) multiply the same B tile, so three of four widenings are
-  // saved. Two entries, for kernels whose two consumer warpgroups read different tiles.
+  // saved. Eight entries, replaced in turn: a warp may issue several wgmma on different tiles (a
+  // k-step's four, a tile's two halves) before the next warp of its warpgroup issues the same ones.
   struct WidenedOperand {
     std::vector<std::byte> raw;
     std::vector<double> wide;
     uint32_t key = 0; // rows, K and type; 0: empty
   };
-  WidenedOperand wg_b[2];
+  WidenedOperand wg_b[8];
   uint32_t wg_b_victim = 0;
   uint64_t next_rand() {
     rng ^= rng << 13;

@@ -626,7 +626,7 @@ namespace {
 
 class SimBackend final : public Backend {
 public:
-  SimBackend() {
+  explicit SimBackend(unsigned workers) : sim_(SimOptions{.workers = workers}) {
     info_.backend = "sim";
     info_.name = "PTX simulator";
     info_.driver = "";
@@ -656,9 +656,9 @@ private:
 } // namespace
 } // namespace sim
 
-std::unique_ptr<Backend> make_sim_backend(std::string& why) {
+std::unique_ptr<Backend> make_sim_backend(std::string& why, unsigned workers) {
   (void)why;
-  return std::make_unique<sim::SimBackend>();
+  return std::make_unique<sim::SimBackend>(workers);
 }
 
 } // namespace wb
