@@ -404,10 +404,10 @@ def b33(torch, F, s):
     def fn():  # _scaled_mm has no out= form: it allocates C (from the caching allocator once warm)
         res["C"] = torch._scaled_mm(a, b.t(), scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16)
 
-    def check(got):  # the puzzle's tolerance on the bf16 answer
+    def check(got):  # the puzzle's tolerance on the bf16 answer: rtol 8e-3, atol 2e-3 + 2e-4 max|C|
         if "C" not in ref:
             ref["C"] = (a.double() @ b.double().t()) * sa.double() * sb.double()
-        return close(got.float(), ref["C"], 8e-3, 2e-3)
+        return close(got.float(), ref["C"], 8e-3, 2e-3 + 2e-4 * float(ref["C"].abs().max()))
 
     return Op(f"torch._scaled_mm(A, B.t(), scale_a, scale_b, out_dtype=bf16); e4m3 [{m}, {k}] x [{k}, {n}] -> bf16",
               fn, lambda: res["C"], check, lambda tk: lambda: tk.fp8_gemm(a, b, sa[:, 0], sb[0], c2),

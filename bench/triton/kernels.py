@@ -913,7 +913,8 @@ def fp8_gemm_kernel(A, B, a_scale, b_scale, C, M, N, K, BM: tl.constexpr, BN: tl
         a = tl.load(A + rm[:, None] * K + rk[None, :], mask=(rm[:, None] < M) & (rk[None, :] < K), other=0.0)
         # a [BK, BN] view of B^T: k runs down, contiguous in memory (the K-major operand the tensor cores want)
         b = tl.load(B + rn[None, :] * K + rk[:, None], mask=(rk[:, None] < K) & (rn[None, :] < N), other=0.0)
-        acc = tl.dot(a, b, acc)  # e4m3 x e4m3 on the tensor cores, accumulated in f32
+        # e4m3 x e4m3 on the tensor cores; their partial sums go into f32 every BK of k (promotion)
+        acc = tl.dot(a, b, acc, max_num_imprecise_acc=BK)
     sa = tl.load(a_scale + rm, mask=rm < M, other=0.0)
     sb = tl.load(b_scale + rn, mask=rn < N, other=0.0)
     c = (acc * sa[:, None] * sb[None, :]).to(tl.bfloat16)  # the scales in the epilogue, one rounding to bf16
