@@ -871,13 +871,13 @@ LivePredictions& live_predictions() {
   return live;
 }
 
-// On the simulator the reference's outputs do not depend on the learner's file, so a thread of
-// their own computes them, case by case in the order the check needs them, from the moment the
-// reference has compiled. On a 2-core machine NVRTC compiles the learner's file on one core (a
-// second or more for a tensor-core kernel) while the reference's runs, often most of a case's
-// time on the simulator, go on the other; after that the worker stays ahead of the learner's runs.
-// A case it could not compute (stopped, a memory limit, a timeout on a busy core) is left to the
-// inline path, which runs the reference as before.
+// On the simulator the reference's outputs do not depend on the learner's file, so while NVRTC
+// compiles that file (one core, a second or more for a tensor-core kernel) a thread of their own
+// computes them on the other core, case by case in the order the check needs them. Once the file
+// has compiled the worker finishes the run it is in and starts no other: from there the cases run
+// their references inline on every core, as they would without it, and the learner's runs do not
+// share the cores with reference runs of cases further on. A case it did not compute (not reached,
+// a memory limit, a timeout on a busy core) runs its reference inline.
 class ReferenceAhead {
 public:
   struct Job {
@@ -897,7 +897,7 @@ public:
         std::unique_ptr<Backend> sim = prog.ok ? make_sim_backend(why, 1) : nullptr;
         for (; k < jobs_.size(); ++k) {
           ReferenceOutputs out;
-          if (sim && !stop_.load())
+          if (sim && !stop_.load() && !no_new_.load())
             out = run(p, *jobs_[k].c, jobs_[k].index, ref_tune, seed, timeout_s, prog, *sim);
           done_[k].set_value(std::move(out));
         }
@@ -910,7 +910,10 @@ public:
     stop();
     worker_.wait();
   }
+  // The check ends: the run in progress stops too.
   void stop() { stop_.store(true); }
+  // The learner's file has compiled: no further run starts here.
+  void learner_compiled() { no_new_.store(true); }
   // The outputs of case `index` (ran = false when the worker did not compute them), waited for in
   // short steps so that a cancel ends the wait.
   ReferenceOutputs take(uint64_t index, const std::atomic<bool>* cancel) {
@@ -960,7 +963,7 @@ private:
   std::vector<Job> jobs_;
   std::vector<std::promise<ReferenceOutputs>> done_;
   std::vector<std::future<ReferenceOutputs>> results_;
-  std::atomic<bool> stop_{false};
+  std::atomic<bool> stop_{false}, no_new_{false};
   std::future<void> worker_;
 };
 
@@ -1097,6 +1100,7 @@ CheckReport check_impl(const Puzzle& p, const std::string& source, const std::st
 
   progs.learner = compile_source(source, file, co);
   progs.learner_source = source;
+  if (ahead) ahead->learner_compiled();
   if (cancel_requested(opt.cancel)) throw Cancelled(); // NVRTC itself cannot be interrupted
   require_kernels(progs.learner, p.kernel_names());
   for (auto& d : progs.learner.diagnostics) rep.diagnostics.push_back(d);
@@ -1196,7 +1200,6 @@ CheckReport check_impl(const Puzzle& p, const std::string& source, const std::st
       if (opt.stop_at_first_failure || last.fault.sticky || !backend.usable()) break;
     }
   }
-  if (ahead && rep.verdict != Verdict::passed) ahead->stop(); // no [sim_perf] run follows
 
   if (on_sim.valid() && on_sim_case < rep.cases.size()) {
     progress("explaining on the simulator", 0, 1);
