@@ -17,9 +17,9 @@ const char* kScaled =
     "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
     "  if (i < n) c[i] = (a[i] + b[i]) * 1.0004f;\n}\n";
 
-bool reference_came_ahead(const CaseReport& c) {
+bool has_step(const CaseReport& c, const char* name) {
   return std::any_of(c.steps_ms.begin(), c.steps_ms.end(),
-                     [](auto& s) { return s.first == "reference (computed ahead)"; });
+                     [&](auto& s) { return s.first == name; });
 }
 
 CheckReport check_on_sim(const Puzzle& p, const std::string& source) {
@@ -39,26 +39,17 @@ TEST_CASE("on the simulator the reference runs while the learner's file compiles
   // on the other thread, the rest inline, and the verdict is the same either way.
   const Puzzle* p = test::builtin_catalog().find_puzzle("44-flash-attention-3");
   REQUIRE(p);
-  const auto& root = test::builtin_catalog().root;
-  std::string why;
-  auto backend = make_sim_backend(why);
-  REQUIRE(backend);
-  CheckOptions opt;
-  opt.seed = 3;
-  opt.predict = false;
-  CheckReport good = check_puzzle(
-      *p, test::read_file(root / "solutions" / "44-flash-attention-3.cu"), "s.cu", *backend, opt);
+  CheckReport good = check_on_sim(
+      *p, test::read_file(test::builtin_catalog().root / "solutions" / "44-flash-attention-3.cu"));
   CHECK_MESSAGE(good.verdict == Verdict::passed, test::describe(good));
   REQUIRE(good.cases.size() == p->cases.size());
-  CHECK(reference_came_ahead(good.cases.front()));
-  for (auto& c : good.cases) {
-    const bool inline_run = std::any_of(c.steps_ms.begin(), c.steps_ms.end(),
-                                        [](auto& s) { return s.first == "reference run"; });
-    CHECK_MESSAGE(reference_came_ahead(c) != inline_run, c.label);
-  }
+  CHECK(has_step(good.cases.front(), "reference (computed ahead)"));
+  for (auto& c : good.cases)
+    CHECK_MESSAGE(has_step(c, "reference (computed ahead)") != has_step(c, "reference run"),
+                  c.label);
 
   // A wrong kernel fails the same way (and is not counted at [sim_perf]).
-  CheckReport bad = check_puzzle(*p, test::read_file(p->starter), "starter.cu", *backend, opt);
+  CheckReport bad = check_on_sim(*p, test::read_file(p->starter));
   CHECK(bad.verdict == Verdict::wrong_answer);
   CHECK_FALSE(bad.sim_perf);
 }
