@@ -536,6 +536,26 @@ std::string explain_trap(const std::string& message, const std::string& source, 
                  line);
 }
 
+// A run of the puzzle's reference: trusted with its inputs (no hashes) and with what it does (the
+// simulator skips the learner's watches), its outputs wanted, no counters.
+RunPlan reference_plan(const Puzzle& p, const Program& prog, std::vector<HostBuffer>& buffers,
+                       std::vector<Launch> launches, bool keep, double timeout_s, uint64_t seed,
+                       const std::atomic<bool>* cancel) {
+  RunPlan rp;
+  rp.program = &prog;
+  rp.buffers = &buffers;
+  rp.launches = std::move(launches);
+  rp.transfers = transfers(p, false);
+  for (auto& t : rp.transfers) t.hash = false;
+  rp.keep = keep;
+  rp.cancel = cancel;
+  rp.timeout_s = timeout_s;
+  rp.seed = seed;
+  rp.counters = false;
+  rp.trusted = true;
+  return rp;
+}
+
 // The reference's outputs for one case, computed before the learner's run needs them (on the
 // simulator, on another thread: see ReferenceAhead). `ran` is false when it was not computed
 // (stopped, or a case the worker left to the inline path): the case then runs its reference itself.
@@ -610,18 +630,9 @@ CaseReport run_case(const Puzzle& p, const Case& c, const Env& learner_env, cons
       return cr;
     }
 
-  RunPlan rp;
-  rp.program = &progs.reference;
-  rp.buffers = &ref_buffers;
-  rp.launches = ref.launches;
-  rp.transfers = transfers(p, false);
-  for (auto& t : rp.transfers) t.hash = false; // the reference is trusted with its inputs
-  rp.keep = shared_buffers;
-  rp.cancel = opt.cancel; // the learner's run below too (lp copies rp)
-  rp.timeout_s = opt.case_timeout_s;
-  rp.seed = seed;
-  rp.counters = false;
-  rp.trusted = true;
+  // Its cancel flag, time limit and seed are the learner's run's too (lp copies rp).
+  RunPlan rp = reference_plan(p, progs.reference, ref_buffers, ref.launches, shared_buffers,
+                              opt.case_timeout_s, seed, opt.cancel);
   RunResult rr;
   if (ahead) {
     rr.fault = ahead->fault;
@@ -936,19 +947,8 @@ private:
     const Env env = p.env(c, ref_tune);
     if (memory_problem(p, env, env)) return {};
     Prepared pr = prepare(p, c, env, seed, index, /*poison=*/false);
-    RunPlan rp;
-    rp.program = &prog;
-    rp.buffers = &pr.buffers;
-    rp.launches = pr.launches;
-    rp.transfers = transfers(p, false);
-    for (auto& t : rp.transfers) t.hash = false;
-    rp.keep = false;
-    rp.cancel = &stop_;
-    rp.timeout_s = timeout_s;
-    rp.seed = seed;
-    rp.counters = false;
-    rp.trusted = true;
-    RunResult rr = sim.run(rp);
+    RunResult rr =
+        sim.run(reference_plan(p, prog, pr.buffers, pr.launches, false, timeout_s, seed, &stop_));
     // A timeout here may be this busy core's, not the reference's: the inline run decides.
     if (rr.cancelled || rr.fault.kind == FaultKind::timeout) return {};
     ReferenceOutputs out;
