@@ -140,6 +140,33 @@ gemm_abt(int64_t M, int64_t N, int64_t K, const std::vector<double>& A,
     }
   return C;
 }
+// One query row of softmax attention in long double: query row q[qrow .. qrow + D) against the
+// first `keys` rows of k and v (row j at kv + j D): every score times 1/sqrt(D), their max m, the
+// weights exp(score - m) and their sum l, and o[d] = the weighted sum of V over l. Returns
+// m + log(l), the row's log-sum-exp.
+inline long double attention_row(const std::vector<double>& q, int64_t qrow,
+                                 const std::vector<double>& k, const std::vector<double>& v,
+                                 int64_t kv, int64_t keys, int64_t D, std::vector<long double>& o) {
+  const long double scale = 1.0L / std::sqrt((long double)D);
+  std::vector<long double> w(static_cast<size_t>(keys));
+  long double m = -INFINITY;
+  for (int64_t j = 0; j < keys; ++j) {
+    long double dot = 0;
+    for (int64_t d = 0; d < D; ++d)
+      dot += (long double)q[size_t(qrow + d)] * (long double)k[size_t(kv + j * D + d)];
+    w[size_t(j)] = dot * scale;
+    m = std::max(m, w[size_t(j)]);
+  }
+  long double l = 0;
+  for (int64_t j = 0; j < keys; ++j) l += (w[size_t(j)] = std::exp(w[size_t(j)] - m));
+  o.assign(size_t(D), 0.0L);
+  for (int64_t d = 0; d < D; ++d) {
+    long double acc = 0;
+    for (int64_t j = 0; j < keys; ++j) acc += w[size_t(j)] * (long double)v[size_t(kv + j * D + d)];
+    o[size_t(d)] = acc / l;
+  }
+  return m + std::log(l);
+}
 inline double f32(double v) {
   return double(float(v));
 } // round to f32, as a stored output is

@@ -17,30 +17,14 @@ TEST_CASE("44 flash attention 3: reference against the host") {
     auto &q = in.at("q"), &k = in.at("k"), &v = in.at("v");
     Vals out{{"o", std::vector<double>(size_t(BH * S * D))},
              {"lse", std::vector<double>(size_t(BH * S))}};
-    const long double scale = 1.0L / std::sqrt((long double)D);
-    std::vector<long double> w(static_cast<size_t>(S));
+    std::vector<long double> o;
     for (int64_t bh = 0; bh < BH; ++bh) {
       const int64_t base = bh * S * D;
       for (int64_t i = 0; i < S; ++i) {
-        const int64_t keys = causal ? i + 1 : S;
-        long double m = -INFINITY;
-        for (int64_t j = 0; j < keys; ++j) {
-          long double dot = 0;
-          for (int64_t d = 0; d < D; ++d)
-            dot +=
-                (long double)q[size_t(base + i * D + d)] * (long double)k[size_t(base + j * D + d)];
-          w[size_t(j)] = dot * scale;
-          m = std::max(m, w[size_t(j)]);
-        }
-        long double l = 0;
-        for (int64_t j = 0; j < keys; ++j) l += (w[size_t(j)] = std::exp(w[size_t(j)] - m));
-        for (int64_t d = 0; d < D; ++d) {
-          long double acc = 0;
-          for (int64_t j = 0; j < keys; ++j)
-            acc += w[size_t(j)] * (long double)v[size_t(base + j * D + d)];
-          out["o"][size_t(base + i * D + d)] = to_bf16(acc / l);
-        }
-        out["lse"][size_t(bh * S + i)] = double(float(m + std::log(l)));
+        const long double lse =
+            attention_row(q, base + i * D, k, v, base, causal ? i + 1 : S, D, o);
+        for (int64_t d = 0; d < D; ++d) out["o"][size_t(base + i * D + d)] = to_bf16(o[size_t(d)]);
+        out["lse"][size_t(bh * S + i)] = double(float(lse));
       }
     }
     return out;
