@@ -24,7 +24,21 @@
 // Napkin maths: 137.4 GFLOP at 67 TFLOP/s = 2.05 ms on the H200; gold (55%) is 3.73 ms,
 // 36.9 TFLOP/s.
 // Measured on the H200: 3597 us, 38.2 TFLOP/s: 57% of the 67 TFLOP/s datasheet FP32
-// rate, 59% of the 65.2 TFLOP/s measured by `warpbook probe`; gold. On an H100 SXM: 3603 us.
+// rate, 59% of the 65.2 TFLOP/s measured by `warpbook probe`; gold. On an H100 SXM: 3603 us,
+// against 2666 us for cuBLAS (`torch.matmul`, TF32 off) and 3253 us for the Triton form (128 x 128
+// x 32 blocks, 8 warps, 3 stages) side by side (`scripts/puzzles_vs_torch.sh`): 0.74x cuBLAS.
+// What loses, or wins too little (H100, `warpbook check`, medians), each with A copied as rows by
+// cp.async into a ring of STAGES slices instead of transposed through registers:
+//   - 8 x 8 outputs a thread, two blocks an SM: BK 8 x 3-4 stages 3967-4014 us, BK 16 x 2-4
+//     3638-3789, BK 32 x 2-3 3580-3682; one block an SM with BK 32 or 64: 3734-3904.
+//   - 8 x 16 outputs a thread in 128-thread blocks (128 x 128 tiles), two blocks an SM: BK 32 x 2
+//     3589 (3620 with the blocks taken 8 rows of tiles at a time, for the L2), BK 16 x 3-4
+//     3897-3990.
+//   - 8 x 16 outputs a thread in 128 x 256 tiles, 255 registers, one block an SM: BK 8 x 4 3915,
+//     BK 16 x 3-4 3721-3764, BK 32 x 3-4 3461-3464, BK 32 x 2 3400 (twice), BK 64 x 2 3391: the
+//     best found, 6% faster than this file and 0.79x cuBLAS. The L2 raster (3458) and each thread's
+//     rows 16 apart (3445) did not add to it. It is not this file: it adds a cp.async ring and a
+//     255-register thread for 6%, and what closes the rest of the gap to cuBLAS is not known here.
 // measured: 3597.33 us on NVIDIA H200
 // measured: 3603 us on NVIDIA H100 80GB HBM3
 // @tune BM=128
