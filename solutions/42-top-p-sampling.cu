@@ -31,15 +31,21 @@
 // Napkin maths: 256 rows x 128256 x 4 B = 131 MB. One read at the H100's 3.35 TB/s is 39 us: the
 // speed of light. This kernel reads each row three times (four when pass 3 is needed) and one
 // step more. The 256 rows are all in flight at once (2 blocks of 512 threads per SM: one wave),
-// 131 MB against a 50 MB L2, so every pass comes mostly from DRAM: 3 x 39 = 118 us is this
-// design's floor, about a third of the speed of light. Above the floor, the cost is pass 1's
-// shared-memory atomics, one per nonzero weight: a row's weights bunch up in a few bins (here up
-// to 9 lanes of a warp on one address), so the lanes that share a bin add their sum once
-// (__match_any_sync, then shuffles). `warpbook predict` puts this file at 221 us on the H100
-// (19% of the speed of light; the DRAM passes 128 us of it) and 202 us on the H200 (*predicted*;
-// the `// measured:` lines are the GPU's).
+// 131 MB against a 50 MB L2, so most of each pass comes from DRAM: 3 x 39 = 118 us is this
+// design's floor, about a third of the speed of light. Two things win some of it back:
+//   - Each pass reads the row the other way from the pass before it (pass 1 forward, pass 2
+//     backward, pass 3 forward, pass 4 against pass 3). What the previous pass read last is what
+//     the L2 still holds, and the next pass starts there.
+//   - Every pass loads the next step's pieces before it bins the current step's, so a thread's
+//     loads are in flight while its atomics and shuffles run.
+// Above the floor, the cost is pass 1's shared-memory atomics, one per nonzero weight: a row's
+// weights bunch up in a few bins (here up to 9 lanes of a warp on one address), so the lanes that
+// share a bin add their sum once (__match_any_sync, then shuffles). `warpbook predict` puts this
+// file at 205 us on the H100 and 195 us on the H200 (*predicted*; the `// measured:` lines are the
+// GPU's).
 //
-// What loses (predicted on the H100 by `warpbook predict`, not measured):
+// What loses (predicted on the H100 by `warpbook predict`, not measured, for the file without the
+// alternating passes and loads ahead):
 //   - One block of 1024 threads per row, scalar loads, no early exit, an atomic per weight: 367 us
 //     (the 1024-thread blocks fit once per SM by registers: 256 rows in two waves).
 //   - 16-byte loads, 2 blocks of 512 per SM, the early exit, an atomic per weight: 269 us; the
@@ -47,7 +53,7 @@
 //   - Pass 1 on the exponent alone (256 bins, then 2048 and 4096): fewer, fuller groups to combine,
 //     but the level-2 bin is then a whole exponent and its range atomics cost more: 313 us.
 //   - BLOCK x U4 (pieces a thread a step): 256 x 4 248 us, 512 x 1 242, 512 x 4 202, 1024 x 2
-//     225 (`warpbook tune` sweeps BLOCK on the GPU).
+//     225 (`warpbook tune` sweeps BLOCK on the GPU: 1024 332 us and 256 404 us on the H100).
 //   - Sorting the row (torch.sort + cumsums + a scatter): a dozen passes over [rows, V], keys and
 //     indices, reads and writes.
 //   - Gathering the tokens of the level-1 bin into shared memory to finish there: saves a pass when
@@ -56,12 +62,21 @@
 //   - What could win (not written): a cluster of blocks per row (sm_90) holding the row in their
 //     shared memory (8 x 64 KB for 128256 weights) and exchanging the histograms through
 //     distributed shared memory: one DRAM read. This file runs on sm_80.
-// Measured on an H100 80GB HBM3: 291.5 us, 451 GB/s, 14.1% of the speed of light `warpbook probe`
-// measures there: silver, short of the 15% gold bar; the model says 221 us (1.3x too fast).
-// `warpbook tune` there, one run: BLOCK = 1024 332 us, 256 404 us. In one run of
-// scripts/puzzles_vs_torch.sh (a p per row drawn at random), the eager sort-and-cumsum form took
-// 4435 us and the Triton form (34 reads a row) 1508 us.
-// measured: 291.55 us on NVIDIA H100 80GB HBM3
+//   - The passes all forward, no loads ahead (measured in the same calls): 293.25 us on the H100,
+//     279.86-279.95 on the H200; the passes alternating without the loads ahead 284.74 on the
+//     H100; four pieces a thread a step (U4 = 4) with both 275.49 on the H100, 261.82 on the H200.
+//   - An L2 eviction policy on pass 1's loads (createpolicy: evict_last on the row's last 30%,
+//     which pass 2 reads first, evict_first on the rest): 269.79 us on the H200, against 261.47
+//     without. One plain atomic per weight instead of the combining: 276.93 us on the H200.
+// Measured (`warpbook check`, medians): 272.77 us on an H100 80GB HBM3 (481 GB/s; 14.4% of the
+// datasheet's 3.35 TB/s); 261.26 and 261.47 us on an H200 (10.5% of its 4.8 TB/s: silver). On the
+// H200 the same passes take about as long as on the H100: the atomics and shuffles, not the DRAM,
+// set the time, so the kernel is further from the H200's speed of light. In one run of
+// scripts/puzzles_vs_torch.sh on the H100 (a p per row drawn at random, this file's form without
+// the two changes above), the eager sort-and-cumsum form took 4435 us and the Triton form (34
+// reads a row) 1508 us.
+// measured: 261.26 us on NVIDIA H200
+// measured: 272.77 us on NVIDIA H100 80GB HBM3
 // @tune BLOCK=512
 #define U4 2                  // 16-byte pieces per thread per step (loads in flight)
 #define STEP (4 * U4 * BLOCK) // tokens per step (4096 at 512 threads); also the sampling's chunk
@@ -102,17 +117,26 @@ __device__ __forceinline__ float elem(const float4& q, int e) {
 // share a bin add once, together: their sum gathered by shuffles, added by the group's first lane.
 // With `range` (level 2), also the smallest and largest key of each bin.
 __device__ void histogram(Shared& s, const float* row, int V, bool vec, int shift, unsigned nbins,
-                          int prefix_shift, unsigned prefix, bool range) {
+                          int prefix_shift, unsigned prefix, bool range, bool rev) {
   const int lane = threadIdx.x & 31;
   const bool combine = prefix_shift == 31;
   for (int i = threadIdx.x; i < 2048; i += BLOCK) s.hist[i] = 0;
   if (range)
     for (int i = threadIdx.x; i < 1024; i += BLOCK) s.kmin[i] = 0xffffffffu, s.kmax[i] = 0;
   __syncthreads();
-  for (int base = 0; base < V; base += STEP) {
+  const int nsteps = (V + STEP - 1) / STEP;
+  float4 nq[U4]; // the next step's pieces, loaded while this step's are binned
+#pragma unroll
+  for (int j = 0; j < U4; ++j) nq[j] = load_piece(row, (rev ? nsteps - 1 : 0) * STEP, j, V, vec);
+  for (int n = 0; n < nsteps; ++n) {
     float4 q[U4];
 #pragma unroll
-    for (int j = 0; j < U4; ++j) q[j] = load_piece(row, base, j, V, vec);
+    for (int j = 0; j < U4; ++j) q[j] = nq[j];
+    if (n + 1 < nsteps) {
+      const int nb = (rev ? nsteps - 2 - n : n + 1) * STEP;
+#pragma unroll
+      for (int j = 0; j < U4; ++j) nq[j] = load_piece(row, nb, j, V, vec);
+    }
 #pragma unroll
     for (int j = 0; j < U4; ++j)
 #pragma unroll
@@ -210,7 +234,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MINB)
   const bool vec = (V & 3) == 0;
 
   // Pass 1: bits 30..20. M is the sum of the bins.
-  histogram(s, row, V, vec, 20, 2048, 31, 0, false);
+  histogram(s, row, V, vec, 20, 2048, 31, 0, false, false);
   if (t < 32) {
     float m = 0;
     for (int i = t; i < 2048; i += 32) m += s.hist[i];
@@ -232,17 +256,19 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MINB)
   float above = s.above;
   __syncthreads(); // everyone has read them before the next level clears and chooses
   // Pass 2: bits 19..10 of the weights in that bin, and each sub-bin's key range.
-  histogram(s, row, V, vec, 10, 1024, 20, key, true);
+  histogram(s, row, V, vec, 10, 1024, 20, key, true, true);
   if (t < 32) choose(s, 1024, above, target);
   __syncthreads();
   const unsigned d = s.digit;
   above = s.above;
+  bool rev4 = false;            // pass 4 reads the row the other way from the pass before it
   if (s.kmin[d] == s.kmax[d]) { // one distinct weight in the sub-bin: it is w
     key = s.kmin[d];
   } else { // pass 3: bits 9..0
     key = key << 10 | d;
     __syncthreads();
-    histogram(s, row, V, vec, 0, 1024, 10, key, false);
+    histogram(s, row, V, vec, 0, 1024, 10, key, false, false);
+    rev4 = true;
     if (t < 32) choose(s, 1024, above, target);
     __syncthreads();
     key = key << 10 | s.digit;
@@ -263,11 +289,23 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MINB)
   for (int i = t; i < nsteps; i += BLOCK) s.step_mass[i] = 0, s.step_ties[i] = 0;
   if (t == 0) s.pick = V, s.last = -1;
   __syncthreads();
-  for (int st = 0; st < nsteps; ++st) {
+  float4 nq[U4];
+#pragma unroll
+  for (int j = 0; j < U4; ++j) nq[j] = load_piece(row, (rev4 ? nsteps - 1 : 0) * STEP, j, V, vec);
+  for (int n4 = 0; n4 < nsteps; ++n4) {
+    const int st = rev4 ? nsteps - 1 - n4 : n4;
+    float4 cq[U4];
+#pragma unroll
+    for (int j = 0; j < U4; ++j) cq[j] = nq[j];
+    if (n4 + 1 < nsteps) {
+      const int nb = (rev4 ? nsteps - 2 - n4 : n4 + 1) * STEP;
+#pragma unroll
+      for (int j = 0; j < U4; ++j) nq[j] = load_piece(row, nb, j, V, vec);
+    }
     float m = 0, n = 0;
 #pragma unroll
     for (int j = 0; j < U4; ++j) {
-      const float4 p4 = load_piece(row, st * STEP, j, V, vec);
+      const float4 p4 = cq[j];
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const float v = elem(p4, e);

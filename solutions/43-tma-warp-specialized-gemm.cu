@@ -76,6 +76,9 @@
 // @tune STAGES=4
 // @tune GROUP=8
 // @tune GRID=128
+// On an NVIDIA H200 (`warpbook check` in the gpu test): 171.55 us, 85.6% of the speed of light
+// `warpbook probe` measures there: gold.
+// measured: 171.55 us on NVIDIA H200
 // measured: 177.58 us on NVIDIA H100 80GB HBM3
 #include <cuda.h> // CUtensorMap
 #include <cuda_bf16.h>

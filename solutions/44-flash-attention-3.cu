@@ -71,6 +71,9 @@
 // @tune BM=128
 // @tune BN=128
 // @tune STAGES=2
+// On an NVIDIA H200 (`warpbook check` in the gpu test): 1642.70 us, 69.5% of the speed of light
+// there: gold.
+// measured: 1642.70 us on NVIDIA H200
 // measured: 1628.64 us on NVIDIA H100 80GB HBM3
 #include <cuda.h> // CUtensorMap
 #include <cuda_bf16.h>

@@ -408,6 +408,32 @@ TEST_CASE("redux.sync and match.all") {
   }
 }
 
+TEST_CASE(
+    "loads and stores with an L2 cache policy (createpolicy, .L2::cache_hint) move the data") {
+  Plan p;
+  p.program = program_from(R"(extern "C" __global__ void k(const float4* x, float4* out) {
+  unsigned long long keep, drop;
+  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(keep));
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 0.5;" : "=l"(drop));
+  float4 v;
+  asm volatile("ld.global.L2::cache_hint.v4.f32 {%0, %1, %2, %3}, [%4], %5;"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(x + threadIdx.x), "l"(keep));
+  v.x += 1.0f;
+  asm volatile("st.global.L2::cache_hint.v4.f32 [%0], {%1, %2, %3, %4}, %5;"
+               :: "l"(out + threadIdx.x), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w), "l"(drop)
+               : "memory");
+})");
+  std::vector<float> x(4 * 32);
+  for (int i = 0; i < 4 * 32; ++i) x[i] = 0.5f * float(i) - 7.0f;
+  int X = p.buffer("x", x), O = p.buffer("out", std::vector<float>(4 * 32, -1.0f));
+  p.launch("k", {1, 1, 1}, {32, 1, 1}, {Plan::buf(X), Plan::buf(O)});
+  auto r = p.run();
+  INFO(r.fault.message);
+  REQUIRE(!r.fault);
+  auto out = p.get<float>(O);
+  for (int i = 0; i < 4 * 32; ++i) CHECK(out[i] == x[i] + (i % 4 == 0 ? 1.0f : 0.0f));
+}
+
 TEST_CASE("sin.approx / cos.approx reduce their argument as the GPU does: x / (2 pi) in f32, "
           "rounded toward zero") {
   // Small arguments stay within the PTX ISA's bound (2^-20.9 absolute in [-pi, pi]); large ones

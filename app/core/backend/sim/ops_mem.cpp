@@ -1110,7 +1110,9 @@ bool decode_mem(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Instr&
     o.only({"v2", "v4", "v8", "mmio", "unified"});
     Ty t = o.last_type();
     if (t == Ty::none) throw Unsupported(b + " needs a type");
-    need_ops(in, 2);
+    // With .L2::cache_hint a third operand names a createpolicy value: a hint the simulator takes
+    // no notice of, as a GPU may.
+    need_ops(in, o.has("L2::cache_hint") ? 3 : 2);
     I.vec = uint8_t(o.vec());
     I.width = uint8_t(ty_bytes(t));
     if (I.width == 16 || I.width * I.vec > 16) throw Unsupported("accesses wider than 16 bytes");

@@ -1,0 +1,150 @@
+// Lesson 0017 · fused RMSNorm + FP8 quantisation, one token a block: the form the lesson's worked
+// example changes. A block of 128 threads owns one token (TOK = 1): each thread loads its part of
+// the row as 16-byte vectors of 8 bf16 (the vectors of thread j are j, j + 128, ...), adds their
+// squares, and one reduction (xor shuffles and a shared exchange) gives rstd; then, from the same
+// registers, y = x * rstd * gamma, each half-warp's 128-channel block's amax by 4 xor shuffles,
+// and 8 codes a thread in one 8-byte store. With TOK = 1 the block's 56 scales are stored one by
+// one, 4 T bytes apart; with TOK > 1 a block takes TOK tokens side by side (BLOCK threads each)
+// and writes each channel block's TOK scales together after one barrier.
+// It loads its row, waits for all of it, reduces, computes and stores: while it computes and
+// stores, it has nothing in flight. Solution 41 keeps the next token's row in flight instead.
+// clang-format off
+// Run:  warpbook check 41-rmsnorm-fp8-block-quant lessons/0017-low-precision-with-block-scales/kernels/one-token-a-block.cu
+//       warpbook predict 41-rmsnorm-fp8-block-quant lessons/0017-low-precision-with-block-scales/kernels/one-token-a-block.cu
+// clang-format on
+// Measured (`warpbook check`): 155 and 156.08 us on an H100 80GB HBM3; 133.49 and 135.15 us on an
+// H200. `warpbook tune` on the H100, one run: TOK = 2 159 us, TOK = 4 166 us.
+// measured: 133.49 us on NVIDIA H200
+// measured: 156.08 us on NVIDIA H100 80GB HBM3
+// @tune BLOCK=128
+// @tune TOK=1
+// @tune WARPS=32
+#include <cuda_bf16.h>
+#include <cuda_fp8.h>
+
+// 16-byte vectors a thread keeps in registers: rows up to 8192 channels take the register path.
+#define MAXV ((8192 + 8 * BLOCK - 1) / (8 * BLOCK))
+#define NBMAX 64 // 128-channel blocks of the widest row the register path takes
+
+// The sum over the BLOCK threads of one token (the warps tok * BLOCK / 32 ...): xor shuffles in
+// each warp, then one value per warp through shared memory. Every thread of the block calls it.
+__device__ __forceinline__ float token_sum(float v, int tok) {
+  __shared__ float buf[TOK][BLOCK / 32];
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  const int lane = threadIdx.x & 31, w = (threadIdx.x % BLOCK) >> 5;
+  if (lane == 0) buf[tok][w] = v;
+  __syncthreads();
+  v = lane < BLOCK / 32 ? buf[tok][lane] : 0.0f;
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+// The maximum over the 16 lanes of a half-warp: one 128-channel block. fmaxf ignores NaN.
+__device__ __forceinline__ float half_warp_max(float v) {
+#pragma unroll
+  for (int o = 8; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+// Eight bf16 in a 16-byte vector to floats: a bf16 is the top half of an f32.
+__device__ __forceinline__ void unpack8(uint4 u, float* f) {
+  const unsigned w[4] = {u.x, u.y, u.z, u.w};
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    f[2 * j] = __uint_as_float(w[j] << 16);
+    f[2 * j + 1] = __uint_as_float(w[j] & 0xffff0000u);
+  }
+}
+
+__device__ __forceinline__ float sumsq8(uint4 u) {
+  float f[8];
+  unpack8(u, f);
+  return ((f[0] * f[0] + f[1] * f[1]) + (f[2] * f[2] + f[3] * f[3])) +
+         ((f[4] * f[4] + f[5] * f[5]) + (f[6] * f[6] + f[7] * f[7]));
+}
+
+// Vector i of a row (channels 8i .. 8i + 7): y, the block's scale, the codes. Every lane of the
+// warp calls it (the shuffles need them all); `in` is the same for the 16 lanes of a 128-channel
+// block, because H is a multiple of 128. Returns the scale (valid where `in`).
+__device__ __forceinline__ float quantise8(uint4 xv, const uint4* g8, int i, bool in, float rstd,
+                                           unsigned char* qrow) {
+  float y[8];
+  float amax = 0.0f;
+  if (in) {
+    float g[8];
+    unpack8(xv, y);
+    unpack8(g8[i], g);
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      y[j] = y[j] * rstd * g[j];
+      amax = fmaxf(amax, fabsf(y[j]));
+    }
+  }
+  amax = half_warp_max(amax);
+  const float s = fmaxf(amax, 1e-4f) / 448.0f;
+  if (in) {
+    const float inv = 1.0f / s;
+    const __nv_fp8x4_e4m3 lo(make_float4(y[0] * inv, y[1] * inv, y[2] * inv, y[3] * inv));
+    const __nv_fp8x4_e4m3 hi(make_float4(y[4] * inv, y[5] * inv, y[6] * inv, y[7] * inv));
+    reinterpret_cast<uint2*>(qrow)[i] = make_uint2(lo.__x, hi.__x);
+  }
+  return s;
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK* TOK, WARPS / (BLOCK * TOK / 32))
+    rmsnorm_fp8_quant(const __nv_bfloat16* __restrict__ x, const __nv_bfloat16* __restrict__ gamma,
+                      __nv_fp8_e4m3* __restrict__ q, float* __restrict__ scales, int T, int H,
+                      float eps) {
+  __shared__ float sc[NBMAX][TOK]; // the block's scales, token fastest: written out in runs
+  const int tok = threadIdx.x / BLOCK, t = threadIdx.x % BLOCK;
+  const int row0 = blockIdx.x * TOK, row = row0 + tok;
+  const bool live = row < T; // the last block's extra tokens still reach every barrier
+  const long long base = (long long)row * H;
+  const int n8 = H >> 3, nb = H >> 7;
+  const uint4* x8 = reinterpret_cast<const uint4*>(x + base);
+  const uint4* g8 = reinterpret_cast<const uint4*>(gamma);
+  unsigned char* qrow = reinterpret_cast<unsigned char*>(q + base);
+
+  if (n8 <= MAXV * BLOCK) {
+    uint4 v[MAXV];
+    float ss = 0.0f;
+#pragma unroll
+    for (int k = 0; k < MAXV; ++k) {
+      const int i = t + k * BLOCK;
+      if (live && i < n8) {
+        v[k] = x8[i];
+        ss += sumsq8(v[k]);
+      }
+    }
+    const float rstd = rsqrtf(token_sum(ss, tok) / H + eps);
+#pragma unroll
+    for (int k = 0; k < MAXV; ++k) {
+      if (k * BLOCK >= n8) break; // the same for the whole block
+      const int i = t + k * BLOCK;
+      const float s = quantise8(v[k], g8, i, live && i < n8, rstd, qrow);
+      if ((t & 15) == 0 && i < n8) sc[i >> 4][tok] = s;
+    }
+    __syncthreads();
+    // TOK tokens' scales of one channel block are TOK neighbours in `scales`: TOK = 8 makes
+    // each run one whole 32-byte sector.
+    for (int j = threadIdx.x; j < nb * TOK; j += BLOCK * TOK) {
+      const int b = j / TOK, k = j % TOK;
+      if (row0 + k < T) scales[(long long)b * T + row0 + k] = sc[b][k];
+    }
+  } else {
+    // Too wide for registers: read x twice (the second time mostly from the L2), and write
+    // each scale where it goes.
+    float ss = 0.0f;
+    if (live)
+      for (int i = t; i < n8; i += BLOCK) ss += sumsq8(x8[i]);
+    const float rstd = rsqrtf(token_sum(ss, tok) / H + eps);
+    for (int i0 = 0; i0 < n8; i0 += BLOCK) {
+      const int i = i0 + t;
+      const bool in = live && i < n8;
+      const float s = quantise8(in ? x8[i] : make_uint4(0, 0, 0, 0), g8, i, in, rstd, qrow);
+      if ((t & 15) == 0 && in) scales[(long long)(i >> 4) * T + row] = s;
+    }
+  }
+}
