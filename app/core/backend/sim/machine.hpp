@@ -322,7 +322,18 @@ struct Region {
   uint64_t* writers = nullptr; // per element: (block << 11 | thread) + 1, 0 unwritten (atomic_ref)
   size_t nelem = 0;
   std::string freed_by; // device malloc: who freed it ("" while it is live)
+  // A buffer made on first touch (LazyImage): `host` is its data mapping, `rw` its writer mapping,
+  // which the fast paths use once lazy->ensure has filled the bytes they touch.
+  LazyImage* lazy = nullptr;
+  std::byte* rw = nullptr;
 };
+// Where a fast path reads and writes [a, a + n) of region r (inside it): the host copy, or for a
+// lazy buffer its writer mapping, with the chunks the bytes lie in filled first.
+inline std::byte* fast_host(Region* r, uint64_t a, uint64_t n) {
+  if (!r->lazy) return r->host + (a - r->base);
+  r->lazy->ensure(size_t(a - r->base), size_t(n));
+  return r->rw + (a - r->base);
+}
 
 // Device-side malloc/free for one launch: each allocation is a Region of its own with guard bands
 // on both sides, so bounds, guard-band and element messages work as for buffers. A free empties

@@ -240,6 +240,45 @@ uint32_t shared_wavefronts(const uint64_t* addr, uint32_t m, uint32_t n, uint32_
   return total;
 }
 
+// shared_wavefronts for 16-byte accesses whose lanes are all 16-byte aligned (a tile's float4
+// reads): each address covers the four banks of its group ((a / 16) % 8) with one word each, so a
+// bank's distinct words in a quarter-warp are the distinct addresses of its group, and the phase
+// takes as many wavefronts as the group with the most.
+uint32_t shared_wavefronts16(const uint64_t* addr, uint32_t m, uint32_t& ideal) {
+  uint32_t total = 0;
+  ideal = 0;
+  for (uint32_t ph = 0; ph < 4; ++ph) {
+    uint32_t pm = m & (0xffu << (ph * 8));
+    if (!pm) continue;
+    ++ideal;
+    // The phase's lanes at one address, or lane l at element l: one wavefront.
+    const int l0 = std::countr_zero(pm);
+    const uint64_t a0 = addr[l0];
+    bool same = true, consecutive = true;
+    for (uint32_t mm = pm; mm; mm &= mm - 1) {
+      const int l = std::countr_zero(mm);
+      same &= addr[l] == a0;
+      consecutive &= addr[l] == a0 + uint64_t(l - l0) * 16;
+    }
+    if (same || consecutive) {
+      total += 1;
+      continue;
+    }
+    uint64_t seen[8];
+    uint32_t n = 0, per_group[8] = {}, worst = 0;
+    for (; pm; pm &= pm - 1) {
+      const uint64_t a = addr[std::countr_zero(pm)];
+      bool dup = false;
+      for (uint32_t i = 0; i < n; ++i) dup |= seen[i] == a;
+      if (dup) continue;
+      seen[n++] = a;
+      worst = std::max(worst, ++per_group[(a >> 4) & 7]);
+    }
+    total += worst;
+  }
+  return total;
+}
+
 // Loaded bytes -> register value. Signed types sign-extend into the destination register: 32
 // bits, or 64 where the register is 64 bits wide (ld.s32 %rd: PTX extends to the register's size).
 enum class Ext : uint8_t { none, to32, to64 };
@@ -306,12 +345,21 @@ template <Space S, bool Store> int h_access(Exec& x, Warp& w, const Inst& in, ui
     std::byte* p;
     Space sp = S;
     if constexpr (S == Space::global) {
+      // The region this access hit last, or the one this instruction hit last (a loop reading two
+      // buffers in turn, a tile of A then one of B).
+      auto fits = [&](const Region* r) {
+        return r && a >= r->data_lo && a + n <= r->data_hi && (a & (n - 1)) == 0 &&
+               !(Store && r->readonly);
+      };
       Region* r = x.last;
-      if (r && a >= r->data_lo && a + n <= r->data_hi && (a & (n - 1)) == 0 &&
-          !(Store && r->readonly))
-        p = r->host + (a - r->base);
-      else
+      if (!fits(r) && fits(x.rcache[pc_of(x, in)]))
+        r = x.last = x.rcache[pc_of(x, in)]; // as global_ptr would leave it
+      if (fits(r)) {
+        p = fast_host(r, a, n);
+      } else {
         p = global_ptr(x, w, in, l, a, n, Store);
+        if (p && fits(x.last)) x.rcache[pc_of(x, in)] = x.last;
+      }
     } else if constexpr (S == Space::shared) {
       if (a + n <= x.B->shared_size && a < x.B->shared_size && (a & (n - 1)) == 0)
         p = x.B->shared + a;
@@ -411,11 +459,12 @@ template <bool Store, uint32_t W> int h_global1(Exec& x, Warp& w, const Inst& in
   Region* r = cached;
   uint64_t lo = 0, span = 0; // lanes with a - lo <= span - W (and aligned) take the fast path
   uintptr_t hb = 0;          // host address = hb + simulated address
+  // (A lazy buffer through its writer mapping, each access's chunk filled first: fast_host.)
   auto refresh = [&] {
     if (r && !(Store && r->readonly) && r->data_hi - r->data_lo >= W) {
       lo = r->data_lo;
       span = r->data_hi - r->data_lo - W;
-      hb = reinterpret_cast<uintptr_t>(r->host) - r->base;
+      hb = reinterpret_cast<uintptr_t>(r->lazy ? r->rw : r->host) - r->base;
     } else {
       lo = ~0ull, span = 0, hb = 0;
     }
@@ -436,6 +485,12 @@ template <bool Store, uint32_t W> int h_global1(Exec& x, Warp& w, const Inst& in
     amin = ws.lo, amax = ws.hi;
     sector_set = ws.sectors, sector_set_ok = ws.sectors_ok;
     if (ws.lo - lo <= span && ws.hi - lo <= span && (ws.any & (W - 1)) == 0) {
+      if (r->lazy) { // the chunks the lanes touch (often one for the whole warp)
+        if ((ws.lo - r->base) / LazyImage::kChunk == (ws.hi + W - 1 - r->base) / LazyImage::kChunk)
+          r->lazy->ensure(size_t(ws.lo - r->base), 1);
+        else
+          for (int l = 0; l < kWarpSize; ++l) r->lazy->ensure(size_t(addr[l] - r->base), W);
+      }
 #pragma GCC unroll 4
       for (int l = 0; l < kWarpSize; ++l) {
         std::byte* p = reinterpret_cast<std::byte*>(hb + addr[l]);
@@ -455,6 +510,7 @@ template <bool Store, uint32_t W> int h_global1(Exec& x, Warp& w, const Inst& in
     addr[l] = a;
     std::byte* p;
     if (a - lo <= span && (a & (W - 1)) == 0) [[likely]] {
+      if (r && r->lazy) r->lazy->ensure(size_t(a - r->base), W);
       p = reinterpret_cast<std::byte*>(hb + a);
     } else {
       p = global_ptr(x, w, in, l, a, W, Store);
@@ -665,18 +721,30 @@ int h_shared_vec(Exec& x, Warp& w, const Inst& in, uint32_t m) {
   if (!inside) return h_access<Space::shared, Store>(x, w, in, m);
   const Ext sign = sign_ext(in);
   std::byte* sh = B.shared;
-  for (uint32_t k = 0; k < V; ++k) {
-    uint64_t* reg = w.row(x.P->lists[in.target + k]);
+  if (!Store && W == 4 && V == 4 && sign == Ext::none) {
+    // A float4 read (unsigned words: nothing to extend): a lane's 16 bytes at once.
+    uint64_t* reg[4];
+    for (uint32_t k = 0; k < 4; ++k) reg[k] = w.row(x.P->lists[in.target + k]);
     each_lane(m, [&](int l) {
-      if constexpr (Store)
-        store_value(sh + addr[l] + k * W, reg[l], W);
-      else
-        reg[l] = load_value(sh + addr[l] + k * W, W, sign);
+      uint32_t v[4];
+      std::memcpy(v, sh + addr[l], 16);
+      reg[0][l] = v[0], reg[1][l] = v[1], reg[2][l] = v[2], reg[3][l] = v[3];
     });
+  } else {
+    for (uint32_t k = 0; k < V; ++k) {
+      uint64_t* reg = w.row(x.P->lists[in.target + k]);
+      each_lane(m, [&](int l) {
+        if constexpr (Store)
+          store_value(sh + addr[l] + k * W, reg[l], W);
+        else
+          reg[l] = load_value(sh + addr[l] + k * W, W, sign);
+      });
+    }
   }
   if (x.count) {
     InstCount& c = x.ic[pc_of(x, in)];
-    uint32_t ideal, waves = shared_wavefronts(addr, m, N, ideal);
+    uint32_t ideal, waves = N == 16 ? shared_wavefronts16(addr, m, ideal)
+                                    : shared_wavefronts(addr, m, N, ideal);
     c.s_wave += waves;
     c.s_ideal += ideal;
     if (w.trace) trace_shared(w, waves, N);
