@@ -6,6 +6,9 @@
 #include "ops_common.hpp"
 
 #include <cfenv>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 namespace wb::sim {
 namespace {
@@ -184,6 +187,22 @@ __attribute__((target("avx2,fma"))) int h_fma_f32_hw(Exec&, Warp& w, const Inst&
   const uint64_t* a = w.row(in.r[1]);
   const uint64_t* b = w.row(in.r[2]);
   const uint64_t* c = w.row(in.r[3]);
+  if (!Ftz && !Sat && m == kFull) {
+    // A whole warp four lanes at a time, each float where it lies in its 64-bit register (the
+    // low half): the product of the high halves is masked off, and a NaN made 0x7fffffff, as
+    // out32 does (no shuffles between the 64-bit rows and packed floats).
+    const __m256i low = _mm256_set1_epi64x(0xffffffff), nan = _mm256_set1_epi64x(0x7fffffff);
+    for (int l = 0; l < kWarpSize; l += 4) {
+      const __m256 x = _mm256_castsi256_ps(_mm256_loadu_si256((const __m256i*)(a + l)));
+      const __m256 y = _mm256_castsi256_ps(_mm256_loadu_si256((const __m256i*)(b + l)));
+      const __m256 z = _mm256_castsi256_ps(_mm256_loadu_si256((const __m256i*)(c + l)));
+      const __m256 r = _mm256_fmadd_ps(x, y, z);
+      const __m256i bad = _mm256_castps_si256(_mm256_cmp_ps(r, r, _CMP_UNORD_Q));
+      const __m256i v = _mm256_blendv_epi8(_mm256_and_si256(_mm256_castps_si256(r), low), nan, bad);
+      _mm256_storeu_si256((__m256i*)(d + l), v);
+    }
+    return kNext;
+  }
   auto one = [&](int l) {
     float r = __builtin_fmaf(in32<Ftz>(a[l]), in32<Ftz>(b[l]), in32<Ftz>(c[l]));
     d[l] = out32<Ftz, Sat>(r);
