@@ -240,10 +240,54 @@ uint32_t shared_wavefronts(const uint64_t* addr, uint32_t m, uint32_t n, uint32_
   return total;
 }
 
+#if defined(__x86_64__)
+// A whole warp's float4 reads into four register rows, four lanes at a time: their 16-byte
+// vectors turned over (4 x 4 words), each row's four words widened to 64 bits. The rows are
+// written after all the loads of the four lanes, as the scalar loop (which reads every lane's
+// bytes before writing) would leave them: rows and shared memory never overlap.
+__attribute__((target("avx2"))) void float4_rows_avx2(const std::byte* sh, const uint64_t* addr,
+                                                      uint64_t* const reg[4]) {
+  for (int l = 0; l < kWarpSize; l += 4) {
+    const __m128 v0 = _mm_loadu_ps(reinterpret_cast<const float*>(sh + addr[l]));
+    const __m128 v1 = _mm_loadu_ps(reinterpret_cast<const float*>(sh + addr[l + 1]));
+    const __m128 v2 = _mm_loadu_ps(reinterpret_cast<const float*>(sh + addr[l + 2]));
+    const __m128 v3 = _mm_loadu_ps(reinterpret_cast<const float*>(sh + addr[l + 3]));
+    const __m128 t0 = _mm_unpacklo_ps(v0, v1), t1 = _mm_unpacklo_ps(v2, v3);
+    const __m128 t2 = _mm_unpackhi_ps(v0, v1), t3 = _mm_unpackhi_ps(v2, v3);
+    const __m128 x = _mm_movelh_ps(t0, t1), y = _mm_movehl_ps(t1, t0);
+    const __m128 z = _mm_movelh_ps(t2, t3), q = _mm_movehl_ps(t3, t2);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(reg[0] + l),
+                        _mm256_cvtepu32_epi64(_mm_castps_si128(x)));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(reg[1] + l),
+                        _mm256_cvtepu32_epi64(_mm_castps_si128(y)));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(reg[2] + l),
+                        _mm256_cvtepu32_epi64(_mm_castps_si128(z)));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(reg[3] + l),
+                        _mm256_cvtepu32_epi64(_mm_castps_si128(q)));
+  }
+}
+#endif
+
 // shared_wavefronts for 16-byte accesses whose lanes are all 16-byte aligned (a tile's float4
 // reads): each address covers the four banks of its group ((a / 16) % 8) with one word each, so a
 // bank's distinct words in a quarter-warp are the distinct addresses of its group, and the phase
 // takes as many wavefronts as the group with the most.
+#if defined(__x86_64__)
+// Whether a full quarter-warp's eight addresses are all a[0], or a[0] + 16 k (AVX2).
+__attribute__((target("avx2"))) bool phase16_simple(const uint64_t* a) {
+  const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a));
+  const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + 4));
+  const __m256i a0 = _mm256_set1_epi64x(int64_t(a[0]));
+  const __m256i same = _mm256_and_si256(_mm256_cmpeq_epi64(lo, a0), _mm256_cmpeq_epi64(hi, a0));
+  if (_mm256_movemask_epi8(same) == -1) return true;
+  const __m256i step_lo = _mm256_add_epi64(a0, _mm256_setr_epi64x(0, 16, 32, 48));
+  const __m256i step_hi = _mm256_add_epi64(a0, _mm256_setr_epi64x(64, 80, 96, 112));
+  const __m256i cons =
+      _mm256_and_si256(_mm256_cmpeq_epi64(lo, step_lo), _mm256_cmpeq_epi64(hi, step_hi));
+  return _mm256_movemask_epi8(cons) == -1;
+}
+#endif
+
 uint32_t shared_wavefronts16(const uint64_t* addr, uint32_t m, uint32_t& ideal) {
   uint32_t total = 0;
   ideal = 0;
@@ -251,6 +295,12 @@ uint32_t shared_wavefronts16(const uint64_t* addr, uint32_t m, uint32_t& ideal) 
     uint32_t pm = m & (0xffu << (ph * 8));
     if (!pm) continue;
     ++ideal;
+#if defined(__x86_64__)
+    if (pm == 0xffu << (ph * 8) && kHasAvx2 && phase16_simple(addr + ph * 8)) {
+      total += 1;
+      continue;
+    }
+#endif
     // The phase's lanes at one address, or lane l at element l: one wavefront.
     const int l0 = std::countr_zero(pm);
     const uint64_t a0 = addr[l0];
@@ -725,11 +775,16 @@ int h_shared_vec(Exec& x, Warp& w, const Inst& in, uint32_t m) {
     // A float4 read (unsigned words: nothing to extend): a lane's 16 bytes at once.
     uint64_t* reg[4];
     for (uint32_t k = 0; k < 4; ++k) reg[k] = w.row(x.P->lists[in.target + k]);
-    each_lane(m, [&](int l) {
-      uint32_t v[4];
-      std::memcpy(v, sh + addr[l], 16);
-      reg[0][l] = v[0], reg[1][l] = v[1], reg[2][l] = v[2], reg[3][l] = v[3];
-    });
+#if defined(__x86_64__)
+    if (m == kFull && kHasAvx2) {
+      float4_rows_avx2(sh, addr, reg);
+    } else
+#endif
+      each_lane(m, [&](int l) {
+        uint32_t v[4];
+        std::memcpy(v, sh + addr[l], 16);
+        reg[0][l] = v[0], reg[1][l] = v[1], reg[2][l] = v[2], reg[3][l] = v[3];
+      });
   } else {
     for (uint32_t k = 0; k < V; ++k) {
       uint64_t* reg = w.row(x.P->lists[in.target + k]);
