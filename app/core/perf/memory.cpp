@@ -3,6 +3,8 @@
 // predecessor did not.
 #include "replay.hpp"
 
+#include "core/parallel.hpp"
+
 #include <algorithm>
 
 namespace wb::perf {
@@ -70,20 +72,35 @@ LaunchMemory analyse_memory(const sim::SampledLaunch& l, int anchor, const int n
   m.shift.assign(l.code.size(), PcShift{});
   if (anchor < 0 || size_t(anchor) >= l.blocks.size()) return m;
   const sim::BlockTrace& A = l.blocks[size_t(anchor)];
-  PcSectors a = sectors_by_pc(l, A);
+  // Every block's sectors (the anchor's and its neighbours' all, the others' loads) and stores,
+  // each block on its own: on both cores.
+  const size_t nb = l.blocks.size();
+  auto is_near = [&](size_t t) {
+    return int(t) == anchor || int(t) == neighbour[0] || int(t) == neighbour[1] ||
+           int(t) == neighbour[2];
+  };
+  std::vector<PcSectors> by_block(nb);
+  m.stored.resize(nb);
+  parallel_chunks(
+      int64_t(nb),
+      [&](int, int64_t begin, int64_t end) {
+        for (size_t b = size_t(begin); b < size_t(end); ++b) {
+          by_block[b] = sectors_by_pc(l, l.blocks[b], !is_near(b));
+          for (auto& w : l.blocks[b].warps)
+            for (auto& e : w.ev)
+              if (e.kind == sim::TraceKind::global && l.code[e.pc].mem == sim::MemKind::store)
+                for (uint32_t k = 0; k < e.count; ++k)
+                  m.stored[b][w.sec[e.first + k].id] |= w.sec[e.first + k].mask;
+        }
+      },
+      1);
+  const PcSectors& a = by_block[size_t(anchor)];
   for (auto& [pc, v] : a)
     for (uint64_t x : v)
       if (!(x >> 62)) m.anchor_footprint.insert(x);
-  m.stored.resize(l.blocks.size());
-  for (size_t b = 0; b < l.blocks.size(); ++b)
-    for (auto& w : l.blocks[b].warps)
-      for (auto& e : w.ev)
-        if (e.kind == sim::TraceKind::global && l.code[e.pc].mem == sim::MemKind::store)
-          for (uint32_t k = 0; k < e.count; ++k)
-            m.stored[b][w.sec[e.first + k].id] |= w.sec[e.first + k].mask;
   for (int d = 0; d < 3; ++d) {
     if (neighbour[d] < 0) continue;
-    PcSectors n = sectors_by_pc(l, l.blocks[size_t(neighbour[d])]);
+    const PcSectors& n = by_block[size_t(neighbour[d])];
     for (auto& [pc, va] : a) {
       auto it = n.find(pc);
       if (it == n.end() || it->second.empty() || va.empty()) continue;
@@ -104,13 +121,11 @@ LaunchMemory analyse_memory(const sim::SampledLaunch& l, int anchor, const int n
   // scheduler decides which tile a block takes), the blocks' coordinates do not say where it reads.
   m.unrelated.assign(l.code.size(), 0);
   for (size_t t = 0; t < l.blocks.size(); ++t) {
-    if (int(t) == anchor || int(t) == neighbour[0] || int(t) == neighbour[1] ||
-        int(t) == neighbour[2])
-      continue;
+    if (is_near(t)) continue;
     const sim::BlockTrace& T = l.blocks[t];
     const int64_t db[3] = {int64_t(T.idx.x) - A.idx.x, int64_t(T.idx.y) - A.idx.y,
                            int64_t(T.idx.z) - A.idx.z};
-    PcSectors ts = sectors_by_pc(l, T, true);
+    const PcSectors& ts = by_block[t];
     for (auto& [pc, vt] : ts) {
       auto it = a.find(pc);
       if (it == a.end() || it->second.empty() || vt.empty()) continue;

@@ -148,6 +148,7 @@ struct WarpState {
   uint32_t dep_src = 0;
   bool dep_any = false;
   size_t played_chunk = ~size_t(0); // a chunk of the trace known to be played (thinning)
+  uint32_t lanes = 0;               // the warp's threads (every event's lanes are among them)
   // The work each replayed event stands for: a trace cut at the cap holds a part of the warp's
   // instructions, and what it counts (issue slots, units, bytes) stands for the whole, as the
   // prediction's time does. Only the counts are weighed; the replay's clock runs on the events.
@@ -159,6 +160,47 @@ struct WarpState {
   // when the memory queue holds them back) let a few warps reuse their lines before the others
   // touched theirs, keeping 87% of hits where the H100 keeps 30% with 256 KB of lines in use.
   double fair = 0;
+};
+
+// When each 64-byte granule last came into the L2 (the replay's l2_seen): an open-addressing
+// table, since the replay looks one up or sets one for every sector it plays or passes over (a
+// node-based map allocated a node for each new one). Only found and set, never walked.
+class GranuleTimes {
+public:
+  GranuleTimes() { rehash(1 << 12); }
+  const double* find(uint64_t g) const {
+    for (size_t i = slot(g);; i = (i + 1) & mask_) {
+      if (!used_[i]) return nullptr;
+      if (keys_[i] == g) return &vals_[i];
+    }
+  }
+  bool contains(uint64_t g) const { return find(g) != nullptr; }
+  void set(uint64_t g, double v) {
+    if (2 * (n_ + 1) > keys_.size()) rehash(2 * keys_.size());
+    size_t i = slot(g);
+    for (; used_[i]; i = (i + 1) & mask_)
+      if (keys_[i] == g) {
+        vals_[i] = v;
+        return;
+      }
+    used_[i] = 1, keys_[i] = g, vals_[i] = v, ++n_;
+  }
+
+private:
+  size_t slot(uint64_t g) const { return size_t((g * 0x9e3779b97f4a7c15ull) >> 20) & mask_; }
+  void rehash(size_t cap) {
+    std::vector<uint64_t> k = std::move(keys_);
+    std::vector<double> v = std::move(vals_);
+    std::vector<uint8_t> u = std::move(used_);
+    keys_.assign(cap, 0), vals_.assign(cap, 0), used_.assign(cap, 0);
+    mask_ = cap - 1, n_ = 0;
+    for (size_t i = 0; i < u.size(); ++i)
+      if (u[i]) set(k[i], v[i]);
+  }
+  std::vector<uint64_t> keys_;
+  std::vector<double> vals_;
+  std::vector<uint8_t> used_;
+  size_t mask_ = 0, n_ = 0;
 };
 
 struct Item {
@@ -247,7 +289,7 @@ ReplayResult replay(const ReplayInput& in) {
   const double l2_credit = M.cycles(M.lat_l2_ns);
   double mio_free = 0, port_free = 0, l2_free = 0, dram_free = 0, atom_free = 0;
   // The SM's history in the L2: when (in bytes this SM brought in) each 64-byte granule last came.
-  std::unordered_map<uint64_t, double> l2_seen;
+  GranuleTimes l2_seen;
   std::unordered_map<uint64_t, uint64_t> atomic_owner; // sector -> the warp that last updated it
   double fetched = 0;                                  // bytes this SM brought into the L2 so far
   struct Pending {
@@ -349,9 +391,8 @@ ReplayResult replay(const ReplayInput& in) {
     if (in.l2_resident)
       for (const L2Range& r : *in.l2_resident)
         if (2 * gran + 1 >= r.first && 2 * gran <= r.last) return true;
-    auto it = l2_seen.find(gran);
-    return (it != l2_seen.end() &&
-            (fetched - it->second) * std::max(1.0, b.busy_sms) < M.l2_capacity) ||
+    const double* seen = l2_seen.find(gran);
+    return (seen && (fetched - *seen) * std::max(1.0, b.busy_sms) < M.l2_capacity) ||
            earlier_block_had(id, pc, b);
   };
 
@@ -417,6 +458,8 @@ ReplayResult replay(const ReplayInput& in) {
       ws.wg_open = 0;
       ws.wg_groups.clear();
       ws.dep_pos = ws.played_chunk = ~size_t(0);
+      const uint32_t threads = T.nthreads > 32 * k ? T.nthreads - 32 * k : 0;
+      ws.lanes = threads >= 32 ? ~0u : (1u << threads) - 1;
       ws.done_at.assign(ws.tr->ev.size(), 0.0);
       ws.done_kind.assign(ws.tr->ev.size(), uint8_t(Stall::alu));
       ready[size_t(ws.smsp)].push({t, sl.first_warp + k});
@@ -527,7 +570,7 @@ ReplayResult replay(const ReplayInput& in) {
           if (local) continue;
           const uint64_t gran = s_id >> 1;
           if (!in_l2(gran, ws.tr->sec[e.first + k].id, e.pc, rb)) fetched += 64;
-          l2_seen[gran] = fetched;
+          l2_seen.set(gran, fetched);
         }
       }
       if (e.kind == sim::TraceKind::bulk) // landed at once: a wait must not hang on it
@@ -869,14 +912,14 @@ ReplayResult replay(const ReplayInput& in) {
                 const uint64_t gran = s_id >> 1;
                 if (local || in_l2(gran, ws.tr->sec[e.first + uint32_t(k)].id, e.pc, rb)) {
                   R.l2_hits += wt;
-                  l2_seen[gran] = fetched;
+                  l2_seen.set(gran, fetched);
                   ready = std::max(ready, q0 + M.cycles(M.lat_l2_ns));
                   if (kind != Stall::dram) kind = Stall::l2;
                   continue;
                 }
                 // The other half of the 128-byte line in the same request, or already in the L2:
                 // a streamed line; else a lone one (the measured rate of scattered sectors).
-                bool paired = l2_seen.count(gran ^ 1) != 0;
+                bool paired = l2_seen.contains(gran ^ 1);
                 for (int j = 0; j < n && !paired; ++j) paired = (sec[j] >> 1) == (gran ^ 1);
                 const double part = 1.0 / round_sharers(e.pc, rb);
                 const double d0 =
@@ -885,7 +928,7 @@ ReplayResult replay(const ReplayInput& in) {
                 R.dram_read_paid_bytes += wt * 64 * part;
                 R.dram_granules += wt;
                 fetched += 64;
-                l2_seen[gran] = fetched;
+                l2_seen.set(gran, fetched);
                 // Loaded latency: this SM's DRAM reads in flight, as the whole GPU's. One lane
                 // walking memory in order gets no fetch ahead: its next granule is a DRAM round
                 // trip like any other (probe seq_read: 618 ns per 64 bytes on the H200 in 16-byte
@@ -948,8 +991,10 @@ ReplayResult replay(const ReplayInput& in) {
         // A barrier reached by some of the warp's lanes while others still have work before it
         // (code that diverged around __syncthreads(): barriers count threads, not warps): those
         // lanes wait there and the warp goes on with the others.
+        // (A barrier all of the warp's lanes reach is whole: no later event holds another lane.)
         bool whole = c.barrier;
-        for (size_t j = ws.pos; whole && j < ws.tr->ev.size(); ++j) {
+        const bool all_lanes = ws.lanes && (e.mask & ws.lanes) == ws.lanes;
+        for (size_t j = ws.pos; whole && !all_lanes && j < ws.tr->ev.size(); ++j) {
           const sim::TraceEvent& later = ws.tr->ev[j];
           if (cost[later.pc].barrier) break;
           whole = (later.mask & ~e.mask) == 0;
