@@ -245,13 +245,14 @@ uint32_t shared_wavefronts(const uint64_t* addr, uint32_t m, uint32_t n, uint32_
 // vectors turned over (4 x 4 words), each row's four words widened to 64 bits. The rows are
 // written after all the loads of the four lanes, as the scalar loop (which reads every lane's
 // bytes before writing) would leave them: rows and shared memory never overlap.
-__attribute__((target("avx2"))) void float4_rows_avx2(const std::byte* sh, const uint64_t* addr,
+// (`hb` + an address is where its bytes are on the host.)
+__attribute__((target("avx2"))) void float4_rows_avx2(uintptr_t hb, const uint64_t* addr,
                                                       uint64_t* const reg[4]) {
   for (int l = 0; l < kWarpSize; l += 4) {
-    const __m128 v0 = _mm_loadu_ps(reinterpret_cast<const float*>(sh + addr[l]));
-    const __m128 v1 = _mm_loadu_ps(reinterpret_cast<const float*>(sh + addr[l + 1]));
-    const __m128 v2 = _mm_loadu_ps(reinterpret_cast<const float*>(sh + addr[l + 2]));
-    const __m128 v3 = _mm_loadu_ps(reinterpret_cast<const float*>(sh + addr[l + 3]));
+    const __m128 v0 = _mm_loadu_ps(reinterpret_cast<const float*>(hb + addr[l]));
+    const __m128 v1 = _mm_loadu_ps(reinterpret_cast<const float*>(hb + addr[l + 1]));
+    const __m128 v2 = _mm_loadu_ps(reinterpret_cast<const float*>(hb + addr[l + 2]));
+    const __m128 v3 = _mm_loadu_ps(reinterpret_cast<const float*>(hb + addr[l + 3]));
     const __m128 t0 = _mm_unpacklo_ps(v0, v1), t1 = _mm_unpacklo_ps(v2, v3);
     const __m128 t2 = _mm_unpackhi_ps(v0, v1), t3 = _mm_unpackhi_ps(v2, v3);
     const __m128 x = _mm_movelh_ps(t0, t1), y = _mm_movehl_ps(t1, t0);
@@ -777,7 +778,7 @@ int h_shared_vec(Exec& x, Warp& w, const Inst& in, uint32_t m) {
     for (uint32_t k = 0; k < 4; ++k) reg[k] = w.row(x.P->lists[in.target + k]);
 #if defined(__x86_64__)
     if (m == kFull && kHasAvx2) {
-      float4_rows_avx2(sh, addr, reg);
+      float4_rows_avx2(reinterpret_cast<uintptr_t>(sh), addr, reg);
     } else
 #endif
       each_lane(m, [&](int l) {
@@ -805,6 +806,65 @@ int h_shared_vec(Exec& x, Warp& w, const Inst& in, uint32_t m) {
     if (w.trace) trace_shared(w, waves, N);
   }
   return kNext;
+}
+
+// A vector global load (V elements of W bytes: a tile's float4 reads) by a whole warp whose
+// lanes all lie, aligned, in the region the access or the instruction hit last: h_access's
+// global path without its per-lane checks, with the same counts, trace and Exec::last. Anything
+// else takes h_access.
+template <uint32_t W, uint32_t V>
+int h_global_vec_load(Exec& x, Warp& w, const Inst& in, uint32_t m) {
+  constexpr uint32_t N = W * V;
+  if (m != kFull) return h_access<Space::global, false>(x, w, in, m);
+  uint64_t addr[kWarpSize];
+  const WarpSpan span = warp_addresses(base_row(w, in), uint64_t(in.imm), addr);
+  auto holds = [&](const Region* r) {
+    return r && span.lo >= r->data_lo && span.hi <= r->data_hi && r->data_hi - span.hi >= N;
+  };
+  const uint32_t pc = pc_of(x, in);
+  Region* r = holds(x.last) ? x.last : holds(x.rcache[pc]) ? x.rcache[pc] : nullptr;
+  if (!r || (span.any & (N - 1)) != 0) return h_access<Space::global, false>(x, w, in, m);
+  x.last = r; // as h_access leaves it
+  if (r->lazy) {
+    if ((span.lo - r->base) / LazyImage::kChunk == (span.hi + N - 1 - r->base) / LazyImage::kChunk)
+      r->lazy->ensure(size_t(span.lo - r->base), 1);
+    else
+      for (int l = 0; l < kWarpSize; ++l) r->lazy->ensure(size_t(addr[l] - r->base), N);
+  }
+  const uintptr_t hb = reinterpret_cast<uintptr_t>(r->lazy ? r->rw : r->host) - r->base;
+  const Ext sign = sign_ext(in);
+  uint64_t* reg[V];
+  for (uint32_t k = 0; k < V; ++k) reg[k] = w.row(x.P->lists[in.target + k]);
+#if defined(__x86_64__)
+  if (W == 4 && V == 4 && sign == Ext::none && kHasAvx2) {
+    float4_rows_avx2(hb, addr, reg);
+  } else
+#endif
+    for (int l = 0; l < kWarpSize; ++l)
+      for (uint32_t k = 0; k < V; ++k)
+        reg[k][l] = load_value(reinterpret_cast<const std::byte*>(hb + addr[l]) + k * W, W, sign);
+  for (int l = 0; l < kWarpSize; ++l) ++w.gloads[l];
+  if (x.L->stop.load(std::memory_order_relaxed)) return kStop;
+  if (x.count) {
+    InstCount& c = x.ic[pc];
+    uint64_t sectors[kWarpSize];
+    for (int l = 0; l < kWarpSize; ++l) sectors[l] = addr[l] >> 5;
+    c.g_req += 1;
+    c.g_bytes += uint64_t(kWarpSize) * N;
+    c.g_ideal += (uint64_t(kWarpSize) * N + 31) / 32;
+    c.g_sect += count_distinct(sectors, kWarpSize);
+  }
+  if (w.trace) trace_global(w, addr, kWarpSize, N, TraceKind::global);
+  return kNext;
+}
+
+ExecFn pick_global_vec_load(uint32_t width, uint32_t vec) {
+  if (width == 4 && vec == 4) return &h_global_vec_load<4, 4>;
+  if (width == 4 && vec == 2) return &h_global_vec_load<4, 2>;
+  if (width == 8 && vec == 2) return &h_global_vec_load<8, 2>;
+  if (width == 2 && vec == 4) return &h_global_vec_load<2, 4>;
+  if (width == 2 && vec == 2) return &h_global_vec_load<2, 2>;
+  return nullptr;
 }
 
 template <bool Store> ExecFn pick_shared_vec(uint32_t width, uint32_t vec) {
@@ -1313,6 +1373,8 @@ bool decode_mem(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Instr&
       if (ExecFn f = store ? pick_global1<true>(I.width) : pick_global1<false>(I.width)) I.fn = f;
     if (a.space == Space::shared && I.vec == 1 && val.kind != ptx::Operand::Kind::vec)
       if (ExecFn f = store ? pick_shared1<true>(I.width) : pick_shared1<false>(I.width)) I.fn = f;
+    if (a.space == Space::global && I.vec > 1 && !store)
+      if (ExecFn f = pick_global_vec_load(I.width, I.vec)) I.fn = f;
     if (a.space == Space::shared && I.vec > 1)
       if (ExecFn f = store ? pick_shared_vec<true>(I.width, I.vec)
                            : pick_shared_vec<false>(I.width, I.vec))
