@@ -3,7 +3,10 @@
 // predecessor did not.
 #include "replay.hpp"
 
+#include "core/parallel.hpp"
+
 #include <algorithm>
+#include <thread>
 
 namespace wb::perf {
 
@@ -70,20 +73,42 @@ LaunchMemory analyse_memory(const sim::SampledLaunch& l, int anchor, const int n
   m.shift.assign(l.code.size(), PcShift{});
   if (anchor < 0 || size_t(anchor) >= l.blocks.size()) return m;
   const sim::BlockTrace& A = l.blocks[size_t(anchor)];
-  PcSectors a = sectors_by_pc(l, A);
-  for (auto& [pc, v] : a)
-    for (uint64_t x : v)
-      if (!(x >> 62)) m.anchor_footprint.insert(x);
-  m.stored.resize(l.blocks.size());
-  for (size_t b = 0; b < l.blocks.size(); ++b)
+  // The anchor's and its neighbours' sectors and every block's stores, each block on its own:
+  // on both cores. (The other blocks' loads are read below, a block at a time.)
+  const size_t nb = l.blocks.size();
+  auto is_near = [&](size_t t) {
+    return int(t) == anchor || int(t) == neighbour[0] || int(t) == neighbour[1] ||
+           int(t) == neighbour[2];
+  };
+  // fn(block, worker) for every block, the workers taking blocks in turn (the near blocks, the
+  // costly ones here, are the first few).
+  const unsigned workers = std::max(1u, std::thread::hardware_concurrency());
+  auto each_block = [&](auto&& fn) {
+    parallel_chunks(
+        int64_t(std::min<size_t>(workers, nb)),
+        [&](int, int64_t begin, int64_t end) {
+          for (int64_t k = begin; k < end; ++k)
+            for (size_t b = size_t(k); b < nb; b += std::min<size_t>(workers, nb)) fn(b, size_t(k));
+        },
+        1);
+  };
+  std::vector<PcSectors> by_block(nb); // the near blocks' only
+  m.stored.resize(nb);
+  each_block([&](size_t b, size_t) {
+    if (is_near(b)) by_block[b] = sectors_by_pc(l, l.blocks[b]);
     for (auto& w : l.blocks[b].warps)
       for (auto& e : w.ev)
         if (e.kind == sim::TraceKind::global && l.code[e.pc].mem == sim::MemKind::store)
           for (uint32_t k = 0; k < e.count; ++k)
             m.stored[b][w.sec[e.first + k].id] |= w.sec[e.first + k].mask;
+  });
+  const PcSectors& a = by_block[size_t(anchor)];
+  for (auto& [pc, v] : a)
+    for (uint64_t x : v)
+      if (!(x >> 62)) m.anchor_footprint.insert(x);
   for (int d = 0; d < 3; ++d) {
     if (neighbour[d] < 0) continue;
-    PcSectors n = sectors_by_pc(l, l.blocks[size_t(neighbour[d])]);
+    const PcSectors& n = by_block[size_t(neighbour[d])];
     for (auto& [pc, va] : a) {
       auto it = n.find(pc);
       if (it == n.end() || it->second.empty() || va.empty()) continue;
@@ -102,15 +127,16 @@ LaunchMemory analyse_memory(const sim::SampledLaunch& l, int anchor, const int n
   // A load's shift found between the anchor and its neighbours must hold for the other sampled
   // blocks too (a grid-stride loop's does). Where it does not (a persistent kernel whose tile
   // scheduler decides which tile a block takes), the blocks' coordinates do not say where it reads.
+  // (Each block on its own, on both cores; a pc is marked where any block contradicts it.)
   m.unrelated.assign(l.code.size(), 0);
-  for (size_t t = 0; t < l.blocks.size(); ++t) {
-    if (int(t) == anchor || int(t) == neighbour[0] || int(t) == neighbour[1] ||
-        int(t) == neighbour[2])
-      continue;
+  std::vector<std::vector<char>> marks(workers, std::vector<char>(l.code.size(), 0));
+  each_block([&](size_t t, size_t worker) {
+    std::vector<char>& mark = marks[worker];
+    if (is_near(t)) return;
     const sim::BlockTrace& T = l.blocks[t];
     const int64_t db[3] = {int64_t(T.idx.x) - A.idx.x, int64_t(T.idx.y) - A.idx.y,
                            int64_t(T.idx.z) - A.idx.z};
-    PcSectors ts = sectors_by_pc(l, T, true);
+    const PcSectors ts = sectors_by_pc(l, T, true);
     for (auto& [pc, vt] : ts) {
       auto it = a.find(pc);
       if (it == a.end() || it->second.empty() || vt.empty()) continue;
@@ -119,9 +145,11 @@ LaunchMemory analyse_memory(const sim::SampledLaunch& l, int anchor, const int n
       bool said = true;
       for (int d = 0; d < 3; ++d)
         if (db[d]) said = said && s.known[d], off += s.delta[d] * db[d];
-      if (said && overlap(it->second, vt, off) < 0.9) m.unrelated[pc] = 1;
+      if (said && overlap(it->second, vt, off) < 0.9) mark[pc] = 1;
     }
-  }
+  });
+  for (const auto& mark : marks)
+    for (size_t pc = 0; pc < mark.size(); ++pc) m.unrelated[pc] |= mark[pc];
   // What a block brings into the L2 that its predecessor along x did not: its footprint less the
   // sectors found in the predecessor's (the anchor's footprint moved back by each pc's x shift).
   double fresh = 0;

@@ -140,6 +140,15 @@ struct WarpState {
   int smsp = 0;
   std::vector<double> done_at;    // per event of the trace: when its result is ready
   std::vector<uint8_t> done_kind; // and what it waited for (Stall)
+  // The latest of the operands of the event at dep_pos, and the first of them that is ready
+  // then (its index): they are all earlier events, whose times are fixed once issued, so a warp
+  // that must wait for something else looks them up once, not at every look.
+  size_t dep_pos = ~size_t(0);
+  double dep_t = 0;
+  uint32_t dep_src = 0;
+  bool dep_any = false;
+  size_t played_chunk = ~size_t(0); // a chunk of the trace known to be played (thinning)
+  uint32_t lanes = 0;               // the warp's threads (every event's lanes are among them)
   // The work each replayed event stands for: a trace cut at the cap holds a part of the warp's
   // instructions, and what it counts (issue slots, units, bytes) stands for the whole, as the
   // prediction's time does. Only the counts are weighed; the replay's clock runs on the events.
@@ -153,10 +162,90 @@ struct WarpState {
   double fair = 0;
 };
 
+// When each 64-byte granule last came into the L2 (the replay's l2_seen): an open-addressing
+// table, since the replay looks one up or sets one for every sector it plays or passes over (a
+// node-based map allocated a node for each new one). Only found and set, never walked.
+class GranuleTimes {
+public:
+  GranuleTimes() { rehash(1 << 12); }
+  const double* find(uint64_t g) const {
+    for (size_t i = slot(g);; i = (i + 1) & mask_) {
+      if (!used_[i]) return nullptr;
+      if (keys_[i] == g) return &vals_[i];
+    }
+  }
+  bool contains(uint64_t g) const { return find(g) != nullptr; }
+  void set(uint64_t g, double v) {
+    if (2 * (n_ + 1) > keys_.size()) rehash(2 * keys_.size());
+    size_t i = slot(g);
+    for (; used_[i]; i = (i + 1) & mask_)
+      if (keys_[i] == g) {
+        vals_[i] = v;
+        return;
+      }
+    used_[i] = 1, keys_[i] = g, vals_[i] = v, ++n_;
+  }
+
+private:
+  size_t slot(uint64_t g) const { return size_t((g * 0x9e3779b97f4a7c15ull) >> 20) & mask_; }
+  void rehash(size_t cap) {
+    std::vector<uint64_t> k = std::move(keys_);
+    std::vector<double> v = std::move(vals_);
+    std::vector<uint8_t> u = std::move(used_);
+    keys_.assign(cap, 0), vals_.assign(cap, 0), used_.assign(cap, 0);
+    mask_ = cap - 1, n_ = 0;
+    for (size_t i = 0; i < u.size(); ++i)
+      if (u[i]) set(k[i], v[i]);
+  }
+  std::vector<uint64_t> keys_;
+  std::vector<double> vals_;
+  std::vector<uint8_t> used_;
+  size_t mask_ = 0, n_ = 0;
+};
+
 struct Item {
   double t;
   uint32_t w;
   bool operator>(const Item& o) const { return t > o.t || (t == o.t && w > o.w); }
+};
+
+// A binary min-heap of Items, earliest (then lowest warp) on top: std::priority_queue's order,
+// kept inline in the replay's loop (two items are never equal unless they are the same item, so
+// any heap pops the same sequence).
+class ReadyQueue {
+public:
+  bool empty() const { return v_.empty(); }
+  const Item& top() const { return v_.front(); }
+  void push(Item it) {
+    size_t i = v_.size();
+    v_.push_back(it);
+    while (i > 0) {
+      const size_t up = (i - 1) / 2;
+      if (!(v_[up] > it)) break;
+      v_[i] = v_[up];
+      i = up;
+    }
+    v_[i] = it;
+  }
+  void pop() {
+    const Item last = v_.back();
+    v_.pop_back();
+    const size_t n = v_.size();
+    if (n == 0) return;
+    size_t i = 0;
+    for (;;) {
+      size_t c = 2 * i + 1;
+      if (c >= n) break;
+      if (c + 1 < n && v_[c] > v_[c + 1]) ++c;
+      if (!(last > v_[c])) break;
+      v_[i] = v_[c];
+      i = c;
+    }
+    v_[i] = last;
+  }
+
+private:
+  std::vector<Item> v_;
 };
 
 } // namespace
@@ -180,6 +269,17 @@ ReplayResult replay(const ReplayInput& in) {
   }
   for (int s = 0; s < slots_n; ++s) slots[size_t(s)].first_warp = uint32_t(s) * wpb;
 
+  // What the loop asks of each pc's opcode, once: a float atomic (.f32, .f64, .f16...), a double
+  // one, a cp.async.
+  enum : uint8_t { kFloatOp = 1, kF64Op = 2, kCpAsync = 4 };
+  std::vector<uint8_t> opflags(L.code.size(), 0);
+  for (size_t pc = 0; pc < L.code.size(); ++pc) {
+    const std::string& o = L.code[pc].opcode;
+    opflags[pc] = uint8_t((o.find(".f") != std::string::npos ? kFloatOp : 0) |
+                          (o.find(".f64") != std::string::npos ? kF64Op : 0) |
+                          (o.rfind("cp.async", 0) == 0 ? kCpAsync : 0));
+  }
+
   L1 l1(in.l1_bytes);
   const double clk = M.clock_ghz;
   const double thin = std::max(1, in.thin);
@@ -189,7 +289,7 @@ ReplayResult replay(const ReplayInput& in) {
   const double l2_credit = M.cycles(M.lat_l2_ns);
   double mio_free = 0, port_free = 0, l2_free = 0, dram_free = 0, atom_free = 0;
   // The SM's history in the L2: when (in bytes this SM brought in) each 64-byte granule last came.
-  std::unordered_map<uint64_t, double> l2_seen;
+  GranuleTimes l2_seen;
   std::unordered_map<uint64_t, uint64_t> atomic_owner; // sector -> the warp that last updated it
   double fetched = 0;                                  // bytes this SM brought into the L2 so far
   struct Pending {
@@ -291,9 +391,8 @@ ReplayResult replay(const ReplayInput& in) {
     if (in.l2_resident)
       for (const L2Range& r : *in.l2_resident)
         if (2 * gran + 1 >= r.first && 2 * gran <= r.last) return true;
-    auto it = l2_seen.find(gran);
-    return (it != l2_seen.end() &&
-            (fetched - it->second) * std::max(1.0, b.busy_sms) < M.l2_capacity) ||
+    const double* seen = l2_seen.find(gran);
+    return (seen && (fetched - *seen) * std::max(1.0, b.busy_sms) < M.l2_capacity) ||
            earlier_block_had(id, pc, b);
   };
 
@@ -303,7 +402,7 @@ ReplayResult replay(const ReplayInput& in) {
   const double dispatch_gap = M.cycles(std::max(M.block_ns, M.block_ns_per_warp * double(wpb)));
   const double turnover = M.cycles(M.block_turnover_ns);
   std::vector<double> retire_times, durations; // per replayed block, in the order they retired
-  std::vector<std::priority_queue<Item, std::vector<Item>, std::greater<Item>>> ready(4);
+  std::vector<ReadyQueue> ready(4);
   double now = 0;
   uint64_t events = 0;
   // WARPBOOK_REPLAY_TRACE=N prints the first N instructions one warp issues (warp 0, or
@@ -358,6 +457,9 @@ ReplayResult replay(const ReplayInput& in) {
       ws.cp_groups.clear();
       ws.wg_open = 0;
       ws.wg_groups.clear();
+      ws.dep_pos = ws.played_chunk = ~size_t(0);
+      const uint32_t threads = T.nthreads > 32 * k ? T.nthreads - 32 * k : 0;
+      ws.lanes = threads >= 32 ? ~0u : (1u << threads) - 1;
       ws.done_at.assign(ws.tr->ev.size(), 0.0);
       ws.done_kind.assign(ws.tr->ev.size(), uint8_t(Stall::alu));
       ready[size_t(ws.smsp)].push({t, sl.first_warp + k});
@@ -435,8 +537,8 @@ ReplayResult replay(const ReplayInput& in) {
   // always the first beat against a loop's period: a tiled SGEMM's k-step is about a chunk long,
   // and its played chunks held a fixed share of its loads (5.3 GB through the L2 at thin 6, 3.4 GB
   // at thin 3, where the unthinned replay counts 4.33 GB; drawn, every thinning counts 4.33-4.39).
-  auto played = [&](size_t pos) {
-    const size_t chunk = pos / kChunk, run = chunk / size_t(thin);
+  auto played = [&](size_t chunk) {
+    const size_t run = chunk / size_t(thin);
     return chunk % size_t(thin) ==
            size_t(((uint64_t(run) * 0x9e3779b97f4a7c15ull) >> 33) % uint64_t(thin));
   };
@@ -445,7 +547,17 @@ ReplayResult replay(const ReplayInput& in) {
     if (thin <= 1) return;
     const auto& ev = ws.tr->ev;
     const ReplayBlock& rb = in.blocks[size_t(slots[size_t(ws.slot)].block)];
-    while (ws.pos < ev.size() && !played(ws.pos)) {
+    // A chunk at a time: the events up to the end of a chunk that is not played.
+    if (ws.pos / kChunk == ws.played_chunk) return;
+    for (size_t end = 0; ws.pos < ev.size(); ++ws.pos, ++skipped) {
+      if (ws.pos >= end) {
+        const size_t chunk = ws.pos / kChunk;
+        if (played(chunk)) {
+          ws.played_chunk = chunk;
+          return;
+        }
+        end = std::min(ev.size(), (chunk + 1) * kChunk);
+      }
       const sim::TraceEvent& e = ev[ws.pos];
       const OpCost& c = cost[e.pc];
       if (c.barrier) return;
@@ -458,13 +570,11 @@ ReplayResult replay(const ReplayInput& in) {
           if (local) continue;
           const uint64_t gran = s_id >> 1;
           if (!in_l2(gran, ws.tr->sec[e.first + k].id, e.pc, rb)) fetched += 64;
-          l2_seen[gran] = fetched;
+          l2_seen.set(gran, fetched);
         }
       }
       if (e.kind == sim::TraceKind::bulk) // landed at once: a wait must not hang on it
         slots[size_t(ws.slot)].start_bulk(*ws.tr, e, now);
-      ++ws.pos;
-      ++skipped;
     }
   };
 
@@ -508,12 +618,26 @@ ReplayResult replay(const ReplayInput& in) {
         uint32_t why_pc = e.pc; // a dependency's wait is charged to the instruction it waits for
         if (!c.free && smsp_free[s] > t) t = smsp_free[s], why = Stall::issue;
         // Its operands: the events it reads from (perf/schedule.cpp), wherever they are now.
-        if (!ws.tr->dep_first.empty())
-          for (uint32_t q = ws.tr->dep_first[ws.pos]; q < ws.tr->dep_first[ws.pos + 1]; ++q) {
-            const uint32_t src = ws.tr->deps[q];
-            if (ws.done_at[src] > t)
-              t = ws.done_at[src], why = Stall(ws.done_kind[src]), why_pc = ws.tr->ev[src].pc;
+        // (The first operand with the latest time, where that is later than t: what a running
+        // maximum over them in order finds.)
+        if (!ws.tr->dep_first.empty()) {
+          if (ws.dep_pos != ws.pos) {
+            bool any = false, earlier = true;
+            double most = 0;
+            uint32_t at = 0;
+            for (uint32_t q = ws.tr->dep_first[ws.pos]; q < ws.tr->dep_first[ws.pos + 1]; ++q) {
+              const uint32_t src = ws.tr->deps[q];
+              earlier &= src < ws.pos;
+              if (!any || ws.done_at[src] > most) most = ws.done_at[src], at = src, any = true;
+            }
+            ws.dep_t = most, ws.dep_src = at, ws.dep_any = any;
+            ws.dep_pos = earlier ? ws.pos : ~size_t(0); // kept only where no time can change
           }
+          if (ws.dep_any && ws.dep_t > t) {
+            const uint32_t src = ws.dep_src;
+            t = ws.dep_t, why = Stall(ws.done_kind[src]), why_pc = ws.tr->ev[src].pc;
+          }
+        }
         if (!c.free) {
           if (c.pipe == Pipe::mio) {
             if (mio_free - kMioDepth > t) t = mio_free - kMioDepth, why = Stall::mio;
@@ -597,7 +721,7 @@ ReplayResult replay(const ReplayInput& in) {
             break;
           }
           case sim::TraceKind::shared_atomic: {
-            const bool fp = info.opcode.find(".f") != std::string::npos;
+            const bool fp = opflags[e.pc] & kFloatOp;
             if (fp) {
               // A float add on shared memory is a compare-and-swap loop (SASS: LDS, FADD,
               // ATOMS.CAST.SPIN, branch back on failure): on one word one lane's swap succeeds
@@ -605,7 +729,7 @@ ReplayResult replay(const ReplayInput& in) {
               // together. So a word takes one add per trip: the probe's time per add on one word,
               // its SM rate shared by the words it had on an SM (a block's each).
               // A double's trip holds a DADD where the probe's holds an FADD.
-              const bool f64 = info.opcode.find(".f64") != std::string::npos;
+              const bool f64 = opflags[e.pc] & kF64Op;
               const double trip =
                   M.cycles(M.shared_atomic_one_words_sm * M.sm_count / M.shared_atomic_one_gops) +
                   (f64 ? M.latency[int(Pipe::fp64)] - M.latency[int(Pipe::fma)] : 0.0);
@@ -728,8 +852,7 @@ ReplayResult replay(const ReplayInput& in) {
               // atomic_one_u32 and atomic_one), so the integer one-word-per-warp rate need not
               // hold for floats.
               const double t_addr = 1.0 / M.atomic_spread_gops; // ns, whole GPU
-              const bool fp_lanes =
-                  M.atomic_warp_f32_gops > 0 && info.opcode.find(".f") != std::string::npos;
+              const bool fp_lanes = M.atomic_warp_f32_gops > 0 && (opflags[e.pc] & kFloatOp);
               const double warp_gops = fp_lanes ? M.atomic_warp_f32_gops : M.atomic_warp_gops;
               const double t_lane = std::max(0.0, (32.0 / warp_gops - t_addr) / 31.0);
               // Float lanes on a sector other warps update too (a block's warps adding into one
@@ -789,14 +912,14 @@ ReplayResult replay(const ReplayInput& in) {
                 const uint64_t gran = s_id >> 1;
                 if (local || in_l2(gran, ws.tr->sec[e.first + uint32_t(k)].id, e.pc, rb)) {
                   R.l2_hits += wt;
-                  l2_seen[gran] = fetched;
+                  l2_seen.set(gran, fetched);
                   ready = std::max(ready, q0 + M.cycles(M.lat_l2_ns));
                   if (kind != Stall::dram) kind = Stall::l2;
                   continue;
                 }
                 // The other half of the 128-byte line in the same request, or already in the L2:
                 // a streamed line; else a lone one (the measured rate of scattered sectors).
-                bool paired = l2_seen.count(gran ^ 1) != 0;
+                bool paired = l2_seen.contains(gran ^ 1);
                 for (int j = 0; j < n && !paired; ++j) paired = (sec[j] >> 1) == (gran ^ 1);
                 const double part = 1.0 / round_sharers(e.pc, rb);
                 const double d0 =
@@ -805,7 +928,7 @@ ReplayResult replay(const ReplayInput& in) {
                 R.dram_read_paid_bytes += wt * 64 * part;
                 R.dram_granules += wt;
                 fetched += 64;
-                l2_seen[gran] = fetched;
+                l2_seen.set(gran, fetched);
                 // Loaded latency: this SM's DRAM reads in flight, as the whole GPU's. One lane
                 // walking memory in order gets no fetch ahead: its next granule is a DRAM round
                 // trip like any other (probe seq_read: 618 ns per 64 bytes on the H200 in 16-byte
@@ -829,7 +952,7 @@ ReplayResult replay(const ReplayInput& in) {
             }
             if (bulk)
               slots[size_t(ws.slot)].start_bulk(*ws.tr, e, ready);
-            else if (info.opcode.rfind("cp.async", 0) == 0)
+            else if (opflags[e.pc] & kCpAsync)
               ws.cp_open = std::max(ws.cp_open, ready);
             break;
           }
@@ -868,8 +991,10 @@ ReplayResult replay(const ReplayInput& in) {
         // A barrier reached by some of the warp's lanes while others still have work before it
         // (code that diverged around __syncthreads(): barriers count threads, not warps): those
         // lanes wait there and the warp goes on with the others.
+        // (A barrier all of the warp's lanes reach is whole: no later event holds another lane.)
         bool whole = c.barrier;
-        for (size_t j = ws.pos; whole && j < ws.tr->ev.size(); ++j) {
+        const bool all_lanes = ws.lanes && (e.mask & ws.lanes) == ws.lanes;
+        for (size_t j = ws.pos; whole && !all_lanes && j < ws.tr->ev.size(); ++j) {
           const sim::TraceEvent& later = ws.tr->ev[j];
           if (cost[later.pc].barrier) break;
           whole = (later.mask & ~e.mask) == 0;
@@ -886,6 +1011,13 @@ ReplayResult replay(const ReplayInput& in) {
           continue;
         }
         q.push({ws.next_issue, it.w});
+        // Its next event's data, for when it comes up again (each warp's arrays are far apart).
+        __builtin_prefetch(&ws.tr->ev[ws.pos]);
+        if (!ws.tr->dep_first.empty()) {
+          __builtin_prefetch(&ws.tr->dep_first[ws.pos + 1]);
+          __builtin_prefetch(&ws.tr->deps[ws.tr->dep_first[ws.pos]]);
+        }
+        __builtin_prefetch(&ws.done_at[ws.pos]);
         if (!c.free) break; // one issue per scheduler per clock
       }
     }

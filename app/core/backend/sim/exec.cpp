@@ -978,8 +978,8 @@ void internal_fault(LaunchCtx& L, const char* what) {
 // Runs the launch's `b`-th block (of the sampled list, when the run is sampled).
 void run_nth_block(LaunchCtx& L, Exec& x, uint64_t b) {
   if (cancel_requested(L.cancel)) return L.stop.store(true);
-  if (L.sample)
-    run_block<true, true>(x, (*L.sample)[b], &(*L.traces)[b]);
+  if (L.sample) // (no per-instruction counts: a sampled run's counters are not read)
+    run_block<false, true>(x, (*L.sample)[b], &(*L.traces)[b]);
   else if (L.count)
     run_block<true>(x, b);
   else

@@ -76,7 +76,7 @@ LazyImage::LazyImage(size_t bytes, Fill fill) : bytes_(bytes), fill_(std::move(f
   writer_ = static_cast<std::byte*>(w);
   const size_t chunks = mapped_ / kChunk;
   state_.reset(new std::atomic<uint8_t>[chunks]);
-  for (size_t i = 0; i < chunks; ++i) state_[i].store(0, std::memory_order_relaxed);
+  for (size_t i = 0; i < chunks; ++i) state_[i].store(kUntouched, std::memory_order_relaxed);
   install_handler();
   for (int i = 0; i < kSlots; ++i) {
     LazyImage* expected = nullptr;
@@ -97,26 +97,33 @@ LazyImage::~LazyImage() {
   close(fd_);
 }
 
-void LazyImage::materialize(size_t chunk) {
-  uint8_t expected = 0;
-  if (state_[chunk].compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {
+void LazyImage::fill_chunk(size_t chunk) {
+  uint8_t expected = kUntouched;
+  if (state_[chunk].compare_exchange_strong(expected, kFilling, std::memory_order_acq_rel)) {
     const size_t off = chunk * kChunk;
     if (off < bytes_) fill_(off, writer_ + off, std::min(kChunk, bytes_ - off));
-    mprotect(view_ + off, kChunk, PROT_READ | PROT_WRITE);
-    state_[chunk].store(2, std::memory_order_release);
+    state_[chunk].store(kFilled, std::memory_order_release);
     return;
   }
-  while (state_[chunk].load(std::memory_order_acquire) != 2) {
+  while (state_[chunk].load(std::memory_order_acquire) < kFilled) {
 #if defined(__x86_64__)
     __builtin_ia32_pause();
 #endif
   }
 }
 
+void LazyImage::materialize(size_t chunk) {
+  if (state_[chunk].load(std::memory_order_acquire) < kFilled) fill_chunk(chunk);
+  if (state_[chunk].load(std::memory_order_acquire) == kOpen) return;
+  // Another thread may open it at the same time: opening twice does no harm.
+  mprotect(view_ + chunk * kChunk, kChunk, PROT_READ | PROT_WRITE);
+  state_[chunk].store(kOpen, std::memory_order_release);
+}
+
 size_t LazyImage::touched_bytes() const {
   size_t n = 0;
   for (size_t c = 0; c < mapped_ / kChunk; ++c)
-    if (state_[c].load(std::memory_order_relaxed) == 2) n += kChunk;
+    if (state_[c].load(std::memory_order_relaxed) >= kFilled) n += kChunk;
   return n;
 }
 

@@ -322,7 +322,18 @@ struct Region {
   uint64_t* writers = nullptr; // per element: (block << 11 | thread) + 1, 0 unwritten (atomic_ref)
   size_t nelem = 0;
   std::string freed_by; // device malloc: who freed it ("" while it is live)
+  // A buffer made on first touch (LazyImage): `host` is its data mapping, `rw` its writer mapping,
+  // which the fast paths use once lazy->ensure has filled the bytes they touch.
+  LazyImage* lazy = nullptr;
+  std::byte* rw = nullptr;
 };
+// Where a fast path reads and writes [a, a + n) of region r (inside it): the host copy, or for a
+// lazy buffer its writer mapping, with the chunks the bytes lie in filled first.
+inline std::byte* fast_host(Region* r, uint64_t a, uint64_t n) {
+  if (!r->lazy) return r->host + (a - r->base);
+  r->lazy->ensure(size_t(a - r->base), size_t(n));
+  return r->rw + (a - r->base);
+}
 
 // Device-side malloc/free for one launch: each allocation is a Region of its own with guard bands
 // on both sides, so bounds, guard-band and element messages work as for buffers. A free empties
@@ -528,6 +539,8 @@ struct Exec {
   bool track_races = true;
   Region* last = nullptr;      // the last region hit (fast path)
   std::vector<Region*> rcache; // per instruction: the region it hit last time
+  // Per shared word: lanes of the current atomic on it (0 between instructions; trace only).
+  std::vector<uint8_t> word_lanes;
   uint32_t epoch_base = 0;
   uint64_t executed = 0;
   uint32_t max_gloads = 0, max_gstores = 0;
@@ -718,6 +731,9 @@ void trace_shared(Warp& w, uint32_t wavefronts, uint32_t bytes);
 // `copies`: the bulk copies this call starts (a TMA box traces each of its rows, one copy).
 void trace_bulk(Warp& w, uint64_t a, uint32_t n, uint32_t mbar, uint32_t phase, uint32_t copies);
 void trace_atomic(Warp& w, const uint64_t* addr, int n, uint32_t bytes, bool shared);
+// A shared atomic already counted: `most` lanes on the shared word `hot` (offset / 4), the word
+// trace_atomic would name.
+void trace_shared_atomic(Warp& w, uint32_t most, uint32_t hot, uint32_t bytes);
 
 // Race check for one shared access of `n` bytes at offset `a` (exec.cpp).
 // An access outside the shared or local variable its address was traced to (InstInfo::shared_sym,

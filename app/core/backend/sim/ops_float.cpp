@@ -6,6 +6,9 @@
 #include "ops_common.hpp"
 
 #include <cfenv>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 namespace wb::sim {
 namespace {
@@ -177,6 +180,25 @@ template <bool Ftz> struct DivF {
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define WB_HAVE_HW_FMA 1
+// h_fma_f32_hw's whole-warp path with AVX-512: eight 64-bit rows at a time, the same bits.
+const bool kFmaAvx512 = [] {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f") != 0;
+}();
+__attribute__((target("avx512f"))) void fma_f32_rows_avx512(uint64_t* d, const uint64_t* a,
+                                                            const uint64_t* b, const uint64_t* c) {
+  const __m512i low = _mm512_set1_epi64(0xffffffff), nan = _mm512_set1_epi64(0x7fffffff);
+  for (int l = 0; l < kWarpSize; l += 8) {
+    const __m512 x = _mm512_castsi512_ps(_mm512_loadu_si512(a + l));
+    const __m512 y = _mm512_castsi512_ps(_mm512_loadu_si512(b + l));
+    const __m512 z = _mm512_castsi512_ps(_mm512_loadu_si512(c + l));
+    const __m512 r = _mm512_fmadd_ps(x, y, z);
+    // A NaN in a row's low half: 0x7fffffff; the high halves' products are masked off.
+    const __mmask16 bad = _mm512_cmp_ps_mask(r, r, _CMP_UNORD_Q) & 0x5555;
+    const __m512i v = _mm512_and_si512(_mm512_castps_si512(r), low);
+    _mm512_storeu_si512(d + l, _mm512_mask_mov_epi32(v, bad, nan));
+  }
+}
 // The FMA instruction rounds once, exactly like the GPU's fma.rn.f32: used when the CPU has it.
 template <bool Ftz, bool Sat>
 __attribute__((target("avx2,fma"))) int h_fma_f32_hw(Exec&, Warp& w, const Inst& in, uint32_t m) {
@@ -184,6 +206,26 @@ __attribute__((target("avx2,fma"))) int h_fma_f32_hw(Exec&, Warp& w, const Inst&
   const uint64_t* a = w.row(in.r[1]);
   const uint64_t* b = w.row(in.r[2]);
   const uint64_t* c = w.row(in.r[3]);
+  if (!Ftz && !Sat && m == kFull && kFmaAvx512) {
+    fma_f32_rows_avx512(d, a, b, c);
+    return kNext;
+  }
+  if (!Ftz && !Sat && m == kFull) {
+    // A whole warp four lanes at a time, each float where it lies in its 64-bit register (the
+    // low half): the product of the high halves is masked off, and a NaN made 0x7fffffff, as
+    // out32 does (no shuffles between the 64-bit rows and packed floats).
+    const __m256i low = _mm256_set1_epi64x(0xffffffff), nan = _mm256_set1_epi64x(0x7fffffff);
+    for (int l = 0; l < kWarpSize; l += 4) {
+      const __m256 x = _mm256_castsi256_ps(_mm256_loadu_si256((const __m256i*)(a + l)));
+      const __m256 y = _mm256_castsi256_ps(_mm256_loadu_si256((const __m256i*)(b + l)));
+      const __m256 z = _mm256_castsi256_ps(_mm256_loadu_si256((const __m256i*)(c + l)));
+      const __m256 r = _mm256_fmadd_ps(x, y, z);
+      const __m256i bad = _mm256_castps_si256(_mm256_cmp_ps(r, r, _CMP_UNORD_Q));
+      const __m256i v = _mm256_blendv_epi8(_mm256_and_si256(_mm256_castps_si256(r), low), nan, bad);
+      _mm256_storeu_si256((__m256i*)(d + l), v);
+    }
+    return kNext;
+  }
   auto one = [&](int l) {
     float r = __builtin_fmaf(in32<Ftz>(a[l]), in32<Ftz>(b[l]), in32<Ftz>(c[l]));
     d[l] = out32<Ftz, Sat>(r);

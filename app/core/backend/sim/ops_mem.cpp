@@ -240,6 +240,96 @@ uint32_t shared_wavefronts(const uint64_t* addr, uint32_t m, uint32_t n, uint32_
   return total;
 }
 
+#if defined(__x86_64__)
+// A whole warp's float4 reads into four register rows, four lanes at a time: their 16-byte
+// vectors turned over (4 x 4 words), each row's four words widened to 64 bits. The rows are
+// written after all the loads of the four lanes, as the scalar loop (which reads every lane's
+// bytes before writing) would leave them: rows and shared memory never overlap.
+// (`hb` + an address is where its bytes are on the host.)
+__attribute__((target("avx2"))) void float4_rows_avx2(uintptr_t hb, const uint64_t* addr,
+                                                      uint64_t* const reg[4]) {
+  for (int l = 0; l < kWarpSize; l += 4) {
+    const __m128 v0 = _mm_loadu_ps(reinterpret_cast<const float*>(hb + addr[l]));
+    const __m128 v1 = _mm_loadu_ps(reinterpret_cast<const float*>(hb + addr[l + 1]));
+    const __m128 v2 = _mm_loadu_ps(reinterpret_cast<const float*>(hb + addr[l + 2]));
+    const __m128 v3 = _mm_loadu_ps(reinterpret_cast<const float*>(hb + addr[l + 3]));
+    const __m128 t0 = _mm_unpacklo_ps(v0, v1), t1 = _mm_unpacklo_ps(v2, v3);
+    const __m128 t2 = _mm_unpackhi_ps(v0, v1), t3 = _mm_unpackhi_ps(v2, v3);
+    const __m128 x = _mm_movelh_ps(t0, t1), y = _mm_movehl_ps(t1, t0);
+    const __m128 z = _mm_movelh_ps(t2, t3), q = _mm_movehl_ps(t3, t2);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(reg[0] + l),
+                        _mm256_cvtepu32_epi64(_mm_castps_si128(x)));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(reg[1] + l),
+                        _mm256_cvtepu32_epi64(_mm_castps_si128(y)));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(reg[2] + l),
+                        _mm256_cvtepu32_epi64(_mm_castps_si128(z)));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(reg[3] + l),
+                        _mm256_cvtepu32_epi64(_mm_castps_si128(q)));
+  }
+}
+#endif
+
+// shared_wavefronts for 16-byte accesses whose lanes are all 16-byte aligned (a tile's float4
+// reads): each address covers the four banks of its group ((a / 16) % 8) with one word each, so a
+// bank's distinct words in a quarter-warp are the distinct addresses of its group, and the phase
+// takes as many wavefronts as the group with the most.
+#if defined(__x86_64__)
+// Whether a full quarter-warp's eight addresses are all a[0], or a[0] + 16 k (AVX2).
+__attribute__((target("avx2"))) bool phase16_simple(const uint64_t* a) {
+  const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a));
+  const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + 4));
+  const __m256i a0 = _mm256_set1_epi64x(int64_t(a[0]));
+  const __m256i same = _mm256_and_si256(_mm256_cmpeq_epi64(lo, a0), _mm256_cmpeq_epi64(hi, a0));
+  if (_mm256_movemask_epi8(same) == -1) return true;
+  const __m256i step_lo = _mm256_add_epi64(a0, _mm256_setr_epi64x(0, 16, 32, 48));
+  const __m256i step_hi = _mm256_add_epi64(a0, _mm256_setr_epi64x(64, 80, 96, 112));
+  const __m256i cons =
+      _mm256_and_si256(_mm256_cmpeq_epi64(lo, step_lo), _mm256_cmpeq_epi64(hi, step_hi));
+  return _mm256_movemask_epi8(cons) == -1;
+}
+#endif
+
+uint32_t shared_wavefronts16(const uint64_t* addr, uint32_t m, uint32_t& ideal) {
+  uint32_t total = 0;
+  ideal = 0;
+  for (uint32_t ph = 0; ph < 4; ++ph) {
+    uint32_t pm = m & (0xffu << (ph * 8));
+    if (!pm) continue;
+    ++ideal;
+#if defined(__x86_64__)
+    if (pm == 0xffu << (ph * 8) && kHasAvx2 && phase16_simple(addr + ph * 8)) {
+      total += 1;
+      continue;
+    }
+#endif
+    // The phase's lanes at one address, or lane l at element l: one wavefront.
+    const int l0 = std::countr_zero(pm);
+    const uint64_t a0 = addr[l0];
+    bool same = true, consecutive = true;
+    for (uint32_t mm = pm; mm; mm &= mm - 1) {
+      const int l = std::countr_zero(mm);
+      same &= addr[l] == a0;
+      consecutive &= addr[l] == a0 + uint64_t(l - l0) * 16;
+    }
+    if (same || consecutive) {
+      total += 1;
+      continue;
+    }
+    uint64_t seen[8];
+    uint32_t n = 0, per_group[8] = {}, worst = 0;
+    for (; pm; pm &= pm - 1) {
+      const uint64_t a = addr[std::countr_zero(pm)];
+      bool dup = false;
+      for (uint32_t i = 0; i < n; ++i) dup |= seen[i] == a;
+      if (dup) continue;
+      seen[n++] = a;
+      worst = std::max(worst, ++per_group[(a >> 4) & 7]);
+    }
+    total += worst;
+  }
+  return total;
+}
+
 // Loaded bytes -> register value. Signed types sign-extend into the destination register: 32
 // bits, or 64 where the register is 64 bits wide (ld.s32 %rd: PTX extends to the register's size).
 enum class Ext : uint8_t { none, to32, to64 };
@@ -306,12 +396,21 @@ template <Space S, bool Store> int h_access(Exec& x, Warp& w, const Inst& in, ui
     std::byte* p;
     Space sp = S;
     if constexpr (S == Space::global) {
+      // The region this access hit last, or the one this instruction hit last (a loop reading two
+      // buffers in turn, a tile of A then one of B).
+      auto fits = [&](const Region* r) {
+        return r && a >= r->data_lo && a + n <= r->data_hi && (a & (n - 1)) == 0 &&
+               !(Store && r->readonly);
+      };
       Region* r = x.last;
-      if (r && a >= r->data_lo && a + n <= r->data_hi && (a & (n - 1)) == 0 &&
-          !(Store && r->readonly))
-        p = r->host + (a - r->base);
-      else
+      if (!fits(r) && fits(x.rcache[pc_of(x, in)]))
+        r = x.last = x.rcache[pc_of(x, in)]; // as global_ptr would leave it
+      if (fits(r)) {
+        p = fast_host(r, a, n);
+      } else {
         p = global_ptr(x, w, in, l, a, n, Store);
+        if (p && fits(x.last)) x.rcache[pc_of(x, in)] = x.last;
+      }
     } else if constexpr (S == Space::shared) {
       if (a + n <= x.B->shared_size && a < x.B->shared_size && (a & (n - 1)) == 0)
         p = x.B->shared + a;
@@ -411,11 +510,12 @@ template <bool Store, uint32_t W> int h_global1(Exec& x, Warp& w, const Inst& in
   Region* r = cached;
   uint64_t lo = 0, span = 0; // lanes with a - lo <= span - W (and aligned) take the fast path
   uintptr_t hb = 0;          // host address = hb + simulated address
+  // (A lazy buffer through its writer mapping, each access's chunk filled first: fast_host.)
   auto refresh = [&] {
     if (r && !(Store && r->readonly) && r->data_hi - r->data_lo >= W) {
       lo = r->data_lo;
       span = r->data_hi - r->data_lo - W;
-      hb = reinterpret_cast<uintptr_t>(r->host) - r->base;
+      hb = reinterpret_cast<uintptr_t>(r->lazy ? r->rw : r->host) - r->base;
     } else {
       lo = ~0ull, span = 0, hb = 0;
     }
@@ -436,6 +536,12 @@ template <bool Store, uint32_t W> int h_global1(Exec& x, Warp& w, const Inst& in
     amin = ws.lo, amax = ws.hi;
     sector_set = ws.sectors, sector_set_ok = ws.sectors_ok;
     if (ws.lo - lo <= span && ws.hi - lo <= span && (ws.any & (W - 1)) == 0) {
+      if (r->lazy) { // the chunks the lanes touch (often one for the whole warp)
+        if ((ws.lo - r->base) / LazyImage::kChunk == (ws.hi + W - 1 - r->base) / LazyImage::kChunk)
+          r->lazy->ensure(size_t(ws.lo - r->base), 1);
+        else
+          for (int l = 0; l < kWarpSize; ++l) r->lazy->ensure(size_t(addr[l] - r->base), W);
+      }
 #pragma GCC unroll 4
       for (int l = 0; l < kWarpSize; ++l) {
         std::byte* p = reinterpret_cast<std::byte*>(hb + addr[l]);
@@ -455,6 +561,7 @@ template <bool Store, uint32_t W> int h_global1(Exec& x, Warp& w, const Inst& in
     addr[l] = a;
     std::byte* p;
     if (a - lo <= span && (a & (W - 1)) == 0) [[likely]] {
+      if (r && r->lazy) r->lazy->ensure(size_t(a - r->base), W);
       p = reinterpret_cast<std::byte*>(hb + a);
     } else {
       p = global_ptr(x, w, in, l, a, W, Store);
@@ -665,23 +772,99 @@ int h_shared_vec(Exec& x, Warp& w, const Inst& in, uint32_t m) {
   if (!inside) return h_access<Space::shared, Store>(x, w, in, m);
   const Ext sign = sign_ext(in);
   std::byte* sh = B.shared;
-  for (uint32_t k = 0; k < V; ++k) {
-    uint64_t* reg = w.row(x.P->lists[in.target + k]);
-    each_lane(m, [&](int l) {
-      if constexpr (Store)
-        store_value(sh + addr[l] + k * W, reg[l], W);
-      else
-        reg[l] = load_value(sh + addr[l] + k * W, W, sign);
-    });
+  if (!Store && W == 4 && V == 4 && sign == Ext::none) {
+    // A float4 read (unsigned words: nothing to extend): a lane's 16 bytes at once.
+    uint64_t* reg[4];
+    for (uint32_t k = 0; k < 4; ++k) reg[k] = w.row(x.P->lists[in.target + k]);
+#if defined(__x86_64__)
+    if (m == kFull && kHasAvx2) {
+      float4_rows_avx2(reinterpret_cast<uintptr_t>(sh), addr, reg);
+    } else
+#endif
+      each_lane(m, [&](int l) {
+        uint32_t v[4];
+        std::memcpy(v, sh + addr[l], 16);
+        reg[0][l] = v[0], reg[1][l] = v[1], reg[2][l] = v[2], reg[3][l] = v[3];
+      });
+  } else {
+    for (uint32_t k = 0; k < V; ++k) {
+      uint64_t* reg = w.row(x.P->lists[in.target + k]);
+      each_lane(m, [&](int l) {
+        if constexpr (Store)
+          store_value(sh + addr[l] + k * W, reg[l], W);
+        else
+          reg[l] = load_value(sh + addr[l] + k * W, W, sign);
+      });
+    }
   }
   if (x.count) {
     InstCount& c = x.ic[pc_of(x, in)];
-    uint32_t ideal, waves = shared_wavefronts(addr, m, N, ideal);
+    uint32_t ideal, waves = N == 16 ? shared_wavefronts16(addr, m, ideal)
+                                    : shared_wavefronts(addr, m, N, ideal);
     c.s_wave += waves;
     c.s_ideal += ideal;
     if (w.trace) trace_shared(w, waves, N);
   }
   return kNext;
+}
+
+// A vector global load (V elements of W bytes: a tile's float4 reads) by a whole warp whose
+// lanes all lie, aligned, in the region the access or the instruction hit last: h_access's
+// global path without its per-lane checks, with the same counts, trace and Exec::last. Anything
+// else takes h_access.
+template <uint32_t W, uint32_t V>
+int h_global_vec_load(Exec& x, Warp& w, const Inst& in, uint32_t m) {
+  constexpr uint32_t N = W * V;
+  if (m != kFull) return h_access<Space::global, false>(x, w, in, m);
+  uint64_t addr[kWarpSize];
+  const WarpSpan span = warp_addresses(base_row(w, in), uint64_t(in.imm), addr);
+  auto holds = [&](const Region* r) {
+    return r && span.lo >= r->data_lo && span.hi <= r->data_hi && r->data_hi - span.hi >= N;
+  };
+  const uint32_t pc = pc_of(x, in);
+  Region* r = holds(x.last) ? x.last : holds(x.rcache[pc]) ? x.rcache[pc] : nullptr;
+  if (!r || (span.any & (N - 1)) != 0) return h_access<Space::global, false>(x, w, in, m);
+  x.last = r; // as h_access leaves it
+  if (r->lazy) {
+    if ((span.lo - r->base) / LazyImage::kChunk == (span.hi + N - 1 - r->base) / LazyImage::kChunk)
+      r->lazy->ensure(size_t(span.lo - r->base), 1);
+    else
+      for (int l = 0; l < kWarpSize; ++l) r->lazy->ensure(size_t(addr[l] - r->base), N);
+  }
+  const uintptr_t hb = reinterpret_cast<uintptr_t>(r->lazy ? r->rw : r->host) - r->base;
+  const Ext sign = sign_ext(in);
+  uint64_t* reg[V];
+  for (uint32_t k = 0; k < V; ++k) reg[k] = w.row(x.P->lists[in.target + k]);
+#if defined(__x86_64__)
+  if (W == 4 && V == 4 && sign == Ext::none && kHasAvx2) {
+    float4_rows_avx2(hb, addr, reg);
+  } else
+#endif
+    for (int l = 0; l < kWarpSize; ++l)
+      for (uint32_t k = 0; k < V; ++k)
+        reg[k][l] = load_value(reinterpret_cast<const std::byte*>(hb + addr[l]) + k * W, W, sign);
+  for (int l = 0; l < kWarpSize; ++l) ++w.gloads[l];
+  if (x.L->stop.load(std::memory_order_relaxed)) return kStop;
+  if (x.count) {
+    InstCount& c = x.ic[pc];
+    uint64_t sectors[kWarpSize];
+    for (int l = 0; l < kWarpSize; ++l) sectors[l] = addr[l] >> 5;
+    c.g_req += 1;
+    c.g_bytes += uint64_t(kWarpSize) * N;
+    c.g_ideal += (uint64_t(kWarpSize) * N + 31) / 32;
+    c.g_sect += count_distinct(sectors, kWarpSize);
+  }
+  if (w.trace) trace_global(w, addr, kWarpSize, N, TraceKind::global);
+  return kNext;
+}
+
+ExecFn pick_global_vec_load(uint32_t width, uint32_t vec) {
+  if (width == 4 && vec == 4) return &h_global_vec_load<4, 4>;
+  if (width == 4 && vec == 2) return &h_global_vec_load<4, 2>;
+  if (width == 8 && vec == 2) return &h_global_vec_load<8, 2>;
+  if (width == 2 && vec == 4) return &h_global_vec_load<2, 4>;
+  if (width == 2 && vec == 2) return &h_global_vec_load<2, 2>;
+  return nullptr;
 }
 
 template <bool Store> ExecFn pick_shared_vec(uint32_t width, uint32_t vec) {
@@ -986,6 +1169,50 @@ int h_atom(Exec& x, Warp& w, const Inst& in, uint32_t m) {
   return kNext;
 }
 
+// atom / red .shared.add on 32-bit integers (a histogram's per-block counts): the common case of
+// h_atom, lane by lane in the same order. Every lane aligned and inside shared memory, it adds in
+// place (the block's shared memory is its worker's alone, as in h_atom) and traces the most lanes
+// on one word with a table of counts per word; anything else takes h_atom, which says what went
+// wrong. (A sampled run of puzzle 10's solution is two thirds shared atomics.)
+int h_atom_shared_add32(Exec& x, Warp& w, const Inst& in, uint32_t m) {
+  if (!m) return kNext;
+  const uint64_t* base = base_row(w, in);
+  const uint64_t* b = w.row(in.r[2]);
+  const uint64_t size = x.B->shared_size, disp = uint64_t(in.imm);
+  uint64_t addr[kWarpSize];
+  bool inside = true;
+  for (uint32_t mm = m; mm; mm &= mm - 1) {
+    const int l = std::countr_zero(mm);
+    const uint64_t a = base[l] + disp;
+    addr[l] = a;
+    inside &= a < size && size - a >= 4 && (a & 3) == 0;
+  }
+  if (!inside || x.L->stop.load(std::memory_order_relaxed)) return h_atom(x, w, in, m);
+  std::byte* sh = x.B->shared;
+  uint64_t* d = in.r[0] != kNoRow ? w.row(in.r[0]) : nullptr;
+  for (uint32_t mm = m; mm; mm &= mm - 1) {
+    const int l = std::countr_zero(mm);
+    uint32_t old;
+    std::memcpy(&old, sh + addr[l], 4);
+    const uint32_t sum = old + uint32_t(b[l]);
+    std::memcpy(sh + addr[l], &sum, 4);
+    if (d) d[l] = old;
+  }
+  if (w.trace && w.trace->rec) {
+    // trace_atomic's count for shared memory: the word whose lane count first passed the others'.
+    auto& cnt = x.word_lanes;
+    if (cnt.size() < size / 4 + 1) cnt.assign(size / 4 + 1, 0);
+    uint32_t most = 0, hot = 0;
+    for (uint32_t mm = m; mm; mm &= mm - 1) {
+      const uint32_t word = uint32_t(addr[std::countr_zero(mm)] >> 2);
+      if (++cnt[word] > most) most = cnt[word], hot = word;
+    }
+    for (uint32_t mm = m; mm; mm &= mm - 1) cnt[addr[std::countr_zero(mm)] >> 2] = 0;
+    trace_shared_atomic(w, most, hot, 4);
+  }
+  return kNext;
+}
+
 // atom / red .v2/.v4/.v8 on global memory (compute capability 9.0): each element is an atomic of
 // its own, in order. in.target: the values' register list; in.aux: the old values' list, or
 // kNoRow for red (and for atom whose results are all sinks).
@@ -1148,6 +1375,8 @@ bool decode_mem(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Instr&
       if (ExecFn f = store ? pick_global1<true>(I.width) : pick_global1<false>(I.width)) I.fn = f;
     if (a.space == Space::shared && I.vec == 1 && val.kind != ptx::Operand::Kind::vec)
       if (ExecFn f = store ? pick_shared1<true>(I.width) : pick_shared1<false>(I.width)) I.fn = f;
+    if (a.space == Space::global && I.vec > 1 && !store)
+      if (ExecFn f = pick_global_vec_load(I.width, I.vec)) I.fn = f;
     if (a.space == Space::shared && I.vec > 1)
       if (ExecFn f = store ? pick_shared_vec<true>(I.width, I.vec)
                            : pick_shared_vec<false>(I.width, I.vec))
@@ -1213,6 +1442,8 @@ bool decode_mem(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Instr&
     if (which == acas) I.r[3] = D.row(op(in, k++), t);
     if (k != in.ops.size()) throw Unsupported(b + " has the wrong number of operands");
     I.fn = h_atom;
+    if (I.space == Space::shared && which == aadd && (t == Ty::u32 || t == Ty::s32 || t == Ty::b32))
+      I.fn = h_atom_shared_add32;
     info.mem = MemKind::atomic;
     return true;
   }

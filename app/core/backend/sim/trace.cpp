@@ -142,4 +142,13 @@ void trace_atomic(Warp& w, const uint64_t* addr, int n, uint32_t bytes, bool sha
   e->kind = TraceKind::global_atomic;
 }
 
+void trace_shared_atomic(Warp& w, uint32_t most, uint32_t hot, uint32_t bytes) {
+  TraceEvent* e = current(w);
+  if (!e || most == 0) return;
+  e->bytes = uint8_t(bytes);
+  e->first = hot;
+  e->count = uint16_t(most);
+  e->kind = TraceKind::shared_atomic;
+}
+
 } // namespace wb::sim
