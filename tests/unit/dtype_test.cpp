@@ -233,13 +233,20 @@ TEST_CASE("content_hash: parts add up, the generators' hash matches, any one cha
 // range filled lazily (a sampled run's pages, any offset) holds the bytes of the whole fill.
 TEST_CASE("generators: the same bytes for every kind and type, whole or from any offset") {
   const Env env{{"n", 37}};
-  const char* specs[] = {"uniform(-3, 5)",    "normal(1, 2)",   "randint(-5, 300)",
-                         "skewed(0, 256, 8)", "arange(-7, 3)",  "const(2.5)",
-                         "zeros",             "ties(0, 1, 5)",  "q4_0(0.001, 0.01)",
-                         "randperm(n)",       "padded(-2, 2, 50, 70, 3)"};
-  const DType types[] = {DType::f64, DType::f32,  DType::f16, DType::bf16, DType::fp8e4m3,
-                         DType::i32, DType::u8,   DType::i8,  DType::i16,  DType::u32,
-                         DType::i64, DType::fp8e5m2};
+  const char* specs[] = {"uniform(-3, 5)",
+                         "normal(1, 2)",
+                         "randint(-5, 300)",
+                         "skewed(0, 256, 8)",
+                         "arange(-7, 3)",
+                         "const(2.5)",
+                         "zeros",
+                         "ties(0, 1, 5)",
+                         "q4_0(0.001, 0.01)",
+                         "randperm(n)",
+                         "padded(-2, 2, 50, 70, 3)"};
+  const DType types[] = {DType::f64,     DType::f32, DType::f16, DType::bf16,
+                         DType::fp8e4m3, DType::i32, DType::u8,  DType::i8,
+                         DType::i16,     DType::u32, DType::i64, DType::fp8e5m2};
   const size_t n = 100003; // four of the eager fill's 32768-element blocks, the last one short
   uint64_t all = 0;
   for (const char* spec : specs)

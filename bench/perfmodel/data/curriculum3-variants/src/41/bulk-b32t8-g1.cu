@@ -66,7 +66,7 @@
 #define NW (THREADS / 32)
 #define MAXV ((8192 + 8 * THREADS - 1) / (8 * THREADS))
 #define NBMAX 64
-#define NSLOT 3         // rows in flight a block, copied by the copy engine
+#define NSLOT 3          // rows in flight a block, copied by the copy engine
 #define SLOT_BYTES 15360 // a row of up to 7680 channels
 
 __device__ __forceinline__ float block_sum(float v, float* buf) {
@@ -199,8 +199,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, (WARPS / NW) > 0 ? (WARPS 
       // Past block_sum's barrier every thread has its part of the slot in registers: refill it.
       if (t == 0 && j + NSLOT < ntok) {
         asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-        bulk_row(r0 + slot * SLOT_BYTES, x + (long long)(row + NSLOT) * H, rowbytes,
-                 b0 + 8 * slot);
+        bulk_row(r0 + slot * SLOT_BYTES, x + (long long)(row + NSLOT) * H, rowbytes, b0 + 8 * slot);
       }
       unsigned char* qrow = reinterpret_cast<unsigned char*>(q + (long long)row * H);
 #pragma unroll

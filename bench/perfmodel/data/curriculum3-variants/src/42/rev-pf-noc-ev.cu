@@ -266,7 +266,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, MINB)
   __syncthreads();
   const unsigned d = s.digit;
   above = s.above;
-  bool rev4 = false; // pass 4 reads the row the other way from the pass before it
+  bool rev4 = false;            // pass 4 reads the row the other way from the pass before it
   if (s.kmin[d] == s.kmax[d]) { // one distinct weight in the sub-bin: it is w
     key = s.kmin[d];
   } else { // pass 3: bits 9..0
