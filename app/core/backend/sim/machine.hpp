@@ -322,17 +322,28 @@ struct Region {
   uint64_t* writers = nullptr; // per element: (block << 11 | thread) + 1, 0 unwritten (atomic_ref)
   size_t nelem = 0;
   std::string freed_by; // device malloc: who freed it ("" while it is live)
-  // A buffer made on first touch (LazyImage): `host` is its data mapping, `rw` its writer mapping,
-  // which the fast paths use once lazy->ensure has filled the bytes they touch.
+  // A buffer made on first touch (LazyImage): `host` is its data mapping; the fast paths use its
+  // writer mapping once lazy->ensure has filled the bytes they touch.
   LazyImage* lazy = nullptr;
-  std::byte* rw = nullptr;
 };
-// Where a fast path reads and writes [a, a + n) of region r (inside it): the host copy, or for a
-// lazy buffer its writer mapping, with the chunks the bytes lie in filled first.
+// Where the fast paths read and write region r's bytes: the host copy, or a lazy buffer's writer
+// mapping (its chunks filled first: fast_host, ensure_warp).
+inline std::byte* fast_view(const Region* r) {
+  return r->lazy ? r->lazy->writer() : r->host;
+}
+// Where a fast path reads and writes [a, a + n) of region r (inside it), filled first if lazy.
 inline std::byte* fast_host(Region* r, uint64_t a, uint64_t n) {
-  if (!r->lazy) return r->host + (a - r->base);
-  r->lazy->ensure(size_t(a - r->base), size_t(n));
-  return r->rw + (a - r->base);
+  if (r->lazy) r->lazy->ensure(size_t(a - r->base), size_t(n));
+  return fast_view(r) + (a - r->base);
+}
+// Fills the lazy chunks a whole warp's accesses of n bytes at addr[] touch, [lo, hi] the span of
+// their addresses (often one chunk for the whole warp).
+inline void ensure_warp(Region* r, uint64_t lo, uint64_t hi, const uint64_t* addr, uint32_t n) {
+  if (!r->lazy) return;
+  if ((lo - r->base) / LazyImage::kChunk == (hi + n - 1 - r->base) / LazyImage::kChunk)
+    r->lazy->ensure(size_t(lo - r->base), 1);
+  else
+    for (int l = 0; l < kWarpSize; ++l) r->lazy->ensure(size_t(addr[l] - r->base), n);
 }
 
 // Device-side malloc/free for one launch: each allocation is a Region of its own with guard bands

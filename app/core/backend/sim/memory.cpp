@@ -41,7 +41,6 @@ Region* Memory::add_lazy(uint64_t base, uint64_t data_off, uint64_t data_bytes,
       std::make_unique<LazyImage>(size_t(std::max<uint64_t>(image_bytes, 1)), std::move(fill)));
   r->host = lazy.back()->data();
   r->lazy = lazy.back().get();
-  r->rw = r->lazy->writer();
   regions.push_back(std::move(r));
   return regions.back().get();
 }

@@ -515,7 +515,7 @@ template <bool Store, uint32_t W> int h_global1(Exec& x, Warp& w, const Inst& in
     if (r && !(Store && r->readonly) && r->data_hi - r->data_lo >= W) {
       lo = r->data_lo;
       span = r->data_hi - r->data_lo - W;
-      hb = reinterpret_cast<uintptr_t>(r->lazy ? r->rw : r->host) - r->base;
+      hb = reinterpret_cast<uintptr_t>(fast_view(r)) - r->base;
     } else {
       lo = ~0ull, span = 0, hb = 0;
     }
@@ -536,12 +536,7 @@ template <bool Store, uint32_t W> int h_global1(Exec& x, Warp& w, const Inst& in
     amin = ws.lo, amax = ws.hi;
     sector_set = ws.sectors, sector_set_ok = ws.sectors_ok;
     if (ws.lo - lo <= span && ws.hi - lo <= span && (ws.any & (W - 1)) == 0) {
-      if (r->lazy) { // the chunks the lanes touch (often one for the whole warp)
-        if ((ws.lo - r->base) / LazyImage::kChunk == (ws.hi + W - 1 - r->base) / LazyImage::kChunk)
-          r->lazy->ensure(size_t(ws.lo - r->base), 1);
-        else
-          for (int l = 0; l < kWarpSize; ++l) r->lazy->ensure(size_t(addr[l] - r->base), W);
-      }
+      ensure_warp(r, ws.lo, ws.hi, addr, W);
 #pragma GCC unroll 4
       for (int l = 0; l < kWarpSize; ++l) {
         std::byte* p = reinterpret_cast<std::byte*>(hb + addr[l]);
@@ -825,13 +820,8 @@ int h_global_vec_load(Exec& x, Warp& w, const Inst& in, uint32_t m) {
   Region* r = holds(x.last) ? x.last : holds(x.rcache[pc]) ? x.rcache[pc] : nullptr;
   if (!r || (span.any & (N - 1)) != 0) return h_access<Space::global, false>(x, w, in, m);
   x.last = r; // as h_access leaves it
-  if (r->lazy) {
-    if ((span.lo - r->base) / LazyImage::kChunk == (span.hi + N - 1 - r->base) / LazyImage::kChunk)
-      r->lazy->ensure(size_t(span.lo - r->base), 1);
-    else
-      for (int l = 0; l < kWarpSize; ++l) r->lazy->ensure(size_t(addr[l] - r->base), N);
-  }
-  const uintptr_t hb = reinterpret_cast<uintptr_t>(r->lazy ? r->rw : r->host) - r->base;
+  ensure_warp(r, span.lo, span.hi, addr, N);
+  const uintptr_t hb = reinterpret_cast<uintptr_t>(fast_view(r)) - r->base;
   const Ext sign = sign_ext(in);
   uint64_t* reg[V];
   for (uint32_t k = 0; k < V; ++k) reg[k] = w.row(x.P->lists[in.target + k]);

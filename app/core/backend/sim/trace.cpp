@@ -129,14 +129,11 @@ void trace_atomic(Warp& w, const uint64_t* addr, int n, uint32_t bytes, bool sha
       if (most < 1) most = 1, hot = word;
     }
   }
-  e->bytes = uint8_t(bytes);
   if (shared) {
-    sec.resize(first);        // only the serialisation counts for shared memory
-    e->first = uint32_t(hot); // the block's shared word it serialises on
-    e->count = uint16_t(most);
-    e->kind = TraceKind::shared_atomic;
-    return;
+    sec.resize(first); // only the serialisation counts for shared memory
+    return trace_shared_atomic(w, most, uint32_t(hot), bytes);
   }
+  e->bytes = uint8_t(bytes);
   e->first = uint32_t(first);
   e->count = uint16_t(std::min<size_t>(sec.size() - first, 0xffff));
   e->kind = TraceKind::global_atomic;
@@ -146,7 +143,7 @@ void trace_shared_atomic(Warp& w, uint32_t most, uint32_t hot, uint32_t bytes) {
   TraceEvent* e = current(w);
   if (!e || most == 0) return;
   e->bytes = uint8_t(bytes);
-  e->first = hot;
+  e->first = hot; // the block's shared word it serialises on
   e->count = uint16_t(most);
   e->kind = TraceKind::shared_atomic;
 }
