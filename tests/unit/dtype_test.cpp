@@ -295,14 +295,14 @@ TEST_CASE("generators: the same bytes for every kind and type, whole or from any
 }
 
 TEST_CASE("generators: a range filled at once is the bytes of its elements filled one by one") {
-  // (The skewed bytes and the uniform floats a sampled run makes most of go eight at a time where
-  // the CPU can; a lone element takes the general loop.)
+  // (The skewed bytes, the uniform floats and the normal values a sampled run makes most of go
+  // eight at a time where the CPU can; a lone element takes the general loop.)
   const Env env{{"n", 37}};
-  const std::pair<const char*, DType> cases[] = {{"skewed(0, 256, 8)", DType::u8},
-                                                 {"skewed(-3, 300, 3)", DType::u8},
-                                                 {"skewed(0, 1, 1)", DType::u8},
-                                                 {"uniform(-3, 5)", DType::f32},
-                                                 {"uniform(0, 0.001)", DType::f32}};
+  const std::pair<const char*, DType> cases[] = {
+      {"skewed(0, 256, 8)", DType::u8},  {"skewed(-3, 300, 3)", DType::u8},
+      {"skewed(0, 1, 1)", DType::u8},    {"uniform(-3, 5)", DType::f32},
+      {"uniform(0, 0.001)", DType::f32}, {"normal(1, 2)", DType::f32},
+      {"normal(0, 1)", DType::bf16},     {"normal(-1, 0.5)", DType::f16}};
   for (auto [spec, t] : cases) {
     const ResolvedGenerator r = Generator::parse(spec).resolve(t, 77, 2, env);
     const size_t es = dtype_size(t), n = 4099;
