@@ -98,16 +98,20 @@ uint32_t encode(const MiniFloat& f, double x, bool saturate) {
   return sign | (uint32_t(er + f.bias) << f.mbits) | mant;
 }
 
-// encode(kBF16, x, false) for a double whose exponent is in bf16's normal range (most of what a
-// generator makes): the rounding done on the double's own bits, a carry out of the significand
-// moving into the exponent as it should (and at the top into infinity's pattern, which encode
-// gives for anything rounded past the largest finite value). Others take encode.
-inline uint32_t encode_bf16(double x) {
+// encode(f, x, false) for a 16-bit IEEE format and a double whose exponent is in the format's
+// normal range (most of what a generator makes): the rounding done on the double's own bits, a
+// carry out of the significand moving into the exponent as it should (and at the top into
+// infinity's pattern, which encode gives for anything rounded past the largest finite value).
+// Others take encode.
+template <const MiniFloat& F> inline uint32_t encode_normal16(double x) {
+  static_assert(F.ieee && F.ebits + F.mbits == 15);
+  constexpr int drop = 52 - F.mbits;
   const uint64_t u = std::bit_cast<uint64_t>(x), mag = u & ~(1ull << 63);
   const uint64_t e = mag >> 52;
-  if (e < 1023 - 126 || e > 1023 + 127) return encode(kBF16, x, false);
-  const uint64_t r = (mag + ((1ull << 44) - 1) + ((mag >> 45) & 1)) >> 45;
-  const uint32_t b = std::min(uint32_t(r - (uint64_t(1023 - 127) << 7)), 0x7f80u);
+  if (e < uint64_t(1023 + 1 - F.bias) || e > uint64_t(1023 + F.bias)) return encode(F, x, false);
+  const uint64_t r = (mag + ((1ull << (drop - 1)) - 1) + ((mag >> drop) & 1)) >> drop;
+  const uint32_t b = std::min(uint32_t(r - (uint64_t(1023 - F.bias) << F.mbits)),
+                              uint32_t(((1u << F.ebits) - 1) << F.mbits));
   return uint32_t(u >> 48 & 0x8000) | b;
 }
 
@@ -232,10 +236,10 @@ void store_element(DType t, std::byte* p, double v) {
     store_as<float>(p, static_cast<float>(v));
     break;
   case DType::f16:
-    store_as<uint16_t>(p, uint16_t(encode(kF16, v, false)));
+    store_as<uint16_t>(p, uint16_t(encode_normal16<kF16>(v)));
     break;
   case DType::bf16:
-    store_as<uint16_t>(p, uint16_t(encode_bf16(v)));
+    store_as<uint16_t>(p, uint16_t(encode_normal16<kBF16>(v)));
     break;
   case DType::fp8e4m3:
     store_as<uint8_t>(p, uint8_t(encode(kE4M3, v, true)));

@@ -3,6 +3,7 @@
 #include "core/generate.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <doctest/doctest.h>
@@ -35,6 +36,35 @@ TEST_CASE("f16 conversion rounds to nearest even like cvt.rn.f16.f32") {
   CHECK((f32_to_f16_bits(NAN) & 0x7c00) == 0x7c00);
   for (uint32_t h = 0; h < 0x7c00; ++h) CHECK(f32_to_f16_bits(f16_bits_to_f32(uint16_t(h))) == h);
 }
+
+#ifdef __FLT16_MAX__
+TEST_CASE("an f16 input is the double rounded once to nearest even") {
+  // store_element rounds most doubles on their own bits; the compiler's _Float16 conversion is
+  // an independent reference. Random bit patterns, then every exponent around f16's range with
+  // the rounding's halfway and carry cases.
+  uint64_t s = 1;
+  auto next = [&] { return s = s * 6364136223846793005ull + 1442695040888963407ull; };
+  auto same = [](double x) {
+    std::byte b[2];
+    store_element(DType::f16, b, x);
+    uint16_t got, want;
+    std::memcpy(&got, b, 2);
+    const _Float16 h = static_cast<_Float16>(x);
+    std::memcpy(&want, &h, 2);
+    return std::isnan(x) ? (got & 0x7c00) == 0x7c00 && (got & 0x3ff) != 0 : got == want;
+  };
+  int bad = 0;
+  for (int i = 0; i < 1000000; ++i) bad += !same(std::bit_cast<double>(next()));
+  for (uint64_t e = 1023 - 30; e <= 1023 + 20; ++e)
+    for (int k = 0; k < 4000; ++k) {
+      uint64_t m = next() >> 12;
+      if (k % 4 == 1) m = (m & ~((1ull << 42) - 1)) | (1ull << 41);        // halfway
+      if (k % 4 == 2) m |= ((1ull << 52) - 1) & ~((1ull << (k % 52)) - 1); // carries
+      bad += !same(std::bit_cast<double>(uint64_t(k & 1) << 63 | e << 52 | m));
+    }
+  CHECK(bad == 0);
+}
+#endif
 
 TEST_CASE("bf16 and fp8 conversions") {
   CHECK(f32_to_bf16_bits(1.0f) == 0x3f80);
@@ -265,14 +295,14 @@ TEST_CASE("generators: the same bytes for every kind and type, whole or from any
 }
 
 TEST_CASE("generators: a range filled at once is the bytes of its elements filled one by one") {
-  // (The skewed bytes and the uniform floats a sampled run makes most of go eight at a time where
-  // the CPU can; a lone element takes the general loop.)
+  // (The skewed bytes, the uniform floats and the normal values a sampled run makes most of go
+  // eight at a time where the CPU can; a lone element takes the general loop.)
   const Env env{{"n", 37}};
-  const std::pair<const char*, DType> cases[] = {{"skewed(0, 256, 8)", DType::u8},
-                                                 {"skewed(-3, 300, 3)", DType::u8},
-                                                 {"skewed(0, 1, 1)", DType::u8},
-                                                 {"uniform(-3, 5)", DType::f32},
-                                                 {"uniform(0, 0.001)", DType::f32}};
+  const std::pair<const char*, DType> cases[] = {
+      {"skewed(0, 256, 8)", DType::u8},  {"skewed(-3, 300, 3)", DType::u8},
+      {"skewed(0, 1, 1)", DType::u8},    {"uniform(-3, 5)", DType::f32},
+      {"uniform(0, 0.001)", DType::f32}, {"normal(1, 2)", DType::f32},
+      {"normal(0, 1)", DType::bf16},     {"normal(-1, 0.5)", DType::f16}};
   for (auto [spec, t] : cases) {
     const ResolvedGenerator r = Generator::parse(spec).resolve(t, 77, 2, env);
     const size_t es = dtype_size(t), n = 4099;

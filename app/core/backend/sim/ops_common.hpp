@@ -32,18 +32,41 @@ template <class T> inline uint64_t put(T v) {
 template <class T>
 using Wrap = std::conditional_t<(sizeof(T) < 4), uint32_t, std::make_unsigned_t<T>>;
 
+// A whole warp's element-wise work with AVX2 where the CPU has it: the same operations on each
+// lane (no fused multiply-add: fma is not enabled), four 64-bit slots at a time.
+inline const bool kEwAvx2 = [] {
+  __builtin_cpu_init(); // (this may run before the library's own initialiser)
+  return __builtin_cpu_supports("avx2") != 0;
+}();
+template <class F>
+__attribute__((target("avx2"))) void un_full_avx2(uint64_t* d, const uint64_t* a) {
+#pragma GCC ivdep
+  for (int l = 0; l < kWarpSize; ++l) d[l] = F::f(a[l]);
+}
+template <class F>
+__attribute__((target("avx2"))) void bin_full_avx2(uint64_t* d, const uint64_t* a,
+                                                   const uint64_t* b) {
+#pragma GCC ivdep
+  for (int l = 0; l < kWarpSize; ++l) d[l] = F::f(a[l], b[l]);
+}
 // Shapes: F::f takes the source slots and returns the destination slot.
 template <class F> int h_un(Exec&, Warp& w, const Inst& in, uint32_t m) {
   uint64_t* d = w.row(in.r[0]);
   const uint64_t* a = w.row(in.r[1]);
-  each_lane_ew(m, [&](int l) { d[l] = F::f(a[l]); });
+  if (m == kFull && kEwAvx2)
+    un_full_avx2<F>(d, a);
+  else
+    each_lane_ew(m, [&](int l) { d[l] = F::f(a[l]); });
   return kNext;
 }
 template <class F> int h_bin(Exec&, Warp& w, const Inst& in, uint32_t m) {
   uint64_t* d = w.row(in.r[0]);
   const uint64_t* a = w.row(in.r[1]);
   const uint64_t* b = w.row(in.r[2]);
-  each_lane_ew(m, [&](int l) { d[l] = F::f(a[l], b[l]); });
+  if (m == kFull && kEwAvx2)
+    bin_full_avx2<F>(d, a, b);
+  else
+    each_lane_ew(m, [&](int l) { d[l] = F::f(a[l], b[l]); });
   return kNext;
 }
 template <class F> int h_tern(Exec&, Warp& w, const Inst& in, uint32_t m) {

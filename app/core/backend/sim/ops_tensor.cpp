@@ -203,14 +203,64 @@ int h_wmma_ldst(Exec& x, Warp& w, const Inst& in, uint32_t m) {
   const uint64_t* stride = in.r[2] != kNoRow ? w.row(in.r[2]) : nullptr;
   uint64_t sect[kWarpSize * 16];
   int ns = 0, nshared = 0;
+  // A run of a lane's elements along one row, wholly inside shared memory or inside the global
+  // buffer the warp last touched, and aligned: its host bytes, without a lookup per element.
+  // Anything else (and so every fault) goes element by element through the general lookups.
+  auto run_ptr = [&](uint64_t a, uint64_t bytes, Space& sp) -> std::byte* {
+    if (a & uint64_t(eb - 1)) return nullptr;
+    const bool window = in.space == Space::generic && a - kSharedWindow < kWindowSize;
+    if (in.space == Space::shared || window) {
+      const uint64_t o = window ? a - kSharedWindow : a;
+      sp = Space::shared;
+      return o < x.B->shared_size && o + bytes <= x.B->shared_size ? x.B->shared + o : nullptr;
+    }
+    const Region* r = x.last; // a global buffer: never inside a generic window
+    sp = Space::global;
+    return r && a >= r->data_lo && a + bytes <= r->data_hi && !(store && r->readonly)
+               ? r->host + (a - r->base)
+               : nullptr;
+  };
   for (uint32_t mm = m; mm; mm &= mm - 1) {
     int l = std::countr_zero(mm);
     uint64_t ld = stride ? uint32_t(stride[l]) : uint64_t(col ? R : C);
-    for (int i = 0; i < E; ++i) {
+    for (int i = 0; i < E;) {
       int r, c;
       wmma_pos(l, i, E, R, C, r, c);
       uint64_t off = col ? (uint64_t(c) * ld + r) : (uint64_t(r) * ld + c);
       uint64_t a = base[l] + uint64_t(disp) + off * eb;
+      if (const int n = col ? 1 : std::min(E - i, C - c); n > 1) {
+        Space sp = in.space;
+        if (std::byte* p = run_ptr(a, uint64_t(n) * eb, sp)) {
+          // Whole registers where the run covers them: a register's elements lie in order, the
+          // lowest-numbered in the low bits, as they lie in memory.
+          const int per = f.per_reg();
+          if (i % per == 0 && n % per == 0)
+            for (int j = 0; j < n / per; ++j) {
+              uint64_t& reg = w.row(f.rows[i / per + j])[l];
+              uint32_t v = uint32_t(reg);
+              if (store)
+                std::memcpy(p + 4 * j, &v, 4);
+              else
+                std::memcpy(&v, p + 4 * j, 4), reg = v;
+            }
+          else
+            for (int k = 0; k < n; ++k) {
+              uint32_t v = store ? f.get(w, l, i + k) : 0;
+              if (store)
+                std::memcpy(p + k * eb, &v, eb);
+              else
+                std::memcpy(&v, p + k * eb, eb), f.set(w, l, i + k, v);
+            }
+          if (sp == Space::shared) nshared += n;
+          if (sp == Space::global)
+            for (int k = 0; k < n; ++k, a += eb) {
+              if (store && x.last->writers) note_writer(x, w, l, x.last, a);
+              if (ns < int(sizeof sect / sizeof sect[0])) sect[ns++] = a >> 5;
+            }
+          i += n;
+          continue;
+        }
+      }
       Space sp = in.space;
       std::byte* p;
       if (in.space == Space::global)
@@ -233,6 +283,7 @@ int h_wmma_ldst(Exec& x, Warp& w, const Inst& in, uint32_t m) {
       }
       if (sp == Space::global && ns < int(sizeof sect / sizeof sect[0])) sect[ns++] = a >> 5;
       if (sp == Space::shared) ++nshared;
+      ++i;
     }
   }
   if (w.trace) {
@@ -260,6 +311,35 @@ int h_wmma_ldst(Exec& x, Warp& w, const Inst& in, uint32_t m) {
   return kNext;
 }
 
+__attribute__((target("avx2,fma"))) inline __m128 bf16_nan_canon(__m128i f32_bits) {
+  const __m128i mag = _mm_and_si128(f32_bits, _mm_set1_epi32(0x7fffffff));
+  const __m128i nan = _mm_cmpgt_epi32(mag, _mm_set1_epi32(0x7f800000));
+  return _mm_castsi128_ps(_mm_blendv_epi8(f32_bits, _mm_set1_epi32(0x7fffffff), nan));
+}
+// 16-bit tensor-core operands widened with AVX2 (F16C for f16), 16 elements (one 32-byte K slice of
+// a row) at a time: bit for bit widen_bf16 / widen_f16 (a NaN becomes 0x7fffffff, as
+// bf16_to_f32_bits and f16_to_f32_bits make it; every other value widens exactly).
+const bool kTensorF16c = kTensorAvx2 && __builtin_cpu_supports("f16c");
+__attribute__((target("avx2,fma,f16c"))) inline void widen16_row(const std::byte* raw, bool bf16,
+                                                                 double* dst) {
+  const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(raw));
+  const __m128i lo = _mm256_castsi256_si128(v), hi = _mm256_extracti128_si256(v, 1);
+  __m128 f[4];
+  if (bf16) {
+    const __m128i z = _mm_setzero_si128();
+    f[0] = bf16_nan_canon(_mm_unpacklo_epi16(z, lo)),
+    f[1] = bf16_nan_canon(_mm_unpackhi_epi16(z, lo));
+    f[2] = bf16_nan_canon(_mm_unpacklo_epi16(z, hi)),
+    f[3] = bf16_nan_canon(_mm_unpackhi_epi16(z, hi));
+  } else {
+    const __m256 a = _mm256_cvtph_ps(lo), b = _mm256_cvtph_ps(hi);
+    f[0] = bf16_nan_canon(_mm_castps_si128(_mm256_castps256_ps128(a)));
+    f[1] = bf16_nan_canon(_mm_castps_si128(_mm256_extractf128_ps(a, 1)));
+    f[2] = bf16_nan_canon(_mm_castps_si128(_mm256_castps256_ps128(b)));
+    f[3] = bf16_nan_canon(_mm_castps_si128(_mm256_extractf128_ps(b, 1)));
+  }
+  for (int i = 0; i < 4; ++i) _mm256_storeu_pd(dst + 4 * i, _mm256_cvtps_pd(f[i]));
+}
 // Matrix multiply shared by wmma.mma and mma.sync: gather A, B, C; D = A * B + C.
 struct MmaDesc {
   int M, N, K;
@@ -350,6 +430,25 @@ int h_mma(Exec& x, Warp& w, const Inst& in, uint32_t m) {
     const int S = R * Cc;
     const int first_lane = wm && p2 && S % E == 0 && S / E <= kWarpSize ? kWarpSize - S / E : 0;
     auto each = [&](auto cv) {
+      if (wm && p2 && S % E == 0) { // lane l's elements are dst[(l * E) mod S + i], in order
+        const bool wide16 = kTensorF16c && (f.t == FT::f16 || f.t == FT::bf16) && E % 16 == 0;
+        for (int l = first_lane; l < kWarpSize; ++l) {
+          double* d = dst + ((l * E) & (S - 1));
+          if (wide16) { // sixteen at a time, from eight registers' low halves laid side by side
+            for (int j = 0; j < f.nregs; j += 8) {
+              uint32_t raw[8];
+              for (int q = 0; q < 8; ++q) raw[q] = uint32_t(w.row(f.rows[j + q])[l]);
+              widen16_row(reinterpret_cast<const std::byte*>(raw), f.t == FT::bf16, d + 2 * j);
+            }
+            continue;
+          }
+          for (int j = 0; j < f.nregs; ++j) {
+            const uint64_t v = w.row(f.rows[j])[l];
+            for (int h = 0; h < n; ++h) d[j * n + h] = cv(uint32_t(v >> (8 * eb * h)) & mask);
+          }
+        }
+        return;
+      }
       for (int l = first_lane; l < kWarpSize; ++l)
         for (int j = 0; j < f.nregs; ++j) {
           const uint64_t v = w.row(f.rows[j])[l];
@@ -390,12 +489,19 @@ int h_mma(Exec& x, Warp& w, const Inst& in, uint32_t m) {
   double D[32 * 32];
   multiply_rows(A, B, D, M, N, K);
   for (int i = 0; i < M * N; ++i) D[i] += Cm[i];
+  const int Ed = fd.per_lane(), S = M * N;
+  const bool p2 = std::has_single_bit(unsigned(S)) && S % Ed == 0;
   for (uint32_t mm = m | w.active; mm; mm &= mm - 1) {
     int l = std::countr_zero(mm);
-    for (int i = 0; i < fd.per_lane(); ++i) {
+    if (wm && p2) { // wmma_pos: lane l's elements are D[(l * Ed) mod S + i], in order
+      const double* d = D + ((l * Ed) & (S - 1));
+      for (int i = 0; i < Ed; ++i) fd.set(w, l, i, round_out(d[i], dt, satf));
+      continue;
+    }
+    for (int i = 0; i < Ed; ++i) {
       int r, c;
       if (wm)
-        wmma_pos(l, i, fd.per_lane(), M, N, r, c);
+        wmma_pos(l, i, Ed, M, N, r, c);
       else
         mma_c_pos(l, i, r, c);
       fd.set(w, l, i, round_out(D[r * N + c], dt, satf));
@@ -413,11 +519,6 @@ __attribute__((target("avx2,fma"))) inline __m128i low_words(const uint64_t* fou
   const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(four_lanes));
   return _mm256_castsi256_si128(
       _mm256_permutevar8x32_epi32(v, _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7)));
-}
-__attribute__((target("avx2,fma"))) inline __m128 bf16_nan_canon(__m128i f32_bits) {
-  const __m128i mag = _mm_and_si128(f32_bits, _mm_set1_epi32(0x7fffffff));
-  const __m128i nan = _mm_cmpgt_epi32(mag, _mm_set1_epi32(0x7f800000));
-  return _mm_castsi128_ps(_mm_blendv_epi8(f32_bits, _mm_set1_epi32(0x7fffffff), nan));
 }
 // Eight bf16 (four lanes' low 32 bits, in order) to eight doubles.
 __attribute__((target("avx2,fma"))) inline void widen_bf16x8(const uint64_t* four_lanes,
@@ -638,30 +739,6 @@ inline uint64_t wg_addr(const WgDesc& d, int r, int kb) {
   return swizzle_address(a, W);
 }
 
-// wgmma's 16-bit operands widened with AVX2 (F16C for f16), 16 elements (one 32-byte K slice of a
-// row) at a time: bit for bit widen_bf16 / widen_f16 (a NaN becomes 0x7fffffff, as
-// bf16_to_f32_bits and f16_to_f32_bits make it; every other value widens exactly).
-const bool kTensorF16c = kTensorAvx2 && __builtin_cpu_supports("f16c");
-__attribute__((target("avx2,fma,f16c"))) inline void widen16_row(const std::byte* raw, bool bf16,
-                                                                 double* dst) {
-  const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(raw));
-  const __m128i lo = _mm256_castsi256_si128(v), hi = _mm256_extracti128_si256(v, 1);
-  __m128 f[4];
-  if (bf16) {
-    const __m128i z = _mm_setzero_si128();
-    f[0] = bf16_nan_canon(_mm_unpacklo_epi16(z, lo)),
-    f[1] = bf16_nan_canon(_mm_unpackhi_epi16(z, lo));
-    f[2] = bf16_nan_canon(_mm_unpacklo_epi16(z, hi)),
-    f[3] = bf16_nan_canon(_mm_unpackhi_epi16(z, hi));
-  } else {
-    const __m256 a = _mm256_cvtph_ps(lo), b = _mm256_cvtph_ps(hi);
-    f[0] = bf16_nan_canon(_mm_castps_si128(_mm256_castps256_ps128(a)));
-    f[1] = bf16_nan_canon(_mm_castps_si128(_mm256_extractf128_ps(a, 1)));
-    f[2] = bf16_nan_canon(_mm_castps_si128(_mm256_castps256_ps128(b)));
-    f[3] = bf16_nan_canon(_mm_castps_si128(_mm256_extractf128_ps(b, 1)));
-  }
-  for (int i = 0; i < 4; ++i) _mm256_storeu_pd(dst + 4 * i, _mm256_cvtps_pd(f[i]));
-}
 // Rows of 16 elements (K = 16) into out[r * 16 + k].
 __attribute__((target("avx2,fma,f16c"))) void widen16_rows(const std::byte* raw, int rows,
                                                            bool bf16, double* out) {

@@ -166,8 +166,11 @@ SampledRun Simulator::run_sampled(const RunPlan& plan,
 // fence, or a volatile or ordered (acquire, release, relaxed) access. Without one, a block that
 // read another's writes would be a data race, so blocks are independent. What stays inside the
 // block does not count: shared-memory atomics and accesses, anything scoped to the CTA (an
-// mbarrier's acquire, membar.cta), and fence.proxy, which orders one thread's own generic and
-// async-proxy accesses (a wgmma GEMM's fence after its cp.async writes).
+// mbarrier's acquire, membar.cta), fence.proxy, which orders one thread's own generic and
+// async-proxy accesses (a wgmma GEMM's fence after its cp.async writes), and
+// fence.mbarrier_init, which orders only the thread's mbarrier.init of its own block's shared
+// memory (a TMA pipeline's setup; an arrival on another block's mbarrier is an instruction of
+// its own, with its own scope).
 namespace {
 bool blocks_may_talk(const Program& P) {
   for (const InstInfo& inf : P.info) {
@@ -177,7 +180,7 @@ bool blocks_may_talk(const Program& P) {
     for (size_t a = op.find('.'); a != std::string::npos;) {
       const size_t b = op.find('.', a + 1);
       const std::string_view tok = std::string_view(op).substr(a + 1, b - a - 1);
-      if (tok == "cta" || tok == "shared::cta" || tok == "proxy" ||
+      if (tok == "cta" || tok == "shared::cta" || tok == "proxy" || tok == "mbarrier_init" ||
           (tok == "shared" && op.find("cluster") == std::string::npos))
         within_block = true;
       if (tok == "volatile" || tok == "acquire" || tok == "release" || tok == "relaxed" ||
