@@ -35,8 +35,10 @@
 // sums), 396: 168 us (1.5 waves of 2 blocks an SM), 132: 171 us (one block an SM, half the
 // warps), against 149 us at 264. Predicted on the H100: the same kernel without the one-row-ahead
 // loads, two rows a barrier instead: 177 us (the barriers then hold 35% of the warps' time with
-// nothing in flight). __launch_bounds__(512, 4) caps the kernel at 32 registers, which spills and
-// gains nothing: 264 blocks fill only 2 of the 4 slots an SM would then have. A second vector per
+// nothing in flight). Measured on the H100: two rows' loads ahead instead of one, 194.4 us (64
+// registers and 28 bytes of spills: the third row of vectors does not fit).
+// __launch_bounds__(512, 4) caps the kernel at 32 registers, which spills and gains nothing: 264
+// blocks fill only 2 of the 4 slots an SM would then have. A second vector per
 // thread (N up to 16 * BLOCK in registers) spills at 64 registers; wide rows take the plain loop
 // instead. ln_bwd_dgamma with 8 warps a block instead of 32: 8.7 us instead of 6.3 us (too few
 // loads in flight to read 8.7 MB quickly).

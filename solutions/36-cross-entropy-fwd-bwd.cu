@@ -40,6 +40,9 @@
 // logit in six kernels) 8965 us, 11.9x slower; the Triton form (README: this kernel with
 // CACHE = 0, 32768 logits a chunk) 987 us, 1.31x slower. Predicted only: streaming stores
 // (__stcs) for the gradient lose 2% on the H200.
+// One `warpbook tune` on the H100 put CACHE = 196608 ahead: 727 us against this file's 747 us in
+// the same call (212992 782 us, 98304 791 us). Not yet measured on the H200, where this file is
+// silver (below).
 // On an NVIDIA H200 (`warpbook check` in the gpu test): 640.58 us, 72.0% of the speed of light
 // `warpbook probe` measures there: silver, short of the 75% gold bar.
 // measured: 640.58 us on NVIDIA H200

@@ -43,6 +43,9 @@
 //   - gamma in registers at 256 threads: 148.48 / - (64 registers: 80 bytes of spills); the same
 //     at 80 registers (WARPS = 24, 3 blocks an SM): 132.83 / 111.26.
 //   - WARPS = 48 (40 registers, spills): 173.31 on the H200.
+//   - Streaming loads and stores (__ldcs / __stcs): 129.47 on the H100 (this file 124.03-126.18
+//     there). Two tokens' loads ahead (a third row of registers, WARPS = 24): 141.54 on the H100,
+//     144.16 with streaming loads.
 //   - The copy engine instead of loads: thread 0 keeps 3 rows in flight a block with
 //     cp.async.bulk into a shared-memory ring on mbarriers, the threads read their vectors from
 //     there: 111.98-115.90 us on the H200. The loads already keep DRAM as busy, and the ring adds a
