@@ -1,6 +1,7 @@
 #include "generate.hpp"
 
 #include "backend.hpp"
+#include "host_cpu.hpp"
 
 #include "parallel.hpp"
 
@@ -101,10 +102,14 @@ uint64_t perm_element(uint64_t key, uint64_t c, uint64_t n, uint64_t k) {
 }
 
 #if defined(__x86_64__)
-const bool kFillAvx512 = [] {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
-}();
+// splitmix64's finaliser (mix64) on eight 64-bit lanes.
+__attribute__((target("avx512f,avx512dq"))) inline __m512i mix64x8(__m512i x) {
+  const __m512i c1 = _mm512_set1_epi64(int64_t(0xbf58476d1ce4e5b9ull));
+  const __m512i c2 = _mm512_set1_epi64(int64_t(0x94d049bb133111ebull));
+  x = _mm512_mullo_epi64(_mm512_xor_si512(x, _mm512_maskz_srli_epi64(0xff, x, 30)), c1);
+  x = _mm512_mullo_epi64(_mm512_xor_si512(x, _mm512_maskz_srli_epi64(0xff, x, 27)), c2);
+  return _mm512_xor_si512(x, _mm512_maskz_srli_epi64(0xff, x, 31));
+}
 // The two kinds a sampled run generates most of (a [perf] size's skewed bytes, its uniform
 // floats), eight elements at a time: the same splitmix64 draws, unit(), powers, products, sums,
 // floor and float rounding as the scalar loops, each an IEEE operation of its own, so the same
@@ -116,8 +121,6 @@ fill8_avx512(std::byte* out, uint64_t key, uint64_t first, size_t n, bool skewed
              double hi, int p, Odd&& odd) {
   const __m512i step = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
   const __m512i g = _mm512_set1_epi64(int64_t(0x9e3779b97f4a7c15ull));
-  const __m512i c1 = _mm512_set1_epi64(int64_t(0xbf58476d1ce4e5b9ull));
-  const __m512i c2 = _mm512_set1_epi64(int64_t(0x94d049bb133111ebull));
   const __m512i kv = _mm512_set1_epi64(int64_t(key));
   const __m512d scale = _mm512_set1_pd(0x1.0p-53), vlo = _mm512_set1_pd(lo),
                 span = _mm512_set1_pd(hi - lo), zero = _mm512_setzero_pd(),
@@ -125,10 +128,7 @@ fill8_avx512(std::byte* out, uint64_t key, uint64_t first, size_t n, bool skewed
   for (size_t k = 0; k < n; k += 8) {
     const __m512i i = _mm512_add_epi64(_mm512_set1_epi64(int64_t(first + k)), step);
     __m512i x = _mm512_add_epi64(kv, _mm512_mullo_epi64(_mm512_maskz_slli_epi64(0xff, i, 4), g));
-    x = _mm512_add_epi64(x, g);
-    x = _mm512_mullo_epi64(_mm512_xor_si512(x, _mm512_maskz_srli_epi64(0xff, x, 30)), c1);
-    x = _mm512_mullo_epi64(_mm512_xor_si512(x, _mm512_maskz_srli_epi64(0xff, x, 27)), c2);
-    x = _mm512_xor_si512(x, _mm512_maskz_srli_epi64(0xff, x, 31));
+    x = mix64x8(_mm512_add_epi64(x, g));
     const __m512d u = _mm512_mul_pd(
         _mm512_mask_cvtepu64_pd(zero, 0xff, _mm512_maskz_srli_epi64(0xff, x, 11)), scale);
     if (skewed) {
@@ -170,8 +170,6 @@ normal8_avx512(double* out, uint64_t key, uint64_t first, size_t n, double mean,
   const __m512i step = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
   const uint64_t gs = 0x9e3779b97f4a7c15ull;
   const __m512i g = _mm512_set1_epi64(int64_t(gs));
-  const __m512i c1 = _mm512_set1_epi64(int64_t(0xbf58476d1ce4e5b9ull));
-  const __m512i c2 = _mm512_set1_epi64(int64_t(0x94d049bb133111ebull));
   const __m512d scale = _mm512_set1_pd(0x1.0p-53), zero = _mm512_setzero_pd();
   for (size_t k = 0; k < n; k += 8) {
     const __m512i i = _mm512_add_epi64(_mm512_set1_epi64(int64_t(first + k)), step);
@@ -179,10 +177,8 @@ normal8_avx512(double* out, uint64_t key, uint64_t first, size_t n, double mean,
     __m512d sum = zero;
     for (uint64_t j = 0; j < 12; ++j) {
       // mix64(key + (16 i + j) g), as rnd(i, j)
-      __m512i x = _mm512_add_epi64(base, _mm512_set1_epi64(int64_t(key + j * gs + gs)));
-      x = _mm512_mullo_epi64(_mm512_xor_si512(x, _mm512_maskz_srli_epi64(0xff, x, 30)), c1);
-      x = _mm512_mullo_epi64(_mm512_xor_si512(x, _mm512_maskz_srli_epi64(0xff, x, 27)), c2);
-      x = _mm512_xor_si512(x, _mm512_maskz_srli_epi64(0xff, x, 31));
+      const __m512i x =
+          mix64x8(_mm512_add_epi64(base, _mm512_set1_epi64(int64_t(key + j * gs + gs))));
       const __m512d u = _mm512_maskz_mul_round_pd(
           0xff, _mm512_mask_cvtepu64_pd(zero, 0xff, _mm512_maskz_srli_epi64(0xff, x, 11)), scale,
           kRn);
@@ -295,27 +291,21 @@ void ResolvedGenerator::fill(std::byte* out, uint64_t first, size_t count) const
 #if defined(__x86_64__)
   // Eight at a time where the CPU can (the rest, under eight, below).
   const bool skewed_u8 = kind == Kind::skewed && type == DType::u8;
-  if (kFillAvx512 && count >= 8 && (skewed_u8 || (kind == Kind::uniform && type == DType::f32))) {
+  if (host_cpu::kAvx512dq && count >= 8 &&
+      (skewed_u8 || (kind == Kind::uniform && type == DType::f32))) {
     const size_t n = count / 8 * 8;
     fill8_avx512(out, key, first, n, skewed_u8, a[0], a[1], skewed_u8 ? int(arg(2, 4)) : 0,
                  [&](std::byte* o, double v) { store_element(type, o, v); });
     if (n < count) fill(out + n * es, first + n, count - n);
     return;
   }
-  if (kFillAvx512 && count >= 8 && kind == Kind::normal && is_float(type)) {
+  if (host_cpu::kAvx512dq && count >= 8 && kind == Kind::normal && is_float(type)) {
     const size_t n = count / 8 * 8;
     double v[512];
     for (size_t k = 0; k < n; k += 512) {
       const size_t m = std::min<size_t>(512, n - k);
       normal8_avx512(v, key, first + k, m, arg(0, 0), arg(1, 1));
-      for (size_t j = 0; j < m; ++j) {
-        if (type == DType::f32) {
-          const float f = static_cast<float>(v[j]);
-          std::memcpy(out + (k + j) * 4, &f, 4);
-        } else {
-          store_element(type, out + (k + j) * es, v[j]);
-        }
-      }
+      for (size_t j = 0; j < m; ++j) store_element(type, out + (k + j) * es, v[j]);
     }
     if (n < count) fill(out + n * es, first + n, count - n);
     return;

@@ -2,6 +2,7 @@
 // A register row holds one 64-bit slot per lane; a value narrower than 64 bits sits in the low
 // bits and is always written zero-extended, so a 32-bit register can be used as an address.
 #pragma once
+#include "core/host_cpu.hpp"
 #include "decode.hpp"
 #include "machine.hpp"
 
@@ -34,10 +35,6 @@ using Wrap = std::conditional_t<(sizeof(T) < 4), uint32_t, std::make_unsigned_t<
 
 // A whole warp's element-wise work with AVX2 where the CPU has it: the same operations on each
 // lane (no fused multiply-add: fma is not enabled), four 64-bit slots at a time.
-inline const bool kEwAvx2 = [] {
-  __builtin_cpu_init(); // (this may run before the library's own initialiser)
-  return __builtin_cpu_supports("avx2") != 0;
-}();
 template <class F>
 __attribute__((target("avx2"))) void un_full_avx2(uint64_t* d, const uint64_t* a) {
 #pragma GCC ivdep
@@ -53,7 +50,7 @@ __attribute__((target("avx2"))) void bin_full_avx2(uint64_t* d, const uint64_t* 
 template <class F> int h_un(Exec&, Warp& w, const Inst& in, uint32_t m) {
   uint64_t* d = w.row(in.r[0]);
   const uint64_t* a = w.row(in.r[1]);
-  if (m == kFull && kEwAvx2)
+  if (m == kFull && host_cpu::kAvx2)
     un_full_avx2<F>(d, a);
   else
     each_lane_ew(m, [&](int l) { d[l] = F::f(a[l]); });
@@ -63,7 +60,7 @@ template <class F> int h_bin(Exec&, Warp& w, const Inst& in, uint32_t m) {
   uint64_t* d = w.row(in.r[0]);
   const uint64_t* a = w.row(in.r[1]);
   const uint64_t* b = w.row(in.r[2]);
-  if (m == kFull && kEwAvx2)
+  if (m == kFull && host_cpu::kAvx2)
     bin_full_avx2<F>(d, a, b);
   else
     each_lane_ew(m, [&](int l) { d[l] = F::f(a[l], b[l]); });

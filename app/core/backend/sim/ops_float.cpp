@@ -181,10 +181,6 @@ template <bool Ftz> struct DivF {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define WB_HAVE_HW_FMA 1
 // h_fma_f32_hw's whole-warp path with AVX-512: eight 64-bit rows at a time, the same bits.
-const bool kFmaAvx512 = [] {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512f") != 0;
-}();
 __attribute__((target("avx512f"))) void fma_f32_rows_avx512(uint64_t* d, const uint64_t* a,
                                                             const uint64_t* b, const uint64_t* c) {
   const __m512i low = _mm512_set1_epi64(0xffffffff), nan = _mm512_set1_epi64(0x7fffffff);
@@ -206,7 +202,7 @@ __attribute__((target("avx2,fma"))) int h_fma_f32_hw(Exec&, Warp& w, const Inst&
   const uint64_t* a = w.row(in.r[1]);
   const uint64_t* b = w.row(in.r[2]);
   const uint64_t* c = w.row(in.r[3]);
-  if (!Ftz && !Sat && m == kFull && kFmaAvx512) {
+  if (!Ftz && !Sat && m == kFull && host_cpu::kAvx512f) {
     fma_f32_rows_avx512(d, a, b, c);
     return kNext;
   }
@@ -241,13 +237,6 @@ __attribute__((target("avx2,fma"))) int h_fma_f64_hw(Exec&, Warp& w, const Inst&
   auto one = [&](int l) { d[l] = bits(canon64(__builtin_fma(f64(a[l]), f64(b[l]), f64(c[l])))); };
   each_lane_ew(m, one);
   return kNext;
-}
-bool cpu_has_fma() {
-  static const bool v = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("fma") && __builtin_cpu_supports("avx2");
-  }();
-  return v;
 }
 #endif
 
@@ -683,7 +672,7 @@ bool decode_float(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Inst
         flops(2);
         if (rn) {
 #ifdef WB_HAVE_HW_FMA
-          if (cpu_has_fma()) {
+          if (host_cpu::kAvx2Fma) {
             I.fn = ftz ? (sat ? h_fma_f32_hw<true, true> : h_fma_f32_hw<true, false>)
                        : (sat ? h_fma_f32_hw<false, true> : h_fma_f32_hw<false, false>);
             return true;
@@ -822,7 +811,7 @@ bool decode_float(Dec& D, Inst& I, InstInfo& info, const Opc& o, const ptx::Inst
         ops(4);
         flops(2);
 #ifdef WB_HAVE_HW_FMA
-        if (rn && !sat && cpu_has_fma()) {
+        if (rn && !sat && host_cpu::kAvx2Fma) {
           I.fn = h_fma_f64_hw;
           return true;
         }

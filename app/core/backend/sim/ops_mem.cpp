@@ -124,21 +124,16 @@ __attribute__((target("avx2"))) uint64_t warp_sectors_avx2(const uint64_t* addr,
   _mm256_store_si256(reinterpret_cast<__m256i*>(v), set);
   return v[0] | v[1] | v[2] | v[3];
 }
-// Read once at start-up (a function-local static would test its guard on every access).
-const bool kHasAvx2 = [] {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") != 0;
-}();
 #endif
 inline WarpSpan warp_addresses(const uint64_t* base, uint64_t disp, uint64_t* addr) {
 #if defined(__x86_64__)
-  if (kHasAvx2) return warp_addresses_avx2(base, disp, addr);
+  if (host_cpu::kAvx2) return warp_addresses_avx2(base, disp, addr);
 #endif
   return warp_addresses_scalar(base, disp, addr);
 }
 inline uint64_t warp_sectors(const uint64_t* addr, uint64_t s0) {
 #if defined(__x86_64__)
-  if (kHasAvx2) return warp_sectors_avx2(addr, s0);
+  if (host_cpu::kAvx2) return warp_sectors_avx2(addr, s0);
 #endif
   return warp_sectors_scalar(addr, s0);
 }
@@ -297,7 +292,7 @@ uint32_t shared_wavefronts16(const uint64_t* addr, uint32_t m, uint32_t& ideal) 
     if (!pm) continue;
     ++ideal;
 #if defined(__x86_64__)
-    if (pm == 0xffu << (ph * 8) && kHasAvx2 && phase16_simple(addr + ph * 8)) {
+    if (pm == 0xffu << (ph * 8) && host_cpu::kAvx2 && phase16_simple(addr + ph * 8)) {
       total += 1;
       continue;
     }
@@ -772,7 +767,7 @@ int h_shared_vec(Exec& x, Warp& w, const Inst& in, uint32_t m) {
     uint64_t* reg[4];
     for (uint32_t k = 0; k < 4; ++k) reg[k] = w.row(x.P->lists[in.target + k]);
 #if defined(__x86_64__)
-    if (m == kFull && kHasAvx2) {
+    if (m == kFull && host_cpu::kAvx2) {
       float4_rows_avx2(reinterpret_cast<uintptr_t>(sh), addr, reg);
     } else
 #endif
@@ -826,7 +821,7 @@ int h_global_vec_load(Exec& x, Warp& w, const Inst& in, uint32_t m) {
   uint64_t* reg[V];
   for (uint32_t k = 0; k < V; ++k) reg[k] = w.row(x.P->lists[in.target + k]);
 #if defined(__x86_64__)
-  if (W == 4 && V == 4 && sign == Ext::none && kHasAvx2) {
+  if (W == 4 && V == 4 && sign == Ext::none && host_cpu::kAvx2) {
     float4_rows_avx2(hb, addr, reg);
   } else
 #endif

@@ -118,9 +118,8 @@ __attribute__((target("avx2,fma"))) void multiply_rows_avx2(const double* __rest
     }
   }
 }
-const bool kTensorAvx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 inline void multiply_rows(const double* A, const double* B, double* D, int M, int N, int K) {
-  if (kTensorAvx2 && N % 4 == 0)
+  if (host_cpu::kAvx2Fma && N % 4 == 0)
     multiply_rows_avx2(A, B, D, M, N, K);
   else
     multiply_rows_portable(A, B, D, M, N, K);
@@ -319,7 +318,6 @@ __attribute__((target("avx2,fma"))) inline __m128 bf16_nan_canon(__m128i f32_bit
 // 16-bit tensor-core operands widened with AVX2 (F16C for f16), 16 elements (one 32-byte K slice of
 // a row) at a time: bit for bit widen_bf16 / widen_f16 (a NaN becomes 0x7fffffff, as
 // bf16_to_f32_bits and f16_to_f32_bits make it; every other value widens exactly).
-const bool kTensorF16c = kTensorAvx2 && __builtin_cpu_supports("f16c");
 __attribute__((target("avx2,fma,f16c"))) inline void widen16_row(const std::byte* raw, bool bf16,
                                                                  double* dst) {
   const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(raw));
@@ -431,7 +429,8 @@ int h_mma(Exec& x, Warp& w, const Inst& in, uint32_t m) {
     const int first_lane = wm && p2 && S % E == 0 && S / E <= kWarpSize ? kWarpSize - S / E : 0;
     auto each = [&](auto cv) {
       if (wm && p2 && S % E == 0) { // lane l's elements are dst[(l * E) mod S + i], in order
-        const bool wide16 = kTensorF16c && (f.t == FT::f16 || f.t == FT::bf16) && E % 16 == 0;
+        const bool wide16 = (host_cpu::kAvx2Fma && host_cpu::kF16c) &&
+                            (f.t == FT::f16 || f.t == FT::bf16) && E % 16 == 0;
         for (int l = first_lane; l < kWarpSize; ++l) {
           double* d = dst + ((l * E) & (S - 1));
           if (wide16) { // sixteen at a time, from eight registers' low halves laid side by side
@@ -586,7 +585,7 @@ __attribute__((target("avx2,fma"))) int mma_16816_bf16_avx2(Exec& x, Warp& w, co
 // last, rounded once) with the fragment layout unrolled and the inputs widened by bit operations.
 template <bool BF16> int h_mma_16816_f32(Exec& x, Warp& w, const Inst& in, uint32_t m) {
   if constexpr (BF16)
-    if (kTensorAvx2 && (m | w.active) == 0xffffffffu) return mma_16816_bf16_avx2(x, w, in);
+    if (host_cpu::kAvx2Fma && (m | w.active) == 0xffffffffu) return mma_16816_bf16_avx2(x, w, in);
   const uint32_t* L = x.P->lists.data();
   const uint32_t *rd = L + in.r[0], *ra = L + in.r[1], *rb = L + in.r[2], *rc = L + in.r[3];
   auto widen = [](uint64_t h) { return BF16 ? widen_bf16(uint32_t(h)) : widen_f16(uint32_t(h)); };
@@ -888,7 +887,8 @@ int h_wgmma(Exec& x, Warp& w, const Inst& in, uint32_t m) {
   };
   // Widens raw (rows x K elements) into out[(r, k)] at out + r * rs + k * ks.
   auto widen = [&](const std::byte* raw, int rows, double* out, int rs, int ks) {
-    if (kTensorF16c && (at == FT::bf16 || at == FT::f16) && K == 16 && rows % 4 == 0) {
+    if ((host_cpu::kAvx2Fma && host_cpu::kF16c) && (at == FT::bf16 || at == FT::f16) && K == 16 &&
+        rows % 4 == 0) {
       if (rs == K && ks == 1) return widen16_rows(raw, rows, at == FT::bf16, out);
       if (rs == 1 && ks == rows) return widen16_rows_transposed(raw, rows, at == FT::bf16, out);
     }
@@ -944,7 +944,7 @@ int h_wgmma(Exec& x, Warp& w, const Inst& in, uint32_t m) {
   multiply_rows(A, BT, D, 16, N, K);
   const double sa = (in.flags & 1) ? -1.0 : 1.0, sb = (in.flags & 2) ? -1.0 : 1.0;
   const uint32_t* dl = x.P->lists.data() + in.target;
-  if (kTensorAvx2 && m == 0xffffffffu && (in.flags & 16)) {
+  if (host_cpu::kAvx2Fma && m == 0xffffffffu && (in.flags & 16)) {
     wgmma_write_d(w, dl, D, N, sa * sb, scale_d);
     return kNext;
   }
