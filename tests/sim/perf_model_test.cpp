@@ -713,3 +713,17 @@ TEST_CASE("perf model: a launch's line agrees in number and gives its bytes with
   CHECK(many.find("254 registers, 0 B shared; 2 blocks per SM") != std::string::npos);
   CHECK(many.find("; 35 blocks on the busiest SM") != std::string::npos);
 }
+
+TEST_CASE("perf model: every launch of a plan pays a whole launch, the second as the first") {
+  // `warpbook probe` on H100s and H200s: 200 empty kernels back to back take 0.80-1.29x a lone
+  // one's time each, so a plan's later launches are charged the lone figure too.
+  const auto p = predict_file("08-dot-product", "solutions/08-dot-product.cu");
+  const perf::Machine m = perf::machine_for(*find_profile("h200"));
+  REQUIRE(p.launches.size() == 2);
+  double sum = 0;
+  for (const auto& l : p.launches) {
+    CHECK(l.us >= m.launch_us);
+    sum += l.us;
+  }
+  CHECK(p.us == doctest::Approx(sum).epsilon(1e-9));
+}
