@@ -964,7 +964,7 @@ def b37(torch, F, s):
     part = dev_empty(torch, 2 * m * n * -(-k // 256))  # the puzzle's workspace
     c2 = dev_empty(torch, (m, n), torch.bfloat16)
     return Op(label, fn, outs, check, lambda tk: lambda: tk.splitk_gemm(a, b, part, c2),
-              "cuBLAS (wgmma, its own choice of split or stream-K) against mma.sync split-K with a workspace and a "
+              "cuBLAS (wgmma, its own choice of split or stream-K) against the solution's wgmma split-K with a workspace and a "
               "second, ordered reduction launch; the Triton form is the same two passes on tl.dot")
 
 
