@@ -505,8 +505,11 @@ NvrtcResult ptxas_uncached(const std::string& ptx, const std::vector<std::string
   cargv.push_back(nullptr);
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
+  // Nothing of the runner's (its request pipe, say) stays open in ptxas, which may outlive it.
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
   posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  posix_spawn_file_actions_addclosefrom_np(&fa, 3);
   pid_t pid = 0;
   int status = 0;
   const int err = posix_spawn(&pid, argv[0].c_str(), &fa, nullptr, cargv.data(), environ);
