@@ -293,6 +293,10 @@ inline int max_threads_for_registers(int registers) {
 }
 std::string local_memory_refusal(int64_t local_bytes); // why a launch is refused, or ""
 std::string register_refusal(uint64_t threads, int most, int registers);
+// Why the driver refuses a launch of `kernel` with blocks of `threads` by what ptxas said of it
+// (registers per block, local memory per thread), or "".
+std::string resource_refusal(const std::vector<KernelResources>& resources,
+                             const std::string& kernel, uint64_t threads);
 
 class Backend {
 public:

@@ -1069,13 +1069,15 @@ CheckReport check_impl(const Puzzle& p, const std::string& source, const std::st
   // The reference compiles on another thread meanwhile (NVRTC programs are independent).
   CompileOptions rco = co;
   rco.defines = ref_tune;
+  // On the simulator the reference's PTX is all that runs: it needs no cubin.
+  const bool is_gpu = rep.device.backend == "cuda";
   std::shared_future<Program> reference =
       std::async(std::launch::async, [&] {
-        return compile_source(read_file(p.reference), p.reference.filename().string(), rco);
+        const std::string ref = read_file(p.reference), name = p.reference.filename().string();
+        return is_gpu ? compile_source(ref, name, rco) : compile_ptx(ref, name, rco);
       }).share();
 
   std::vector<Case> cases;
-  const bool is_gpu = rep.device.backend == "cuda";
   if (run_sizes) {
     Case c;
     c.sizes = *run_sizes;
@@ -1098,18 +1100,29 @@ CheckReport check_impl(const Puzzle& p, const std::string& source, const std::st
     ahead.emplace(p, ref_tune, rep.seed, opt.case_timeout_s, reference, std::move(jobs));
   }
 
-  progs.learner = compile_source(source, file, co);
+  progs.learner = compile_ptx(source, file, co);
   progs.learner_source = source;
-  if (ahead) ahead->learner_compiled();
   if (cancel_requested(opt.cancel)) throw Cancelled(); // NVRTC itself cannot be interrupted
+  // ptxas makes the cubin on a thread of its own (owning its copy of the program, as the
+  // prediction's does) while the simulator's cases run the PTX.
+  std::shared_future<Program> assembled;
+  const size_t front_diagnostics = progs.learner.diagnostics.size();
+  if (progs.learner.ptxas_pending) {
+    std::promise<Program> promise;
+    assembled = promise.get_future().share();
+    std::thread([prog = progs.learner, co, promise = std::move(promise)]() mutable {
+      try {
+        assemble(prog, co);
+        promise.set_value(std::move(prog));
+      } catch (...) {
+        promise.set_exception(std::current_exception());
+      }
+    }).detach();
+  }
   require_kernels(progs.learner, p.kernel_names());
   for (auto& d : progs.learner.diagnostics) rep.diagnostics.push_back(d);
-  rep.resources =
-      progs.learner.ok ? backend.kernel_resources(progs.learner) : progs.learner.resources;
   rep.phases_ms.emplace_back("compile", ms_since(t0));
-  bool errors = std::any_of(rep.diagnostics.begin(), rep.diagnostics.end(),
-                            [](auto& d) { return d.severity == Diagnostic::Severity::error; });
-  if (errors || !progs.learner.ok) {
+  auto compile_error = [&]() {
     rep.verdict = Verdict::compile_error;
     for (auto& d : rep.diagnostics)
       if (d.severity == Diagnostic::Severity::error) {
@@ -1117,7 +1130,39 @@ CheckReport check_impl(const Puzzle& p, const std::string& source, const std::st
         break;
       }
     return finish();
-  }
+  };
+  // Waits for ptxas (in short steps, so that a cancel ends the wait) and takes its cubin,
+  // resources and errors. False when ptxas refused the PTX.
+  bool have_resources = false;
+  auto assembly_ok = [&]() {
+    if (have_resources) return true;
+    have_resources = true;
+    // The reference's worker goes on while ptxas has a core: the prediction waits for the cubin.
+    if (ahead) ahead->learner_compiled();
+    if (assembled.valid()) {
+      auto t_wait = Clock::now();
+      while (assembled.wait_for(std::chrono::milliseconds(20)) != std::future_status::ready)
+        if (cancel_requested(opt.cancel)) throw Cancelled();
+      const Program whole = assembled.get();
+      assembled = {};
+      rep.phases_ms.emplace_back("ptxas (waited)", ms_since(t_wait));
+      progs.learner.cubin = whole.cubin;
+      progs.learner.resources = whole.resources;
+      progs.learner.ok = progs.learner.ok && whole.ok;
+      for (size_t k = front_diagnostics; k < whole.diagnostics.size(); ++k) {
+        progs.learner.diagnostics.push_back(whole.diagnostics[k]);
+        rep.diagnostics.push_back(whole.diagnostics[k]);
+      }
+    }
+    rep.resources =
+        progs.learner.ok ? backend.kernel_resources(progs.learner) : progs.learner.resources;
+    return progs.learner.ok;
+  };
+  bool errors = std::any_of(rep.diagnostics.begin(), rep.diagnostics.end(),
+                            [](auto& d) { return d.severity == Diagnostic::Severity::error; });
+  if (errors || !progs.learner.ok) return compile_error();
+  // A GPU loads the cubin.
+  if (is_gpu && !assembly_ok()) return compile_error();
 
   t0 = Clock::now();
   progs.reference = reference.get();
@@ -1158,7 +1203,53 @@ CheckReport check_impl(const Puzzle& p, const std::string& source, const std::st
       return check_puzzle(p, source, file, *sim, so);
     });
   };
-  for (size_t i = 0; i < cases.size(); ++i) {
+  // Hands a case's verdict on. True when no further case runs.
+  auto hand_over = [&](CaseReport cr, size_t i) {
+    rep.phases_ms.emplace_back(fmt::format("case {}", cr.label), cr.ms);
+    // A note the simulator gives on every case (say, about FP8 wgmma's precision) is said once.
+    std::erase_if(cr.problems, [&](const std::string& m) {
+      return std::any_of(rep.cases.begin(), rep.cases.end(), [&](const CaseReport& e) {
+        return std::find(e.problems.begin(), e.problems.end(), m) != e.problems.end();
+      });
+    });
+    rep.cases.push_back(std::move(cr));
+    const CaseReport& last = rep.cases.back();
+    if (opt.on_case) opt.on_case(last, i, cases.size());
+    if (last.verdict == Verdict::passed) return false;
+    if (!is_gpu && !opt.time_wrong_answers) stop_prediction.store(true);
+    if (is_gpu && opt.explain_on_sim && !run_sizes && !on_sim.valid() && i < p.cases.size())
+      explain_on_sim(i);
+    if (rep.verdict == Verdict::passed) {
+      rep.verdict = last.verdict;
+      rep.summary = fmt::format("case {}: {}", last.label, last.message);
+    }
+    return opt.stop_at_first_failure || last.fault.sticky || !backend.usable();
+  };
+  // Cases run while ptxas works are held until it has finished: a kernel ptxas refuses gets its
+  // compile error and no case verdict. One that ran a launch the driver would refuse by ptxas's
+  // registers or local memory runs again, to fail there.
+  std::vector<std::pair<size_t, CaseReport>> held;
+  bool no_more = false;
+  auto hand_over_held = [&]() {
+    if (!assembly_ok()) return false;
+    for (auto& [k, cr] : held) {
+      if (no_more) break;
+      bool refused = false;
+      try {
+        for (const Launch& l : make_launches(p, p.env(cases[k], tune)))
+          refused = refused ||
+                    !resource_refusal(progs.learner.resources, l.kernel, l.block.count()).empty();
+      } catch (const ExprError&) {
+      }
+      if (refused)
+        cr = run_case(p, cases[k], p.env(cases[k], tune), p.env(cases[k], ref_tune), progs, backend,
+                      rep.seed, k, opt, !is_gpu);
+      no_more = hand_over(std::move(cr), k);
+    }
+    held.clear();
+    return true;
+  };
+  for (size_t i = 0; i < cases.size() && !no_more; ++i) {
     if (opt.only_case && i != *opt.only_case) continue;
     // A kernel already wrong is not run again at the perf size (unless its time is wanted): that
     // run says nothing new, and a slow wrong kernel there (a naive attention at 8192 tokens) can
@@ -1179,27 +1270,15 @@ CheckReport check_impl(const Puzzle& p, const std::string& source, const std::st
       cr.ms += wait_ms;
     }
     cr.perf = p.perf && !run_sizes && i == p.cases.size();
-    rep.phases_ms.emplace_back(fmt::format("case {}", cr.label), cr.ms);
-    // A note the simulator gives on every case (say, about FP8 wgmma's precision) is said once.
-    std::erase_if(cr.problems, [&](const std::string& m) {
-      return std::any_of(rep.cases.begin(), rep.cases.end(), [&](const CaseReport& e) {
-        return std::find(e.problems.begin(), e.problems.end(), m) != e.problems.end();
-      });
-    });
-    rep.cases.push_back(std::move(cr));
-    const CaseReport& last = rep.cases.back();
-    if (opt.on_case) opt.on_case(last, i, cases.size());
-    if (last.verdict != Verdict::passed) {
-      if (!is_gpu && !opt.time_wrong_answers) stop_prediction.store(true);
-      if (is_gpu && opt.explain_on_sim && !run_sizes && !on_sim.valid() && i < p.cases.size())
-        explain_on_sim(i);
-      if (rep.verdict == Verdict::passed) {
-        rep.verdict = last.verdict;
-        rep.summary = fmt::format("case {}: {}", last.label, last.message);
-      }
-      if (opt.stop_at_first_failure || last.fault.sticky || !backend.usable()) break;
-    }
+    const bool passed = cr.verdict == Verdict::passed;
+    held.emplace_back(i, std::move(cr));
+    // A failing case waits for ptxas at once: it ends the check, or at least the prediction.
+    if (passed && assembled.valid() &&
+        assembled.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
+      continue;
+    if (!hand_over_held()) return compile_error();
   }
+  if (!hand_over_held()) return compile_error();
 
   if (on_sim.valid() && on_sim_case < rep.cases.size()) {
     progress("explaining on the simulator", 0, 1);

@@ -1,18 +1,24 @@
 #include "compile.hpp"
 #include "printf_guard.hpp"
 
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
+#include <functional>
 #include <future>
 #include <map>
 #include <mutex>
 #include <nvrtc.h>
 #include <regex>
+#include <spawn.h>
 #include <sstream>
+#include <sys/wait.h>
 #include <unistd.h>
 
 namespace wb {
@@ -375,11 +381,10 @@ bool get_field(std::string_view& in, std::string& v) {
   return true;
 }
 
-NvrtcResult run_nvrtc_cached(const std::string& text, const std::string& file,
-                             const std::vector<std::string>& options, bool want_cubin,
-                             const std::string& key) {
+// `produce` is NVRTC's front end or ptxas; `key` is everything that decides its answer.
+NvrtcResult run_cached(const std::string& key, const std::function<NvrtcResult()>& produce) {
   const fs::path dir = compile_cache_dir();
-  if (dir.empty()) return nvrtc_uncached(text, file, options, want_cubin);
+  if (dir.empty()) return produce();
   const fs::path path =
       dir / fmt::format("{:016x}{:016x}", fnv1a(key), fnv1a(key, 0x84222325cbf29ce4ull));
   {
@@ -401,8 +406,8 @@ NvrtcResult run_nvrtc_cached(const std::string& text, const std::string& file,
       }
     }
   }
-  NvrtcResult r = nvrtc_uncached(text, file, options, want_cubin);
-  // Only what NVRTC decided from the input is kept (a failure to start it is not).
+  NvrtcResult r = produce();
+  // Only what the compiler decided from the input is kept (a failure to start it is not).
   if (r.status != NVRTC_SUCCESS && r.status != NVRTC_ERROR_COMPILATION) return r;
   std::string out;
   put_field(out, key);
@@ -428,12 +433,10 @@ NvrtcResult run_nvrtc_cached(const std::string& text, const std::string& file,
 
 // A check compiles the learner's file for the predicted GPU twice at once: for its cases and for
 // the performance model, with the same options. The second asks while the first still compiles;
-// it waits for that answer instead of running NVRTC again.
-NvrtcResult run_nvrtc(const std::string& text, const std::string& file,
-                      const std::vector<std::string>& options, bool want_cubin) {
+// it waits for that answer instead of running the compiler again.
+NvrtcResult run_shared(const std::string& key, const std::function<NvrtcResult()>& produce) {
   static std::mutex mu;
   static std::map<std::string, std::shared_future<NvrtcResult>> in_flight;
-  const std::string key = cache_key(text, options, want_cubin);
   std::promise<NvrtcResult> mine;
   std::shared_future<NvrtcResult> theirs;
   {
@@ -446,7 +449,7 @@ NvrtcResult run_nvrtc(const std::string& text, const std::string& file,
   if (theirs.valid()) return theirs.get();
   NvrtcResult r;
   try {
-    r = run_nvrtc_cached(text, file, options, want_cubin, key);
+    r = run_cached(key, produce);
   } catch (...) {
     mine.set_exception(std::current_exception());
     std::lock_guard lk(mu);
@@ -457,6 +460,94 @@ NvrtcResult run_nvrtc(const std::string& text, const std::string& file,
   std::lock_guard lk(mu);
   in_flight.erase(key);
   return r;
+}
+
+NvrtcResult run_nvrtc(const std::string& text, const std::string& file,
+                      const std::vector<std::string>& options, bool want_cubin) {
+  return run_shared(cache_key(text, options, want_cubin),
+                    [&] { return nvrtc_uncached(text, file, options, want_cubin); });
+}
+
+// The toolkit's ptxas beside the NVRTC this process loaded (the same release, so the same
+// assembler NVRTC runs inside itself); empty when there is none.
+const std::string& ptxas_binary() {
+  static const std::string path = [] {
+    Dl_info info{};
+    if (!dladdr(reinterpret_cast<void*>(&nvrtcVersion), &info) || !info.dli_fname)
+      return std::string();
+    // lib64/libnvrtc.so (bin/ beside lib64/) or targets/<arch>/lib/libnvrtc.so
+    const fs::path lib = fs::weakly_canonical(fs::path(info.dli_fname)).parent_path();
+    for (const fs::path& p : {lib.parent_path() / "bin" / "ptxas",
+                              lib.parent_path().parent_path().parent_path() / "bin" / "ptxas"})
+      if (::access(p.c_str(), X_OK) == 0) return p.string();
+    return std::string();
+  }();
+  return path;
+}
+
+// ptxas on `ptx` for `sm` (sm_XY), as NVRTC runs it for --gpu-architecture=sm_XY: -lineinfo,
+// and -v for the resource report. The status says whether it assembled (NVRTC's codes).
+NvrtcResult ptxas_uncached(const std::string& ptx, const std::vector<std::string>& args) {
+  NvrtcResult r;
+  r.status = NVRTC_ERROR_INTERNAL_ERROR;
+  std::string dir = (fs::temp_directory_path() / "warpbook-ptxas-XXXXXX").string();
+  if (!::mkdtemp(dir.data())) {
+    r.log = fmt::format("could not make a folder for ptxas: {}", std::strerror(errno));
+    return r;
+  }
+  const std::string in = dir + "/in.ptx", out = dir + "/out.cubin", log = dir + "/log";
+  std::ofstream(in, std::ios::binary).write(ptx.data(), std::streamsize(ptx.size()));
+  std::vector<std::string> argv{ptxas_binary()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  for (const std::string& a : {std::string("-o"), out, in}) argv.push_back(a);
+  std::vector<char*> cargv;
+  for (auto& a : argv) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  // Nothing of the runner's (its request pipe, say) stays open in ptxas, which may outlive it.
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+  pid_t pid = 0;
+  int status = 0;
+  const int err = posix_spawn(&pid, argv[0].c_str(), &fa, nullptr, cargv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (err != 0) {
+    r.log = fmt::format("could not run {}: {}", argv[0], std::strerror(err));
+  } else {
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    std::stringstream ls, cs;
+    ls << std::ifstream(log, std::ios::binary).rdbuf();
+    r.log = ls.str();
+    if (WIFEXITED(status)) {
+      r.status = WEXITSTATUS(status) == 0 ? NVRTC_SUCCESS : NVRTC_ERROR_COMPILATION;
+      if (r.status == NVRTC_SUCCESS) {
+        cs << std::ifstream(out, std::ios::binary).rdbuf();
+        const std::string c = cs.str();
+        r.cubin.assign(c.begin(), c.end());
+      }
+    } else {
+      r.log += fmt::format("\n{} ended by signal {}", argv[0], WTERMSIG(status));
+    }
+  }
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  return r;
+}
+
+NvrtcResult run_ptxas(const std::string& ptx, const std::string& sm, bool report) {
+  std::vector<std::string> args{"-arch=" + sm, "-lineinfo"};
+  if (report) args.push_back("-v");
+  std::error_code ec;
+  const std::string& bin = ptxas_binary();
+  std::string key = fmt::format("ptxas {} {} {}\n", bin, fs::file_size(bin, ec),
+                                fs::last_write_time(bin, ec).time_since_epoch().count());
+  for (auto& a : args) key += a + "\n";
+  key += ptx;
+  return run_shared(key, [&] { return ptxas_uncached(ptx, args); });
 }
 
 // ptxas's errors name a line of the PTX ("ptxas application ptx input, line 56; error : ..."), or
@@ -650,17 +741,22 @@ std::vector<Diagnostic> refused_source(const std::string& source, const std::str
 }
 } // namespace
 
-Program compile_source(const std::string& source, const std::string& file,
-                       const CompileOptions& opt) {
+Program compile_ptx(const std::string& source, const std::string& file, const CompileOptions& opt) {
   auto t0 = std::chrono::steady_clock::now();
   Program p;
   p.file = file;
   p.arch = opt.arch;
   p.diagnostics = refused_source(source, file);
   if (!p.diagnostics.empty()) return p;
+  const bool real_arch = opt.arch.rfind("sm_", 0) == 0;
+  const std::string number = opt.arch.substr(opt.arch.find('_') + 1);
+  // NVRTC makes the PTX only (its own ptxas would hold the PTX back until the cubin is made);
+  // ptxas runs on it in assemble(). Without a ptxas beside NVRTC, NVRTC makes both at once.
+  const bool split = !ptxas_binary().empty();
   // -default-device: a learner's file holds device code only, so an unannotated helper function
   // or a plain lambda is device code (NVRTC would call it a host function and refuse it).
-  std::vector<std::string> options = {"--gpu-architecture=" + opt.arch,
+  std::vector<std::string> options = {"--gpu-architecture=" +
+                                          (split ? "compute_" + number : opt.arch),
                                       "-lineinfo",
                                       "-std=c++17",
                                       "-default-device",
@@ -669,12 +765,12 @@ Program compile_source(const std::string& source, const std::string& file,
   for (auto& d : cuda_include_dirs()) options.push_back("-I" + d);
   for (auto& [k, v] : opt.defines) options.push_back(fmt::format("-D{}={}", k, v));
   for (auto& e : opt.extra) options.push_back(e);
-  bool real_arch = opt.arch.rfind("sm_", 0) == 0;
-  if (real_arch && opt.ptxas_report) options.push_back("--ptxas-options=-v");
+  const bool whole = real_arch && !split;
+  if (whole && opt.ptxas_report) options.push_back("--ptxas-options=-v");
   std::string text =
       fmt::format("{}{}#line 1 \"{}\"\n{}", kPrelude, printf_guard_source(), file, source);
 
-  NvrtcResult r = run_nvrtc(text, file, options, real_arch);
+  NvrtcResult r = run_nvrtc(text, file, options, whole);
   p.log = r.log;
   p.diagnostics = parse_nvrtc_log(r.log);
   // libcu++ (under NVRTC) defines INFINITY and NAN its own way over the prelude's: same values.
@@ -685,14 +781,13 @@ Program compile_source(const std::string& source, const std::string& file,
   });
   explain_missing_headers(p.diagnostics);
   explain_host_only(p.diagnostics, source);
-  // The front end passed and ptxas failed: its errors, on the learner's lines, from the PTX the
-  // front end makes (compiled again without ptxas; cached like any compile).
-  if (r.status == NVRTC_ERROR_COMPILATION && real_arch &&
-      r.log.find("ptxas") != std::string::npos &&
+  // NVRTC's own ptxas failed: its errors, on the learner's lines, from the PTX the front end
+  // makes (compiled again without ptxas; cached like any compile).
+  if (whole && r.status == NVRTC_ERROR_COMPILATION && r.log.find("ptxas") != std::string::npos &&
       std::none_of(p.diagnostics.begin(), p.diagnostics.end(),
                    [](auto& d) { return d.severity == Diagnostic::Severity::error; })) {
     std::vector<std::string> o2 = options;
-    o2[0] = "--gpu-architecture=compute_" + opt.arch.substr(3);
+    o2[0] = "--gpu-architecture=compute_" + number;
     std::erase(o2, std::string("--ptxas-options=-v"));
     const NvrtcResult front = run_nvrtc(text, file, o2, false);
     for (auto& d : ptxas_diagnostics(r.log, front.ptx, file)) p.diagnostics.push_back(d);
@@ -710,16 +805,48 @@ Program compile_source(const std::string& source, const std::string& file,
   p.ptx = std::move(r.ptx);
   p.cubin = std::move(r.cubin);
   p.entries = ptx_entries(p.ptx);
-  if (real_arch && opt.ptxas_report) p.resources = parse_ptxas_report(r.log);
-  // No GPU: build once more for the matching real arch just to read ptxas's resource report.
-  if (p.ok && !real_arch && opt.ptxas_report) {
+  if (whole && opt.ptxas_report) p.resources = parse_ptxas_report(r.log);
+  p.ptxas_pending = p.ok && (real_arch || opt.ptxas_report) && split;
+  // No GPU and no ptxas: build once more for the matching real arch just to read its report.
+  if (p.ok && !real_arch && opt.ptxas_report && !split) {
     std::vector<std::string> o2 = options;
-    o2[0] = "--gpu-architecture=sm_" + opt.arch.substr(opt.arch.find('_') + 1);
+    o2[0] = "--gpu-architecture=sm_" + number;
     o2.push_back("--ptxas-options=-v");
     p.resources = parse_ptxas_report(run_nvrtc(text, file, o2, true).log);
   }
   p.compile_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return p;
+}
+
+void assemble(Program& p, const CompileOptions& opt) {
+  if (!p.ptxas_pending) return;
+  p.ptxas_pending = false;
+  auto t0 = std::chrono::steady_clock::now();
+  const bool real_arch = p.arch.rfind("sm_", 0) == 0;
+  NvrtcResult r = run_ptxas(p.ptx, "sm_" + p.arch.substr(p.arch.find('_') + 1), opt.ptxas_report);
+  if (opt.ptxas_report) p.resources = parse_ptxas_report(r.log);
+  p.compile_ms +=
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  if (!real_arch) return; // compute_XY: the PTX is the program; ptxas only gave its report
+  p.log += r.log;
+  if (r.status == NVRTC_SUCCESS) {
+    p.cubin = std::move(r.cubin);
+    return;
+  }
+  p.ok = false;
+  std::vector<Diagnostic> d = ptxas_diagnostics(r.log, p.ptx, p.file);
+  if (d.empty())
+    d.push_back({p.file, 0, 0, Diagnostic::Severity::error,
+                 fmt::format("ptxas (the assembler that makes the GPU's machine code) failed: {}",
+                             r.log.empty() ? std::string("no log") : r.log)});
+  p.diagnostics.insert(p.diagnostics.end(), d.begin(), d.end());
+}
+
+Program compile_source(const std::string& source, const std::string& file,
+                       const CompileOptions& opt) {
+  Program p = compile_ptx(source, file, opt);
+  assemble(p, opt);
   return p;
 }
 

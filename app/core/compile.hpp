@@ -45,7 +45,7 @@ struct CompileOptions {
   // "sm_90" for a GPU of compute capability 9.0 (PTX + CUBIN); "compute_80" for PTX only.
   std::string arch = "compute_80";
   std::map<std::string, int64_t> defines; // tunables become -DNAME=VALUE
-  std::vector<std::string> extra;         // more NVRTC options
+  std::vector<std::string> extra;         // more options for NVRTC's front end
   bool ptxas_report = false;              // also build a CUBIN to read ptxas's resource report
 };
 
@@ -60,12 +60,22 @@ struct Program {
   std::vector<std::string> entries; // .entry names in the PTX (as written, maybe mangled)
   std::vector<KernelResources> resources;
   double compile_ms = 0;
+  // compile_ptx left ptxas to assemble(): the PTX is here; the cubin, the resources and ptxas's
+  // errors are not yet.
+  bool ptxas_pending = false;
 };
 
-// Compiles `source`. A short prelude (INFINITY, NAN, FLT_MAX, ... that NVRTC lacks) is added
-// before it with a #line so that diagnostics keep the learner's line numbers.
+// Compiles `source`: compile_ptx, then assemble. A short prelude (INFINITY, NAN, FLT_MAX, ... that
+// NVRTC lacks) is added before it with a #line so that diagnostics keep the learner's line numbers.
 Program compile_source(const std::string& source, const std::string& file,
                        const CompileOptions& opt);
+// NVRTC's front end: the PTX (all the simulator runs) and the front end's diagnostics. Where
+// ptxas is still to run, assemble() finishes the program; it may run on another thread while the
+// PTX is used.
+Program compile_ptx(const std::string& source, const std::string& file, const CompileOptions& opt);
+// ptxas on the PTX of a program compile_ptx left pending (the same options as for compile_ptx):
+// the cubin, ptxas's resource report, and its errors on the learner's lines (ok is false then).
+void assemble(Program& p, const CompileOptions& opt);
 
 // Adds an error diagnostic for each required kernel the PTX lacks, saying exactly why: not
 // extern "C" (only a C++-mangled entry exists), misnamed (names the entries there are), or not

@@ -86,6 +86,17 @@ std::string register_refusal(uint64_t threads, int most, int registers) {
                      threads, most, registers);
 }
 
+std::string resource_refusal(const std::vector<KernelResources>& resources,
+                             const std::string& kernel, uint64_t threads) {
+  for (auto& r : resources) {
+    if (r.name != kernel) continue;
+    if (r.registers > 0 && threads > uint64_t(max_threads_for_registers(r.registers)))
+      return register_refusal(threads, max_threads_for_registers(r.registers), r.registers);
+    return local_memory_refusal(r.local_bytes);
+  }
+  return "";
+}
+
 std::string DeviceInfo::arch() const {
   if (cc_major == 0) return "compute_80";
   return fmt::format("sm_{}{}", cc_major, cc_minor);

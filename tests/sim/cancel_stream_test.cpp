@@ -154,3 +154,29 @@ TEST_CASE("each case's verdict is handed over before the next case runs") {
   CHECK_FALSE(r.prediction);
   CHECK_FALSE(r.perf);
 }
+
+TEST_CASE("a kernel ptxas refuses gets its compile error, and no case verdict before it") {
+  // The simulator runs the PTX while ptxas makes the cubin: this kernel passes every case there,
+  // but its 80 KB of __constant__ data is more than the GPU's 64 KiB bank, which ptxas refuses.
+  const char* kTooMuchConstant =
+      "__constant__ float table[20000];\n"
+      "extern \"C\" __global__ void vector_add(const float* a, const float* b, float* c, int n) {\n"
+      "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+      "  if (i < n) c[i] = a[i] + b[i] + 0.0f * table[i % 20000];\n}\n";
+  const Puzzle* p = test::builtin_catalog().find_puzzle("01-vector-add");
+  REQUIRE(p);
+  std::string why;
+  auto backend = make_sim_backend(why);
+  REQUIRE(backend);
+  CheckOptions opt;
+  opt.seed = 1;
+  std::vector<Verdict> streamed;
+  opt.on_case = [&](const CaseReport& c, size_t, size_t) { streamed.push_back(c.verdict); };
+  CheckReport r = check_puzzle(*p, kTooMuchConstant, "learner.cu", *backend, opt);
+  CHECK(r.verdict == Verdict::compile_error);
+  CHECK_MESSAGE(r.summary.find("ptxas") != std::string::npos, r.summary);
+  CHECK_MESSAGE(r.summary.find("constant data") != std::string::npos, r.summary);
+  CHECK(streamed.empty());
+  CHECK(r.cases.empty());
+  CHECK_FALSE(r.prediction);
+}

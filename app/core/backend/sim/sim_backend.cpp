@@ -324,13 +324,7 @@ RunResult Simulator::run_locked(const RunPlan& plan, const Sampling* sampling) {
             " threads per block (__launch_bounds__)";
     // What ptxas said of the kernel (the compile for the modelled GPU): the driver's limits on
     // registers per block and local memory per thread.
-    const KernelResources* kr = nullptr;
-    for (auto& r : plan.program->resources)
-      if (r.name == la.kernel) kr = &r;
-    if (bad.empty() && kr && kr->registers > 0 &&
-        b.count() > uint64_t(max_threads_for_registers(kr->registers)))
-      bad = register_refusal(b.count(), max_threads_for_registers(kr->registers), kr->registers);
-    if (bad.empty() && kr) bad = local_memory_refusal(kr->local_bytes);
+    if (bad.empty()) bad = resource_refusal(plan.program->resources, la.kernel, b.count());
     uint64_t smem =
         uint64_t(la.shared_bytes ? P->dyn_shared_offset : P->static_shared) + la.shared_bytes;
     if (bad.empty() && smem > opt_.max_shared_bytes)
