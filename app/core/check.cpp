@@ -1041,6 +1041,7 @@ CheckReport check_impl(const Puzzle& p, const std::string& source, const std::st
       ++live.running;
     }
     std::thread([job, &live, promise = std::move(promise)]() mutable {
+      lower_thread_priority(perf::kPredictionNice); // this thread runs blocks too
       perf::PredictOptions po;
       po.seed = job->seed;
       po.cancel = &job->stop;

@@ -752,7 +752,7 @@ Program compile_ptx(const std::string& source, const std::string& file, const Co
   const std::string number = opt.arch.substr(opt.arch.find('_') + 1);
   // NVRTC makes the PTX only (its own ptxas would hold the PTX back until the cubin is made);
   // ptxas runs on it in assemble(). Without a ptxas beside NVRTC, NVRTC makes both at once.
-  const bool split = !ptxas_binary().empty();
+  const bool split = opt.ptxas_apart && !ptxas_binary().empty();
   // -default-device: a learner's file holds device code only, so an unannotated helper function
   // or a plain lambda is device code (NVRTC would call it a host function and refuse it).
   std::vector<std::string> options = {"--gpu-architecture=" +

@@ -47,6 +47,9 @@ struct CompileOptions {
   std::map<std::string, int64_t> defines; // tunables become -DNAME=VALUE
   std::vector<std::string> extra;         // more options for NVRTC's front end
   bool ptxas_report = false;              // also build a CUBIN to read ptxas's resource report
+  // ptxas runs apart, after NVRTC's front end (compile_ptx, then assemble), so that the PTX can be
+  // used while it works; false: NVRTC makes the PTX and the cubin in one call.
+  bool ptxas_apart = true;
 };
 
 struct Program {

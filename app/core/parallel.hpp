@@ -8,6 +8,11 @@
 
 namespace wb {
 
+// Lowers the calling thread's scheduling priority by `nice` steps (Linux: a thread has its own
+// nice value; elsewhere nothing). Work that can wait (the prediction's sampled run) then leaves
+// the cores to what the learner is waiting for (ptxas, the check's cases).
+void lower_thread_priority(int nice);
+
 // fn(chunk_index, begin, end); returns the number of chunks used. Small n runs inline.
 template <class F> int parallel_chunks(int64_t n, F&& fn, int64_t min_chunk = 1 << 16) {
   int threads = int(std::clamp<int64_t>(n / std::max<int64_t>(1, min_chunk), 1,

@@ -2,14 +2,19 @@
 """The learner's loop on the simulator: how long `warpbook check --backend sim` takes for every
 puzzle's solution and starter, on this machine.
 
-    python3 bench/sim_loop/run.py build/warpbook [--puzzles 22,24] [--seed 1] [--md out.md]
+    python3 bench/sim_loop/run.py build/warpbook [--puzzles 22,24] [--seed 1] [--md out.md] [--edited]
 
 For each file it prints the verdict, the time to the first failing case (a wrong kernel: what
 the learner waits to hear that it is wrong), the time to the full verdict (every case and, for a
 passing kernel, the prediction), and the CPU time the check used. The check streams a JSON line
 per case (`--json-lines`); the first failing case's line is timed as it arrives.
+
+--edited times the loop a learner lives in: each file is checked once untimed (its reference's
+compile is then cached, as it is from the second Run on), then a copy of it with one line added
+that changes its PTX (a `__device__` variable with a fresh value), so that its own compile, front
+end and ptxas, is paid in full, as after an edit.
 """
-import argparse, json, os, resource, subprocess, sys, time
+import argparse, json, os, resource, subprocess, sys, tempfile, time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -75,6 +80,7 @@ def main():
     ap.add_argument("--puzzles", default="")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--md", default="")
+    ap.add_argument("--edited", action="store_true")
     a = ap.parse_args()
     exe = str(Path(a.exe).resolve())
     only = [p for p in a.puzzles.split(",") if p]
@@ -88,6 +94,12 @@ def main():
         for kind, path in files:
             if not path.exists():
                 continue
+            if a.edited:
+                run_one(exe, d.name, path, a.seed)  # the reference's compile, cached
+                edited = Path(tempfile.mkdtemp()) / path.name
+                edited.write_text(path.read_text() +
+                                  f"\n__device__ int warpbook_edit_{time.time_ns()} = 1;\n")
+                path = edited
             v, ff, wall, cpu = run_one(exe, d.name, path, a.seed)
             row = (d.name, kind, v, ff, wall, cpu)
             rows.append(row)

@@ -727,3 +727,30 @@ TEST_CASE("perf model: every launch of a plan pays a whole launch, the second as
   }
   CHECK(p.us == doctest::Approx(sum).epsilon(1e-9));
 }
+
+TEST_CASE("perf model: a file ptxas refuses gets no prediction, and the reason, not a time") {
+  // The front end makes PTX of it (the sampled run starts on that PTX while ptxas works), but
+  // 80 KB of __constant__ data is past the 64 KB a GPU has: ptxas refuses it, and the prediction
+  // that waited for ptxas's figures must say so rather than replay without them.
+  const std::string src = R"(
+__constant__ float table[20480];
+extern "C" __global__ void vector_add(const float* a, const float* b, float* c, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) c[i] = a[i] + b[i] + table[i % 20480];
+}
+)";
+  const Puzzle* pz = test::builtin_catalog().find_puzzle("01-vector-add");
+  REQUIRE(pz);
+  const perf::Machine m = perf::machine_for(*find_profile("h100-sxm"));
+  std::vector<Diagnostic> diags;
+  const auto tune = resolve_tunables(*pz, src, "constant.cu", diags);
+  const perf::Prediction p = perf::predict(*pz, src, "constant.cu", tune, m);
+  CHECK_FALSE(p.ok);
+  CHECK_MESSAGE(p.error.find("ptxas refused") != std::string::npos, p.error);
+  // The same kernel with its table in bounds is predicted.
+  std::string small = src;
+  for (size_t at; (at = small.find("20480")) != std::string::npos;) small.replace(at, 5, "2048");
+  const perf::Prediction q = perf::predict(*pz, small, "constant.cu", tune, m);
+  CHECK_MESSAGE(q.ok, q.error);
+  CHECK(q.us > 0);
+}

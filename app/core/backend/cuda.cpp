@@ -358,6 +358,9 @@ public:
                  ? std::string("sm_90a")
                  : fmt::format("sm_{}{}", info_.cc_major, info_.cc_minor);
     o.ptxas_report = false; // the driver reports registers and shared memory: kernel_resources()
+    // A GPU runs nothing before the cubin is made, so it gains nothing from ptxas apart; NVRTC's
+    // own assembler makes the cubin, as it did for every time a solution's header quotes.
+    o.ptxas_apart = false;
     return o;
   }
 

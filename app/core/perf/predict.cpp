@@ -1,5 +1,6 @@
 #include "predict.hpp"
 
+#include "core/backend.hpp"
 #include "core/check.hpp"
 #include "core/compile.hpp"
 #include "core/roofline.hpp"
@@ -13,6 +14,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fmt/format.h>
+#include <future>
 #include <mutex>
 #include <numeric>
 
@@ -39,6 +41,9 @@ sim::Simulator& simulator() {
   static sim::Simulator s([] {
     sim::SimOptions o;
     o.track_writers = false;
+    // The sampled runs can wait: while they run, ptxas is assembling the file (the replay needs
+    // its figures) and the check's cases are running (the learner reads those first).
+    o.nice = kPredictionNice;
     return o;
   }());
   return s;
@@ -316,10 +321,42 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
   co.arch = arch_for(m);
   co.defines = defines;
   co.ptxas_report = true;
-  Program prog = compile_source(source, file, co);
+  // NVRTC's front end makes the PTX, which is all the sampled runs need; ptxas (registers, shared
+  // memory, spills: the occupancy the replay plays) assembles it on a thread of its own meanwhile.
+  // The check compiles the same file with the same options at the same time, and both compiles
+  // are one (compile.cpp shares a compile in flight).
+  Program prog = compile_ptx(source, file, co);
   if (cancel_requested(opt.cancel)) return fail("cancelled");
   if (!prog.ok) return fail("the file does not compile for " + co.arch);
-  trace("compile: {:.0f} ms", ms_since(t_start));
+  trace("compile, front end: {:.0f} ms", ms_since(t_start));
+  std::future<Program> assembling;
+  if (prog.ptxas_pending)
+    assembling = std::async(std::launch::async, [whole = prog, co]() mutable {
+      assemble(whole, co);
+      return whole;
+    });
+  // Waits for ptxas once; false when it refused the PTX.
+  bool assembled = !assembling.valid();
+  auto take_assembly = [&]() {
+    if (assembled) return prog.ok;
+    assembled = true;
+    const auto t_wait = Clock::now();
+    Program whole = assembling.get();
+    prog.resources = std::move(whole.resources);
+    prog.cubin = std::move(whole.cubin);
+    prog.ok = whole.ok;
+    trace("ptxas, waited for: {:.0f} ms", ms_since(t_wait));
+    return prog.ok;
+  };
+  // The thread must not outlive what it was given: a prediction that fails or is cancelled
+  // before it needs the resources still waits for ptxas (it is shared with the check's, which
+  // waits for it anyway).
+  struct JoinOnExit {
+    std::future<Program>& f;
+    ~JoinOnExit() {
+      if (f.valid()) f.wait();
+    }
+  } join_on_exit{assembling};
 
   Env env = puzzle.env(*puzzle.perf, defines);
   LazyCase lc;
@@ -334,8 +371,20 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
     if (l.cooperative)
       return fail(l.kernel + " is a cooperative launch (its blocks wait for each other at grid "
                              "barriers), which the performance model does not predict yet");
+  // The occupancy needs ptxas's figures: it is worked out once they are in (the sampled runs
+  // need only each block's warps, and the first blocks in order only how many blocks an SM holds).
   std::vector<Occupancy> occ(nl);
-  for (size_t i = 0; i < nl; ++i) occ[i] = occupancy(m, lc.launches[i], prog.resources);
+  bool have_occupancy = false;
+  auto occupancy_known = [&]() {
+    if (have_occupancy) return true;
+    if (!take_assembly()) return false;
+    for (size_t i = 0; i < nl; ++i) occ[i] = occupancy(m, lc.launches[i], prog.resources);
+    have_occupancy = true;
+    return true;
+  };
+  auto block_warps = [&](size_t i) {
+    return size_t(std::max<uint64_t>(1, (lc.launches[i].block.count() + 31) / 32));
+  };
 
   // The sampled run: spread blocks first; if that faults (blocks that wait on blocks which did not
   // run, data that makes no sense outside the whole grid), the first blocks in order.
@@ -357,13 +406,14 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
     std::vector<std::vector<uint64_t>> blocks(nl);
     size_t total = 0, max_warps = 1;
     for (size_t i = 0; i < nl; ++i) {
-      plans[i] = plan_sample(lc.launches[i], prefix, occ[i].resident);
+      if (prefix && !occupancy_known()) return fail("ptxas refused the file for " + co.arch);
+      plans[i] = plan_sample(lc.launches[i], prefix, prefix ? occ[i].resident : 1);
       blocks[i] = plans[i].blocks;
       // The trace cap per warp counts the replay templates only: the extra samples weigh the
       // extrapolation by their instruction counts, which the cap does not cut (dropped events are
       // counted), and must not shorten the traces the replay plays.
       total += std::min(blocks[i].size(), std::max<size_t>(1, plans[i].replay_templates));
-      max_warps = std::max<size_t>(max_warps, occ[i].warps);
+      max_warps = std::max<size_t>(max_warps, block_warps(i));
     }
     const size_t cap = std::max<size_t>(20000, 8'000'000 / std::max<size_t>(1, total * max_warps));
     auto any_stopped = [](const sim::SampledRun& r) {
@@ -604,6 +654,12 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
   P.sim_ms = ms_since(t_sim);
   trace("sampled runs and census: {:.0f} ms", P.sim_ms);
   if (cancel_requested(opt.cancel)) return fail("cancelled");
+  if (!occupancy_known()) return fail("ptxas refused the file for " + co.arch);
+  // What the driver would refuse by ptxas's figures (the sampled run had only the PTX).
+  for (const Launch& l : lc.launches)
+    if (const std::string why = resource_refusal(prog.resources, l.kernel, l.block.count());
+        !why.empty())
+      return fail(fmt::format("a launch of {} would be refused: {}", l.kernel, why));
   const auto t_replay = Clock::now();
 
   // Each launch replayed on the busiest SM.

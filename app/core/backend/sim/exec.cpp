@@ -2,6 +2,8 @@
 // race detection, the block loop, and launches with blocks spread over worker threads.
 #include "exec.hpp"
 
+#include "core/parallel.hpp"
+
 #include <algorithm>
 #include <fmt/format.h>
 #include <numeric>
@@ -1004,9 +1006,10 @@ void worker(LaunchCtx& L, Exec& x, uint64_t nblocks) {
 
 } // namespace
 
-Pool::Pool(unsigned threads) {
+Pool::Pool(unsigned threads, int nice) {
   for (unsigned i = 0; i < threads; ++i) {
-    threads_.emplace_back([this, i] {
+    threads_.emplace_back([this, i, nice] {
+      if (nice) lower_thread_priority(nice);
       uint64_t seen = 0;
       for (;;) {
         // Spin a little before sleeping: runs often come back to back (a checker's cases, a

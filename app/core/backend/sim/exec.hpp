@@ -20,7 +20,7 @@ struct LaunchTotals {
 // a small kernel).
 class Pool {
 public:
-  explicit Pool(unsigned threads);
+  explicit Pool(unsigned threads, int nice = 0);
   ~Pool();
   unsigned size() const { return unsigned(threads_.size()) + 1; }
   // Starts f(1..n-1) on pool threads (f must outlive wait()); wait() returns when they are done.

@@ -13,6 +13,7 @@ struct SimOptions {
   unsigned workers = 0;               // threads running blocks; 0: one per core
   bool track_writers = true;          // record the last writer of every output element
   uint32_t max_shared_bytes = 232448; // 227 KiB, the opt-in limit of an H100/H200 block
+  int nice = 0; // the worker threads' priority, lowered by this much (lower_thread_priority)
 };
 
 // One launch of a sampled run: which blocks ran and what every warp of them executed.

@@ -93,8 +93,8 @@ std::string dims(const Dim3& d) {
 } // namespace
 
 struct Simulator::Impl {
-  explicit Impl(unsigned workers)
-      : pool(workers ? workers - 1 : std::max(1u, std::thread::hardware_concurrency()) - 1) {}
+  explicit Impl(unsigned workers, int nice)
+      : pool(workers ? workers - 1 : std::max(1u, std::thread::hardware_concurrency()) - 1, nice) {}
   Pool pool;
   std::mutex mu, run_mu;
   // A few recently used modules, by PTX text: decoding happens once per module and kernel.
@@ -114,7 +114,7 @@ struct Simulator::Impl {
   }
 };
 
-Simulator::Simulator(SimOptions o) : opt_(o), impl_(std::make_unique<Impl>(o.workers)) {}
+Simulator::Simulator(SimOptions o) : opt_(o), impl_(std::make_unique<Impl>(o.workers, o.nice)) {}
 Simulator::~Simulator() = default;
 
 RunResult Simulator::run(const RunPlan& plan) {
