@@ -329,34 +329,14 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
   if (cancel_requested(opt.cancel)) return fail("cancelled");
   if (!prog.ok) return fail("the file does not compile for " + co.arch);
   trace("compile, front end: {:.0f} ms", ms_since(t_start));
+  // (The task owns its copy of the program; a prediction that ends before it needs the figures
+  // waits for ptxas in the future's destructor, as std::async's futures do.)
   std::future<Program> assembling;
   if (prog.ptxas_pending)
     assembling = std::async(std::launch::async, [whole = prog, co]() mutable {
       assemble(whole, co);
       return whole;
     });
-  // Waits for ptxas once; false when it refused the PTX.
-  bool assembled = !assembling.valid();
-  auto take_assembly = [&]() {
-    if (assembled) return prog.ok;
-    assembled = true;
-    const auto t_wait = Clock::now();
-    Program whole = assembling.get();
-    prog.resources = std::move(whole.resources);
-    prog.cubin = std::move(whole.cubin);
-    prog.ok = whole.ok;
-    trace("ptxas, waited for: {:.0f} ms", ms_since(t_wait));
-    return prog.ok;
-  };
-  // The thread must not outlive what it was given: a prediction that fails or is cancelled
-  // before it needs the resources still waits for ptxas (it is shared with the check's, which
-  // waits for it anyway).
-  struct JoinOnExit {
-    std::future<Program>& f;
-    ~JoinOnExit() {
-      if (f.valid()) f.wait();
-    }
-  } join_on_exit{assembling};
 
   Env env = puzzle.env(*puzzle.perf, defines);
   LazyCase lc;
@@ -373,17 +353,22 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
                              "barriers), which the performance model does not predict yet");
   // The occupancy needs ptxas's figures: it is worked out once they are in (the sampled runs
   // need only each block's warps, and the first blocks in order only how many blocks an SM holds).
+  // False when ptxas refused the PTX.
   std::vector<Occupancy> occ(nl);
   bool have_occupancy = false;
   auto occupancy_known = [&]() {
-    if (have_occupancy) return true;
-    if (!take_assembly()) return false;
-    for (size_t i = 0; i < nl; ++i) occ[i] = occupancy(m, lc.launches[i], prog.resources);
-    have_occupancy = true;
-    return true;
-  };
-  auto block_warps = [&](size_t i) {
-    return size_t(std::max<uint64_t>(1, (lc.launches[i].block.count() + 31) / 32));
+    if (assembling.valid()) {
+      const auto t_wait = Clock::now();
+      Program whole = assembling.get();
+      prog.resources = std::move(whole.resources);
+      prog.ok = whole.ok;
+      trace("ptxas, waited for: {:.0f} ms", ms_since(t_wait));
+    }
+    if (prog.ok && !have_occupancy) {
+      for (size_t i = 0; i < nl; ++i) occ[i] = occupancy(m, lc.launches[i], prog.resources);
+      have_occupancy = true;
+    }
+    return prog.ok;
   };
 
   // The sampled run: spread blocks first; if that faults (blocks that wait on blocks which did not
@@ -413,7 +398,8 @@ Prediction predict(const Puzzle& puzzle, const std::string& source, const std::s
       // extrapolation by their instruction counts, which the cap does not cut (dropped events are
       // counted), and must not shorten the traces the replay plays.
       total += std::min(blocks[i].size(), std::max<size_t>(1, plans[i].replay_templates));
-      max_warps = std::max<size_t>(max_warps, block_warps(i));
+      // (A block's warps need no ptxas figures.)
+      max_warps = std::max<size_t>(max_warps, occupancy(m, lc.launches[i], {}).warps);
     }
     const size_t cap = std::max<size_t>(20000, 8'000'000 / std::max<size_t>(1, total * max_warps));
     auto any_stopped = [](const sim::SampledRun& r) {

@@ -43,10 +43,10 @@ Machine machine_for_check(const DeviceInfo& device, const std::string& gpu,
 // machine's DRAM stream and the datasheet's compute ceiling; marked predicted (medal included).
 PerfReport predicted_perf(const Puzzle& p, const Prediction& pred, const Machine& m);
 
-// Predicts `source` (compiled with `defines`, the tunables) at `puzzle`'s [perf] size on `m`.
 // How far a prediction's threads lower their priority (lower_thread_priority).
 constexpr int kPredictionNice = 10;
 
+// Predicts `source` (compiled with `defines`, the tunables) at `puzzle`'s [perf] size on `m`.
 Prediction predict(const Puzzle& puzzle, const std::string& source, const std::string& file,
                    const std::map<std::string, int64_t>& defines, const Machine& m,
                    const PredictOptions& opt = {});
